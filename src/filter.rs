@@ -1,0 +1,93 @@
+//! What to run along one axis: the recursive Gaussian or the sampled FIR, chosen from sigma,
+//! with the f32 data (coefficient block or taps) that the Rust and OpenCL paths both consume.
+
+use crate::gaussian::{self, RecursiveGaussian};
+use serde::Serialize;
+
+/// The user's choice of filter family.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Method {
+    /// Recursive, except below `gaussian::FIR_BELOW_SIGMA` where the FIR is more accurate.
+    Auto,
+    Recursive,
+    Fir,
+}
+
+/// A resolved 1D filter for one axis.
+#[derive(Clone, Debug, PartialEq)]
+pub enum LineFilter {
+    Recursive {
+        sigma: f64,
+        coefficients: [f32; 2 * gaussian::SECTION_FLOATS],
+    },
+    Fir {
+        sigma: f64,
+        taps: Vec<f32>,
+    },
+}
+
+impl LineFilter {
+    pub fn new(method: Method, sigma: f64) -> Self {
+        let recursive = match method {
+            Method::Auto => sigma >= gaussian::FIR_BELOW_SIGMA,
+            Method::Recursive => true,
+            Method::Fir => false,
+        };
+        if recursive {
+            LineFilter::Recursive {
+                sigma,
+                coefficients: RecursiveGaussian::new(sigma).to_f32_block(),
+            }
+        } else {
+            LineFilter::Fir {
+                sigma,
+                taps: gaussian::fir_taps(sigma),
+            }
+        }
+    }
+
+    pub fn is_recursive(&self) -> bool {
+        matches!(self, LineFilter::Recursive { .. })
+    }
+
+    pub fn sigma(&self) -> f64 {
+        match self {
+            LineFilter::Recursive { sigma, .. } | LineFilter::Fir { sigma, .. } => *sigma,
+        }
+    }
+
+    /// Short human description, e.g. `recursive` or `fir r=8`.
+    pub fn describe(&self) -> String {
+        match self {
+            LineFilter::Recursive { .. } => "recursive".to_string(),
+            LineFilter::Fir { taps, .. } => format!("fir r={}", taps.len() / 2),
+        }
+    }
+}
+
+/// The separable 2D blur: one filter per axis.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Blur2d {
+    pub x: LineFilter,
+    pub y: LineFilter,
+}
+
+impl Blur2d {
+    pub fn new(method: Method, sigma_x: f64, sigma_y: f64) -> Self {
+        Self {
+            x: LineFilter::new(method, sigma_x),
+            y: LineFilter::new(method, sigma_y),
+        }
+    }
+
+    /// `recursive`, `fir` or `recursive (x), fir (y)` — which method actually ran.
+    pub fn method_name(&self) -> String {
+        let name = |f: &LineFilter| if f.is_recursive() { "recursive" } else { "fir" };
+        if name(&self.x) == name(&self.y) {
+            name(&self.x).to_string()
+        } else {
+            format!("{} (x), {} (y)", name(&self.x), name(&self.y))
+        }
+    }
+}

@@ -1,0 +1,340 @@
+//! Files in and out: decoding by content (not by extension) under a memory limit, with EXIF
+//! orientation applied and the ICC profile kept; choosing the output colour type the output
+//! format can hold; encoding into memory and writing through a temporary file that is renamed
+//! over OUT, so a failure never leaves a partial file or destroys an existing one.
+
+use image::codecs::jpeg::JpegEncoder;
+use image::codecs::png::{CompressionType, FilterType, PngEncoder};
+use image::codecs::tiff::TiffEncoder;
+use image::codecs::webp::WebPEncoder;
+use image::{
+    ColorType, DynamicImage, ImageDecoder, ImageEncoder, ImageError, ImageFormat, ImageReader,
+    Limits,
+};
+use std::io::{self, Cursor, Write};
+use std::path::{Path, PathBuf};
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum ImageIoError {
+    #[error("{}: cannot read: {source}", path.display())]
+    Open { path: PathBuf, source: io::Error },
+    #[error("{}: not an image format gblur can read ({detail})", path.display())]
+    Unsupported { path: PathBuf, detail: String },
+    #[error("{}: cannot decode: {detail}", path.display())]
+    Decode { path: PathBuf, detail: String },
+    #[error("{}: decoding needs more than the memory limit of {limit_mib} MiB (raise it with --max-memory)", path.display())]
+    OverLimit { path: PathBuf, limit_mib: u64 },
+    #[error("{}: cannot encode as {format}: {detail}", path.display())]
+    Encode {
+        path: PathBuf,
+        format: String,
+        detail: String,
+    },
+    #[error("{}: cannot write: {source}", path.display())]
+    Write { path: PathBuf, source: io::Error },
+    #[error("{}: {detail}", path.display())]
+    BadOutput { path: PathBuf, detail: String },
+}
+
+/// A decoded input, already turned the way its EXIF orientation says.
+pub struct Decoded {
+    pub image: DynamicImage,
+    pub format: ImageFormat,
+    pub icc: Option<Vec<u8>>,
+}
+
+pub fn decode(path: &Path, max_memory_mib: u64) -> Result<Decoded, ImageIoError> {
+    let open_err = |source| ImageIoError::Open {
+        path: path.into(),
+        source,
+    };
+    let meta = std::fs::metadata(path).map_err(open_err)?;
+    if meta.is_dir() {
+        return Err(open_err(io::Error::new(
+            io::ErrorKind::IsADirectory,
+            "is a directory",
+        )));
+    }
+    let reader = ImageReader::open(path)
+        .map_err(open_err)?
+        .with_guessed_format()
+        .map_err(open_err)?;
+    let format = reader.format().ok_or_else(|| ImageIoError::Unsupported {
+        path: path.into(),
+        detail: "the content matches no known format".into(),
+    })?;
+    let mut reader = reader;
+    let mut limits = Limits::default();
+    limits.max_alloc = Some(max_memory_mib.saturating_mul(1 << 20));
+    reader.limits(limits);
+    let map = |e: ImageError| image_error(path, e, max_memory_mib);
+    let mut decoder = reader.into_decoder().map_err(map)?;
+    let orientation = decoder.orientation().map_err(map)?;
+    let icc = decoder.icc_profile().map_err(map)?;
+    let mut image = DynamicImage::from_decoder(decoder).map_err(map)?;
+    image.apply_orientation(orientation);
+    Ok(Decoded { image, format, icc })
+}
+
+fn image_error(path: &Path, e: ImageError, limit_mib: u64) -> ImageIoError {
+    match e {
+        ImageError::Limits(_) => ImageIoError::OverLimit {
+            path: path.into(),
+            limit_mib,
+        },
+        ImageError::Unsupported(u) => ImageIoError::Unsupported {
+            path: path.into(),
+            detail: u.to_string(),
+        },
+        ImageError::IoError(source) if source.kind() == io::ErrorKind::UnexpectedEof => {
+            ImageIoError::Decode {
+                path: path.into(),
+                detail: "the file is truncated".into(),
+            }
+        }
+        ImageError::IoError(source) => ImageIoError::Open {
+            path: path.into(),
+            source,
+        },
+        other => ImageIoError::Decode {
+            path: path.into(),
+            detail: other.to_string(),
+        },
+    }
+}
+
+/// The colour types each writable format's encoder accepts (image 0.25).
+fn writable(format: ImageFormat) -> &'static [ColorType] {
+    use ColorType::*;
+    match format {
+        ImageFormat::Png => &[L8, La8, Rgb8, Rgba8, L16, La16, Rgb16, Rgba16],
+        ImageFormat::Jpeg => &[L8, Rgb8],
+        ImageFormat::Tiff => &[L8, Rgb8, Rgba8, L16, Rgb16, Rgba16, Rgb32F, Rgba32F],
+        ImageFormat::WebP | ImageFormat::Bmp | ImageFormat::Tga => &[L8, La8, Rgb8, Rgba8],
+        ImageFormat::Gif | ImageFormat::Qoi => &[Rgb8, Rgba8],
+        ImageFormat::OpenExr => &[Rgb32F, Rgba32F],
+        ImageFormat::Hdr => &[Rgb32F],
+        _ => &[],
+    }
+}
+
+/// Checks OUT before any work is done: a format gblur writes, an existing folder, not IN.
+pub fn check_output(input: &Path, output: &Path) -> Result<ImageFormat, ImageIoError> {
+    let bad = |detail: String| ImageIoError::BadOutput {
+        path: output.into(),
+        detail,
+    };
+    let format = ImageFormat::from_path(output)
+        .ok()
+        .filter(|f| !writable(*f).is_empty())
+        .ok_or_else(|| bad("unknown or unwritable output format: use .png, .jpg, .tif, .webp, .bmp, .tga, .gif, .qoi, .exr or .hdr".into()))?;
+    let parent = match output.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    if !parent.is_dir() {
+        return Err(bad(format!(
+            "the output folder {} does not exist",
+            parent.display()
+        )));
+    }
+    if output.is_dir() {
+        return Err(bad("is a directory".into()));
+    }
+    if let (Ok(a), Ok(b)) = (input.canonicalize(), output.canonicalize()) {
+        if a == b {
+            return Err(bad(
+                "is the input file; gblur never overwrites its input".into()
+            ));
+        }
+    }
+    Ok(format)
+}
+
+/// The colour type to write `source` as in `format`, and what was given up, if anything.
+pub fn output_color(source: ColorType, format: ImageFormat) -> (ColorType, Option<String>) {
+    let ok = writable(format);
+    let depth = |c: ColorType| match c {
+        ColorType::Rgb32F | ColorType::Rgba32F => 3,
+        c if c.bytes_per_pixel() / c.channel_count() == 2 => 2,
+        _ => 1,
+    };
+    // Cheapest loss first: colour is never given up, then alpha, then precision; gray→RGB and
+    // deeper samples cost (almost) nothing.
+    let cost = |c: ColorType| {
+        let alpha_lost = (source.has_alpha() && !c.has_alpha()) as i32 * 100;
+        let alpha_added = (!source.has_alpha() && c.has_alpha()) as i32 * 5;
+        let (ds, dc) = (depth(source), depth(c));
+        let depth_cost = if dc < ds { (ds - dc) * 20 } else { dc - ds };
+        let colour_added = (!source.has_color() && c.has_color()) as i32;
+        let colour_lost = (source.has_color() && !c.has_color()) as i32 * 1000;
+        colour_lost + alpha_lost + alpha_added + depth_cost + colour_added
+    };
+    let best = *ok
+        .iter()
+        .min_by_key(|c| cost(**c))
+        .expect("format is writable");
+    let mut lost = Vec::new();
+    if source.has_alpha() && !best.has_alpha() {
+        lost.push("alpha dropped");
+    }
+    if depth(best) < depth(source) {
+        lost.push(if depth(source) == 3 {
+            "float samples clamped to [0, 1] and quantised"
+        } else {
+            "16-bit samples reduced to 8-bit"
+        });
+    }
+    let note = (!lost.is_empty()).then(|| {
+        format!(
+            "{format:?} cannot hold {source:?}: wrote {best:?} ({})",
+            lost.join(", ")
+        )
+    });
+    (best, note)
+}
+
+/// Encoder settings from the command line.
+#[derive(Clone, Copy, Debug)]
+pub struct EncodeOptions {
+    pub jpeg_quality: u8,
+    pub png_compression: CompressionType,
+}
+
+/// Encodes into memory, returning the bytes and a note when the ICC profile could not be kept.
+pub fn encode(
+    image: &DynamicImage,
+    format: ImageFormat,
+    icc: Option<&[u8]>,
+    opts: EncodeOptions,
+    path: &Path,
+) -> Result<(Vec<u8>, Option<String>), ImageIoError> {
+    let mut out = Cursor::new(Vec::new());
+    let mut note = None;
+    let err = |e: ImageError| ImageIoError::Encode {
+        path: path.into(),
+        format: format!("{format:?}"),
+        detail: e.to_string(),
+    };
+    fn with_icc<E: ImageEncoder>(
+        mut e: E,
+        icc: Option<&[u8]>,
+        note: &mut Option<String>,
+        img: &DynamicImage,
+    ) -> Result<(), ImageError> {
+        if let Some(p) = icc {
+            if e.set_icc_profile(p.to_vec()).is_err() {
+                *note = Some(
+                    "the output format cannot carry the input's ICC profile; it was not written"
+                        .into(),
+                );
+            }
+        }
+        img.write_with_encoder(e)
+    }
+    match format {
+        ImageFormat::Png => with_icc(
+            PngEncoder::new_with_quality(&mut out, opts.png_compression, FilterType::Adaptive),
+            icc,
+            &mut note,
+            image,
+        ),
+        ImageFormat::Jpeg => with_icc(
+            JpegEncoder::new_with_quality(&mut out, opts.jpeg_quality),
+            icc,
+            &mut note,
+            image,
+        ),
+        ImageFormat::WebP => with_icc(WebPEncoder::new_lossless(&mut out), icc, &mut note, image),
+        ImageFormat::Tiff => with_icc(TiffEncoder::new(&mut out), icc, &mut note, image),
+        other => {
+            if icc.is_some() {
+                note = Some(format!(
+                    "{other:?} cannot carry the input's ICC profile; it was not written"
+                ));
+            }
+            image.write_to(&mut out, other)
+        }
+    }
+    .map_err(err)?;
+    Ok((out.into_inner(), note))
+}
+
+/// Writes `bytes` to `path` through a temporary file in the same folder and a rename, keeping
+/// the permissions of the file it replaces (or 0644 for a new one).
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ImageIoError> {
+    let err = |source| ImageIoError::Write {
+        path: path.into(),
+        source,
+    };
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".gblur-")
+        .suffix(".tmp")
+        .tempfile_in(dir)
+        .map_err(err)?;
+    tmp.write_all(bytes).map_err(err)?;
+    tmp.as_file().sync_all().map_err(err)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let perms = std::fs::metadata(path)
+            .map(|m| m.permissions())
+            .unwrap_or_else(|_| std::fs::Permissions::from_mode(0o644));
+        tmp.as_file().set_permissions(perms).map_err(err)?;
+    }
+    tmp.persist(path).map_err(|e| err(e.error))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jpeg_drops_alpha_and_depth_and_says_so() {
+        let (c, note) = output_color(ColorType::Rgba16, ImageFormat::Jpeg);
+        assert_eq!(c, ColorType::Rgb8);
+        let note = note.unwrap();
+        assert!(
+            note.contains("alpha dropped") && note.contains("8-bit"),
+            "{note}"
+        );
+    }
+
+    #[test]
+    fn png_keeps_everything_it_can() {
+        for c in [
+            ColorType::L8,
+            ColorType::La16,
+            ColorType::Rgb16,
+            ColorType::Rgba8,
+        ] {
+            assert_eq!(output_color(c, ImageFormat::Png), (c, None));
+        }
+        assert_eq!(
+            output_color(ColorType::Rgba32F, ImageFormat::Png).0,
+            ColorType::Rgba16
+        );
+        assert_eq!(
+            output_color(ColorType::Rgb32F, ImageFormat::Tiff),
+            (ColorType::Rgb32F, None)
+        );
+        assert_eq!(
+            output_color(ColorType::L8, ImageFormat::Gif),
+            (ColorType::Rgb8, None)
+        );
+        assert_eq!(
+            output_color(ColorType::La8, ImageFormat::Tiff),
+            (ColorType::Rgba8, None)
+        );
+        assert_eq!(
+            output_color(ColorType::Rgb8, ImageFormat::OpenExr),
+            (ColorType::Rgb32F, None)
+        );
+    }
+}

@@ -1,0 +1,14 @@
+//! gblur: a recursive (IIR) Gaussian blur for images, on OpenCL devices or in Rust.
+
+pub mod cli;
+pub mod cpu;
+pub mod devices;
+pub mod filter;
+pub mod gaussian;
+pub mod image_io;
+pub mod job;
+pub mod opencl;
+pub mod pipeline;
+pub mod pixels;
+pub mod planar;
+pub mod report;

@@ -1,0 +1,28 @@
+use clap::Parser;
+use gblur::cli::{Cli, Command};
+use gblur::job::JobError;
+use std::process::ExitCode;
+
+/// 0: done; 1: the blur failed (bad input, device failure); 2: usage or set-up error.
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match &cli.command {
+        Some(Command::Devices { json }) => gblur::devices::print(*json).map_err(JobError::Setup),
+        None => gblur::job::run(&cli.blur.to_job())
+            .map(|report| gblur::report::emit(&report, cli.blur.json, cli.quiet)),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(JobError::Setup(e)) => fail(&e, cli.verbose, 2),
+        Err(JobError::Failed(e)) => fail(&e, cli.verbose, 1),
+    }
+}
+
+fn fail(e: &anyhow::Error, verbose: bool, code: u8) -> ExitCode {
+    if verbose {
+        eprintln!("gblur: {e:?}");
+    } else {
+        eprintln!("gblur: {e:#}");
+    }
+    ExitCode::from(code)
+}

@@ -1,0 +1,184 @@
+//! Lists every OpenCL platform and device (all device types: PoCL exposes only CPUs) and
+//! resolves the user's `--device` choice.
+
+use super::ClError;
+use opencl3::device::{
+    Device, CL_DEVICE_TYPE_ACCELERATOR, CL_DEVICE_TYPE_ALL, CL_DEVICE_TYPE_CPU, CL_DEVICE_TYPE_GPU,
+};
+use opencl3::platform::get_platforms;
+use opencl3::types::cl_device_id;
+use serde::Serialize;
+use std::fmt;
+use std::sync::OnceLock;
+
+/// One OpenCL device as the user sees it in `gblur devices`.
+#[derive(Clone, Debug, Serialize)]
+pub struct DeviceInfo {
+    pub index: usize,
+    pub platform: String,
+    pub name: String,
+    pub kind: &'static str,
+    pub version: String,
+    pub driver: String,
+    pub compute_units: u32,
+    pub global_mem_mib: u64,
+    pub max_alloc_mib: u64,
+    pub local_mem_kib: u64,
+    pub max_work_group: usize,
+    /// The `cl_device_id`, kept as an address so the list can be shared between threads.
+    #[serde(skip)]
+    id: usize,
+}
+
+impl DeviceInfo {
+    /// `NAME (PLATFORM, OpenCL x.y)`: how reports name the device.
+    pub fn label(&self) -> String {
+        let version: Vec<&str> = self.version.split_whitespace().take(2).collect();
+        format!("{} ({}, {})", self.name, self.platform, version.join(" "))
+    }
+
+    pub fn id(&self) -> cl_device_id {
+        self.id as cl_device_id
+    }
+
+    pub fn is_gpu(&self) -> bool {
+        self.kind == "gpu"
+    }
+}
+
+/// What `--device` asked for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DeviceChoice {
+    /// A GPU if there is one, else any OpenCL device, else the Rust path.
+    Auto,
+    Index(usize),
+    Name(String),
+    Gpu,
+    Cpu,
+    /// The built-in Rust implementation.
+    Rust,
+}
+
+impl DeviceChoice {
+    pub fn parse(s: &str) -> Self {
+        match s.to_ascii_lowercase().as_str() {
+            "auto" => Self::Auto,
+            "gpu" => Self::Gpu,
+            "cpu" => Self::Cpu,
+            "rust" => Self::Rust,
+            _ => match s.parse() {
+                Ok(i) => Self::Index(i),
+                Err(_) => Self::Name(s.to_string()),
+            },
+        }
+    }
+}
+
+impl fmt::Display for DeviceChoice {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Auto => write!(f, "auto"),
+            Self::Index(i) => write!(f, "{i}"),
+            Self::Name(n) => write!(f, "{n}"),
+            Self::Gpu => write!(f, "gpu"),
+            Self::Cpu => write!(f, "cpu"),
+            Self::Rust => write!(f, "rust"),
+        }
+    }
+}
+
+fn kind_name(t: u64) -> &'static str {
+    if t & CL_DEVICE_TYPE_GPU != 0 {
+        "gpu"
+    } else if t & CL_DEVICE_TYPE_CPU != 0 {
+        "cpu"
+    } else if t & CL_DEVICE_TYPE_ACCELERATOR != 0 {
+        "accelerator"
+    } else {
+        "other"
+    }
+}
+
+/// Every device of every platform, numbered in discovery order. Discovered once per process:
+/// some ICD loaders answer concurrent first calls with errors.
+pub fn list() -> Result<Vec<DeviceInfo>, ClError> {
+    static DEVICES: OnceLock<Option<Vec<DeviceInfo>>> = OnceLock::new();
+    DEVICES
+        .get_or_init(discover)
+        .clone()
+        .ok_or(ClError::NoRuntime)
+}
+
+fn discover() -> Option<Vec<DeviceInfo>> {
+    if !super::runtime_available() {
+        return None;
+    }
+    // An ICD loader with no platform registered answers CL_PLATFORM_NOT_FOUND_KHR: no devices.
+    let platforms = get_platforms().unwrap_or_default();
+    let mut out = Vec::new();
+    for p in platforms {
+        let platform = p.name().unwrap_or_default();
+        for id in p.get_devices(CL_DEVICE_TYPE_ALL).unwrap_or_default() {
+            let d = Device::new(id);
+            out.push(DeviceInfo {
+                index: out.len(),
+                platform: platform.clone(),
+                name: d.name().unwrap_or_default().trim().to_string(),
+                kind: kind_name(d.dev_type().unwrap_or(0)),
+                version: d.version().unwrap_or_default().trim().to_string(),
+                driver: d.driver_version().unwrap_or_default().trim().to_string(),
+                compute_units: d.max_compute_units().unwrap_or(0),
+                global_mem_mib: d.global_mem_size().unwrap_or(0) >> 20,
+                max_alloc_mib: d.max_mem_alloc_size().unwrap_or(0) >> 20,
+                local_mem_kib: d.local_mem_size().unwrap_or(0) >> 10,
+                max_work_group: d.max_work_group_size().unwrap_or(0),
+                id: id as usize,
+            });
+        }
+    }
+    Some(out)
+}
+
+/// Resolves `choice` against the installed devices. `Ok(None)` means the Rust path: asked for,
+/// or `Auto` with no OpenCL device at all.
+pub fn select(choice: &DeviceChoice) -> Result<Option<DeviceInfo>, ClError> {
+    if *choice == DeviceChoice::Rust {
+        return Ok(None);
+    }
+    let devices = match list() {
+        Ok(d) => d,
+        Err(ClError::NoRuntime) if *choice == DeviceChoice::Auto => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let found = match choice {
+        DeviceChoice::Auto => devices
+            .iter()
+            .find(|d| d.is_gpu())
+            .or_else(|| devices.first()),
+        DeviceChoice::Index(i) => devices.get(*i),
+        DeviceChoice::Name(n) => {
+            let n = n.to_lowercase();
+            devices.iter().find(|d| d.name.to_lowercase().contains(&n))
+        }
+        DeviceChoice::Gpu => devices.iter().find(|d| d.is_gpu()),
+        DeviceChoice::Cpu => devices.iter().find(|d| d.kind == "cpu"),
+        DeviceChoice::Rust => unreachable!(),
+    };
+    match (found, choice) {
+        (Some(d), _) => Ok(Some(d.clone())),
+        (None, DeviceChoice::Auto) => Ok(None),
+        (None, _) => Err(ClError::NoMatch {
+            choice: choice.to_string(),
+            available: if devices.is_empty() {
+                "no OpenCL devices; 'rust' always works".into()
+            } else {
+                let mut names: Vec<String> = devices
+                    .iter()
+                    .map(|d| format!("{}: {}", d.index, d.name))
+                    .collect();
+                names.push("rust".into());
+                names.join(", ")
+            },
+        }),
+    }
+}

@@ -1,0 +1,198 @@
+//! A context on one device with an in-order, profiling-enabled queue. Programs are built once
+//! per (source, options) and kept; every enqueue returns its event so the caller can read the
+//! device time of each pass.
+
+use super::program::{KernelSource, BASE_OPTIONS};
+use super::{ClError, DeviceInfo};
+use opencl3::command_queue::{CommandQueue, CL_QUEUE_PROFILING_ENABLE};
+use opencl3::context::Context;
+use opencl3::device::Device;
+use opencl3::event::Event;
+use opencl3::kernel::{ExecuteKernel, Kernel};
+use opencl3::memory::{Buffer, CL_MEM_READ_ONLY, CL_MEM_READ_WRITE};
+use opencl3::program::Program;
+use opencl3::types::{CL_BLOCKING, CL_NON_BLOCKING};
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::ptr;
+
+/// A kernel argument.
+pub enum Arg<'a> {
+    Buf(&'a Buffer<f32>),
+    U32(u32),
+}
+
+/// An enqueued command and what it stands for in the report.
+pub struct Timed {
+    pub name: String,
+    pub event: Event,
+}
+
+impl Timed {
+    /// Device time between the command's start and end, from the profiling counters.
+    pub fn device_ms(&self) -> Result<f64, opencl3::error_codes::ClError> {
+        let start = self.event.profiling_command_start()?;
+        let end = self.event.profiling_command_end()?;
+        Ok(end.saturating_sub(start) as f64 * 1e-6)
+    }
+}
+
+pub struct ClContext {
+    pub info: DeviceInfo,
+    context: Context,
+    queue: CommandQueue,
+    programs: RefCell<HashMap<(&'static str, String), Program>>,
+}
+
+impl ClContext {
+    pub fn new(info: DeviceInfo) -> Result<Self, ClError> {
+        let device = Device::new(info.id());
+        let context =
+            Context::from_device(&device).map_err(|e| api(&info, "creating a context", e))?;
+        let queue =
+            CommandQueue::create_default_with_properties(&context, CL_QUEUE_PROFILING_ENABLE, 0)
+                .map_err(|e| api(&info, "creating a profiling queue", e))?;
+        Ok(Self {
+            info,
+            context,
+            queue,
+            programs: RefCell::new(HashMap::new()),
+        })
+    }
+
+    pub fn device_name(&self) -> String {
+        self.info.label()
+    }
+
+    /// Builds (once) `source` with `defines` appended to the base options, returns `kernel`.
+    pub fn kernel(
+        &self,
+        source: KernelSource,
+        name: &str,
+        defines: &str,
+    ) -> Result<Kernel, ClError> {
+        let options = format!("{BASE_OPTIONS} {defines}").trim().to_string();
+        let key = (source.file, options.clone());
+        let mut programs = self.programs.borrow_mut();
+        if !programs.contains_key(&key) {
+            let mut program = Program::create_from_source(&self.context, source.text)
+                .map_err(|e| api(&self.info, &format!("loading {}", source.file), e))?;
+            if program.build(&[self.info.id()], &options).is_err() {
+                return Err(ClError::Build {
+                    device: self.device_name(),
+                    source_file: source.file.into(),
+                    options,
+                    log: program.get_build_log(self.info.id()).unwrap_or_default(),
+                });
+            }
+            programs.insert(key.clone(), program);
+        }
+        Kernel::create(&programs[&key], name).map_err(|e| ClError::Enqueue {
+            device: self.device_name(),
+            kernel: name.into(),
+            options,
+            code: e.to_string(),
+        })
+    }
+
+    /// A device buffer of `len` floats, checked against the device's allocation limit.
+    pub fn buffer(&self, len: usize, read_only: bool) -> Result<Buffer<f32>, ClError> {
+        let bytes = (len.max(1) * 4) as u64;
+        if bytes > self.info.max_alloc_mib << 20 {
+            return Err(ClError::TooLarge {
+                device: self.device_name(),
+                need_mib: bytes.div_ceil(1 << 20),
+                max_mib: self.info.max_alloc_mib,
+            });
+        }
+        let flags = if read_only {
+            CL_MEM_READ_ONLY
+        } else {
+            CL_MEM_READ_WRITE
+        };
+        // SAFETY: no host pointer is passed; the buffer is owned by the returned value.
+        unsafe { Buffer::<f32>::create(&self.context, flags, len.max(1), ptr::null_mut()) }
+            .map_err(|e| api(&self.info, &format!("allocating {} MiB", bytes >> 20), e))
+    }
+
+    /// Non-blocking upload; the in-order queue orders it before later commands.
+    pub fn write(&self, buf: &mut Buffer<f32>, data: &[f32], name: &str) -> Result<Timed, ClError> {
+        // SAFETY: `data` outlives the command: callers finish the queue before returning.
+        let event = unsafe {
+            self.queue
+                .enqueue_write_buffer(buf, CL_NON_BLOCKING, 0, data, &[])
+        }
+        .map_err(|e| api(&self.info, "uploading", e))?;
+        Ok(Timed {
+            name: name.into(),
+            event,
+        })
+    }
+
+    /// Blocking download of the whole buffer into `data`.
+    pub fn read(&self, buf: &Buffer<f32>, data: &mut [f32], name: &str) -> Result<Timed, ClError> {
+        // SAFETY: blocking read into a slice of the buffer's length.
+        let event = unsafe {
+            self.queue
+                .enqueue_read_buffer(buf, CL_BLOCKING, 0, data, &[])
+        }
+        .map_err(|e| api(&self.info, "downloading", e))?;
+        Ok(Timed {
+            name: name.into(),
+            event,
+        })
+    }
+
+    /// Enqueues `kernel` over `global` (rounded up to `local` by the caller when given).
+    pub fn run(
+        &self,
+        kernel: &Kernel,
+        args: &[Arg],
+        global: &[usize],
+        local: Option<&[usize]>,
+        name: &str,
+    ) -> Result<Timed, ClError> {
+        let mut exec = ExecuteKernel::new(kernel);
+        // SAFETY: argument types match the kernel signatures in kernels/*.cl, which the
+        // opencl_vs_reference tests exercise for every kernel.
+        unsafe {
+            for a in args {
+                match a {
+                    Arg::Buf(b) => exec.set_arg(*b),
+                    Arg::U32(v) => exec.set_arg(v),
+                };
+            }
+        }
+        exec.set_global_work_sizes(global);
+        if let Some(l) = local {
+            exec.set_local_work_sizes(l);
+        }
+        let kernel_name = kernel.function_name().unwrap_or_default();
+        // SAFETY: see above.
+        let event =
+            unsafe { exec.enqueue_nd_range(&self.queue) }.map_err(|e| ClError::Enqueue {
+                device: self.device_name(),
+                kernel: kernel_name,
+                options: BASE_OPTIONS.into(),
+                code: e.to_string(),
+            })?;
+        Ok(Timed {
+            name: name.into(),
+            event,
+        })
+    }
+
+    pub fn finish(&self) -> Result<(), ClError> {
+        self.queue
+            .finish()
+            .map_err(|e| api(&self.info, "finishing the queue", e))
+    }
+}
+
+fn api(info: &DeviceInfo, what: &str, e: opencl3::error_codes::ClError) -> ClError {
+    ClError::Api {
+        device: info.label(),
+        what: what.into(),
+        code: e.to_string(),
+    }
+}

@@ -1,0 +1,334 @@
+//! The device blur: a plan (pipeline shape and transpose strategy) turned into enqueued,
+//! profiled passes over a planar f32 image.
+//!
+//! `Pipeline::Transpose` is the seed's fast shape: column pass + transpose + column pass +
+//! transpose (Apple, "Tuning Performance on the GPU": rgV + T + rgV + T = rgV + rgH), so both
+//! filtering passes walk down columns with coalesced accesses. `Pipeline::Direct` is the
+//! seed's version 1: a row pass then a column pass, no transposes.
+
+use crate::filter::{Blur2d, LineFilter};
+use crate::opencl::program::{CONVOLUTION, RECURSIVE, TRANSPOSE};
+use crate::opencl::queue::Arg;
+use crate::opencl::{ClContext, ClError, Timed};
+use crate::planar::Planar;
+use opencl3::memory::Buffer;
+use serde::Serialize;
+use std::fmt;
+
+/// How the transposes of `Pipeline::Transpose` are done (see kernels/transpose.cl).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TransposeKind {
+    Naive,
+    Local,
+    Skewed,
+    Padded,
+    PaddedSkewed,
+    Tile32,
+    Tile32Skewed,
+}
+
+impl TransposeKind {
+    pub const ALL: [TransposeKind; 7] = [
+        Self::Naive,
+        Self::Local,
+        Self::Skewed,
+        Self::Padded,
+        Self::PaddedSkewed,
+        Self::Tile32,
+        Self::Tile32Skewed,
+    ];
+
+    /// The default on every device class measured so far; see README "Timings".
+    pub const DEFAULT: TransposeKind = TransposeKind::Tile32Skewed;
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Naive => "naive",
+            Self::Local => "local",
+            Self::Skewed => "skewed",
+            Self::Padded => "padded",
+            Self::PaddedSkewed => "padded-skewed",
+            Self::Tile32 => "tile32",
+            Self::Tile32Skewed => "tile32-skewed",
+        }
+    }
+
+    pub fn kernel_name(self) -> &'static str {
+        match self {
+            Self::Naive => "transpose_naive",
+            Self::Local => "transpose_local",
+            Self::Skewed => "transpose_skewed",
+            Self::Padded => "transpose_padded",
+            Self::PaddedSkewed => "transpose_padded_skewed",
+            Self::Tile32 => "transpose_tile32",
+            Self::Tile32Skewed => "transpose_tile32_skewed",
+        }
+    }
+
+    /// (global, local) NDRange for transposing `planes` planes of `w`×`h`.
+    fn ndrange(self, w: usize, h: usize, planes: usize) -> ([usize; 3], Option<[usize; 3]>) {
+        const T: usize = 16;
+        match self {
+            Self::Naive => ([w, h, planes], None),
+            Self::Tile32 | Self::Tile32Skewed => (
+                [w.div_ceil(32) * 32, h.div_ceil(32) * 8, planes],
+                Some([32, 8, 1]),
+            ),
+            _ => (
+                [w.div_ceil(T) * T, h.div_ceil(T) * T, planes],
+                Some([T, T, 1]),
+            ),
+        }
+    }
+}
+
+impl fmt::Display for TransposeKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pipeline {
+    Transpose(TransposeKind),
+    Direct,
+}
+
+impl Pipeline {
+    pub fn describe(self) -> String {
+        match self {
+            Pipeline::Transpose(t) => format!("transpose/{t}"),
+            Pipeline::Direct => "direct".into(),
+        }
+    }
+}
+
+/// What a pass moves, for the report's grouping and GB/s.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PassKind {
+    Transfer,
+    Filter,
+    Transpose,
+    /// Host work on the pixels (decode, conversions, encode, the Rust path's passes).
+    Host,
+    /// Host work independent of the pixels (context creation, kernel builds).
+    Setup,
+}
+
+/// One timed pass.
+#[derive(Clone, Debug, Serialize)]
+pub struct Pass {
+    pub name: String,
+    pub kind: PassKind,
+    pub ms: f64,
+    /// Bytes the pass reads and writes in global memory (nominal: each kernel's accesses).
+    pub bytes: u64,
+}
+
+/// Global-memory accesses per sample of each pass kind: the recursive pass reads the input
+/// twice and the output once and writes the output twice; FIR taps beyond the first hit cache.
+fn accesses(filter: &LineFilter) -> u64 {
+    if filter.is_recursive() {
+        5
+    } else {
+        2
+    }
+}
+
+/// Direction of a filtering pass in the current layout.
+#[derive(Clone, Copy)]
+enum Along {
+    Columns,
+    Rows,
+}
+
+struct Run<'a> {
+    ctx: &'a ClContext,
+    timed: Vec<(Timed, PassKind, u64)>,
+    /// Coefficient blocks and taps must outlive their non-blocking uploads.
+    keep: Vec<Buffer<f32>>,
+}
+
+impl Run<'_> {
+    fn filter(
+        &mut self,
+        f: &LineFilter,
+        src: &Buffer<f32>,
+        dst: &Buffer<f32>,
+        (w, h, planes): (usize, usize, usize),
+        along: Along,
+        name: &str,
+    ) -> Result<(), ClError> {
+        let bytes = (w * h * planes) as u64 * 4 * accesses(f);
+        let (w32, h32) = (w as u32, h as u32);
+        let data: Vec<f32> = match f {
+            LineFilter::Recursive { coefficients, .. } => coefficients.to_vec(),
+            LineFilter::Fir { taps, .. } => taps.clone(),
+        };
+        let mut coef = self.ctx.buffer(data.len(), true)?;
+        self.ctx
+            .write(&mut coef, &data, "coefficients")?
+            .event
+            .wait()
+            .ok();
+        let t = match (f, along) {
+            (LineFilter::Recursive { .. }, along) => {
+                let k = self.ctx.kernel(RECURSIVE, "recursive_line", "")?;
+                // (len, lines, elem_stride, line_stride)
+                let (len, lines, es, ls) = match along {
+                    Along::Columns => (h32, w32, w32, 1),
+                    Along::Rows => (w32, h32, 1, w32),
+                };
+                let args = [
+                    Arg::Buf(src),
+                    Arg::Buf(dst),
+                    Arg::Buf(&coef),
+                    Arg::U32(len),
+                    Arg::U32(lines),
+                    Arg::U32(es),
+                    Arg::U32(ls),
+                    Arg::U32(w32 * h32),
+                ];
+                self.ctx
+                    .run(&k, &args, &[lines as usize, planes], None, name)?
+            }
+            (LineFilter::Fir { taps, .. }, along) => {
+                let kname = match along {
+                    Along::Columns => "fir_y",
+                    Along::Rows => "fir_x",
+                };
+                let k = self.ctx.kernel(CONVOLUTION, kname, "")?;
+                let args = [
+                    Arg::Buf(src),
+                    Arg::Buf(dst),
+                    Arg::Buf(&coef),
+                    Arg::U32((taps.len() / 2) as u32),
+                    Arg::U32(w32),
+                    Arg::U32(h32),
+                ];
+                self.ctx.run(&k, &args, &[w, h, planes], None, name)?
+            }
+        };
+        self.keep.push(coef);
+        self.timed.push((t, PassKind::Filter, bytes));
+        Ok(())
+    }
+
+    fn transpose(
+        &mut self,
+        kind: TransposeKind,
+        src: &Buffer<f32>,
+        dst: &Buffer<f32>,
+        (w, h, planes): (usize, usize, usize),
+        name: &str,
+    ) -> Result<(), ClError> {
+        let k = self.ctx.kernel(TRANSPOSE, kind.kernel_name(), "")?;
+        let (global, local) = kind.ndrange(w, h, planes);
+        let args = [
+            Arg::Buf(src),
+            Arg::Buf(dst),
+            Arg::U32(w as u32),
+            Arg::U32(h as u32),
+        ];
+        let t = self
+            .ctx
+            .run(&k, &args, &global, local.as_ref().map(|l| &l[..]), name)?;
+        self.timed
+            .push((t, PassKind::Transpose, (w * h * planes) as u64 * 8));
+        Ok(())
+    }
+}
+
+/// Builds every kernel `blur` will need, so that compilation is not inside a timed run.
+pub fn prepare(ctx: &ClContext, blur: &Blur2d, pipeline: Pipeline) -> Result<(), ClError> {
+    for f in [&blur.x, &blur.y] {
+        if f.is_recursive() {
+            ctx.kernel(RECURSIVE, "recursive_line", "")?;
+        } else {
+            ctx.kernel(CONVOLUTION, "fir_x", "")?;
+        }
+    }
+    if let Pipeline::Transpose(kind) = pipeline {
+        ctx.kernel(TRANSPOSE, kind.kernel_name(), "")?;
+    }
+    Ok(())
+}
+
+/// Blurs `img` on the device; returns the result and every pass with its device time.
+pub fn blur(
+    ctx: &ClContext,
+    img: &Planar,
+    blur: &Blur2d,
+    pipeline: Pipeline,
+) -> Result<(Planar, Vec<Pass>), ClError> {
+    let (w, h, c) = (img.width, img.height, img.channels);
+    let n = img.data.len();
+    let mut a = ctx.buffer(n, false)?;
+    let b = ctx.buffer(n, false)?;
+    let mut run = Run {
+        ctx,
+        timed: Vec::new(),
+        keep: Vec::new(),
+    };
+    let upload = ctx.write(&mut a, &img.data, "upload")?;
+    run.timed.push((upload, PassKind::Transfer, n as u64 * 4));
+    match pipeline {
+        Pipeline::Transpose(kind) => {
+            run.filter(
+                &blur.y,
+                &a,
+                &b,
+                (w, h, c),
+                Along::Columns,
+                "column pass 1 (y)",
+            )?;
+            run.transpose(kind, &b, &a, (w, h, c), "transpose 1")?;
+            run.filter(
+                &blur.x,
+                &a,
+                &b,
+                (h, w, c),
+                Along::Columns,
+                "column pass 2 (x)",
+            )?;
+            run.transpose(kind, &b, &a, (h, w, c), "transpose 2")?;
+        }
+        Pipeline::Direct => {
+            run.filter(&blur.x, &a, &b, (w, h, c), Along::Rows, "row pass (x)")?;
+            run.filter(
+                &blur.y,
+                &b,
+                &a,
+                (w, h, c),
+                Along::Columns,
+                "column pass (y)",
+            )?;
+        }
+    }
+    let mut out = Planar {
+        data: vec![0f32; n],
+        ..img.clone()
+    };
+    let download = ctx.read(&a, &mut out.data, "download")?;
+    run.timed.push((download, PassKind::Transfer, n as u64 * 4));
+    ctx.finish()?;
+    let passes = run
+        .timed
+        .into_iter()
+        .map(|(t, kind, bytes)| {
+            Ok(Pass {
+                ms: t.device_ms().map_err(|e| ClError::Api {
+                    device: ctx.device_name(),
+                    what: "reading profiling counters".into(),
+                    code: e.to_string(),
+                })?,
+                name: t.name,
+                kind,
+                bytes,
+            })
+        })
+        .collect::<Result<Vec<_>, ClError>>()?;
+    Ok((out, passes))
+}

@@ -1,0 +1,293 @@
+//! Between decoded images and the planar working image: sample scaling, optional sRGB
+//! linearisation, and premultiplied alpha, so that transparent pixels (whose colour is often
+//! black) cannot bleed dark halos into their neighbours (image-rs#2324, Pillow#3494, sharp#211).
+
+use crate::planar::Planar;
+use image::{ColorType, DynamicImage, ImageBuffer};
+use rayon::prelude::*;
+
+/// What the working image stands for: how to turn it back into samples.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Layout {
+    /// The input's colour type.
+    pub color: ColorType,
+    /// Whether colour was converted from sRGB to linear light.
+    pub linear: bool,
+}
+
+impl Layout {
+    pub fn has_alpha(&self) -> bool {
+        self.color.has_alpha()
+    }
+}
+
+fn is_integer(color: ColorType) -> bool {
+    !matches!(color, ColorType::Rgb32F | ColorType::Rgba32F)
+}
+
+/// Converts a decoded image into premultiplied planar f32: integer samples scaled to [0, 1],
+/// float samples as they are. `linear` decodes sRGB colour (integer images only: float formats
+/// are linear already).
+pub fn to_planar(img: &DynamicImage, linear: bool) -> (Planar, Layout) {
+    let color = img.color();
+    let linear = linear && is_integer(color);
+    let (w, h) = (img.width() as usize, img.height() as usize);
+    let mut p = match img {
+        DynamicImage::ImageLuma8(b) => split(b.as_raw(), w, h, 1, u8_to_f32),
+        DynamicImage::ImageLumaA8(b) => split(b.as_raw(), w, h, 2, u8_to_f32),
+        DynamicImage::ImageRgb8(b) => split(b.as_raw(), w, h, 3, u8_to_f32),
+        DynamicImage::ImageRgba8(b) => split(b.as_raw(), w, h, 4, u8_to_f32),
+        DynamicImage::ImageLuma16(b) => split(b.as_raw(), w, h, 1, u16_to_f32),
+        DynamicImage::ImageLumaA16(b) => split(b.as_raw(), w, h, 2, u16_to_f32),
+        DynamicImage::ImageRgb16(b) => split(b.as_raw(), w, h, 3, u16_to_f32),
+        DynamicImage::ImageRgba16(b) => split(b.as_raw(), w, h, 4, u16_to_f32),
+        DynamicImage::ImageRgb32F(b) => split(b.as_raw(), w, h, 3, |v| v),
+        other => split(other.to_rgba32f().as_raw(), w, h, 4, |v| v),
+    };
+    let color = match img {
+        DynamicImage::ImageRgb32F(_) => color,
+        _ if p.channels == 4 && color.channel_count() != 4 => ColorType::Rgba32F,
+        _ => color,
+    };
+    let layout = Layout { color, linear };
+    let colour_planes = if layout.has_alpha() {
+        p.channels - 1
+    } else {
+        p.channels
+    };
+    let plane = p.plane_len();
+    if linear {
+        p.data[..colour_planes * plane]
+            .par_iter_mut()
+            .for_each(|v| *v = srgb_to_linear(*v));
+    }
+    if layout.has_alpha() {
+        let (colour, alpha) = p.data.split_at_mut(colour_planes * plane);
+        colour.par_chunks_mut(plane).for_each(|c| {
+            for (v, a) in c.iter_mut().zip(alpha.iter()) {
+                *v *= *a;
+            }
+        });
+    }
+    (p, layout)
+}
+
+/// Un-premultiplies and re-encodes colour in place (the inverse of `to_planar`'s maths).
+pub fn finish_planar(p: &mut Planar, layout: Layout) {
+    let plane = p.plane_len();
+    let colour_planes = if layout.has_alpha() {
+        p.channels - 1
+    } else {
+        p.channels
+    };
+    if layout.has_alpha() {
+        let (colour, alpha) = p.data.split_at_mut(colour_planes * plane);
+        colour.par_chunks_mut(plane).for_each(|c| {
+            for (v, &a) in c.iter_mut().zip(alpha.iter()) {
+                // Where nothing is left of any pixel's coverage the colour is undefined; 0.
+                *v = if a > 1e-7 { *v / a } else { 0.0 };
+            }
+        });
+    }
+    if layout.linear {
+        p.data[..colour_planes * plane]
+            .par_iter_mut()
+            .for_each(|v| *v = linear_to_srgb(*v));
+    }
+}
+
+/// Builds an image of colour type `target` from a finished planar image whose channels follow
+/// `source` (gray, gray+alpha, RGB or RGBA). Drops alpha or spreads gray to RGB as `target`
+/// needs; integer targets are clamped to [0, 1] and rounded.
+pub fn from_planar(p: &Planar, source: ColorType, target: ColorType) -> DynamicImage {
+    let src_colour = if source.has_alpha() {
+        p.channels - 1
+    } else {
+        p.channels
+    };
+    let tgt_colour = if target.has_alpha() {
+        target.channel_count() as usize - 1
+    } else {
+        target.channel_count() as usize
+    };
+    // Which plane feeds each output channel.
+    let mut map: Vec<usize> = (0..tgt_colour).map(|c| c.min(src_colour - 1)).collect();
+    if target.has_alpha() {
+        map.push(if source.has_alpha() {
+            p.channels - 1
+        } else {
+            usize::MAX
+        });
+    }
+    let (w, h) = (p.width as u32, p.height as u32);
+    match target {
+        ColorType::L8 => DynamicImage::ImageLuma8(buf(w, h, interleave(p, &map, f32_to_u8))),
+        ColorType::La8 => DynamicImage::ImageLumaA8(buf(w, h, interleave(p, &map, f32_to_u8))),
+        ColorType::Rgb8 => DynamicImage::ImageRgb8(buf(w, h, interleave(p, &map, f32_to_u8))),
+        ColorType::Rgba8 => DynamicImage::ImageRgba8(buf(w, h, interleave(p, &map, f32_to_u8))),
+        ColorType::L16 => DynamicImage::ImageLuma16(buf(w, h, interleave(p, &map, f32_to_u16))),
+        ColorType::La16 => DynamicImage::ImageLumaA16(buf(w, h, interleave(p, &map, f32_to_u16))),
+        ColorType::Rgb16 => DynamicImage::ImageRgb16(buf(w, h, interleave(p, &map, f32_to_u16))),
+        ColorType::Rgba16 => DynamicImage::ImageRgba16(buf(w, h, interleave(p, &map, f32_to_u16))),
+        ColorType::Rgb32F => DynamicImage::ImageRgb32F(buf(w, h, interleave(p, &map, |v| v))),
+        _ => DynamicImage::ImageRgba32F(buf(w, h, interleave(p, &map, |v| v))),
+    }
+}
+
+fn buf<P: image::Pixel>(
+    w: u32,
+    h: u32,
+    data: Vec<P::Subpixel>,
+) -> ImageBuffer<P, Vec<P::Subpixel>> {
+    ImageBuffer::from_raw(w, h, data).expect("planar image and buffer sizes agree")
+}
+
+fn split<T: Copy + Sync>(
+    raw: &[T],
+    w: usize,
+    h: usize,
+    ch: usize,
+    f: impl Fn(T) -> f32 + Sync,
+) -> Planar {
+    let mut p = Planar::new(w, h, ch);
+    let plane = w * h;
+    if plane == 0 {
+        return p;
+    }
+    p.data
+        .par_chunks_mut(plane)
+        .enumerate()
+        .for_each(|(c, out)| {
+            out.par_chunks_mut(w).enumerate().for_each(|(y, row)| {
+                let src = &raw[y * w * ch..(y + 1) * w * ch];
+                for (x, v) in row.iter_mut().enumerate() {
+                    *v = f(src[x * ch + c]);
+                }
+            })
+        });
+    p
+}
+
+/// Interleaves planes per `map` (usize::MAX = opaque alpha) into samples of type `T`.
+fn interleave<T: Copy + Send + Default>(
+    p: &Planar,
+    map: &[usize],
+    f: impl Fn(f32) -> T + Sync,
+) -> Vec<T> {
+    let (w, ch, plane) = (p.width, map.len(), p.plane_len());
+    let mut out = vec![T::default(); plane * ch];
+    if plane == 0 {
+        return out;
+    }
+    out.par_chunks_mut(w * ch).enumerate().for_each(|(y, row)| {
+        for (c, &src) in map.iter().enumerate() {
+            for x in 0..w {
+                let v = if src == usize::MAX {
+                    1.0
+                } else {
+                    p.data[src * plane + y * w + x]
+                };
+                row[x * ch + c] = f(v);
+            }
+        }
+    });
+    out
+}
+
+fn u8_to_f32(v: u8) -> f32 {
+    v as f32 * (1.0 / 255.0)
+}
+
+fn u16_to_f32(v: u16) -> f32 {
+    v as f32 * (1.0 / 65535.0)
+}
+
+fn f32_to_u8(v: f32) -> u8 {
+    (v.clamp(0.0, 1.0) * 255.0 + 0.5) as u8
+}
+
+fn f32_to_u16(v: f32) -> u16 {
+    (v.clamp(0.0, 1.0) * 65535.0 + 0.5) as u16
+}
+
+/// The sRGB transfer functions (IEC 61966-2-1).
+pub fn srgb_to_linear(v: f32) -> f32 {
+    if v <= 0.04045 {
+        v / 12.92
+    } else {
+        ((v + 0.055) / 1.055).powf(2.4)
+    }
+}
+
+pub fn linear_to_srgb(v: f32) -> f32 {
+    if v <= 0.0031308 {
+        v * 12.92
+    } else {
+        1.055 * v.powf(1.0 / 2.4) - 0.055
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips_every_integer_type() {
+        let rgba = image::RgbaImage::from_fn(5, 3, |x, y| {
+            image::Rgba([x as u8 * 50, y as u8 * 80, 7, 200])
+        });
+        let img = DynamicImage::ImageRgba8(rgba);
+        for color in [
+            ColorType::L8,
+            ColorType::La8,
+            ColorType::Rgb8,
+            ColorType::Rgba8,
+            ColorType::L16,
+            ColorType::La16,
+            ColorType::Rgb16,
+            ColorType::Rgba16,
+        ] {
+            let src = match color {
+                ColorType::L8 => DynamicImage::ImageLuma8(img.to_luma8()),
+                ColorType::La8 => DynamicImage::ImageLumaA8(img.to_luma_alpha8()),
+                ColorType::Rgb8 => DynamicImage::ImageRgb8(img.to_rgb8()),
+                ColorType::Rgba8 => img.clone(),
+                ColorType::L16 => DynamicImage::ImageLuma16(img.to_luma16()),
+                ColorType::La16 => DynamicImage::ImageLumaA16(img.to_luma_alpha16()),
+                ColorType::Rgb16 => DynamicImage::ImageRgb16(img.to_rgb16()),
+                _ => DynamicImage::ImageRgba16(img.to_rgba16()),
+            };
+            for linear in [false, true] {
+                let (mut p, layout) = to_planar(&src, linear);
+                finish_planar(&mut p, layout);
+                let back = from_planar(&p, layout.color, color);
+                assert_eq!(back, src, "{color:?} linear={linear}");
+            }
+        }
+    }
+
+    #[test]
+    fn alpha_is_premultiplied() {
+        let img = DynamicImage::ImageRgba8(image::RgbaImage::from_pixel(
+            1,
+            1,
+            image::Rgba([255, 0, 0, 51]),
+        ));
+        let (p, _) = to_planar(&img, false);
+        assert!((p.data[0] - 0.2).abs() < 1e-6);
+        assert!((p.data[3] - 0.2).abs() < 1e-6);
+    }
+
+    #[test]
+    fn dropping_alpha_and_spreading_gray() {
+        let img = DynamicImage::ImageLumaA8(image::GrayAlphaImage::from_pixel(
+            2,
+            1,
+            image::LumaA([90, 255]),
+        ));
+        let (mut p, layout) = to_planar(&img, false);
+        finish_planar(&mut p, layout);
+        let rgb = from_planar(&p, layout.color, ColorType::Rgb8);
+        assert_eq!(rgb.to_rgb8().get_pixel(1, 0).0, [90, 90, 90]);
+    }
+}
