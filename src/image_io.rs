@@ -60,21 +60,41 @@ pub fn decode(path: &Path, max_memory_mib: u64) -> Result<Decoded, ImageIoError>
         .map_err(open_err)?
         .with_guessed_format()
         .map_err(open_err)?;
-    let format = reader.format().ok_or_else(|| ImageIoError::Unsupported {
-        path: path.into(),
-        detail: "the content matches no known format".into(),
-    })?;
+    // `with_guessed_format` keeps the extension's guess when the content matches nothing;
+    // only TGA, which has no signature, may be taken on its extension alone.
+    let sniffed = sniff(path).map_err(open_err)?;
+    let format = match (sniffed, reader.format()) {
+        (Some(f), _) => f,
+        (None, Some(ImageFormat::Tga)) => ImageFormat::Tga,
+        _ => {
+            return Err(ImageIoError::Unsupported {
+                path: path.into(),
+                detail: "the content matches no known image format".into(),
+            })
+        }
+    };
     let mut reader = reader;
     let mut limits = Limits::default();
     limits.max_alloc = Some(max_memory_mib.saturating_mul(1 << 20));
     reader.limits(limits);
     let map = |e: ImageError| image_error(path, e, max_memory_mib);
     let mut decoder = reader.into_decoder().map_err(map)?;
+    // Not every decoder checks max_alloc against the image it is about to allocate.
+    if decoder.total_bytes() > max_memory_mib.saturating_mul(1 << 20) {
+        return Err(ImageIoError::OverLimit { path: path.into(), limit_mib: max_memory_mib });
+    }
     let orientation = decoder.orientation().map_err(map)?;
     let icc = decoder.icc_profile().map_err(map)?;
     let mut image = DynamicImage::from_decoder(decoder).map_err(map)?;
     image.apply_orientation(orientation);
     Ok(Decoded { image, format, icc })
+}
+
+fn sniff(path: &Path) -> io::Result<Option<ImageFormat>> {
+    use std::io::Read;
+    let mut head = Vec::with_capacity(64);
+    std::fs::File::open(path)?.take(64).read_to_end(&mut head)?;
+    Ok(image::guess_format(&head).ok())
 }
 
 fn image_error(path: &Path, e: ImageError, limit_mib: u64) -> ImageIoError {
