@@ -17,8 +17,8 @@ use thiserror::Error;
 
 #[derive(Debug, Error)]
 pub enum ImageIoError {
-    #[error("{}: cannot read: {source}", path.display())]
-    Open { path: PathBuf, source: io::Error },
+    #[error("{}: cannot read: {cause}", path.display())]
+    Open { path: PathBuf, cause: io::Error },
     #[error("{}: not an image format gblur can read ({detail})", path.display())]
     Unsupported { path: PathBuf, detail: String },
     #[error("{}: cannot decode: {detail}", path.display())]
@@ -31,8 +31,8 @@ pub enum ImageIoError {
         format: String,
         detail: String,
     },
-    #[error("{}: cannot write: {source}", path.display())]
-    Write { path: PathBuf, source: io::Error },
+    #[error("{}: cannot write: {cause}", path.display())]
+    Write { path: PathBuf, cause: io::Error },
     #[error("{}: {detail}", path.display())]
     BadOutput { path: PathBuf, detail: String },
 }
@@ -45,9 +45,9 @@ pub struct Decoded {
 }
 
 pub fn decode(path: &Path, max_memory_mib: u64) -> Result<Decoded, ImageIoError> {
-    let open_err = |source| ImageIoError::Open {
+    let open_err = |cause| ImageIoError::Open {
         path: path.into(),
-        source,
+        cause,
     };
     let meta = std::fs::metadata(path).map_err(open_err)?;
     if meta.is_dir() {
@@ -81,7 +81,10 @@ pub fn decode(path: &Path, max_memory_mib: u64) -> Result<Decoded, ImageIoError>
     let mut decoder = reader.into_decoder().map_err(map)?;
     // Not every decoder checks max_alloc against the image it is about to allocate.
     if decoder.total_bytes() > max_memory_mib.saturating_mul(1 << 20) {
-        return Err(ImageIoError::OverLimit { path: path.into(), limit_mib: max_memory_mib });
+        return Err(ImageIoError::OverLimit {
+            path: path.into(),
+            limit_mib: max_memory_mib,
+        });
     }
     let orientation = decoder.orientation().map_err(map)?;
     let icc = decoder.icc_profile().map_err(map)?;
@@ -113,9 +116,9 @@ fn image_error(path: &Path, e: ImageError, limit_mib: u64) -> ImageIoError {
                 detail: "the file is truncated".into(),
             }
         }
-        ImageError::IoError(source) => ImageIoError::Open {
+        ImageError::IoError(cause) => ImageIoError::Open {
             path: path.into(),
-            source,
+            cause,
         },
         other => ImageIoError::Decode {
             path: path.into(),
@@ -284,9 +287,9 @@ pub fn encode(
 /// Writes `bytes` to `path` through a temporary file in the same folder and a rename, keeping
 /// the permissions of the file it replaces (or 0644 for a new one).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ImageIoError> {
-    let err = |source| ImageIoError::Write {
+    let err = |cause: io::Error| ImageIoError::Write {
         path: path.into(),
-        source,
+        cause,
     };
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
@@ -296,7 +299,8 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ImageIoError> {
         .prefix(".gblur-")
         .suffix(".tmp")
         .tempfile_in(dir)
-        .map_err(err)?;
+        // tempfile's message names the random temporary path; the kind is what matters.
+        .map_err(|e| err(io::Error::from(e.kind())))?;
     tmp.write_all(bytes).map_err(err)?;
     tmp.as_file().sync_all().map_err(err)?;
     #[cfg(unix)]

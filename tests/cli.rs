@@ -60,7 +60,12 @@ fn json_report_names_every_pass() {
         .assert()
         .success();
     let v: serde_json::Value = serde_json::from_slice(&assert.get_output().stdout).unwrap();
-    let names: Vec<&str> = v["passes"].as_array().unwrap().iter().map(|p| p["name"].as_str().unwrap()).collect();
+    let names: Vec<&str> = v["passes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
     for want in ["decode", "encode"] {
         assert!(names.contains(&want), "{names:?}");
     }
@@ -68,11 +73,19 @@ fn json_report_names_every_pass() {
     assert_eq!(v["input"]["width"], 600);
     for p in v["passes"].as_array().unwrap() {
         assert!(p["ms"].as_f64().unwrap() >= 0.0);
-        assert!(["transfer", "filter", "transpose", "host", "setup"].contains(&p["kind"].as_str().unwrap()));
+        assert!(["transfer", "filter", "transpose", "host", "setup"]
+            .contains(&p["kind"].as_str().unwrap()));
     }
     if opencl_expected() {
         assert_eq!(v["backend"], "opencl");
-        for want in ["upload", "column pass 1 (y)", "transpose 1", "column pass 2 (x)", "transpose 2", "download"] {
+        for want in [
+            "upload",
+            "column pass 1 (y)",
+            "transpose 1",
+            "column pass 2 (x)",
+            "transpose 2",
+            "download",
+        ] {
             assert!(names.contains(&want), "{names:?}");
         }
         assert_eq!(v["pipeline"], "transpose/tile32-skewed");
@@ -129,11 +142,25 @@ fn every_strategy_and_device_gives_the_same_image() {
     };
     let reference = run(&["--device", "rust"], "rust.png");
     let mut variants = vec![run(&["--pipeline", "direct"], "direct.png")];
-    for t in ["naive", "local", "skewed", "padded", "padded-skewed", "tile32", "tile32-skewed"] {
+    for t in [
+        "naive",
+        "local",
+        "skewed",
+        "padded",
+        "padded-skewed",
+        "tile32",
+        "tile32-skewed",
+    ] {
         variants.push(run(&["--transpose", t], &format!("{t}.png")));
     }
     for v in variants {
-        let worst = v.as_raw().iter().zip(reference.as_raw()).map(|(a, b)| a.abs_diff(*b)).max().unwrap();
+        let worst = v
+            .as_raw()
+            .iter()
+            .zip(reference.as_raw())
+            .map(|(a, b)| a.abs_diff(*b))
+            .max()
+            .unwrap();
         assert!(worst <= 1, "differs from the Rust path by {worst}");
     }
 }
@@ -142,10 +169,18 @@ fn every_strategy_and_device_gives_the_same_image() {
 fn transparent_pixels_make_no_dark_halo() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("o.png");
-    gblur().arg(fixture("tests/fixtures/rgba_halo_9x9.png")).arg(&out).args(["--sigma", "1.5", "-q"]).assert().success();
+    gblur()
+        .arg(fixture("tests/fixtures/rgba_halo_9x9.png"))
+        .arg(&out)
+        .args(["--sigma", "1.5", "-q"])
+        .assert()
+        .success();
     let img = open(&out).to_rgba8();
     for p in img.pixels().filter(|p| p[3] > 0) {
-        assert!(p[0] >= 250 && p[1] >= 250 && p[2] >= 250, "{p:?}: colour darkened by transparent neighbours");
+        assert!(
+            p[0] >= 250 && p[1] >= 250 && p[2] >= 250,
+            "{p:?}: colour darkened by transparent neighbours"
+        );
     }
 }
 
@@ -154,7 +189,12 @@ fn exif_orientation_is_applied() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("o.png");
     // Stored 8×4 with its white block top-left; orientation 6 displays it 4×8, white on top.
-    gblur().arg(fixture("tests/fixtures/orientation6_8x4.jpg")).arg(&out).args(["--sigma", "0.5", "-q"]).assert().success();
+    gblur()
+        .arg(fixture("tests/fixtures/orientation6_8x4.jpg"))
+        .arg(&out)
+        .args(["--sigma", "0.5", "-q"])
+        .assert()
+        .success();
     let img = open(&out).to_luma8();
     assert_eq!(img.dimensions(), (4, 8));
     assert!(img.get_pixel(0, 0)[0] > 200 && img.get_pixel(3, 0)[0] > 200);
@@ -165,22 +205,45 @@ fn exif_orientation_is_applied() {
 fn icc_profile_is_carried_over() {
     let dir = tempfile::tempdir().unwrap();
     let src = fixture("tests/fixtures/icc_srgb_16x16.png");
-    let icc = |p: &Path| ImageReader::open(p).unwrap().into_decoder().unwrap().icc_profile().unwrap();
+    let icc = |p: &Path| {
+        ImageReader::open(p)
+            .unwrap()
+            .into_decoder()
+            .unwrap()
+            .icc_profile()
+            .unwrap()
+    };
     let want = icc(&src).expect("fixture has a profile");
     for ext in ["png", "jpg", "webp"] {
         let out = dir.path().join(format!("o.{ext}"));
-        gblur().arg(&src).arg(&out).args(["--sigma", "2", "-q"]).assert().success();
+        gblur()
+            .arg(&src)
+            .arg(&out)
+            .args(["--sigma", "2", "-q"])
+            .assert()
+            .success();
         assert_eq!(icc(&out).as_deref(), Some(&want[..]), "{ext}");
     }
     let out = dir.path().join("o.bmp");
-    gblur().arg(&src).arg(&out).args(["--sigma", "2"]).assert().success().stderr(predicate::str::contains("ICC"));
+    gblur()
+        .arg(&src)
+        .arg(&out)
+        .args(["--sigma", "2"])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("ICC"));
 }
 
 #[test]
 fn content_decides_the_input_format() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("o.png");
-    gblur().arg(fixture("tests/fixtures/png_named.jpg")).arg(&out).args(["--sigma", "1", "-q"]).assert().success();
+    gblur()
+        .arg(fixture("tests/fixtures/png_named.jpg"))
+        .arg(&out)
+        .args(["--sigma", "1", "-q"])
+        .assert()
+        .success();
     assert_eq!(open(&out).dimensions(), (12, 10));
 }
 
@@ -203,10 +266,19 @@ fn any_size_and_any_sigma() {
     let dir = tempfile::tempdir().unwrap();
     for (w, h) in [(1, 1), (1, 29), (29, 1), (2, 2), (17, 13), (67, 1031)] {
         let src = dir.path().join(format!("in_{w}x{h}.png"));
-        image::RgbImage::from_fn(w, h, |x, y| image::Rgb([(x * 37 % 256) as u8, (y * 11 % 256) as u8, 128])).save(&src).unwrap();
+        image::RgbImage::from_fn(w, h, |x, y| {
+            image::Rgb([(x * 37 % 256) as u8, (y * 11 % 256) as u8, 128])
+        })
+        .save(&src)
+        .unwrap();
         for sigma in ["0.5", "3", "40", "5000"] {
             let out = dir.path().join("out.png");
-            gblur().arg(&src).arg(&out).args(["--sigma", sigma, "-q"]).assert().success();
+            gblur()
+                .arg(&src)
+                .arg(&out)
+                .args(["--sigma", sigma, "-q"])
+                .assert()
+                .success();
             assert_eq!(open(&out).dimensions(), (w, h));
         }
     }
@@ -216,19 +288,38 @@ fn any_size_and_any_sigma() {
 fn linear_light_brightens_a_black_white_edge() {
     let dir = tempfile::tempdir().unwrap();
     let src = dir.path().join("edge.png");
-    image::GrayImage::from_fn(20, 3, |x, _| image::Luma([if x < 10 { 0 } else { 255 }])).save(&src).unwrap();
+    image::GrayImage::from_fn(20, 3, |x, _| image::Luma([if x < 10 { 0 } else { 255 }]))
+        .save(&src)
+        .unwrap();
     let (a, b) = (dir.path().join("a.png"), dir.path().join("b.png"));
-    gblur().arg(&src).arg(&a).args(["--sigma", "3", "-q"]).assert().success();
-    gblur().arg(&src).arg(&b).args(["--sigma", "3", "-q", "--linear"]).assert().success();
+    gblur()
+        .arg(&src)
+        .arg(&a)
+        .args(["--sigma", "3", "-q"])
+        .assert()
+        .success();
+    gblur()
+        .arg(&src)
+        .arg(&b)
+        .args(["--sigma", "3", "-q", "--linear"])
+        .assert()
+        .success();
     // At the edge the sRGB-space blur gives ~50% code value; linear light gives ~50% light,
     // which is a much higher code value (~188).
-    let (pa, pb) = (open(&a).to_luma8().get_pixel(10, 1)[0], open(&b).to_luma8().get_pixel(10, 1)[0]);
+    let (pa, pb) = (
+        open(&a).to_luma8().get_pixel(10, 1)[0],
+        open(&b).to_luma8().get_pixel(10, 1)[0],
+    );
     assert!(pb > pa + 30, "{pa} vs {pb}");
 }
 
 #[test]
 fn devices_lists_the_rust_path() {
-    gblur().arg("devices").assert().success().stdout(predicate::str::contains("rust"));
+    gblur()
+        .arg("devices")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("rust"));
     let out = gblur().args(["devices", "--json"]).assert().success();
     let v: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
     if opencl_expected() {
