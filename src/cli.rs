@@ -46,6 +46,76 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Measure the device: peak bandwidth, transposes, blur algorithms.
+    #[command(subcommand)]
+    Bench(BenchCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum BenchCommand {
+    /// Copy bandwidth (float, float4) and the copy + dependent multiply-add series.
+    Peak(BenchArgs),
+    /// Every transpose strategy against the copy kernel, over a sweep of sizes.
+    Transpose(BenchArgs),
+    /// The seed's algorithm table: copy, 2D and separable convolution, recursive pipelines.
+    Blur {
+        #[command(flatten)]
+        common: BenchArgs,
+        /// Sigmas to sweep, comma-separated.
+        #[arg(long, default_value = "5", value_delimiter = ',', value_parser = parse_sigma)]
+        sigma: Vec<f64>,
+        /// Channel counts to sweep (planes per image), comma-separated.
+        #[arg(long, default_value = "1,4", value_delimiter = ',', value_parser = clap::value_parser!(u8).range(1..=4))]
+        channels: Vec<u8>,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// auto, a device index or name substring, gpu or cpu (an OpenCL device is required).
+    #[arg(short, long, default_value = "auto")]
+    pub device: String,
+    /// Image sizes: N (square) or WxH, comma-separated. Each command has its own default sweep.
+    #[arg(long, value_parser = parse_size_list)]
+    pub sizes: Option<SizeList>,
+    /// Timed runs per measurement, after 2 untimed warm-ups.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
+    pub runs: u32,
+    /// Print the records as JSON on stdout instead of the table.
+    #[arg(long)]
+    pub json: bool,
+    /// Also write the records as CSV.
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+    /// Also write the table as Markdown.
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
+    /// Also plot MP/s against image size (SVG).
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<PathBuf>,
+}
+
+/// Parsed `--sizes` (a newtype so clap takes the list as one value).
+#[derive(Clone, Debug)]
+pub struct SizeList(pub Vec<(usize, usize)>);
+
+fn parse_size_list(s: &str) -> Result<SizeList, String> {
+    crate::bench::parse_sizes(s).map(SizeList)
+}
+
+impl BenchArgs {
+    pub fn to_options(&self, quiet: bool) -> crate::bench::BenchOptions {
+        crate::bench::BenchOptions {
+            device: DeviceChoice::parse(&self.device),
+            sizes: self.sizes.clone().map(|s| s.0),
+            runs: self.runs as usize,
+            json: self.json,
+            csv: self.csv.clone(),
+            markdown: self.markdown.clone(),
+            plot: self.plot.clone(),
+            quiet,
+        }
+    }
 }
 
 #[derive(Debug, Args)]

@@ -8,6 +8,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match &cli.command {
         Some(Command::Devices { json }) => gblur::devices::print(*json).map_err(JobError::Setup),
+        Some(Command::Bench(b)) => gblur::bench::run(b, cli.quiet).map_err(JobError::Failed),
         None => gblur::job::run(&cli.blur.to_job())
             .map(|report| gblur::report::emit(&report, cli.blur.json, cli.quiet)),
     };

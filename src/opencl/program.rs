@@ -22,13 +22,22 @@ pub const CONVOLUTION: KernelSource = KernelSource {
     text: include_str!("../../kernels/convolution.cl"),
 };
 
-pub const ALL_SOURCES: [KernelSource; 3] = [RECURSIVE, TRANSPOSE, CONVOLUTION];
+pub const COPY: KernelSource = KernelSource {
+    file: "copy.cl",
+    text: include_str!("../../kernels/copy.cl"),
+};
+
+pub const ALL_SOURCES: [KernelSource; 4] = [RECURSIVE, TRANSPOSE, CONVOLUTION, COPY];
 
 /// Every (source, kernel) pair the Rust side enqueues.
 pub const KERNELS: &[(KernelSource, &str)] = &[
     (RECURSIVE, "recursive_line"),
     (CONVOLUTION, "fir_x"),
     (CONVOLUTION, "fir_y"),
+    (CONVOLUTION, "conv2d"),
+    (COPY, "copy_float"),
+    (COPY, "copy_float4"),
+    (COPY, "copy_mad"),
     (TRANSPOSE, "transpose_naive"),
     (TRANSPOSE, "transpose_local"),
     (TRANSPOSE, "transpose_skewed"),

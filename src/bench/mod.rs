@@ -1,0 +1,217 @@
+//! `gblur bench`: the seed chapter's story told in measured figures on the user's device. Every
+//! kernel's output is checked against a host reference before it is timed; a wrong kernel is
+//! reported as FAILED and never timed. Times come from profiling events: 2 untimed warm-ups,
+//! then `runs` timed runs, reported as median and min–max.
+
+pub mod blur;
+pub mod output;
+pub mod peak;
+pub mod runner;
+pub mod transpose;
+
+use crate::opencl::{device, ClContext, DeviceChoice};
+use anyhow::Context as _;
+use serde::Serialize;
+use std::path::PathBuf;
+
+/// Options shared by every bench command.
+#[derive(Clone, Debug)]
+pub struct BenchOptions {
+    pub device: DeviceChoice,
+    /// (width, height) pairs; `None` means the command's default sweep.
+    pub sizes: Option<Vec<(usize, usize)>>,
+    pub runs: usize,
+    pub json: bool,
+    pub csv: Option<PathBuf>,
+    pub markdown: Option<PathBuf>,
+    pub plot: Option<PathBuf>,
+    pub quiet: bool,
+}
+
+/// One measurement: a kernel or strategy at one size. Fields a bench does not use stay `None`.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Record {
+    pub bench: &'static str,
+    pub name: String,
+    pub size: String,
+    pub width: usize,
+    pub height: usize,
+    pub channels: Option<usize>,
+    pub sigma: Option<f64>,
+    pub runs: usize,
+    pub median_ms: Option<f64>,
+    pub min_ms: Option<f64>,
+    pub max_ms: Option<f64>,
+    pub gbps: Option<f64>,
+    pub mpps: Option<f64>,
+    pub gflops: Option<f64>,
+    pub pct_of_copy: Option<f64>,
+    pub accesses_per_pixel: Option<f64>,
+    pub flops_per_pixel: Option<f64>,
+    pub flops_per_byte: Option<f64>,
+    pub estimate_mpps: Option<f64>,
+    pub measured_over_estimate: Option<f64>,
+    /// Output matched the host reference (`false`: FAILED, not timed).
+    pub verified: bool,
+    /// `ok`, `FAILED: why`, or `skipped: why`.
+    pub status: String,
+    pub build_options: String,
+    pub device: String,
+}
+
+impl Record {
+    pub fn new(
+        bench: &'static str,
+        name: impl Into<String>,
+        (w, h): (usize, usize),
+        ctx: &ClContext,
+    ) -> Self {
+        Self {
+            bench,
+            name: name.into(),
+            size: format!("{w}x{h}"),
+            width: w,
+            height: h,
+            device: ctx.device_name(),
+            build_options: crate::opencl::program::BASE_OPTIONS.into(),
+            ..Self::default()
+        }
+    }
+
+    pub fn pixels(&self) -> f64 {
+        (self.width * self.height) as f64
+    }
+
+    /// Fills the timing fields from `stats`, with GB/s for `bytes` moved per run.
+    pub fn timed(&mut self, stats: &runner::Stats, bytes: f64) {
+        self.runs = stats.runs;
+        self.median_ms = Some(stats.median_ms);
+        self.min_ms = Some(stats.min_ms);
+        self.max_ms = Some(stats.max_ms);
+        let s = stats.median_ms * 1e-3;
+        self.gbps = Some(bytes / s * 1e-9);
+        self.mpps = Some(self.pixels() / s * 1e-6);
+        self.verified = true;
+        self.status = "ok".into();
+    }
+
+    pub fn failed(&mut self, why: impl std::fmt::Display) {
+        self.verified = false;
+        self.status = format!("FAILED: {why}");
+    }
+}
+
+/// Parses `512`, `4000x3000` or a comma-separated list of them.
+pub fn parse_sizes(s: &str) -> Result<Vec<(usize, usize)>, String> {
+    s.split(',')
+        .map(|one| {
+            let one = one.trim();
+            let (w, h) = match one.split_once(['x', 'X']) {
+                Some((w, h)) => (w, h),
+                None => (one, one),
+            };
+            let parse = |v: &str| v.trim().parse::<usize>().ok().filter(|v| *v > 0);
+            match (parse(w), parse(h)) {
+                (Some(w), Some(h)) => Ok((w, h)),
+                _ => Err(format!(
+                    "'{one}' is not a size: use N or WxH with positive integers"
+                )),
+            }
+        })
+        .collect()
+}
+
+/// Runs one bench command end to end.
+pub fn run(command: &crate::cli::BenchCommand, quiet: bool) -> anyhow::Result<()> {
+    use crate::cli::BenchCommand;
+    let common = match command {
+        BenchCommand::Peak(c) | BenchCommand::Transpose(c) => c,
+        BenchCommand::Blur { common, .. } => common,
+    };
+    let opts = common.to_options(quiet);
+    if let Some(p) = &opts.plot {
+        anyhow::ensure!(
+            p.extension().is_some_and(|e| e.eq_ignore_ascii_case("svg")),
+            "{}: plots are written as SVG (name the file .svg)",
+            p.display()
+        );
+    }
+    let ctx = open_device(&opts.device)?;
+    let records = match command {
+        BenchCommand::Peak(_) => peak::run(&ctx, &opts)?,
+        BenchCommand::Transpose(_) => transpose::run(&ctx, &opts)?,
+        BenchCommand::Blur {
+            sigma, channels, ..
+        } => {
+            let b = blur::BlurBenchOptions {
+                sigmas: sigma.clone(),
+                channels: channels.iter().map(|&c| c as usize).collect(),
+            };
+            blur::run(&ctx, &opts, &b)?
+        }
+    };
+    let failed = records
+        .iter()
+        .filter(|r| r.status.starts_with("FAILED"))
+        .count();
+    anyhow::ensure!(
+        failed == 0,
+        "{failed} kernel(s) FAILED verification (see the status column)"
+    );
+    Ok(())
+}
+
+/// Benchmarks need an OpenCL device: `rust` or no device at all is an error here.
+pub fn open_device(choice: &DeviceChoice) -> anyhow::Result<ClContext> {
+    let info = device::select(choice)?
+        .context("bench needs an OpenCL device, and none was found (gblur devices lists them)")?;
+    Ok(ClContext::new(info)?)
+}
+
+/// A progress bar on stderr for a sweep of `total` measurements; indicatif hides it when
+/// stderr is not a terminal, and `--quiet` hides it always.
+pub fn progress(total: usize, quiet: bool) -> indicatif::ProgressBar {
+    if quiet {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::new(total as u64);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{bar:30} {pos}/{len} {elapsed_precise} ETA {eta} {msg}",
+        )
+        .expect("valid template"),
+    );
+    bar
+}
+
+/// Deterministic values in [0, 1).
+pub fn noise(n: usize) -> Vec<f32> {
+    noise_seeded(n, 7)
+}
+
+pub fn noise_seeded(n: usize, seed: u64) -> Vec<f32> {
+    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    (0..n)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            (s >> 40) as f32 / (1u64 << 24) as f32
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse() {
+        assert_eq!(
+            parse_sizes("512, 4000x3000").unwrap(),
+            vec![(512, 512), (4000, 3000)]
+        );
+        assert!(parse_sizes("0").is_err());
+        assert!(parse_sizes("12xq").is_err());
+    }
+}

@@ -1,0 +1,211 @@
+//! Bench results out: a table per sweep on stdout, and on request JSON (stdout), CSV, Markdown
+//! and an SVG plot of MP/s against image size. One `Record` type feeds all of them
+//! (hyperfine's `export` module is the model).
+
+use super::{BenchOptions, Record};
+use anyhow::Context as _;
+use plotters::prelude::*;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::Path;
+
+/// One column of a table: its header and how to print a record's value.
+pub struct Column {
+    pub header: &'static str,
+    pub value: fn(&Record) -> String,
+}
+
+pub fn opt(v: Option<f64>, decimals: usize) -> String {
+    v.map(|v| format!("{v:.decimals$}"))
+        .unwrap_or_else(|| "-".into())
+}
+
+pub fn spread(r: &Record) -> String {
+    match (r.min_ms, r.max_ms) {
+        (Some(a), Some(b)) => format!("{a:.3}–{b:.3}"),
+        _ => "-".into(),
+    }
+}
+
+pub fn status(r: &Record) -> String {
+    r.status.clone()
+}
+
+fn rows(records: &[Record], columns: &[Column]) -> Vec<Vec<String>> {
+    records
+        .iter()
+        .map(|r| columns.iter().map(|c| (c.value)(r)).collect())
+        .collect()
+}
+
+/// A plain aligned table.
+pub fn table(records: &[Record], columns: &[Column]) -> String {
+    let body = rows(records, columns);
+    let widths: Vec<usize> = columns
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            body.iter()
+                .map(|r| r[i].chars().count())
+                .chain([c.header.len()])
+                .max()
+                .unwrap()
+        })
+        .collect();
+    let mut s = String::new();
+    let line = |cells: Vec<String>, s: &mut String| {
+        let cells: Vec<String> = cells
+            .iter()
+            .zip(&widths)
+            .enumerate()
+            .map(|(i, (c, w))| {
+                if i < 2 {
+                    format!("{c:<w$}")
+                } else {
+                    format!("{c:>w$}")
+                }
+            })
+            .collect();
+        let _ = writeln!(s, "{}", cells.join("  ").trim_end());
+    };
+    line(
+        columns.iter().map(|c| c.header.to_string()).collect(),
+        &mut s,
+    );
+    for r in body {
+        line(r, &mut s);
+    }
+    s
+}
+
+pub fn markdown(records: &[Record], columns: &[Column]) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "| {} |",
+        columns
+            .iter()
+            .map(|c| c.header)
+            .collect::<Vec<_>>()
+            .join(" | ")
+    );
+    let _ = writeln!(
+        s,
+        "|{}",
+        columns
+            .iter()
+            .enumerate()
+            .map(|(i, _)| if i < 2 { "---|" } else { "---:|" })
+            .collect::<String>()
+    );
+    for r in rows(records, columns) {
+        let _ = writeln!(s, "| {} |", r.join(" | "));
+    }
+    s
+}
+
+/// Writes everything the options ask for. `title` heads the table; `series` names the
+/// field that separates the plot's lines (usually the record's name).
+pub fn emit(
+    records: &[Record],
+    columns: &[Column],
+    title: &str,
+    opts: &BenchOptions,
+) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    if opts.json {
+        let _ = writeln!(out, "{}", serde_json::to_string_pretty(records)?);
+    } else {
+        let device = records.first().map(|r| r.device.as_str()).unwrap_or("");
+        let _ = writeln!(out, "{title} on {device}\n{}", table(records, columns));
+    }
+    if let Some(p) = &opts.csv {
+        let mut w =
+            csv::Writer::from_path(p).with_context(|| format!("{}: cannot write", p.display()))?;
+        for r in records {
+            w.serialize(r)
+                .with_context(|| format!("{}: cannot write", p.display()))?;
+        }
+        w.flush()?;
+    }
+    if let Some(p) = &opts.markdown {
+        std::fs::write(p, markdown(records, columns))
+            .with_context(|| format!("{}: cannot write", p.display()))?;
+    }
+    if let Some(p) = &opts.plot {
+        plot(records, title, p)?;
+    }
+    Ok(())
+}
+
+/// MP/s against megapixels, one line per record name, both axes logarithmic, as SVG. A
+/// sweep over several sigmas or channel counts plots the first of each, and says so.
+pub fn plot(records: &[Record], title: &str, path: &Path) -> anyhow::Result<()> {
+    let first = records
+        .first()
+        .map(|r| (r.channels, r.sigma))
+        .unwrap_or_default();
+    let mut series: BTreeMap<&str, Vec<(f64, f64)>> = BTreeMap::new();
+    let mut order: Vec<&str> = Vec::new();
+    for r in records.iter().filter(|r| (r.channels, r.sigma) == first) {
+        if let Some(m) = r.mpps {
+            if !order.contains(&r.name.as_str()) {
+                order.push(&r.name);
+            }
+            series
+                .entry(&r.name)
+                .or_default()
+                .push((r.pixels() * 1e-6, m));
+        }
+    }
+    anyhow::ensure!(
+        !series.is_empty(),
+        "nothing was measured, so there is nothing to plot"
+    );
+    let caption = match first {
+        (Some(c), Some(s)) => format!("{title}, {c} channel(s), sigma {s}"),
+        _ => title.to_string(),
+    };
+    let all = || series.values().flatten();
+    let (x0, x1) = all().fold((f64::MAX, f64::MIN), |(a, b), p| (a.min(p.0), b.max(p.0)));
+    let (y0, y1) = all().fold((f64::MAX, f64::MIN), |(a, b), p| (a.min(p.1), b.max(p.1)));
+    let root = SVGBackend::new(path, (1200, 640)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let (left, right) = root.split_horizontally(880);
+    let mut chart = ChartBuilder::on(&left)
+        .caption(caption, ("sans-serif", 18))
+        .margin(16)
+        .x_label_area_size(48)
+        .y_label_area_size(80)
+        .build_cartesian_2d(
+            (x0 * 0.7..x1 * 1.4).log_scale(),
+            (y0 * 0.7..y1 * 1.4).log_scale(),
+        )?;
+    chart
+        .configure_mesh()
+        .x_desc("image size (megapixels)")
+        .y_desc("MP/s (median)")
+        .x_label_formatter(&|v| format!("{v:.2}"))
+        .y_label_formatter(&|v| format!("{v:.0}"))
+        .draw()?;
+    for (i, name) in order.iter().enumerate() {
+        let mut pts = series[name].clone();
+        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let color = Palette99::pick(i).to_rgba();
+        chart.draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))?;
+        chart.draw_series(pts.into_iter().map(|p| Circle::new(p, 3, color.filled())))?;
+        let y = 40 + 22 * i as i32;
+        right.draw(&PathElement::new(
+            vec![(8, y), (34, y)],
+            color.stroke_width(3),
+        ))?;
+        right.draw(&Text::new(
+            name.to_string(),
+            (42, y - 7),
+            ("sans-serif", 14),
+        ))?;
+    }
+    root.present()?;
+    Ok(())
+}

@@ -1,0 +1,161 @@
+//! A tiny sweep of each bench command on the OpenCL device: structure and verification only
+//! (timings are never asserted).
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+fn skip() -> bool {
+    std::env::var_os("GBLUR_SKIP_OPENCL_TESTS").is_some()
+}
+
+fn bench(args: &[&str]) -> Vec<Value> {
+    let out = Command::cargo_bin("gblur")
+        .unwrap()
+        .arg("bench")
+        .args(args)
+        .args(["--runs", "2", "--json", "-q"])
+        .assert()
+        .success();
+    let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    v.as_array().unwrap().clone()
+}
+
+fn check_timed(r: &Value) {
+    assert_eq!(r["verified"], true, "{r}");
+    assert_eq!(r["status"], "ok", "{r}");
+    assert_eq!(r["runs"], 2);
+    let (lo, med, hi) = (
+        r["min_ms"].as_f64().unwrap(),
+        r["median_ms"].as_f64().unwrap(),
+        r["max_ms"].as_f64().unwrap(),
+    );
+    assert!(lo <= med && med <= hi, "{r}");
+    assert!(r["gbps"].as_f64().unwrap() > 0.0 && r["mpps"].as_f64().unwrap() > 0.0);
+    assert!(r["device"].as_str().unwrap().len() > 3);
+    assert!(r["build_options"].as_str().unwrap().contains("-cl-std"));
+}
+
+#[test]
+fn peak_measures_every_kernel() {
+    if skip() {
+        return;
+    }
+    let recs = bench(&["peak", "--sizes", "64"]);
+    let names: Vec<&str> = recs.iter().map(|r| r["name"].as_str().unwrap()).collect();
+    assert_eq!(&names[..3], ["copy float", "copy float4", "copy + 3 mad"]);
+    assert_eq!(recs.len(), 8);
+    for r in &recs {
+        check_timed(r);
+        assert!(r["pct_of_copy"].as_f64().is_some());
+    }
+    assert!(recs.iter().any(|r| r["build_options"]
+        .as_str()
+        .unwrap()
+        .contains("-DMAD_COUNT=24")));
+}
+
+#[test]
+fn transpose_covers_every_strategy_at_odd_sizes() {
+    if skip() {
+        return;
+    }
+    let recs = bench(&["transpose", "--sizes", "33x17,16"]);
+    assert_eq!(recs.len(), 2 * 8);
+    for r in &recs {
+        check_timed(r);
+    }
+    for s in [
+        "naive",
+        "local",
+        "skewed",
+        "padded",
+        "padded-skewed",
+        "tile32",
+        "tile32-skewed",
+    ] {
+        assert!(
+            recs.iter().any(|r| r["name"] == s && r["size"] == "33x17"),
+            "{s}"
+        );
+    }
+}
+
+#[test]
+fn blur_table_rows_are_checked_and_estimated() {
+    if skip() {
+        return;
+    }
+    let recs = bench(&[
+        "blur",
+        "--sizes",
+        "40x24",
+        "--sigma",
+        "1.5",
+        "--channels",
+        "1,4",
+    ]);
+    assert_eq!(recs.len(), 2 * 11);
+    for r in &recs {
+        check_timed(r);
+        assert!(r["estimate_mpps"].as_f64().unwrap() > 0.0);
+        assert!(r["accesses_per_pixel"].as_f64().unwrap() >= 2.0);
+    }
+    let conv = recs.iter().find(|r| r["name"] == "2D convolution").unwrap();
+    // radius ceil(3 * 1.5) = 5: (2 * 5 + 1)^2 taps + 1 write
+    assert_eq!(conv["accesses_per_pixel"], 122.0);
+}
+
+#[test]
+fn writes_csv_markdown_and_plot() {
+    if skip() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (csv, md, svg) = (
+        dir.path().join("t.csv"),
+        dir.path().join("t.md"),
+        dir.path().join("t.svg"),
+    );
+    Command::cargo_bin("gblur")
+        .unwrap()
+        .args([
+            "bench",
+            "transpose",
+            "--sizes",
+            "32,48",
+            "--runs",
+            "1",
+            "-q",
+        ])
+        .arg("--csv")
+        .arg(&csv)
+        .arg("--markdown")
+        .arg(&md)
+        .arg("--plot")
+        .arg(&svg)
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("tile32-skewed"));
+    let csv = std::fs::read_to_string(csv).unwrap();
+    assert_eq!(csv.lines().count(), 1 + 16);
+    assert!(csv.starts_with("bench,name,size"));
+    assert!(std::fs::read_to_string(md)
+        .unwrap()
+        .contains("| size | strategy |"));
+    let svg = std::fs::read_to_string(svg).unwrap();
+    assert!(svg.contains("<svg") && svg.contains("padded-skewed"));
+}
+
+#[test]
+fn bad_bench_arguments_are_usage_errors() {
+    Command::cargo_bin("gblur")
+        .unwrap()
+        .args(["bench", "transpose", "--sizes", "0"])
+        .assert()
+        .code(2);
+    Command::cargo_bin("gblur")
+        .unwrap()
+        .args(["bench", "blur", "--channels", "5"])
+        .assert()
+        .code(2);
+}
