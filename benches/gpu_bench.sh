@@ -1,13 +1,24 @@
 #!/usr/bin/env bash
-# The benchmark sweeps behind docs/BENCHMARKS.md, as run on the GPU machine.
-# Usage: benches/gpu_bench.sh GBLUR_BINARY OUT_DIR [DEVICE]
-set -euo pipefail
-bin=$1 out=$2 dev=${3:-gpu}
+# The benchmark sweeps behind docs/BENCHMARKS.md, as run on the GPU machine. Each step is
+# bounded in time and everything so far is packed into $pack after each step, so a cut-off
+# run still brings back what it measured.
+# Usage: benches/gpu_bench.sh GBLUR_BINARY OUT_DIR PACK.tgz [DEVICE]
+set -uo pipefail
+bin=$1 out=$2 pack=$3 dev=${4:-gpu}
 mkdir -p "$out"
+step() {
+    local name=$1
+    shift
+    echo "== $name $(date +%T)"
+    timeout 170 "$@" >"$out/$name.json" 2>"$out/$name.err" || echo "$name exited $?"
+    tar czf "$pack" -C "$out" .
+}
 "$bin" devices >"$out/devices.txt"
-"$bin" bench peak -d "$dev" --sizes 4096,8192 -q --markdown "$out/peak.md" --json >"$out/peak.json"
-"$bin" bench transpose -d "$dev" -q --markdown "$out/transpose.md" --plot "$out/transpose.svg" --json >"$out/transpose.json"
-"$bin" bench blur -d "$dev" --sizes 1024,2048,4096,8192 --sigma 5 --channels 1,4 -q \
-    --markdown "$out/blur.md" --plot "$out/blur.svg" --json >"$out/blur.json"
-"$bin" bench blur -d "$dev" --sizes 4096 --sigma 1,2,5,20,100 --channels 1 -q \
-    --markdown "$out/blur_sigma.md" --json >"$out/blur_sigma.json"
+step blur "$bin" bench blur -d "$dev" --sizes 4096,8192 --sigma 5 --channels 1,4 -q \
+    --markdown "$out/blur.md" --plot "$out/blur.svg" --json
+step transpose "$bin" bench transpose -d "$dev" -q --markdown "$out/transpose.md" --plot "$out/transpose.svg" --json
+step peak "$bin" bench peak -d "$dev" --sizes 4096,8192 -q --markdown "$out/peak.md" --json
+step blur_sizes "$bin" bench blur -d "$dev" --sizes 512,1024,2048 --sigma 5 --channels 1 -q \
+    --markdown "$out/blur_sizes.md" --plot "$out/blur_sizes.svg" --json
+step blur_sigma "$bin" bench blur -d "$dev" --sizes 4096 --sigma 1,20,100 --channels 1 -q \
+    --markdown "$out/blur_sigma.md" --json

@@ -139,12 +139,15 @@ pub struct BlurArgs {
     #[arg(long, value_enum, default_value_t = MethodArg::Auto)]
     pub method: MethodArg,
     /// transpose: column pass + transpose + column pass + transpose; direct: a row pass and
-    /// a column pass (the seed's version 1); auto: the fastest (transpose).
+    /// a column pass (the seed's version 1); blocked: block-parallel column passes with fused
+    /// transposes; auto: the fastest measured for the device class (GPU: blocked, CPU:
+    /// direct; see docs/BENCHMARKS.md).
     #[arg(long, value_enum, default_value_t = PipelineArg::Auto)]
     pub pipeline: PipelineArg,
-    /// The transpose kernel of the transpose pipeline.
-    #[arg(long, value_enum, default_value_t = TransposeArg::Tile32Skewed)]
-    pub transpose: TransposeArg,
+    /// The transpose kernel of the transpose pipeline (implies --pipeline transpose when
+    /// --pipeline is auto).
+    #[arg(long, value_enum)]
+    pub transpose: Option<TransposeArg>,
     /// auto, a device index or name substring from `gblur devices`, gpu, cpu, or rust (the
     /// built-in path).
     #[arg(short, long, default_value = "auto")]
@@ -179,6 +182,7 @@ pub enum PipelineArg {
     Auto,
     Transpose,
     Direct,
+    Blocked,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -213,7 +217,7 @@ impl BlurArgs {
     pub fn to_job(&self) -> BlurJob {
         let sigma_x = self.sigma_x.or(self.sigma).expect("clap requires a sigma");
         let sigma_y = self.sigma_y.or(self.sigma).expect("clap requires a sigma");
-        let transpose = match self.transpose {
+        let transpose = match self.transpose.unwrap_or(TransposeArg::Tile32Skewed) {
             TransposeArg::Naive => TransposeKind::Naive,
             TransposeArg::Local => TransposeKind::Local,
             TransposeArg::Skewed => TransposeKind::Skewed,
@@ -232,9 +236,13 @@ impl BlurArgs {
                 MethodArg::Recursive => Method::Recursive,
                 MethodArg::Fir => Method::Fir,
             },
-            pipeline: match self.pipeline {
-                PipelineArg::Direct => Pipeline::Direct,
-                PipelineArg::Auto | PipelineArg::Transpose => Pipeline::Transpose(transpose),
+            pipeline: match (self.pipeline, self.transpose) {
+                (PipelineArg::Direct, _) => Some(Pipeline::Direct),
+                (PipelineArg::Blocked, _) => Some(Pipeline::Blocked),
+                (PipelineArg::Transpose, _) | (PipelineArg::Auto, Some(_)) => {
+                    Some(Pipeline::Transpose(transpose))
+                }
+                (PipelineArg::Auto, None) => None,
             },
             device: DeviceChoice::parse(&self.device),
             linear: self.linear,

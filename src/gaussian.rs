@@ -130,6 +130,19 @@ impl RecursiveGaussian {
         out
     }
 
+    /// Per section, the homogeneous (zero-input) transition of the state `(y, d)` over `n`
+    /// samples, row-major 2×2: what block-parallel filtering (Nehab et al. 2011) needs to
+    /// carry a chunk's incoming state across the chunk. Built from the f32-rounded `eps` and
+    /// `q` the kernels use, so that it describes their recursion, not the f64 design.
+    pub fn transition(&self, n: usize) -> [[f64; 4]; 2] {
+        self.sections.map(|s| {
+            let (eps, q) = (s.eps as f32 as f64, s.q as f32 as f64);
+            // d' = -eps y + (1 - q) d;  y' = y + d'
+            let step = [1.0 - eps, 1.0 - q, -eps, 1.0 - q];
+            mat_pow(step, n)
+        })
+    }
+
     /// Exact impulse response of the designed filter at offset `n` (f64, closed form).
     pub fn impulse_response(&self, n: i64) -> f64 {
         let m = n.unsigned_abs() as f64;
@@ -146,6 +159,27 @@ impl RecursiveGaussian {
             .sum::<f64>()
             * scale
     }
+}
+
+fn mat_mul(a: [f64; 4], b: [f64; 4]) -> [f64; 4] {
+    [
+        a[0] * b[0] + a[1] * b[2],
+        a[0] * b[1] + a[1] * b[3],
+        a[2] * b[0] + a[3] * b[2],
+        a[2] * b[1] + a[3] * b[3],
+    ]
+}
+
+fn mat_pow(mut m: [f64; 4], mut n: usize) -> [f64; 4] {
+    let mut out = [1.0, 0.0, 0.0, 1.0];
+    while n > 0 {
+        if n & 1 == 1 {
+            out = mat_mul(out, m);
+        }
+        m = mat_mul(m, m);
+        n >>= 1;
+    }
+    out
 }
 
 /// Normalised sampled Gaussian taps `g[-r..=r]`: the reference every accuracy figure is
@@ -232,6 +266,22 @@ mod tests {
             let d1 = 2.0 * r * (omega / sigma).cos();
             assert!((s.eps - (1.0 - d1 + r * r)).abs() < 1e-14);
             assert!((s.q - (1.0 - r * r)).abs() < 1e-15);
+        }
+    }
+
+    #[test]
+    fn transition_is_the_zero_input_recursion() {
+        let g = RecursiveGaussian::new(4.0);
+        let t = g.transition(7);
+        for (s, m) in g.sections.iter().zip(t) {
+            let (eps, q) = (s.eps as f32 as f64, s.q as f32 as f64);
+            let (mut y, mut d) = (0.3, -0.2);
+            for _ in 0..7 {
+                d = -eps * y + (d - q * d);
+                y += d;
+            }
+            assert!((m[0] * 0.3 + m[1] * -0.2 - y).abs() < 1e-12);
+            assert!((m[2] * 0.3 + m[3] * -0.2 - d).abs() < 1e-12);
         }
     }
 

@@ -20,7 +20,8 @@ pub struct BlurJob {
     pub sigma_x: f64,
     pub sigma_y: f64,
     pub method: Method,
-    pub pipeline: Pipeline,
+    /// `None`: the fastest pipeline for the device (`Pipeline::fastest_for`).
+    pub pipeline: Option<Pipeline>,
     pub device: DeviceChoice,
     pub linear: bool,
     pub encode: EncodeOptions,
@@ -60,7 +61,10 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
     let ctx = match selected {
         Some(info) => {
             let ctx = ClContext::new(info).map_err(|e| JobError::Setup(e.into()))?;
-            pipeline::prepare(&ctx, &blur, job.pipeline).map_err(|e| JobError::Failed(e.into()))?;
+            let pipe = job
+                .pipeline
+                .unwrap_or_else(|| Pipeline::fastest_for(&ctx.info));
+            pipeline::prepare(&ctx, &blur, pipe).map_err(|e| JobError::Failed(e.into()))?;
             passes.push(host(SETUP, t));
             Some(ctx)
         }
@@ -89,7 +93,10 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
 
     let (mut blurred, device_name, backend, pipeline_name) = match &ctx {
         Some(ctx) => {
-            let (out, dev_passes) = pipeline::blur(ctx, planar, &blur, job.pipeline)
+            let pipe = job
+                .pipeline
+                .unwrap_or_else(|| Pipeline::fastest_for(&ctx.info));
+            let (out, dev_passes) = pipeline::blur(ctx, planar, &blur, pipe)
                 .with_context(|| {
                     format!(
                         "{}: blur on {} failed",
@@ -99,7 +106,7 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
                 })
                 .map_err(JobError::Failed)?;
             passes.extend(dev_passes);
-            (out, ctx.device_name(), "opencl", job.pipeline.describe())
+            (out, ctx.device_name(), "opencl", pipe.describe())
         }
         None => {
             let (out, cpu_passes) = cpu::blur(&planar, &blur);

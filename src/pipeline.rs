@@ -7,7 +7,7 @@
 //! seed's version 1: a row pass then a column pass, no transposes.
 
 use crate::filter::{Blur2d, LineFilter};
-use crate::opencl::program::{CONVOLUTION, RECURSIVE, TRANSPOSE};
+use crate::opencl::program::{BLOCKS, CONVOLUTION, RECURSIVE, TRANSPOSE};
 use crate::opencl::queue::Arg;
 use crate::opencl::{ClContext, ClError, Timed};
 use crate::planar::Planar;
@@ -93,16 +93,36 @@ impl fmt::Display for TransposeKind {
 pub enum Pipeline {
     Transpose(TransposeKind),
     Direct,
+    /// Block-parallel column passes with the transpose fused into their output
+    /// (kernels/recursive_blocks.cl): enough work-items to fill a GPU.
+    Blocked,
 }
 
 impl Pipeline {
+    /// The default per device class, from `gblur bench blur` (docs/BENCHMARKS.md): on GPUs
+    /// the blocked pipeline fills the device; on CPU devices (PoCL) the direct one wins,
+    /// because a work-item walking a row reads memory in order.
+    pub fn fastest_for(device: &crate::opencl::DeviceInfo) -> Pipeline {
+        if device.is_gpu() {
+            Pipeline::Blocked
+        } else {
+            Pipeline::Direct
+        }
+    }
+
     pub fn describe(self) -> String {
         match self {
             Pipeline::Transpose(t) => format!("transpose/{t}"),
             Pipeline::Direct => "direct".into(),
+            Pipeline::Blocked => "blocked".into(),
         }
     }
 }
+
+/// Rows per chunk of the blocked pipeline (BLOCK in kernels/recursive_blocks.cl).
+const BLOCK: usize = 32;
+/// Chunks per work-group of block_final (GROUP_CHUNKS).
+const GROUP_CHUNKS: usize = 4;
 
 /// What a pass moves, for the report's grouping and GB/s.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -147,22 +167,135 @@ enum Along {
 struct Run<'a> {
     ctx: &'a ClContext,
     timed: Vec<Enqueued>,
+    /// Scratch buffers that must live until the queue has finished.
+    keep: Vec<Buffer<f32>>,
 }
 
 /// Uploads a filter's coefficient block or taps (blocking: it is tiny, and a wait inside the
 /// sequence of kernels would show up as a gap in the timed span).
 fn upload_filter(ctx: &ClContext, f: &LineFilter) -> Result<Buffer<f32>, ClError> {
-    let data: Vec<f32> = match f {
-        LineFilter::Recursive { coefficients, .. } => coefficients.to_vec(),
-        LineFilter::Fir { taps, .. } => taps.clone(),
-    };
+    match f {
+        LineFilter::Recursive { coefficients, .. } => upload_floats(ctx, coefficients),
+        LineFilter::Fir { taps, .. } => upload_floats(ctx, taps),
+    }
+}
+
+/// A small read-only buffer holding `data`. Written without blocking: the in-order queue runs
+/// the write before any kernel enqueued after it, and the driver copies `data` before
+/// returning... which OpenCL does not promise, so the write is waited for instead.
+fn upload_floats(ctx: &ClContext, data: &[f32]) -> Result<Buffer<f32>, ClError> {
     let mut buf = ctx.buffer(data.len(), true)?;
-    ctx.write(&mut buf, &data, "coefficients")?;
-    ctx.finish()?;
+    ctx.write_blocking(&mut buf, data, "coefficients")?;
     Ok(buf)
 }
 
 impl Run<'_> {
+    /// One axis of the blocked pipeline: summaries, carries, final pass writing `dst`
+    /// transposed.
+    fn blocked(
+        &mut self,
+        f: &LineFilter,
+        coef: &Buffer<f32>,
+        src: &Buffer<f32>,
+        dst: &Buffer<f32>,
+        (w, h, planes): (usize, usize, usize),
+        axis: &str,
+    ) -> Result<(), ClError> {
+        let ctx = self.ctx;
+        let chunks = h.div_ceil(BLOCK);
+        let sum = ctx.buffer(8 * chunks * w * planes, false)?;
+        let g = crate::gaussian::RecursiveGaussian::new(f.sigma());
+        let (full, last) = (g.transition(BLOCK), g.transition(h - (chunks - 1) * BLOCK));
+        let carry: Vec<f32> = (0..2)
+            .flat_map(|s| {
+                full[s]
+                    .iter()
+                    .chain(&last[s])
+                    .map(|&v| v as f32)
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        let carry_buf = upload_floats(ctx, &carry)?;
+        let (w32, h32, c32) = (w as u32, h as u32, chunks as u32);
+        let n = (w * h * planes) as u64;
+
+        let k = ctx.kernel(BLOCKS, "block_summary", "")?;
+        let args = [
+            Arg::Buf(src),
+            Arg::Buf(&sum),
+            Arg::Buf(coef),
+            Arg::U32(w32),
+            Arg::U32(h32),
+            Arg::U32(c32),
+        ];
+        let t = ctx.run(
+            &k,
+            &args,
+            &[w, chunks, planes],
+            None,
+            &format!("block summaries ({axis})"),
+        )?;
+        self.timed.push(Enqueued {
+            timed: t,
+            kind: PassKind::Filter,
+            bytes: n * 4 + n * 32 / BLOCK as u64,
+        });
+
+        let k = ctx.kernel(BLOCKS, "block_carry", "")?;
+        let args = [
+            Arg::Buf(src),
+            Arg::Buf(&sum),
+            Arg::Buf(coef),
+            Arg::Buf(&carry_buf),
+            Arg::U32(w32),
+            Arg::U32(h32),
+            Arg::U32(c32),
+        ];
+        let t = ctx.run(
+            &k,
+            &args,
+            &[w, planes],
+            None,
+            &format!("block carries ({axis})"),
+        )?;
+        self.timed.push(Enqueued {
+            timed: t,
+            kind: PassKind::Filter,
+            bytes: n * 64 / BLOCK as u64,
+        });
+
+        let k = ctx.kernel(BLOCKS, "block_final", "")?;
+        let args = [
+            Arg::Buf(src),
+            Arg::Buf(dst),
+            Arg::Buf(&sum),
+            Arg::Buf(coef),
+            Arg::U32(w32),
+            Arg::U32(h32),
+            Arg::U32(c32),
+        ];
+        let global = [
+            w.div_ceil(BLOCK) * BLOCK,
+            chunks.div_ceil(GROUP_CHUNKS) * GROUP_CHUNKS,
+            planes,
+        ];
+        let t = ctx.run(
+            &k,
+            &args,
+            &global,
+            Some(&[BLOCK, GROUP_CHUNKS, 1]),
+            &format!("block final + transpose ({axis})"),
+        )?;
+        self.timed.push(Enqueued {
+            timed: t,
+            kind: PassKind::Filter,
+            bytes: n * 12 + n * 32 / BLOCK as u64,
+        });
+        // The summary and carry buffers must outlive the kernels that read them.
+        self.keep.extend([sum, carry_buf]);
+        Ok(())
+    }
+
     #[allow(clippy::too_many_arguments)]
     fn filter(
         &mut self,
@@ -270,8 +403,15 @@ pub fn prepare(ctx: &ClContext, blur: &Blur2d, pipeline: Pipeline) -> Result<(),
             ctx.kernel(CONVOLUTION, "fir_x", "")?;
         }
     }
-    if let Pipeline::Transpose(kind) = pipeline {
-        ctx.kernel(TRANSPOSE, kind.kernel_name(), "")?;
+    match pipeline {
+        Pipeline::Transpose(kind) => {
+            ctx.kernel(TRANSPOSE, kind.kernel_name(), "")?;
+        }
+        Pipeline::Blocked => {
+            ctx.kernel(BLOCKS, "block_final", "")?;
+            ctx.kernel(TRANSPOSE, TransposeKind::DEFAULT.kernel_name(), "")?;
+        }
+        Pipeline::Direct => {}
     }
     Ok(())
 }
@@ -347,6 +487,7 @@ pub fn enqueue(
     let mut run = Run {
         ctx,
         timed: Vec::new(),
+        keep: Vec::new(),
     };
     match pipeline {
         Pipeline::Transpose(kind) => {
@@ -383,9 +524,38 @@ pub fn enqueue(
                 "column pass (y)",
             )?;
         }
+        Pipeline::Blocked => {
+            // Each axis leaves its result transposed, so after y then x the image is upright.
+            let mut in_a = true;
+            let axes = [
+                (&blur.y, &cy, (w, h, c), "y"),
+                (&blur.x, &cx, (h, w, c), "x"),
+            ];
+            for (f, coef, dims, axis) in axes {
+                let (cur, other) = if in_a { (a, b) } else { (b, a) };
+                if f.is_recursive() {
+                    run.blocked(f, coef, cur, other, dims, axis)?;
+                    in_a = !in_a;
+                } else {
+                    let name = format!("fir pass ({axis})");
+                    run.filter(f, coef, cur, other, dims, Along::Columns, &name)?;
+                    let name = format!("transpose ({axis})");
+                    run.transpose(TransposeKind::DEFAULT, other, cur, dims, &name)?;
+                }
+            }
+            if !in_a {
+                let t = ctx.copy(b, a, img.len(), "copy back")?;
+                run.timed.push(Enqueued {
+                    timed: t,
+                    kind: PassKind::Transfer,
+                    bytes: img.len() as u64 * 8,
+                });
+            }
+        }
     }
-    // The coefficient buffers must live until their kernels ran.
+    // The coefficient and scratch buffers must live until their kernels ran.
     ctx.finish()?;
+    drop(run.keep);
     Ok(run.timed)
 }
 

@@ -49,25 +49,34 @@ fn blurs_every_sample_keeping_channels_and_depth() {
     }
 }
 
-#[test]
-fn json_report_names_every_pass() {
+fn json_report(extra: &[&str]) -> serde_json::Value {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("o.png");
     let assert = gblur()
         .arg(fixture("samples/coffee.png"))
         .arg(&out)
         .args(["--sigma", "5", "--json", "-q"])
+        .args(extra)
         .assert()
         .success();
-    let v: serde_json::Value = serde_json::from_slice(&assert.get_output().stdout).unwrap();
-    let names: Vec<&str> = v["passes"]
+    serde_json::from_slice(&assert.get_output().stdout).unwrap()
+}
+
+fn pass_names(v: &serde_json::Value) -> Vec<String> {
+    v["passes"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|p| p["name"].as_str().unwrap())
-        .collect();
+        .map(|p| p["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn json_report_names_every_pass() {
+    let v = json_report(&[]);
+    let names = pass_names(&v);
     for want in ["decode", "encode"] {
-        assert!(names.contains(&want), "{names:?}");
+        assert!(names.iter().any(|n| n == want), "{names:?}");
     }
     assert_eq!(v["method"], "recursive");
     assert_eq!(v["input"]["width"], 600);
@@ -76,19 +85,59 @@ fn json_report_names_every_pass() {
         assert!(["transfer", "filter", "transpose", "host", "setup"]
             .contains(&p["kind"].as_str().unwrap()));
     }
-    if opencl_expected() {
-        assert_eq!(v["backend"], "opencl");
-        for want in [
-            "upload",
-            "column pass 1 (y)",
-            "transpose 1",
-            "column pass 2 (x)",
-            "transpose 2",
-            "download",
-        ] {
-            assert!(names.contains(&want), "{names:?}");
+    if !opencl_expected() {
+        return;
+    }
+    assert_eq!(v["backend"], "opencl");
+    // auto picks per device class; whichever ran, the report names its passes.
+    let auto = v["pipeline"].as_str().unwrap().to_string();
+    assert!(["direct", "blocked"].contains(&auto.as_str()), "{auto}");
+    for (args, pipeline, passes) in [
+        (
+            &["--pipeline", "transpose"][..],
+            "transpose/tile32-skewed",
+            &[
+                "upload",
+                "column pass 1 (y)",
+                "transpose 1",
+                "column pass 2 (x)",
+                "transpose 2",
+                "download",
+            ][..],
+        ),
+        (
+            &["--transpose", "padded"][..],
+            "transpose/padded",
+            &["transpose 1", "transpose 2"][..],
+        ),
+        (
+            &["--pipeline", "direct"][..],
+            "direct",
+            &["upload", "row pass (x)", "column pass (y)", "download"][..],
+        ),
+        (
+            &["--pipeline", "blocked"][..],
+            "blocked",
+            &[
+                "block summaries (y)",
+                "block carries (y)",
+                "block final + transpose (y)",
+                "block final + transpose (x)",
+            ][..],
+        ),
+    ] {
+        let v = json_report(args);
+        assert_eq!(v["pipeline"], pipeline);
+        let names = pass_names(&v);
+        for want in passes {
+            assert!(names.iter().any(|n| n == want), "{pipeline}: {names:?}");
         }
-        assert_eq!(v["pipeline"], "transpose/tile32-skewed");
+        if pipeline == auto {
+            assert_eq!(
+                pass_names(&json_report(&[])),
+                names.iter().map(|s| s.to_string()).collect::<Vec<_>>()
+            );
+        }
     }
 }
 
@@ -141,7 +190,10 @@ fn every_strategy_and_device_gives_the_same_image() {
         open(&out).to_rgba8()
     };
     let reference = run(&["--device", "rust"], "rust.png");
-    let mut variants = vec![run(&["--pipeline", "direct"], "direct.png")];
+    let mut variants = vec![
+        run(&["--pipeline", "direct"], "direct.png"),
+        run(&["--pipeline", "blocked"], "blocked.png"),
+    ];
     for t in [
         "naive",
         "local",

@@ -29,9 +29,23 @@ fn every_pipeline_matches_the_reference() {
     let img = common::noise(67, 45, 3, 1);
     let blur = Blur2d::new(Method::Recursive, 3.5, 2.25);
     check(&ctx, &img, &blur, Pipeline::Direct);
+    check(&ctx, &img, &blur, Pipeline::Blocked);
     for t in TransposeKind::ALL {
         check(&ctx, &img, &blur, Pipeline::Transpose(t));
     }
+    let tall = common::noise(45, 301, 2, 9);
+    check(
+        &ctx,
+        &tall,
+        &Blur2d::new(Method::Recursive, 40.0, 3.0),
+        Pipeline::Blocked,
+    );
+    check(
+        &ctx,
+        &tall,
+        &Blur2d::new(Method::Auto, 1.0, 7.0),
+        Pipeline::Blocked,
+    );
     let fir = Blur2d::new(Method::Fir, 1.2, 0.7);
     check(&ctx, &img, &fir, Pipeline::Direct);
     check(
@@ -50,6 +64,7 @@ fn degenerate_sizes() {
         for m in [Method::Recursive, Method::Fir] {
             let blur = Blur2d::new(m, 1.5, 4.0);
             check(&ctx, &img, &blur, Pipeline::Direct);
+            check(&ctx, &img, &blur, Pipeline::Blocked);
             for t in TransposeKind::ALL {
                 check(&ctx, &img, &blur, Pipeline::Transpose(t));
             }
@@ -61,14 +76,18 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
     #[test]
     fn random_sizes_sigmas_channels_strategies(
-        w in 1usize..90, h in 1usize..90, c in 1usize..=4,
+        w in 1usize..150, h in 1usize..150, c in 1usize..=4,
         sx in 0.5f64..60.0, sy in 0.5f64..60.0,
-        t in 0usize..8, method in 0usize..3, seed in any::<u64>(),
+        t in 0usize..9, method in 0usize..3, seed in any::<u64>(),
     ) {
         let Some(ctx) = common::context() else { return Ok(()) };
         let img = common::noise(w, h, c, seed);
         let m = [Method::Auto, Method::Recursive, Method::Fir][method];
-        let pipe = if t == 7 { Pipeline::Direct } else { Pipeline::Transpose(TransposeKind::ALL[t]) };
+        let pipe = match t {
+            7 => Pipeline::Direct,
+            8 => Pipeline::Blocked,
+            _ => Pipeline::Transpose(TransposeKind::ALL[t]),
+        };
         check(&ctx, &img, &Blur2d::new(m, sx, sy), pipe);
     }
 }

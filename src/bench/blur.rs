@@ -51,6 +51,7 @@ impl Row {
             Row::Separable => "separable convolution".into(),
             Row::Recursive(Pipeline::Direct) => "recursive, direct (row + column)".into(),
             Row::Recursive(Pipeline::Transpose(t)) => format!("recursive, V+T+V+T {t}"),
+            Row::Recursive(Pipeline::Blocked) => "recursive, blocked (fused transpose)".into(),
         }
     }
 
@@ -63,6 +64,9 @@ impl Row {
             Row::Separable => (2.0 * taps + 2.0, 4.0 * taps),
             Row::Recursive(Pipeline::Direct) => (10.0, 2.0 * RECURSIVE_PASS_FLOPS),
             Row::Recursive(Pipeline::Transpose(_)) => (14.0, 2.0 * RECURSIVE_PASS_FLOPS),
+            // Per axis: summaries read 1 and write 1/4, carries move 1/2, the final pass reads
+            // the input twice (the second time mostly from cache), reads 1/4 and writes 1.
+            Row::Recursive(Pipeline::Blocked) => (10.0, 4.0 * RECURSIVE_PASS_FLOPS),
         }
     }
 }
@@ -83,6 +87,7 @@ pub fn run(
         Row::Recursive(Pipeline::Direct),
     ];
     rows.extend(TransposeKind::ALL.map(|t| Row::Recursive(Pipeline::Transpose(t))));
+    rows.push(Row::Recursive(Pipeline::Blocked));
     let total = sizes.len() * blur_opts.sigmas.len() * blur_opts.channels.len() * rows.len();
     let bar = super::progress(total, opts.quiet);
     let mut records = Vec::new();

@@ -27,11 +27,19 @@ pub const COPY: KernelSource = KernelSource {
     text: include_str!("../../kernels/copy.cl"),
 };
 
-pub const ALL_SOURCES: [KernelSource; 4] = [RECURSIVE, TRANSPOSE, CONVOLUTION, COPY];
+pub const BLOCKS: KernelSource = KernelSource {
+    file: "recursive_blocks.cl",
+    text: include_str!("../../kernels/recursive_blocks.cl"),
+};
+
+pub const ALL_SOURCES: [KernelSource; 5] = [RECURSIVE, TRANSPOSE, CONVOLUTION, COPY, BLOCKS];
 
 /// Every (source, kernel) pair the Rust side enqueues.
 pub const KERNELS: &[(KernelSource, &str)] = &[
     (RECURSIVE, "recursive_line"),
+    (BLOCKS, "block_summary"),
+    (BLOCKS, "block_carry"),
+    (BLOCKS, "block_final"),
     (CONVOLUTION, "fir_x"),
     (CONVOLUTION, "fir_y"),
     (CONVOLUTION, "conv2d"),
@@ -59,7 +67,7 @@ mod tests {
         text.match_indices(name).any(|(i, _)| {
             let before = text[..i].chars().last();
             let after = text[i + name.len()..].chars().next();
-            matches!(before, Some(' ' | '(')) && matches!(after, Some('(' | ','))
+            matches!(before, Some(' ' | '(' | '\n')) && matches!(after, Some('(' | ','))
         })
     }
 

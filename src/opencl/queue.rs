@@ -129,6 +129,25 @@ impl ClContext {
         })
     }
 
+    /// Blocking upload, for small data whose host copy does not outlive the call.
+    pub fn write_blocking(
+        &self,
+        buf: &mut Buffer<f32>,
+        data: &[f32],
+        name: &str,
+    ) -> Result<Timed, ClError> {
+        // SAFETY: the call returns only after the data has been copied.
+        let event = unsafe {
+            self.queue
+                .enqueue_write_buffer(buf, CL_BLOCKING, 0, data, &[])
+        }
+        .map_err(|e| api(&self.info, "uploading", e))?;
+        Ok(Timed {
+            name: name.into(),
+            event,
+        })
+    }
+
     /// Blocking download of the whole buffer into `data`.
     pub fn read(&self, buf: &Buffer<f32>, data: &mut [f32], name: &str) -> Result<Timed, ClError> {
         // SAFETY: blocking read into a slice of the buffer's length.
@@ -179,6 +198,41 @@ impl ClContext {
         Ok(Timed {
             name: name.into(),
             event,
+        })
+    }
+
+    /// Device-side copy of `len` floats.
+    pub fn copy(
+        &self,
+        src: &Buffer<f32>,
+        dst: &Buffer<f32>,
+        len: usize,
+        name: &str,
+    ) -> Result<Timed, ClError> {
+        use opencl3::memory::ClMem;
+        // SAFETY: both buffers hold at least `len` floats (callers pass same-sized buffers).
+        let event = unsafe {
+            cl3::command_queue::enqueue_copy_buffer(
+                self.queue.get(),
+                src.get(),
+                dst.get(),
+                0,
+                0,
+                len * 4,
+                0,
+                ptr::null(),
+            )
+        }
+        .map_err(|e| {
+            api(
+                &self.info,
+                "copying a buffer",
+                opencl3::error_codes::ClError(e),
+            )
+        })?;
+        Ok(Timed {
+            name: name.into(),
+            event: Event::new(event),
         })
     }
 
