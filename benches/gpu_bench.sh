@@ -3,12 +3,14 @@
 # bounded in time and everything so far is packed into $pack after each step, so a cut-off
 # run still brings back what it measured.
 # Usage: benches/gpu_bench.sh GBLUR_BINARY OUT_DIR PACK.tgz [DEVICE]
+# SKIP="transpose peak" leaves those steps out.
 set -uo pipefail
 bin=$1 out=$2 pack=$3 dev=${4:-gpu}
 mkdir -p "$out"
 step() {
     local name=$1
     shift
+    case " ${SKIP:-} " in *" $name "*) return ;; esac
     echo "== $name $(date +%T)"
     timeout 170 "$@" >"$out/$name.json" 2>"$out/$name.err" || echo "$name exited $?"
     tar czf "$pack" -C "$out" .

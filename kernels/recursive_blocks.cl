@@ -3,26 +3,33 @@
 // One work-item per column cannot fill a GPU: a 4096-wide image gives 4096 work-items against
 // the hundreds of thousands a large GPU keeps in flight. Following Nehab, Maximo, Lima & Hoppe,
 // "GPU-Efficient Recursive Filtering and Summed-Area Tables" (SIGGRAPH Asia 2011), each column
-// is cut into chunks of BLOCK rows, and the filter of src/gaussian.rs (two 2nd-order sections
+// is cut into chunks of CHUNK rows, and the filter of src/gaussian.rs (two 2nd-order sections
 // in delta form, causal + anticausal, first sample subtracted) runs in three kernels:
 //
 //   block_summary  every chunk filtered from a zero state: the causal state it hands to the
 //                  next chunk and the anticausal state it hands to the previous one;
 //   block_carry    per column, a short sequential walk over the chunks that turns those into
-//                  each chunk's true incoming states: in[k+1] = T^BLOCK in[k] + zero_state[k],
+//                  each chunk's true incoming states: in[k+1] = T^CHUNK in[k] + zero_state[k],
 //                  T being a section's homogeneous (y, d) transition, T^n computed on the host;
-//   block_final    every chunk filtered again from its true states; its BLOCK×BLOCK tile goes
+//                  the causal and anticausal walks run as separate work-items;
+//   block_final    every chunk filtered again from its true states; its CHUNK×TILE tile goes
 //                  through local memory and is written transposed, so two passes (y, then x)
 //                  blur both axes and end in the original orientation.
 //
 // Layout: plane p, column x, row y of src at src[p * plane + y * width + x]; dst is the
 // transposed plane, dst[p * plane + x * height + y]. Summaries: 8 floats per (plane, chunk,
 // column): causal (ya, da, yb, db) then anticausal (ya, da, yb, db).
-// coef: the 16-float block of recursive_gaussian.cl. carry: per section T^BLOCK then
+// coef: the 16-float block of recursive_gaussian.cl. carry: per section T^CHUNK then
 // T^last (row-major 2×2), where `last` is the length of the final chunk.
+//
+// CHUNK sets the length of the carry's sequential walk (chunks = height / CHUNK steps, each
+// waiting on a memory load) against the summaries' size (8 floats per CHUNK samples).
 
-#ifndef BLOCK
-#define BLOCK 32
+#ifndef CHUNK
+#define CHUNK 64
+#endif
+#ifndef TILE
+#define TILE 32
 #endif
 #ifndef GROUP_CHUNKS
 #define GROUP_CHUNKS 4
@@ -55,7 +62,7 @@ __kernel void block_summary(__global const float *src, __global float *sum,
     const size_t plane = (size_t)width * height;
     __global const float *in = src + p * plane + x;
     const float x0 = in[0];
-    const uint y0 = k * BLOCK, n = min((uint)BLOCK, height - y0);
+    const uint y0 = k * CHUNK, n = min((uint)CHUNK, height - y0);
 
     float ya = 0.0f, da = 0.0f, yb = 0.0f, db = 0.0f;
     float xp = k == 0 ? 0.0f : in[(size_t)(y0 - 1) * width] - x0;
@@ -93,69 +100,72 @@ __kernel void block_summary(__global const float *src, __global float *sum,
         D = nd;                                                                             \
     }
 
+// One work-item per (column, plane, direction). Each step loads the next chunk's zero-state
+// summary before storing the current state, so the load's latency overlaps the arithmetic.
 __kernel void block_carry(__global const float *src, __global float *sum,
                           __constant float *coef, __constant float *carry, uint width,
                           uint height, uint chunks)
 {
-    const uint x = get_global_id(0), p = get_global_id(1);
+    const uint x = get_global_id(0), p = get_global_id(1), anticausal = get_global_id(2);
     if (x >= width)
         return;
-    const float ga = coef[6], gb = coef[14];
     __constant float *full_a = carry, *last_a = carry + 4, *full_b = carry + 8,
                      *last_b = carry + 12;
-    const size_t plane = (size_t)width * height;
-    __global float *s = sum + (size_t)p * chunks * 8 * width + x;
+    const size_t plane = (size_t)width * height, stride = (size_t)8 * width;
+    __global float *s = sum + (size_t)p * chunks * stride + x + (anticausal ? 4 * width : 0);
 
-    // Causal: the state entering chunk 0 is zero (first sample subtracted).
     float ya = 0.0f, da = 0.0f, yb = 0.0f, db = 0.0f;
-    for (uint k = 0; k < chunks; k++) {
-        __global float *c = s + (size_t)k * 8 * width;
-        const float za = c[0], zda = c[width], zb = c[2 * width], zdb = c[3 * width];
-        c[0] = ya;
-        c[width] = da;
-        c[2 * width] = yb;
-        c[3 * width] = db;
-        APPLY(full_a, ya, da, za, zda)
-        APPLY(full_b, yb, db, zb, zdb)
+    if (anticausal) {
+        // The state entering the last chunk is the steady state of the clamped edge.
+        __global const float *in = src + p * plane + x;
+        const float xl = in[(size_t)(height - 1) * width] - in[0];
+        ya = coef[6] * xl;
+        yb = coef[14] * xl;
     }
-
-    // Anticausal: the state entering the last chunk is the steady state of the clamped edge.
-    __global const float *in = src + p * plane + x;
-    const float xl = in[(size_t)(height - 1) * width] - in[0];
-    ya = ga * xl;
-    yb = gb * xl;
-    da = db = 0.0f;
-    for (uint k = chunks; k-- > 0;) {
-        __global float *c = s + (size_t)k * 8 * width + 4 * width;
-        const float za = c[0], zda = c[width], zb = c[2 * width], zdb = c[3 * width];
+    // Causal walks k = 0, 1, ...; anticausal walks k = chunks - 1, chunks - 2, ...
+    const int step = anticausal ? -1 : 1;
+    int k = anticausal ? (int)chunks - 1 : 0;
+    __global float *c = s + (size_t)k * stride;
+    float za = c[0], zda = c[width], zb = c[2 * width], zdb = c[3 * width];
+    for (uint i = 0; i < chunks; i++, k += step) {
+        __global float *next = c + step * (long)stride;
+        float na = 0.0f, nda = 0.0f, nb = 0.0f, ndb = 0.0f;
+        if (i + 1 < chunks) {
+            na = next[0];
+            nda = next[width];
+            nb = next[2 * width];
+            ndb = next[3 * width];
+        }
         c[0] = ya;
         c[width] = da;
         c[2 * width] = yb;
         c[3 * width] = db;
-        if (k == chunks - 1) {
-            APPLY(last_a, ya, da, za, zda)
-            APPLY(last_b, yb, db, zb, zdb)
-        } else {
-            APPLY(full_a, ya, da, za, zda)
-            APPLY(full_b, yb, db, zb, zdb)
-        }
+        // The anticausal walk starts at the last chunk, which may be shorter.
+        const bool short_chunk = anticausal && i == 0;
+        APPLY(short_chunk ? last_a : full_a, ya, da, za, zda)
+        APPLY(short_chunk ? last_b : full_b, yb, db, zb, zdb)
+        za = na;
+        zda = nda;
+        zb = nb;
+        zdb = ndb;
+        c = next;
     }
 }
 
-__kernel __attribute__((reqd_work_group_size(BLOCK, GROUP_CHUNKS, 1))) void
+__kernel __attribute__((reqd_work_group_size(TILE, GROUP_CHUNKS, 1))) void
 block_final(__global const float *src, __global float *dst, __global const float *sum,
             __constant float *coef, uint width, uint height, uint chunks)
 {
-    __local float tile[GROUP_CHUNKS][BLOCK][BLOCK + 1];
+    __local float tile[GROUP_CHUNKS][CHUNK][TILE + 1];
     const uint x = get_global_id(0), k = get_global_id(1), p = get_global_id(2);
     const uint lx = get_local_id(0), ly = get_local_id(1);
     const size_t plane = (size_t)width * height;
-    const uint y0 = k * BLOCK;
+    const uint y0 = k * CHUNK;
     if (x < width && k < chunks) {
         LOAD_COEF
         __global const float *in = src + p * plane + x;
         const float x0 = in[0];
-        const uint n = min((uint)BLOCK, height - y0);
+        const uint n = min((uint)CHUNK, height - y0);
         __global const float *s = sum + ((size_t)(p * chunks + k) * 8) * width + x;
 
         float ya = s[0], da = s[width], yb = s[2 * width], db = s[3 * width];
@@ -181,12 +191,12 @@ block_final(__global const float *src, __global float *dst, __global const float
         }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    // Row lx of this work-item's chunk, written along the transposed row: consecutive work-items
-    // write consecutive addresses.
-    const uint yy = y0 + lx;
-    if (k < chunks && yy < height) {
-        const uint xbase = get_group_id(0) * BLOCK;
-        for (uint j = 0; j < BLOCK && xbase + j < width; j++)
-            dst[p * plane + (size_t)(xbase + j) * height + yy] = tile[ly][lx][j];
+    // Rows lx, lx + TILE, ... of this work-item's chunk, written along the transposed rows:
+    // consecutive work-items write consecutive addresses.
+    if (k < chunks) {
+        const uint xbase = get_group_id(0) * TILE;
+        for (uint r = lx; r < CHUNK && y0 + r < height; r += TILE)
+            for (uint j = 0; j < TILE && xbase + j < width; j++)
+                dst[p * plane + (size_t)(xbase + j) * height + y0 + r] = tile[ly][r][j];
     }
 }

@@ -5,7 +5,7 @@ use crate::filter::Method;
 use crate::image_io::EncodeOptions;
 use crate::job::BlurJob;
 use crate::opencl::DeviceChoice;
-use crate::pipeline::{Pipeline, TransposeKind};
+use crate::pipeline::{PipelineChoice, TransposeKind};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use image::codecs::png::CompressionType;
 use std::path::PathBuf;
@@ -145,7 +145,8 @@ pub struct BlurArgs {
     #[arg(long, value_enum, default_value_t = PipelineArg::Auto)]
     pub pipeline: PipelineArg,
     /// The transpose kernel of the transpose pipeline (implies --pipeline transpose when
-    /// --pipeline is auto).
+    /// --pipeline is auto). Default: the fastest for the device class (GPU: tile32, CPU:
+    /// local).
     #[arg(long, value_enum)]
     pub transpose: Option<TransposeArg>,
     /// auto, a device index or name substring from `gblur devices`, gpu, cpu, or rust (the
@@ -217,7 +218,7 @@ impl BlurArgs {
     pub fn to_job(&self) -> BlurJob {
         let sigma_x = self.sigma_x.or(self.sigma).expect("clap requires a sigma");
         let sigma_y = self.sigma_y.or(self.sigma).expect("clap requires a sigma");
-        let transpose = match self.transpose.unwrap_or(TransposeArg::Tile32Skewed) {
+        let transpose = self.transpose.map(|t| match t {
             TransposeArg::Naive => TransposeKind::Naive,
             TransposeArg::Local => TransposeKind::Local,
             TransposeArg::Skewed => TransposeKind::Skewed,
@@ -225,7 +226,7 @@ impl BlurArgs {
             TransposeArg::PaddedSkewed => TransposeKind::PaddedSkewed,
             TransposeArg::Tile32 => TransposeKind::Tile32,
             TransposeArg::Tile32Skewed => TransposeKind::Tile32Skewed,
-        };
+        });
         BlurJob {
             input: self.input.clone().expect("clap requires IN"),
             output: self.output.clone().expect("clap requires OUT"),
@@ -236,13 +237,13 @@ impl BlurArgs {
                 MethodArg::Recursive => Method::Recursive,
                 MethodArg::Fir => Method::Fir,
             },
-            pipeline: match (self.pipeline, self.transpose) {
-                (PipelineArg::Direct, _) => Some(Pipeline::Direct),
-                (PipelineArg::Blocked, _) => Some(Pipeline::Blocked),
-                (PipelineArg::Transpose, _) | (PipelineArg::Auto, Some(_)) => {
-                    Some(Pipeline::Transpose(transpose))
+            pipeline: match (self.pipeline, transpose) {
+                (PipelineArg::Direct, _) => PipelineChoice::Direct,
+                (PipelineArg::Blocked, _) => PipelineChoice::Blocked,
+                (PipelineArg::Transpose, t) | (PipelineArg::Auto, t @ Some(_)) => {
+                    PipelineChoice::Transpose(t)
                 }
-                (PipelineArg::Auto, None) => None,
+                (PipelineArg::Auto, None) => PipelineChoice::Auto,
             },
             device: DeviceChoice::parse(&self.device),
             linear: self.linear,

@@ -3,7 +3,7 @@
 use crate::filter::{Blur2d, Method};
 use crate::image_io::{self, EncodeOptions};
 use crate::opencl::{device, ClContext, DeviceChoice};
-use crate::pipeline::{self, Pass, PassKind, Pipeline};
+use crate::pipeline::{self, Pass, PassKind, PipelineChoice};
 use crate::report::{ImageSummary, Report};
 use crate::{cpu, pixels};
 use anyhow::Context as _;
@@ -20,8 +20,7 @@ pub struct BlurJob {
     pub sigma_x: f64,
     pub sigma_y: f64,
     pub method: Method,
-    /// `None`: the fastest pipeline for the device (`Pipeline::fastest_for`).
-    pub pipeline: Option<Pipeline>,
+    pub pipeline: PipelineChoice,
     pub device: DeviceChoice,
     pub linear: bool,
     pub encode: EncodeOptions,
@@ -61,9 +60,7 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
     let ctx = match selected {
         Some(info) => {
             let ctx = ClContext::new(info).map_err(|e| JobError::Setup(e.into()))?;
-            let pipe = job
-                .pipeline
-                .unwrap_or_else(|| Pipeline::fastest_for(&ctx.info));
+            let pipe = job.pipeline.resolve(&ctx.info);
             pipeline::prepare(&ctx, &blur, pipe).map_err(|e| JobError::Failed(e.into()))?;
             passes.push(host(SETUP, t));
             Some(ctx)
@@ -93,9 +90,7 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
 
     let (mut blurred, device_name, backend, pipeline_name) = match &ctx {
         Some(ctx) => {
-            let pipe = job
-                .pipeline
-                .unwrap_or_else(|| Pipeline::fastest_for(&ctx.info));
+            let pipe = job.pipeline.resolve(&ctx.info);
             let (out, dev_passes) = pipeline::blur(ctx, planar, &blur, pipe)
                 .with_context(|| {
                     format!(

@@ -39,8 +39,19 @@ impl TransposeKind {
         Self::Tile32Skewed,
     ];
 
-    /// The default on every device class measured so far; see README "Timings".
-    pub const DEFAULT: TransposeKind = TransposeKind::Tile32Skewed;
+    /// The transpose used where no device class is known (the blocked pipeline's FIR axes).
+    pub const DEFAULT: TransposeKind = TransposeKind::Tile32;
+
+    /// The fastest strategy per device class, from `gblur bench transpose`
+    /// (docs/BENCHMARKS.md): on an H100, tile32 reaches 91–93% of the copy kernel at 4096²
+    /// and 8192²; on PoCL's CPU device the 16×16 local tile is fastest.
+    pub fn fastest_for(device: &crate::opencl::DeviceInfo) -> TransposeKind {
+        if device.is_gpu() {
+            TransposeKind::Tile32
+        } else {
+            TransposeKind::Local
+        }
+    }
 
     pub fn name(self) -> &'static str {
         match self {
@@ -89,22 +100,51 @@ impl fmt::Display for TransposeKind {
     }
 }
 
+/// What the user asked for; resolved against the device by `resolve`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PipelineChoice {
+    Auto,
+    /// The transpose pipeline; `None` picks the fastest transpose for the device.
+    Transpose(Option<TransposeKind>),
+    Direct,
+    Blocked,
+}
+
+impl PipelineChoice {
+    pub fn resolve(self, device: &crate::opencl::DeviceInfo) -> Pipeline {
+        match self {
+            PipelineChoice::Auto => Pipeline::fastest_for(device),
+            PipelineChoice::Transpose(t) => {
+                Pipeline::Transpose(t.unwrap_or_else(|| TransposeKind::fastest_for(device)))
+            }
+            PipelineChoice::Direct => Pipeline::Direct,
+            PipelineChoice::Blocked => Pipeline::BLOCKED,
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Pipeline {
     Transpose(TransposeKind),
     Direct,
     /// Block-parallel column passes with the transpose fused into their output
-    /// (kernels/recursive_blocks.cl): enough work-items to fill a GPU.
-    Blocked,
+    /// (kernels/recursive_blocks.cl): enough work-items to fill a GPU. `chunk` is the rows
+    /// per chunk (CHUNK in the kernel).
+    Blocked {
+        chunk: usize,
+    },
 }
 
 impl Pipeline {
+    /// The blocked pipeline with the chunk length measured best (docs/BENCHMARKS.md).
+    pub const BLOCKED: Pipeline = Pipeline::Blocked { chunk: 64 };
+
     /// The default per device class, from `gblur bench blur` (docs/BENCHMARKS.md): on GPUs
     /// the blocked pipeline fills the device; on CPU devices (PoCL) the direct one wins,
     /// because a work-item walking a row reads memory in order.
     pub fn fastest_for(device: &crate::opencl::DeviceInfo) -> Pipeline {
         if device.is_gpu() {
-            Pipeline::Blocked
+            Pipeline::BLOCKED
         } else {
             Pipeline::Direct
         }
@@ -114,15 +154,29 @@ impl Pipeline {
         match self {
             Pipeline::Transpose(t) => format!("transpose/{t}"),
             Pipeline::Direct => "direct".into(),
-            Pipeline::Blocked => "blocked".into(),
+            p @ Pipeline::Blocked { chunk } => {
+                if p == Pipeline::BLOCKED {
+                    "blocked".into()
+                } else {
+                    format!("blocked/c{chunk}")
+                }
+            }
         }
     }
 }
 
-/// Rows per chunk of the blocked pipeline (BLOCK in kernels/recursive_blocks.cl).
-const BLOCK: usize = 32;
-/// Chunks per work-group of block_final (GROUP_CHUNKS).
-const GROUP_CHUNKS: usize = 4;
+/// Columns per work-group of block_final (TILE in kernels/recursive_blocks.cl).
+const TILE: usize = 32;
+
+/// Build options of the blocked kernels for `chunk` rows per chunk: as many chunks per
+/// work-group as keep its local tile near 34 KB (under the 48 KB OpenCL devices promise).
+pub fn blocked_defines(chunk: usize) -> (String, usize) {
+    let group_chunks = (256 / chunk).clamp(1, 8);
+    (
+        format!("-DCHUNK={chunk} -DGROUP_CHUNKS={group_chunks}"),
+        group_chunks,
+    )
+}
 
 /// What a pass moves, for the report's grouping and GB/s.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -192,6 +246,7 @@ fn upload_floats(ctx: &ClContext, data: &[f32]) -> Result<Buffer<f32>, ClError> 
 impl Run<'_> {
     /// One axis of the blocked pipeline: summaries, carries, final pass writing `dst`
     /// transposed.
+    #[allow(clippy::too_many_arguments)]
     fn blocked(
         &mut self,
         f: &LineFilter,
@@ -200,12 +255,14 @@ impl Run<'_> {
         dst: &Buffer<f32>,
         (w, h, planes): (usize, usize, usize),
         axis: &str,
+        chunk: usize,
     ) -> Result<(), ClError> {
         let ctx = self.ctx;
-        let chunks = h.div_ceil(BLOCK);
+        let (defines, group_chunks) = blocked_defines(chunk);
+        let chunks = h.div_ceil(chunk);
         let sum = ctx.buffer(8 * chunks * w * planes, false)?;
         let g = crate::gaussian::RecursiveGaussian::new(f.sigma());
-        let (full, last) = (g.transition(BLOCK), g.transition(h - (chunks - 1) * BLOCK));
+        let (full, last) = (g.transition(chunk), g.transition(h - (chunks - 1) * chunk));
         let carry: Vec<f32> = (0..2)
             .flat_map(|s| {
                 full[s]
@@ -219,7 +276,7 @@ impl Run<'_> {
         let (w32, h32, c32) = (w as u32, h as u32, chunks as u32);
         let n = (w * h * planes) as u64;
 
-        let k = ctx.kernel(BLOCKS, "block_summary", "")?;
+        let k = ctx.kernel(BLOCKS, "block_summary", &defines)?;
         let args = [
             Arg::Buf(src),
             Arg::Buf(&sum),
@@ -238,10 +295,10 @@ impl Run<'_> {
         self.timed.push(Enqueued {
             timed: t,
             kind: PassKind::Filter,
-            bytes: n * 4 + n * 32 / BLOCK as u64,
+            bytes: n * 4 + n * 32 / chunk as u64,
         });
 
-        let k = ctx.kernel(BLOCKS, "block_carry", "")?;
+        let k = ctx.kernel(BLOCKS, "block_carry", &defines)?;
         let args = [
             Arg::Buf(src),
             Arg::Buf(&sum),
@@ -254,17 +311,17 @@ impl Run<'_> {
         let t = ctx.run(
             &k,
             &args,
-            &[w, planes],
+            &[w, planes, 2],
             None,
             &format!("block carries ({axis})"),
         )?;
         self.timed.push(Enqueued {
             timed: t,
             kind: PassKind::Filter,
-            bytes: n * 64 / BLOCK as u64,
+            bytes: n * 64 / chunk as u64,
         });
 
-        let k = ctx.kernel(BLOCKS, "block_final", "")?;
+        let k = ctx.kernel(BLOCKS, "block_final", &defines)?;
         let args = [
             Arg::Buf(src),
             Arg::Buf(dst),
@@ -275,21 +332,21 @@ impl Run<'_> {
             Arg::U32(c32),
         ];
         let global = [
-            w.div_ceil(BLOCK) * BLOCK,
-            chunks.div_ceil(GROUP_CHUNKS) * GROUP_CHUNKS,
+            w.div_ceil(TILE) * TILE,
+            chunks.div_ceil(group_chunks) * group_chunks,
             planes,
         ];
         let t = ctx.run(
             &k,
             &args,
             &global,
-            Some(&[BLOCK, GROUP_CHUNKS, 1]),
+            Some(&[TILE, group_chunks, 1]),
             &format!("block final + transpose ({axis})"),
         )?;
         self.timed.push(Enqueued {
             timed: t,
             kind: PassKind::Filter,
-            bytes: n * 12 + n * 32 / BLOCK as u64,
+            bytes: n * 12 + n * 32 / chunk as u64,
         });
         // The summary and carry buffers must outlive the kernels that read them.
         self.keep.extend([sum, carry_buf]);
@@ -407,8 +464,8 @@ pub fn prepare(ctx: &ClContext, blur: &Blur2d, pipeline: Pipeline) -> Result<(),
         Pipeline::Transpose(kind) => {
             ctx.kernel(TRANSPOSE, kind.kernel_name(), "")?;
         }
-        Pipeline::Blocked => {
-            ctx.kernel(BLOCKS, "block_final", "")?;
+        Pipeline::Blocked { chunk } => {
+            ctx.kernel(BLOCKS, "block_final", &blocked_defines(chunk).0)?;
             ctx.kernel(TRANSPOSE, TransposeKind::DEFAULT.kernel_name(), "")?;
         }
         Pipeline::Direct => {}
@@ -524,7 +581,7 @@ pub fn enqueue(
                 "column pass (y)",
             )?;
         }
-        Pipeline::Blocked => {
+        Pipeline::Blocked { chunk } => {
             // Each axis leaves its result transposed, so after y then x the image is upright.
             let mut in_a = true;
             let axes = [
@@ -534,7 +591,7 @@ pub fn enqueue(
             for (f, coef, dims, axis) in axes {
                 let (cur, other) = if in_a { (a, b) } else { (b, a) };
                 if f.is_recursive() {
-                    run.blocked(f, coef, cur, other, dims, axis)?;
+                    run.blocked(f, coef, cur, other, dims, axis, chunk)?;
                     in_a = !in_a;
                 } else {
                     let name = format!("fir pass ({axis})");

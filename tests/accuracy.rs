@@ -49,7 +49,7 @@ fn opencl_path_is_within_1e3_of_the_gaussian() {
         for method in [Method::Auto, Method::Recursive, Method::Fir] {
             for pipe in [
                 Pipeline::Transpose(TransposeKind::DEFAULT),
-                Pipeline::Blocked,
+                Pipeline::BLOCKED,
             ] {
                 let (img, r) = impulse(sigma);
                 let blur = Blur2d::new(method, sigma, sigma);

@@ -94,8 +94,10 @@ fn blur_table_rows_are_checked_and_estimated() {
         "--channels",
         "1,4",
     ]);
-    assert_eq!(recs.len(), 2 * 12);
-    assert!(recs.iter().any(|r| r["name"] == "recursive, blocked (fused transpose)"));
+    assert_eq!(recs.len(), 2 * 14);
+    assert!(recs
+        .iter()
+        .any(|r| r["name"] == "recursive, blocked c64 (fused transpose)"));
     for r in &recs {
         check_timed(r);
         assert!(r["estimate_mpps"].as_f64().unwrap() > 0.0);

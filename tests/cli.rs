@@ -94,7 +94,7 @@ fn json_report_names_every_pass() {
     assert!(["direct", "blocked"].contains(&auto.as_str()), "{auto}");
     for (args, pipeline, passes) in [
         (
-            &["--pipeline", "transpose"][..],
+            &["--pipeline", "transpose", "--transpose", "tile32-skewed"][..],
             "transpose/tile32-skewed",
             &[
                 "upload",

@@ -29,7 +29,9 @@ fn every_pipeline_matches_the_reference() {
     let img = common::noise(67, 45, 3, 1);
     let blur = Blur2d::new(Method::Recursive, 3.5, 2.25);
     check(&ctx, &img, &blur, Pipeline::Direct);
-    check(&ctx, &img, &blur, Pipeline::Blocked);
+    for chunk in [32, 64, 128] {
+        check(&ctx, &img, &blur, Pipeline::Blocked { chunk });
+    }
     for t in TransposeKind::ALL {
         check(&ctx, &img, &blur, Pipeline::Transpose(t));
     }
@@ -38,13 +40,13 @@ fn every_pipeline_matches_the_reference() {
         &ctx,
         &tall,
         &Blur2d::new(Method::Recursive, 40.0, 3.0),
-        Pipeline::Blocked,
+        Pipeline::BLOCKED,
     );
     check(
         &ctx,
         &tall,
         &Blur2d::new(Method::Auto, 1.0, 7.0),
-        Pipeline::Blocked,
+        Pipeline::BLOCKED,
     );
     let fir = Blur2d::new(Method::Fir, 1.2, 0.7);
     check(&ctx, &img, &fir, Pipeline::Direct);
@@ -64,7 +66,7 @@ fn degenerate_sizes() {
         for m in [Method::Recursive, Method::Fir] {
             let blur = Blur2d::new(m, 1.5, 4.0);
             check(&ctx, &img, &blur, Pipeline::Direct);
-            check(&ctx, &img, &blur, Pipeline::Blocked);
+            check(&ctx, &img, &blur, Pipeline::BLOCKED);
             for t in TransposeKind::ALL {
                 check(&ctx, &img, &blur, Pipeline::Transpose(t));
             }
@@ -85,7 +87,7 @@ proptest! {
         let m = [Method::Auto, Method::Recursive, Method::Fir][method];
         let pipe = match t {
             7 => Pipeline::Direct,
-            8 => Pipeline::Blocked,
+            8 => Pipeline::BLOCKED,
             _ => Pipeline::Transpose(TransposeKind::ALL[t]),
         };
         check(&ctx, &img, &Blur2d::new(m, sx, sy), pipe);

@@ -51,7 +51,9 @@ impl Row {
             Row::Separable => "separable convolution".into(),
             Row::Recursive(Pipeline::Direct) => "recursive, direct (row + column)".into(),
             Row::Recursive(Pipeline::Transpose(t)) => format!("recursive, V+T+V+T {t}"),
-            Row::Recursive(Pipeline::Blocked) => "recursive, blocked (fused transpose)".into(),
+            Row::Recursive(Pipeline::Blocked { chunk }) => {
+                format!("recursive, blocked c{chunk} (fused transpose)")
+            }
         }
     }
 
@@ -66,7 +68,7 @@ impl Row {
             Row::Recursive(Pipeline::Transpose(_)) => (14.0, 2.0 * RECURSIVE_PASS_FLOPS),
             // Per axis: summaries read 1 and write 1/4, carries move 1/2, the final pass reads
             // the input twice (the second time mostly from cache), reads 1/4 and writes 1.
-            Row::Recursive(Pipeline::Blocked) => (10.0, 4.0 * RECURSIVE_PASS_FLOPS),
+            Row::Recursive(Pipeline::Blocked { .. }) => (10.0, 4.0 * RECURSIVE_PASS_FLOPS),
         }
     }
 }
@@ -87,7 +89,7 @@ pub fn run(
         Row::Recursive(Pipeline::Direct),
     ];
     rows.extend(TransposeKind::ALL.map(|t| Row::Recursive(Pipeline::Transpose(t))));
-    rows.push(Row::Recursive(Pipeline::Blocked));
+    rows.extend([32, 64, 128].map(|chunk| Row::Recursive(Pipeline::Blocked { chunk })));
     let total = sizes.len() * blur_opts.sigmas.len() * blur_opts.channels.len() * rows.len();
     let bar = super::progress(total, opts.quiet);
     let mut records = Vec::new();
@@ -107,7 +109,20 @@ pub fn run(
                     r.accesses_per_pixel = Some(acc);
                     r.flops_per_pixel = Some(flops);
                     r.flops_per_byte = Some(flops / (acc * 4.0));
-                    measure_row(ctx, opts, row, &img, &mut dev, sigma, &mut r, &mut reference)?;
+                    if let Row::Recursive(Pipeline::Blocked { chunk }) = row {
+                        let defines = pipeline::blocked_defines(*chunk).0;
+                        r.build_options = format!("{} {defines}", r.build_options);
+                    }
+                    measure_row(
+                        ctx,
+                        opts,
+                        row,
+                        &img,
+                        &mut dev,
+                        sigma,
+                        &mut r,
+                        &mut reference,
+                    )?;
                     if matches!(row, Row::Copy) {
                         copy_mpps = r.mpps;
                     }
