@@ -11,7 +11,6 @@
 //   block_carry    per column, a short sequential walk over the chunks that turns those into
 //                  each chunk's true incoming states: in[k+1] = T^CHUNK in[k] + zero_state[k],
 //                  T being a section's homogeneous (y, d) transition, T^n computed on the host;
-//                  the causal and anticausal walks run as separate work-items;
 //   block_final    every chunk filtered again from its true states; its CHUNK×TILE tile goes
 //                  through local memory and is written transposed, so two passes (y, then x)
 //                  blur both axes and end in the original orientation.
@@ -100,55 +99,54 @@ __kernel void block_summary(__global const float *src, __global float *sum,
         D = nd;                                                                             \
     }
 
-// One work-item per (column, plane, direction). Each step loads the next chunk's zero-state
-// summary before storing the current state, so the load's latency overlaps the arithmetic.
+// One work-item per (column, plane): the causal walk down the chunks, then the anticausal
+// walk back up.
 __kernel void block_carry(__global const float *src, __global float *sum,
                           __constant float *coef, __constant float *carry, uint width,
                           uint height, uint chunks)
 {
-    const uint x = get_global_id(0), p = get_global_id(1), anticausal = get_global_id(2);
+    const uint x = get_global_id(0), p = get_global_id(1);
     if (x >= width)
         return;
+    const float ga = coef[6], gb = coef[14];
     __constant float *full_a = carry, *last_a = carry + 4, *full_b = carry + 8,
                      *last_b = carry + 12;
-    const size_t plane = (size_t)width * height, stride = (size_t)8 * width;
-    __global float *s = sum + (size_t)p * chunks * stride + x + (anticausal ? 4 * width : 0);
+    const size_t plane = (size_t)width * height;
+    __global float *s = sum + (size_t)p * chunks * 8 * width + x;
 
+    // Causal: the state entering chunk 0 is zero (first sample subtracted).
     float ya = 0.0f, da = 0.0f, yb = 0.0f, db = 0.0f;
-    if (anticausal) {
-        // The state entering the last chunk is the steady state of the clamped edge.
-        __global const float *in = src + p * plane + x;
-        const float xl = in[(size_t)(height - 1) * width] - in[0];
-        ya = coef[6] * xl;
-        yb = coef[14] * xl;
-    }
-    // Causal walks k = 0, 1, ...; anticausal walks k = chunks - 1, chunks - 2, ...
-    const int step = anticausal ? -1 : 1;
-    int k = anticausal ? (int)chunks - 1 : 0;
-    __global float *c = s + (size_t)k * stride;
-    float za = c[0], zda = c[width], zb = c[2 * width], zdb = c[3 * width];
-    for (uint i = 0; i < chunks; i++, k += step) {
-        __global float *next = c + step * (long)stride;
-        float na = 0.0f, nda = 0.0f, nb = 0.0f, ndb = 0.0f;
-        if (i + 1 < chunks) {
-            na = next[0];
-            nda = next[width];
-            nb = next[2 * width];
-            ndb = next[3 * width];
-        }
+    for (uint k = 0; k < chunks; k++) {
+        __global float *c = s + (size_t)k * 8 * width;
+        const float za = c[0], zda = c[width], zb = c[2 * width], zdb = c[3 * width];
         c[0] = ya;
         c[width] = da;
         c[2 * width] = yb;
         c[3 * width] = db;
-        // The anticausal walk starts at the last chunk, which may be shorter.
-        const bool short_chunk = anticausal && i == 0;
-        APPLY(short_chunk ? last_a : full_a, ya, da, za, zda)
-        APPLY(short_chunk ? last_b : full_b, yb, db, zb, zdb)
-        za = na;
-        zda = nda;
-        zb = nb;
-        zdb = ndb;
-        c = next;
+        APPLY(full_a, ya, da, za, zda)
+        APPLY(full_b, yb, db, zb, zdb)
+    }
+
+    // Anticausal: the state entering the last chunk is the steady state of the clamped edge.
+    __global const float *in = src + p * plane + x;
+    const float xl = in[(size_t)(height - 1) * width] - in[0];
+    ya = ga * xl;
+    yb = gb * xl;
+    da = db = 0.0f;
+    for (uint k = chunks; k-- > 0;) {
+        __global float *c = s + (size_t)k * 8 * width + 4 * width;
+        const float za = c[0], zda = c[width], zb = c[2 * width], zdb = c[3 * width];
+        c[0] = ya;
+        c[width] = da;
+        c[2 * width] = yb;
+        c[3 * width] = db;
+        if (k == chunks - 1) {
+            APPLY(last_a, ya, da, za, zda)
+            APPLY(last_b, yb, db, zb, zdb)
+        } else {
+            APPLY(full_a, ya, da, za, zda)
+            APPLY(full_b, yb, db, zb, zdb)
+        }
     }
 }
 

@@ -311,7 +311,7 @@ impl Run<'_> {
         let t = ctx.run(
             &k,
             &args,
-            &[w, planes, 2],
+            &[w, planes],
             None,
             &format!("block carries ({axis})"),
         )?;
