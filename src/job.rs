@@ -54,14 +54,24 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
     let mut notes = Vec::new();
     let mut passes = Vec::new();
 
-    let t = Instant::now();
+    // Device selection is checked before any work: a wrong --device is a set-up error.
     let selected = device::select(&job.device).map_err(|e| JobError::Setup(e.into()))?;
+
+    let t = Instant::now();
+    let decoded =
+        image_io::decode(&job.input, job.max_memory_mib).map_err(|e| JobError::Failed(e.into()))?;
+    passes.push(host("decode", t));
+    let in_color = decoded.image.color();
+    let (w, h) = (decoded.image.width(), decoded.image.height());
+
+    let t = Instant::now();
     let blur = Blur2d::new(job.method, job.sigma_x, job.sigma_y);
     let ctx = match selected {
         Some(info) => {
             let ctx = ClContext::new(info).map_err(|e| JobError::Setup(e.into()))?;
             let pipe = job.pipeline.resolve(&ctx.info);
-            pipeline::prepare(&ctx, &blur, pipe).map_err(|e| JobError::Failed(e.into()))?;
+            pipeline::prepare(&ctx, &blur, pipe, (w as usize, h as usize))
+                .map_err(|e| JobError::Failed(e.into()))?;
             passes.push(host(SETUP, t));
             Some(ctx)
         }
@@ -72,13 +82,6 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
             None
         }
     };
-
-    let t = Instant::now();
-    let decoded =
-        image_io::decode(&job.input, job.max_memory_mib).map_err(|e| JobError::Failed(e.into()))?;
-    passes.push(host("decode", t));
-    let in_color = decoded.image.color();
-    let (w, h) = (decoded.image.width(), decoded.image.height());
 
     let t = Instant::now();
     let (planar, layout) = pixels::to_planar(&decoded.image, job.linear);

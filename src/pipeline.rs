@@ -129,15 +129,16 @@ pub enum Pipeline {
     Direct,
     /// Block-parallel column passes with the transpose fused into their output
     /// (kernels/recursive_blocks.cl): enough work-items to fill a GPU. `chunk` is the rows
-    /// per chunk (CHUNK in the kernel).
+    /// per chunk (CHUNK in the kernel); 0 picks it per pass from the column length
+    /// (`auto_chunk`).
     Blocked {
         chunk: usize,
     },
 }
 
 impl Pipeline {
-    /// The blocked pipeline with the chunk length measured best (docs/BENCHMARKS.md).
-    pub const BLOCKED: Pipeline = Pipeline::Blocked { chunk: 64 };
+    /// The blocked pipeline with the chunk length chosen per pass (`auto_chunk`).
+    pub const BLOCKED: Pipeline = Pipeline::Blocked { chunk: 0 };
 
     /// The default per device class, from `gblur bench blur` (docs/BENCHMARKS.md): on GPUs
     /// the blocked pipeline fills the device; on CPU devices (PoCL) the direct one wins,
@@ -162,6 +163,18 @@ impl Pipeline {
                 }
             }
         }
+    }
+}
+
+/// Rows per chunk for columns of `len` rows, from `gblur bench blur` on an H100
+/// (docs/BENCHMARKS.md): short chunks leave too little work per work-item, long ones too few
+/// work-items and a long sequential carry; c32 led at 512 rows, c64 at 1024–2048, c128 from
+/// 4096 on.
+pub fn auto_chunk(len: usize) -> usize {
+    match len {
+        0..=512 => 32,
+        513..=2048 => 64,
+        _ => 128,
     }
 }
 
@@ -258,6 +271,7 @@ impl Run<'_> {
         chunk: usize,
     ) -> Result<(), ClError> {
         let ctx = self.ctx;
+        let chunk = if chunk == 0 { auto_chunk(h) } else { chunk };
         let (defines, group_chunks) = blocked_defines(chunk);
         let chunks = h.div_ceil(chunk);
         let sum = ctx.buffer(8 * chunks * w * planes, false)?;
@@ -451,8 +465,14 @@ pub fn enqueue_transpose(
     })
 }
 
-/// Builds every kernel `blur` will need, so that compilation is not inside a timed run.
-pub fn prepare(ctx: &ClContext, blur: &Blur2d, pipeline: Pipeline) -> Result<(), ClError> {
+/// Builds every kernel `blur` will need for a `width`×`height` image, so that compilation is
+/// not inside a timed run.
+pub fn prepare(
+    ctx: &ClContext,
+    blur: &Blur2d,
+    pipeline: Pipeline,
+    (width, height): (usize, usize),
+) -> Result<(), ClError> {
     for f in [&blur.x, &blur.y] {
         if f.is_recursive() {
             ctx.kernel(RECURSIVE, "recursive_line", "")?;
@@ -465,7 +485,13 @@ pub fn prepare(ctx: &ClContext, blur: &Blur2d, pipeline: Pipeline) -> Result<(),
             ctx.kernel(TRANSPOSE, kind.kernel_name(), "")?;
         }
         Pipeline::Blocked { chunk } => {
-            ctx.kernel(BLOCKS, "block_final", &blocked_defines(chunk).0)?;
+            for len in [height, width] {
+                let chunk = if chunk == 0 { auto_chunk(len) } else { chunk };
+                let defines = blocked_defines(chunk).0;
+                for k in ["block_summary", "block_carry", "block_final"] {
+                    ctx.kernel(BLOCKS, k, &defines)?;
+                }
+            }
             ctx.kernel(TRANSPOSE, TransposeKind::DEFAULT.kernel_name(), "")?;
         }
         Pipeline::Direct => {}
