@@ -90,8 +90,8 @@ pub struct BenchArgs {
     /// Also write the table as Markdown.
     #[arg(long, value_name = "FILE")]
     pub markdown: Option<PathBuf>,
-    /// Also plot MP/s against image size (SVG).
-    #[arg(long, value_name = "FILE.svg")]
+    /// Also plot MP/s against image size (.svg or .png).
+    #[arg(long, value_name = "FILE.svg|FILE.png")]
     pub plot: Option<PathBuf>,
 }
 

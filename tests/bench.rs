@@ -147,6 +147,33 @@ fn writes_csv_markdown_and_plot() {
         .contains("| size | strategy |"));
     let svg = std::fs::read_to_string(svg).unwrap();
     assert!(svg.contains("<svg") && svg.contains("padded-skewed"));
+    let png = dir.path().join("t.png");
+    Command::cargo_bin("gblur")
+        .unwrap()
+        .args([
+            "bench",
+            "transpose",
+            "--sizes",
+            "32,48",
+            "--runs",
+            "1",
+            "-q",
+            "--json",
+            "--plot",
+        ])
+        .arg(&png)
+        .assert()
+        .success();
+    let img = image::open(&png).unwrap();
+    assert_eq!((img.width(), img.height()), (1200, 640));
+    Command::cargo_bin("gblur")
+        .unwrap()
+        .args(["bench", "transpose", "--sizes", "32", "--plot", "x.gif"])
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains(
+            "x.gif: plots are written as .svg or .png",
+        ));
 }
 
 #[test]

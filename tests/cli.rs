@@ -378,3 +378,35 @@ fn devices_lists_the_rust_path() {
         assert!(!v.as_array().unwrap().is_empty());
     }
 }
+
+#[test]
+fn without_any_opencl_device_the_rust_path_runs_and_says_so() {
+    // An ICD loader with no vendor registered finds no platform: the same outcome as a machine
+    // without OpenCL, short of removing the loader itself.
+    let empty = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("o.png");
+    let assert = gblur()
+        .env("OCL_ICD_VENDORS", empty.path())
+        .arg(fixture("samples/camera-gray.png"))
+        .arg(&out)
+        .args(["--sigma", "3", "--json", "-q"])
+        .assert()
+        .success();
+    let v: serde_json::Value = serde_json::from_slice(&assert.get_output().stdout).unwrap();
+    assert_eq!(v["backend"], "rust");
+    assert!(
+        v["notes"].to_string().contains("no OpenCL device found"),
+        "{v}"
+    );
+    gblur()
+        .env("OCL_ICD_VENDORS", empty.path())
+        .arg(fixture("samples/camera-gray.png"))
+        .arg(&out)
+        .args(["--sigma", "3", "--device", "gpu"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "no OpenCL device matches --device gpu",
+        ));
+}

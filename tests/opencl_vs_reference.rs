@@ -93,3 +93,26 @@ proptest! {
         check(&ctx, &img, &Blur2d::new(m, sx, sy), pipe);
     }
 }
+
+#[test]
+fn a_kernel_build_failure_names_device_source_options_and_log() {
+    let Some(ctx) = common::context() else { return };
+    let broken = gblur::opencl::KernelSource {
+        file: "broken.cl",
+        text: "__kernel void broken(__global float *x) { x[0] = undeclared_name; }",
+    };
+    let err = ctx
+        .kernel(broken, "broken", "-DWIDTH=7")
+        .err()
+        .expect("must not build");
+    let msg = err.to_string();
+    assert!(
+        msg.contains("broken.cl") && msg.contains("-DWIDTH=7"),
+        "{msg}"
+    );
+    assert!(msg.contains(&ctx.device_name()), "{msg}");
+    assert!(
+        msg.contains("undeclared_name"),
+        "the compiler log is missing: {msg}"
+    );
+}

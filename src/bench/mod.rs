@@ -130,9 +130,14 @@ pub fn run(command: &crate::cli::BenchCommand, quiet: bool) -> anyhow::Result<()
     };
     let opts = common.to_options(quiet);
     if let Some(p) = &opts.plot {
+        let ext = p
+            .extension()
+            .and_then(|e| e.to_str())
+            .unwrap_or("")
+            .to_ascii_lowercase();
         anyhow::ensure!(
-            p.extension().is_some_and(|e| e.eq_ignore_ascii_case("svg")),
-            "{}: plots are written as SVG (name the file .svg)",
+            ext == "svg" || ext == "png",
+            "{}: plots are written as .svg or .png",
             p.display()
         );
     }

@@ -139,9 +139,51 @@ pub fn emit(
     Ok(())
 }
 
-/// MP/s against megapixels, one line per record name, both axes logarithmic, as SVG. A
-/// sweep over several sigmas or channel counts plots the first of each, and says so.
+/// Bundled so PNG plots need no system fonts (DejaVu Sans, licence in assets/fonts).
+static FONT: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
+
+/// MP/s against megapixels, one line per record name, both axes logarithmic, as SVG or PNG
+/// (by extension). A sweep over several sigmas or channel counts plots the first of each, and
+/// says so.
 pub fn plot(records: &[Record], title: &str, path: &Path) -> anyhow::Result<()> {
+    const SIZE: (u32, u32) = (1200, 640);
+    // Both backends measure text with it; registering twice is harmless.
+    plotters::style::register_font("sans-serif", FontStyle::Normal, FONT)
+        .map_err(|_| anyhow::anyhow!("the bundled font could not be loaded"))?;
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    match ext.as_str() {
+        "svg" => draw(
+            SVGBackend::new(path, SIZE).into_drawing_area(),
+            records,
+            title,
+        ),
+        "png" => {
+            let mut rgb = vec![0u8; (SIZE.0 * SIZE.1 * 3) as usize];
+            draw(
+                BitMapBackend::with_buffer(&mut rgb, SIZE).into_drawing_area(),
+                records,
+                title,
+            )?;
+            let img = image::RgbImage::from_raw(SIZE.0, SIZE.1, rgb).expect("buffer matches size");
+            img.save(path)
+                .with_context(|| format!("{}: cannot write", path.display()))
+        }
+        _ => anyhow::bail!("{}: plots are written as .svg or .png", path.display()),
+    }
+}
+
+fn draw<DB: DrawingBackend>(
+    root: DrawingArea<DB, plotters::coord::Shift>,
+    records: &[Record],
+    title: &str,
+) -> anyhow::Result<()>
+where
+    DB::ErrorType: 'static,
+{
     let first = records
         .first()
         .map(|r| (r.channels, r.sigma))
@@ -170,7 +212,6 @@ pub fn plot(records: &[Record], title: &str, path: &Path) -> anyhow::Result<()> 
     let all = || series.values().flatten();
     let (x0, x1) = all().fold((f64::MAX, f64::MIN), |(a, b), p| (a.min(p.0), b.max(p.0)));
     let (y0, y1) = all().fold((f64::MAX, f64::MIN), |(a, b), p| (a.min(p.1), b.max(p.1)));
-    let root = SVGBackend::new(path, (1200, 640)).into_drawing_area();
     root.fill(&WHITE)?;
     let (left, right) = root.split_horizontally(880);
     let mut chart = ChartBuilder::on(&left)
