@@ -101,10 +101,9 @@ fn a_kernel_build_failure_names_device_source_options_and_log() {
         file: "broken.cl",
         text: "__kernel void broken(__global float *x) { x[0] = undeclared_name; }",
     };
-    let err = ctx
-        .kernel(broken, "broken", "-DWIDTH=7")
-        .err()
-        .expect("must not build");
+    let Err(err) = ctx.kernel(broken, "broken", "-DWIDTH=7") else {
+        panic!("a broken kernel must not build");
+    };
     let msg = err.to_string();
     assert!(
         msg.contains("broken.cl") && msg.contains("-DWIDTH=7"),
