@@ -178,6 +178,15 @@ pub fn auto_chunk(len: usize) -> usize {
     }
 }
 
+/// The chunk length a `Pipeline::Blocked { chunk }` pass over columns of `len` rows uses.
+fn chunk_for(chunk: usize, len: usize) -> usize {
+    if chunk == 0 {
+        auto_chunk(len)
+    } else {
+        chunk
+    }
+}
+
 /// Columns per work-group of block_final (TILE in kernels/recursive_blocks.cl).
 const TILE: usize = 32;
 
@@ -247,9 +256,33 @@ fn upload_filter(ctx: &ClContext, f: &LineFilter) -> Result<Buffer<f32>, ClError
     }
 }
 
-/// A small read-only buffer holding `data`. Written without blocking: the in-order queue runs
-/// the write before any kernel enqueued after it, and the driver copies `data` before
-/// returning... which OpenCL does not promise, so the write is waited for instead.
+/// The chunk length and the uploaded carry matrices (per section T^chunk, then T^last) for a
+/// blocked pass of `f` down columns of `len` rows.
+fn blocked_carry(
+    ctx: &ClContext,
+    f: &LineFilter,
+    chunk: usize,
+    len: usize,
+) -> Result<(usize, Buffer<f32>), ClError> {
+    let chunk = chunk_for(chunk, len);
+    let last = len - (len.div_ceil(chunk) - 1) * chunk;
+    let g = crate::gaussian::RecursiveGaussian::new(f.sigma());
+    let (full, last) = (g.transition(chunk), g.transition(last));
+    let carry: Vec<f32> = (0..2)
+        .flat_map(|s| {
+            full[s]
+                .iter()
+                .chain(&last[s])
+                .map(|&v| v as f32)
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    Ok((chunk, upload_floats(ctx, &carry)?))
+}
+
+/// A small read-only buffer holding `data`, written with a blocking call because `data` may
+/// not outlive this function (a non-blocking write may read it later). Done before the first
+/// kernel, so the wait is not a gap inside the timed sequence.
 fn upload_floats(ctx: &ClContext, data: &[f32]) -> Result<Buffer<f32>, ClError> {
     let mut buf = ctx.buffer(data.len(), true)?;
     ctx.write_blocking(&mut buf, data, "coefficients")?;
@@ -262,31 +295,17 @@ impl Run<'_> {
     #[allow(clippy::too_many_arguments)]
     fn blocked(
         &mut self,
-        f: &LineFilter,
         coef: &Buffer<f32>,
         src: &Buffer<f32>,
         dst: &Buffer<f32>,
         (w, h, planes): (usize, usize, usize),
         axis: &str,
-        chunk: usize,
+        (chunk, carry_buf): (usize, Buffer<f32>),
     ) -> Result<(), ClError> {
         let ctx = self.ctx;
-        let chunk = if chunk == 0 { auto_chunk(h) } else { chunk };
         let (defines, group_chunks) = blocked_defines(chunk);
         let chunks = h.div_ceil(chunk);
         let sum = ctx.buffer(8 * chunks * w * planes, false)?;
-        let g = crate::gaussian::RecursiveGaussian::new(f.sigma());
-        let (full, last) = (g.transition(chunk), g.transition(h - (chunks - 1) * chunk));
-        let carry: Vec<f32> = (0..2)
-            .flat_map(|s| {
-                full[s]
-                    .iter()
-                    .chain(&last[s])
-                    .map(|&v| v as f32)
-                    .collect::<Vec<_>>()
-            })
-            .collect();
-        let carry_buf = upload_floats(ctx, &carry)?;
         let (w32, h32, c32) = (w as u32, h as u32, chunks as u32);
         let n = (w * h * planes) as u64;
 
@@ -486,8 +505,7 @@ pub fn prepare(
         }
         Pipeline::Blocked { chunk } => {
             for len in [height, width] {
-                let chunk = if chunk == 0 { auto_chunk(len) } else { chunk };
-                let defines = blocked_defines(chunk).0;
+                let defines = blocked_defines(chunk_for(chunk, len)).0;
                 for k in ["block_summary", "block_carry", "block_final"] {
                     ctx.kernel(BLOCKS, k, &defines)?;
                 }
@@ -610,14 +628,22 @@ pub fn enqueue(
         Pipeline::Blocked { chunk } => {
             // Each axis leaves its result transposed, so after y then x the image is upright.
             let mut in_a = true;
+            // Every upload happens before the first kernel, so none waits inside the sequence.
+            let mut carries = Vec::new();
+            for (f, len) in [(&blur.y, h), (&blur.x, w)] {
+                carries.push(match f.is_recursive() {
+                    true => Some(blocked_carry(ctx, f, chunk, len)?),
+                    false => None,
+                });
+            }
             let axes = [
                 (&blur.y, &cy, (w, h, c), "y"),
                 (&blur.x, &cx, (h, w, c), "x"),
             ];
-            for (f, coef, dims, axis) in axes {
+            for ((f, coef, dims, axis), carry) in axes.into_iter().zip(carries) {
                 let (cur, other) = if in_a { (a, b) } else { (b, a) };
-                if f.is_recursive() {
-                    run.blocked(f, coef, cur, other, dims, axis, chunk)?;
+                if let Some(carry) = carry {
+                    run.blocked(coef, cur, other, dims, axis, carry)?;
                     in_a = !in_a;
                 } else {
                     let name = format!("fir pass ({axis})");

@@ -3,7 +3,7 @@
 //! kernel's MP/s × 2 / (memory accesses per sample), so a reader sees how close each algorithm
 //! gets to what its memory traffic allows.
 
-use super::output::{opt, status, Column};
+use super::output::{opt, Column};
 use super::peak::{download, enqueue_copy4, verify};
 use super::runner::measure;
 use super::{BenchOptions, Record};
@@ -151,10 +151,7 @@ pub fn run(
                 )
             },
         },
-        Column {
-            header: "algorithm",
-            value: |r| r.name.clone(),
-        },
+        Column::name("algorithm"),
         Column {
             header: "acc/sample",
             value: |r| opt(r.accesses_per_pixel, 0),
@@ -171,26 +168,14 @@ pub fn run(
             header: "estimate MP/s",
             value: |r| opt(r.estimate_mpps, 0),
         },
-        Column {
-            header: "MP/s",
-            value: |r| opt(r.mpps, 0),
-        },
+        Column::MPPS,
         Column {
             header: "meas/est",
             value: |r| opt(r.measured_over_estimate, 2),
         },
-        Column {
-            header: "% of copy",
-            value: |r| opt(r.pct_of_copy, 1),
-        },
-        Column {
-            header: "median ms",
-            value: |r| opt(r.median_ms, 3),
-        },
-        Column {
-            header: "status",
-            value: status,
-        },
+        Column::PCT_OF_COPY,
+        Column::MEDIAN_MS,
+        Column::STATUS,
     ];
     super::output::emit(
         &records,

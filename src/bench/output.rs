@@ -16,6 +16,45 @@ pub struct Column {
     pub value: fn(&Record) -> String,
 }
 
+impl Column {
+    pub const SIZE: Column = Column {
+        header: "size",
+        value: |r| r.size.clone(),
+    };
+    pub const MEDIAN_MS: Column = Column {
+        header: "median ms",
+        value: |r| opt(r.median_ms, 3),
+    };
+    pub const SPREAD: Column = Column {
+        header: "min–max ms",
+        value: spread,
+    };
+    pub const GBPS: Column = Column {
+        header: "GB/s",
+        value: |r| opt(r.gbps, 1),
+    };
+    pub const MPPS: Column = Column {
+        header: "MP/s",
+        value: |r| opt(r.mpps, 0),
+    };
+    pub const PCT_OF_COPY: Column = Column {
+        header: "% of copy",
+        value: |r| opt(r.pct_of_copy, 1),
+    };
+    pub const STATUS: Column = Column {
+        header: "status",
+        value: |r| r.status.clone(),
+    };
+
+    /// The record's name, under `header`.
+    pub fn name(header: &'static str) -> Column {
+        Column {
+            header,
+            value: |r| r.name.clone(),
+        }
+    }
+}
+
 pub fn opt(v: Option<f64>, decimals: usize) -> String {
     v.map(|v| format!("{v:.decimals$}"))
         .unwrap_or_else(|| "-".into())
@@ -26,10 +65,6 @@ pub fn spread(r: &Record) -> String {
         (Some(a), Some(b)) => format!("{a:.3}–{b:.3}"),
         _ => "-".into(),
     }
-}
-
-pub fn status(r: &Record) -> String {
-    r.status.clone()
 }
 
 fn rows(records: &[Record], columns: &[Column]) -> Vec<Vec<String>> {

@@ -2,7 +2,7 @@
 //! and the copy with chains of dependent multiply-adds, which shows where the device turns
 //! from memory-bound to compute-bound (the seed chapter's copy and MAD kernels).
 
-use super::output::{opt, spread, status, Column};
+use super::output::{opt, Column};
 use super::runner::measure;
 use super::{BenchOptions, Record};
 use crate::opencl::program::COPY;
@@ -145,26 +145,11 @@ pub fn run(ctx: &ClContext, opts: &BenchOptions) -> anyhow::Result<Vec<Record>> 
     }
     bar.finish_and_clear();
     let columns = [
-        Column {
-            header: "size",
-            value: |r| r.size.clone(),
-        },
-        Column {
-            header: "kernel",
-            value: |r| r.name.clone(),
-        },
-        Column {
-            header: "median ms",
-            value: |r| opt(r.median_ms, 3),
-        },
-        Column {
-            header: "min–max ms",
-            value: spread,
-        },
-        Column {
-            header: "GB/s",
-            value: |r| opt(r.gbps, 1),
-        },
+        Column::SIZE,
+        Column::name("kernel"),
+        Column::MEDIAN_MS,
+        Column::SPREAD,
+        Column::GBPS,
         Column {
             header: "GFLOP/s",
             value: |r| opt(r.gflops, 1),
@@ -177,10 +162,7 @@ pub fn run(ctx: &ClContext, opts: &BenchOptions) -> anyhow::Result<Vec<Record>> 
             header: "% of float4 copy",
             value: |r| opt(r.pct_of_copy, 1),
         },
-        Column {
-            header: "status",
-            value: status,
-        },
+        Column::STATUS,
     ];
     super::output::emit(
         &records,

@@ -2,7 +2,7 @@
 //! the same bytes, over a sweep of sizes (squares, non-square, sizes that are not tile
 //! multiples).
 
-use super::output::{opt, spread, status, Column};
+use super::output::Column;
 use super::peak::{download, enqueue_copy4, upload_pair, verify};
 use super::runner::measure;
 use super::{BenchOptions, Record};
@@ -73,38 +73,14 @@ pub fn run(ctx: &ClContext, opts: &BenchOptions) -> anyhow::Result<Vec<Record>> 
     }
     bar.finish_and_clear();
     let columns = [
-        Column {
-            header: "size",
-            value: |r| r.size.clone(),
-        },
-        Column {
-            header: "strategy",
-            value: |r| r.name.clone(),
-        },
-        Column {
-            header: "median ms",
-            value: |r| opt(r.median_ms, 3),
-        },
-        Column {
-            header: "min–max ms",
-            value: spread,
-        },
-        Column {
-            header: "GB/s",
-            value: |r| opt(r.gbps, 1),
-        },
-        Column {
-            header: "MP/s",
-            value: |r| opt(r.mpps, 0),
-        },
-        Column {
-            header: "% of copy",
-            value: |r| opt(r.pct_of_copy, 1),
-        },
-        Column {
-            header: "status",
-            value: status,
-        },
+        Column::SIZE,
+        Column::name("strategy"),
+        Column::MEDIAN_MS,
+        Column::SPREAD,
+        Column::GBPS,
+        Column::MPPS,
+        Column::PCT_OF_COPY,
+        Column::STATUS,
     ];
     super::output::emit(
         &records,
