@@ -7,7 +7,9 @@ use crate::pipeline::{self, Pass, PassKind, PipelineChoice};
 use crate::report::{ImageSummary, Report};
 use crate::{cpu, pixels};
 use anyhow::Context as _;
-use std::path::PathBuf;
+use crate::planar::Planar;
+use image::{ColorType, ImageFormat};
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 const SETUP: &str = "setup + build";
@@ -47,116 +49,175 @@ fn host(name: &str, started: Instant) -> Pass {
     }
 }
 
-pub fn run(job: &BlurJob) -> Result<Report, JobError> {
-    let t_total = Instant::now();
-    let out_format =
-        image_io::check_output(&job.input, &job.output).map_err(|e| JobError::Setup(e.into()))?;
-    let mut notes = Vec::new();
-    let mut passes = Vec::new();
+/// A decoded input, oriented and converted to the premultiplied planar working image.
+pub struct Loaded {
+    pub planar: Planar,
+    pub layout: pixels::Layout,
+    pub icc: Option<Vec<u8>>,
+    pub format: ImageFormat,
+    pub color: ColorType,
+    pub width: u32,
+    pub height: u32,
+}
 
-    // Device selection is checked before any work: a wrong --device is a set-up error.
-    let selected = device::select(&job.device).map_err(|e| JobError::Setup(e.into()))?;
-
+/// Decodes `path` and converts it, timing both steps into `passes`.
+pub fn load(
+    path: &Path,
+    max_memory_mib: u64,
+    linear: bool,
+    passes: &mut Vec<Pass>,
+) -> Result<Loaded, image_io::ImageIoError> {
     let t = Instant::now();
-    let decoded =
-        image_io::decode(&job.input, job.max_memory_mib).map_err(|e| JobError::Failed(e.into()))?;
+    let decoded = image_io::decode(path, max_memory_mib)?;
     passes.push(host("decode", t));
-    let in_color = decoded.image.color();
-    let (w, h) = (decoded.image.width(), decoded.image.height());
-
     let t = Instant::now();
-    let blur = Blur2d::new(job.method, job.sigma_x, job.sigma_y);
-    let ctx = match selected {
-        Some(info) => {
-            let ctx = ClContext::new(info).map_err(|e| JobError::Setup(e.into()))?;
-            let pipe = job.pipeline.resolve(&ctx.info);
-            pipeline::prepare(&ctx, &blur, pipe, (w as usize, h as usize))
-                .map_err(|e| JobError::Failed(e.into()))?;
-            passes.push(host(SETUP, t));
-            Some(ctx)
-        }
-        None => {
-            if job.device == DeviceChoice::Auto {
-                notes.push("no OpenCL device found: ran the built-in Rust implementation".into());
-            }
-            None
-        }
-    };
-
-    let t = Instant::now();
-    let (planar, layout) = pixels::to_planar(&decoded.image, job.linear);
-    drop(decoded.image);
+    let (planar, layout) = pixels::to_planar(&decoded.image, linear);
     passes.push(host("to planar f32", t));
-    if job.linear && !layout.linear {
-        notes.push("--linear ignored: float images are linear already".into());
-    }
+    Ok(Loaded {
+        planar,
+        layout,
+        icc: decoded.icc,
+        format: decoded.format,
+        color: decoded.image.color(),
+        width: decoded.image.width(),
+        height: decoded.image.height(),
+    })
+}
 
-    let (mut blurred, device_name, backend, pipeline_name) = match &ctx {
+/// Blurs on the device when there is one, else on the Rust path; returns the result and the
+/// name of the pipeline that ran.
+pub fn blur_planar(
+    ctx: Option<&ClContext>,
+    planar: Planar,
+    blur: &Blur2d,
+    choice: PipelineChoice,
+    passes: &mut Vec<Pass>,
+) -> Result<(Planar, String), crate::opencl::ClError> {
+    match ctx {
         Some(ctx) => {
-            let pipe = job.pipeline.resolve(&ctx.info);
-            let (out, dev_passes) = pipeline::blur(ctx, planar, &blur, pipe)
-                .with_context(|| {
-                    format!(
-                        "{}: blur on {} failed",
-                        job.input.display(),
-                        ctx.device_name()
-                    )
-                })
-                .map_err(JobError::Failed)?;
+            let pipe = choice.resolve(&ctx.info);
+            let (out, dev_passes) = pipeline::blur(ctx, planar, blur, pipe)?;
             passes.extend(dev_passes);
-            (out, ctx.device_name(), "opencl", pipe.describe())
+            Ok((out, pipe.describe()))
         }
-        None => {
-            let (out, cpu_passes) = cpu::blur(&planar, &blur);
-            drop(planar);
-            passes.extend(cpu_passes.into_iter().map(|p| Pass {
-                name: p.name.into(),
-                kind: PassKind::Host,
-                ms: p.ms,
-                bytes: 0,
-            }));
-            let threads = rayon::current_num_threads();
-            (
-                out,
-                format!("built-in Rust ({threads} threads)"),
-                "rust",
-                "rows + blocked transposes".into(),
-            )
-        }
-    };
+        None => Ok((cpu_blur(planar, blur, passes), "rows + blocked transposes".into())),
+    }
+}
 
+/// The Rust path, with its passes reported as host passes.
+pub fn cpu_blur(planar: Planar, blur: &Blur2d, passes: &mut Vec<Pass>) -> Planar {
+    let (out, cpu_passes) = cpu::blur(&planar, blur);
+    passes.extend(cpu_passes.into_iter().map(|p| Pass {
+        name: p.name.into(),
+        kind: PassKind::Host,
+        ms: p.ms,
+        bytes: 0,
+    }));
+    out
+}
+
+/// Converts back, encodes and writes `output` atomically; returns the colour type written.
+#[allow(clippy::too_many_arguments)]
+pub fn save(
+    mut blurred: Planar,
+    layout: pixels::Layout,
+    icc: Option<&[u8]>,
+    format: ImageFormat,
+    encode: EncodeOptions,
+    output: &Path,
+    passes: &mut Vec<Pass>,
+    notes: &mut Vec<String>,
+) -> Result<ColorType, image_io::ImageIoError> {
     let t = Instant::now();
     pixels::finish_planar(&mut blurred, layout);
-    let (out_color, lost) = image_io::output_color(layout.color, out_format);
+    let (out_color, lost) = image_io::output_color(layout.color, format);
     notes.extend(lost);
     let image = pixels::from_planar(&blurred, layout.color, out_color);
     drop(blurred);
     passes.push(host("from planar", t));
-
     let t = Instant::now();
-    let (bytes, icc_note) = image_io::encode(
-        &image,
-        out_format,
-        decoded.icc.as_deref(),
-        job.encode,
-        &job.output,
-    )
-    .map_err(|e| JobError::Failed(e.into()))?;
+    let (bytes, icc_note) = image_io::encode(&image, format, icc, encode, output)?;
     notes.extend(icc_note);
     passes.push(host("encode", t));
     let t = Instant::now();
-    image_io::write_atomic(&job.output, &bytes).map_err(|e| JobError::Failed(e.into()))?;
+    image_io::write_atomic(output, &bytes)?;
     passes.push(host("write", t));
+    Ok(out_color)
+}
+
+/// Opens the OpenCL device chosen (None: the Rust path) and builds the kernels a
+/// `width`×`height` image needs, timing it as the setup pass.
+pub fn open_device(
+    selected: Option<crate::opencl::DeviceInfo>,
+    blur: &Blur2d,
+    choice: PipelineChoice,
+    (width, height): (usize, usize),
+    passes: &mut Vec<Pass>,
+) -> Result<Option<ClContext>, JobError> {
+    let t = Instant::now();
+    let Some(info) = selected else { return Ok(None) };
+    let ctx = ClContext::new(info).map_err(|e| JobError::Setup(e.into()))?;
+    pipeline::prepare(&ctx, blur, choice.resolve(&ctx.info), (width, height))
+        .map_err(|e| JobError::Failed(e.into()))?;
+    passes.push(host(SETUP, t));
+    Ok(Some(ctx))
+}
+
+/// What the report calls the Rust path.
+pub fn rust_device_name() -> String {
+    format!("built-in Rust ({} threads)", rayon::current_num_threads())
+}
+
+pub fn run(job: &BlurJob) -> Result<Report, JobError> {
+    let t_total = Instant::now();
+    let out_format = image_io::check_output(&job.input, &job.output)
+        .map_err(|e| JobError::Setup(e.into()))?;
+    let mut notes = Vec::new();
+    let mut passes = Vec::new();
+    // Device selection is checked before any work: a wrong --device is a set-up error.
+    let selected = device::select(&job.device).map_err(|e| JobError::Setup(e.into()))?;
+    let blur = Blur2d::new(job.method, job.sigma_x, job.sigma_y);
+
+    let loaded = load(&job.input, job.max_memory_mib, job.linear, &mut passes)
+        .map_err(|e| JobError::Failed(e.into()))?;
+    let (w, h) = (loaded.width, loaded.height);
+    let ctx = open_device(selected, &blur, job.pipeline, (w as usize, h as usize), &mut passes)?;
+    if ctx.is_none() && job.device == DeviceChoice::Auto {
+        notes.push("no OpenCL device found: ran the built-in Rust implementation".into());
+    }
+    if job.linear && !loaded.layout.linear {
+        notes.push("--linear ignored: float images are linear already".into());
+    }
+
+    let (blurred, pipeline_name) =
+        blur_planar(ctx.as_ref(), loaded.planar, &blur, job.pipeline, &mut passes)
+            .with_context(|| format!("{}: blur failed", job.input.display()))
+            .map_err(JobError::Failed)?;
+    let (device_name, backend) = match &ctx {
+        Some(ctx) => (ctx.device_name(), "opencl"),
+        None => (rust_device_name(), "rust"),
+    };
+    let out_color = save(
+        blurred,
+        loaded.layout,
+        loaded.icc.as_deref(),
+        out_format,
+        job.encode,
+        &job.output,
+        &mut passes,
+        &mut notes,
+    )
+    .map_err(|e| JobError::Failed(e.into()))?;
 
     Ok(Report {
         device: device_name,
         backend,
         input: ImageSummary {
             path: job.input.display().to_string(),
-            format: format!("{:?}", decoded.format),
+            format: format!("{:?}", loaded.format),
             width: w,
             height: h,
-            color: format!("{in_color:?}"),
+            color: format!("{:?}", loaded.color),
         },
         output: ImageSummary {
             path: job.output.display().to_string(),
@@ -169,7 +230,7 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
         sigma_y: job.sigma_y,
         method: blur.method_name(),
         pipeline: pipeline_name,
-        linear: layout.linear,
+        linear: loaded.layout.linear,
         passes,
         total_ms: t_total.elapsed().as_secs_f64() * 1e3,
         notes,
