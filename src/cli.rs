@@ -49,6 +49,68 @@ pub enum Command {
     /// Measure the device: peak bandwidth, transposes, blur algorithms.
     #[command(subcommand)]
     Bench(BenchCommand),
+    /// Blur every image under IN_DIR into the same structure under OUT_DIR.
+    Batch(BatchArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct BatchArgs {
+    /// Folder to walk (recursively; symbolic links are not followed).
+    pub in_dir: PathBuf,
+    /// Where the blurred images go, mirroring IN_DIR (created if missing).
+    pub out_dir: PathBuf,
+    #[command(flatten)]
+    pub settings: BlurSettings,
+    /// Write every output in this format (by extension name: png, jpg, tif, webp, ...)
+    /// instead of its input's.
+    #[arg(long, value_parser = parse_format)]
+    pub format: Option<image::ImageFormat>,
+    /// Replace outputs that already exist (they are skipped otherwise).
+    #[arg(long)]
+    pub overwrite: bool,
+    /// Allow IN_DIR = OUT_DIR: replace the originals (each through a temporary file).
+    #[arg(long)]
+    pub in_place: bool,
+    /// Process only shard K of N (e.g. 3/8): a deterministic split by path, for running one
+    /// folder on several machines with no coordination.
+    #[arg(long, value_parser = parse_shard, value_name = "K/N")]
+    pub shard: Option<(usize, usize)>,
+}
+
+fn parse_format(s: &str) -> Result<image::ImageFormat, String> {
+    image::ImageFormat::from_extension(s)
+        .filter(|f| crate::image_io::can_write(*f))
+        .ok_or_else(|| format!("'{s}' is not a format gblur writes (png, jpg, tif, webp, bmp, tga, gif, qoi, exr, hdr)"))
+}
+
+fn parse_shard(s: &str) -> Result<(usize, usize), String> {
+    let bad = || format!("'{s}' is not K/N with 1 <= K <= N");
+    let (k, n) = s.split_once('/').ok_or_else(bad)?;
+    let (k, n): (usize, usize) = (
+        k.trim().parse().map_err(|_| bad())?,
+        n.trim().parse().map_err(|_| bad())?,
+    );
+    if k >= 1 && k <= n {
+        Ok((k, n))
+    } else {
+        Err(bad())
+    }
+}
+
+impl BatchArgs {
+    pub fn to_job(&self, verbose: bool, quiet: bool) -> crate::batch::BatchJob {
+        crate::batch::BatchJob {
+            blur: self
+                .settings
+                .to_job(self.in_dir.clone(), self.out_dir.clone()),
+            format: self.format,
+            overwrite: self.overwrite,
+            in_place: self.in_place,
+            shard: self.shard,
+            verbose,
+            quiet,
+        }
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -126,6 +188,13 @@ pub struct BlurArgs {
     /// Where to write the result; the extension picks the format.
     #[arg(required = true)]
     pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub settings: BlurSettings,
+}
+
+/// Blur options shared by the main command and batch.
+#[derive(Debug, Args)]
+pub struct BlurSettings {
     /// Standard deviation of the Gaussian in pixels, both axes (finite, > 0).
     #[arg(short, long, value_parser = parse_sigma, required_unless_present_all = ["sigma_x", "sigma_y"])]
     pub sigma: Option<f64>,
@@ -213,9 +282,9 @@ fn parse_sigma(s: &str) -> Result<f64, String> {
     }
 }
 
-impl BlurArgs {
+impl BlurSettings {
     /// The checked job. Clap has enforced presence and ranges; nothing else can fail here.
-    pub fn to_job(&self) -> BlurJob {
+    pub fn to_job(&self, input: PathBuf, output: PathBuf) -> BlurJob {
         let sigma_x = self.sigma_x.or(self.sigma).expect("clap requires a sigma");
         let sigma_y = self.sigma_y.or(self.sigma).expect("clap requires a sigma");
         let transpose = self.transpose.map(|t| match t {
@@ -228,8 +297,8 @@ impl BlurArgs {
             TransposeArg::Tile32Skewed => TransposeKind::Tile32Skewed,
         });
         BlurJob {
-            input: self.input.clone().expect("clap requires IN"),
-            output: self.output.clone().expect("clap requires OUT"),
+            input,
+            output,
             sigma_x,
             sigma_y,
             method: match self.method {
@@ -257,5 +326,13 @@ impl BlurArgs {
             },
             max_memory_mib: self.max_memory,
         }
+    }
+}
+
+impl BlurArgs {
+    pub fn to_job(&self) -> BlurJob {
+        let input = self.input.clone().expect("clap requires IN");
+        let output = self.output.clone().expect("clap requires OUT");
+        self.settings.to_job(input, output)
     }
 }

@@ -93,7 +93,8 @@ pub fn decode(path: &Path, max_memory_mib: u64) -> Result<Decoded, ImageIoError>
     Ok(Decoded { image, format, icc })
 }
 
-fn sniff(path: &Path) -> io::Result<Option<ImageFormat>> {
+/// The format the first bytes of `path` announce, if any.
+pub fn sniff(path: &Path) -> io::Result<Option<ImageFormat>> {
     use std::io::Read;
     let mut head = Vec::with_capacity(64);
     std::fs::File::open(path)?.take(64).read_to_end(&mut head)?;
@@ -140,6 +141,11 @@ fn writable(format: ImageFormat) -> &'static [ColorType] {
         ImageFormat::Hdr => &[Rgb32F],
         _ => &[],
     }
+}
+
+/// Whether gblur can write `format`.
+pub fn can_write(format: ImageFormat) -> bool {
+    !writable(format).is_empty()
 }
 
 /// Checks OUT before any work is done: a format gblur writes, an existing folder, not IN.

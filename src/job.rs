@@ -4,10 +4,10 @@ use crate::filter::{Blur2d, Method};
 use crate::image_io::{self, EncodeOptions};
 use crate::opencl::{device, ClContext, DeviceChoice};
 use crate::pipeline::{self, Pass, PassKind, PipelineChoice};
+use crate::planar::Planar;
 use crate::report::{ImageSummary, Report};
 use crate::{cpu, pixels};
 use anyhow::Context as _;
-use crate::planar::Planar;
 use image::{ColorType, ImageFormat};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -100,7 +100,10 @@ pub fn blur_planar(
             passes.extend(dev_passes);
             Ok((out, pipe.describe()))
         }
-        None => Ok((cpu_blur(planar, blur, passes), "rows + blocked transposes".into())),
+        None => Ok((
+            cpu_blur(planar, blur, passes),
+            "rows + blocked transposes".into(),
+        )),
     }
 }
 
@@ -155,7 +158,9 @@ pub fn open_device(
     passes: &mut Vec<Pass>,
 ) -> Result<Option<ClContext>, JobError> {
     let t = Instant::now();
-    let Some(info) = selected else { return Ok(None) };
+    let Some(info) = selected else {
+        return Ok(None);
+    };
     let ctx = ClContext::new(info).map_err(|e| JobError::Setup(e.into()))?;
     pipeline::prepare(&ctx, blur, choice.resolve(&ctx.info), (width, height))
         .map_err(|e| JobError::Failed(e.into()))?;
@@ -170,8 +175,8 @@ pub fn rust_device_name() -> String {
 
 pub fn run(job: &BlurJob) -> Result<Report, JobError> {
     let t_total = Instant::now();
-    let out_format = image_io::check_output(&job.input, &job.output)
-        .map_err(|e| JobError::Setup(e.into()))?;
+    let out_format =
+        image_io::check_output(&job.input, &job.output).map_err(|e| JobError::Setup(e.into()))?;
     let mut notes = Vec::new();
     let mut passes = Vec::new();
     // Device selection is checked before any work: a wrong --device is a set-up error.
@@ -181,7 +186,13 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
     let loaded = load(&job.input, job.max_memory_mib, job.linear, &mut passes)
         .map_err(|e| JobError::Failed(e.into()))?;
     let (w, h) = (loaded.width, loaded.height);
-    let ctx = open_device(selected, &blur, job.pipeline, (w as usize, h as usize), &mut passes)?;
+    let ctx = open_device(
+        selected,
+        &blur,
+        job.pipeline,
+        (w as usize, h as usize),
+        &mut passes,
+    )?;
     if ctx.is_none() && job.device == DeviceChoice::Auto {
         notes.push("no OpenCL device found: ran the built-in Rust implementation".into());
     }
@@ -189,10 +200,15 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
         notes.push("--linear ignored: float images are linear already".into());
     }
 
-    let (blurred, pipeline_name) =
-        blur_planar(ctx.as_ref(), loaded.planar, &blur, job.pipeline, &mut passes)
-            .with_context(|| format!("{}: blur failed", job.input.display()))
-            .map_err(JobError::Failed)?;
+    let (blurred, pipeline_name) = blur_planar(
+        ctx.as_ref(),
+        loaded.planar,
+        &blur,
+        job.pipeline,
+        &mut passes,
+    )
+    .with_context(|| format!("{}: blur failed", job.input.display()))
+    .map_err(JobError::Failed)?;
     let (device_name, backend) = match &ctx {
         Some(ctx) => (ctx.device_name(), "opencl"),
         None => (rust_device_name(), "rust"),

@@ -1,5 +1,6 @@
 //! gblur: a recursive (IIR) Gaussian blur for images, on OpenCL devices or in Rust.
 
+pub mod batch;
 pub mod bench;
 pub mod cli;
 pub mod cpu;

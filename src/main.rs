@@ -9,8 +9,10 @@ fn main() -> ExitCode {
     let result = match &cli.command {
         Some(Command::Devices { json }) => gblur::devices::print(*json).map_err(JobError::Setup),
         Some(Command::Bench(b)) => gblur::bench::run(b, cli.quiet).map_err(JobError::Failed),
+        Some(Command::Batch(b)) => gblur::batch::run(&b.to_job(cli.verbose, cli.quiet))
+            .and_then(|summary| gblur::batch::emit(&summary, b.settings.json, cli.quiet)),
         None => gblur::job::run(&cli.blur.to_job())
-            .map(|report| gblur::report::emit(&report, cli.blur.json, cli.quiet)),
+            .map(|report| gblur::report::emit(&report, cli.blur.settings.json, cli.quiet)),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
