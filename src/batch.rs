@@ -229,6 +229,7 @@ pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
         bar
     };
 
+    let megapixels_done = std::sync::atomic::AtomicU64::new(0);
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
     let (task_tx, task_rx) = unbounded::<Task>();
     for t in tasks {
@@ -332,7 +333,13 @@ pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
 
         // The device stage runs here: the OpenCL context stays on one thread.
         while let Ok(d) = dec_rx.recv() {
-            bar.set_message(d.task.input.display().to_string());
+            let done_mp = megapixels_done.load(Ordering::Relaxed) as f64 * 1e-6;
+            let secs = t_total.elapsed().as_secs_f64();
+            bar.set_message(format!(
+                "{:.1} MP/s  {}",
+                done_mp / secs,
+                d.task.input.display()
+            ));
             let t = Instant::now();
             let mut passes = d.passes;
             let mut notes = Vec::new();
@@ -372,6 +379,7 @@ pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
                     continue;
                 }
             };
+            megapixels_done.fetch_add(width as u64 * height as u64, Ordering::Relaxed);
             let loaded = Loaded {
                 planar,
                 layout,

@@ -268,3 +268,42 @@ fn bad_batch_arguments() {
         .code(2)
         .stderr(predicates::str::contains("/nonexistent-in: not a folder"));
 }
+
+#[test]
+fn ctrl_c_stops_cleanly_leaving_only_complete_outputs() {
+    let input = tempfile::tempdir().unwrap();
+    for i in 0..60 {
+        std::fs::copy(
+            fixture("samples/coffee.png"),
+            input.path().join(format!("p{i:02}.png")),
+        )
+        .unwrap();
+    }
+    let out = tempfile::tempdir().unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_gblur"))
+        .arg("batch")
+        .arg(input.path())
+        .arg(out.path())
+        .args(["--sigma", "4", "-q", "--device", "rust"])
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(700));
+    let killed = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let status = child.wait().unwrap();
+    let written = files_under(out.path());
+    if status.success() {
+        // The batch won the race; nothing was interrupted.
+        assert_eq!(written.len(), 60);
+        return;
+    }
+    assert_eq!(status.code(), Some(1), "an interrupted batch exits 1");
+    assert!(written.len() < 60, "it stopped early");
+    for name in &written {
+        assert!(!name.contains(".gblur-"), "temporary file left: {name}");
+        image::open(out.path().join(name)).unwrap_or_else(|e| panic!("{name} is incomplete: {e}"));
+    }
+}
