@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# gblur batch against the peers a user would script instead, on the same files in one run:
+#   vips gaussblur driven by xargs -P (one process per core), Debian's libvips-tools;
+#   OpenCV (imread, GaussianBlur, imwrite) in a process pool, one process per core.
+# Generates N photo-like 3000×2000 JPEGs first. Prints images/s for each and the ratios.
+# Usage: benches/batch.sh [N_IMAGES=200] [SIGMA=5] [GBLUR_DEVICE=auto]
+set -euo pipefail
+n=${1:-200} sigma=${2:-5} device=${3:-auto}
+root=$(cd "$(dirname "$0")/.." && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cores=$(nproc)
+
+# Debian's own python3 carries python3-opencv; another python3 on the PATH may not.
+py=/usr/bin/python3
+need=()
+command -v vips >/dev/null || need+=(libvips-tools)
+"$py" -c 'import cv2' 2>/dev/null || need+=(python3-opencv)
+if [ ${#need[@]} -gt 0 ]; then
+    sudo=""; [ "$(id -u)" -eq 0 ] || sudo=sudo
+    $sudo apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+(cd "$root" && cargo build --release -q)
+gblur="$root/target/release/gblur"
+
+mkdir -p "$work/in" "$work/gblur" "$work/vips" "$work/opencv"
+"$py" - "$work/in" "$n" <<'PY'
+import sys, numpy as np, cv2
+out, n = sys.argv[1], int(sys.argv[2])
+rng = np.random.default_rng(1)
+for i in range(n):
+    img = np.zeros((2000, 3000, 3), np.float32)
+    for scale, weight in [(8, 0.5), (64, 0.3), (400, 0.15)]:
+        small = rng.random((2000 // scale + 2, 3000 // scale + 2, 3), np.float32)
+        img += weight * cv2.resize(small, (3000, 2000), interpolation=cv2.INTER_CUBIC)
+    img += 0.05 * rng.random(img.shape, np.float32)
+    cv2.imwrite(f"{out}/img{i:04d}.jpg", np.clip(img * 255, 0, 255).astype(np.uint8), [cv2.IMWRITE_JPEG_QUALITY, 90])
+PY
+
+seconds() { local t0 t1; t0=$(date +%s.%N); "$@"; t1=$(date +%s.%N); echo "$t1 - $t0" | bc -l; }
+
+t_gblur=$(seconds "$gblur" batch "$work/in" "$work/gblur" --sigma "$sigma" --device "$device" -q)
+t_vips=$(seconds sh -c "cd '$work/in' && ls | xargs -P $cores -I{} vips gaussblur {} '$work/vips/{}' $sigma")
+cat >"$work/cv.py" <<PY
+import sys, os, cv2
+from multiprocessing import Pool
+src, dst, sigma = sys.argv[1], sys.argv[2], float(sys.argv[3])
+cv2.setNumThreads(1)
+def one(name):
+    img = cv2.imread(os.path.join(src, name))
+    cv2.imwrite(os.path.join(dst, name), cv2.GaussianBlur(img, (0, 0), sigma))
+if __name__ == "__main__":
+    with Pool($cores) as p:
+        p.map(one, sorted(os.listdir(src)))
+PY
+t_cv=$(seconds "$py" "$work/cv.py" "$work/in" "$work/opencv" "$sigma")
+
+for d in gblur vips opencv; do
+    got=$(ls "$work/$d" | wc -l)
+    [ "$got" -eq "$n" ] || { echo "$d wrote $got of $n files" >&2; exit 1; }
+done
+echo "machine: $(nproc) cores; $n JPEGs of 3000x2000 (6 MP); sigma $sigma; gblur --device $device"
+printf '%-28s %8s s %8.2f images/s\n' "gblur batch" "$t_gblur" "$(echo "$n / $t_gblur" | bc -l)"
+printf '%-28s %8s s %8.2f images/s\n' "vips gaussblur (xargs -P$cores)" "$t_vips" "$(echo "$n / $t_vips" | bc -l)"
+printf '%-28s %8s s %8.2f images/s\n' "OpenCV pool ($cores procs)" "$t_cv" "$(echo "$n / $t_cv" | bc -l)"
+printf 'gblur / vips   %.2f\n' "$(echo "$t_vips / $t_gblur" | bc -l)"
+printf 'gblur / OpenCV %.2f\n' "$(echo "$t_cv / $t_gblur" | bc -l)"
