@@ -105,7 +105,8 @@ fn plan(job: &BatchJob, in_dir: &Path, out_dir: &Path) -> (Vec<Task>, Vec<FileRe
         .follow_links(false)
         .sort_by_file_name()
         .into_iter()
-        .filter_entry(|e| job.in_place || !e.path().starts_with(out_dir) || out_dir == in_dir);
+        // OUT_DIR inside IN_DIR is not walked: outputs never become inputs.
+        .filter_entry(|e| out_dir == in_dir || !e.path().starts_with(out_dir));
     for entry in walker.filter_map(Result::ok) {
         if !entry.file_type().is_file() {
             continue;
@@ -341,65 +342,45 @@ pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
                 d.task.input.display()
             ));
             let t = Instant::now();
-            let mut passes = d.passes;
+            let Decoded {
+                task,
+                mut loaded,
+                mut passes,
+            } = d;
             let mut notes = Vec::new();
             let before = passes.len();
-            let Decoded { task, loaded, .. } = d;
-            let (layout, icc, width, height) =
-                (loaded.layout, loaded.icc, loaded.width, loaded.height);
-            let blurred = job::blur_planar(
-                ctx.as_ref(),
-                loaded.planar,
-                &blur,
-                job.blur.pipeline,
-                &mut passes,
-            );
-            let planar = match blurred {
-                Ok((p, _)) => Ok(p),
+            let input = std::mem::take(&mut loaded.planar);
+            match job::blur_planar(ctx.as_ref(), input, &blur, job.blur.pipeline, &mut passes) {
+                Ok((blurred, _)) => loaded.planar = blurred,
                 Err(e) => {
                     // Out of device memory and the like: this image goes the Rust way. The
                     // device consumed the decoded copy, so it is read again rather than kept
                     // twice in memory for a rare case.
                     passes.truncate(before);
                     notes.push(format!("device failed ({e}); blurred on the Rust path"));
-                    job::load(
+                    let reloaded = job::load(
                         &task.input,
                         job.blur.max_memory_mib,
                         job.blur.linear,
                         &mut Vec::new(),
-                    )
-                    .map(|l| job::cpu_blur(l.planar, &blur, &mut passes))
+                    );
+                    match reloaded {
+                        Ok(l) => loaded.planar = job::cpu_blur(l.planar, &blur, &mut passes),
+                        Err(e) => {
+                            let _ = rec_fail.send(failed_record(&task, e.to_string(), &passes));
+                            continue;
+                        }
+                    }
                 }
-            };
-            let blur_ms = t.elapsed().as_secs_f64() * 1e3;
-            let planar = match planar {
-                Ok(p) => p,
-                Err(e) => {
-                    let _ = rec_fail.send(failed_record(&task, e.to_string(), &passes));
-                    continue;
-                }
-            };
-            megapixels_done.fetch_add(width as u64 * height as u64, Ordering::Relaxed);
-            let loaded = Loaded {
-                planar,
-                layout,
-                icc,
-                format: loaded.format,
-                color: loaded.color,
-                width,
-                height,
-            };
-            let d = Decoded {
+            }
+            let megapixels = loaded.width as u64 * loaded.height as u64;
+            megapixels_done.fetch_add(megapixels, Ordering::Relaxed);
+            let _ = enc_tx.send(Blurred {
                 task,
                 loaded,
-                passes: Vec::new(),
-            };
-            let _ = enc_tx.send(Blurred {
-                task: d.task,
-                loaded: d.loaded,
                 passes,
                 notes,
-                blur_ms,
+                blur_ms: t.elapsed().as_secs_f64() * 1e3,
             });
         }
         drop(enc_tx);

@@ -2,7 +2,7 @@
 //! `width` samples. Planar so that each channel is a plain 2D array for the line passes.
 
 /// A planar f32 image: `data[(c * height + y) * width + x]`.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Planar {
     pub width: usize,
     pub height: usize,
