@@ -160,10 +160,7 @@ pub fn run(
             header: "flop/sample",
             value: |r| opt(r.flops_per_pixel, 0),
         },
-        Column {
-            header: "flop/byte",
-            value: |r| opt(r.flops_per_byte, 2),
-        },
+        Column::FLOP_PER_BYTE,
         Column {
             header: "estimate MP/s",
             value: |r| opt(r.estimate_mpps, 0),

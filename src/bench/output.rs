@@ -41,6 +41,10 @@ impl Column {
         header: "% of copy",
         value: |r| opt(r.pct_of_copy, 1),
     };
+    pub const FLOP_PER_BYTE: Column = Column {
+        header: "flop/byte",
+        value: |r| opt(r.flops_per_byte, 2),
+    };
     pub const STATUS: Column = Column {
         header: "status",
         value: |r| r.status.clone(),

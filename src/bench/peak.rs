@@ -154,10 +154,7 @@ pub fn run(ctx: &ClContext, opts: &BenchOptions) -> anyhow::Result<Vec<Record>> 
             header: "GFLOP/s",
             value: |r| opt(r.gflops, 1),
         },
-        Column {
-            header: "flop/byte",
-            value: |r| opt(r.flops_per_byte, 2),
-        },
+        Column::FLOP_PER_BYTE,
         Column {
             header: "% of float4 copy",
             value: |r| opt(r.pct_of_copy, 1),
