@@ -217,18 +217,7 @@ pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
         // Only one handler per process; a second batch in the same process keeps the first.
         let _ = ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst));
     }
-    let bar = if job.quiet {
-        indicatif::ProgressBar::hidden()
-    } else {
-        let bar = indicatif::ProgressBar::new(total as u64);
-        bar.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{bar:30} {pos}/{len} files  {per_sec}  ETA {eta}  {msg}",
-            )
-            .expect("valid template"),
-        );
-        bar
-    };
+    let bar = crate::report::progress_bar(total, job.quiet, crate::report::FILES);
 
     let megapixels_done = std::sync::atomic::AtomicU64::new(0);
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get());

@@ -290,6 +290,10 @@ fn upload_floats(ctx: &ClContext, data: &[f32]) -> Result<Buffer<f32>, ClError> 
 }
 
 impl Run<'_> {
+    fn record(&mut self, timed: Timed, kind: PassKind, bytes: u64) {
+        self.timed.push(Enqueued { timed, kind, bytes });
+    }
+
     /// One axis of the blocked pipeline: summaries, carries, final pass writing `dst`
     /// transposed.
     #[allow(clippy::too_many_arguments)]
@@ -325,11 +329,7 @@ impl Run<'_> {
             None,
             &format!("block summaries ({axis})"),
         )?;
-        self.timed.push(Enqueued {
-            timed: t,
-            kind: PassKind::Filter,
-            bytes: n * 4 + n * 32 / chunk as u64,
-        });
+        self.record(t, PassKind::Filter, n * 4 + n * 32 / chunk as u64);
 
         let k = ctx.kernel(BLOCKS, "block_carry", &defines)?;
         let args = [
@@ -348,11 +348,7 @@ impl Run<'_> {
             None,
             &format!("block carries ({axis})"),
         )?;
-        self.timed.push(Enqueued {
-            timed: t,
-            kind: PassKind::Filter,
-            bytes: n * 64 / chunk as u64,
-        });
+        self.record(t, PassKind::Filter, n * 64 / chunk as u64);
 
         let k = ctx.kernel(BLOCKS, "block_final", &defines)?;
         let args = [
@@ -376,11 +372,7 @@ impl Run<'_> {
             Some(&[TILE, group_chunks, 1]),
             &format!("block final + transpose ({axis})"),
         )?;
-        self.timed.push(Enqueued {
-            timed: t,
-            kind: PassKind::Filter,
-            bytes: n * 12 + n * 32 / chunk as u64,
-        });
+        self.record(t, PassKind::Filter, n * 12 + n * 32 / chunk as u64);
         // The summary and carry buffers must outlive the kernels that read them.
         self.keep.extend([sum, carry_buf]);
         Ok(())
@@ -437,11 +429,7 @@ impl Run<'_> {
                 self.ctx.run(&k, &args, &[w, h, planes], None, name)?
             }
         };
-        self.timed.push(Enqueued {
-            timed: t,
-            kind: PassKind::Filter,
-            bytes,
-        });
+        self.record(t, PassKind::Filter, bytes);
         Ok(())
     }
 
@@ -654,11 +642,7 @@ pub fn enqueue(
             }
             if !in_a {
                 let t = ctx.copy(b, a, img.len(), "copy back")?;
-                run.timed.push(Enqueued {
-                    timed: t,
-                    kind: PassKind::Transfer,
-                    bytes: img.len() as u64 * 8,
-                });
+                run.record(t, PassKind::Transfer, img.len() as u64 * 8);
             }
         }
     }

@@ -14,6 +14,7 @@ use crate::opencl::queue::Arg;
 use crate::opencl::{ClContext, ClError, Timed};
 use crate::pipeline::{self, DeviceImage, Pipeline, TransposeKind};
 use crate::planar::Planar;
+use crate::report::SWEEP;
 use opencl3::memory::Buffer;
 
 /// Enqueues one timed run of a row.
@@ -91,7 +92,7 @@ pub fn run(
     rows.extend(TransposeKind::ALL.map(|t| Row::Recursive(Pipeline::Transpose(t))));
     rows.extend([32, 64, 128].map(|chunk| Row::Recursive(Pipeline::Blocked { chunk })));
     let total = sizes.len() * blur_opts.sigmas.len() * blur_opts.channels.len() * rows.len();
-    let bar = super::progress(total, opts.quiet);
+    let bar = crate::report::progress_bar(total, opts.quiet, SWEEP);
     let mut records = Vec::new();
     for &(w, h) in &sizes {
         for &c in &blur_opts.channels {

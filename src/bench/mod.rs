@@ -173,22 +173,6 @@ pub fn open_device(choice: &DeviceChoice) -> anyhow::Result<ClContext> {
     Ok(ClContext::new(info)?)
 }
 
-/// A progress bar on stderr for a sweep of `total` measurements; indicatif hides it when
-/// stderr is not a terminal, and `--quiet` hides it always.
-pub fn progress(total: usize, quiet: bool) -> indicatif::ProgressBar {
-    if quiet {
-        return indicatif::ProgressBar::hidden();
-    }
-    let bar = indicatif::ProgressBar::new(total as u64);
-    bar.set_style(
-        indicatif::ProgressStyle::with_template(
-            "{bar:30} {pos}/{len} {elapsed_precise} ETA {eta} {msg}",
-        )
-        .expect("valid template"),
-    );
-    bar
-}
-
 /// Deterministic values in [0, 1).
 pub fn noise(n: usize) -> Vec<f32> {
     noise_seeded(n, 7)

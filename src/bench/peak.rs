@@ -9,6 +9,7 @@ use crate::opencl::program::COPY;
 use crate::opencl::queue::Arg;
 use crate::opencl::{ClContext, ClError, Timed};
 use crate::planar::Planar;
+use crate::report::SWEEP;
 use opencl3::memory::Buffer;
 use rayon::prelude::*;
 
@@ -85,7 +86,7 @@ pub fn run(ctx: &ClContext, opts: &BenchOptions) -> anyhow::Result<Vec<Record>> 
         .sizes
         .clone()
         .unwrap_or_else(|| vec![(1024, 1024), (4096, 4096)]);
-    let bar = super::progress(sizes.len() * (2 + MAD_SERIES.len()), opts.quiet);
+    let bar = crate::report::progress_bar(sizes.len() * (2 + MAD_SERIES.len()), opts.quiet, SWEEP);
     let mut records = Vec::new();
     for &(w, h) in &sizes {
         let host = crate::bench::noise(w * h);

@@ -8,6 +8,7 @@ use super::runner::measure;
 use super::{BenchOptions, Record};
 use crate::opencl::ClContext;
 use crate::pipeline::{enqueue_transpose, TransposeKind};
+use crate::report::SWEEP;
 
 pub const DEFAULT_SIZES: [(usize, usize); 8] = [
     (512, 512),
@@ -22,7 +23,11 @@ pub const DEFAULT_SIZES: [(usize, usize); 8] = [
 
 pub fn run(ctx: &ClContext, opts: &BenchOptions) -> anyhow::Result<Vec<Record>> {
     let sizes = opts.sizes.clone().unwrap_or_else(|| DEFAULT_SIZES.to_vec());
-    let bar = super::progress(sizes.len() * (1 + TransposeKind::ALL.len()), opts.quiet);
+    let bar = crate::report::progress_bar(
+        sizes.len() * (1 + TransposeKind::ALL.len()),
+        opts.quiet,
+        SWEEP,
+    );
     let mut records = Vec::new();
     for &(w, h) in &sizes {
         let host = super::noise(w * h);
