@@ -7,7 +7,7 @@
 use crate::filter::Blur2d;
 use crate::image_io::{self, ImageIoError};
 use crate::job::{self, BlurJob, JobError, Loaded};
-use crate::opencl::{device, ClContext};
+use crate::opencl::ClContext;
 use crate::pipeline::Pass;
 use crossbeam_channel::{bounded, unbounded};
 use image::ImageFormat;
@@ -199,7 +199,8 @@ pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
             )));
         }
     }
-    let selected = device::select(&job.blur.device).map_err(|e| setup(e.into()))?;
+    let (selected, _) =
+        job::choose_device(&job.blur.device, job.blur.pipeline).map_err(|e| setup(e.into()))?;
     let ctx = match selected {
         Some(info) => Some(ClContext::new(info).map_err(|e| setup(e.into()))?),
         None => None,
@@ -208,6 +209,7 @@ pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
         .as_ref()
         .map_or_else(job::rust_device_name, |c| c.device_name());
     let blur = Blur2d::new(job.blur.method, job.blur.sigma_x, job.blur.sigma_y);
+    let in_place = job::in_place(ctx.is_none(), &blur);
 
     let (tasks, mut records) = plan(job, &in_dir, &out_dir);
     let total = tasks.len();
@@ -255,6 +257,7 @@ pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
                         &task.input,
                         job.blur.max_memory_mib,
                         job.blur.linear,
+                        in_place,
                         &mut passes,
                     ) {
                         Ok(loaded) => {
@@ -288,7 +291,7 @@ pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
                     }
                     .and_then(|()| {
                         job::save(
-                            b.loaded.planar,
+                            b.loaded.working,
                             b.loaded.layout,
                             b.loaded.icc.as_deref(),
                             b.task.format,
@@ -338,27 +341,35 @@ pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
             } = d;
             let mut notes = Vec::new();
             let before = passes.len();
-            let input = std::mem::take(&mut loaded.planar);
-            match job::blur_planar(ctx.as_ref(), input, &blur, job.blur.pipeline, &mut passes) {
-                Ok((blurred, _)) => loaded.planar = blurred,
-                Err(e) => {
-                    // Out of device memory and the like: this image goes the Rust way. The
-                    // device consumed the decoded copy, so it is read again rather than kept
-                    // twice in memory for a rare case.
-                    passes.truncate(before);
-                    notes.push(format!("device failed ({e}); blurred on the Rust path"));
-                    let reloaded = job::load(
-                        &task.input,
-                        job.blur.max_memory_mib,
-                        job.blur.linear,
-                        &mut Vec::new(),
-                    );
-                    match reloaded {
-                        Ok(l) => loaded.planar = job::cpu_blur(l.planar, &blur, &mut passes),
-                        Err(e) => {
-                            let _ = rec_fail.send(failed_record(&task, e.to_string(), &passes));
-                            continue;
-                        }
+            if let Err(e) = job::blur_loaded(
+                ctx.as_ref(),
+                &mut loaded,
+                &blur,
+                job.blur.pipeline,
+                &mut passes,
+            ) {
+                // Out of device memory and the like: this image goes the Rust way. The
+                // device consumed the decoded copy, so it is read again rather than kept
+                // twice in memory for a rare case.
+                passes.truncate(before);
+                notes.push(format!("device failed ({e}); blurred on the Rust path"));
+                let rust_in_place = job::in_place(true, &blur);
+                let reloaded = job::load(
+                    &task.input,
+                    job.blur.max_memory_mib,
+                    job.blur.linear,
+                    rust_in_place,
+                    &mut Vec::new(),
+                );
+                match reloaded {
+                    Ok(l) => {
+                        loaded = l;
+                        job::blur_loaded(None, &mut loaded, &blur, job.blur.pipeline, &mut passes)
+                            .expect("the Rust path cannot fail");
+                    }
+                    Err(e) => {
+                        let _ = rec_fail.send(failed_record(&task, e.to_string(), &passes));
+                        continue;
                     }
                 }
             }

@@ -130,6 +130,15 @@ pub enum BenchCommand {
         #[arg(long, default_value = "1,4", value_delimiter = ',', value_parser = clap::value_parser!(u8).range(1..=4))]
         channels: Vec<u8>,
     },
+    /// The blur in memory on the CPU: the banded Rust path (8-bit RGB and f32), the planar
+    /// reference and the OpenCL device's pipeline side by side (peers: benches/cpu.sh).
+    Cpu {
+        #[command(flatten)]
+        common: BenchArgs,
+        /// Sigmas to sweep, comma-separated.
+        #[arg(long, default_value = "5,20", value_delimiter = ',', value_parser = parse_sigma)]
+        sigma: Vec<f64>,
+    },
 }
 
 #[derive(Debug, Args)]

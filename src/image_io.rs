@@ -3,6 +3,7 @@
 //! format can hold; encoding into memory and writing through a temporary file that is renamed
 //! over OUT, so a failure never leaves a partial file or destroys an existing one.
 
+use crate::jpeg;
 use image::codecs::jpeg::JpegEncoder;
 use image::codecs::png::{CompressionType, FilterType, PngEncoder};
 use image::codecs::tiff::TiffEncoder;
@@ -269,6 +270,25 @@ pub fn encode(
             &mut note,
             image,
         ),
+        ImageFormat::Jpeg
+            if matches!(
+                image,
+                DynamicImage::ImageLuma8(_) | DynamicImage::ImageRgb8(_)
+            ) =>
+        {
+            let layout = match image {
+                DynamicImage::ImageLuma8(_) => jpeg::Layout::Gray,
+                _ => jpeg::Layout::Rgb,
+            };
+            let dims = (image.width(), image.height());
+            let bytes = jpeg::encode(image.as_bytes(), dims, layout, opts.jpeg_quality, icc)
+                .map_err(|detail| ImageIoError::Encode {
+                    path: path.into(),
+                    format: "Jpeg".into(),
+                    detail,
+                })?;
+            return Ok((bytes, None));
+        }
         ImageFormat::Jpeg => with_icc(
             JpegEncoder::new_with_quality(&mut out, opts.jpeg_quality),
             icc,

@@ -6,9 +6,9 @@ use crate::opencl::{device, ClContext, DeviceChoice};
 use crate::pipeline::{self, Pass, PassKind, PipelineChoice};
 use crate::planar::Planar;
 use crate::report::{ImageSummary, Report};
-use crate::{cpu, pixels};
+use crate::{banded, cpu, pixels};
 use anyhow::Context as _;
-use image::{ColorType, ImageFormat};
+use image::{ColorType, DynamicImage, ImageFormat};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -49,9 +49,17 @@ fn host(name: &str, started: Instant) -> Pass {
     }
 }
 
-/// A decoded input, oriented and converted to the premultiplied planar working image.
+/// The image a blur works on.
+pub enum Working {
+    /// Premultiplied planar f32: what the OpenCL pipelines and the reference path take.
+    Planar(Planar),
+    /// The decoded image itself, blurred in place by the banded Rust blur (no f32 copy).
+    Decoded(DynamicImage),
+}
+
+/// A decoded input, oriented, as the blur will take it.
 pub struct Loaded {
-    pub planar: Planar,
+    pub working: Working,
     pub layout: pixels::Layout,
     pub icc: Option<Vec<u8>>,
     pub format: ImageFormat,
@@ -60,27 +68,79 @@ pub struct Loaded {
     pub height: u32,
 }
 
-/// Decodes `path` and converts it, timing both steps into `passes`.
+/// Decodes `path`, timing it into `passes`, and converts it to planar f32 unless it is to be
+/// blurred `in_place`.
 pub fn load(
     path: &Path,
     max_memory_mib: u64,
     linear: bool,
+    in_place: bool,
     passes: &mut Vec<Pass>,
 ) -> Result<Loaded, image_io::ImageIoError> {
     let t = Instant::now();
     let decoded = image_io::decode(path, max_memory_mib)?;
     passes.push(host("decode", t));
-    let t = Instant::now();
-    let (planar, layout) = pixels::to_planar(&decoded.image, linear);
-    passes.push(host("to planar f32", t));
+    let image = decoded.image;
+    let (color, width, height) = (image.color(), image.width(), image.height());
+    let (working, layout) = if in_place {
+        let layout = pixels::Layout {
+            color,
+            linear: linear && pixels::is_integer(color),
+        };
+        (Working::Decoded(image), layout)
+    } else {
+        let t = Instant::now();
+        let (planar, layout) = pixels::to_planar(&image, linear);
+        passes.push(host("to planar f32", t));
+        (Working::Planar(planar), layout)
+    };
     Ok(Loaded {
-        planar,
+        working,
         layout,
         icc: decoded.icc,
         format: decoded.format,
-        color: decoded.image.color(),
-        width: decoded.image.width(),
-        height: decoded.image.height(),
+        color,
+        width,
+        height,
+    })
+}
+
+/// Whether the Rust path blurs this filter in place (the banded blur takes recursive axes).
+pub fn in_place(rust_path: bool, blur: &Blur2d) -> bool {
+    rust_path && blur.x.is_recursive() && blur.y.is_recursive()
+}
+
+/// Blurs `loaded` on the device, or on the Rust path (in place where it was loaded so);
+/// returns the name of the pipeline that ran.
+pub fn blur_loaded(
+    ctx: Option<&ClContext>,
+    loaded: &mut Loaded,
+    blur: &Blur2d,
+    choice: PipelineChoice,
+    passes: &mut Vec<Pass>,
+) -> Result<String, crate::opencl::ClError> {
+    match &mut loaded.working {
+        Working::Decoded(image) => {
+            let cpu_passes = banded::blur_image(image, blur, loaded.layout.linear)
+                .expect("loaded in place only for filters the banded blur takes");
+            passes.extend(host_passes(cpu_passes));
+            Ok(format!("banded, in place ({})", crate::lanes::isa_name()))
+        }
+        Working::Planar(planar) => {
+            let input = std::mem::take(planar);
+            let (out, name) = blur_planar(ctx, input, blur, choice, passes)?;
+            *planar = out;
+            Ok(name)
+        }
+    }
+}
+
+fn host_passes(cpu_passes: Vec<cpu::CpuPass>) -> impl Iterator<Item = Pass> {
+    cpu_passes.into_iter().map(|p| Pass {
+        name: p.name.into(),
+        kind: PassKind::Host,
+        ms: p.ms,
+        bytes: 0,
     })
 }
 
@@ -110,19 +170,14 @@ pub fn blur_planar(
 /// The Rust path, with its passes reported as host passes.
 pub fn cpu_blur(planar: Planar, blur: &Blur2d, passes: &mut Vec<Pass>) -> Planar {
     let (out, cpu_passes) = cpu::blur(&planar, blur);
-    passes.extend(cpu_passes.into_iter().map(|p| Pass {
-        name: p.name.into(),
-        kind: PassKind::Host,
-        ms: p.ms,
-        bytes: 0,
-    }));
+    passes.extend(host_passes(cpu_passes));
     out
 }
 
 /// Converts back, encodes and writes `output` atomically; returns the colour type written.
 #[allow(clippy::too_many_arguments)]
 pub fn save(
-    mut blurred: Planar,
+    blurred: Working,
     layout: pixels::Layout,
     icc: Option<&[u8]>,
     format: ImageFormat,
@@ -131,13 +186,24 @@ pub fn save(
     passes: &mut Vec<Pass>,
     notes: &mut Vec<String>,
 ) -> Result<ColorType, image_io::ImageIoError> {
-    let t = Instant::now();
-    pixels::finish_planar(&mut blurred, layout);
     let (out_color, lost) = image_io::output_color(layout.color, format);
     notes.extend(lost);
-    let image = pixels::from_planar(&blurred, layout.color, out_color);
-    drop(blurred);
-    passes.push(host("from planar", t));
+    let image = match blurred {
+        Working::Planar(mut planar) => {
+            let t = Instant::now();
+            pixels::finish_planar(&mut planar, layout);
+            let image = pixels::from_planar(&planar, layout.color, out_color);
+            passes.push(host("from planar", t));
+            image
+        }
+        Working::Decoded(image) if image.color() == out_color => image,
+        Working::Decoded(image) => {
+            let t = Instant::now();
+            let image = pixels::convert(image, out_color);
+            passes.push(host("convert", t));
+            image
+        }
+    };
     let t = Instant::now();
     let (bytes, icc_note) = image_io::encode(&image, format, icc, encode, output)?;
     notes.extend(icc_note);
@@ -168,6 +234,34 @@ pub fn open_device(
     Ok(Some(ctx))
 }
 
+/// The device `choice` names; None for the Rust path, with a note where `auto` chose it.
+/// `auto` takes a GPU when there is one and otherwise the Rust path, which `gblur bench cpu`
+/// measures several times faster than an OpenCL CPU device (PoCL) on the same cores, unless
+/// an OpenCL pipeline was asked for by name.
+pub fn choose_device(
+    choice: &DeviceChoice,
+    pipeline: PipelineChoice,
+) -> Result<(Option<crate::opencl::DeviceInfo>, Option<String>), crate::opencl::ClError> {
+    let selected = device::select(choice)?;
+    if *choice != DeviceChoice::Auto {
+        return Ok((selected, None));
+    }
+    Ok(match selected {
+        Some(d) if d.is_gpu() || pipeline != PipelineChoice::Auto => (Some(d), None),
+        Some(d) => (
+            None,
+            Some(format!(
+                "no GPU: ran the built-in Rust path, faster here than {} (--device cpu runs it)",
+                d.name
+            )),
+        ),
+        None => (
+            None,
+            Some("no OpenCL device found: ran the built-in Rust implementation".into()),
+        ),
+    })
+}
+
 /// What the report calls the Rust path.
 pub fn rust_device_name() -> String {
     format!("built-in Rust ({} threads)", rayon::current_num_threads())
@@ -180,11 +274,20 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
     let mut notes = Vec::new();
     let mut passes = Vec::new();
     // Device selection is checked before any work: a wrong --device is a set-up error.
-    let selected = device::select(&job.device).map_err(|e| JobError::Setup(e.into()))?;
+    let (selected, why) =
+        choose_device(&job.device, job.pipeline).map_err(|e| JobError::Setup(e.into()))?;
+    notes.extend(why);
     let blur = Blur2d::new(job.method, job.sigma_x, job.sigma_y);
 
-    let loaded = load(&job.input, job.max_memory_mib, job.linear, &mut passes)
-        .map_err(|e| JobError::Failed(e.into()))?;
+    let in_place = in_place(selected.is_none(), &blur);
+    let mut loaded = load(
+        &job.input,
+        job.max_memory_mib,
+        job.linear,
+        in_place,
+        &mut passes,
+    )
+    .map_err(|e| JobError::Failed(e.into()))?;
     let (w, h) = (loaded.width, loaded.height);
     let ctx = open_device(
         selected,
@@ -193,28 +296,19 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
         (w as usize, h as usize),
         &mut passes,
     )?;
-    if ctx.is_none() && job.device == DeviceChoice::Auto {
-        notes.push("no OpenCL device found: ran the built-in Rust implementation".into());
-    }
     if job.linear && !loaded.layout.linear {
         notes.push("--linear ignored: float images are linear already".into());
     }
 
-    let (blurred, pipeline_name) = blur_planar(
-        ctx.as_ref(),
-        loaded.planar,
-        &blur,
-        job.pipeline,
-        &mut passes,
-    )
-    .with_context(|| format!("{}: blur failed", job.input.display()))
-    .map_err(JobError::Failed)?;
+    let pipeline_name = blur_loaded(ctx.as_ref(), &mut loaded, &blur, job.pipeline, &mut passes)
+        .with_context(|| format!("{}: blur failed", job.input.display()))
+        .map_err(JobError::Failed)?;
     let (device_name, backend) = match &ctx {
         Some(ctx) => (ctx.device_name(), "opencl"),
         None => (rust_device_name(), "rust"),
     };
     let out_color = save(
-        blurred,
+        loaded.working,
         loaded.layout,
         loaded.icc.as_deref(),
         out_format,

@@ -1,5 +1,6 @@
 //! gblur: a recursive (IIR) Gaussian blur for images, on OpenCL devices or in Rust.
 
+pub mod banded;
 pub mod batch;
 pub mod bench;
 pub mod cli;
@@ -9,6 +10,8 @@ pub mod filter;
 pub mod gaussian;
 pub mod image_io;
 pub mod job;
+pub mod jpeg;
+pub mod lanes;
 pub mod opencl;
 pub mod pipeline;
 pub mod pixels;

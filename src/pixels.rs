@@ -21,7 +21,7 @@ impl Layout {
     }
 }
 
-fn is_integer(color: ColorType) -> bool {
+pub fn is_integer(color: ColorType) -> bool {
     !matches!(color, ColorType::Rgb32F | ColorType::Rgba32F)
 }
 
@@ -131,6 +131,23 @@ pub fn from_planar(p: &Planar, source: ColorType, target: ColorType) -> DynamicI
         ColorType::Rgba16 => DynamicImage::ImageRgba16(buf(w, h, interleave(p, &map, f32_to_u16))),
         ColorType::Rgb32F => DynamicImage::ImageRgb32F(buf(w, h, interleave(p, &map, |v| v))),
         _ => DynamicImage::ImageRgba32F(buf(w, h, interleave(p, &map, |v| v))),
+    }
+}
+
+/// Converts a finished image to colour type `target` the way `from_planar` would: alpha
+/// dropped or made opaque, gray spread to RGB, depth changed with clamping and rounding.
+pub fn convert(image: DynamicImage, target: ColorType) -> DynamicImage {
+    match target {
+        ColorType::L8 => image.to_luma8().into(),
+        ColorType::La8 => image.to_luma_alpha8().into(),
+        ColorType::Rgb8 => image.to_rgb8().into(),
+        ColorType::Rgba8 => image.to_rgba8().into(),
+        ColorType::L16 => image.to_luma16().into(),
+        ColorType::La16 => image.to_luma_alpha16().into(),
+        ColorType::Rgb16 => image.to_rgb16().into(),
+        ColorType::Rgba16 => image.to_rgba16().into(),
+        ColorType::Rgb32F => image.to_rgb32f().into(),
+        _ => image.to_rgba32f().into(),
     }
 }
 

@@ -4,6 +4,7 @@
 //! then `runs` timed runs, reported as median and min–max.
 
 pub mod blur;
+pub mod cpu;
 pub mod output;
 pub mod peak;
 pub mod runner;
@@ -126,7 +127,7 @@ pub fn run(command: &crate::cli::BenchCommand, quiet: bool) -> anyhow::Result<()
     use crate::cli::BenchCommand;
     let common = match command {
         BenchCommand::Peak(c) | BenchCommand::Transpose(c) => c,
-        BenchCommand::Blur { common, .. } => common,
+        BenchCommand::Blur { common, .. } | BenchCommand::Cpu { common, .. } => common,
     };
     let opts = common.to_options(quiet);
     if let Some(p) = &opts.plot {
@@ -141,8 +142,13 @@ pub fn run(command: &crate::cli::BenchCommand, quiet: bool) -> anyhow::Result<()
             p.display()
         );
     }
+    if let BenchCommand::Cpu { sigma, .. } = command {
+        cpu::run(&opts, sigma)?;
+        return Ok(());
+    }
     let ctx = open_device(&opts.device)?;
     let records = match command {
+        BenchCommand::Cpu { .. } => unreachable!("run above"),
         BenchCommand::Peak(_) => peak::run(&ctx, &opts)?,
         BenchCommand::Transpose(_) => transpose::run(&ctx, &opts)?,
         BenchCommand::Blur {

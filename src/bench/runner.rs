@@ -52,6 +52,26 @@ fn profiling(ctx: &ClContext, e: opencl3::error_codes::ClError) -> ClError {
     }
 }
 
+/// Times `run` on the host clock the same way: 2 untimed warm-ups, then `runs` timed runs,
+/// each on `state` after an untimed `setup` (e.g. restoring the input of an in-place blur).
+pub fn measure_host<S>(
+    runs: usize,
+    state: &mut S,
+    setup: impl Fn(&mut S),
+    mut run: impl FnMut(&mut S),
+) -> Stats {
+    let mut times = Vec::with_capacity(runs);
+    for i in 0..WARM_UPS + runs.max(1) {
+        setup(state);
+        let t = std::time::Instant::now();
+        run(state);
+        if i >= WARM_UPS {
+            times.push(t.elapsed().as_secs_f64() * 1e3);
+        }
+    }
+    summarize(&mut times)
+}
+
 pub fn summarize(times: &mut [f64]) -> Stats {
     times.sort_by(f64::total_cmp);
     let n = times.len();

@@ -1,0 +1,989 @@
+//! The fast CPU blur: the recursive Gaussian run in place on the decoded image's own
+//! interleaved samples (8-bit, 16-bit or f32), in bands of rows, 16 columns per SIMD vector.
+//!
+//! A full f32 copy of a photo is four times its 8-bit size and would not fit the memory bound
+//! (2× the decoded image), so no whole-image intermediate exists. Instead:
+//!
+//! 1. *Column summaries.* One bottom-to-top sweep runs the anticausal column filter and keeps
+//!    only its state at every band boundary (4 floats per column per boundary; a band is 128
+//!    rows of 8-bit samples, 64 of 16-bit, 32 of f32, so the states stay ≤ 1/8 of the image).
+//! 2. *Bands*, top to bottom. For each band the column filter runs anticausally from the
+//!    stored state and causally from the state carried out of the band above, into an f32
+//!    scratch of the band alone; then each row of the band is filtered (16 rows at a time,
+//!    transposed through a 16×16 register block so rows become lanes) and written back over
+//!    the input band, which nothing needs any more.
+//!
+//! The maths is `cpu::recursive_line`'s (the same delta-form sections, the same first-sample
+//! offset and clamp-edge start-up), with FMA where the CPU has it, so it agrees with the
+//! reference to f32 rounding.
+
+// Lane loops index several arrays in step; written with indices they vectorise reliably.
+#![allow(clippy::needless_range_loop)]
+
+use crate::cpu::CpuPass;
+use crate::filter::{Blur2d, LineFilter};
+use crate::gaussian::SECTION_FLOATS;
+use crate::lanes::{Isa, LANES, V};
+use crate::pixels::{linear_to_srgb, srgb_to_linear};
+use crate::simd_dispatch;
+use image::DynamicImage;
+use rayon::prelude::*;
+use std::cell::RefCell;
+use std::time::Instant;
+
+/// Vectors per column work item: four independent recurrences per row hide the FMA latency.
+const VECS: usize = 4;
+const CHUNK: usize = VECS * LANES;
+/// Fields of a band-boundary state: y and d of both sections.
+const BOUNDARY: usize = 4 * VECS;
+/// Fields carried from band to band: y, d of both sections, the previous input, the offset.
+const CARRY: usize = 6 * VECS;
+
+/// A sample type the banded blur reads and writes in place.
+pub trait Sample: Copy + Send + Sync + 'static {
+    /// Integer samples scale to [0, 1]; floats pass as they are.
+    fn to_f32(self) -> f32;
+    /// Integer samples are clamped and rounded (as `pixels` does); floats pass as they are.
+    fn from_f32(v: f32) -> Self;
+    /// The sample as a table index (integers only), for sRGB decoding by lookup.
+    fn index(self) -> usize;
+    const INTEGER: bool;
+}
+
+impl Sample for u8 {
+    #[inline(always)]
+    fn to_f32(self) -> f32 {
+        self as f32 * (1.0 / 255.0)
+    }
+    #[inline(always)]
+    fn from_f32(v: f32) -> Self {
+        // `pixels::f32_to_u8` in a form that vectorises: max/min map NaN to 0 as its
+        // saturating cast does, and the value is then in range for the unchecked one.
+        #[allow(clippy::manual_clamp)] // clamp keeps NaN, which the unchecked cast cannot take
+        let x = v.max(0.0).min(1.0) * 255.0 + 0.5;
+        // SAFETY: x is finite and in [0.5, 255.5].
+        unsafe { x.to_int_unchecked::<i32>() as u8 }
+    }
+    #[inline(always)]
+    fn index(self) -> usize {
+        self as usize
+    }
+    const INTEGER: bool = true;
+}
+
+impl Sample for u16 {
+    #[inline(always)]
+    fn to_f32(self) -> f32 {
+        self as f32 * (1.0 / 65535.0)
+    }
+    #[inline(always)]
+    fn from_f32(v: f32) -> Self {
+        #[allow(clippy::manual_clamp)]
+        let x = v.max(0.0).min(1.0) * 65535.0 + 0.5;
+        // SAFETY: as for u8; x is in [0.5, 65535.5].
+        unsafe { x.to_int_unchecked::<i32>() as u16 }
+    }
+    #[inline(always)]
+    fn index(self) -> usize {
+        self as usize
+    }
+    const INTEGER: bool = true;
+}
+
+impl Sample for f32 {
+    #[inline(always)]
+    fn to_f32(self) -> f32 {
+        self
+    }
+    #[inline(always)]
+    fn from_f32(v: f32) -> Self {
+        v
+    }
+    #[inline(always)]
+    fn index(self) -> usize {
+        0
+    }
+    const INTEGER: bool = false;
+}
+
+/// How samples become premultiplied working values and back.
+#[derive(Clone, Copy)]
+pub struct Pixels<'a> {
+    pub channels: usize,
+    /// The last channel is alpha: colour is premultiplied while filtering.
+    pub alpha: bool,
+    /// sRGB decoding table indexed by sample value (colour channels of integer images only).
+    pub linear: Option<&'a [f32]>,
+}
+
+/// One axis's recursive filter, every coefficient splatted across the lanes.
+#[derive(Clone, Copy)]
+struct Coef {
+    n0: [V; 2],
+    n1: [V; 2],
+    m1: [V; 2],
+    m2: [V; 2],
+    neps: [V; 2],
+    nq: [V; 2],
+    gain: [V; 2],
+}
+
+impl Coef {
+    fn new(c: &[f32; 2 * SECTION_FLOATS]) -> Self {
+        let f = |i: usize, sign: f32| {
+            [
+                V::splat(sign * c[i]),
+                V::splat(sign * c[SECTION_FLOATS + i]),
+            ]
+        };
+        Coef {
+            n0: f(0, 1.0),
+            n1: f(1, 1.0),
+            m1: f(2, 1.0),
+            m2: f(3, 1.0),
+            neps: f(4, -1.0),
+            nq: f(5, -1.0),
+            gain: f(6, 1.0),
+        }
+    }
+
+    #[inline(always)]
+    fn causal_input<I: Isa>(&self, x: V, xp: V) -> [V; 2] {
+        [
+            V::madd::<I>(self.n0[0], x, self.n1[0] * xp),
+            V::madd::<I>(self.n0[1], x, self.n1[1] * xp),
+        ]
+    }
+
+    #[inline(always)]
+    fn anticausal_input<I: Isa>(&self, x1: V, x2: V) -> [V; 2] {
+        [
+            V::madd::<I>(self.m1[0], x1, self.m2[0] * x2),
+            V::madd::<I>(self.m1[1], x1, self.m2[1] * x2),
+        ]
+    }
+}
+
+/// The state of both 2nd-order sections for 16 lines.
+#[derive(Clone, Copy)]
+struct Sections {
+    y: [V; 2],
+    d: [V; 2],
+}
+
+impl Sections {
+    const ZERO: Sections = Sections {
+        y: [V::ZERO; 2],
+        d: [V::ZERO; 2],
+    };
+
+    /// The anticausal start beyond the last sample: the steady state of a constant `xl`.
+    #[inline(always)]
+    fn steady(k: &Coef, xl: V) -> Self {
+        Sections {
+            y: [k.gain[0] * xl, k.gain[1] * xl],
+            d: [V::ZERO; 2],
+        }
+    }
+
+    /// Advances both sections by one sample whose input terms are `u`; returns their sum.
+    #[inline(always)]
+    fn step<I: Isa>(&mut self, k: &Coef, u: [V; 2]) -> V {
+        for s in 0..2 {
+            let decay = V::madd::<I>(k.nq[s], self.d[s], self.d[s]);
+            let t = V::madd::<I>(k.neps[s], self.y[s], u[s] + decay);
+            self.d[s] = t;
+            self.y[s] = self.y[s] + t;
+        }
+        self.y[0] + self.y[1]
+    }
+
+    #[inline(always)]
+    fn save(&self, out: &mut [V], v: usize) {
+        for f in 0..2 {
+            out[f * VECS + v] = self.y[f];
+            out[(2 + f) * VECS + v] = self.d[f];
+        }
+    }
+
+    #[inline(always)]
+    fn restore(from: &[V], v: usize) -> Self {
+        Sections {
+            y: [from[v], from[VECS + v]],
+            d: [from[2 * VECS + v], from[3 * VECS + v]],
+        }
+    }
+}
+
+#[inline(always)]
+fn premultiply<const C: usize>(r: &mut [f32; LANES]) {
+    for i in 0..LANES {
+        if i % C != C - 1 {
+            r[i] *= r[i - i % C + C - 1];
+        }
+    }
+}
+
+/// Loads samples `j..j+16` of `row` (zeros past its end) as premultiplied working values.
+#[inline(always)]
+fn load<T: Sample>(row: &[T], j: usize, px: &Pixels) -> V {
+    let n = row.len().saturating_sub(j).min(LANES);
+    let mut r = [0f32; LANES];
+    match px.linear {
+        None if n == LANES => {
+            let s = &row[j..j + LANES];
+            for i in 0..LANES {
+                r[i] = s[i].to_f32();
+            }
+        }
+        None => {
+            for i in 0..n {
+                r[i] = row[j + i].to_f32();
+            }
+        }
+        Some(lut) => {
+            for i in 0..n {
+                let v = row[j + i];
+                let is_alpha = px.alpha && (j + i) % px.channels == px.channels - 1;
+                r[i] = if is_alpha { v.to_f32() } else { lut[v.index()] };
+            }
+        }
+    }
+    if px.alpha {
+        // `j` is a multiple of 16, so lanes start on a pixel boundary for 2 or 4 channels.
+        match px.channels {
+            2 => premultiply::<2>(&mut r),
+            4 => premultiply::<4>(&mut r),
+            _ => {}
+        }
+    }
+    V(r)
+}
+
+/// The image as rows of interleaved samples.
+#[derive(Clone, Copy)]
+struct Rows<'a, T> {
+    data: &'a [T],
+    stride: usize,
+    height: usize,
+}
+
+impl<'a, T: Sample> Rows<'a, T> {
+    #[inline(always)]
+    fn row(&self, r: usize) -> &'a [T] {
+        &self.data[r * self.stride..(r + 1) * self.stride]
+    }
+
+    #[inline(always)]
+    fn load(&self, r: usize, j0: usize, px: &Pixels) -> [V; VECS] {
+        let row = self.row(r);
+        let mut x = [V::ZERO; VECS];
+        for (v, x) in x.iter_mut().enumerate() {
+            *x = load(row, j0 + v * LANES, px);
+        }
+        x
+    }
+}
+
+/// Rows a column walk takes per visit of a chunk. A strip's chunks are visited in turn, so
+/// each row is read left to right across the strip, which the hardware prefetchers follow
+/// (a walk down one chunk alone steps a page per row and waits on memory at every step).
+const TILE_ROWS: usize = 8;
+/// Chunks per column work item: a strip 1024 columns wide.
+const STRIP: usize = 16;
+
+/// One chunk's column walk between visits: both sections, the last two inputs (or, causally,
+/// the previous one in `x1`) and the column offsets.
+#[derive(Clone, Copy)]
+struct Walk {
+    st: [Sections; VECS],
+    x1: [V; VECS],
+    x2: [V; VECS],
+    x0: [V; VECS],
+}
+
+impl Walk {
+    const ZERO: Walk = Walk {
+        st: [Sections::ZERO; VECS],
+        x1: [V::ZERO; VECS],
+        x2: [V::ZERO; VECS],
+        x0: [V::ZERO; VECS],
+    };
+
+    /// The anticausal start below the bottom edge.
+    #[inline(always)]
+    fn from_bottom<T: Sample>(
+        img: Rows<T>,
+        j0: usize,
+        px: &Pixels,
+        k: &Coef,
+        x0: [V; VECS],
+    ) -> Walk {
+        let last = img.load(img.height - 1, j0, px);
+        let mut w = Walk { x0, ..Walk::ZERO };
+        for v in 0..VECS {
+            let xl = last[v] - x0[v];
+            w.st[v] = Sections::steady(k, xl);
+            (w.x1[v], w.x2[v]) = (xl, xl);
+        }
+        w
+    }
+
+    /// Anticausal over rows `rows` (walked upwards); stores each row's result in `out` at
+    /// `(r - out_row0) * VECS` when STORE.
+    #[inline(always)]
+    fn up<T: Sample, I: Isa, const STORE: bool>(
+        &mut self,
+        img: Rows<T>,
+        rows: std::ops::Range<usize>,
+        j0: usize,
+        px: &Pixels,
+        k: &Coef,
+        (out, out_row0): (&mut [V], usize),
+    ) {
+        let (mut st, mut x1, mut x2, x0) = (self.st, self.x1, self.x2, self.x0);
+        for r in rows.rev() {
+            let x = img.load(r, j0, px);
+            for v in 0..VECS {
+                let a = st[v].step::<I>(k, k.anticausal_input::<I>(x1[v], x2[v]));
+                if STORE {
+                    out[(r - out_row0) * VECS + v] = a;
+                }
+                x2[v] = x1[v];
+                x1[v] = x[v] - x0[v];
+            }
+        }
+        (self.st, self.x1, self.x2) = (st, x1, x2);
+    }
+
+    /// Causal over `rows` (walked downwards), adding the anticausal results already in
+    /// `out` and the offset: the columns' final values.
+    #[inline(always)]
+    fn down<T: Sample, I: Isa>(
+        &mut self,
+        img: Rows<T>,
+        rows: std::ops::Range<usize>,
+        j0: usize,
+        px: &Pixels,
+        k: &Coef,
+        (out, out_row0): (&mut [V], usize),
+    ) {
+        let (mut st, mut xp, x0) = (self.st, self.x1, self.x0);
+        for r in rows {
+            let x = img.load(r, j0, px);
+            let o = &mut out[(r - out_row0) * VECS..][..VECS];
+            for v in 0..VECS {
+                let xv = x[v] - x0[v];
+                let c = st[v].step::<I>(k, k.causal_input::<I>(xv, xp[v]));
+                xp[v] = xv;
+                o[v] = c + o[v] + x0[v];
+            }
+        }
+        (self.st, self.x1) = (st, xp);
+    }
+}
+
+/// Row tiles of `rows`, bottom first when `upwards`.
+fn tiles(
+    rows: std::ops::Range<usize>,
+    upwards: bool,
+) -> impl Iterator<Item = std::ops::Range<usize>> {
+    let n = rows.len().div_ceil(TILE_ROWS);
+    (0..n).map(move |i| {
+        let i = if upwards { n - 1 - i } else { i };
+        let a = rows.start + i * TILE_ROWS;
+        a..(a + TILE_ROWS).min(rows.end)
+    })
+}
+
+/// Pass 1 for the strip of chunks starting at `c0`: the anticausal filter from the bottom
+/// edge up, its state saved at each band boundary into `out` (per chunk, one `BOUNDARY`
+/// block per boundary).
+#[inline(always)]
+fn summarise_impl<T: Sample, I: Isa>(
+    img: Rows<T>,
+    band: usize,
+    c0: usize,
+    px: &Pixels,
+    k: &Coef,
+    out: &mut [V],
+) {
+    let h = img.height;
+    let bands = h.div_ceil(band);
+    let per_chunk = (bands - 1) * BOUNDARY;
+    let n = out.len() / per_chunk;
+    let mut walks = [Walk::ZERO; STRIP];
+    for (i, w) in walks[..n].iter_mut().enumerate() {
+        let j0 = (c0 + i) * CHUNK;
+        *w = Walk::from_bottom::<T>(img, j0, px, k, img.load(0, j0, px));
+    }
+    for b in (1..bands).rev() {
+        for rows in tiles(b * band..((b + 1) * band).min(h), true) {
+            for (i, w) in walks[..n].iter_mut().enumerate() {
+                w.up::<T, I, false>(img, rows.clone(), (c0 + i) * CHUNK, px, k, (&mut [], 0));
+            }
+        }
+        for (i, w) in walks[..n].iter().enumerate() {
+            let slot = &mut out[i * per_chunk + (b - 1) * BOUNDARY..][..BOUNDARY];
+            for (v, s) in w.st.iter().enumerate() {
+                s.save(slot, v);
+            }
+        }
+    }
+}
+
+simd_dispatch!(fn summarise<T: Sample>(img: Rows<T>, band: usize, c0: usize, px: &Pixels, k: &Coef, out: &mut [V]) => summarise_impl);
+
+/// Pass 2, columns, for the strip of chunks starting at `c0`: filters rows `r0..r1` both
+/// ways into `out` (per chunk, `band` rows of `VECS` vectors). `states` holds the strip's
+/// pass-1 boundary states (empty if the image is one band); `carry` holds each chunk's causal
+/// state and column offsets from the band above.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn columns_impl<T: Sample, I: Isa>(
+    img: Rows<T>,
+    (r0, r1): (usize, usize),
+    c0: usize,
+    px: &Pixels,
+    k: &Coef,
+    states: &[V],
+    carry: &mut [V],
+    out: &mut [V],
+) {
+    let h = img.height;
+    let n = carry.len() / CARRY;
+    let band = out.len() / n / VECS;
+    let per_chunk = states.len() / n;
+    let mut walks = [Walk::ZERO; STRIP];
+    for (i, w) in walks[..n].iter_mut().enumerate() {
+        let j0 = (c0 + i) * CHUNK;
+        let carry = &mut carry[i * CARRY..][..CARRY];
+        if r0 == 0 {
+            carry.fill(V::ZERO);
+            carry[5 * VECS..].copy_from_slice(&img.load(0, j0, px));
+        }
+        let mut x0 = [V::ZERO; VECS];
+        x0.copy_from_slice(&carry[5 * VECS..]);
+        *w = if r1 == h {
+            Walk::from_bottom::<T>(img, j0, px, k, x0)
+        } else {
+            let slot = &states[i * per_chunk + (r0 / band) * BOUNDARY..][..BOUNDARY];
+            let a = img.load(r1, j0, px);
+            let c = img.load((r1 + 1).min(h - 1), j0, px);
+            let mut w = Walk { x0, ..Walk::ZERO };
+            for v in 0..VECS {
+                w.st[v] = Sections::restore(slot, v);
+                (w.x1[v], w.x2[v]) = (a[v] - x0[v], c[v] - x0[v]);
+            }
+            w
+        };
+    }
+    for rows in tiles(r0..r1, true) {
+        for (i, w) in walks[..n].iter_mut().enumerate() {
+            let out = &mut out[i * band * VECS..][..band * VECS];
+            w.up::<T, I, true>(img, rows.clone(), (c0 + i) * CHUNK, px, k, (out, r0));
+        }
+    }
+    for (i, w) in walks[..n].iter_mut().enumerate() {
+        let carry = &carry[i * CARRY..][..CARRY];
+        for v in 0..VECS {
+            w.st[v] = Sections::restore(carry, v);
+        }
+        w.x1.copy_from_slice(&carry[4 * VECS..5 * VECS]);
+    }
+    for rows in tiles(r0..r1, false) {
+        for (i, w) in walks[..n].iter_mut().enumerate() {
+            let out = &mut out[i * band * VECS..][..band * VECS];
+            w.down::<T, I>(img, rows.clone(), (c0 + i) * CHUNK, px, k, (out, r0));
+        }
+    }
+    for (i, w) in walks[..n].iter().enumerate() {
+        let carry = &mut carry[i * CARRY..][..CARRY];
+        for v in 0..VECS {
+            w.st[v].save(carry, v);
+        }
+        carry[4 * VECS..5 * VECS].copy_from_slice(&w.x1);
+    }
+}
+
+simd_dispatch!(fn columns<T: Sample>(img: Rows<T>, rows: (usize, usize), c0: usize, px: &Pixels, k: &Coef, states: &[V], carry: &mut [V], out: &mut [V]) => columns_impl);
+
+/// A band's column results: per 64-column chunk, `rows` × `VECS` vectors.
+#[derive(Clone, Copy)]
+struct BandScratch<'a> {
+    data: &'a [V],
+    band: usize,
+}
+
+/// Pass 2, rows: filters rows `g..g+n` of the band (n ≤ 16) along x and writes them to `out`
+/// as samples. Rows become lanes through 16×16 transposes, 16 pixels (`C` blocks) at a time;
+/// the causal results wait in `u` (`stride` vectors) while the anticausal sweep runs back.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn rows_impl<T: Sample, I: Isa>(
+    scratch: BandScratch,
+    g: usize,
+    width: usize,
+    px: &Pixels,
+    k: &Coef,
+    u: &mut [V],
+    out: &mut [T],
+) {
+    match px.channels {
+        1 => rows_c::<T, I, 1>(scratch, g, width, px, k, u, out),
+        2 => rows_c::<T, I, 2>(scratch, g, width, px, k, u, out),
+        3 => rows_c::<T, I, 3>(scratch, g, width, px, k, u, out),
+        _ => rows_c::<T, I, 4>(scratch, g, width, px, k, u, out),
+    }
+}
+
+simd_dispatch!(fn rows<T: Sample>(scratch: BandScratch, g: usize, width: usize, px: &Pixels, k: &Coef, u: &mut [V], out: &mut [T]) => rows_impl);
+
+/// Loads pixels `16 pb..16 pb + 16` of rows `g..g+n_rows` from the band's column results,
+/// transposed: `blk[q / 16][q % 16]` is sample `q` of the 16 pixels, rows in lanes.
+/// Asks for the band scratch that `load_pixels` will read for pixel block `pb`: 16 rows, each
+/// a separate line, which the hardware prefetchers do not predict.
+#[inline(always)]
+fn prefetch_pixels<const C: usize>(
+    scratch: BandScratch,
+    (g, n_rows): (usize, usize),
+    stride: usize,
+    pb: usize,
+) {
+    #[cfg(target_arch = "x86_64")]
+    for kb in 0..C {
+        let b = pb * C + kb;
+        if b * LANES >= stride {
+            break;
+        }
+        let (chunk, v) = (b / VECS, b % VECS);
+        for r in 0..n_rows {
+            let at = &scratch.data[(chunk * scratch.band + g + r) * VECS + v];
+            // SAFETY: a prefetch never faults, and the address is inside the scratch.
+            unsafe {
+                use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+                _mm_prefetch::<_MM_HINT_T0>(at as *const V as *const i8);
+            }
+        }
+    }
+}
+
+/// Pixel blocks ahead that the row sweeps prefetch.
+const AHEAD: usize = 3;
+
+#[inline(always)]
+fn load_pixels<I: Isa, const C: usize>(
+    scratch: BandScratch,
+    (g, n_rows): (usize, usize),
+    stride: usize,
+    pb: usize,
+    blk: &mut [[V; LANES]; C],
+) {
+    for (kb, block) in blk.iter_mut().enumerate() {
+        let b = pb * C + kb;
+        if b * LANES >= stride {
+            break;
+        }
+        let (chunk, v) = (b / VECS, b % VECS);
+        let mut m = [V::ZERO; LANES];
+        for (r, row) in m.iter_mut().enumerate().take(n_rows) {
+            *row = scratch.data[(chunk * scratch.band + g + r) * VECS + v];
+        }
+        *block = I::transpose(&m);
+    }
+}
+
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn rows_c<T: Sample, I: Isa, const C: usize>(
+    scratch: BandScratch,
+    g: usize,
+    width: usize,
+    px: &Pixels,
+    k: &Coef,
+    u: &mut [V],
+    out: &mut [T],
+) {
+    let stride = width * C;
+    let n_rows = out.len() / stride;
+    let rows = (g, n_rows);
+    let pixel_blocks = width.div_ceil(LANES);
+    let mut blk = [[V::ZERO; LANES]; C];
+
+    // Causal, left to right; keeps the first pixel (the offset) and the last (the edge).
+    load_pixels::<I, C>(scratch, rows, stride, 0, &mut blk);
+    let mut x0 = [V::ZERO; C];
+    x0.copy_from_slice(&blk[0][..C]);
+    let mut st = [Sections::ZERO; C];
+    let mut xp = [V::ZERO; C];
+    let mut xl = [V::ZERO; C];
+    for pb in 0..pixel_blocks {
+        if pb + AHEAD < pixel_blocks {
+            prefetch_pixels::<C>(scratch, rows, stride, pb + AHEAD);
+        }
+        if pb > 0 {
+            load_pixels::<I, C>(scratch, rows, stride, pb, &mut blk);
+        }
+        let np = (width - pb * LANES).min(LANES);
+        let base = pb * LANES * C;
+        for x in 0..np {
+            for c in 0..C {
+                let q = x * C + c;
+                let xv = blk[q / LANES][q % LANES] - x0[c];
+                u[base + q] = st[c].step::<I>(k, k.causal_input::<I>(xv, xp[c]));
+                xp[c] = xv;
+                xl[c] = xv;
+            }
+        }
+    }
+
+    // Anticausal, right to left, adding up, finishing pixels and storing 16 at a time.
+    let (mut x1, mut x2) = (xl, xl);
+    for c in 0..C {
+        st[c] = Sections::steady(k, xl[c]);
+    }
+    let colour = if px.alpha { C - 1 } else { C };
+    for pb in (0..pixel_blocks).rev() {
+        if pb >= AHEAD {
+            prefetch_pixels::<C>(scratch, rows, stride, pb - AHEAD);
+        }
+        load_pixels::<I, C>(scratch, rows, stride, pb, &mut blk);
+        let np = (width - pb * LANES).min(LANES);
+        let base = pb * LANES * C;
+        for x in (0..np).rev() {
+            for c in 0..C {
+                let q = x * C + c;
+                let a = st[c].step::<I>(k, k.anticausal_input::<I>(x1[c], x2[c]));
+                x2[c] = x1[c];
+                let s = &mut blk[q / LANES][q % LANES];
+                x1[c] = *s - x0[c];
+                *s = u[base + q] + a + x0[c];
+            }
+        }
+        if px.alpha || px.linear.is_some() {
+            for x in 0..np {
+                let aq = x * C + C - 1;
+                let alpha = blk[aq / LANES][aq % LANES];
+                for c in 0..colour {
+                    let q = x * C + c;
+                    let p = &mut blk[q / LANES][q % LANES];
+                    for l in 0..LANES {
+                        let mut v = p.0[l];
+                        if px.alpha {
+                            // Where nothing is left of the coverage the colour is undefined: 0.
+                            v = if alpha.0[l] > 1e-7 {
+                                v / alpha.0[l]
+                            } else {
+                                0.0
+                            };
+                        }
+                        if px.linear.is_some() {
+                            v = linear_to_srgb(v);
+                        }
+                        p.0[l] = v;
+                    }
+                }
+            }
+        }
+        for (kb, block) in blk.iter().enumerate() {
+            let b = pb * C + kb;
+            if b * LANES >= stride {
+                break;
+            }
+            let n = (stride - b * LANES).min(LANES);
+            let m = I::transpose(block);
+            for (r, row) in m.iter().enumerate().take(n_rows) {
+                let dst = &mut out[r * stride + b * LANES..][..n];
+                for (d, &s) in dst.iter_mut().zip(row.0.iter()) {
+                    *d = T::from_f32(s);
+                }
+            }
+        }
+    }
+}
+
+/// Rows per band: the boundary states (16 bytes per column) stay ≤ 1/8 of the image.
+fn band_rows<T>() -> usize {
+    (128 / std::mem::size_of::<T>()).max(32)
+}
+
+thread_local! {
+    static ROW_BUFFER: RefCell<Vec<V>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Blurs `width`×`height` interleaved pixels in place; returns the time of each pass.
+pub fn blur_in_place<T: Sample>(
+    data: &mut [T],
+    (width, height): (usize, usize),
+    px: &Pixels,
+    kx: &[f32; 2 * SECTION_FLOATS],
+    ky: &[f32; 2 * SECTION_FLOATS],
+) -> Vec<CpuPass> {
+    let stride = width * px.channels;
+    assert_eq!(data.len(), stride * height, "image buffer size");
+    if stride == 0 || height == 0 {
+        return Vec::new();
+    }
+    let (kx, ky) = (Coef::new(kx), Coef::new(ky));
+    let band = band_rows::<T>();
+    let bands = height.div_ceil(band);
+    let chunks = stride.div_ceil(CHUNK);
+    let boundaries = (bands - 1) * BOUNDARY;
+
+    let t = Instant::now();
+    let mut states = vec![V::ZERO; chunks * boundaries];
+    {
+        let img = Rows {
+            data: &*data,
+            stride,
+            height,
+        };
+        if boundaries > 0 {
+            states
+                .par_chunks_mut(STRIP * boundaries)
+                .enumerate()
+                .for_each(|(s, out)| summarise(img, band, s * STRIP, px, &ky, out));
+        }
+    }
+    let summaries_ms = t.elapsed().as_secs_f64() * 1e3;
+
+    let (mut columns_ms, mut rows_ms) = (0.0, 0.0);
+    let mut carry = vec![V::ZERO; chunks * CARRY];
+    let mut scratch = vec![V::ZERO; chunks * band * VECS];
+    let padded = width.div_ceil(LANES) * LANES * px.channels;
+    for b in 0..bands {
+        let (r0, r1) = (b * band, ((b + 1) * band).min(height));
+        let t = Instant::now();
+        let img = Rows {
+            data: &*data,
+            stride,
+            height,
+        };
+        scratch
+            .par_chunks_mut(STRIP * band * VECS)
+            .zip(carry.par_chunks_mut(STRIP * CARRY))
+            .enumerate()
+            .for_each(|(s, (out, carry))| {
+                let n = carry.len() / CARRY;
+                let strip_states =
+                    &states[(s * STRIP * boundaries).min(states.len())..][..n * boundaries];
+                columns(img, (r0, r1), s * STRIP, px, &ky, strip_states, carry, out);
+            });
+        columns_ms += t.elapsed().as_secs_f64() * 1e3;
+
+        let t = Instant::now();
+        let bs = BandScratch {
+            data: &scratch,
+            band,
+        };
+        data[r0 * stride..r1 * stride]
+            .par_chunks_mut(LANES * stride)
+            .enumerate()
+            .for_each(|(group, out)| {
+                ROW_BUFFER.with_borrow_mut(|u| {
+                    u.resize(padded, V::ZERO);
+                    rows(bs, group * LANES, width, px, &kx, u, out);
+                })
+            });
+        rows_ms += t.elapsed().as_secs_f64() * 1e3;
+    }
+    vec![
+        CpuPass {
+            name: "column summaries (y)",
+            ms: summaries_ms,
+        },
+        CpuPass {
+            name: "columns (y)",
+            ms: columns_ms,
+        },
+        CpuPass {
+            name: "rows (x)",
+            ms: rows_ms,
+        },
+    ]
+}
+
+/// sRGB decoding tables for integer samples, indexed by sample value.
+fn srgb_table(levels: usize) -> Vec<f32> {
+    let max = (levels - 1) as f32;
+    (0..levels)
+        .map(|v| srgb_to_linear(v as f32 / max))
+        .collect()
+}
+
+/// Blurs a decoded image in place with the banded blur. Returns None (and leaves the image
+/// untouched) where the banded blur does not apply: an FIR axis, or a colour type it does not
+/// know.
+pub fn blur_image(img: &mut DynamicImage, blur: &Blur2d, linear: bool) -> Option<Vec<CpuPass>> {
+    let (
+        LineFilter::Recursive {
+            coefficients: kx, ..
+        },
+        LineFilter::Recursive {
+            coefficients: ky, ..
+        },
+    ) = (&blur.x, &blur.y)
+    else {
+        return None;
+    };
+    let dims = (img.width() as usize, img.height() as usize);
+    let color = img.color();
+    let (channels, alpha) = (color.channel_count() as usize, color.has_alpha());
+    let levels = match img {
+        DynamicImage::ImageLuma8(_)
+        | DynamicImage::ImageLumaA8(_)
+        | DynamicImage::ImageRgb8(_)
+        | DynamicImage::ImageRgba8(_) => 256,
+        _ => 65536,
+    };
+    let table =
+        (linear && color.bytes_per_pixel() / color.channel_count() < 4).then(|| srgb_table(levels));
+    let px = Pixels {
+        channels,
+        alpha,
+        linear: table.as_deref(),
+    };
+    let passes = match img {
+        DynamicImage::ImageLuma8(b) => blur_in_place(b, dims, &px, kx, ky),
+        DynamicImage::ImageLumaA8(b) => blur_in_place(b, dims, &px, kx, ky),
+        DynamicImage::ImageRgb8(b) => blur_in_place(b, dims, &px, kx, ky),
+        DynamicImage::ImageRgba8(b) => blur_in_place(b, dims, &px, kx, ky),
+        DynamicImage::ImageLuma16(b) => blur_in_place(b, dims, &px, kx, ky),
+        DynamicImage::ImageLumaA16(b) => blur_in_place(b, dims, &px, kx, ky),
+        DynamicImage::ImageRgb16(b) => blur_in_place(b, dims, &px, kx, ky),
+        DynamicImage::ImageRgba16(b) => blur_in_place(b, dims, &px, kx, ky),
+        DynamicImage::ImageRgb32F(b) => blur_in_place(b, dims, &px, kx, ky),
+        DynamicImage::ImageRgba32F(b) => blur_in_place(b, dims, &px, kx, ky),
+        _ => return None,
+    };
+    Some(passes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::filter::Method;
+    use crate::{cpu, pixels};
+    use image::{ColorType, ImageBuffer};
+
+    fn noise(n: usize, seed: u64) -> Vec<f32> {
+        let mut s = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (0..n)
+            .map(|_| {
+                s = s
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                (s >> 40) as f32 / (1u64 << 24) as f32
+            })
+            .collect()
+    }
+
+    /// The reference: planar f32 through `cpu::blur`, back to the same colour type.
+    fn reference(img: &DynamicImage, blur: &Blur2d, linear: bool) -> DynamicImage {
+        let (p, layout) = pixels::to_planar(img, linear);
+        let (mut out, _) = cpu::blur(&p, blur);
+        pixels::finish_planar(&mut out, layout);
+        pixels::from_planar(&out, layout.color, img.color())
+    }
+
+    fn max_diff(a: &DynamicImage, b: &DynamicImage) -> f32 {
+        let (a, b) = (a.to_rgba32f(), b.to_rgba32f());
+        a.as_raw()
+            .iter()
+            .zip(b.as_raw())
+            .map(|(x, y)| (x - y).abs())
+            .fold(0.0, f32::max)
+    }
+
+    fn image_of(color: ColorType, w: u32, h: u32, seed: u64) -> DynamicImage {
+        let c = color.channel_count() as usize;
+        let v = noise(w as usize * h as usize * c, seed);
+        let f = ImageBuffer::<image::Rgba<f32>, _>::from_fn(w, h, |x, y| {
+            let i = (y as usize * w as usize + x as usize) * c;
+            image::Rgba(std::array::from_fn(|k| v[i + k.min(c - 1)]))
+        });
+        let f = DynamicImage::ImageRgba32F(f);
+        match color {
+            ColorType::L8 => f.to_luma8().into(),
+            ColorType::La8 => f.to_luma_alpha8().into(),
+            ColorType::Rgb8 => f.to_rgb8().into(),
+            ColorType::Rgba8 => f.to_rgba8().into(),
+            ColorType::L16 => f.to_luma16().into(),
+            ColorType::Rgb16 => f.to_rgb16().into(),
+            ColorType::Rgba16 => f.to_rgba16().into(),
+            ColorType::Rgb32F => f.to_rgb32f().into(),
+            _ => f,
+        }
+    }
+
+    #[test]
+    fn matches_the_reference_on_every_layout_and_odd_sizes() {
+        let sizes = [(1, 1), (1, 9), (13, 1), (17, 5), (70, 133), (301, 77)];
+        let colors = [
+            ColorType::L8,
+            ColorType::La8,
+            ColorType::Rgb8,
+            ColorType::Rgba8,
+            ColorType::L16,
+            ColorType::Rgb16,
+            ColorType::Rgba16,
+            ColorType::Rgb32F,
+            ColorType::Rgba32F,
+        ];
+        for (i, &(w, h)) in sizes.iter().enumerate() {
+            for (j, &color) in colors.iter().enumerate() {
+                for (sx, sy) in [(2.5, 2.5), (5.0, 40.0)] {
+                    for linear in [false, true] {
+                        let src = image_of(color, w, h, (i * 31 + j) as u64);
+                        let blur = Blur2d::new(Method::Recursive, sx, sy);
+                        let want = reference(&src, &blur, linear);
+                        let mut got = src.clone();
+                        blur_image(&mut got, &blur, linear).expect("recursive blur applies");
+                        // Floats agree to rounding; integers to one step of rounding either way.
+                        let tol = match color {
+                            ColorType::Rgb32F | ColorType::Rgba32F => 1e-5,
+                            ColorType::L16 | ColorType::Rgb16 | ColorType::Rgba16 => 1.01 / 65535.0,
+                            _ => 1.01 / 255.0,
+                        };
+                        let d = max_diff(&want, &got);
+                        assert!(
+                            d <= tol,
+                            "{color:?} {w}x{h} sigma {sx}/{sy} linear={linear}: {d}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn spans_several_bands_exactly() {
+        // 300 rows of f32: bands of 32 rows with boundary states, against the reference.
+        let src = image_of(ColorType::Rgb32F, 150, 300, 7);
+        for sigma in [2.0, 11.0, 120.0] {
+            let blur = Blur2d::new(Method::Recursive, sigma, sigma);
+            let want = reference(&src, &blur, false);
+            let mut got = src.clone();
+            blur_image(&mut got, &blur, false).unwrap();
+            let d = max_diff(&want, &got);
+            assert!(d <= 1e-5, "sigma {sigma}: {d}");
+        }
+    }
+
+    #[test]
+    fn constant_image_stays_constant() {
+        let mut img: DynamicImage =
+            image::RgbImage::from_pixel(90, 300, image::Rgb([7, 128, 255])).into();
+        let before = img.clone();
+        blur_image(&mut img, &Blur2d::new(Method::Recursive, 30.0, 30.0), false).unwrap();
+        assert_eq!(img, before);
+    }
+
+    #[test]
+    fn fir_axes_are_left_to_the_reference() {
+        let mut img: DynamicImage = image::RgbImage::new(4, 4).into();
+        assert!(blur_image(&mut img, &Blur2d::new(Method::Fir, 1.0, 1.0), false).is_none());
+    }
+}

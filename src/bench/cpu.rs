@@ -1,0 +1,221 @@
+//! `gblur bench cpu`: the blur in memory on the CPU, the way the main command runs it without
+//! a GPU: the banded Rust blur on 8-bit RGB and on one f32 channel, against the planar Rust
+//! reference and the best OpenCL device's pipeline (conversions and transfers included), so
+//! the default path is a measured choice. Peer tools are measured beside it by
+//! `benches/cpu.sh`.
+
+use super::output::{opt, Column};
+use super::runner::{measure_host, Stats};
+use super::{BenchOptions, Record};
+use crate::filter::{Blur2d, Method};
+use crate::opencl::{device, ClContext};
+use crate::pipeline::PipelineChoice;
+use crate::report::SWEEP;
+use crate::{banded, cpu, job, pipeline, pixels};
+use image::{DynamicImage, ImageBuffer};
+
+/// A 16 MP frame with a camera's 3:2 shape.
+pub const DEFAULT_SIZE: (usize, usize) = (4896, 3264);
+
+fn record(name: &str, (w, h): (usize, usize), channels: usize, sigma: f64, device: &str) -> Record {
+    Record {
+        bench: "cpu",
+        name: name.into(),
+        size: format!("{w}x{h}"),
+        width: w,
+        height: h,
+        channels: Some(channels),
+        sigma: Some(sigma),
+        device: device.into(),
+        ..Record::default()
+    }
+}
+
+fn timed(mut r: Record, stats: &Stats, bytes_per_pixel: f64) -> Record {
+    r.timed(stats, r.pixels() * bytes_per_pixel * 2.0);
+    r
+}
+
+/// Largest difference between two images' samples, as fractions of full scale.
+fn max_difference(a: &DynamicImage, b: &DynamicImage) -> f32 {
+    let (a, b) = (a.to_rgba32f(), b.to_rgba32f());
+    a.as_raw()
+        .iter()
+        .zip(b.as_raw())
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0, f32::max)
+}
+
+/// The reference Rust path on a whole decoded image: planar f32 in, the same type out.
+fn reference(img: &DynamicImage, blur: &Blur2d) -> DynamicImage {
+    let (p, layout) = pixels::to_planar(img, false);
+    let (mut out, _) = cpu::blur(&p, blur);
+    pixels::finish_planar(&mut out, layout);
+    pixels::from_planar(&out, layout.color, img.color())
+}
+
+/// Checks the banded blur against the reference on a corner of `img` (the whole image would
+/// cost seconds per check on the reference path).
+fn verify(img: &DynamicImage, blur: &Blur2d, tolerance: f32) -> Result<(), String> {
+    let corner = img.crop_imm(0, 0, img.width().min(640), img.height().min(400));
+    let want = reference(&corner, blur);
+    let mut got = corner.clone();
+    banded::blur_image(&mut got, blur, false).ok_or("the banded blur does not apply")?;
+    let d = max_difference(&want, &got);
+    if d <= tolerance {
+        Ok(())
+    } else {
+        Err(format!("differs from the reference by {d:.2e}"))
+    }
+}
+
+fn rgb8(w: usize, h: usize) -> DynamicImage {
+    let v = crate::bench::noise(w * h * 3);
+    let data = v.iter().map(|&x| (x * 255.0) as u8).collect();
+    DynamicImage::ImageRgb8(ImageBuffer::from_raw(w as u32, h as u32, data).unwrap())
+}
+
+pub fn run(opts: &BenchOptions, sigmas: &[f64]) -> anyhow::Result<Vec<Record>> {
+    let sizes = opts.sizes.clone().unwrap_or_else(|| vec![DEFAULT_SIZE]);
+    let rust = format!("{}, {}", job::rust_device_name(), crate::lanes::isa_name());
+    // The OpenCL row shows what the main command would otherwise run; no device, no row.
+    let opencl = device::select(&opts.device)
+        .ok()
+        .flatten()
+        .and_then(|info| ClContext::new(info).ok());
+    let per_size = 2 * sigmas.len() + 1 + usize::from(opencl.is_some());
+    let bar = crate::report::progress_bar(sizes.len() * per_size, opts.quiet, SWEEP);
+    let mut records = Vec::new();
+    for &(w, h) in &sizes {
+        let img = rgb8(w, h);
+        let plane = crate::bench::noise(w * h);
+        for (i, &sigma) in sigmas.iter().enumerate() {
+            let blur = Blur2d::new(Method::Recursive, sigma, sigma);
+            let coefficients = match &blur.x {
+                crate::filter::LineFilter::Recursive { coefficients, .. } => *coefficients,
+                _ => unreachable!("Method::Recursive"),
+            };
+
+            bar.set_message(format!("{w}x{h} sigma {sigma} banded RGB8"));
+            let r = record("rust banded, RGB 8-bit", (w, h), 3, sigma, &rust);
+            records.push(match verify(&img, &blur, 1.01 / 255.0) {
+                Err(why) => {
+                    let mut r = r;
+                    r.failed(why);
+                    r
+                }
+                Ok(()) => {
+                    let mut work = img.clone();
+                    let stats = measure_host(
+                        opts.runs,
+                        &mut work,
+                        |work| work.clone_from(&img),
+                        |work| {
+                            banded::blur_image(work, &blur, false);
+                        },
+                    );
+                    timed(r, &stats, 3.0)
+                }
+            });
+            bar.inc(1);
+
+            bar.set_message(format!("{w}x{h} sigma {sigma} banded f32"));
+            let r = record("rust banded, 1 channel f32", (w, h), 1, sigma, &rust);
+            let px = banded::Pixels {
+                channels: 1,
+                alpha: false,
+                linear: None,
+            };
+            let mut work = plane.clone();
+            let stats = measure_host(
+                opts.runs,
+                &mut work,
+                |work| work.copy_from_slice(&plane),
+                |work| {
+                    banded::blur_in_place(work, (w, h), &px, &coefficients, &coefficients);
+                },
+            );
+            records.push(timed(r, &stats, 4.0));
+            bar.inc(1);
+
+            if i > 0 {
+                continue;
+            }
+            bar.set_message(format!("{w}x{h} sigma {sigma} reference"));
+            let r = record(
+                "rust reference (planar f32), RGB 8-bit",
+                (w, h),
+                3,
+                sigma,
+                &rust,
+            );
+            let stats = measure_host(
+                opts.runs,
+                &mut (),
+                |_| {},
+                |_| {
+                    reference(&img, &blur);
+                },
+            );
+            records.push(timed(r, &stats, 3.0));
+            bar.inc(1);
+
+            if let Some(ctx) = &opencl {
+                let pipe = PipelineChoice::Auto.resolve(&ctx.info);
+                let name = format!("opencl {}, RGB 8-bit", pipe.describe());
+                bar.set_message(format!("{w}x{h} sigma {sigma} {name}"));
+                let r = record(&name, (w, h), 3, sigma, &ctx.device_name());
+                pipeline::prepare(ctx, &blur, pipe, (w, h))?;
+                let mut failure = None;
+                let stats = measure_host(
+                    opts.runs,
+                    &mut (),
+                    |_| {},
+                    |_| {
+                        let (p, layout) = pixels::to_planar(&img, false);
+                        match pipeline::blur(ctx, p, &blur, pipe) {
+                            Ok((mut out, _)) => {
+                                pixels::finish_planar(&mut out, layout);
+                                pixels::from_planar(&out, layout.color, img.color());
+                            }
+                            Err(e) => failure = Some(e.to_string()),
+                        }
+                    },
+                );
+                records.push(match failure {
+                    Some(why) => {
+                        let mut r = r;
+                        r.failed(why);
+                        r
+                    }
+                    None => timed(r, &stats, 3.0),
+                });
+                bar.inc(1);
+            }
+        }
+    }
+    bar.finish_and_clear();
+    let columns = [
+        Column::SIZE,
+        Column::name("path"),
+        Column {
+            header: "sigma",
+            value: |r| opt(r.sigma, 1),
+        },
+        Column::MEDIAN_MS,
+        Column::SPREAD,
+        Column::MPPS,
+        Column {
+            header: "device",
+            value: |r| r.device.clone(),
+        },
+        Column::STATUS,
+    ];
+    super::output::emit(
+        &records,
+        &columns,
+        "gblur bench cpu (in memory; GB/s counts samples read + written)",
+        opts,
+    )?;
+    Ok(records)
+}

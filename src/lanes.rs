@@ -1,0 +1,266 @@
+//! A 16-lane f32 vector for the banded CPU blur, written as plain array arithmetic that LLVM
+//! turns into AVX-512 (one register), AVX2 (two) or SSE/NEON (four), and the runtime switch
+//! that compiles each hot function once per instruction set.
+//!
+//! The hot functions are generic over `Isa` and `#[inline(always)]`; `simd_dispatch!` wraps
+//! them in `#[target_feature]` copies and picks one per call from what the CPU reports, so a
+//! binary built for baseline x86-64 still runs the wide code where the CPU has it.
+
+// Lane loops index several arrays in step; written with indices they vectorise reliably.
+#![allow(clippy::needless_range_loop)]
+
+use std::ops::{Add, Mul, Sub};
+
+pub const LANES: usize = 16;
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[repr(C, align(64))]
+pub struct V(pub [f32; LANES]);
+
+/// What an instruction set offers the hot loops.
+pub trait Isa: Copy {
+    /// Fused multiply-add: without it `mul_add` would be a libm call.
+    const FMA: bool;
+
+    /// Transposes a 16×16 block held as 16 vectors.
+    #[inline(always)]
+    fn transpose(m: &[V; LANES]) -> [V; LANES] {
+        let mut t = [V::ZERO; LANES];
+        for (i, row) in m.iter().enumerate() {
+            for (j, &v) in row.0.iter().enumerate() {
+                t[j].0[i] = v;
+            }
+        }
+        t
+    }
+}
+
+/// AVX-512: one register per vector, and a shuffle network for the transpose (the compiler
+/// turns the plain loop into 256 scalar moves).
+#[derive(Clone, Copy)]
+pub struct Avx512;
+impl Isa for Avx512 {
+    const FMA: bool = true;
+
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    fn transpose(m: &[V; LANES]) -> [V; LANES] {
+        use std::arch::x86_64::*;
+        // SAFETY: only instantiated inside `simd_dispatch!`'s AVX-512 copy, which runs after
+        // the CPU reported AVX-512F; V is 64-byte aligned, as the aligned loads need.
+        unsafe {
+            let r: [__m512; 16] = std::array::from_fn(|i| _mm512_load_ps(m[i].0.as_ptr()));
+            let lo = |a, b| _mm512_unpacklo_ps(a, b);
+            let hi = |a, b| _mm512_unpackhi_ps(a, b);
+            let mut t = [_mm512_setzero_ps(); 16];
+            for k in 0..4 {
+                let b = 4 * k;
+                t[b] = lo(r[b], r[b + 1]);
+                t[b + 1] = hi(r[b], r[b + 1]);
+                t[b + 2] = lo(r[b + 2], r[b + 3]);
+                t[b + 3] = hi(r[b + 2], r[b + 3]);
+            }
+            let lo64 = |a: __m512, b: __m512| {
+                _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(a), _mm512_castps_pd(b)))
+            };
+            let hi64 = |a: __m512, b: __m512| {
+                _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(a), _mm512_castps_pd(b)))
+            };
+            let mut u = [_mm512_setzero_ps(); 16];
+            for k in 0..4 {
+                let b = 4 * k;
+                u[b] = lo64(t[b], t[b + 2]);
+                u[b + 1] = hi64(t[b], t[b + 2]);
+                u[b + 2] = lo64(t[b + 1], t[b + 3]);
+                u[b + 3] = hi64(t[b + 1], t[b + 3]);
+            }
+            for k in 0..2 {
+                let b = 8 * k;
+                for i in 0..4 {
+                    t[b + i] = _mm512_shuffle_f32x4::<0x88>(u[b + i], u[b + 4 + i]);
+                    t[b + 4 + i] = _mm512_shuffle_f32x4::<0xdd>(u[b + i], u[b + 4 + i]);
+                }
+            }
+            let mut out = [V::ZERO; LANES];
+            for i in 0..8 {
+                let a = _mm512_shuffle_f32x4::<0x88>(t[i], t[8 + i]);
+                let b = _mm512_shuffle_f32x4::<0xdd>(t[i], t[8 + i]);
+                _mm512_store_ps(out[i].0.as_mut_ptr(), a);
+                _mm512_store_ps(out[8 + i].0.as_mut_ptr(), b);
+            }
+            out
+        }
+    }
+}
+
+#[derive(Clone, Copy)]
+pub struct Fused;
+impl Isa for Fused {
+    const FMA: bool = true;
+}
+
+#[derive(Clone, Copy)]
+pub struct Plain;
+impl Isa for Plain {
+    const FMA: bool = false;
+}
+
+impl V {
+    pub const ZERO: V = V([0.0; LANES]);
+
+    #[inline(always)]
+    pub fn splat(v: f32) -> V {
+        V([v; LANES])
+    }
+
+    /// `a * b + c`, fused where the instruction set has it.
+    #[inline(always)]
+    pub fn madd<I: Isa>(a: V, b: V, c: V) -> V {
+        let mut r = [0f32; LANES];
+        for i in 0..LANES {
+            r[i] = if I::FMA {
+                a.0[i].mul_add(b.0[i], c.0[i])
+            } else {
+                a.0[i] * b.0[i] + c.0[i]
+            };
+        }
+        V(r)
+    }
+}
+
+impl Add for V {
+    type Output = V;
+    #[inline(always)]
+    fn add(self, o: V) -> V {
+        // Plain loops, not closures: a closure would not inherit `#[inline(always)]`, and
+        // compiled outside the `#[target_feature]` caller it loses the wide registers.
+        let mut r = self.0;
+        for i in 0..LANES {
+            r[i] += o.0[i];
+        }
+        V(r)
+    }
+}
+
+impl Sub for V {
+    type Output = V;
+    #[inline(always)]
+    fn sub(self, o: V) -> V {
+        let mut r = self.0;
+        for i in 0..LANES {
+            r[i] -= o.0[i];
+        }
+        V(r)
+    }
+}
+
+impl Mul for V {
+    type Output = V;
+    #[inline(always)]
+    fn mul(self, o: V) -> V {
+        let mut r = self.0;
+        for i in 0..LANES {
+            r[i] *= o.0[i];
+        }
+        V(r)
+    }
+}
+
+/// The widest instruction set this CPU offers the banded blur, for reports.
+pub fn isa_name() -> &'static str {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            return "AVX-512";
+        }
+        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+        {
+            return "AVX2";
+        }
+    }
+    "baseline SIMD"
+}
+
+/// Defines `pub fn $name<generics>(args)` that runs `$imp::<generics, I>(args)` compiled for
+/// the best instruction set the CPU has: AVX-512, AVX2 + FMA, or the build's baseline.
+#[macro_export]
+macro_rules! simd_dispatch {
+    ($vis:vis fn $name:ident<$($g:ident: $b:path),*>($($a:ident: $t:ty),* $(,)?) => $imp:ident) => {
+        #[allow(clippy::too_many_arguments)]
+        $vis fn $name<$($g: $b),*>($($a: $t),*) {
+            #[cfg(target_arch = "x86_64")]
+            {
+                #[allow(clippy::too_many_arguments)]
+                #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma")]
+                unsafe fn wide<$($g: $b),*>($($a: $t),*) {
+                    $imp::<$($g,)* $crate::lanes::Avx512>($($a),*)
+                }
+                #[allow(clippy::too_many_arguments)]
+                #[target_feature(enable = "avx2,fma")]
+                unsafe fn narrow<$($g: $b),*>($($a: $t),*) {
+                    $imp::<$($g,)* $crate::lanes::Fused>($($a),*)
+                }
+                if std::arch::is_x86_feature_detected!("avx512f")
+                    && std::arch::is_x86_feature_detected!("avx512bw")
+                    && std::arch::is_x86_feature_detected!("avx512vl")
+                    && std::arch::is_x86_feature_detected!("avx512dq")
+                {
+                    // SAFETY: the CPU reports every feature `wide` is compiled for.
+                    return unsafe { wide::<$($g),*>($($a),*) };
+                }
+                if std::arch::is_x86_feature_detected!("avx2")
+                    && std::arch::is_x86_feature_detected!("fma")
+                {
+                    // SAFETY: as above, for `narrow`.
+                    return unsafe { narrow::<$($g),*>($($a),*) };
+                }
+            }
+            $imp::<$($g,)* $crate::lanes::Plain>($($a),*)
+        }
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn transpose_impl<I: Isa>(m: &[V; LANES]) -> [V; LANES] {
+        I::transpose(m)
+    }
+
+    /// Every instruction set's transpose, through the dispatch the blur uses.
+    fn transposed(m: &[V; LANES], out: &mut [V; LANES]) -> [V; LANES] {
+        fn store<I: Isa>(m: &[V; LANES], out: &mut [V; LANES]) {
+            *out = transpose_impl::<I>(m);
+        }
+        crate::simd_dispatch!(fn run<>(m: &[V; LANES], out: &mut [V; LANES]) => store);
+        run(m, out);
+        *out
+    }
+
+    #[test]
+    fn transpose_swaps_indices() {
+        let mut m = [V::ZERO; LANES];
+        for (i, row) in m.iter_mut().enumerate() {
+            for j in 0..LANES {
+                row.0[j] = (i * 100 + j) as f32;
+            }
+        }
+        let mut out = [V::ZERO; LANES];
+        let t = transposed(&m, &mut out);
+        assert_eq!(t[3].0[7], 703.0);
+        for i in 0..LANES {
+            for j in 0..LANES {
+                assert_eq!(t[i].0[j], m[j].0[i]);
+            }
+        }
+        assert_eq!(transpose_impl::<Plain>(&m), t);
+    }
+
+    #[test]
+    fn madd_agrees_with_and_without_fma() {
+        let (a, b, c) = (V::splat(1.5), V::splat(-2.0), V::splat(0.25));
+        assert_eq!(V::madd::<Fused>(a, b, c), V::madd::<Plain>(a, b, c));
+        assert_eq!((a * b + c).0[0], -2.75);
+    }
+}
