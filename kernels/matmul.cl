@@ -299,6 +299,47 @@ void matmul_vector(__global const REALV *A, __global const REALV *B, __global RE
 #error "matmul_blocked: tile parameters do not divide evenly"
 #endif
 
+// Global -> registers: the tile of A at rows offM.., columns t..; of B at rows t.., columns
+// offN.. (float4 units throughout).
+inline void load_tile(__global const REAL4 *A, __global const REAL4 *B, REAL4 *ra, REAL4 *rb,
+                      uint tid, uint offM, uint offN, uint N, uint K, uint t)
+{
+#pragma unroll
+    for (uint p = 0; p < LPTA; p++) {
+        const uint l = tid + p * WGS;
+        const uint r = l / (TSK / 4), kv = l % (TSK / 4);
+        ra[p] = A[((offM + r) * K + t) / 4 + kv];
+    }
+#pragma unroll
+    for (uint p = 0; p < LPTB; p++) {
+        const uint l = tid + p * WGS;
+        const uint r = l / (TSN / 4), cv = l % (TSN / 4);
+        rb[p] = B[((t + r) * N + offN) / 4 + cv];
+    }
+}
+
+// Registers -> one local buffer: A transposed (k-major), B as it is.
+inline void store_tile(__local REAL4 (*as4)[LDA4], __local REAL4 (*bs)[TSN / 4],
+                       const REAL4 *ra, const REAL4 *rb, uint tid)
+{
+    __local REAL *as = (__local REAL *)as4;
+#pragma unroll
+    for (uint p = 0; p < LPTA; p++) {
+        const uint l = tid + p * WGS;
+        const uint r = l / (TSK / 4), kv = l % (TSK / 4);
+        as[(kv * 4 + 0) * (TSM + PADA) + r] = ra[p].x;
+        as[(kv * 4 + 1) * (TSM + PADA) + r] = ra[p].y;
+        as[(kv * 4 + 2) * (TSM + PADA) + r] = ra[p].z;
+        as[(kv * 4 + 3) * (TSM + PADA) + r] = ra[p].w;
+    }
+#pragma unroll
+    for (uint p = 0; p < LPTB; p++) {
+        const uint l = tid + p * WGS;
+        const uint r = l / (TSN / 4), cv = l % (TSN / 4);
+        bs[r][cv] = rb[p];
+    }
+}
+
 __kernel __attribute__((reqd_work_group_size(RTSN, RTSM, 1)))
 void matmul_blocked(__global const REAL4 *A, __global const REAL4 *B, __global REAL4 *C,
                     uint M, uint N, uint K)
@@ -322,42 +363,8 @@ void matmul_blocked(__global const REAL4 *A, __global const REAL4 *B, __global R
     REAL4 ra[LPTA];
     REAL4 rb[LPTB];
 
-    // Global -> registers for the tile starting at column t of A (row t of B).
-#define LOAD_TILE(t)                                                                       \
-    for (uint p = 0; p < LPTA; p++)                                      \
-    {                                                                                      \
-        const uint l = tid + p * WGS;                                                      \
-        const uint r = l / (TSK / 4), kv = l % (TSK / 4);                                  \
-        ra[p] = A[((offM + r) * K + (t)) / 4 + kv];                                       \
-    }                                                                                      \
-    for (uint p = 0; p < LPTB; p++)                                      \
-    {                                                                                      \
-        const uint l = tid + p * WGS;                                                      \
-        const uint r = l / (TSN / 4), cv = l % (TSN / 4);                                  \
-        rb[p] = B[(((t) + r) * N + offN) / 4 + cv];                                         \
-    }
-
-    // Registers -> local buffer `buf`: A transposed, B as it is.
-#define STORE_TILE(buf)                                                                    \
-    for (uint p = 0; p < LPTA; p++)                                      \
-    {                                                                                      \
-        const uint l = tid + p * WGS;                                                      \
-        const uint r = l / (TSK / 4), kv = l % (TSK / 4);                                  \
-        __local REAL *as = (__local REAL *)As[buf][0];                                     \
-        as[(kv * 4 + 0) * (TSM + PADA) + r] = ra[p].x;                                     \
-        as[(kv * 4 + 1) * (TSM + PADA) + r] = ra[p].y;                                     \
-        as[(kv * 4 + 2) * (TSM + PADA) + r] = ra[p].z;                                     \
-        as[(kv * 4 + 3) * (TSM + PADA) + r] = ra[p].w;                                     \
-    }                                                                                      \
-    for (uint p = 0; p < LPTB; p++)                                      \
-    {                                                                                      \
-        const uint l = tid + p * WGS;                                                      \
-        const uint r = l / (TSN / 4), cv = l % (TSN / 4);                                  \
-        Bs[buf][r][cv] = rb[p];                                                            \
-    }
-
-    LOAD_TILE(0);
-    STORE_TILE(0);
+    load_tile(A, B, ra, rb, tid, offM, offN, N, K, 0);
+    store_tile(As[0], Bs[0], ra, rb, tid);
     barrier(CLK_LOCAL_MEM_FENCE);
 
     const uint tiles = K / TSK;
@@ -365,7 +372,7 @@ void matmul_blocked(__global const REAL4 *A, __global const REAL4 *B, __global R
         const uint buf = t & 1;
         const bool more = t + 1 < tiles;
         if (more) {
-            LOAD_TILE((t + 1) * TSK);
+            load_tile(A, B, ra, rb, tid, offM, offN, N, K, (t + 1) * TSK);
         }
 #pragma unroll
         for (uint k = 0; k < TSK; k++) {
@@ -393,7 +400,7 @@ void matmul_blocked(__global const REAL4 *A, __global const REAL4 *B, __global R
                     MAC(acc[i][j], a[i], b[j]);
         }
         if (more) {
-            STORE_TILE(buf ^ 1);
+            store_tile(As[buf ^ 1], Bs[buf ^ 1], ra, rb, tid);
         }
         barrier(CLK_LOCAL_MEM_FENCE);
     }

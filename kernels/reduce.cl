@@ -63,8 +63,17 @@ void dot_stage1(__global const float *x, __global const float *y, __global float
     __global const float4 *x4 = (__global const float4 *)x;
     __global const float4 *y4 = (__global const float4 *)y;
     float4 acc = 0.0f;
+#ifdef CHUNKED
+    // CPU devices run a group's work-items one after another: a contiguous chunk per
+    // work-item keeps each one streaming through memory.
+    const uint per = (n4 + stride - 1) / stride;
+    const uint end = min((gid + 1) * per, n4);
+    for (uint i = min(gid * per, n4); i < end; i++)
+        acc = mad(x4[i], y4[i], acc);
+#else
+    // GPUs: neighbouring work-items read neighbouring float4s, and UNROLL independent pairs
+    // of 16-byte loads are issued before the first multiply-add.
     uint i = gid;
-    // UNROLL independent pairs of 16-byte loads are issued before the first multiply-add.
     for (; i + (UNROLL - 1) * stride < n4; i += UNROLL * stride) {
         float4 xv[UNROLL], yv[UNROLL];
 #pragma unroll
@@ -78,6 +87,7 @@ void dot_stage1(__global const float *x, __global const float *y, __global float
     }
     for (; i < n4; i += stride)
         acc = mad(x4[i], y4[i], acc);
+#endif
     float v = (acc.x + acc.y) + (acc.z + acc.w);
     // The last n % 4 floats.
     if (gid == 0)

@@ -146,8 +146,36 @@ impl Preset {
     }
 }
 
-/// The bundled presets (docs/BENCHMARKS.md has their timings).
-pub const PRESETS: [Preset; 5] = [
+/// The bundled presets, fastest first on an H100 at 4096³ (docs/BENCHMARKS.md).
+pub const PRESETS: [Preset; 8] = [
+    Preset {
+        tsm: 64,
+        tsn: 128,
+        tsk: 16,
+        wptm: 8,
+        wptn: 8,
+    },
+    Preset {
+        tsm: 128,
+        tsn: 64,
+        tsk: 16,
+        wptm: 8,
+        wptn: 8,
+    },
+    Preset {
+        tsm: 128,
+        tsn: 64,
+        tsk: 8,
+        wptm: 8,
+        wptn: 8,
+    },
+    Preset {
+        tsm: 128,
+        tsn: 128,
+        tsk: 8,
+        wptm: 16,
+        wptn: 8,
+    },
     Preset {
         tsm: 128,
         tsn: 128,
@@ -158,13 +186,6 @@ pub const PRESETS: [Preset; 5] = [
     Preset {
         tsm: 128,
         tsn: 128,
-        tsk: 16,
-        wptm: 8,
-        wptn: 8,
-    },
-    Preset {
-        tsm: 128,
-        tsn: 64,
         tsk: 16,
         wptm: 8,
         wptn: 8,
@@ -186,12 +207,12 @@ pub const PRESETS: [Preset; 5] = [
 ];
 
 /// Rung 10's presets when none are asked for: every one on a GPU (they take milliseconds),
-/// on other devices the one that was fastest on PoCL (docs/BENCHMARKS.md).
+/// on other devices the one that was fastest on PoCL at 512³ (docs/BENCHMARKS.md).
 fn default_presets(gpu: bool) -> Vec<Preset> {
     if gpu {
         PRESETS.to_vec()
     } else {
-        vec![PRESETS[3]]
+        vec![PRESETS[7]]
     }
 }
 
@@ -416,14 +437,21 @@ pub fn run(ctx: &ClContext, opts: &BenchOptions, m: &MatmulOptions) -> anyhow::R
     }
     let presets = if m.presets.is_empty() {
         default_presets(gpu)
-    } else if m.presets.iter().any(|p| p == "all") {
-        PRESETS.to_vec()
     } else {
-        m.presets
-            .iter()
-            .map(|n| Preset::parse(n))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(anyhow::Error::msg)?
+        let mut chosen = Vec::new();
+        for name in &m.presets {
+            let add = if name == "all" {
+                PRESETS.to_vec()
+            } else {
+                vec![Preset::parse(name).map_err(anyhow::Error::msg)?]
+            };
+            for p in add {
+                if !chosen.contains(&p) {
+                    chosen.push(p);
+                }
+            }
+        }
+        chosen
     };
     let rungs: Vec<Rung> = ladder(&presets)
         .into_iter()

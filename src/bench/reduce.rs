@@ -95,7 +95,9 @@ pub fn run(
             bar.set_message(format!("{} {}", label(n), rung.name()));
             let mut r = Record::new("reduce", rung.name(), (n, 1), ctx);
             r.size = label(n);
-            r.build_options = format!("{} {}", r.build_options, defines()).trim().into();
+            r.build_options = format!("{} {}", r.build_options, defines(ctx))
+                .trim()
+                .into();
             let checked = match rung {
                 Rung::Copy => {
                     enqueue_copy4(ctx, &dev.x, &dev.scratch, dev.n4)?;
@@ -160,8 +162,10 @@ const AXES: PlotAxes = PlotAxes {
     x_decimals: 2,
 };
 
-fn defines() -> String {
-    format!("-DLOCAL={LOCAL} -DUNROLL={UNROLL}")
+/// The build options: on CPU devices stage 1 walks a contiguous chunk per work-item.
+fn defines(ctx: &ClContext) -> String {
+    let chunked = if ctx.info.is_gpu() { "" } else { " -DCHUNKED" };
+    format!("-DLOCAL={LOCAL} -DUNROLL={UNROLL}{chunked}")
 }
 
 /// `2^26` for powers of two, the number otherwise.
@@ -227,7 +231,7 @@ impl Vectors {
     }
 
     fn kernel(ctx: &ClContext, name: &str) -> Result<opencl3::kernel::Kernel, ClError> {
-        ctx.kernel(REDUCE, name, &defines())
+        ctx.kernel(REDUCE, name, &defines(ctx))
     }
 
     /// The device part of one run; rungs 1-2 end with the download the host then sums.
