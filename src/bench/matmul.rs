@@ -147,7 +147,14 @@ impl Preset {
 }
 
 /// The bundled presets, fastest first on an H100 at 4096³ (docs/BENCHMARKS.md).
-pub const PRESETS: [Preset; 8] = [
+pub const PRESETS: [Preset; 9] = [
+    Preset {
+        tsm: 64,
+        tsn: 128,
+        tsk: 8,
+        wptm: 8,
+        wptn: 8,
+    },
     Preset {
         tsm: 64,
         tsn: 128,
@@ -212,7 +219,7 @@ fn default_presets(gpu: bool) -> Vec<Preset> {
     if gpu {
         PRESETS.to_vec()
     } else {
-        vec![PRESETS[7]]
+        vec![PRESETS[8]]
     }
 }
 
