@@ -859,8 +859,19 @@ pub struct Prepared {
     kernel: Kernel,
     /// B transposed (rungs 4-6).
     bt: Option<(Buffer<f32>, TransposeKind)>,
-    /// Padded A, B and C with the padded shape (rungs 9-10 on shapes that need it).
-    padded: Option<(Buffer<f32>, Buffer<f32>, Buffer<f32>, Shape, Kernel, Kernel)>,
+    /// Rungs 9-10 on shapes that are not tile multiples.
+    padded: Option<Padded>,
+}
+
+/// Zero-padded copies of A and B, a padded C, the padded shape, and the kernels that fill
+/// and empty them.
+struct Padded {
+    a: Buffer<f32>,
+    b: Buffer<f32>,
+    c: Buffer<f32>,
+    shape: Shape,
+    pad: Kernel,
+    unpad: Kernel,
 }
 
 impl Prepared {
@@ -883,14 +894,14 @@ impl Prepared {
         let padded = match rung.padding() {
             Some(multiples) if s.padded(multiples) != s => {
                 let p = s.padded(multiples);
-                Some((
-                    ctx.buffer(p.m * p.k, false)?,
-                    ctx.buffer(p.k * p.n, false)?,
-                    ctx.buffer(p.m * p.n, false)?,
-                    p,
-                    ctx.kernel(MATMUL, "matrix_pad", "")?,
-                    ctx.kernel(MATMUL, "matrix_unpad", "")?,
-                ))
+                Some(Padded {
+                    a: ctx.buffer(p.m * p.k, false)?,
+                    b: ctx.buffer(p.k * p.n, false)?,
+                    c: ctx.buffer(p.m * p.n, false)?,
+                    shape: p,
+                    pad: ctx.kernel(MATMUL, "matrix_pad", "")?,
+                    unpad: ctx.kernel(MATMUL, "matrix_unpad", "")?,
+                })
             }
             _ => None,
         };
@@ -928,7 +939,14 @@ impl Prepared {
                 ];
                 cmds.push(ctx.run(&self.kernel, &args, &global, Some(&local), &name)?);
             }
-            Some((ap, bp, cp, p, pad, unpad)) => {
+            Some(Padded {
+                a: ap,
+                b: bp,
+                c: cp,
+                shape: p,
+                pad,
+                unpad,
+            }) => {
                 let g2 = |cols: usize, rows: usize| {
                     [cols.next_multiple_of(16), rows.next_multiple_of(16)]
                 };
