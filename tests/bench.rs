@@ -189,3 +189,141 @@ fn bad_bench_arguments_are_usage_errors() {
         .assert()
         .code(2);
 }
+
+/// A timed matmul or reduce row: the times and the verification, whatever its rate columns.
+fn check_verified(r: &Value) {
+    assert_eq!(r["verified"], true, "{r}");
+    let (lo, med, hi) = (
+        r["min_ms"].as_f64().unwrap(),
+        r["median_ms"].as_f64().unwrap(),
+        r["max_ms"].as_f64().unwrap(),
+    );
+    assert!(lo <= med && med <= hi, "{r}");
+}
+
+#[test]
+fn matmul_runs_every_rung_at_odd_shapes() {
+    if skip() {
+        return;
+    }
+    for ty in ["f32", "i32"] {
+        let recs = bench(&["matmul", "--sizes", "17x33x9,16", "--type", ty]);
+        // 2 CPU baselines, rungs 1-8, float4 and float8, one rung-10 preset on a CPU device
+        // (every preset on a GPU).
+        assert!(recs.len() >= 2 * 13, "{}", recs.len());
+        for r in &recs {
+            check_verified(r);
+            assert_eq!(r["status"], "ok", "{r}");
+            assert!(r["gflops"].as_f64().unwrap() > 0.0, "{r}");
+            assert!(r["speedup_over_cpu"].as_f64().unwrap() > 0.0, "{r}");
+            assert!(r["pct_of_best"].as_f64().unwrap() > 0.0, "{r}");
+        }
+        for n in 1..=10 {
+            let prefix = format!("{n:>2} ");
+            assert!(
+                recs.iter()
+                    .any(|r| r["name"].as_str().unwrap().starts_with(&prefix)
+                        && r["size"] == "17x33x9"),
+                "rung {n}"
+            );
+        }
+        assert!(recs
+            .iter()
+            .any(|r| r["name"] == "CPU blocked, rayon (all cores)"));
+        let best = recs
+            .iter()
+            .filter(|r| r["size"] == "16³")
+            .filter_map(|r| r["pct_of_best"].as_f64())
+            .fold(0.0, f64::max);
+        assert!(best >= 100.0);
+    }
+}
+
+#[test]
+fn matmul_skips_what_is_over_budget_and_says_so() {
+    if skip() {
+        return;
+    }
+    let recs = bench(&[
+        "matmul",
+        "--sizes",
+        "2x3x4",
+        "--rungs",
+        "10",
+        "--presets",
+        "32x32x8-4x4,all",
+        "--no-cpu",
+    ]);
+    assert!(recs
+        .iter()
+        .any(|r| r["name"] == "10 register blocking 32x32x8-4x4"));
+    assert!(recs
+        .iter()
+        .all(|r| !r["name"].as_str().unwrap().starts_with("CPU")));
+    // On CPU devices rungs 1-6 have a budget of 1e8 flop per run, and the naive CPU loop is
+    // timed whole up to 3e8: 512x512x1024 is 5.4e8.
+    let gpu = recs[0]["device"].as_str().unwrap().contains("NVIDIA");
+    if !gpu {
+        let recs = bench(&["matmul", "--sizes", "512x512x1024", "--rungs", "1"]);
+        let naive = recs
+            .iter()
+            .find(|r| r["name"] == " 1 naive (row per dim 0)")
+            .unwrap();
+        assert!(
+            naive["status"].as_str().unwrap().starts_with("skipped:"),
+            "{naive}"
+        );
+        assert_eq!(naive["verified"], false);
+        assert!(naive["median_ms"].is_null());
+        // The naive CPU loop is timed on its first rows only, and says so.
+        let cpu = recs
+            .iter()
+            .find(|r| r["name"] == "CPU naive triple loop (1 thread)")
+            .unwrap();
+        assert!(
+            cpu["status"]
+                .as_str()
+                .unwrap()
+                .starts_with("estimated: first"),
+            "{cpu}"
+        );
+    }
+}
+
+#[test]
+fn reduce_checks_every_rung_against_copy() {
+    if skip() {
+        return;
+    }
+    let recs = bench(&["reduce", "--sizes", "1001,2^12"]);
+    assert_eq!(recs.len(), 2 * 4);
+    assert_eq!(recs[4]["size"], "2^12");
+    for r in &recs {
+        check_verified(r);
+        assert_eq!(r["status"], "ok", "{r}");
+        assert!(r["gbps"].as_f64().unwrap() > 0.0);
+        assert!(r["pct_of_copy"].as_f64().unwrap() > 0.0);
+    }
+    assert!(recs
+        .iter()
+        .any(|r| r["name"] == "3 on device: float4 x many per item, 2 stages"));
+}
+
+#[test]
+fn bad_ladder_arguments_are_usage_errors() {
+    for args in [
+        &["matmul", "--sizes", "3x4"][..],
+        &["matmul", "--presets", "3x3x3-3x3"],
+        &["matmul", "--rungs", "11"],
+        &["matmul", "--type", "f64"],
+        &["reduce", "--sizes", "2^40"],
+        &["reduce", "--sizes", "0"],
+    ] {
+        Command::cargo_bin("gblur")
+            .unwrap()
+            .arg("bench")
+            .args(args)
+            .assert()
+            .code(2);
+    }
+}

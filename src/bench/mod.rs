@@ -5,8 +5,10 @@
 
 pub mod blur;
 pub mod cpu;
+pub mod matmul;
 pub mod output;
 pub mod peak;
+pub mod reduce;
 pub mod runner;
 pub mod transpose;
 
@@ -50,6 +52,12 @@ pub struct Record {
     pub accesses_per_pixel: Option<f64>,
     pub flops_per_pixel: Option<f64>,
     pub flops_per_byte: Option<f64>,
+    /// Matmul: K (the record's width and height are N and M).
+    pub depth: Option<usize>,
+    /// Matmul: the multi-threaded CPU baseline's time over this row's.
+    pub speedup_over_cpu: Option<f64>,
+    /// Matmul: GFLOP/s as a percentage of the fastest device kernel at this size.
+    pub pct_of_best: Option<f64>,
     pub estimate_mpps: Option<f64>,
     pub measured_over_estimate: Option<f64>,
     /// Output matched the host reference (`false`: FAILED, not timed).
@@ -125,11 +133,14 @@ pub fn parse_sizes(s: &str) -> Result<Vec<(usize, usize)>, String> {
 /// Runs one bench command end to end.
 pub fn run(command: &crate::cli::BenchCommand, quiet: bool) -> anyhow::Result<()> {
     use crate::cli::BenchCommand;
-    let common = match command {
-        BenchCommand::Peak(c) | BenchCommand::Transpose(c) => c,
-        BenchCommand::Blur { common, .. } | BenchCommand::Cpu { common, .. } => common,
+    let opts = match command {
+        BenchCommand::Peak(c) | BenchCommand::Transpose(c) => c.to_options(quiet),
+        BenchCommand::Blur { common, .. } | BenchCommand::Cpu { common, .. } => {
+            common.to_options(quiet)
+        }
+        BenchCommand::Matmul(m) => m.out.to_options(quiet, None),
+        BenchCommand::Reduce(r) => r.out.to_options(quiet, None),
     };
-    let opts = common.to_options(quiet);
     if let Some(p) = &opts.plot {
         let ext = p
             .extension()
@@ -160,6 +171,8 @@ pub fn run(command: &crate::cli::BenchCommand, quiet: bool) -> anyhow::Result<()
             };
             blur::run(&ctx, &opts, &b)?
         }
+        BenchCommand::Matmul(m) => matmul::run(&ctx, &opts, &m.to_options())?,
+        BenchCommand::Reduce(r) => reduce::run(&ctx, &opts, &r.to_options())?,
     };
     let failed = records
         .iter()

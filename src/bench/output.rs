@@ -144,13 +144,44 @@ pub fn markdown(records: &[Record], columns: &[Column]) -> String {
     s
 }
 
-/// Writes everything the options ask for. `title` heads the table; `series` names the
-/// field that separates the plot's lines (usually the record's name).
+/// What a plot draws: one line per record name, `y` against `x`, both axes logarithmic.
+pub struct PlotAxes {
+    pub x_desc: &'static str,
+    pub y_desc: &'static str,
+    pub x: fn(&Record) -> f64,
+    pub y: fn(&Record) -> Option<f64>,
+    pub x_decimals: usize,
+}
+
+impl PlotAxes {
+    /// MP/s against image megapixels: the image benches.
+    pub const MPPS: PlotAxes = PlotAxes {
+        x_desc: "image size (megapixels)",
+        y_desc: "MP/s (median)",
+        x: |r| r.pixels() * 1e-6,
+        y: |r| r.mpps,
+        x_decimals: 2,
+    };
+}
+
+/// Writes everything the options ask for, plotting MP/s against image size. `title` heads
+/// the table.
 pub fn emit(
     records: &[Record],
     columns: &[Column],
     title: &str,
     opts: &BenchOptions,
+) -> anyhow::Result<()> {
+    emit_with(records, columns, title, opts, &PlotAxes::MPPS)
+}
+
+/// `emit` with the plot's axes chosen by the bench.
+pub fn emit_with(
+    records: &[Record],
+    columns: &[Column],
+    title: &str,
+    opts: &BenchOptions,
+    axes: &PlotAxes,
 ) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
     if opts.json {
@@ -173,7 +204,7 @@ pub fn emit(
             .with_context(|| format!("{}: cannot write", p.display()))?;
     }
     if let Some(p) = &opts.plot {
-        plot(records, title, p)?;
+        plot(records, title, p, axes)?;
     }
     Ok(())
 }
@@ -181,10 +212,10 @@ pub fn emit(
 /// Bundled so PNG plots need no system fonts (DejaVu Sans, licence in assets/fonts).
 static FONT: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
 
-/// MP/s against megapixels, one line per record name, both axes logarithmic, as SVG or PNG
-/// (by extension). A sweep over several sigmas or channel counts plots the first of each, and
-/// says so.
-pub fn plot(records: &[Record], title: &str, path: &Path) -> anyhow::Result<()> {
+/// `axes` (MP/s against megapixels for the image benches), one line per record name, both
+/// axes logarithmic, as SVG or PNG (by extension). A sweep over several sigmas or channel
+/// counts plots the first of each, and says so.
+pub fn plot(records: &[Record], title: &str, path: &Path, axes: &PlotAxes) -> anyhow::Result<()> {
     const SIZE: (u32, u32) = (1200, 640);
     // Both backends measure text with it; registering twice is harmless.
     plotters::style::register_font("sans-serif", FontStyle::Normal, FONT)
@@ -199,6 +230,7 @@ pub fn plot(records: &[Record], title: &str, path: &Path) -> anyhow::Result<()> 
             SVGBackend::new(path, SIZE).into_drawing_area(),
             records,
             title,
+            axes,
         ),
         "png" => {
             let mut rgb = vec![0u8; (SIZE.0 * SIZE.1 * 3) as usize];
@@ -206,6 +238,7 @@ pub fn plot(records: &[Record], title: &str, path: &Path) -> anyhow::Result<()> 
                 BitMapBackend::with_buffer(&mut rgb, SIZE).into_drawing_area(),
                 records,
                 title,
+                axes,
             )?;
             let img = image::RgbImage::from_raw(SIZE.0, SIZE.1, rgb).expect("buffer matches size");
             img.save(path)
@@ -219,6 +252,7 @@ fn draw<DB: DrawingBackend>(
     root: DrawingArea<DB, plotters::coord::Shift>,
     records: &[Record],
     title: &str,
+    axes: &PlotAxes,
 ) -> anyhow::Result<()>
 where
     DB::ErrorType: 'static,
@@ -230,14 +264,11 @@ where
     let mut series: BTreeMap<&str, Vec<(f64, f64)>> = BTreeMap::new();
     let mut order: Vec<&str> = Vec::new();
     for r in records.iter().filter(|r| (r.channels, r.sigma) == first) {
-        if let Some(m) = r.mpps {
+        if let Some(y) = (axes.y)(r) {
             if !order.contains(&r.name.as_str()) {
                 order.push(&r.name);
             }
-            series
-                .entry(&r.name)
-                .or_default()
-                .push((r.pixels() * 1e-6, m));
+            series.entry(&r.name).or_default().push(((axes.x)(r), y));
         }
     }
     anyhow::ensure!(
@@ -264,9 +295,9 @@ where
         )?;
     chart
         .configure_mesh()
-        .x_desc("image size (megapixels)")
-        .y_desc("MP/s (median)")
-        .x_label_formatter(&|v| format!("{v:.2}"))
+        .x_desc(axes.x_desc)
+        .y_desc(axes.y_desc)
+        .x_label_formatter(&|v| format!("{v:.*}", axes.x_decimals))
         .y_label_formatter(&|v| format!("{v:.0}"))
         .draw()?;
     for (i, name) in order.iter().enumerate() {

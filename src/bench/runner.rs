@@ -18,12 +18,38 @@ pub const WARM_UPS: usize = 2;
 pub fn measure(
     ctx: &ClContext,
     runs: usize,
+    enqueue: impl FnMut() -> Result<Vec<Timed>, ClError>,
+) -> Result<Stats, ClError> {
+    measure_inner(ctx, runs, enqueue, || 0.0)
+}
+
+/// `measure` for runs that finish on the host (the reduce ladder's host sums): after the
+/// device part of each run, `host` runs, and its wall time is added to the device span.
+pub fn measure_with_host(
+    ctx: &ClContext,
+    runs: usize,
+    enqueue: impl FnMut() -> Result<Vec<Timed>, ClError>,
+    mut host: impl FnMut(),
+) -> Result<Stats, ClError> {
+    measure_inner(ctx, runs, enqueue, || {
+        let t = std::time::Instant::now();
+        host();
+        t.elapsed().as_secs_f64() * 1e3
+    })
+}
+
+/// The loop behind both: `host_ms` runs after each device part and returns its own time.
+fn measure_inner(
+    ctx: &ClContext,
+    runs: usize,
     mut enqueue: impl FnMut() -> Result<Vec<Timed>, ClError>,
+    mut host_ms: impl FnMut() -> f64,
 ) -> Result<Stats, ClError> {
     let mut times = Vec::with_capacity(runs);
     for i in 0..WARM_UPS + runs.max(1) {
         let cmds = enqueue()?;
         ctx.finish()?;
+        let host_ms = host_ms();
         if i < WARM_UPS {
             continue;
         }
@@ -39,7 +65,7 @@ pub fn measure(
             .event
             .profiling_command_end()
             .map_err(|e| profiling(ctx, e))?;
-        times.push(end.saturating_sub(start) as f64 * 1e-6);
+        times.push(end.saturating_sub(start) as f64 * 1e-6 + host_ms);
     }
     Ok(summarize(&mut times))
 }

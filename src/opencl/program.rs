@@ -32,7 +32,25 @@ pub const BLOCKS: KernelSource = KernelSource {
     text: include_str!("../../kernels/recursive_blocks.cl"),
 };
 
-pub const ALL_SOURCES: [KernelSource; 5] = [RECURSIVE, TRANSPOSE, CONVOLUTION, COPY, BLOCKS];
+pub const MATMUL: KernelSource = KernelSource {
+    file: "matmul.cl",
+    text: include_str!("../../kernels/matmul.cl"),
+};
+
+pub const REDUCE: KernelSource = KernelSource {
+    file: "reduce.cl",
+    text: include_str!("../../kernels/reduce.cl"),
+};
+
+pub const ALL_SOURCES: [KernelSource; 7] = [
+    RECURSIVE,
+    TRANSPOSE,
+    CONVOLUTION,
+    COPY,
+    BLOCKS,
+    MATMUL,
+    REDUCE,
+];
 
 /// Every (source, kernel) pair the Rust side enqueues.
 pub const KERNELS: &[(KernelSource, &str)] = &[
@@ -53,6 +71,22 @@ pub const KERNELS: &[(KernelSource, &str)] = &[
     (TRANSPOSE, "transpose_padded_skewed"),
     (TRANSPOSE, "transpose_tile32"),
     (TRANSPOSE, "transpose_tile32_skewed"),
+    (MATMUL, "matmul_naive"),
+    (MATMUL, "matmul_coalesced"),
+    (MATMUL, "matmul_private"),
+    (MATMUL, "matmul_row"),
+    (MATMUL, "matmul_row_private"),
+    (MATMUL, "matmul_row_local"),
+    (MATMUL, "matmul_tiled"),
+    (MATMUL, "matmul_wpt"),
+    (MATMUL, "matmul_vector"),
+    (MATMUL, "matmul_blocked"),
+    (MATMUL, "matrix_pad"),
+    (MATMUL, "matrix_unpad"),
+    (REDUCE, "dot_products"),
+    (REDUCE, "dot_groups"),
+    (REDUCE, "dot_stage1"),
+    (REDUCE, "dot_stage2"),
 ];
 
 /// Build options every program gets. No fast-math flags: the accuracy figures are for IEEE f32.
