@@ -50,7 +50,8 @@ PY
 wall() {
   local times=() rss=0 line
   for _ in $(seq "$RUNS"); do
-    line=$( { /usr/bin/time -f '%e %M' "$@" >/dev/null 2>/dev/null; } 2>&1 | tail -1)
+    /usr/bin/time -o "$T/time" -f '%e %M' "$@" >/dev/null 2>&1
+    line=$(tail -1 "$T/time")
     times+=("${line% *}")
     [ "${line#* }" -gt "$rss" ] && rss=${line#* }
   done

@@ -16,4 +16,5 @@ pub mod opencl;
 pub mod pipeline;
 pub mod pixels;
 pub mod planar;
+pub mod png;
 pub mod report;

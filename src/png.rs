@@ -1,0 +1,254 @@
+//! PNG output on every core at zlib levels 6 and 9 (pigz's method). A PNG's pixels are one
+//! zlib stream, but a deflate stream may be cut into pieces compressed on their own: each
+//! stripe of rows is filtered (the row above is at hand in the image), deflated by `flate2`
+//! with a fresh dictionary and ended by a sync flush on a byte boundary, and the pieces are
+//! joined under one zlib header with the Adler-32 of all filtered rows. The `png` crate writes
+//! the container (signature, IHDR, iCCP, IDAT, IEND).
+
+use flate2::{Compress, Compression, FlushCompress};
+use image::DynamicImage;
+use rayon::prelude::*;
+
+/// Encodes `image` (8- or 16-bit gray, gray+alpha, RGB or RGBA) at zlib `level`; None for a
+/// colour type this encoder does not write (the caller falls back to the `image` crate's).
+pub fn encode(
+    image: &DynamicImage,
+    level: u32,
+    icc: Option<&[u8]>,
+) -> Option<Result<Vec<u8>, String>> {
+    use png::{BitDepth, ColorType};
+    let (color, depth) = match image {
+        DynamicImage::ImageLuma8(_) => (ColorType::Grayscale, BitDepth::Eight),
+        DynamicImage::ImageLumaA8(_) => (ColorType::GrayscaleAlpha, BitDepth::Eight),
+        DynamicImage::ImageRgb8(_) => (ColorType::Rgb, BitDepth::Eight),
+        DynamicImage::ImageRgba8(_) => (ColorType::Rgba, BitDepth::Eight),
+        DynamicImage::ImageLuma16(_) => (ColorType::Grayscale, BitDepth::Sixteen),
+        DynamicImage::ImageLumaA16(_) => (ColorType::GrayscaleAlpha, BitDepth::Sixteen),
+        DynamicImage::ImageRgb16(_) => (ColorType::Rgb, BitDepth::Sixteen),
+        DynamicImage::ImageRgba16(_) => (ColorType::Rgba, BitDepth::Sixteen),
+        _ => return None,
+    };
+    let (w, h) = (image.width(), image.height());
+    if w == 0 || h == 0 {
+        return None;
+    }
+    let bpp = image.color().bytes_per_pixel() as usize;
+    let sixteen = depth == BitDepth::Sixteen;
+    let idat = zlib_stream(image.as_bytes(), (h as usize, bpp), sixteen, level);
+    let write = || -> Result<Vec<u8>, png::EncodingError> {
+        let mut out = Vec::with_capacity(idat.len() + 1024);
+        let mut info = png::Info::with_size(w, h);
+        info.color_type = color;
+        info.bit_depth = depth;
+        info.icc_profile = icc.map(|p| p.to_vec().into());
+        let mut writer = png::Encoder::with_info(&mut out, info)?.write_header()?;
+        // IDAT chunks of at most 1 MiB, as encoders usually write them.
+        for chunk in idat.chunks(1 << 20) {
+            writer.write_chunk(png::chunk::IDAT, chunk)?;
+        }
+        writer.finish()?;
+        Ok(out)
+    };
+    Some(write().map_err(|e| e.to_string()))
+}
+
+/// The filtered, compressed pixel rows: a complete zlib stream.
+fn zlib_stream(bytes: &[u8], (h, bpp): (usize, usize), sixteen: bool, level: u32) -> Vec<u8> {
+    let row = bytes.len() / h;
+    let stripes = (2 * rayon::current_num_threads()).clamp(1, h);
+    let rows_per = h.div_ceil(stripes);
+    let count = h.div_ceil(rows_per);
+    let pieces: Vec<(Vec<u8>, u32, usize)> = (0..count)
+        .into_par_iter()
+        .map(|s| {
+            let (r0, r1) = (s * rows_per, ((s + 1) * rows_per).min(h));
+            let raw = |r: usize| big_endian(&bytes[r * row..(r + 1) * row], sixteen);
+            let mut filtered = Vec::with_capacity((r1 - r0) * (row + 1));
+            let mut prev = if r0 == 0 { vec![0; row] } else { raw(r0 - 1) };
+            let mut candidates: [Vec<u8>; 5] = Default::default();
+            for r in r0..r1 {
+                let cur = raw(r);
+                filter_row(&cur, &prev, bpp, &mut filtered, &mut candidates);
+                prev = cur;
+            }
+            let mut a = simd_adler32::Adler32::new();
+            a.write(&filtered);
+            let deflated = deflate(&filtered, level, r1 == h);
+            (deflated, a.finish(), filtered.len())
+        })
+        .collect();
+    let mut out = vec![0x78, if level >= 7 { 0xDA } else { 0x9C }];
+    let mut adler = 1u32;
+    for (data, piece, len) in &pieces {
+        out.extend_from_slice(data);
+        adler = adler32_combine(adler, *piece, *len);
+    }
+    out.extend_from_slice(&adler.to_be_bytes());
+    out
+}
+
+/// PNG stores 16-bit samples big-endian; the image crate holds them in native order.
+fn big_endian(row: &[u8], sixteen: bool) -> Vec<u8> {
+    let mut v = row.to_vec();
+    if sixteen && cfg!(target_endian = "little") {
+        for pair in v.chunks_exact_mut(2) {
+            pair.swap(0, 1);
+        }
+    }
+    v
+}
+
+/// Appends `cur` filtered against `prev` with whichever of the five PNG filters gives the
+/// smallest sum of absolute values (libpng's heuristic), preceded by the filter's type byte.
+/// Each candidate is a straight loop over the row, which the compiler vectorises.
+fn filter_row(cur: &[u8], prev: &[u8], bpp: usize, out: &mut Vec<u8>, rows: &mut [Vec<u8>; 5]) {
+    let n = cur.len();
+    for r in rows.iter_mut() {
+        r.resize(n, 0);
+    }
+    let [none, sub, up, avg, paeth] = rows;
+    none.copy_from_slice(cur);
+    for i in 0..n {
+        up[i] = cur[i].wrapping_sub(prev[i]);
+    }
+    let head = bpp.min(n);
+    for i in 0..head {
+        sub[i] = cur[i];
+        avg[i] = cur[i].wrapping_sub(prev[i] / 2);
+        paeth[i] = cur[i].wrapping_sub(prev[i]);
+    }
+    for i in head..n {
+        let (a, b, c) = (cur[i - bpp] as i16, prev[i] as i16, prev[i - bpp] as i16);
+        sub[i] = cur[i].wrapping_sub(a as u8);
+        avg[i] = cur[i].wrapping_sub(((a + b) / 2) as u8);
+        let (pa, pb, pc) = ((b - c).abs(), (a - c).abs(), (a + b - 2 * c).abs());
+        let pred = if pa <= pb && pa <= pc {
+            a
+        } else if pb <= pc {
+            b
+        } else {
+            c
+        };
+        paeth[i] = cur[i].wrapping_sub(pred as u8);
+    }
+    let cost = |r: &[u8]| -> u64 { r.iter().map(|&v| (v as i8).unsigned_abs() as u64).sum() };
+    let (best, row) = rows
+        .iter()
+        .enumerate()
+        .min_by_key(|(_, r)| cost(r))
+        .expect("five filters");
+    out.push(best as u8);
+    out.extend_from_slice(row);
+}
+
+/// Raw deflate of `data` with a fresh dictionary: ended by a sync flush (byte-aligned, not
+/// final) unless it is the `last` piece, which finishes the stream.
+fn deflate(data: &[u8], level: u32, last: bool) -> Vec<u8> {
+    let mut c = Compress::new(Compression::new(level), false);
+    let mut out = Vec::with_capacity(data.len() / 2 + 64);
+    let flush = if last {
+        FlushCompress::Finish
+    } else {
+        FlushCompress::Sync
+    };
+    loop {
+        let consumed = c.total_in() as usize;
+        out.reserve(data.len() / 4 + 64);
+        let status = c
+            .compress_vec(&data[consumed..], &mut out, flush)
+            .expect("deflate of an in-memory buffer cannot fail");
+        let all_in = c.total_in() as usize == data.len();
+        // The stream ends with StreamEnd; a sync flush is complete once all input is in and
+        // the compressor stopped short of filling `out`.
+        let done = if last {
+            status == flate2::Status::StreamEnd
+        } else {
+            all_in && out.len() < out.capacity()
+        };
+        if done {
+            break;
+        }
+    }
+    out
+}
+
+/// The Adler-32 of two buffers one after the other, from each one's checksum and the second's
+/// length (zlib's adler32_combine).
+fn adler32_combine(a1: u32, a2: u32, len2: usize) -> u32 {
+    const BASE: u64 = 65521;
+    let rem = len2 as u64 % BASE;
+    let mut sum1 = (a1 & 0xffff) as u64;
+    let mut sum2 = rem * sum1 % BASE;
+    sum1 += (a2 & 0xffff) as u64 + BASE - 1;
+    sum2 += ((a1 >> 16) & 0xffff) as u64 + ((a2 >> 16) & 0xffff) as u64 + BASE - rem;
+    ((sum1 % BASE) | ((sum2 % BASE) << 16)) as u32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use image::ColorType;
+
+    fn sample(color: ColorType, w: u32, h: u32) -> DynamicImage {
+        let rgba = image::Rgba32FImage::from_fn(w, h, |x, y| {
+            let v = |k: u32| ((x * 37 + y * 11 + k * 53) % 97) as f32 / 96.0;
+            image::Rgba([v(0), v(1), v(2), v(3)])
+        });
+        let f = DynamicImage::ImageRgba32F(rgba);
+        match color {
+            ColorType::L8 => f.to_luma8().into(),
+            ColorType::La8 => f.to_luma_alpha8().into(),
+            ColorType::Rgb8 => f.to_rgb8().into(),
+            ColorType::Rgba8 => f.to_rgba8().into(),
+            ColorType::L16 => f.to_luma16().into(),
+            ColorType::La16 => f.to_luma_alpha16().into(),
+            ColorType::Rgb16 => f.to_rgb16().into(),
+            _ => f.to_rgba16().into(),
+        }
+    }
+
+    #[test]
+    fn round_trips_every_layout_and_size() {
+        use ColorType::*;
+        for color in [L8, La8, Rgb8, Rgba8, L16, La16, Rgb16, Rgba16] {
+            for (w, h) in [(1, 1), (3, 17), (257, 31), (64, 400)] {
+                for level in [6, 9] {
+                    let img = sample(color, w, h);
+                    let bytes = encode(&img, level, None).unwrap().unwrap();
+                    let back = image::load_from_memory_with_format(&bytes, image::ImageFormat::Png)
+                        .unwrap();
+                    assert_eq!(back, img, "{color:?} {w}x{h} level {level}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn keeps_the_icc_profile() {
+        use image::ImageDecoder as _;
+        let icc = vec![3u8; 500];
+        let bytes = encode(&sample(ColorType::Rgb8, 9, 9), 6, Some(&icc))
+            .unwrap()
+            .unwrap();
+        let mut d = image::codecs::png::PngDecoder::new(std::io::Cursor::new(&bytes)).unwrap();
+        assert_eq!(d.icc_profile().unwrap(), Some(icc));
+    }
+
+    #[test]
+    fn adler32_combines_like_one_pass() {
+        let data: Vec<u8> = (0..200_000u32).map(|i| (i * 31 % 251) as u8).collect();
+        let whole = |d: &[u8]| {
+            let mut a = simd_adler32::Adler32::new();
+            a.write(d);
+            a.finish()
+        };
+        for cut in [0, 1, 65521, 100_000, 199_999] {
+            let (a, b) = data.split_at(cut);
+            assert_eq!(
+                adler32_combine(whole(a), whole(b), b.len()),
+                whole(&data),
+                "cut {cut}"
+            );
+        }
+    }
+}
