@@ -242,6 +242,14 @@ pub fn choose_device(
     choice: &DeviceChoice,
     pipeline: PipelineChoice,
 ) -> Result<(Option<crate::opencl::DeviceInfo>, Option<String>), crate::opencl::ClError> {
+    if *choice == DeviceChoice::Auto
+        && pipeline == PipelineChoice::Auto
+        && device::only_cpu_runtimes()
+    {
+        let why = "no GPU runtime installed (only PoCL): ran the built-in Rust path, faster \
+                   here than PoCL (--device cpu runs it)";
+        return Ok((None, Some(why.into())));
+    }
     let selected = device::select(choice)?;
     if *choice != DeviceChoice::Auto {
         return Ok((selected, None));

@@ -139,6 +139,30 @@ fn discover() -> Option<Vec<DeviceInfo>> {
     Some(out)
 }
 
+/// Whether every OpenCL runtime registered with the ICD loader is PoCL, which (as Debian and
+/// most distributions build it) drives only the CPU. Loading a runtime maps its libraries
+/// (PoCL brings LLVM: about 60 MB), so `auto` skips that when no runtime could offer a GPU.
+/// Unknown layouts (OCL_ICD_VENDORS set, no vendors folder) answer false.
+pub fn only_cpu_runtimes() -> bool {
+    if std::env::var_os("OCL_ICD_VENDORS").is_some() {
+        return false;
+    }
+    let Ok(entries) = std::fs::read_dir("/etc/OpenCL/vendors") else {
+        return false;
+    };
+    let mut any = false;
+    for e in entries.flatten() {
+        if e.path().extension().is_some_and(|x| x == "icd") {
+            any = true;
+            let library = std::fs::read_to_string(e.path()).unwrap_or_default();
+            if !library.to_ascii_lowercase().contains("pocl") {
+                return false;
+            }
+        }
+    }
+    any
+}
+
 /// Resolves `choice` against the installed devices. `Ok(None)` means the Rust path: asked for,
 /// or `Auto` with no OpenCL device at all.
 pub fn select(choice: &DeviceChoice) -> Result<Option<DeviceInfo>, ClError> {
