@@ -864,8 +864,8 @@ pub fn blur_image(img: &mut DynamicImage, blur: &Blur2d, linear: bool) -> Option
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cpu;
     use crate::filter::Method;
-    use crate::{cpu, pixels};
     use image::{ColorType, ImageBuffer};
 
     fn noise(n: usize, seed: u64) -> Vec<f32> {
@@ -880,23 +880,6 @@ mod tests {
                 (s >> 40) as f32 / (1u64 << 24) as f32
             })
             .collect()
-    }
-
-    /// The reference: planar f32 through `cpu::blur`, back to the same colour type.
-    fn reference(img: &DynamicImage, blur: &Blur2d, linear: bool) -> DynamicImage {
-        let (p, layout) = pixels::to_planar(img, linear);
-        let (mut out, _) = cpu::blur(&p, blur);
-        pixels::finish_planar(&mut out, layout);
-        pixels::from_planar(&out, layout.color, img.color())
-    }
-
-    fn max_diff(a: &DynamicImage, b: &DynamicImage) -> f32 {
-        let (a, b) = (a.to_rgba32f(), b.to_rgba32f());
-        a.as_raw()
-            .iter()
-            .zip(b.as_raw())
-            .map(|(x, y)| (x - y).abs())
-            .fold(0.0, f32::max)
     }
 
     fn image_of(color: ColorType, w: u32, h: u32, seed: u64) -> DynamicImage {
@@ -940,7 +923,7 @@ mod tests {
                     for linear in [false, true] {
                         let src = image_of(color, w, h, (i * 31 + j) as u64);
                         let blur = Blur2d::new(Method::Recursive, sx, sy);
-                        let want = reference(&src, &blur, linear);
+                        let want = cpu::blur_image(&src, &blur, linear);
                         let mut got = src.clone();
                         blur_image(&mut got, &blur, linear).expect("recursive blur applies");
                         // Floats agree to rounding; integers to one step of rounding either way.
@@ -949,7 +932,7 @@ mod tests {
                             ColorType::L16 | ColorType::Rgb16 | ColorType::Rgba16 => 1.01 / 65535.0,
                             _ => 1.01 / 255.0,
                         };
-                        let d = max_diff(&want, &got);
+                        let d = cpu::max_difference(&want, &got);
                         assert!(
                             d <= tol,
                             "{color:?} {w}x{h} sigma {sx}/{sy} linear={linear}: {d}"
@@ -966,10 +949,10 @@ mod tests {
         let src = image_of(ColorType::Rgb32F, 150, 300, 7);
         for sigma in [2.0, 11.0, 120.0] {
             let blur = Blur2d::new(Method::Recursive, sigma, sigma);
-            let want = reference(&src, &blur, false);
+            let want = cpu::blur_image(&src, &blur, false);
             let mut got = src.clone();
             blur_image(&mut got, &blur, false).unwrap();
-            let d = max_diff(&want, &got);
+            let d = cpu::max_difference(&want, &got);
             assert!(d <= 1e-5, "sigma {sigma}: {d}");
         }
     }

@@ -44,6 +44,25 @@ pub fn blur(img: &Planar, blur: &Blur2d) -> (Planar, Vec<CpuPass>) {
     (out, passes)
 }
 
+/// The reference on a decoded image: premultiplied planar f32 through `blur`, then back to
+/// the image's own colour type. What the banded blur and the benches are checked against.
+pub fn blur_image(img: &image::DynamicImage, blur2d: &Blur2d, linear: bool) -> image::DynamicImage {
+    let (p, layout) = crate::pixels::to_planar(img, linear);
+    let (mut out, _) = blur(&p, blur2d);
+    crate::pixels::finish_planar(&mut out, layout);
+    crate::pixels::from_planar(&out, layout.color, img.color())
+}
+
+/// Largest difference between two images' samples, as fractions of full scale.
+pub fn max_difference(a: &image::DynamicImage, b: &image::DynamicImage) -> f32 {
+    let (a, b) = (a.to_rgba32f(), b.to_rgba32f());
+    a.as_raw()
+        .iter()
+        .zip(b.as_raw())
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0, f32::max)
+}
+
 /// Filters every line of `line_len` samples in `src` into `dst`, lines in parallel.
 pub fn filter_rows(src: &[f32], dst: &mut [f32], line_len: usize, filter: &LineFilter) {
     src.par_chunks(line_len)

@@ -36,32 +36,14 @@ fn timed(mut r: Record, stats: &Stats, bytes_per_pixel: f64) -> Record {
     r
 }
 
-/// Largest difference between two images' samples, as fractions of full scale.
-fn max_difference(a: &DynamicImage, b: &DynamicImage) -> f32 {
-    let (a, b) = (a.to_rgba32f(), b.to_rgba32f());
-    a.as_raw()
-        .iter()
-        .zip(b.as_raw())
-        .map(|(x, y)| (x - y).abs())
-        .fold(0.0, f32::max)
-}
-
-/// The reference Rust path on a whole decoded image: planar f32 in, the same type out.
-fn reference(img: &DynamicImage, blur: &Blur2d) -> DynamicImage {
-    let (p, layout) = pixels::to_planar(img, false);
-    let (mut out, _) = cpu::blur(&p, blur);
-    pixels::finish_planar(&mut out, layout);
-    pixels::from_planar(&out, layout.color, img.color())
-}
-
 /// Checks the banded blur against the reference on a corner of `img` (the whole image would
 /// cost seconds per check on the reference path).
 fn verify(img: &DynamicImage, blur: &Blur2d, tolerance: f32) -> Result<(), String> {
     let corner = img.crop_imm(0, 0, img.width().min(640), img.height().min(400));
-    let want = reference(&corner, blur);
+    let want = cpu::blur_image(&corner, blur, false);
     let mut got = corner.clone();
     banded::blur_image(&mut got, blur, false).ok_or("the banded blur does not apply")?;
-    let d = max_difference(&want, &got);
+    let d = cpu::max_difference(&want, &got);
     if d <= tolerance {
         Ok(())
     } else {
@@ -154,7 +136,7 @@ pub fn run(opts: &BenchOptions, sigmas: &[f64]) -> anyhow::Result<Vec<Record>> {
                 &mut (),
                 |_| {},
                 |_| {
-                    reference(&img, &blur);
+                    cpu::blur_image(&img, &blur, false);
                 },
             );
             records.push(timed(r, &stats, 3.0));
