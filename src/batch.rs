@@ -4,10 +4,11 @@
 //! file that fails is reported and the batch goes on; outputs are written through temporary
 //! files, so an interrupted batch leaves only complete files.
 
+use crate::fallback;
 use crate::filter::Blur2d;
 use crate::image_io::{self, ImageIoError};
 use crate::job::{self, BlurJob, JobError, Loaded};
-use crate::opencl::{device, ClContext};
+use crate::opencl::{device, ClContext, ClError};
 use crate::pipeline::Pass;
 use crossbeam_channel::{bounded, unbounded};
 use image::ImageFormat;
@@ -207,7 +208,8 @@ pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
     let device_name = ctx
         .as_ref()
         .map_or_else(job::rust_device_name, |c| c.device_name());
-    let blur = Blur2d::new(job.blur.method, job.blur.sigma_x, job.blur.sigma_y);
+    let blur = Blur2d::checked(job.blur.method, job.blur.sigma_x, job.blur.sigma_y)
+        .map_err(|e| setup(anyhow::anyhow!(e)))?;
 
     let (tasks, mut records) = plan(job, &in_dir, &out_dir);
     let total = tasks.len();
@@ -322,6 +324,7 @@ pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
         drop(rec_tx);
 
         // The device stage runs here: the OpenCL context stays on one thread.
+        let mut device_broken = false;
         while let Ok(d) = dec_rx.recv() {
             let done_mp = megapixels_done.load(Ordering::Relaxed) as f64 * 1e-6;
             let secs = t_total.elapsed().as_secs_f64();
@@ -336,30 +339,31 @@ pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
                 mut loaded,
                 mut passes,
             } = d;
-            let mut notes = Vec::new();
-            let before = passes.len();
+            let mut notes = std::mem::take(&mut loaded.notes);
             let input = std::mem::take(&mut loaded.planar);
-            match job::blur_planar(ctx.as_ref(), input, &blur, job.blur.pipeline, &mut passes) {
-                Ok((blurred, _)) => loaded.planar = blurred,
-                Err(e) => {
-                    // Out of device memory and the like: this image goes the Rust way. The
-                    // device consumed the decoded copy, so it is read again rather than kept
-                    // twice in memory for a rare case.
-                    passes.truncate(before);
-                    notes.push(format!("device failed ({e}); blurred on the Rust path"));
-                    let reloaded = job::load(
-                        &task.input,
-                        job.blur.max_memory_mib,
-                        job.blur.linear,
-                        &mut Vec::new(),
-                    );
-                    match reloaded {
-                        Ok(l) => loaded.planar = job::cpu_blur(l.planar, &blur, &mut passes),
-                        Err(e) => {
-                            let _ = rec_fail.send(failed_record(&task, e.to_string(), &passes));
-                            continue;
+            // Too large for the device, out of device memory and the like: this image goes
+            // the Rust way (crate::fallback).
+            let reload = || {
+                let (limit, linear) = (job.blur.max_memory_mib, job.blur.linear);
+                job::load(&task.input, limit, linear, &mut Vec::new()).map(|l| l.planar)
+            };
+            let device = if device_broken { None } else { ctx.as_ref() };
+            let pipeline = job.blur.pipeline;
+            match fallback::blur(device, input, &blur, pipeline, &mut passes, reload) {
+                Ok(done) => {
+                    loaded.planar = done.planar;
+                    notes.extend(done.note);
+                    if let Some(ClError::Build { .. }) = done.failure {
+                        // Kernels that did not build will not build for the next image.
+                        device_broken = true;
+                        if !job.quiet {
+                            bar.suspend(|| eprintln!("gblur: {device_name}: the kernels did not build; the rest of the batch runs on the built-in Rust path"));
                         }
                     }
+                }
+                Err(e) => {
+                    let _ = rec_fail.send(failed_record(&task, e.to_string(), &passes));
+                    continue;
                 }
             }
             let megapixels = loaded.width as u64 * loaded.height as u64;

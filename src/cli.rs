@@ -275,10 +275,20 @@ pub enum PngCompression {
 
 fn parse_sigma(s: &str) -> Result<f64, String> {
     let v: f64 = s.parse().map_err(|_| format!("'{s}' is not a number"))?;
-    if v.is_finite() && v > 0.0 {
+    check_sigma(v).map_err(|e| format!("{e}, got {s}"))
+}
+
+/// Largest sigma accepted: far wider than any image (the blur is already a near-constant
+/// there), and small enough that the recursive coefficients stay finite in f64 and f32
+/// (their smallest, `eps`, is about 3.6e-12 at 1e6 and underflows to 0 near 1e19).
+pub const MAX_SIGMA: f64 = 1e6;
+
+/// The sigma rule every command applies: finite, > 0 and at most `MAX_SIGMA`.
+pub fn check_sigma(v: f64) -> Result<f64, String> {
+    if v.is_finite() && v > 0.0 && v <= MAX_SIGMA {
         Ok(v)
     } else {
-        Err(format!("sigma must be finite and > 0, got {s}"))
+        Err("sigma must be finite, > 0 and at most 1000000".into())
     }
 }
 

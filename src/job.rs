@@ -7,7 +7,6 @@ use crate::pipeline::{self, Pass, PassKind, PipelineChoice};
 use crate::planar::Planar;
 use crate::report::{ImageSummary, Report};
 use crate::{cpu, pixels};
-use anyhow::Context as _;
 use image::{ColorType, ImageFormat};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -58,6 +57,8 @@ pub struct Loaded {
     pub color: ColorType,
     pub width: u32,
     pub height: u32,
+    /// What decoding changed that the report should say (`pixels::sanitize_image`).
+    pub notes: Vec<String>,
 }
 
 /// Decodes `path` and converts it, timing both steps into `passes`.
@@ -68,9 +69,12 @@ pub fn load(
     passes: &mut Vec<Pass>,
 ) -> Result<Loaded, image_io::ImageIoError> {
     let t = Instant::now();
-    let decoded = image_io::decode(path, max_memory_mib)?;
+    let mut decoded = image_io::decode(path, max_memory_mib)?;
     passes.push(host("decode", t));
     let t = Instant::now();
+    let notes = pixels::sanitize_image(&mut decoded.image)
+        .into_iter()
+        .collect();
     let (planar, layout) = pixels::to_planar(&decoded.image, linear);
     passes.push(host("to planar f32", t));
     Ok(Loaded {
@@ -81,6 +85,7 @@ pub fn load(
         color: decoded.image.color(),
         width: decoded.image.width(),
         height: decoded.image.height(),
+        notes,
     })
 }
 
@@ -181,40 +186,52 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
     let mut passes = Vec::new();
     // Device selection is checked before any work: a wrong --device is a set-up error.
     let selected = device::select(&job.device).map_err(|e| JobError::Setup(e.into()))?;
-    let blur = Blur2d::new(job.method, job.sigma_x, job.sigma_y);
+    let blur = Blur2d::checked(job.method, job.sigma_x, job.sigma_y)
+        .map_err(|e| JobError::Setup(anyhow::anyhow!(e)))?;
 
     let loaded = load(&job.input, job.max_memory_mib, job.linear, &mut passes)
         .map_err(|e| JobError::Failed(e.into()))?;
     let (w, h) = (loaded.width, loaded.height);
-    let ctx = open_device(
+    notes.extend(loaded.notes.iter().cloned());
+    if selected.is_none() && job.device == DeviceChoice::Auto {
+        notes.push("no OpenCL device found: ran the built-in Rust implementation".into());
+    }
+    let ctx = match open_device(
         selected,
         &blur,
         job.pipeline,
         (w as usize, h as usize),
         &mut passes,
-    )?;
-    if ctx.is_none() && job.device == DeviceChoice::Auto {
-        notes.push("no OpenCL device found: ran the built-in Rust implementation".into());
-    }
+    ) {
+        // The kernels did not build: the Rust path blurs instead (crate::fallback).
+        Err(JobError::Failed(e)) => {
+            notes.push(crate::fallback::failure_note(&format!("{e:#}")));
+            None
+        }
+        other => other?,
+    };
     if job.linear && !loaded.layout.linear {
         notes.push("--linear ignored: float images are linear already".into());
     }
 
-    let (blurred, pipeline_name) = blur_planar(
+    let reload = || load(&job.input, job.max_memory_mib, job.linear, &mut Vec::new());
+    let done = crate::fallback::blur(
         ctx.as_ref(),
         loaded.planar,
         &blur,
         job.pipeline,
         &mut passes,
+        || reload().map(|l| l.planar),
     )
-    .with_context(|| format!("{}: blur failed", job.input.display()))
-    .map_err(JobError::Failed)?;
+    .map_err(|e| JobError::Failed(e.into()))?;
+    notes.extend(done.note);
+    let pipeline_name = done.pipeline;
     let (device_name, backend) = match &ctx {
-        Some(ctx) => (ctx.device_name(), "opencl"),
-        None => (rust_device_name(), "rust"),
+        Some(ctx) if done.on_device => (ctx.device_name(), "opencl"),
+        _ => (rust_device_name(), "rust"),
     };
     let out_color = save(
-        blurred,
+        done.planar,
         loaded.layout,
         loaded.icc.as_deref(),
         out_format,

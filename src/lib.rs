@@ -5,6 +5,7 @@ pub mod bench;
 pub mod cli;
 pub mod cpu;
 pub mod devices;
+pub mod fallback;
 pub mod filter;
 pub mod gaussian;
 pub mod image_io;
