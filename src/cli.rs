@@ -55,7 +55,7 @@ pub enum Command {
 
 #[derive(Debug, Args)]
 pub struct BatchArgs {
-    /// Folder to walk (recursively; symbolic links are not followed).
+    /// Folder to walk (recursively; symbolic links are not followed unless --follow-links).
     pub in_dir: PathBuf,
     /// Where the blurred images go, mirroring IN_DIR (created if missing).
     pub out_dir: PathBuf,
@@ -75,6 +75,10 @@ pub struct BatchArgs {
     /// folder on several machines with no coordination.
     #[arg(long, value_parser = parse_shard, value_name = "K/N")]
     pub shard: Option<(usize, usize)>,
+    /// Follow symbolic links to files and folders, also where they lead out of IN_DIR (loops
+    /// are detected and skipped). Without it every link is skipped and named in the report.
+    #[arg(long)]
+    pub follow_links: bool,
 }
 
 fn parse_format(s: &str) -> Result<image::ImageFormat, String> {
@@ -107,6 +111,7 @@ impl BatchArgs {
             overwrite: self.overwrite,
             in_place: self.in_place,
             shard: self.shard,
+            follow_links: self.follow_links,
             verbose,
             quiet,
         }

@@ -56,6 +56,12 @@ pub fn decode(path: &Path, max_memory_mib: u64) -> Result<Decoded, ImageIoError>
             "is a directory",
         )));
     }
+    if meta.len() == 0 {
+        return Err(ImageIoError::Decode {
+            path: path.into(),
+            detail: "the file is empty (0 bytes)".into(),
+        });
+    }
     let reader = ImageReader::open(path)
         .map_err(open_err)?
         .with_guessed_format()
@@ -73,6 +79,14 @@ pub fn decode(path: &Path, max_memory_mib: u64) -> Result<Decoded, ImageIoError>
             })
         }
     };
+    // The JPEG decoder fills a truncated file's missing rows with gray and reports success;
+    // gblur refuses it like every other truncated file (found by the fault drills).
+    if format == ImageFormat::Jpeg && !jpeg_complete(&std::fs::read(path).map_err(open_err)?) {
+        return Err(ImageIoError::Decode {
+            path: path.into(),
+            detail: "the file is truncated (no JPEG end-of-image marker)".into(),
+        });
+    }
     let mut reader = reader;
     let mut limits = Limits::default();
     limits.max_alloc = Some(max_memory_mib.saturating_mul(1 << 20));
@@ -91,6 +105,37 @@ pub fn decode(path: &Path, max_memory_mib: u64) -> Result<Decoded, ImageIoError>
     let mut image = DynamicImage::from_decoder(decoder).map_err(map)?;
     image.apply_orientation(orientation);
     Ok(Decoded { image, format, icc })
+}
+
+/// Whether a JPEG's marker structure reaches its end-of-image marker (EOI). Segments are
+/// skipped by their length, so thumbnails inside APP segments do not count, and in
+/// entropy-coded data only `FF` followed by a marker byte other than stuffing (`00`) and
+/// restarts (`D0`–`D7`) is a marker. Bytes after the EOI (motion photos append a video) are
+/// fine.
+pub fn jpeg_complete(b: &[u8]) -> bool {
+    let mut i = 2;
+    loop {
+        while i < b.len() && b[i] != 0xFF {
+            i += 1;
+        }
+        while i < b.len() && b[i] == 0xFF {
+            i += 1;
+        }
+        let Some(&marker) = b.get(i) else {
+            return false;
+        };
+        i += 1;
+        match marker {
+            0xD9 => return true,
+            0x00 | 0x01 | 0xD0..=0xD7 => {}
+            _ => {
+                let Some(len) = b.get(i..i + 2) else {
+                    return false;
+                };
+                i += u16::from_be_bytes([len[0], len[1]]) as usize;
+            }
+        }
+    }
 }
 
 /// The format the first bytes of `path` announce, if any.
