@@ -352,6 +352,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ImageIoError> {
         .tempfile_in(dir)
         // tempfile's message names the random temporary path; the kind is what matters.
         .map_err(|e| err(io::Error::from(e.kind())))?;
+    let _removed_on_ctrl_c = crate::interrupt::writing(tmp.path());
     tmp.write_all(bytes).map_err(err)?;
     tmp.as_file().sync_all().map_err(err)?;
     #[cfg(unix)]

@@ -9,6 +9,7 @@ pub mod fallback;
 pub mod filter;
 pub mod gaussian;
 pub mod image_io;
+pub mod interrupt;
 pub mod job;
 pub mod opencl;
 pub mod pipeline;

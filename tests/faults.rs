@@ -1016,3 +1016,52 @@ fn without_the_policy_one_nan_would_poison_the_whole_image() {
     let (clean, _) = gblur::cpu::blur(&p, &blur);
     assert!(clean.data.iter().all(|&v| v == 0.0));
 }
+
+// ---- Ctrl-C during the main command's write ---------------------------------------------
+
+#[test]
+fn ctrl_c_while_writing_removes_the_temporary_file() {
+    // GBLUR_FAULT=slow-write holds the write for 5 s once the temporary file exists, so the
+    // SIGINT lands exactly then.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.png");
+    std::fs::write(&out, "previous").unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_gblur"))
+        .env("GBLUR_FAULT", "slow-write")
+        .arg(fixture("samples/coffee.png"))
+        .arg(&out)
+        .args(["--sigma", "2", "--device", "rust", "-q"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let temp_exists = || {
+        files_under(dir.path())
+            .iter()
+            .any(|f| f.contains(".gblur-"))
+    };
+    let start = std::time::Instant::now();
+    while !temp_exists() {
+        assert!(start.elapsed().as_secs() < 60, "no temporary file appeared");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let killed = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let killed_at = std::time::Instant::now();
+    let o = child.wait_with_output().unwrap();
+    assert!(
+        killed_at.elapsed().as_secs_f64() < 3.0,
+        "gblur waited for the write to finish"
+    );
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    assert_eq!(stderr(&o), "gblur: interrupted\n");
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "previous");
+    assert_eq!(
+        files_under(dir.path()).len(),
+        1,
+        "{:?}",
+        files_under(dir.path())
+    );
+}
