@@ -1026,7 +1026,7 @@ fn ctrl_c_while_writing_removes_the_temporary_file() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out.png");
     std::fs::write(&out, "previous").unwrap();
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_gblur"))
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_gblur"))
         .env("GBLUR_FAULT", "slow-write")
         .arg(fixture("samples/coffee.png"))
         .arg(&out)
