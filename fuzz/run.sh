@@ -16,5 +16,6 @@ for t in "${targets[@]}"; do
     echo "== $t: $secs s"
     # One rayon thread: the fuzzer's process stays on one core.
     RAYON_NUM_THREADS=1 nice -n 19 cargo $toolchain fuzz run -O "$t" "fuzz/corpus/$t" "fuzz/seeds/$t" -- \
-        -max_total_time="$secs" -rss_limit_mb=2048 -timeout=10 -max_len=16384 -print_final_stats=1
+        -max_total_time="$secs" -rss_limit_mb=2048 -timeout=10 -max_len=16384 -print_final_stats=1 ||
+        echo "== $t: stopped early: see fuzz/artifacts/$t/"
 done

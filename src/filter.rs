@@ -75,7 +75,8 @@ pub struct Blur2d {
 
 /// Largest sigma `--method fir` runs at. The FIR's radius is 5 sigma, so its cost per sample
 /// grows with sigma (10 001 taps here) where the recursive filter's does not; above this a
-/// FIR is only a way to make a run last for hours (found by the `filter` fuzz target).
+/// FIR is only a way to make a run last for hours, or, at sigma 1e18, to ask for more taps
+/// than memory holds (seen while writing the `filter` fuzz target).
 pub const FIR_MAX_SIGMA: f64 = 1000.0;
 
 impl Blur2d {

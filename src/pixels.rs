@@ -45,16 +45,28 @@ pub fn sanitize_samples(data: &mut [f32]) -> usize {
         .sum()
 }
 
-/// Applies `sanitize_samples` to a decoded float image (integer images need nothing) and
-/// returns the note to report, if any sample changed.
+/// Applies `sanitize_samples` to a decoded float image (integer images need nothing), and
+/// clamps float alpha to [0, 1]: colour is multiplied by alpha, and 1e30 × 1e30 is +Inf
+/// (found by the `decode_blur_encode` fuzz target, an OpenEXR file). Returns the note to
+/// report, if any sample changed.
 pub fn sanitize_image(img: &mut DynamicImage) -> Option<String> {
     let changed = match img {
         DynamicImage::ImageRgb32F(b) => sanitize_samples(b.as_mut()),
-        DynamicImage::ImageRgba32F(b) => sanitize_samples(b.as_mut()),
+        DynamicImage::ImageRgba32F(b) => {
+            let samples: &mut [f32] = b.as_mut();
+            let mut changed = sanitize_samples(samples);
+            for a in samples.iter_mut().skip(3).step_by(4) {
+                if !(0.0..=1.0).contains(a) {
+                    *a = a.clamp(0.0, 1.0);
+                    changed += 1;
+                }
+            }
+            changed
+        }
         _ => 0,
     };
     (changed > 0).then(|| {
-        format!("{changed} non-finite or out-of-range float samples (NaN, ±Inf, |v| > 1e30) were replaced (NaN/Inf by 0, the rest clamped) before the blur")
+        format!("{changed} non-finite or out-of-range float samples (NaN, ±Inf, |v| > 1e30, alpha outside [0, 1]) were replaced (NaN/Inf by 0, the rest clamped) before the blur")
     })
 }
 
