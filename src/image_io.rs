@@ -146,6 +146,12 @@ pub fn sniff(path: &Path) -> io::Result<Option<ImageFormat>> {
     Ok(image::guess_format(&head).ok())
 }
 
+/// A decoder's message on one line: some end theirs with a newline, which would break the
+/// one-line error promise (found by the `decode_blur_encode` fuzz target, a JPEG).
+fn one_line(detail: &str) -> String {
+    detail.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
 fn image_error(path: &Path, e: ImageError, limit_mib: u64) -> ImageIoError {
     match e {
         ImageError::Limits(_) => ImageIoError::OverLimit {
@@ -154,7 +160,7 @@ fn image_error(path: &Path, e: ImageError, limit_mib: u64) -> ImageIoError {
         },
         ImageError::Unsupported(u) => ImageIoError::Unsupported {
             path: path.into(),
-            detail: u.to_string(),
+            detail: one_line(&u.to_string()),
         },
         ImageError::IoError(source) if source.kind() == io::ErrorKind::UnexpectedEof => {
             ImageIoError::Decode {
@@ -168,7 +174,7 @@ fn image_error(path: &Path, e: ImageError, limit_mib: u64) -> ImageIoError {
         },
         other => ImageIoError::Decode {
             path: path.into(),
-            detail: other.to_string(),
+            detail: one_line(&other.to_string()),
         },
     }
 }
@@ -289,7 +295,7 @@ pub fn encode(
     let err = |e: ImageError| ImageIoError::Encode {
         path: path.into(),
         format: format!("{format:?}"),
-        detail: e.to_string(),
+        detail: one_line(&e.to_string()),
     };
     fn with_icc<E: ImageEncoder>(
         mut e: E,

@@ -107,3 +107,49 @@ fn fir_wider_than_sigma_1000_is_refused() {
         .assert()
         .success();
 }
+
+/// filter, second run: sigma 1e-300 (any sigma below ~1e-154, whose square is 0). The FIR's
+/// centre tap was 0/0 = NaN, and `gblur in.png out.png --sigma 1e-200` wrote a black image.
+/// A vanishing sigma is now the identity.
+#[test]
+fn vanishing_sigma_is_the_identity_not_a_black_image() {
+    for sigma in [1e-300, 1e-200, 1e-160] {
+        let taps = gblur::gaussian::fir_taps(sigma);
+        assert_eq!(taps, vec![0.0, 1.0, 0.0], "sigma {sigma}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let input = fixture("samples/camera-gray.png");
+    let want = image::open(&input).unwrap().into_luma8();
+    for device in ["rust", "auto"] {
+        let out = dir.path().join(format!("{device}.png"));
+        gblur()
+            .arg(&input)
+            .arg(&out)
+            .args(["--sigma", "1e-200", "-q", "--device", device])
+            .assert()
+            .success();
+        assert!(image::open(&out).unwrap().into_luma8() == want, "{device}");
+    }
+}
+
+/// decode_blur_encode, second run: a corrupt JPEG whose decoder message ends in a newline,
+/// which put a blank line after gblur's one-line error.
+#[test]
+fn decoder_messages_stay_on_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = gblur()
+        .arg(fixture(
+            "tests/fixtures/fuzz/jpeg_error_message_with_newline.jpg",
+        ))
+        .arg(dir.path().join("o.png"))
+        .args(["--sigma", "2", "--device", "rust"])
+        .assert()
+        .code(1);
+    let err = String::from_utf8_lossy(&o.get_output().stderr).to_string();
+    assert!(
+        err.contains("jpeg_error_message_with_newline.jpg: cannot decode"),
+        "{err}"
+    );
+    assert_eq!(err.matches('\n').count(), 1, "{err:?}");
+    assert!(err.ends_with('\n') && !err.ends_with("\n\n"), "{err:?}");
+}
