@@ -284,8 +284,8 @@ fn parse_sigma(s: &str) -> Result<f64, String> {
 }
 
 /// Largest sigma accepted: far wider than any image (the blur is already a near-constant
-/// there), and small enough that the recursive coefficients stay finite in f64 and f32
-/// (their smallest, `eps`, is about 3.6e-12 at 1e6 and underflows to 0 near 1e19).
+/// there), and far from where the recursive design degenerates (`r` rounds to 1.0 in f64 near
+/// 1e17; `eps`, 3.6e-12 at 1e6, leaves f32's normal range near 1e19).
 pub const MAX_SIGMA: f64 = 1e6;
 
 /// The sigma rule every command applies: finite, > 0 and at most `MAX_SIGMA`.
