@@ -66,7 +66,7 @@ fn sigma_above_a_million_is_a_usage_error() {
             .args(["--sigma-x", "2", "--sigma-y", s])
             .assert()
             .code(2)
-            .stderr(predicate::str::contains("at most 1000000"));
+            .stderr(predicate::str::contains("from 0.001 to 1000000"));
     }
     let g = gblur::gaussian::RecursiveGaussian::new(1e6);
     assert!(g.to_f32_block().iter().all(|v| v.is_finite()));
@@ -110,25 +110,17 @@ fn fir_wider_than_sigma_1000_is_refused() {
 
 /// filter, second run: sigma 1e-300 (any sigma below ~1e-154, whose square is 0). The FIR's
 /// centre tap was 0/0 = NaN, and `gblur in.png out.png --sigma 1e-200` wrote a black image.
-/// A vanishing sigma is now the identity.
+/// A vanishing sigma is now the identity (and the command line stops at 0.001, see
+/// `sigma_below_a_thousandth_is_a_usage_error`).
 #[test]
 fn vanishing_sigma_is_the_identity_not_a_black_image() {
     for sigma in [1e-300, 1e-200, 1e-160] {
         let taps = gblur::gaussian::fir_taps(sigma);
         assert_eq!(taps, vec![0.0, 1.0, 0.0], "sigma {sigma}");
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let input = fixture("samples/camera-gray.png");
-    let want = image::open(&input).unwrap().into_luma8();
-    for device in ["rust", "auto"] {
-        let out = dir.path().join(format!("{device}.png"));
-        gblur()
-            .arg(&input)
-            .arg(&out)
-            .args(["--sigma", "1e-200", "-q", "--device", device])
-            .assert()
-            .success();
-        assert!(image::open(&out).unwrap().into_luma8() == want, "{device}");
+        let img = gblur::planar::Planar::from_fn(7, 5, 2, |x, y, c| (x * 3 + y * 5 + c) as f32);
+        let blur = gblur::filter::Blur2d::new(gblur::filter::Method::Fir, sigma, sigma);
+        let (out, _) = gblur::cpu::blur(&img, &blur);
+        assert_eq!(out, img, "sigma {sigma}");
     }
 }
 
@@ -152,4 +144,32 @@ fn decoder_messages_stay_on_one_line() {
     );
     assert_eq!(err.matches('\n').count(), 1, "{err:?}");
     assert!(err.ends_with('\n') && !err.ends_with("\n\n"), "{err:?}");
+}
+
+/// filter, third run: sigma 1.4e-315, a subnormal the command line accepted. omega/sigma
+/// overflowed to infinity and every recursive coefficient was NaN, so `--method recursive`
+/// blurred to black. Sigma now starts at 0.001, already the identity.
+#[test]
+fn sigma_below_a_thousandth_is_a_usage_error() {
+    for s in ["1.41662307e-315", "1e-300", "0.0009"] {
+        gblur()
+            .arg(fixture("samples/camera-gray.png"))
+            .arg("/tmp/never-written.png")
+            .args(["--sigma", s, "--method", "recursive"])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("from 0.001 to 1000000"));
+    }
+    let g = gblur::gaussian::RecursiveGaussian::new(gblur::cli::MIN_SIGMA);
+    assert!(g.to_f32_block().iter().all(|v| v.is_finite()));
+    let dir = tempfile::tempdir().unwrap();
+    let input = fixture("samples/camera-gray.png");
+    let out = dir.path().join("o.png");
+    gblur()
+        .arg(&input)
+        .arg(&out)
+        .args(["--sigma", "0.001", "-q", "--device", "rust"])
+        .assert()
+        .success();
+    assert!(image::open(&out).unwrap().into_luma8() == image::open(&input).unwrap().into_luma8());
 }
