@@ -404,7 +404,7 @@ fn crc32(bytes: &[u8]) -> u32 {
     !crc
 }
 
-/// A 100-byte PNG whose header declares 100 000 × 100 000 RGBA8 pixels (40 GB decoded).
+/// A 73-byte PNG whose header declares 100 000 × 100 000 RGBA8 pixels (40 GB decoded).
 fn png_bomb() -> Vec<u8> {
     let mut ihdr = Vec::new();
     ihdr.extend_from_slice(&100_000u32.to_be_bytes());
