@@ -1,7 +1,7 @@
 //! Arbitrary sigma / size / channel combinations → the coefficients (f64 design, f32 block,
 //! FIR taps) and the Rust filter over an image of arbitrary samples.
 //!
-//! Sigmas are what the command line accepts (finite, > 0, within its bound); samples go
+//! Sigmas are what the command line accepts (`cli::check_sigma`); samples go
 //! through gblur's sample policy first (non-finite → 0, magnitudes clamped), as decoded
 //! float images do. Then: coefficients finite, the output finite and within the input's
 //! range (up to the recursive design's overshoot), and a constant image stays constant.
@@ -93,8 +93,14 @@ fuzz_target!(|input: Input| {
         );
     }
     if input.constant || lo == hi {
+        // The recursive filter keeps a constant to the last bit (it filters the difference
+        // from the line's first sample); the FIR sums f32 taps, exact to 1e-6 (README,
+        // Accuracy). The absolute floor is for subnormal constants: the third run stopped
+        // on 1.8e-42, which 81 taps cannot reproduce in f32.
+        let exact = blur.x.is_recursive() && blur.y.is_recursive();
+        let tol = if exact { 0.0 } else { 1e-6 * lo.abs() + 1e-30 };
         assert!(
-            out.data.iter().all(|&v| v == lo),
+            out.data.iter().all(|&v| (v - lo).abs() <= tol),
             "a constant image changed"
         );
     }
