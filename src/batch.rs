@@ -4,10 +4,11 @@
 //! file that fails is reported and the batch goes on; outputs are written through temporary
 //! files, so an interrupted batch leaves only complete files.
 
+use crate::fallback;
 use crate::filter::Blur2d;
 use crate::image_io::{self, ImageIoError};
 use crate::job::{self, BlurJob, JobError, Loaded};
-use crate::opencl::ClContext;
+use crate::opencl::{ClContext, ClError};
 use crate::pipeline::Pass;
 use crossbeam_channel::{bounded, unbounded};
 use image::ImageFormat;
@@ -27,6 +28,9 @@ pub struct BatchJob {
     pub in_place: bool,
     /// `(k, n)`: process the k-th of n deterministic shards (1-based).
     pub shard: Option<(usize, usize)>,
+    /// Follow symbolic links (to files and folders, inside IN_DIR or not). Off: every link
+    /// is skipped and named in the report.
+    pub follow_links: bool,
     pub verbose: bool,
     /// No progress bar.
     pub quiet: bool,
@@ -38,6 +42,7 @@ pub enum Outcome {
     Blurred,
     SkippedExisting,
     SkippedNotImage,
+    SkippedLink,
     Failed,
 }
 
@@ -60,6 +65,8 @@ pub struct Summary {
     pub blurred: usize,
     pub skipped_existing: usize,
     pub skipped_not_image: usize,
+    /// Symbolic links not followed, loops and dangling links.
+    pub skipped_links: usize,
     pub failed: usize,
     /// Files not started because the batch was interrupted.
     pub not_started: usize,
@@ -102,37 +109,57 @@ fn plan(job: &BatchJob, in_dir: &Path, out_dir: &Path) -> (Vec<Task>, Vec<FileRe
     let mut tasks = Vec::new();
     let mut skipped = Vec::new();
     let walker = walkdir::WalkDir::new(in_dir)
-        .follow_links(false)
+        .follow_links(job.follow_links)
         .sort_by_file_name()
         .into_iter()
         // OUT_DIR inside IN_DIR is not walked: outputs never become inputs.
         .filter_entry(|e| out_dir == in_dir || !e.path().starts_with(out_dir));
-    for entry in walker.filter_map(Result::ok) {
+    let record = |input: &Path, outcome, output: &Path| FileRecord {
+        input: input.display().to_string(),
+        output: output.display().to_string(),
+        outcome,
+        error: None,
+        megapixels: 0.0,
+        decode_ms: 0.0,
+        blur_ms: 0.0,
+        encode_ms: 0.0,
+        notes: Vec::new(),
+    };
+    for entry in walker {
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(e) => {
+                skipped.push(walk_error(&e, in_dir, record));
+                continue;
+            }
+        };
+        let input = entry.path().to_path_buf();
+        if entry.path_is_symlink() && !job.follow_links {
+            let mut r = record(&input, Outcome::SkippedLink, Path::new(""));
+            r.notes
+                .push("symbolic link, not followed (--follow-links follows links)".into());
+            skipped.push(r);
+            continue;
+        }
         if !entry.file_type().is_file() {
             continue;
         }
-        let input = entry.path().to_path_buf();
         let rel = input.strip_prefix(in_dir).unwrap_or(&input).to_path_buf();
         if job.shard.is_some_and(|s| !in_shard(&rel, s)) {
             continue;
         }
-        let record = |outcome, output: &Path| FileRecord {
-            input: input.display().to_string(),
-            output: output.display().to_string(),
-            outcome,
-            error: None,
-            megapixels: 0.0,
-            decode_ms: 0.0,
-            blur_ms: 0.0,
-            encode_ms: 0.0,
-            notes: Vec::new(),
-        };
+        let record = |outcome, output: &Path| record(&input, outcome, output);
         let sniffed = image_io::sniff(&input).ok().flatten();
         let Some(in_format) = sniffed else {
             if job.verbose {
                 eprintln!("gblur: {}: not an image, skipped", input.display());
             }
-            skipped.push(record(Outcome::SkippedNotImage, Path::new("")));
+            let mut r = record(Outcome::SkippedNotImage, Path::new(""));
+            if entry.metadata().is_ok_and(|m| m.len() == 0) {
+                // Most likely a copy that failed: worth naming even without -v.
+                r.notes.push("empty file, skipped".into());
+            }
+            skipped.push(r);
             continue;
         };
         let format = job.format.unwrap_or(in_format);
@@ -151,6 +178,59 @@ fn plan(job: &BatchJob, in_dir: &Path, out_dir: &Path) -> (Vec<Task>, Vec<FileRe
         });
     }
     (tasks, skipped)
+}
+
+/// The record for an entry the walk could not take: a symbolic link loop or a dangling link
+/// (with --follow-links) is skipped and named; anything else (an unreadable folder, say) is a
+/// failure.
+fn walk_error(
+    e: &walkdir::Error,
+    in_dir: &Path,
+    record: impl Fn(&Path, Outcome, &Path) -> FileRecord,
+) -> FileRecord {
+    let path = e.path().unwrap_or(in_dir);
+    let is_link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+    if let Some(ancestor) = e.loop_ancestor() {
+        let mut r = record(path, Outcome::SkippedLink, Path::new(""));
+        r.notes.push(format!(
+            "symbolic link loop (back to {}), not followed",
+            ancestor.display()
+        ));
+        r
+    } else if is_link {
+        let mut r = record(path, Outcome::SkippedLink, Path::new(""));
+        r.notes
+            .push("symbolic link to nothing (dangling), skipped".into());
+        r
+    } else {
+        let mut r = record(path, Outcome::Failed, Path::new(""));
+        let cause = e
+            .io_error()
+            .map_or_else(|| e.to_string(), |io| io.to_string());
+        r.error = Some(format!("{}: cannot read: {cause}", path.display()));
+        r
+    }
+}
+
+/// Refuses an output that would leave OUT_DIR: relative paths from the walk cannot climb out,
+/// but a folder inside OUT_DIR that is a symbolic link would carry the write elsewhere.
+fn check_inside(out_dir: &Path, output: &Path) -> Result<(), ImageIoError> {
+    let rel = output.strip_prefix(out_dir).unwrap_or(output);
+    let mut at = out_dir.to_path_buf();
+    let folders = rel.parent().into_iter().flat_map(|p| p.components());
+    for c in folders {
+        at.push(c);
+        if std::fs::symlink_metadata(&at).is_ok_and(|m| m.file_type().is_symlink()) {
+            return Err(ImageIoError::BadOutput {
+                path: output.into(),
+                detail: format!(
+                    "not written: {} is a symbolic link, and outputs never leave OUT_DIR",
+                    at.display()
+                ),
+            });
+        }
+    }
+    Ok(())
 }
 
 fn stage_ms(passes: &[Pass], names: &[&str]) -> f64 {
@@ -208,7 +288,8 @@ pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
     let device_name = ctx
         .as_ref()
         .map_or_else(job::rust_device_name, |c| c.device_name());
-    let blur = Blur2d::new(job.blur.method, job.blur.sigma_x, job.blur.sigma_y);
+    let blur = Blur2d::checked(job.blur.method, job.blur.sigma_x, job.blur.sigma_y)
+        .map_err(|e| setup(anyhow::anyhow!(e)))?;
     let in_place = job::in_place(ctx.is_none(), &blur);
 
     let (tasks, mut records) = plan(job, &in_dir, &out_dir);
@@ -276,31 +357,33 @@ pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
         }
         drop(dec_tx);
         for _ in 0..threads {
-            let (enc_rx, rec_tx) = (enc_rx.clone(), rec_tx.clone());
+            let (enc_rx, rec_tx, out_dir) = (enc_rx.clone(), rec_tx.clone(), &out_dir);
             scope.spawn(move || {
                 while let Ok(b) = enc_rx.recv() {
                     let mut passes = b.passes;
                     let mut notes = b.notes;
-                    let saved = if let Some(parent) = b.task.output.parent() {
-                        std::fs::create_dir_all(parent).map_err(|cause| ImageIoError::Write {
-                            path: b.task.output.clone(),
-                            cause,
+                    let saved = check_inside(out_dir, &b.task.output)
+                        .and_then(|()| match b.task.output.parent() {
+                            Some(parent) => std::fs::create_dir_all(parent).map_err(|cause| {
+                                ImageIoError::Write {
+                                    path: b.task.output.clone(),
+                                    cause,
+                                }
+                            }),
+                            None => Ok(()),
                         })
-                    } else {
-                        Ok(())
-                    }
-                    .and_then(|()| {
-                        job::save(
-                            b.loaded.working,
-                            b.loaded.layout,
-                            b.loaded.icc.as_deref(),
-                            b.task.format,
-                            job.blur.encode,
-                            &b.task.output,
-                            &mut passes,
-                            &mut notes,
-                        )
-                    });
+                        .and_then(|()| {
+                            job::save(
+                                b.loaded.working,
+                                b.loaded.layout,
+                                b.loaded.icc.as_deref(),
+                                b.task.format,
+                                job.blur.encode,
+                                &b.task.output,
+                                &mut passes,
+                                &mut notes,
+                            )
+                        });
                     let mut record = FileRecord {
                         input: b.task.input.display().to_string(),
                         output: b.task.output.display().to_string(),
@@ -325,6 +408,7 @@ pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
         drop(rec_tx);
 
         // The device stage runs here: the OpenCL context stays on one thread.
+        let mut device_broken = false;
         while let Ok(d) = dec_rx.recv() {
             let done_mp = megapixels_done.load(Ordering::Relaxed) as f64 * 1e-6;
             let secs = t_total.elapsed().as_secs_f64();
@@ -339,38 +423,35 @@ pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
                 mut loaded,
                 mut passes,
             } = d;
-            let mut notes = Vec::new();
-            let before = passes.len();
-            if let Err(e) = job::blur_loaded(
-                ctx.as_ref(),
-                &mut loaded,
-                &blur,
-                job.blur.pipeline,
-                &mut passes,
-            ) {
-                // Out of device memory and the like: this image goes the Rust way. The
-                // device consumed the decoded copy, so it is read again rather than kept
-                // twice in memory for a rare case.
-                passes.truncate(before);
-                notes.push(format!("device failed ({e}); blurred on the Rust path"));
-                let rust_in_place = job::in_place(true, &blur);
-                let reloaded = job::load(
+            let mut notes = std::mem::take(&mut loaded.notes);
+            // Too large for the device, out of device memory and the like: this image goes
+            // the Rust way (crate::fallback).
+            let reload = || {
+                let (limit, linear) = (job.blur.max_memory_mib, job.blur.linear);
+                job::load(
                     &task.input,
-                    job.blur.max_memory_mib,
-                    job.blur.linear,
-                    rust_in_place,
+                    limit,
+                    linear,
+                    job::in_place(true, &blur),
                     &mut Vec::new(),
-                );
-                match reloaded {
-                    Ok(l) => {
-                        loaded = l;
-                        job::blur_loaded(None, &mut loaded, &blur, job.blur.pipeline, &mut passes)
-                            .expect("the Rust path cannot fail");
+                )
+            };
+            let device = if device_broken { None } else { ctx.as_ref() };
+            let pipeline = job.blur.pipeline;
+            match fallback::blur(device, &mut loaded, &blur, pipeline, &mut passes, reload) {
+                Ok(done) => {
+                    notes.extend(done.note);
+                    if let Some(ClError::Build { .. }) = done.failure {
+                        // Kernels that did not build will not build for the next image.
+                        device_broken = true;
+                        if !job.quiet {
+                            bar.suspend(|| eprintln!("gblur: {device_name}: the kernels did not build; the rest of the batch runs on the built-in Rust path"));
+                        }
                     }
-                    Err(e) => {
-                        let _ = rec_fail.send(failed_record(&task, e.to_string(), &passes));
-                        continue;
-                    }
+                }
+                Err(e) => {
+                    let _ = rec_fail.send(failed_record(&task, e.to_string(), &passes));
+                    continue;
                 }
             }
             let megapixels = loaded.width as u64 * loaded.height as u64;
@@ -397,6 +478,10 @@ pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
     let count = |o: Outcome| records.iter().filter(|r| r.outcome == o).count();
     let blurred = count(Outcome::Blurred);
     let failed = count(Outcome::Failed);
+    let walk_failed = records
+        .iter()
+        .filter(|r| r.outcome == Outcome::Failed && r.output.is_empty())
+        .count();
     let total_s = t_total.elapsed().as_secs_f64();
     let megapixels: f64 = records.iter().map(|r| r.megapixels).sum();
     let sum = |f: fn(&FileRecord) -> f64| records.iter().map(f).sum::<f64>() * 1e-3;
@@ -405,8 +490,9 @@ pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
         blurred,
         skipped_existing: count(Outcome::SkippedExisting),
         skipped_not_image: count(Outcome::SkippedNotImage),
+        skipped_links: count(Outcome::SkippedLink),
         failed,
-        not_started: total - blurred - failed,
+        not_started: total - blurred - (failed - walk_failed),
         interrupted: interrupted.load(Ordering::SeqCst),
         total_s,
         images_per_s: blurred as f64 / total_s,
@@ -426,10 +512,15 @@ impl Summary {
         let _ = writeln!(s, "device    {}", self.device);
         let _ = writeln!(
             s,
-            "files     {} blurred, {} skipped (output exists), {} skipped (not images), {} failed{}",
+            "files     {} blurred, {} skipped (output exists), {} skipped (not images), {}{} failed{}",
             self.blurred,
             self.skipped_existing,
             self.skipped_not_image,
+            if self.skipped_links > 0 {
+                format!("{} skipped (symbolic links), ", self.skipped_links)
+            } else {
+                String::new()
+            },
             self.failed,
             if self.interrupted {
                 format!(", {} not started (interrupted)", self.not_started)

@@ -55,7 +55,7 @@ pub enum Command {
 
 #[derive(Debug, Args)]
 pub struct BatchArgs {
-    /// Folder to walk (recursively; symbolic links are not followed).
+    /// Folder to walk (recursively; symbolic links are not followed unless --follow-links).
     pub in_dir: PathBuf,
     /// Where the blurred images go, mirroring IN_DIR (created if missing).
     pub out_dir: PathBuf,
@@ -75,6 +75,10 @@ pub struct BatchArgs {
     /// folder on several machines with no coordination.
     #[arg(long, value_parser = parse_shard, value_name = "K/N")]
     pub shard: Option<(usize, usize)>,
+    /// Follow symbolic links to files and folders, also where they lead out of IN_DIR (loops
+    /// are detected and skipped). Without it every link is skipped and named in the report.
+    #[arg(long)]
+    pub follow_links: bool,
 }
 
 fn parse_format(s: &str) -> Result<image::ImageFormat, String> {
@@ -107,6 +111,7 @@ impl BatchArgs {
             overwrite: self.overwrite,
             in_place: self.in_place,
             shard: self.shard,
+            follow_links: self.follow_links,
             verbose,
             quiet,
         }
@@ -399,10 +404,26 @@ pub enum PngCompression {
 
 fn parse_sigma(s: &str) -> Result<f64, String> {
     let v: f64 = s.parse().map_err(|_| format!("'{s}' is not a number"))?;
-    if v.is_finite() && v > 0.0 {
+    check_sigma(v).map_err(|e| format!("{e}, got {s}"))
+}
+
+/// Largest sigma accepted: far wider than any image (the blur is already a near-constant
+/// there), and far from where the recursive design degenerates (`r` rounds to 1.0 in f64 near
+/// 1e17; `eps`, 3.6e-12 at 1e6, leaves f32's normal range near 1e19).
+pub const MAX_SIGMA: f64 = 1e6;
+
+/// Smallest sigma accepted: already the identity (the FIR's neighbour taps are e^-500000).
+/// Far below it the recursive design breaks down: at sigma 1.4e-315 (subnormal), omega/sigma
+/// overflowed, the coefficients were NaN and `--method recursive` blurred to black (found by
+/// the `filter` fuzz target).
+pub const MIN_SIGMA: f64 = 1e-3;
+
+/// The sigma rule every command applies: finite, from `MIN_SIGMA` to `MAX_SIGMA`.
+pub fn check_sigma(v: f64) -> Result<f64, String> {
+    if v.is_finite() && (MIN_SIGMA..=MAX_SIGMA).contains(&v) {
         Ok(v)
     } else {
-        Err(format!("sigma must be finite and > 0, got {s}"))
+        Err("sigma must be a number from 0.001 to 1000000".into())
     }
 }
 

@@ -186,8 +186,11 @@ fn mat_pow(mut m: [f64; 4], mut n: usize) -> [f64; 4] {
 /// measured against, and the FIR kernel's taps.
 pub fn sampled_gaussian(sigma: f64, radius: usize) -> Vec<f64> {
     let r = radius as i64;
+    // (k / sigma)^2 rather than k^2 / sigma^2: for sigma below ~1e-154, sigma^2 is 0 and the
+    // centre tap was 0/0 = NaN, which blurred every image to black (found by the `filter`
+    // fuzz target). Now the centre is exactly 1 and the others 0: the identity.
     let raw: Vec<f64> = (-r..=r)
-        .map(|k| (-(k * k) as f64 / (2.0 * sigma * sigma)).exp())
+        .map(|k| (-0.5 * (k as f64 / sigma).powi(2)).exp())
         .collect();
     let sum: f64 = raw.iter().sum();
     raw.into_iter().map(|v| v / sum).collect()

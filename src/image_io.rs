@@ -57,6 +57,12 @@ pub fn decode(path: &Path, max_memory_mib: u64) -> Result<Decoded, ImageIoError>
             "is a directory",
         )));
     }
+    if meta.len() == 0 {
+        return Err(ImageIoError::Decode {
+            path: path.into(),
+            detail: "the file is empty (0 bytes)".into(),
+        });
+    }
     let reader = ImageReader::open(path)
         .map_err(open_err)?
         .with_guessed_format()
@@ -74,6 +80,14 @@ pub fn decode(path: &Path, max_memory_mib: u64) -> Result<Decoded, ImageIoError>
             })
         }
     };
+    // The JPEG decoder fills a truncated file's missing rows with gray and reports success;
+    // gblur refuses it like every other truncated file (found by the fault drills).
+    if format == ImageFormat::Jpeg && !jpeg_complete(&std::fs::read(path).map_err(open_err)?) {
+        return Err(ImageIoError::Decode {
+            path: path.into(),
+            detail: "the file is truncated (no JPEG end-of-image marker)".into(),
+        });
+    }
     let mut reader = reader;
     let mut limits = Limits::default();
     limits.max_alloc = Some(max_memory_mib.saturating_mul(1 << 20));
@@ -94,12 +108,49 @@ pub fn decode(path: &Path, max_memory_mib: u64) -> Result<Decoded, ImageIoError>
     Ok(Decoded { image, format, icc })
 }
 
+/// Whether a JPEG's marker structure reaches its end-of-image marker (EOI). Segments are
+/// skipped by their length, so thumbnails inside APP segments do not count, and in
+/// entropy-coded data only `FF` followed by a marker byte other than stuffing (`00`) and
+/// restarts (`D0`–`D7`) is a marker. Bytes after the EOI (motion photos append a video) are
+/// fine.
+pub fn jpeg_complete(b: &[u8]) -> bool {
+    let mut i = 2;
+    loop {
+        while i < b.len() && b[i] != 0xFF {
+            i += 1;
+        }
+        while i < b.len() && b[i] == 0xFF {
+            i += 1;
+        }
+        let Some(&marker) = b.get(i) else {
+            return false;
+        };
+        i += 1;
+        match marker {
+            0xD9 => return true,
+            0x00 | 0x01 | 0xD0..=0xD7 => {}
+            _ => {
+                let Some(len) = b.get(i..i + 2) else {
+                    return false;
+                };
+                i += u16::from_be_bytes([len[0], len[1]]) as usize;
+            }
+        }
+    }
+}
+
 /// The format the first bytes of `path` announce, if any.
 pub fn sniff(path: &Path) -> io::Result<Option<ImageFormat>> {
     use std::io::Read;
     let mut head = Vec::with_capacity(64);
     std::fs::File::open(path)?.take(64).read_to_end(&mut head)?;
     Ok(image::guess_format(&head).ok())
+}
+
+/// A decoder's message on one line: some end theirs with a newline, which would break the
+/// one-line error promise (found by the `decode_blur_encode` fuzz target, a JPEG).
+fn one_line(detail: &str) -> String {
+    detail.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 fn image_error(path: &Path, e: ImageError, limit_mib: u64) -> ImageIoError {
@@ -110,7 +161,7 @@ fn image_error(path: &Path, e: ImageError, limit_mib: u64) -> ImageIoError {
         },
         ImageError::Unsupported(u) => ImageIoError::Unsupported {
             path: path.into(),
-            detail: u.to_string(),
+            detail: one_line(&u.to_string()),
         },
         ImageError::IoError(source) if source.kind() == io::ErrorKind::UnexpectedEof => {
             ImageIoError::Decode {
@@ -124,7 +175,7 @@ fn image_error(path: &Path, e: ImageError, limit_mib: u64) -> ImageIoError {
         },
         other => ImageIoError::Decode {
             path: path.into(),
-            detail: other.to_string(),
+            detail: one_line(&other.to_string()),
         },
     }
 }
@@ -245,7 +296,7 @@ pub fn encode(
     let err = |e: ImageError| ImageIoError::Encode {
         path: path.into(),
         format: format!("{format:?}"),
-        detail: e.to_string(),
+        detail: one_line(&e.to_string()),
     };
     fn with_icc<E: ImageEncoder>(
         mut e: E,
@@ -348,6 +399,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ImageIoError> {
         .tempfile_in(dir)
         // tempfile's message names the random temporary path; the kind is what matters.
         .map_err(|e| err(io::Error::from(e.kind())))?;
+    let _removed_on_ctrl_c = crate::interrupt::writing(tmp.path());
     tmp.write_all(bytes).map_err(err)?;
     tmp.as_file().sync_all().map_err(err)?;
     #[cfg(unix)]

@@ -7,7 +7,6 @@ use crate::pipeline::{self, Pass, PassKind, PipelineChoice};
 use crate::planar::Planar;
 use crate::report::{ImageSummary, Report};
 use crate::{banded, cpu, pixels};
-use anyhow::Context as _;
 use image::{ColorType, DynamicImage, ImageFormat};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -66,6 +65,8 @@ pub struct Loaded {
     pub color: ColorType,
     pub width: u32,
     pub height: u32,
+    /// What decoding changed that the report should say (`pixels::sanitize_image`).
+    pub notes: Vec<String>,
 }
 
 /// Decodes `path`, timing it into `passes`, and converts it to planar f32 unless it is to be
@@ -78,8 +79,11 @@ pub fn load(
     passes: &mut Vec<Pass>,
 ) -> Result<Loaded, image_io::ImageIoError> {
     let t = Instant::now();
-    let decoded = image_io::decode(path, max_memory_mib)?;
+    let mut decoded = image_io::decode(path, max_memory_mib)?;
     passes.push(host("decode", t));
+    let notes = pixels::sanitize_image(&mut decoded.image)
+        .into_iter()
+        .collect();
     let image = decoded.image;
     let (color, width, height) = (image.color(), image.width(), image.height());
     let (working, layout) = if in_place {
@@ -102,6 +106,7 @@ pub fn load(
         color,
         width,
         height,
+        notes,
     })
 }
 
@@ -285,7 +290,8 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
     let (selected, why) =
         choose_device(&job.device, job.pipeline).map_err(|e| JobError::Setup(e.into()))?;
     notes.extend(why);
-    let blur = Blur2d::new(job.method, job.sigma_x, job.sigma_y);
+    let blur = Blur2d::checked(job.method, job.sigma_x, job.sigma_y)
+        .map_err(|e| JobError::Setup(anyhow::anyhow!(e)))?;
 
     let in_place = in_place(selected.is_none(), &blur);
     let mut loaded = load(
@@ -297,23 +303,49 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
     )
     .map_err(|e| JobError::Failed(e.into()))?;
     let (w, h) = (loaded.width, loaded.height);
-    let ctx = open_device(
+    notes.append(&mut loaded.notes);
+    let ctx = match open_device(
         selected,
         &blur,
         job.pipeline,
         (w as usize, h as usize),
         &mut passes,
-    )?;
+    ) {
+        // The kernels did not build: the Rust path blurs instead (crate::fallback).
+        Err(JobError::Failed(e)) => {
+            notes.push(crate::fallback::failure_note(&format!("{e:#}")));
+            None
+        }
+        other => other?,
+    };
     if job.linear && !loaded.layout.linear {
         notes.push("--linear ignored: float images are linear already".into());
     }
 
-    let pipeline_name = blur_loaded(ctx.as_ref(), &mut loaded, &blur, job.pipeline, &mut passes)
-        .with_context(|| format!("{}: blur failed", job.input.display()))
-        .map_err(JobError::Failed)?;
+    let reload = || {
+        let rust_in_place = self::in_place(true, &blur);
+        load(
+            &job.input,
+            job.max_memory_mib,
+            job.linear,
+            rust_in_place,
+            &mut Vec::new(),
+        )
+    };
+    let done = crate::fallback::blur(
+        ctx.as_ref(),
+        &mut loaded,
+        &blur,
+        job.pipeline,
+        &mut passes,
+        reload,
+    )
+    .map_err(|e| JobError::Failed(e.into()))?;
+    notes.extend(done.note);
+    let pipeline_name = done.pipeline;
     let (device_name, backend) = match &ctx {
-        Some(ctx) => (ctx.device_name(), "opencl"),
-        None => (rust_device_name(), "rust"),
+        Some(ctx) if done.on_device => (ctx.device_name(), "opencl"),
+        _ => (rust_device_name(), "rust"),
     };
     let out_color = save(
         loaded.working,

@@ -11,8 +11,11 @@ fn main() -> ExitCode {
         Some(Command::Bench(b)) => gblur::bench::run(b, cli.quiet).map_err(JobError::Failed),
         Some(Command::Batch(b)) => gblur::batch::run(&b.to_job(cli.verbose, cli.quiet))
             .and_then(|summary| gblur::batch::emit(&summary, b.settings.json, cli.quiet)),
-        None => gblur::job::run(&cli.blur.to_job())
-            .map(|report| gblur::report::emit(&report, cli.blur.settings.json, cli.quiet)),
+        None => {
+            gblur::interrupt::remove_temp_files_on_ctrl_c();
+            gblur::job::run(&cli.blur.to_job())
+                .map(|report| gblur::report::emit(&report, cli.blur.settings.json, cli.quiet))
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

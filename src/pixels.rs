@@ -21,6 +21,55 @@ impl Layout {
     }
 }
 
+/// Largest magnitude a float sample keeps. The filter subtracts a line's first sample from
+/// every other and sums a few scaled copies; far below `f32::MAX`, none of that can overflow.
+pub const SAMPLE_LIMIT: f32 = 1e30;
+
+/// gblur's policy for float samples (OpenEXR, HDR, float TIFF): NaN, +Inf and -Inf become 0,
+/// and finite magnitudes above `SAMPLE_LIMIT` are clamped to it. A recursive filter carries
+/// every sample into all that follow it, so a single NaN would otherwise turn the rest of its
+/// row and, after the second pass, most of the image into NaN. Returns how many samples
+/// changed.
+pub fn sanitize_samples(data: &mut [f32]) -> usize {
+    data.par_iter_mut()
+        .map(|v| {
+            let fixed = if v.is_finite() {
+                v.clamp(-SAMPLE_LIMIT, SAMPLE_LIMIT)
+            } else {
+                0.0
+            };
+            let changed = fixed.to_bits() != v.to_bits();
+            *v = fixed;
+            changed as usize
+        })
+        .sum()
+}
+
+/// Applies `sanitize_samples` to a decoded float image (integer images need nothing), and
+/// clamps float alpha to [0, 1]: colour is multiplied by alpha, and 1e30 × 1e30 is +Inf
+/// (found by the `decode_blur_encode` fuzz target, an OpenEXR file). Returns the note to
+/// report, if any sample changed.
+pub fn sanitize_image(img: &mut DynamicImage) -> Option<String> {
+    let changed = match img {
+        DynamicImage::ImageRgb32F(b) => sanitize_samples(b.as_mut()),
+        DynamicImage::ImageRgba32F(b) => {
+            let samples: &mut [f32] = b.as_mut();
+            let mut changed = sanitize_samples(samples);
+            for a in samples.iter_mut().skip(3).step_by(4) {
+                if !(0.0..=1.0).contains(a) {
+                    *a = a.clamp(0.0, 1.0);
+                    changed += 1;
+                }
+            }
+            changed
+        }
+        _ => 0,
+    };
+    (changed > 0).then(|| {
+        format!("{changed} non-finite or out-of-range float samples (NaN, ±Inf, |v| > 1e30, alpha outside [0, 1]) were replaced (NaN/Inf by 0, the rest clamped) before the blur")
+    })
+}
+
 pub fn is_integer(color: ColorType) -> bool {
     !matches!(color, ColorType::Rgb32F | ColorType::Rgba32F)
 }

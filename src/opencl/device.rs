@@ -129,7 +129,8 @@ fn discover() -> Option<Vec<DeviceInfo>> {
                 driver: d.driver_version().unwrap_or_default().trim().to_string(),
                 compute_units: d.max_compute_units().unwrap_or(0),
                 global_mem_mib: d.global_mem_size().unwrap_or(0) >> 20,
-                max_alloc_mib: d.max_mem_alloc_size().unwrap_or(0) >> 20,
+                max_alloc_mib: max_alloc_override()
+                    .unwrap_or_else(|| d.max_mem_alloc_size().unwrap_or(0) >> 20),
                 local_mem_kib: d.local_mem_size().unwrap_or(0) >> 10,
                 max_work_group: d.max_work_group_size().unwrap_or(0),
                 id: id as usize,
@@ -161,6 +162,13 @@ pub fn only_cpu_runtimes() -> bool {
         }
     }
     any
+}
+
+/// `GBLUR_MAX_ALLOC_MIB`: a test hook that lowers every device's CL_DEVICE_MAX_MEM_ALLOC_SIZE,
+/// so the fault drills can hand a device an image larger than it may allocate without
+/// needing a gigapixel test image.
+fn max_alloc_override() -> Option<u64> {
+    std::env::var("GBLUR_MAX_ALLOC_MIB").ok()?.parse().ok()
 }
 
 /// Resolves `choice` against the installed devices. `Ok(None)` means the Rust path: asked for,

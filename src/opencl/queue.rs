@@ -15,6 +15,28 @@ use opencl3::types::{CL_BLOCKING, CL_NON_BLOCKING};
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::ptr;
+use std::sync::OnceLock;
+
+/// A device fault to simulate, for the fault drills in `tests/faults.rs`: the environment
+/// variable `GBLUR_FAULT` = `build`, `enqueue` or `alloc` makes every kernel build, kernel
+/// enqueue or buffer allocation fail the way a driver reports it. A test hook, documented in
+/// the README; unset (always, in normal use) it costs one cached lookup.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fault {
+    Build,
+    Enqueue,
+    Alloc,
+}
+
+pub fn injected_fault() -> Option<Fault> {
+    static FAULT: OnceLock<Option<Fault>> = OnceLock::new();
+    *FAULT.get_or_init(|| match std::env::var("GBLUR_FAULT").as_deref() {
+        Ok("build") => Some(Fault::Build),
+        Ok("enqueue") => Some(Fault::Enqueue),
+        Ok("alloc") => Some(Fault::Alloc),
+        _ => None,
+    })
+}
 
 /// A kernel argument.
 pub enum Arg<'a> {
@@ -77,6 +99,14 @@ impl ClContext {
         if !programs.contains_key(&key) {
             let mut program = Program::create_from_source(&self.context, source.text)
                 .map_err(|e| api(&self.info, &format!("loading {}", source.file), e))?;
+            if injected_fault() == Some(Fault::Build) {
+                return Err(ClError::Build {
+                    device: self.device_name(),
+                    source_file: source.file.into(),
+                    options,
+                    log: "error: simulated build failure (GBLUR_FAULT=build)".into(),
+                });
+            }
             if program.build(&[self.info.id()], &options).is_err() {
                 return Err(ClError::Build {
                     device: self.device_name(),
@@ -104,6 +134,15 @@ impl ClContext {
                 need_mib: bytes.div_ceil(1 << 20),
                 max_mib: self.info.max_alloc_mib,
             });
+        }
+        if injected_fault() == Some(Fault::Alloc) {
+            let failure =
+                opencl3::error_codes::ClError(cl3::error_codes::CL_MEM_OBJECT_ALLOCATION_FAILURE);
+            return Err(api(
+                &self.info,
+                &format!("allocating {} MiB", bytes >> 20),
+                failure,
+            ));
         }
         let flags = if read_only {
             CL_MEM_READ_ONLY
@@ -187,6 +226,15 @@ impl ClContext {
             exec.set_local_work_sizes(l);
         }
         let kernel_name = kernel.function_name().unwrap_or_default();
+        if injected_fault() == Some(Fault::Enqueue) {
+            return Err(ClError::Enqueue {
+                device: self.device_name(),
+                kernel: kernel_name,
+                options: BASE_OPTIONS.into(),
+                code: opencl3::error_codes::ClError(cl3::error_codes::CL_OUT_OF_RESOURCES)
+                    .to_string(),
+            });
+        }
         // SAFETY: see above.
         let event =
             unsafe { exec.enqueue_nd_range(&self.queue) }.map_err(|e| ClError::Enqueue {

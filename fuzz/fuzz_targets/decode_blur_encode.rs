@@ -1,0 +1,127 @@
+//! Arbitrary bytes → gblur's decode (by content, under a small memory limit) → the Rust blur
+//! → encode into a format chosen from the input → atomic write → decode again.
+//!
+//! Must never panic, hang or allocate without bound: the decoder limit (8 MiB) bounds every
+//! decoded image, and images over 256 K pixels are decoded but not blurred, to keep the
+//! executions fast. What gblur writes must read back with the same size.
+#![no_main]
+
+use gblur::filter::{Blur2d, Method};
+use gblur::image_io::{self, EncodeOptions};
+use gblur::job;
+use image::codecs::png::CompressionType;
+use image::ImageFormat;
+use libfuzzer_sys::fuzz_target;
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+const LIMIT_MIB: u64 = 8;
+const MAX_BLUR_PIXELS: usize = 1 << 18;
+
+const OUTPUTS: [ImageFormat; 10] = [
+    ImageFormat::Png,
+    ImageFormat::Jpeg,
+    ImageFormat::Tiff,
+    ImageFormat::WebP,
+    ImageFormat::Bmp,
+    ImageFormat::Tga,
+    ImageFormat::Gif,
+    ImageFormat::Qoi,
+    ImageFormat::OpenExr,
+    ImageFormat::Hdr,
+];
+
+/// A private folder on a RAM disk where there is one: the input file and the outputs.
+fn dir() -> &'static PathBuf {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let base = if std::path::Path::new("/dev/shm").is_dir() {
+            PathBuf::from("/dev/shm")
+        } else {
+            std::env::temp_dir()
+        };
+        let d = base.join(format!("gblur-fuzz-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    })
+}
+
+fuzz_target!(|data: &[u8]| {
+    // The choices come from the data's length and last byte, so that seed files stay plain
+    // image files.
+    let sel = data.len() ^ (*data.last().unwrap_or(&0) as usize) << 3;
+    let linear = sel & 1 == 1;
+    let sigma = [0.7, 1.9, 2.0, 5.5, 40.0][(sel >> 1) % 5];
+    let input = dir().join("input");
+    std::fs::write(&input, data).unwrap();
+
+    let mut passes = Vec::new();
+    let loaded = match job::load(&input, LIMIT_MIB, linear, &mut passes) {
+        Ok(l) => l,
+        Err(e) => {
+            // Every refusal is one line naming the file.
+            let msg = e.to_string();
+            assert!(msg.starts_with(input.to_str().unwrap()), "{msg}");
+            assert!(!msg.contains('\n'), "{msg}");
+            return;
+        }
+    };
+    let p = &loaded.planar;
+    assert_eq!(
+        (p.width, p.height),
+        (loaded.width as usize, loaded.height as usize)
+    );
+    assert!(p.data.len() as u64 * 4 <= 4 * (LIMIT_MIB << 20) + 64);
+    assert!(
+        p.data.iter().all(|v| v.is_finite()),
+        "non-finite samples reached the blur"
+    );
+    if p.pixels() > MAX_BLUR_PIXELS {
+        return;
+    }
+    let blur = Blur2d::new(Method::Auto, sigma, sigma);
+    let blurred = job::cpu_blur(loaded.planar, &blur, &mut passes);
+    assert!(
+        blurred.data.iter().all(|v| v.is_finite()),
+        "the blur made a non-finite sample"
+    );
+
+    let format = OUTPUTS[(sel >> 4) % OUTPUTS.len()];
+    let output = dir().join(format!("out.{}", format.extensions_str()[0]));
+    let mut notes = Vec::new();
+    let encode = EncodeOptions {
+        jpeg_quality: 1 + (sel % 100) as u8,
+        png_compression: CompressionType::Fast,
+    };
+    let saved = job::save(
+        blurred,
+        loaded.layout,
+        loaded.icc.as_deref(),
+        format,
+        encode,
+        &output,
+        &mut passes,
+        &mut notes,
+    );
+    match saved {
+        Ok(_) => {
+            let back = image_io::decode(&output, 4 * LIMIT_MIB + 64)
+                .unwrap_or_else(|e| panic!("gblur wrote a {format:?} it cannot read: {e}"));
+            assert_eq!(
+                (back.image.width(), back.image.height()),
+                (loaded.width, loaded.height)
+            );
+            let _ = std::fs::remove_file(&output);
+        }
+        Err(e) => {
+            let msg = e.to_string();
+            assert!(!msg.contains('\n'), "{msg}");
+            assert!(!output.exists(), "a failed save left {}", output.display());
+        }
+    }
+    // No temporary file is ever left next to the output.
+    for entry in std::fs::read_dir(dir()).unwrap() {
+        let name = entry.unwrap().file_name();
+        assert!(!name.to_string_lossy().starts_with(".gblur-"), "{name:?}");
+    }
+});

@@ -1,0 +1,115 @@
+//! When the OpenCL device cannot blur an image, the built-in Rust path does, and the report
+//! says why: an image larger than the device may allocate goes to the Rust path before
+//! anything is uploaded, and a failed kernel build, buffer allocation or enqueue sends the
+//! image there after the fact. A device fault never fails the job and never panics.
+
+use crate::filter::Blur2d;
+use crate::image_io::ImageIoError;
+use crate::job::{self, Loaded, Working};
+use crate::opencl::{ClContext, ClError};
+use crate::pipeline::{Pass, PipelineChoice};
+use crate::planar::Planar;
+
+/// How an image was blurred.
+pub struct Blurred {
+    /// The pipeline that ran (the Rust path's after a fallback).
+    pub pipeline: String,
+    /// Whether the device ran it (false: the Rust path, asked for or fallen back to).
+    pub on_device: bool,
+    /// Why the device was passed over, for the report.
+    pub note: Option<String>,
+    /// The device error that caused the fallback, if one did.
+    pub failure: Option<ClError>,
+}
+
+/// Why `ctx` cannot hold a `planar`-sized image, if it cannot: a buffer over the device's
+/// largest allocation (CL_DEVICE_MAX_MEM_ALLOC_SIZE), or the two image buffers over its
+/// global memory.
+pub fn too_large(ctx: &ClContext, planar: &Planar) -> Option<String> {
+    let mib = (planar.data.len() as u64 * 4).div_ceil(1 << 20);
+    let info = &ctx.info;
+    if mib > info.max_alloc_mib {
+        Some(format!(
+            "the image needs {mib} MiB per device buffer and {} allows {} MiB",
+            info.name, info.max_alloc_mib
+        ))
+    } else if info.global_mem_mib > 0 && 2 * mib > info.global_mem_mib {
+        Some(format!(
+            "the image needs 2 × {mib} MiB on the device and {} has {} MiB",
+            info.name, info.global_mem_mib
+        ))
+    } else {
+        None
+    }
+}
+
+/// The report's note for a device failure (`error`'s text): its first line, so that a build
+/// failure's compiler log stays out of it.
+pub fn failure_note(error: &str) -> String {
+    let line = error.lines().next().unwrap_or_default();
+    format!(
+        "the OpenCL device failed ({}): blurred on the built-in Rust path instead",
+        line.trim_end_matches("; compiler log:")
+    )
+}
+
+/// Blurs `loaded` on `ctx` when there is one and it can hold the image, else on the Rust
+/// path. A fallback decodes the image again with `reload` (as the Rust path takes it, in place
+/// where it can), so it writes the same bytes as `--device rust`; a device failure has consumed
+/// the image anyway, and keeping a second copy for a rare case is not worth the memory. Only
+/// that I/O can fail.
+pub fn blur(
+    ctx: Option<&ClContext>,
+    loaded: &mut Loaded,
+    blur: &Blur2d,
+    choice: PipelineChoice,
+    passes: &mut Vec<Pass>,
+    reload: impl FnOnce() -> Result<Loaded, ImageIoError>,
+) -> Result<Blurred, ImageIoError> {
+    let rust = |loaded: &mut Loaded, passes: &mut Vec<Pass>, note, failure| Blurred {
+        pipeline: job::blur_loaded(None, loaded, blur, choice, passes)
+            .expect("the Rust path has no device to fail"),
+        on_device: false,
+        note,
+        failure,
+    };
+    let Some(ctx) = ctx else {
+        // Loaded for a device that then failed to build its kernels: decode again, in place.
+        if matches!(loaded.working, Working::Planar(_)) && job::in_place(true, blur) {
+            loaded.working = Working::Planar(Planar::default());
+            *loaded = reload()?;
+        }
+        return Ok(rust(loaded, passes, None, None));
+    };
+    let too_big = match &loaded.working {
+        Working::Planar(planar) => too_large(ctx, planar),
+        Working::Decoded(_) => None,
+    };
+    let (note, failure) = match too_big {
+        Some(why) => (
+            format!("{why}: blurred on the built-in Rust path instead"),
+            None,
+        ),
+        None => {
+            let before = passes.len();
+            match job::blur_loaded(Some(ctx), loaded, blur, choice, passes) {
+                Ok(pipeline) => {
+                    return Ok(Blurred {
+                        pipeline,
+                        on_device: true,
+                        note: None,
+                        failure: None,
+                    })
+                }
+                Err(e) => {
+                    passes.truncate(before);
+                    (failure_note(&e.to_string()), Some(e))
+                }
+            }
+        }
+    };
+    // The device's working copy goes before the image is decoded again.
+    loaded.working = Working::Planar(Planar::default());
+    *loaded = reload()?;
+    Ok(rust(loaded, passes, Some(note), failure))
+}
