@@ -890,17 +890,7 @@ mod tests {
             image::Rgba(std::array::from_fn(|k| v[i + k.min(c - 1)]))
         });
         let f = DynamicImage::ImageRgba32F(f);
-        match color {
-            ColorType::L8 => f.to_luma8().into(),
-            ColorType::La8 => f.to_luma_alpha8().into(),
-            ColorType::Rgb8 => f.to_rgb8().into(),
-            ColorType::Rgba8 => f.to_rgba8().into(),
-            ColorType::L16 => f.to_luma16().into(),
-            ColorType::Rgb16 => f.to_rgb16().into(),
-            ColorType::Rgba16 => f.to_rgba16().into(),
-            ColorType::Rgb32F => f.to_rgb32f().into(),
-            _ => f,
-        }
+        crate::pixels::convert(f, color)
     }
 
     #[test]

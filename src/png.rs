@@ -195,16 +195,7 @@ mod tests {
             image::Rgba([v(0), v(1), v(2), v(3)])
         });
         let f = DynamicImage::ImageRgba32F(rgba);
-        match color {
-            ColorType::L8 => f.to_luma8().into(),
-            ColorType::La8 => f.to_luma_alpha8().into(),
-            ColorType::Rgb8 => f.to_rgb8().into(),
-            ColorType::Rgba8 => f.to_rgba8().into(),
-            ColorType::L16 => f.to_luma16().into(),
-            ColorType::La16 => f.to_luma_alpha16().into(),
-            ColorType::Rgb16 => f.to_rgb16().into(),
-            _ => f.to_rgba16().into(),
-        }
+        crate::pixels::convert(f, color)
     }
 
     #[test]
