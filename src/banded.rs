@@ -47,7 +47,6 @@ pub trait Sample: Copy + Send + Sync + 'static {
     fn from_f32(v: f32) -> Self;
     /// The sample as a table index (integers only), for sRGB decoding by lookup.
     fn index(self) -> usize;
-    const INTEGER: bool;
 }
 
 impl Sample for u8 {
@@ -68,7 +67,6 @@ impl Sample for u8 {
     fn index(self) -> usize {
         self as usize
     }
-    const INTEGER: bool = true;
 }
 
 impl Sample for u16 {
@@ -87,7 +85,6 @@ impl Sample for u16 {
     fn index(self) -> usize {
         self as usize
     }
-    const INTEGER: bool = true;
 }
 
 impl Sample for f32 {
@@ -103,7 +100,6 @@ impl Sample for f32 {
     fn index(self) -> usize {
         0
     }
-    const INTEGER: bool = false;
 }
 
 /// How samples become premultiplied working values and back.
@@ -838,8 +834,7 @@ pub fn blur_image(img: &mut DynamicImage, blur: &Blur2d, linear: bool) -> Option
         | DynamicImage::ImageRgba8(_) => 256,
         _ => 65536,
     };
-    let table =
-        (linear && color.bytes_per_pixel() / color.channel_count() < 4).then(|| srgb_table(levels));
+    let table = (linear && crate::pixels::is_integer(color)).then(|| srgb_table(levels));
     let px = Pixels {
         channels,
         alpha,
