@@ -15,14 +15,26 @@
 //                  through local memory and is written transposed, so two passes (y, then x)
 //                  blur both axes and end in the original orientation.
 //
-// Layout: plane p, column x, row y of src at src[p * plane + y * width + x]; dst is the
-// transposed plane, dst[p * plane + x * height + y]. Summaries: 8 floats per (plane, chunk,
-// column): causal (ya, da, yb, db) then anticausal (ya, da, yb, db).
+// Pixels. A pixel is CH interleaved channels (CH = 1..4) filtered together as one OpenCL
+// vector, which gives each work-item CH independent recursions to overlap. Without IN_U8 /
+// OUT_U8 the source and destination hold f32 samples; with IN_U8 the source holds 8-bit
+// samples (gray, gray+alpha, RGB, RGBA by CH) converted as they are read: through `lut`
+// (1/255 scaling, or sRGB decoding with LINEAR, made on the host by the same Rust functions as
+// the host conversion), colour then premultiplied by alpha for CH = 2 and 4. OUT_U8 does the
+// inverse as the last pass writes: unpremultiply, sRGB encoding with LINEAR, clamp and round.
+// So an 8-bit image goes up as bytes, is blurred through one f32 intermediate, and comes back
+// as bytes: a quarter of the transfer, and no f32 copy of the image on the host.
+//
+// Layout: plane p, column x, row y of src at pixel p * plane + y * width + x (planes > 1 only
+// for planar f32 images, CH = 1); dst is the transposed plane, pixel p * plane + x * height + y.
+// Summaries: 8 pixels per (plane, chunk, column), each a row of `width` pixels: causal
+// (ya, da, yb, db) then anticausal (ya, da, yb, db).
 // coef: the 16-float block of recursive_gaussian.cl. carry: per section T^CHUNK then
 // T^last (row-major 2×2), where `last` is the length of the final chunk.
 //
-// CHUNK sets the length of the carry's sequential walk (chunks = height / CHUNK steps, each
-// waiting on a memory load) against the summaries' size (8 floats per CHUNK samples).
+// CHUNK sets the length of the carry's sequential walk (chunks = height / CHUNK steps) against
+// the summaries' size (8 pixels per CHUNK pixels); TILE × GROUP_CHUNKS work-items share a
+// local tile of GROUP_CHUNKS × CHUNK × (TILE + 1) pixels, sized by the host.
 
 #ifndef CHUNK
 #define CHUNK 64
@@ -33,17 +45,104 @@
 #ifndef GROUP_CHUNKS
 #define GROUP_CHUNKS 4
 #endif
+#ifndef CH
+#define CH 1
+#endif
+
+#if CH == 1
+typedef float pixel;
+#define VLOAD(i, p) ((p)[i])
+#define VSTORE(v, i, p) ((p)[i] = (v))
+#elif CH == 2
+typedef float2 pixel;
+#define VLOAD(i, p) vload2(i, p)
+#define VSTORE(v, i, p) vstore2(v, i, p)
+#elif CH == 3
+typedef float3 pixel;
+#define VLOAD(i, p) vload3(i, p)
+#define VSTORE(v, i, p) vstore3(v, i, p)
+#else
+typedef float4 pixel;
+#define VLOAD(i, p) vload4(i, p)
+#define VSTORE(v, i, p) vstore4(v, i, p)
+#endif
+
+#ifdef IN_U8
+typedef uchar src_t;
+// 8-bit samples to premultiplied f32 (the maths of pixels::to_planar).
+inline pixel load_src(__global const uchar *p, size_t i, __constant float *lut)
+{
+#if CH == 1
+    return lut[p[i]];
+#elif CH == 2
+    const uchar2 u = vload2(i, p);
+    const float a = (float)u.y * (1.0f / 255.0f);
+    return (float2)(lut[u.x] * a, a);
+#elif CH == 3
+    const uchar3 u = vload3(i, p);
+    return (float3)(lut[u.x], lut[u.y], lut[u.z]);
+#else
+    const uchar4 u = vload4(i, p);
+    const float a = (float)u.w * (1.0f / 255.0f);
+    return (float4)(lut[u.x] * a, lut[u.y] * a, lut[u.z] * a, a);
+#endif
+}
+#else
+typedef float src_t;
+#define load_src(p, i, lut) VLOAD(i, p)
+#endif
+
+#ifdef OUT_U8
+typedef uchar dst_t;
+// Colour back from linear light (pixels::linear_to_srgb).
+inline float encode_colour(float v)
+{
+#ifdef LINEAR
+    return v <= 0.0031308f ? v * 12.92f : 1.055f * pow(v, 1.0f / 2.4f) - 0.055f;
+#else
+    return v;
+#endif
+}
+// pixels::f32_to_u8
+inline uchar to_u8(float v)
+{
+    return (uchar)(clamp(v, 0.0f, 1.0f) * 255.0f + 0.5f);
+}
+// Premultiplied f32 to 8-bit samples (the maths of pixels::finish_planar and from_planar).
+inline void store_dst(pixel v, size_t i, __global uchar *p)
+{
+#if CH == 1
+    p[i] = to_u8(encode_colour(v));
+#elif CH == 2
+    const float g = v.y > 1e-7f ? v.x / v.y : 0.0f;
+    vstore2((uchar2)(to_u8(encode_colour(g)), to_u8(v.y)), i, p);
+#elif CH == 3
+    vstore3((uchar3)(to_u8(encode_colour(v.x)), to_u8(encode_colour(v.y)),
+                     to_u8(encode_colour(v.z))),
+            i, p);
+#else
+    const float a = v.w;
+    const float3 c = a > 1e-7f ? v.xyz / a : (float3)(0.0f);
+    vstore4((uchar4)(to_u8(encode_colour(c.x)), to_u8(encode_colour(c.y)),
+                     to_u8(encode_colour(c.z)), to_u8(a)),
+            i, p);
+#endif
+}
+#else
+typedef float dst_t;
+#define store_dst(v, i, p) VSTORE(v, i, p)
+#endif
 
 #define LOAD_COEF                                                                           \
     const float n0a = coef[0], n1a = coef[1], m1a = coef[2], m2a = coef[3];                 \
-    const float epsa = coef[4], qa = coef[5], ga = coef[6];                                 \
+    const float epsa = coef[4], qa = coef[5];                                               \
     const float n0b = coef[8], n1b = coef[9], m1b = coef[10], m2b = coef[11];               \
-    const float epsb = coef[12], qb = coef[13], gb = coef[14];
+    const float epsb = coef[12], qb = coef[13];
 
 // One step of both sections; identical operations to recursive_line.
 #define STEP(IN0, IN1, C0A, C1A, C0B, C1B)                                                  \
     {                                                                                       \
-        float t = C0A * (IN0) + C1A * (IN1) - epsa * ya + (da - qa * da);                   \
+        pixel t = C0A * (IN0) + C1A * (IN1) - epsa * ya + (da - qa * da);                   \
         da = t;                                                                             \
         ya += t;                                                                            \
         t = C0B * (IN0) + C1B * (IN1) - epsb * yb + (db - qb * db);                         \
@@ -51,59 +150,107 @@
         yb += t;                                                                            \
     }
 
-__kernel void block_summary(__global const float *src, __global float *sum,
-                            __constant float *coef, uint width, uint height, uint chunks)
+// The walks along a chunk load BATCH rows before stepping through them, so that a work-item
+// has BATCH loads in flight instead of one (the steps form a dependent chain; the loads do
+// not). AFTER(i) runs after the step of chunk row i; the walks need base, y0, n, x0, width,
+// src, lut and the state (ya, da, yb, db) in scope.
+#define BATCH 8
+
+// Causal, down rows y0 .. y0 + n - 1, with xp the input before the first.
+#define CAUSAL_WALK(AFTER)                                                                  \
+    {                                                                                       \
+        uint i = 0;                                                                         \
+        for (; i + BATCH <= n; i += BATCH) {                                                \
+            pixel v[BATCH];                                                                 \
+            for (uint j = 0; j < BATCH; j++)                                                \
+                v[j] = load_src(src, base + (size_t)(y0 + i + j) * width, lut) - x0;        \
+            for (uint j = 0; j < BATCH; j++) {                                              \
+                STEP(v[j], xp, n0a, n1a, n0b, n1b)                                          \
+                xp = v[j];                                                                  \
+                AFTER(i + j)                                                                \
+            }                                                                               \
+        }                                                                                   \
+        for (; i < n; i++) {                                                                \
+            const pixel xv = load_src(src, base + (size_t)(y0 + i) * width, lut) - x0;      \
+            STEP(xv, xp, n0a, n1a, n0b, n1b)                                                \
+            xp = xv;                                                                        \
+            AFTER(i)                                                                        \
+        }                                                                                   \
+    }
+
+// Anticausal, up rows y0 + n - 1 .. y0, with x1, x2 the two inputs after the last.
+#define ANTICAUSAL_WALK(AFTER)                                                              \
+    {                                                                                       \
+        uint i = n;                                                                         \
+        for (; i >= BATCH; i -= BATCH) {                                                    \
+            pixel v[BATCH];                                                                 \
+            for (uint j = 0; j < BATCH; j++)                                                \
+                v[j] = load_src(src, base + (size_t)(y0 + i - 1 - j) * width, lut) - x0;    \
+            for (uint j = 0; j < BATCH; j++) {                                              \
+                STEP(x1, x2, m1a, m2a, m1b, m2b)                                            \
+                AFTER(i - 1 - j)                                                            \
+                x2 = x1;                                                                    \
+                x1 = v[j];                                                                  \
+            }                                                                               \
+        }                                                                                   \
+        while (i-- > 0) {                                                                   \
+            STEP(x1, x2, m1a, m2a, m1b, m2b)                                                \
+            AFTER(i)                                                                        \
+            x2 = x1;                                                                        \
+            x1 = load_src(src, base + (size_t)(y0 + i) * width, lut) - x0;                  \
+        }                                                                                   \
+    }
+
+#define NOTHING(i)
+
+__kernel void block_summary(__global const src_t *src, __global float *sum,
+                            __constant float *coef, __constant float *lut, uint width,
+                            uint height, uint chunks)
 {
     const uint x = get_global_id(0), k = get_global_id(1), p = get_global_id(2);
     if (x >= width || k >= chunks)
         return;
     LOAD_COEF
     const size_t plane = (size_t)width * height;
-    __global const float *in = src + p * plane + x;
-    const float x0 = in[0];
+    const size_t base = p * plane + x;
+    const pixel x0 = load_src(src, base, lut);
     const uint y0 = k * CHUNK, n = min((uint)CHUNK, height - y0);
 
-    float ya = 0.0f, da = 0.0f, yb = 0.0f, db = 0.0f;
-    float xp = k == 0 ? 0.0f : in[(size_t)(y0 - 1) * width] - x0;
-    for (uint i = 0; i < n; i++) {
-        const float xv = in[(size_t)(y0 + i) * width] - x0;
-        STEP(xv, xp, n0a, n1a, n0b, n1b)
-        xp = xv;
-    }
-    __global float *s = sum + ((size_t)(p * chunks + k) * 8) * width + x;
-    s[0] = ya;
-    s[width] = da;
-    s[2 * width] = yb;
-    s[3 * width] = db;
+    pixel ya = 0.0f, da = 0.0f, yb = 0.0f, db = 0.0f;
+    pixel xp = k == 0 ? (pixel)(0.0f) : load_src(src, base + (size_t)(y0 - 1) * width, lut) - x0;
+    CAUSAL_WALK(NOTHING)
+    const size_t s = ((size_t)(p * chunks + k) * 8) * width + x;
+    VSTORE(ya, s, sum);
+    VSTORE(da, s + width, sum);
+    VSTORE(yb, s + 2 * width, sum);
+    VSTORE(db, s + 3 * width, sum);
 
     ya = da = yb = db = 0.0f;
-    float x1 = in[(size_t)min(y0 + n, height - 1) * width] - x0;
-    float x2 = in[(size_t)min(y0 + n + 1, height - 1) * width] - x0;
-    for (uint i = n; i-- > 0;) {
-        STEP(x1, x2, m1a, m2a, m1b, m2b)
-        x2 = x1;
-        x1 = in[(size_t)(y0 + i) * width] - x0;
-    }
-    s[4 * width] = ya;
-    s[5 * width] = da;
-    s[6 * width] = yb;
-    s[7 * width] = db;
+    pixel x1 = load_src(src, base + (size_t)min(y0 + n, height - 1) * width, lut) - x0;
+    pixel x2 = load_src(src, base + (size_t)min(y0 + n + 1, height - 1) * width, lut) - x0;
+    ANTICAUSAL_WALK(NOTHING)
+    VSTORE(ya, s + 4 * width, sum);
+    VSTORE(da, s + 5 * width, sum);
+    VSTORE(yb, s + 6 * width, sum);
+    VSTORE(db, s + 7 * width, sum);
 }
 
 // (y, d) <- M (y, d) + (zy, zd), M row-major.
 #define APPLY(M, Y, D, ZY, ZD)                                                              \
     {                                                                                       \
-        const float ny = (M)[0] * (Y) + (M)[1] * (D) + (ZY);                                \
-        const float nd = (M)[2] * (Y) + (M)[3] * (D) + (ZD);                                \
+        const pixel ny = (M)[0] * (Y) + (M)[1] * (D) + (ZY);                                \
+        const pixel nd = (M)[2] * (Y) + (M)[3] * (D) + (ZD);                                \
         Y = ny;                                                                             \
         D = nd;                                                                             \
     }
 
 // One work-item per (column, plane): the causal walk down the chunks, then the anticausal
-// walk back up.
-__kernel void block_carry(__global const float *src, __global float *sum,
-                          __constant float *coef, __constant float *carry, uint width,
-                          uint height, uint chunks)
+// walk back up. The walk is a chain of dependent steps, but the summaries it consumes are
+// not: each step's four loads are issued one step ahead, so their latency overlaps the
+// previous step instead of adding to it.
+__kernel void block_carry(__global const src_t *src, __global float *sum,
+                          __constant float *coef, __constant float *carry,
+                          __constant float *lut, uint width, uint height, uint chunks)
 {
     const uint x = get_global_id(0), p = get_global_id(1);
     if (x >= width)
@@ -112,34 +259,49 @@ __kernel void block_carry(__global const float *src, __global float *sum,
     __constant float *full_a = carry, *last_a = carry + 4, *full_b = carry + 8,
                      *last_b = carry + 12;
     const size_t plane = (size_t)width * height;
-    __global float *s = sum + (size_t)p * chunks * 8 * width + x;
+    const size_t s = (size_t)p * chunks * 8 * width + x;
 
     // Causal: the state entering chunk 0 is zero (first sample subtracted).
-    float ya = 0.0f, da = 0.0f, yb = 0.0f, db = 0.0f;
+    pixel ya = 0.0f, da = 0.0f, yb = 0.0f, db = 0.0f;
+    pixel za = VLOAD(s, sum), zda = VLOAD(s + width, sum);
+    pixel zb = VLOAD(s + 2 * width, sum), zdb = VLOAD(s + 3 * width, sum);
     for (uint k = 0; k < chunks; k++) {
-        __global float *c = s + (size_t)k * 8 * width;
-        const float za = c[0], zda = c[width], zb = c[2 * width], zdb = c[3 * width];
-        c[0] = ya;
-        c[width] = da;
-        c[2 * width] = yb;
-        c[3 * width] = db;
+        const size_t c = s + (size_t)k * 8 * width;
+        const size_t next = k + 1 < chunks ? c + 8 * width : c;
+        const pixel na = VLOAD(next, sum), nda = VLOAD(next + width, sum);
+        const pixel nb = VLOAD(next + 2 * width, sum), ndb = VLOAD(next + 3 * width, sum);
+        VSTORE(ya, c, sum);
+        VSTORE(da, c + width, sum);
+        VSTORE(yb, c + 2 * width, sum);
+        VSTORE(db, c + 3 * width, sum);
         APPLY(full_a, ya, da, za, zda)
         APPLY(full_b, yb, db, zb, zdb)
+        za = na;
+        zda = nda;
+        zb = nb;
+        zdb = ndb;
     }
 
     // Anticausal: the state entering the last chunk is the steady state of the clamped edge.
-    __global const float *in = src + p * plane + x;
-    const float xl = in[(size_t)(height - 1) * width] - in[0];
+    const size_t base = p * plane + x;
+    const pixel xl = load_src(src, base + (size_t)(height - 1) * width, lut) - load_src(src, base, lut);
     ya = ga * xl;
     yb = gb * xl;
     da = db = 0.0f;
+    size_t c = s + (size_t)(chunks - 1) * 8 * width + 4 * width;
+    za = VLOAD(c, sum);
+    zda = VLOAD(c + width, sum);
+    zb = VLOAD(c + 2 * width, sum);
+    zdb = VLOAD(c + 3 * width, sum);
     for (uint k = chunks; k-- > 0;) {
-        __global float *c = s + (size_t)k * 8 * width + 4 * width;
-        const float za = c[0], zda = c[width], zb = c[2 * width], zdb = c[3 * width];
-        c[0] = ya;
-        c[width] = da;
-        c[2 * width] = yb;
-        c[3 * width] = db;
+        c = s + (size_t)k * 8 * width + 4 * width;
+        const size_t next = k > 0 ? c - 8 * width : c;
+        const pixel na = VLOAD(next, sum), nda = VLOAD(next + width, sum);
+        const pixel nb = VLOAD(next + 2 * width, sum), ndb = VLOAD(next + 3 * width, sum);
+        VSTORE(ya, c, sum);
+        VSTORE(da, c + width, sum);
+        VSTORE(yb, c + 2 * width, sum);
+        VSTORE(db, c + 3 * width, sum);
         if (k == chunks - 1) {
             APPLY(last_a, ya, da, za, zda)
             APPLY(last_b, yb, db, zb, zdb)
@@ -147,54 +309,54 @@ __kernel void block_carry(__global const float *src, __global float *sum,
             APPLY(full_a, ya, da, za, zda)
             APPLY(full_b, yb, db, zb, zdb)
         }
+        za = na;
+        zda = nda;
+        zb = nb;
+        zdb = ndb;
     }
 }
 
 __kernel __attribute__((reqd_work_group_size(TILE, GROUP_CHUNKS, 1))) void
-block_final(__global const float *src, __global float *dst, __global const float *sum,
-            __constant float *coef, uint width, uint height, uint chunks)
+block_final(__global const src_t *src, __global dst_t *dst, __global const float *sum,
+            __constant float *coef, __constant float *lut, uint width, uint height,
+            uint chunks)
 {
-    __local float tile[GROUP_CHUNKS][CHUNK][TILE + 1];
+    __local pixel tile[GROUP_CHUNKS][CHUNK][TILE + 1];
     const uint x = get_global_id(0), k = get_global_id(1), p = get_global_id(2);
     const uint lx = get_local_id(0), ly = get_local_id(1);
     const size_t plane = (size_t)width * height;
     const uint y0 = k * CHUNK;
     if (x < width && k < chunks) {
         LOAD_COEF
-        __global const float *in = src + p * plane + x;
-        const float x0 = in[0];
+        const size_t base = p * plane + x;
+        const pixel x0 = load_src(src, base, lut);
         const uint n = min((uint)CHUNK, height - y0);
-        __global const float *s = sum + ((size_t)(p * chunks + k) * 8) * width + x;
+        const size_t s = ((size_t)(p * chunks + k) * 8) * width + x;
 
-        float ya = s[0], da = s[width], yb = s[2 * width], db = s[3 * width];
-        float xp = k == 0 ? 0.0f : in[(size_t)(y0 - 1) * width] - x0;
-        for (uint i = 0; i < n; i++) {
-            const float xv = in[(size_t)(y0 + i) * width] - x0;
-            STEP(xv, xp, n0a, n1a, n0b, n1b)
-            tile[ly][i][lx] = ya + yb;
-            xp = xv;
-        }
+        pixel ya = VLOAD(s, sum), da = VLOAD(s + width, sum);
+        pixel yb = VLOAD(s + 2 * width, sum), db = VLOAD(s + 3 * width, sum);
+        pixel xp =
+            k == 0 ? (pixel)(0.0f) : load_src(src, base + (size_t)(y0 - 1) * width, lut) - x0;
+#define CAUSAL_TO_TILE(i) tile[ly][i][lx] = ya + yb;
+        CAUSAL_WALK(CAUSAL_TO_TILE)
 
-        ya = s[4 * width];
-        da = s[5 * width];
-        yb = s[6 * width];
-        db = s[7 * width];
-        float x1 = in[(size_t)min(y0 + n, height - 1) * width] - x0;
-        float x2 = in[(size_t)min(y0 + n + 1, height - 1) * width] - x0;
-        for (uint i = n; i-- > 0;) {
-            STEP(x1, x2, m1a, m2a, m1b, m2b)
-            tile[ly][i][lx] = tile[ly][i][lx] + (ya + yb) + x0;
-            x2 = x1;
-            x1 = in[(size_t)(y0 + i) * width] - x0;
-        }
+        ya = VLOAD(s + 4 * width, sum);
+        da = VLOAD(s + 5 * width, sum);
+        yb = VLOAD(s + 6 * width, sum);
+        db = VLOAD(s + 7 * width, sum);
+        pixel x1 = load_src(src, base + (size_t)min(y0 + n, height - 1) * width, lut) - x0;
+        pixel x2 = load_src(src, base + (size_t)min(y0 + n + 1, height - 1) * width, lut) - x0;
+#define ANTICAUSAL_TO_TILE(i) tile[ly][i][lx] = tile[ly][i][lx] + (ya + yb) + x0;
+        ANTICAUSAL_WALK(ANTICAUSAL_TO_TILE)
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     // Rows lx, lx + TILE, ... of this work-item's chunk, written along the transposed rows:
-    // consecutive work-items write consecutive addresses.
+    // consecutive work-items write consecutive pixels.
     if (k < chunks) {
         const uint xbase = get_group_id(0) * TILE;
         for (uint r = lx; r < CHUNK && y0 + r < height; r += TILE)
             for (uint j = 0; j < TILE && xbase + j < width; j++)
-                dst[p * plane + (size_t)(xbase + j) * height + y0 + r] = tile[ly][r][j];
+                store_dst(tile[ly][r][j], p * plane + (size_t)(xbase + j) * height + y0 + r,
+                          dst);
     }
 }

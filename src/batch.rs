@@ -290,7 +290,8 @@ pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
         .map_or_else(job::rust_device_name, |c| c.device_name());
     let blur = Blur2d::checked(job.blur.method, job.blur.sigma_x, job.blur.sigma_y)
         .map_err(|e| setup(anyhow::anyhow!(e)))?;
-    let in_place = job::in_place(ctx.is_none(), &blur);
+    let pipe = ctx.as_ref().map(|c| job.blur.pipeline.resolve(&c.info));
+    let keep = job::Keep::for_path(pipe, &blur);
 
     let (tasks, mut records) = plan(job, &in_dir, &out_dir);
     let total = tasks.len();
@@ -338,7 +339,7 @@ pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
                         &task.input,
                         job.blur.max_memory_mib,
                         job.blur.linear,
-                        in_place,
+                        keep,
                         &mut passes,
                     ) {
                         Ok(loaded) => {
@@ -432,7 +433,7 @@ pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
                     &task.input,
                     limit,
                     linear,
-                    job::in_place(true, &blur),
+                    job::Keep::for_path(None, &blur),
                     &mut Vec::new(),
                 )
             };

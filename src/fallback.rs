@@ -5,9 +5,9 @@
 
 use crate::filter::Blur2d;
 use crate::image_io::ImageIoError;
-use crate::job::{self, Loaded, Working};
+use crate::job::{self, Keep, Loaded, Working};
 use crate::opencl::{ClContext, ClError};
-use crate::pipeline::{Pass, PipelineChoice};
+use crate::pipeline::{Pass, PipelineChoice, Upload};
 use crate::planar::Planar;
 
 /// How an image was blurred.
@@ -22,24 +22,47 @@ pub struct Blurred {
     pub failure: Option<ClError>,
 }
 
-/// Why `ctx` cannot hold a `planar`-sized image, if it cannot: a buffer over the device's
-/// largest allocation (CL_DEVICE_MAX_MEM_ALLOC_SIZE), or the two image buffers over its
-/// global memory.
-pub fn too_large(ctx: &ClContext, planar: &Planar) -> Option<String> {
-    let mib = (planar.data.len() as u64 * 4).div_ceil(1 << 20);
+/// Why `ctx` cannot hold an image whose device buffers take `(largest, total)` bytes
+/// (`Upload::device_bytes`), if it cannot: a buffer over the device's largest allocation
+/// (CL_DEVICE_MAX_MEM_ALLOC_SIZE), or all of them over its global memory.
+pub fn too_large(ctx: &ClContext, (largest, total): (u64, u64)) -> Option<String> {
+    let (mib, total_mib) = (largest.div_ceil(1 << 20), total.div_ceil(1 << 20));
     let info = &ctx.info;
     if mib > info.max_alloc_mib {
         Some(format!(
             "the image needs {mib} MiB per device buffer and {} allows {} MiB",
             info.name, info.max_alloc_mib
         ))
-    } else if info.global_mem_mib > 0 && 2 * mib > info.global_mem_mib {
+    } else if info.global_mem_mib > 0 && total_mib > info.global_mem_mib {
         Some(format!(
-            "the image needs 2 × {mib} MiB on the device and {} has {} MiB",
+            "the image needs {total_mib} MiB on the device and {} has {} MiB",
             info.name, info.global_mem_mib
         ))
     } else {
         None
+    }
+}
+
+/// The device buffers `loaded` needs on `ctx`, as `too_large` takes them.
+fn device_bytes(
+    ctx: &ClContext,
+    loaded: &Loaded,
+    blur: &Blur2d,
+    choice: PipelineChoice,
+) -> (u64, u64) {
+    match &loaded.working {
+        Working::Planar(p) => Upload::PlanarF32.device_bytes(p.width, p.height, p.channels),
+        Working::Decoded(image) => {
+            let pipe = choice.resolve(&ctx.info);
+            let upload = Upload::for_image(image.color(), loaded.layout.linear, pipe, blur);
+            let channels = image.color().channel_count() as usize;
+            let (w, h) = (image.width() as usize, image.height() as usize);
+            match upload {
+                Upload::U8 { .. } => upload.device_bytes(w, h, channels),
+                // Blurred on the host by the banded path: nothing on the device.
+                Upload::PlanarF32 => (0, 0),
+            }
+        }
     }
 }
 
@@ -75,16 +98,15 @@ pub fn blur(
     };
     let Some(ctx) = ctx else {
         // Loaded for a device that then failed to build its kernels: decode again, in place.
-        if matches!(loaded.working, Working::Planar(_)) && job::in_place(true, blur) {
+        if matches!(loaded.working, Working::Planar(_))
+            && Keep::for_path(None, blur) == Keep::Decoded
+        {
             loaded.working = Working::Planar(Planar::default());
             *loaded = reload()?;
         }
         return Ok(rust(loaded, passes, None, None));
     };
-    let too_big = match &loaded.working {
-        Working::Planar(planar) => too_large(ctx, planar),
-        Working::Decoded(_) => None,
-    };
+    let too_big = too_large(ctx, device_bytes(ctx, loaded, blur, choice));
     let (note, failure) = match too_big {
         Some(why) => (
             format!("{why}: blurred on the built-in Rust path instead"),

@@ -3,7 +3,7 @@
 use crate::filter::{Blur2d, Method};
 use crate::image_io::{self, EncodeOptions};
 use crate::opencl::{device, ClContext, DeviceChoice};
-use crate::pipeline::{self, Pass, PassKind, PipelineChoice};
+use crate::pipeline::{self, Pass, PassKind, Pipeline, PipelineChoice, Upload};
 use crate::planar::Planar;
 use crate::report::{ImageSummary, Report};
 use crate::{banded, cpu, pixels};
@@ -69,13 +69,46 @@ pub struct Loaded {
     pub notes: Vec<String>,
 }
 
-/// Decodes `path`, timing it into `passes`, and converts it to planar f32 unless it is to be
-/// blurred `in_place`.
+/// Which decoded images a path blurs as they are, without a planar f32 copy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Keep {
+    /// Every image converted to planar f32 (the reference path, the FIR, the other pipelines).
+    Planar,
+    /// Every image as decoded: the Rust path's banded blur, in place.
+    Decoded,
+    /// 8-bit gray, gray+alpha, RGB and RGBA as decoded (uploaded as bytes, converted on the
+    /// device: `pipeline::blur_u8`), the rest as planar f32.
+    Decoded8Bit,
+}
+
+impl Keep {
+    /// What a path keeps: the Rust path (`device` None) or a device running `device`.
+    pub fn for_path(device: Option<Pipeline>, blur: &Blur2d) -> Keep {
+        let recursive = blur.x.is_recursive() && blur.y.is_recursive();
+        match device {
+            _ if !recursive => Keep::Planar,
+            None => Keep::Decoded,
+            Some(Pipeline::Blocked { .. }) => Keep::Decoded8Bit,
+            Some(_) => Keep::Planar,
+        }
+    }
+
+    fn keeps(self, color: ColorType) -> bool {
+        match self {
+            Keep::Planar => false,
+            Keep::Decoded => true,
+            Keep::Decoded8Bit => pipeline::u8_channels(color).is_some(),
+        }
+    }
+}
+
+/// Decodes `path`, timing it into `passes`, and converts it to planar f32 unless `keep` keeps
+/// it as decoded.
 pub fn load(
     path: &Path,
     max_memory_mib: u64,
     linear: bool,
-    in_place: bool,
+    keep: Keep,
     passes: &mut Vec<Pass>,
 ) -> Result<Loaded, image_io::ImageIoError> {
     let t = Instant::now();
@@ -86,7 +119,7 @@ pub fn load(
         .collect();
     let image = decoded.image;
     let (color, width, height) = (image.color(), image.width(), image.height());
-    let (working, layout) = if in_place {
+    let (working, layout) = if keep.keeps(color) {
         let layout = pixels::Layout {
             color,
             linear: linear && pixels::is_integer(color),
@@ -110,11 +143,6 @@ pub fn load(
     })
 }
 
-/// Whether the Rust path blurs this filter in place (the banded blur takes recursive axes).
-pub fn in_place(rust_path: bool, blur: &Blur2d) -> bool {
-    rust_path && blur.x.is_recursive() && blur.y.is_recursive()
-}
-
 /// Blurs `loaded` on the device, or on the Rust path (in place where it was loaded so);
 /// returns the name of the pipeline that ran.
 pub fn blur_loaded(
@@ -126,6 +154,14 @@ pub fn blur_loaded(
 ) -> Result<String, crate::opencl::ClError> {
     match &mut loaded.working {
         Working::Decoded(image) => {
+            let linear = loaded.layout.linear;
+            if let Some(ctx) = ctx {
+                let pipe = choice.resolve(&ctx.info);
+                if let Upload::U8 { .. } = Upload::for_image(image.color(), linear, pipe, blur) {
+                    passes.extend(pipeline::blur_u8(ctx, image, blur, linear, pipe)?);
+                    return Ok(format!("{}, 8-bit in and out", pipe.describe()));
+                }
+            }
             let cpu_passes = banded::blur_image(image, blur, loaded.layout.linear)
                 .expect("loaded in place only for filters the banded blur takes");
             passes.extend(host_passes(cpu_passes));
@@ -225,7 +261,7 @@ pub fn open_device(
     selected: Option<crate::opencl::DeviceInfo>,
     blur: &Blur2d,
     choice: PipelineChoice,
-    (width, height): (usize, usize),
+    loaded: &Loaded,
     passes: &mut Vec<Pass>,
 ) -> Result<Option<ClContext>, JobError> {
     let t = Instant::now();
@@ -233,8 +269,15 @@ pub fn open_device(
         return Ok(None);
     };
     let ctx = ClContext::new(info).map_err(|e| JobError::Setup(e.into()))?;
-    pipeline::prepare(&ctx, blur, choice.resolve(&ctx.info), (width, height))
-        .map_err(|e| JobError::Failed(e.into()))?;
+    let pipe = choice.resolve(&ctx.info);
+    let upload = match &loaded.working {
+        Working::Decoded(image) => {
+            Upload::for_image(image.color(), loaded.layout.linear, pipe, blur)
+        }
+        Working::Planar(_) => Upload::PlanarF32,
+    };
+    let size = (loaded.width as usize, loaded.height as usize);
+    pipeline::prepare(&ctx, blur, pipe, size, upload).map_err(|e| JobError::Failed(e.into()))?;
     passes.push(host(SETUP, t));
     Ok(Some(ctx))
 }
@@ -293,24 +336,18 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
     let blur = Blur2d::checked(job.method, job.sigma_x, job.sigma_y)
         .map_err(|e| JobError::Setup(anyhow::anyhow!(e)))?;
 
-    let in_place = in_place(selected.is_none(), &blur);
+    let keep = Keep::for_path(selected.as_ref().map(|d| job.pipeline.resolve(d)), &blur);
     let mut loaded = load(
         &job.input,
         job.max_memory_mib,
         job.linear,
-        in_place,
+        keep,
         &mut passes,
     )
     .map_err(|e| JobError::Failed(e.into()))?;
     let (w, h) = (loaded.width, loaded.height);
     notes.append(&mut loaded.notes);
-    let ctx = match open_device(
-        selected,
-        &blur,
-        job.pipeline,
-        (w as usize, h as usize),
-        &mut passes,
-    ) {
+    let ctx = match open_device(selected, &blur, job.pipeline, &loaded, &mut passes) {
         // The kernels did not build: the Rust path blurs instead (crate::fallback).
         Err(JobError::Failed(e)) => {
             notes.push(crate::fallback::failure_note(&format!("{e:#}")));
@@ -323,12 +360,12 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
     }
 
     let reload = || {
-        let rust_in_place = self::in_place(true, &blur);
+        let rust = Keep::for_path(None, &blur);
         load(
             &job.input,
             job.max_memory_mib,
             job.linear,
-            rust_in_place,
+            rust,
             &mut Vec::new(),
         )
     };

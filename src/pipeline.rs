@@ -10,7 +10,9 @@ use crate::filter::{Blur2d, LineFilter};
 use crate::opencl::program::{BLOCKS, CONVOLUTION, RECURSIVE, TRANSPOSE};
 use crate::opencl::queue::Arg;
 use crate::opencl::{ClContext, ClError, Timed};
+use crate::pixels;
 use crate::planar::Planar;
+use image::{ColorType, DynamicImage};
 use opencl3::memory::Buffer;
 use serde::Serialize;
 use std::fmt;
@@ -187,17 +189,53 @@ fn chunk_for(chunk: usize, len: usize) -> usize {
     }
 }
 
-/// Columns per work-group of block_final (TILE in kernels/recursive_blocks.cl).
-const TILE: usize = 32;
+/// How a blocked pass stores its pixels: `channels` interleaved samples per pixel, f32 unless
+/// `in_u8` / `out_u8` make the source / destination 8-bit (converted in the kernels, with
+/// sRGB decoding and encoding when `linear`). Planar f32 images run as one-channel pixels
+/// over several planes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PixelFormat {
+    pub channels: usize,
+    pub in_u8: bool,
+    pub out_u8: bool,
+    pub linear: bool,
+}
 
-/// Build options of the blocked kernels for `chunk` rows per chunk: as many chunks per
-/// work-group as keep its local tile near 34 KB (under the 48 KB OpenCL devices promise).
-pub fn blocked_defines(chunk: usize) -> (String, usize) {
-    let group_chunks = (256 / chunk).clamp(1, 8);
-    (
-        format!("-DCHUNK={chunk} -DGROUP_CHUNKS={group_chunks}"),
-        group_chunks,
-    )
+impl PixelFormat {
+    pub const F32: PixelFormat = PixelFormat {
+        channels: 1,
+        in_u8: false,
+        out_u8: false,
+        linear: false,
+    };
+
+    /// Bytes of one pixel in registers and local memory (an OpenCL float3 takes 16).
+    fn local_bytes(self) -> usize {
+        4 * if self.channels == 3 { 4 } else { self.channels }
+    }
+}
+
+/// The build options and work-group shape (TILE columns × GROUP_CHUNKS chunks) of the blocked
+/// kernels for `chunk` rows per chunk and pixels of `format`: a local tile of about 34 KB, under
+/// the 48 KB OpenCL devices promise.
+pub fn blocked_defines(chunk: usize, format: PixelFormat) -> (String, [usize; 2]) {
+    let bytes = format.local_bytes();
+    let tile = if bytes >= 16 { 16 } else { 32 };
+    let group_chunks = (34 * 1024 / (chunk * (tile + 1) * bytes)).clamp(1, 8);
+    let mut defines = format!(
+        "-DCHUNK={chunk} -DTILE={tile} -DGROUP_CHUNKS={group_chunks} -DCH={}",
+        format.channels
+    );
+    for (on, flag) in [
+        (format.in_u8, " -DIN_U8"),
+        (format.out_u8, " -DOUT_U8"),
+        (format.linear, " -DLINEAR"),
+    ] {
+        if on {
+            defines.push_str(flag);
+        }
+    }
+    (defines, [tile, group_chunks])
 }
 
 /// What a pass moves, for the report's grouping and GB/s.
@@ -295,29 +333,36 @@ impl Run<'_> {
     }
 
     /// One axis of the blocked pipeline: summaries, carries, final pass writing `dst`
-    /// transposed.
+    /// transposed. `lut` maps 8-bit samples to f32 (read only when `format.in_u8`).
     #[allow(clippy::too_many_arguments)]
     fn blocked(
         &mut self,
         coef: &Buffer<f32>,
-        src: &Buffer<f32>,
-        dst: &Buffer<f32>,
+        lut: &Buffer<f32>,
+        (src, dst): (Arg, Arg),
         (w, h, planes): (usize, usize, usize),
+        format: PixelFormat,
         axis: &str,
         (chunk, carry_buf): (usize, Buffer<f32>),
     ) -> Result<(), ClError> {
         let ctx = self.ctx;
-        let (defines, group_chunks) = blocked_defines(chunk);
+        let (defines, [tile, group_chunks]) = blocked_defines(chunk, format);
         let chunks = h.div_ceil(chunk);
-        let sum = ctx.buffer(8 * chunks * w * planes, false)?;
+        let ch = format.channels;
+        let sum = ctx.buffer(8 * chunks * w * planes * ch, false)?;
         let (w32, h32, c32) = (w as u32, h as u32, chunks as u32);
+        // Bytes of the image as the pass reads it, as it writes it, and of its summaries.
         let n = (w * h * planes) as u64;
+        let size = |u8: bool| n * ch as u64 * if u8 { 1 } else { 4 };
+        let (read, written) = (size(format.in_u8), size(format.out_u8));
+        let summaries = n * ch as u64 * 32 / chunk as u64;
 
         let k = ctx.kernel(BLOCKS, "block_summary", &defines)?;
         let args = [
-            Arg::Buf(src),
+            src,
             Arg::Buf(&sum),
             Arg::Buf(coef),
+            Arg::Buf(lut),
             Arg::U32(w32),
             Arg::U32(h32),
             Arg::U32(c32),
@@ -329,14 +374,15 @@ impl Run<'_> {
             None,
             &format!("block summaries ({axis})"),
         )?;
-        self.record(t, PassKind::Filter, n * 4 + n * 32 / chunk as u64);
+        self.record(t, PassKind::Filter, read + summaries);
 
         let k = ctx.kernel(BLOCKS, "block_carry", &defines)?;
         let args = [
-            Arg::Buf(src),
+            src,
             Arg::Buf(&sum),
             Arg::Buf(coef),
             Arg::Buf(&carry_buf),
+            Arg::Buf(lut),
             Arg::U32(w32),
             Arg::U32(h32),
             Arg::U32(c32),
@@ -348,20 +394,21 @@ impl Run<'_> {
             None,
             &format!("block carries ({axis})"),
         )?;
-        self.record(t, PassKind::Filter, n * 64 / chunk as u64);
+        self.record(t, PassKind::Filter, 2 * summaries);
 
         let k = ctx.kernel(BLOCKS, "block_final", &defines)?;
         let args = [
-            Arg::Buf(src),
-            Arg::Buf(dst),
+            src,
+            dst,
             Arg::Buf(&sum),
             Arg::Buf(coef),
+            Arg::Buf(lut),
             Arg::U32(w32),
             Arg::U32(h32),
             Arg::U32(c32),
         ];
         let global = [
-            w.div_ceil(TILE) * TILE,
+            w.div_ceil(tile) * tile,
             chunks.div_ceil(group_chunks) * group_chunks,
             planes,
         ];
@@ -369,10 +416,10 @@ impl Run<'_> {
             &k,
             &args,
             &global,
-            Some(&[TILE, group_chunks, 1]),
+            Some(&[tile, group_chunks, 1]),
             &format!("block final + transpose ({axis})"),
         )?;
-        self.record(t, PassKind::Filter, n * 12 + n * 32 / chunk as u64);
+        self.record(t, PassKind::Filter, 2 * read + written + summaries);
         // The summary and carry buffers must outlive the kernels that read them.
         self.keep.extend([sum, carry_buf]);
         Ok(())
@@ -479,6 +526,7 @@ pub fn prepare(
     blur: &Blur2d,
     pipeline: Pipeline,
     (width, height): (usize, usize),
+    upload: Upload,
 ) -> Result<(), ClError> {
     for f in [&blur.x, &blur.y] {
         if f.is_recursive() {
@@ -492,8 +540,8 @@ pub fn prepare(
             ctx.kernel(TRANSPOSE, kind.kernel_name(), "")?;
         }
         Pipeline::Blocked { chunk } => {
-            for len in [height, width] {
-                let defines = blocked_defines(chunk_for(chunk, len)).0;
+            for (len, format) in [height, width].into_iter().zip(upload.formats()) {
+                let defines = blocked_defines(chunk_for(chunk, len), format).0;
                 for k in ["block_summary", "block_carry", "block_final"] {
                     ctx.kernel(BLOCKS, k, &defines)?;
                 }
@@ -624,6 +672,7 @@ pub fn enqueue(
                     false => None,
                 });
             }
+            let lut = upload_floats(ctx, &pixels::u8_lut(false))?;
             let axes = [
                 (&blur.y, &cy, (w, h, c), "y"),
                 (&blur.x, &cx, (h, w, c), "x"),
@@ -631,7 +680,8 @@ pub fn enqueue(
             for ((f, coef, dims, axis), carry) in axes.into_iter().zip(carries) {
                 let (cur, other) = if in_a { (a, b) } else { (b, a) };
                 if let Some(carry) = carry {
-                    run.blocked(coef, cur, other, dims, axis, carry)?;
+                    let io = (Arg::Buf(cur), Arg::Buf(other));
+                    run.blocked(coef, &lut, io, dims, PixelFormat::F32, axis, carry)?;
                     in_a = !in_a;
                 } else {
                     let name = format!("fir pass ({axis})");
@@ -644,6 +694,7 @@ pub fn enqueue(
                 let t = ctx.copy(b, a, img.len(), "copy back")?;
                 run.record(t, PassKind::Transfer, img.len() as u64 * 8);
             }
+            run.keep.push(lut);
         }
     }
     // The coefficient and scratch buffers must live until their kernels ran.
@@ -680,4 +731,157 @@ pub fn blur(
         .map(|c| c.into_pass(ctx))
         .collect::<Result<Vec<_>, ClError>>()?;
     Ok((img, passes))
+}
+
+/// What the device receives: premultiplied planar f32 (any image, converted on the host), or
+/// the decoded 8-bit samples themselves, converted inside the blocked kernels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Upload {
+    PlanarF32,
+    U8 { channels: usize, linear: bool },
+}
+
+impl Upload {
+    /// How an image of colour type `color` goes to a device running `pipeline` for `blur`:
+    /// 8-bit gray, gray+alpha, RGB and RGBA as they are when both axes are recursive and the
+    /// pipeline is the blocked one, anything else as planar f32.
+    pub fn for_image(color: ColorType, linear: bool, pipeline: Pipeline, blur: &Blur2d) -> Upload {
+        let Some(channels) = u8_channels(color) else {
+            return Upload::PlanarF32;
+        };
+        let recursive = blur.x.is_recursive() && blur.y.is_recursive();
+        match pipeline {
+            Pipeline::Blocked { .. } if recursive => Upload::U8 { channels, linear },
+            _ => Upload::PlanarF32,
+        }
+    }
+
+    /// The pixel formats of the y pass and the x pass.
+    fn formats(self) -> [PixelFormat; 2] {
+        match self {
+            Upload::PlanarF32 => [PixelFormat::F32; 2],
+            Upload::U8 { channels, linear } => [
+                // The lookup table decodes sRGB on the way in; LINEAR only matters on the way out.
+                PixelFormat {
+                    channels,
+                    in_u8: true,
+                    out_u8: false,
+                    linear: false,
+                },
+                PixelFormat {
+                    channels,
+                    in_u8: false,
+                    out_u8: true,
+                    linear,
+                },
+            ],
+        }
+    }
+
+    /// (largest buffer, all buffers) in bytes on the device for a `width`×`height` image.
+    pub fn device_bytes(self, width: usize, height: usize, channels: usize) -> (u64, u64) {
+        let samples = (width * height * channels) as u64;
+        match self {
+            Upload::PlanarF32 => (4 * samples, 8 * samples),
+            // The bytes (1), the f32 intermediate (4), summaries of at most a quarter of it (1).
+            Upload::U8 { .. } => (4 * samples, 6 * samples),
+        }
+    }
+}
+
+/// Samples per pixel of the 8-bit colour types the blocked kernels read and write as bytes.
+pub fn u8_channels(color: ColorType) -> Option<usize> {
+    match color {
+        ColorType::L8 => Some(1),
+        ColorType::La8 => Some(2),
+        ColorType::Rgb8 => Some(3),
+        ColorType::Rgba8 => Some(4),
+        _ => None,
+    }
+}
+
+/// Enqueues the blur of the 8-bit image in `bytes` (`w`×`h` pixels of `channels` samples), in
+/// place: the y axis reads the bytes and writes the f32 intermediate `mid` transposed, the x
+/// axis reads `mid` and writes the bytes back upright. Both axes must be recursive.
+#[allow(clippy::too_many_arguments)]
+pub fn enqueue_u8(
+    ctx: &ClContext,
+    bytes: &Buffer<u8>,
+    mid: &Buffer<f32>,
+    (w, h, channels): (usize, usize, usize),
+    blur: &Blur2d,
+    linear: bool,
+    chunk: usize,
+) -> Result<Vec<Enqueued>, ClError> {
+    let (cx, cy) = (upload_filter(ctx, &blur.x)?, upload_filter(ctx, &blur.y)?);
+    let lut = upload_floats(ctx, &pixels::u8_lut(linear))?;
+    let carries = [
+        blocked_carry(ctx, &blur.y, chunk, h)?,
+        blocked_carry(ctx, &blur.x, chunk, w)?,
+    ];
+    let mut run = Run {
+        ctx,
+        timed: Vec::new(),
+        keep: Vec::new(),
+    };
+    let [fy, fx] = Upload::U8 { channels, linear }.formats();
+    let [carry_y, carry_x] = carries;
+    let io = (Arg::Bytes(bytes), Arg::Buf(mid));
+    run.blocked(&cy, &lut, io, (w, h, 1), fy, "y", carry_y)?;
+    let io = (Arg::Buf(mid), Arg::Bytes(bytes));
+    run.blocked(&cx, &lut, io, (h, w, 1), fx, "x", carry_x)?;
+    ctx.finish()?;
+    drop(run.keep);
+    drop((cx, cy, lut));
+    Ok(run.timed)
+}
+
+/// Blurs an 8-bit image (gray, gray+alpha, RGB, RGBA) on the device in place: its samples go
+/// up as bytes and come back as bytes into the same memory, so the host holds no other copy.
+/// `pipeline` must be the blocked one and both axes recursive (`Upload::for_image`).
+pub fn blur_u8(
+    ctx: &ClContext,
+    image: &mut DynamicImage,
+    blur: &Blur2d,
+    linear: bool,
+    pipeline: Pipeline,
+) -> Result<Vec<Pass>, ClError> {
+    let (w, h) = (image.width() as usize, image.height() as usize);
+    let channels = image.color().channel_count() as usize;
+    let Pipeline::Blocked { chunk } = pipeline else {
+        unreachable!("Upload::for_image sends 8-bit images only to the blocked pipeline")
+    };
+    let samples: &mut [u8] = match image {
+        DynamicImage::ImageLuma8(b) => b,
+        DynamicImage::ImageLumaA8(b) => b,
+        DynamicImage::ImageRgb8(b) => b,
+        DynamicImage::ImageRgba8(b) => b,
+        _ => unreachable!("Upload::for_image sends only 8-bit images here"),
+    };
+    let n = samples.len() as u64;
+    let mut bytes = ctx.buffer::<u8>(samples.len(), false)?;
+    let mid = ctx.buffer::<f32>(samples.len(), false)?;
+    let mut commands = vec![Enqueued {
+        timed: ctx.write(&mut bytes, samples, "upload (8-bit)")?,
+        kind: PassKind::Transfer,
+        bytes: n,
+    }];
+    commands.extend(enqueue_u8(
+        ctx,
+        &bytes,
+        &mid,
+        (w, h, channels),
+        blur,
+        linear,
+        chunk,
+    )?);
+    commands.push(Enqueued {
+        timed: ctx.read(&bytes, samples, "download (8-bit)")?,
+        kind: PassKind::Transfer,
+        bytes: n,
+    });
+    commands
+        .into_iter()
+        .map(|c| c.into_pass(ctx))
+        .collect::<Result<Vec<_>, ClError>>()
 }

@@ -260,6 +260,19 @@ fn interleave<T: Copy + Send + Default>(
     out
 }
 
+/// Every 8-bit sample's f32 value, sRGB-decoded when `linear`: the table the device kernels
+/// convert 8-bit images with, so that they agree with `to_planar` bit for bit.
+pub fn u8_lut(linear: bool) -> [f32; 256] {
+    std::array::from_fn(|k| {
+        let v = u8_to_f32(k as u8);
+        if linear {
+            srgb_to_linear(v)
+        } else {
+            v
+        }
+    })
+}
+
 fn u8_to_f32(v: u8) -> f32 {
     v as f32 * (1.0 / 255.0)
 }

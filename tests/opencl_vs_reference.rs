@@ -74,6 +74,111 @@ fn degenerate_sizes() {
     }
 }
 
+/// An 8-bit image of `channels` samples per pixel (1 gray, 2 gray+alpha, 3 RGB, 4 RGBA) with
+/// noise in every sample, alpha included.
+fn noise_u8(w: usize, h: usize, channels: usize, seed: u64) -> image::DynamicImage {
+    let p = common::noise(w, h, channels, seed);
+    let plane = w * h;
+    let raw: Vec<u8> = (0..plane * channels)
+        .map(|i| (p.data[(i % channels) * plane + i / channels] * 255.0).round() as u8)
+        .collect();
+    let (w, h) = (w as u32, h as u32);
+    match channels {
+        1 => image::GrayImage::from_raw(w, h, raw).unwrap().into(),
+        2 => image::GrayAlphaImage::from_raw(w, h, raw).unwrap().into(),
+        3 => image::RgbImage::from_raw(w, h, raw).unwrap().into(),
+        _ => image::RgbaImage::from_raw(w, h, raw).unwrap().into(),
+    }
+}
+
+/// The blocked kernels reading and writing 8-bit samples (premultiplying, sRGB-decoding and
+/// rounding on the device) against the Rust reference on the same image: at most one step
+/// apart, and in almost every sample exactly equal.
+fn check_u8(
+    ctx: &gblur::opencl::ClContext,
+    img: &image::DynamicImage,
+    blur: &Blur2d,
+    linear: bool,
+    chunk: usize,
+) {
+    let want = cpu::blur_image(img, blur, linear);
+    let mut got = img.clone();
+    let passes = pipeline::blur_u8(ctx, &mut got, blur, linear, Pipeline::Blocked { chunk })
+        .expect("device blur");
+    assert!(passes.iter().any(|p| p.name == "upload (8-bit)"));
+    let (g, w) = (got.as_bytes(), want.as_bytes());
+    let off: Vec<u8> = g.iter().zip(w).map(|(a, b)| a.abs_diff(*b)).collect();
+    let worst = off.iter().copied().max().unwrap_or(0);
+    let differing = off.iter().filter(|&&d| d > 0).count();
+    let what = format!(
+        "{}x{} {:?} linear {linear} c{chunk} {blur:?}",
+        img.width(),
+        img.height(),
+        img.color()
+    );
+    assert!(worst <= 1, "{what}: {worst} steps off");
+    assert!(
+        differing * 1000 <= off.len().max(1000),
+        "{what}: {differing} of {} samples differ",
+        off.len()
+    );
+}
+
+#[test]
+fn eight_bit_samples_blur_on_the_device_like_the_reference() {
+    let Some(ctx) = common::context() else { return };
+    for channels in 1..=4 {
+        // Odd sizes: partial last chunks and partial work-groups on both axes.
+        let img = noise_u8(67, 131, channels, channels as u64);
+        for linear in [false, true] {
+            for chunk in [32, 64, 128] {
+                let blur = Blur2d::new(Method::Recursive, 3.5, 12.0);
+                check_u8(&ctx, &img, &blur, linear, chunk);
+            }
+        }
+    }
+    for (w, h) in [(1, 1), (1, 9), (9, 1), (2, 3), (33, 31)] {
+        let img = noise_u8(w, h, 4, (w * 10 + h) as u64);
+        check_u8(
+            &ctx,
+            &img,
+            &Blur2d::new(Method::Recursive, 2.0, 2.0),
+            false,
+            32,
+        );
+    }
+}
+
+#[test]
+fn eight_bit_images_go_to_the_blocked_pipeline_as_bytes() {
+    use gblur::pipeline::Upload;
+    use image::ColorType;
+    let blur = Blur2d::new(Method::Recursive, 5.0, 5.0);
+    let blocked = Pipeline::BLOCKED;
+    assert_eq!(
+        Upload::for_image(ColorType::Rgba8, true, blocked, &blur),
+        Upload::U8 {
+            channels: 4,
+            linear: true
+        }
+    );
+    for other in [ColorType::Rgb16, ColorType::Rgba32F, ColorType::L16] {
+        assert_eq!(
+            Upload::for_image(other, false, blocked, &blur),
+            Upload::PlanarF32
+        );
+    }
+    assert_eq!(
+        Upload::for_image(ColorType::L8, false, Pipeline::Direct, &blur),
+        Upload::PlanarF32
+    );
+    let fir = Blur2d::new(Method::Fir, 5.0, 5.0);
+    assert_eq!(
+        Upload::for_image(ColorType::Rgb8, false, blocked, &fir),
+        Upload::PlanarF32
+    );
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
     #[test]

@@ -12,7 +12,7 @@ use crate::gaussian;
 use crate::opencl::program::CONVOLUTION;
 use crate::opencl::queue::Arg;
 use crate::opencl::{ClContext, ClError, Timed};
-use crate::pipeline::{self, DeviceImage, Pipeline, TransposeKind};
+use crate::pipeline::{self, DeviceImage, Pipeline, PixelFormat, TransposeKind};
 use crate::planar::Planar;
 use crate::report::SWEEP;
 use opencl3::memory::Buffer;
@@ -42,6 +42,12 @@ enum Row {
     Conv2d,
     Separable,
     Recursive(Pipeline),
+    /// The float4 copy of an RGBA8 image's bytes: the yardstick of the RGBA8 rows.
+    CopyRgba8,
+    /// The blocked pipeline on RGBA8 in, RGBA8 out (`pipeline::enqueue_u8`).
+    BlockedRgba8 {
+        chunk: usize,
+    },
 }
 
 impl Row {
@@ -55,7 +61,15 @@ impl Row {
             Row::Recursive(Pipeline::Blocked { chunk }) => {
                 format!("recursive, blocked c{chunk} (fused transpose)")
             }
+            Row::CopyRgba8 => "copy RGBA8 (float4)".into(),
+            Row::BlockedRgba8 { chunk } => {
+                format!("recursive, blocked c{chunk}, RGBA8 in/out")
+            }
         }
+    }
+
+    fn is_rgba8(&self) -> bool {
+        matches!(self, Row::CopyRgba8 | Row::BlockedRgba8 { .. })
     }
 
     /// (global accesses, flops) per sample.
@@ -70,6 +84,11 @@ impl Row {
             // Per axis: summaries read 1 and write 1/4, carries move 1/2, the final pass reads
             // the input twice (the second time mostly from cache), reads 1/4 and writes 1.
             Row::Recursive(Pipeline::Blocked { .. }) => (10.0, 4.0 * RECURSIVE_PASS_FLOPS),
+            // In 4-byte units per pixel (one RGBA8 pixel, or one f32 sample).
+            Row::CopyRgba8 => (2.0, 0.0),
+            // y: summaries read 1, final reads 2 and writes 4 (f32 RGBA); x: summaries read 4,
+            // final reads 8 and writes 1.
+            Row::BlockedRgba8 { .. } => (20.0, 16.0 * RECURSIVE_PASS_FLOPS),
         }
     }
 }
@@ -91,7 +110,20 @@ pub fn run(
     ];
     rows.extend(TransposeKind::ALL.map(|t| Row::Recursive(Pipeline::Transpose(t))));
     rows.extend([32, 64, 128].map(|chunk| Row::Recursive(Pipeline::Blocked { chunk })));
-    let total = sizes.len() * blur_opts.sigmas.len() * blur_opts.channels.len() * rows.len();
+    let rgba8_rows: Vec<Row> = std::iter::once(Row::CopyRgba8)
+        .chain([32, 64, 128].map(|chunk| Row::BlockedRgba8 { chunk }))
+        .collect();
+    let rows_for = |c: usize| {
+        let extra = if c == 4 { &rgba8_rows[..] } else { &[] };
+        rows.iter().chain(extra)
+    };
+    let total: usize = sizes.len()
+        * blur_opts.sigmas.len()
+        * blur_opts
+            .channels
+            .iter()
+            .map(|&c| rows_for(c).count())
+            .sum::<usize>();
     let bar = crate::report::progress_bar(total, opts.quiet, SWEEP);
     let mut records = Vec::new();
     for &(w, h) in &sizes {
@@ -99,9 +131,9 @@ pub fn run(
             let img = super::peak::noise_planar(w, h, c, (w * 31 + h * 7 + c) as u64);
             let mut dev = DeviceImage::new(ctx, w, h, c)?;
             for &sigma in &blur_opts.sigmas {
-                let mut copy_mpps = None;
+                let (mut copy_mpps, mut copy_rgba8_mpps) = (None, None);
                 let mut reference = None;
-                for row in &rows {
+                for row in rows_for(c) {
                     bar.set_message(format!("{w}x{h} {c}ch σ{sigma} {}", row.name()));
                     let mut r = Record::new("blur", row.name(), (w, h), ctx);
                     r.channels = Some(c);
@@ -110,24 +142,43 @@ pub fn run(
                     r.accesses_per_pixel = Some(acc);
                     r.flops_per_pixel = Some(flops);
                     r.flops_per_byte = Some(flops / (acc * 4.0));
-                    if let Row::Recursive(Pipeline::Blocked { chunk }) = row {
-                        let defines = pipeline::blocked_defines(*chunk).0;
+                    let format = match row {
+                        Row::Recursive(Pipeline::Blocked { chunk }) => {
+                            Some((*chunk, PixelFormat::F32))
+                        }
+                        Row::BlockedRgba8 { chunk } => Some((*chunk, rgba8_format(true))),
+                        _ => None,
+                    };
+                    if let Some((chunk, format)) = format {
+                        let defines = pipeline::blocked_defines(chunk, format).0;
                         r.build_options = format!("{} {defines}", r.build_options);
                     }
-                    measure_row(
-                        ctx,
-                        opts,
-                        row,
-                        &img,
-                        &mut dev,
-                        sigma,
-                        &mut r,
-                        &mut reference,
-                    )?;
-                    if matches!(row, Row::Copy) {
-                        copy_mpps = r.mpps;
+                    if row.is_rgba8() {
+                        r.channels = Some(4);
+                        measure_rgba8_row(ctx, opts, row, &img, sigma, &mut r)?;
+                    } else {
+                        measure_row(
+                            ctx,
+                            opts,
+                            row,
+                            &img,
+                            &mut dev,
+                            sigma,
+                            &mut r,
+                            &mut reference,
+                        )?;
                     }
-                    if let Some(copy) = copy_mpps {
+                    match row {
+                        Row::Copy => copy_mpps = r.mpps,
+                        Row::CopyRgba8 => copy_rgba8_mpps = r.mpps,
+                        _ => {}
+                    }
+                    let yardstick = if row.is_rgba8() {
+                        copy_rgba8_mpps
+                    } else {
+                        copy_mpps
+                    };
+                    if let Some(copy) = yardstick {
                         let estimate = copy * 2.0 / acc;
                         r.estimate_mpps = Some(estimate);
                         r.measured_over_estimate = r.mpps.map(|m| m / estimate);
@@ -275,6 +326,7 @@ fn measure_row(
             };
             (got, want, Box::new(run))
         }
+        Row::CopyRgba8 | Row::BlockedRgba8 { .. } => unreachable!("measure_rgba8_row"),
     };
     match verify(&got, &want, 1e-5) {
         Err(why) => r.failed(why),
@@ -282,6 +334,84 @@ fn measure_row(
             let stats = measure(ctx, opts.runs, enqueue)?;
             r.timed(&stats, bytes_per_run);
         }
+    }
+    Ok(())
+}
+
+/// The y pass's pixel format of the RGBA8 rows (`in_u8`), or the x pass's.
+fn rgba8_format(first: bool) -> PixelFormat {
+    PixelFormat {
+        channels: 4,
+        in_u8: first,
+        out_u8: !first,
+        linear: false,
+    }
+}
+
+/// The RGBA8 rows: the planar noise image's first four planes as 8-bit RGBA (alpha included,
+/// so the premultiplication is exercised), blurred bytes in, bytes out, and checked against
+/// the Rust reference on the same image to one step.
+fn measure_rgba8_row(
+    ctx: &ClContext,
+    opts: &BenchOptions,
+    row: &Row,
+    img: &Planar,
+    sigma: f64,
+    r: &mut Record,
+) -> anyhow::Result<()> {
+    let (w, h) = (img.width, img.height);
+    let plane = w * h;
+    let samples: Vec<u8> = (0..plane * 4)
+        .map(|i| (img.data[(i % 4) * plane + i / 4].clamp(0.0, 1.0) * 255.0).round() as u8)
+        .collect();
+    let mut bytes = ctx.buffer::<u8>(samples.len(), false)?;
+    let bytes_per_run = plane as f64 * 4.0 * row.cost(sigma).0;
+    match row {
+        Row::CopyRgba8 => {
+            // The same bytes moved as float4: 4 pixels per work-item.
+            let (src, dst) = (
+                ctx.buffer::<f32>(plane, false)?,
+                ctx.buffer::<f32>(plane, false)?,
+            );
+            enqueue_copy4(ctx, &src, &dst, plane)?;
+            ctx.finish()?;
+            let stats = measure(ctx, opts.runs, || {
+                Ok(vec![enqueue_copy4(ctx, &src, &dst, plane)?])
+            })?;
+            r.timed(&stats, bytes_per_run);
+        }
+        Row::BlockedRgba8 { chunk } => {
+            let blur = Blur2d::new(Method::Recursive, sigma, sigma);
+            let mid = ctx.buffer::<f32>(plane * 4, false)?;
+            let chunk = *chunk;
+            ctx.write(&mut bytes, &samples, "upload")?;
+            pipeline::enqueue_u8(ctx, &bytes, &mid, (w, h, 4), &blur, false, chunk)?;
+            let mut got = vec![0u8; samples.len()];
+            ctx.read(&bytes, &mut got, "download")?;
+            let input =
+                image::RgbaImage::from_raw(w as u32, h as u32, samples).expect("w×h×4 samples");
+            let want = crate::cpu::blur_image(&input.into(), &blur, false);
+            let worst = got
+                .iter()
+                .zip(want.as_bytes())
+                .map(|(a, b)| a.abs_diff(*b))
+                .max()
+                .unwrap_or(0);
+            if worst > 1 {
+                r.failed(format!("{worst} steps off the Rust reference"));
+                return Ok(());
+            }
+            let stats = measure(ctx, opts.runs, || {
+                Ok(
+                    pipeline::enqueue_u8(ctx, &bytes, &mid, (w, h, 4), &blur, false, chunk)?
+                        .into_iter()
+                        .map(|e| e.timed)
+                        .collect(),
+                )
+            })?;
+            r.timed(&stats, bytes_per_run);
+        }
+        _ => unreachable!("only the RGBA8 rows"),
     }
     Ok(())
 }

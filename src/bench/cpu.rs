@@ -9,7 +9,7 @@ use super::runner::{measure_host, Stats};
 use super::{BenchOptions, Record};
 use crate::filter::{Blur2d, Method};
 use crate::opencl::{device, ClContext};
-use crate::pipeline::PipelineChoice;
+use crate::pipeline::{PipelineChoice, Upload};
 use crate::report::SWEEP;
 use crate::{banded, cpu, job, pipeline, pixels};
 use image::{DynamicImage, ImageBuffer};
@@ -147,20 +147,30 @@ pub fn run(opts: &BenchOptions, sigmas: &[f64]) -> anyhow::Result<Vec<Record>> {
                 let name = format!("opencl {}, RGB 8-bit", pipe.describe());
                 bar.set_message(format!("{w}x{h} sigma {sigma} {name}"));
                 let r = record(&name, (w, h), 3, sigma, &ctx.device_name());
-                pipeline::prepare(ctx, &blur, pipe, (w, h))?;
+                let upload = Upload::for_image(img.color(), false, pipe, &blur);
+                pipeline::prepare(ctx, &blur, pipe, (w, h), upload)?;
                 let mut failure = None;
+                let mut work = img.clone();
                 let stats = measure_host(
                     opts.runs,
-                    &mut (),
-                    |_| {},
-                    |_| {
-                        let (p, layout) = pixels::to_planar(&img, false);
-                        match pipeline::blur(ctx, p, &blur, pipe) {
-                            Ok((mut out, _)) => {
-                                pixels::finish_planar(&mut out, layout);
-                                pixels::from_planar(&out, layout.color, img.color());
+                    &mut work,
+                    |work| *work = img.clone(),
+                    |work| {
+                        let done = match upload {
+                            // As the main command runs it: bytes up, bytes down, in place.
+                            Upload::U8 { .. } => {
+                                pipeline::blur_u8(ctx, work, &blur, false, pipe).map(drop)
                             }
-                            Err(e) => failure = Some(e.to_string()),
+                            Upload::PlanarF32 => {
+                                let (p, layout) = pixels::to_planar(work, false);
+                                pipeline::blur(ctx, p, &blur, pipe).map(|(mut out, _)| {
+                                    pixels::finish_planar(&mut out, layout);
+                                    pixels::from_planar(&out, layout.color, img.color());
+                                })
+                            }
+                        };
+                        if let Err(e) = done {
+                            failure = Some(e.to_string());
                         }
                     },
                 );

@@ -39,8 +39,11 @@ pub fn injected_fault() -> Option<Fault> {
 }
 
 /// A kernel argument.
+#[derive(Clone, Copy)]
 pub enum Arg<'a> {
     Buf(&'a Buffer<f32>),
+    /// A buffer of 8-bit samples.
+    Bytes(&'a Buffer<u8>),
     U32(u32),
 }
 
@@ -125,9 +128,10 @@ impl ClContext {
         })
     }
 
-    /// A device buffer of `len` floats, checked against the device's allocation limit.
-    pub fn buffer(&self, len: usize, read_only: bool) -> Result<Buffer<f32>, ClError> {
-        let bytes = (len.max(1) * 4) as u64;
+    /// A device buffer of `len` elements (f32 samples, or u8 ones), checked against the
+    /// device's allocation limit.
+    pub fn buffer<T>(&self, len: usize, read_only: bool) -> Result<Buffer<T>, ClError> {
+        let bytes = (len.max(1) * std::mem::size_of::<T>()) as u64;
         if bytes > self.info.max_alloc_mib << 20 {
             return Err(ClError::TooLarge {
                 device: self.device_name(),
@@ -150,12 +154,12 @@ impl ClContext {
             CL_MEM_READ_WRITE
         };
         // SAFETY: no host pointer is passed; the buffer is owned by the returned value.
-        unsafe { Buffer::<f32>::create(&self.context, flags, len.max(1), ptr::null_mut()) }
+        unsafe { Buffer::<T>::create(&self.context, flags, len.max(1), ptr::null_mut()) }
             .map_err(|e| api(&self.info, &format!("allocating {} MiB", bytes >> 20), e))
     }
 
     /// Non-blocking upload; the in-order queue orders it before later commands.
-    pub fn write(&self, buf: &mut Buffer<f32>, data: &[f32], name: &str) -> Result<Timed, ClError> {
+    pub fn write<T>(&self, buf: &mut Buffer<T>, data: &[T], name: &str) -> Result<Timed, ClError> {
         // SAFETY: `data` outlives the command: callers finish the queue before returning.
         let event = unsafe {
             self.queue
@@ -188,7 +192,7 @@ impl ClContext {
     }
 
     /// Blocking download of the whole buffer into `data`.
-    pub fn read(&self, buf: &Buffer<f32>, data: &mut [f32], name: &str) -> Result<Timed, ClError> {
+    pub fn read<T>(&self, buf: &Buffer<T>, data: &mut [T], name: &str) -> Result<Timed, ClError> {
         // SAFETY: blocking read into a slice of the buffer's length.
         let event = unsafe {
             self.queue
@@ -217,6 +221,7 @@ impl ClContext {
             for a in args {
                 match a {
                     Arg::Buf(b) => exec.set_arg(*b),
+                    Arg::Bytes(b) => exec.set_arg(*b),
                     Arg::U32(v) => exec.set_arg(v),
                 };
             }
