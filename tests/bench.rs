@@ -94,10 +94,17 @@ fn blur_table_rows_are_checked_and_estimated() {
         "--channels",
         "1,4",
     ]);
-    assert_eq!(recs.len(), 2 * 14);
+    // 14 rows per channel count, and with 4 channels the RGBA8 copy and three RGBA8 rows.
+    assert_eq!(recs.len(), 2 * 14 + 4);
     assert!(recs
         .iter()
         .any(|r| r["name"] == "recursive, blocked c64 (fused transpose)"));
+    let rgba8 = recs
+        .iter()
+        .find(|r| r["name"] == "recursive, blocked c32, RGBA8 in/out")
+        .expect("an RGBA8 row");
+    assert_eq!(rgba8["status"], "ok", "{rgba8}");
+    assert!(rgba8["pct_of_copy"].as_f64().unwrap() > 0.0);
     for r in &recs {
         check_timed(r);
         assert!(r["estimate_mpps"].as_f64().unwrap() > 0.0);
