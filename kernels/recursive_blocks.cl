@@ -154,7 +154,9 @@ typedef float dst_t;
 // has BATCH loads in flight instead of one (the steps form a dependent chain; the loads do
 // not). AFTER(i) runs after the step of chunk row i; the walks need base, y0, n, x0, width,
 // src, lut and the state (ya, da, yb, db) in scope.
+#ifndef BATCH
 #define BATCH 8
+#endif
 
 // Causal, down rows y0 .. y0 + n - 1, with xp the input before the first.
 #define CAUSAL_WALK(AFTER)                                                                  \

@@ -217,15 +217,23 @@ impl PixelFormat {
 
 /// The build options and work-group shape (TILE columns × GROUP_CHUNKS chunks) of the blocked
 /// kernels for `chunk` rows per chunk and pixels of `format`: a local tile of about 34 KB, under
-/// the 48 KB OpenCL devices promise.
+/// the 48 KB OpenCL devices promise. `GBLUR_BLOCKED_TUNE` (`tile=N,group=N,batch=N`, any of
+/// them) overrides the shape and the rows loaded ahead, for tuning sweeps with `gblur bench
+/// blur`; normal use never sets it.
 pub fn blocked_defines(chunk: usize, format: PixelFormat) -> (String, [usize; 2]) {
     let bytes = format.local_bytes();
-    let tile = if bytes >= 16 { 16 } else { 32 };
-    let group_chunks = (34 * 1024 / (chunk * (tile + 1) * bytes)).clamp(1, 8);
+    let tune = blocked_tune();
+    let tile = tune.tile.unwrap_or(if bytes >= 16 { 16 } else { 32 });
+    let group_chunks = tune
+        .group
+        .unwrap_or((34 * 1024 / (chunk * (tile + 1) * bytes)).clamp(1, 8));
     let mut defines = format!(
         "-DCHUNK={chunk} -DTILE={tile} -DGROUP_CHUNKS={group_chunks} -DCH={}",
         format.channels
     );
+    if let Some(batch) = tune.batch {
+        defines.push_str(&format!(" -DBATCH={batch}"));
+    }
     for (on, flag) in [
         (format.in_u8, " -DIN_U8"),
         (format.out_u8, " -DOUT_U8"),
@@ -236,6 +244,31 @@ pub fn blocked_defines(chunk: usize, format: PixelFormat) -> (String, [usize; 2]
         }
     }
     (defines, [tile, group_chunks])
+}
+
+#[derive(Clone, Copy, Default)]
+struct BlockedTune {
+    tile: Option<usize>,
+    group: Option<usize>,
+    batch: Option<usize>,
+}
+
+fn blocked_tune() -> BlockedTune {
+    static TUNE: std::sync::OnceLock<BlockedTune> = std::sync::OnceLock::new();
+    *TUNE.get_or_init(|| {
+        let mut t = BlockedTune::default();
+        let spec = std::env::var("GBLUR_BLOCKED_TUNE").unwrap_or_default();
+        for (key, value) in spec.split(',').filter_map(|kv| kv.split_once('=')) {
+            let value = value.trim().parse().ok().filter(|&v: &usize| v > 0);
+            match key.trim() {
+                "tile" => t.tile = value,
+                "group" => t.group = value,
+                "batch" => t.batch = value,
+                _ => {}
+            }
+        }
+        t
+    })
 }
 
 /// What a pass moves, for the report's grouping and GB/s.

@@ -123,9 +123,12 @@ fn json_report_names_every_pass() {
             &["upload", "row pass (x)", "column pass (y)", "download"][..],
         ),
         (
+            // An 8-bit image: up and down as bytes, converted in the kernels.
             &["--pipeline", "blocked"][..],
-            "blocked",
+            "blocked, 8-bit in and out",
             &[
+                "upload (8-bit)",
+                "download (8-bit)",
                 "block summaries (y)",
                 "block carries (y)",
                 "block final + transpose (y)",
