@@ -155,7 +155,7 @@ typedef float dst_t;
 // not). AFTER(i) runs after the step of chunk row i; the walks need base, y0, n, x0, width,
 // src, lut and the state (ya, da, yb, db) in scope.
 #ifndef BATCH
-#define BATCH 8
+#define BATCH 16
 #endif
 
 // Causal, down rows y0 .. y0 + n - 1, with xp the input before the first.
@@ -205,9 +205,25 @@ typedef float dst_t;
 
 #define NOTHING(i)
 
+// The anticausal zero-state summary without walking the chunk backwards: a chunk of n rows
+// leaves the anticausal state sum_j T^j e w_j at its top (T a section's (y, d) transition,
+// e = (1, 1), w_j = m1 x[j+1] + m2 x[j+2] the input the step of row j takes), so the walk down
+// the chunk can add each input x[i]'s share, m1 g[i-1] + m2 g[i-2] with g[j] = T^j e, as it
+// reads it. One read of the chunk instead of two. gain holds g[j - 2] per index j (two zero
+// entries first), 4 floats each: section a's y and d, then section b's.
+#define ANTICAUSAL_SHARE(i, X)                                                              \
+    {                                                                                       \
+        __constant const float *g1 = gain + 4 * ((i) + 1), *g2 = gain + 4 * (i);            \
+        sya += (m1a * g1[0] + m2a * g2[0]) * (X);                                           \
+        sda += (m1a * g1[1] + m2a * g2[1]) * (X);                                           \
+        syb += (m1b * g1[2] + m2b * g2[2]) * (X);                                           \
+        sdb += (m1b * g1[3] + m2b * g2[3]) * (X);                                           \
+    }
+#define ANTICAUSAL_SHARE_OF_XP(i) ANTICAUSAL_SHARE(i, xp)
+
 __kernel void block_summary(__global const src_t *src, __global float *sum,
-                            __constant float *coef, __constant float *lut, uint width,
-                            uint height, uint chunks)
+                            __constant float *coef, __constant float *gain,
+                            __constant float *lut, uint width, uint height, uint chunks)
 {
     const uint x = get_global_id(0), k = get_global_id(1), p = get_global_id(2);
     if (x >= width || k >= chunks)
@@ -219,22 +235,30 @@ __kernel void block_summary(__global const src_t *src, __global float *sum,
     const uint y0 = k * CHUNK, n = min((uint)CHUNK, height - y0);
 
     pixel ya = 0.0f, da = 0.0f, yb = 0.0f, db = 0.0f;
+    pixel sya = 0.0f, sda = 0.0f, syb = 0.0f, sdb = 0.0f;
     pixel xp = k == 0 ? (pixel)(0.0f) : load_src(src, base + (size_t)(y0 - 1) * width, lut) - x0;
-    CAUSAL_WALK(NOTHING)
+    CAUSAL_WALK(ANTICAUSAL_SHARE_OF_XP)
+    // The two inputs after the chunk (clamped at the image's end): x[n] takes its full share,
+    // x[n + 1] only m2 g[n - 1], since no row n exists in this chunk.
+    const pixel xn = load_src(src, base + (size_t)min(y0 + n, height - 1) * width, lut) - x0;
+    const pixel xn1 = load_src(src, base + (size_t)min(y0 + n + 1, height - 1) * width, lut) - x0;
+    ANTICAUSAL_SHARE(n, xn)
+    {
+        __constant const float *g1 = gain + 4 * (n + 1);
+        sya += m2a * g1[0] * xn1;
+        sda += m2a * g1[1] * xn1;
+        syb += m2b * g1[2] * xn1;
+        sdb += m2b * g1[3] * xn1;
+    }
     const size_t s = ((size_t)(p * chunks + k) * 8) * width + x;
     VSTORE(ya, s, sum);
     VSTORE(da, s + width, sum);
     VSTORE(yb, s + 2 * width, sum);
     VSTORE(db, s + 3 * width, sum);
-
-    ya = da = yb = db = 0.0f;
-    pixel x1 = load_src(src, base + (size_t)min(y0 + n, height - 1) * width, lut) - x0;
-    pixel x2 = load_src(src, base + (size_t)min(y0 + n + 1, height - 1) * width, lut) - x0;
-    ANTICAUSAL_WALK(NOTHING)
-    VSTORE(ya, s + 4 * width, sum);
-    VSTORE(da, s + 5 * width, sum);
-    VSTORE(yb, s + 6 * width, sum);
-    VSTORE(db, s + 7 * width, sum);
+    VSTORE(sya, s + 4 * width, sum);
+    VSTORE(sda, s + 5 * width, sum);
+    VSTORE(syb, s + 6 * width, sum);
+    VSTORE(sdb, s + 7 * width, sum);
 }
 
 // (y, d) <- M (y, d) + (zy, zd), M row-major.
@@ -246,75 +270,56 @@ __kernel void block_summary(__global const src_t *src, __global float *sum,
         D = nd;                                                                             \
     }
 
-// One work-item per (column, plane): the causal walk down the chunks, then the anticausal
-// walk back up. The walk is a chain of dependent steps, but the summaries it consumes are
-// not: each step's four loads are issued one step ahead, so their latency overlaps the
-// previous step instead of adding to it.
+// Chunks whose summaries the carry loads before applying them.
+#define CARRY_BATCH 4
+
+// One work-item per (column, plane, direction): dimension 2 picks the causal walk down the
+// chunks (0) or the anticausal walk back up (1), which are independent. A walk is a chain of
+// dependent steps, but the summaries it consumes are not: CARRY_BATCH chunks' summaries are
+// loaded before they are applied, so their latencies overlap.
 __kernel void block_carry(__global const src_t *src, __global float *sum,
                           __constant float *coef, __constant float *carry,
                           __constant float *lut, uint width, uint height, uint chunks)
 {
-    const uint x = get_global_id(0), p = get_global_id(1);
+    const uint x = get_global_id(0), p = get_global_id(1), anticausal = get_global_id(2);
     if (x >= width)
         return;
-    const float ga = coef[6], gb = coef[14];
     __constant float *full_a = carry, *last_a = carry + 4, *full_b = carry + 8,
                      *last_b = carry + 12;
-    const size_t plane = (size_t)width * height;
-    const size_t s = (size_t)p * chunks * 8 * width + x;
+    const size_t s = (size_t)p * chunks * 8 * width + x + anticausal * 4 * width;
 
-    // Causal: the state entering chunk 0 is zero (first sample subtracted).
     pixel ya = 0.0f, da = 0.0f, yb = 0.0f, db = 0.0f;
-    pixel za = VLOAD(s, sum), zda = VLOAD(s + width, sum);
-    pixel zb = VLOAD(s + 2 * width, sum), zdb = VLOAD(s + 3 * width, sum);
-    for (uint k = 0; k < chunks; k++) {
-        const size_t c = s + (size_t)k * 8 * width;
-        const size_t next = k + 1 < chunks ? c + 8 * width : c;
-        const pixel na = VLOAD(next, sum), nda = VLOAD(next + width, sum);
-        const pixel nb = VLOAD(next + 2 * width, sum), ndb = VLOAD(next + 3 * width, sum);
-        VSTORE(ya, c, sum);
-        VSTORE(da, c + width, sum);
-        VSTORE(yb, c + 2 * width, sum);
-        VSTORE(db, c + 3 * width, sum);
-        APPLY(full_a, ya, da, za, zda)
-        APPLY(full_b, yb, db, zb, zdb)
-        za = na;
-        zda = nda;
-        zb = nb;
-        zdb = ndb;
+    if (anticausal) {
+        // The state entering the last chunk is the steady state of the clamped edge.
+        const size_t base = p * (size_t)width * height + x;
+        const pixel xl =
+            load_src(src, base + (size_t)(height - 1) * width, lut) - load_src(src, base, lut);
+        ya = coef[6] * xl;
+        yb = coef[14] * xl;
     }
-
-    // Anticausal: the state entering the last chunk is the steady state of the clamped edge.
-    const size_t base = p * plane + x;
-    const pixel xl = load_src(src, base + (size_t)(height - 1) * width, lut) - load_src(src, base, lut);
-    ya = ga * xl;
-    yb = gb * xl;
-    da = db = 0.0f;
-    size_t c = s + (size_t)(chunks - 1) * 8 * width + 4 * width;
-    za = VLOAD(c, sum);
-    zda = VLOAD(c + width, sum);
-    zb = VLOAD(c + 2 * width, sum);
-    zdb = VLOAD(c + 3 * width, sum);
-    for (uint k = chunks; k-- > 0;) {
-        c = s + (size_t)k * 8 * width + 4 * width;
-        const size_t next = k > 0 ? c - 8 * width : c;
-        const pixel na = VLOAD(next, sum), nda = VLOAD(next + width, sum);
-        const pixel nb = VLOAD(next + 2 * width, sum), ndb = VLOAD(next + 3 * width, sum);
-        VSTORE(ya, c, sum);
-        VSTORE(da, c + width, sum);
-        VSTORE(yb, c + 2 * width, sum);
-        VSTORE(db, c + 3 * width, sum);
-        if (k == chunks - 1) {
-            APPLY(last_a, ya, da, za, zda)
-            APPLY(last_b, yb, db, zb, zdb)
-        } else {
-            APPLY(full_a, ya, da, za, zda)
-            APPLY(full_b, yb, db, zb, zdb)
+    // Causal: chunks 0, 1, ...; anticausal: chunks - 1, chunks - 2, ... (the first of which
+    // is the last chunk, with its own length).
+    for (uint done = 0; done < chunks; done += CARRY_BATCH) {
+        pixel z[CARRY_BATCH][4];
+        for (uint j = 0; j < CARRY_BATCH; j++) {
+            const uint step = min(done + j, chunks - 1);
+            const uint k = anticausal ? chunks - 1 - step : step;
+            const size_t c = s + (size_t)k * 8 * width;
+            for (uint e = 0; e < 4; e++)
+                z[j][e] = VLOAD(c + e * width, sum);
         }
-        za = na;
-        zda = nda;
-        zb = nb;
-        zdb = ndb;
+        for (uint j = 0; j < CARRY_BATCH && done + j < chunks; j++) {
+            const uint step = done + j;
+            const uint k = anticausal ? chunks - 1 - step : step;
+            const size_t c = s + (size_t)k * 8 * width;
+            VSTORE(ya, c, sum);
+            VSTORE(da, c + width, sum);
+            VSTORE(yb, c + 2 * width, sum);
+            VSTORE(db, c + 3 * width, sum);
+            const bool last = anticausal && step == 0;
+            APPLY(last ? last_a : full_a, ya, da, z[j][0], z[j][1])
+            APPLY(last ? last_b : full_b, yb, db, z[j][2], z[j][3])
+        }
     }
 }
 

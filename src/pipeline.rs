@@ -171,19 +171,25 @@ impl Pipeline {
 /// Rows per chunk for columns of `len` rows, from `gblur bench blur` on an H100
 /// (docs/BENCHMARKS.md): short chunks leave too little work per work-item, long ones too few
 /// work-items and a long sequential carry; c32 led at 512 rows, c64 at 1024–2048, c128 from
-/// 4096 on.
-pub fn auto_chunk(len: usize) -> usize {
-    match len {
+/// 4096 on. Pixels of 3 or 4 channels stop at c64: a c128 tile of them leaves one chunk per
+/// work-group (16 work-items), and c64 led c128 by 25–30% on RGBA8.
+pub fn auto_chunk(len: usize, format: PixelFormat) -> usize {
+    let chunk = match len {
         0..=512 => 32,
         513..=2048 => 64,
         _ => 128,
+    };
+    if format.local_bytes() >= 16 {
+        chunk.min(64)
+    } else {
+        chunk
     }
 }
 
 /// The chunk length a `Pipeline::Blocked { chunk }` pass over columns of `len` rows uses.
-fn chunk_for(chunk: usize, len: usize) -> usize {
+fn chunk_for(chunk: usize, len: usize, format: PixelFormat) -> usize {
     if chunk == 0 {
-        auto_chunk(len)
+        auto_chunk(len, format)
     } else {
         chunk
     }
@@ -327,19 +333,28 @@ fn upload_filter(ctx: &ClContext, f: &LineFilter) -> Result<Buffer<f32>, ClError
     }
 }
 
-/// The chunk length and the uploaded carry matrices (per section T^chunk, then T^last) for a
-/// blocked pass of `f` down columns of `len` rows.
+/// What a blocked pass of one filter down columns of some length needs besides the image:
+/// the chunk length, the carry matrices (per section T^chunk, then T^last) and the gains of
+/// the summaries' anticausal shares (kernels/recursive_blocks.cl, ANTICAUSAL_SHARE).
+pub struct Carry {
+    chunk: usize,
+    matrices: Buffer<f32>,
+    gains: Buffer<f32>,
+}
+
+/// The `Carry` of `f` down columns of `len` rows.
 fn blocked_carry(
     ctx: &ClContext,
     f: &LineFilter,
     chunk: usize,
     len: usize,
-) -> Result<(usize, Buffer<f32>), ClError> {
-    let chunk = chunk_for(chunk, len);
+    format: PixelFormat,
+) -> Result<Carry, ClError> {
+    let chunk = chunk_for(chunk, len, format);
     let last = len - (len.div_ceil(chunk) - 1) * chunk;
     let g = crate::gaussian::RecursiveGaussian::new(f.sigma());
     let (full, last) = (g.transition(chunk), g.transition(last));
-    let carry: Vec<f32> = (0..2)
+    let matrices: Vec<f32> = (0..2)
         .flat_map(|s| {
             full[s]
                 .iter()
@@ -348,7 +363,18 @@ fn blocked_carry(
                 .collect::<Vec<_>>()
         })
         .collect();
-    Ok((chunk, upload_floats(ctx, &carry)?))
+    // Two zero entries, then per row j of a chunk T^j (1, 1) for both sections.
+    let mut gains = vec![0f32; 8];
+    for j in 0..chunk {
+        for t in g.transition(j) {
+            gains.extend([(t[0] + t[1]) as f32, (t[2] + t[3]) as f32]);
+        }
+    }
+    Ok(Carry {
+        chunk,
+        matrices: upload_floats(ctx, &matrices)?,
+        gains: upload_floats(ctx, &gains)?,
+    })
 }
 
 /// A small read-only buffer holding `data`, written with a blocking call because `data` may
@@ -376,8 +402,9 @@ impl Run<'_> {
         (w, h, planes): (usize, usize, usize),
         format: PixelFormat,
         axis: &str,
-        (chunk, carry_buf): (usize, Buffer<f32>),
+        carry: Carry,
     ) -> Result<(), ClError> {
+        let chunk = carry.chunk;
         let ctx = self.ctx;
         let (defines, [tile, group_chunks]) = blocked_defines(chunk, format);
         let chunks = h.div_ceil(chunk);
@@ -395,6 +422,7 @@ impl Run<'_> {
             src,
             Arg::Buf(&sum),
             Arg::Buf(coef),
+            Arg::Buf(&carry.gains),
             Arg::Buf(lut),
             Arg::U32(w32),
             Arg::U32(h32),
@@ -414,7 +442,7 @@ impl Run<'_> {
             src,
             Arg::Buf(&sum),
             Arg::Buf(coef),
-            Arg::Buf(&carry_buf),
+            Arg::Buf(&carry.matrices),
             Arg::Buf(lut),
             Arg::U32(w32),
             Arg::U32(h32),
@@ -423,7 +451,7 @@ impl Run<'_> {
         let t = ctx.run(
             &k,
             &args,
-            &[w, planes],
+            &[w, planes, 2],
             None,
             &format!("block carries ({axis})"),
         )?;
@@ -454,7 +482,7 @@ impl Run<'_> {
         )?;
         self.record(t, PassKind::Filter, 2 * read + written + summaries);
         // The summary and carry buffers must outlive the kernels that read them.
-        self.keep.extend([sum, carry_buf]);
+        self.keep.extend([sum, carry.matrices, carry.gains]);
         Ok(())
     }
 
@@ -574,7 +602,7 @@ pub fn prepare(
         }
         Pipeline::Blocked { chunk } => {
             for (len, format) in [height, width].into_iter().zip(upload.formats()) {
-                let defines = blocked_defines(chunk_for(chunk, len), format).0;
+                let defines = blocked_defines(chunk_for(chunk, len, format), format).0;
                 for k in ["block_summary", "block_carry", "block_final"] {
                     ctx.kernel(BLOCKS, k, &defines)?;
                 }
@@ -701,7 +729,7 @@ pub fn enqueue(
             let mut carries = Vec::new();
             for (f, len) in [(&blur.y, h), (&blur.x, w)] {
                 carries.push(match f.is_recursive() {
-                    true => Some(blocked_carry(ctx, f, chunk, len)?),
+                    true => Some(blocked_carry(ctx, f, chunk, len, PixelFormat::F32)?),
                     false => None,
                 });
             }
@@ -848,16 +876,16 @@ pub fn enqueue_u8(
 ) -> Result<Vec<Enqueued>, ClError> {
     let (cx, cy) = (upload_filter(ctx, &blur.x)?, upload_filter(ctx, &blur.y)?);
     let lut = upload_floats(ctx, &pixels::u8_lut(linear))?;
+    let [fy, fx] = Upload::U8 { channels, linear }.formats();
     let carries = [
-        blocked_carry(ctx, &blur.y, chunk, h)?,
-        blocked_carry(ctx, &blur.x, chunk, w)?,
+        blocked_carry(ctx, &blur.y, chunk, h, fy)?,
+        blocked_carry(ctx, &blur.x, chunk, w, fx)?,
     ];
     let mut run = Run {
         ctx,
         timed: Vec::new(),
         keep: Vec::new(),
     };
-    let [fy, fx] = Upload::U8 { channels, linear }.formats();
     let [carry_y, carry_x] = carries;
     let io = (Arg::Bytes(bytes), Arg::Buf(mid));
     run.blocked(&cy, &lut, io, (w, h, 1), fy, "y", carry_y)?;
