@@ -208,18 +208,19 @@ typedef float dst_t;
 // The anticausal zero-state summary without walking the chunk backwards: a chunk of n rows
 // leaves the anticausal state sum_j T^j e w_j at its top (T a section's (y, d) transition,
 // e = (1, 1), w_j = m1 x[j+1] + m2 x[j+2] the input the step of row j takes), so the walk down
-// the chunk can add each input x[i]'s share, m1 g[i-1] + m2 g[i-2] with g[j] = T^j e, as it
-// reads it. One read of the chunk instead of two. gain holds g[j - 2] per index j (two zero
-// entries first), 4 floats each: section a's y and d, then section b's.
-#define ANTICAUSAL_SHARE(i, X)                                                              \
+// the chunk can add each input x[i]'s share, h[i] = m1 g[i-1] + m2 g[i-2] with g[j] = T^j e
+// (g of a negative index is 0), as it reads it: one read of the chunk instead of two.
+// gain holds h[i] for i = 0 ..= CHUNK, 4 floats each (section a's y and d, then section b's),
+// then m2 g[j] for j = 0 .. CHUNK - 1 (the share of x[n + 1], which has no row n to feed).
+#define ANTICAUSAL_SHARE(H, X)                                                              \
     {                                                                                       \
-        __constant const float *g1 = gain + 4 * ((i) + 1), *g2 = gain + 4 * (i);            \
-        sya += (m1a * g1[0] + m2a * g2[0]) * (X);                                           \
-        sda += (m1a * g1[1] + m2a * g2[1]) * (X);                                           \
-        syb += (m1b * g1[2] + m2b * g2[2]) * (X);                                           \
-        sdb += (m1b * g1[3] + m2b * g2[3]) * (X);                                           \
+        __constant const float *h = (H);                                                    \
+        sya += h[0] * (X);                                                                  \
+        sda += h[1] * (X);                                                                  \
+        syb += h[2] * (X);                                                                  \
+        sdb += h[3] * (X);                                                                  \
     }
-#define ANTICAUSAL_SHARE_OF_XP(i) ANTICAUSAL_SHARE(i, xp)
+#define ANTICAUSAL_SHARE_OF_XP(i) ANTICAUSAL_SHARE(gain + 4 * (i), xp)
 
 __kernel void block_summary(__global const src_t *src, __global float *sum,
                             __constant float *coef, __constant float *gain,
@@ -242,14 +243,8 @@ __kernel void block_summary(__global const src_t *src, __global float *sum,
     // x[n + 1] only m2 g[n - 1], since no row n exists in this chunk.
     const pixel xn = load_src(src, base + (size_t)min(y0 + n, height - 1) * width, lut) - x0;
     const pixel xn1 = load_src(src, base + (size_t)min(y0 + n + 1, height - 1) * width, lut) - x0;
-    ANTICAUSAL_SHARE(n, xn)
-    {
-        __constant const float *g1 = gain + 4 * (n + 1);
-        sya += m2a * g1[0] * xn1;
-        sda += m2a * g1[1] * xn1;
-        syb += m2b * g1[2] * xn1;
-        sdb += m2b * g1[3] * xn1;
-    }
+    ANTICAUSAL_SHARE(gain + 4 * n, xn)
+    ANTICAUSAL_SHARE(gain + 4 * (CHUNK + 1 + n - 1), xn1)
     const size_t s = ((size_t)(p * chunks + k) * 8) * width + x;
     VSTORE(ya, s, sum);
     VSTORE(da, s + width, sum);
