@@ -6,6 +6,8 @@
 # Usage: benches/batch.sh [N_IMAGES=200] [SIGMA=5] [GBLUR_DEVICE=auto]
 # GBLUR_BIN=path uses a prebuilt gblur (machines without cargo). Where libvips cannot be
 # installed (no package registry), its row is left out and the script says so.
+# GBLUR_DEVICES="gpu rust" times gblur once per listed --device value (default: GBLUR_DEVICE),
+# each followed by gblur's own summary (where the time went).
 set -euo pipefail
 n=${1:-200} sigma=${2:-5} device=${3:-auto}
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -47,7 +49,12 @@ PY
 
 seconds() { local t0 t1; t0=$(date +%s.%N); "$@"; t1=$(date +%s.%N); awk "BEGIN { print $t1 - $t0 }"; }
 
-t_gblur=$(seconds "$gblur" batch "$work/in" "$work/gblur" --sigma "$sigma" --device "$device" -q)
+devices=${GBLUR_DEVICES:-$device}
+declare -A t_dev
+for d in $devices; do
+    rm -rf "$work/gblur"
+    t_dev[$d]=$(seconds "$gblur" batch "$work/in" "$work/gblur" --sigma "$sigma" --device "$d" 2>"$work/summary_$d.txt")
+done
 t_vips=""
 if command -v vips >/dev/null; then
     t_vips=$(seconds sh -c "cd '$work/in' && ls | xargs -P $cores -I{} vips gaussblur {} '$work/vips/{}' $sigma")
@@ -70,13 +77,20 @@ for d in gblur $peers; do
     got=$(ls "$work/$d" | wc -l)
     [ "$got" -eq "$n" ] || { echo "$d wrote $got of $n files" >&2; exit 1; }
 done
-echo "machine: $(nproc) cores; $n JPEGs of 3000x2000 (6 MP); sigma $sigma; gblur --device $device"
-printf '%-28s %8s s %8.2f images/s\n' "gblur batch" "$t_gblur" "$(awk "BEGIN { print $n / $t_gblur }")"
+echo "machine: $(nproc) cores; $n JPEGs of 3000x2000 (6 MP); sigma $sigma"
+for d in $devices; do
+    t=${t_dev[$d]}
+    printf '%-28s %8s s %8.2f images/s\n' "gblur batch --device $d" "$t" "$(awk "BEGIN { print $n / $t }")"
+    grep -E "^(device|stages)" "$work/summary_$d.txt" | sed 's/^/    /'
+done
 if [ -n "$t_vips" ]; then
     printf '%-28s %8s s %8.2f images/s\n' "vips gaussblur (xargs -P$cores)" "$t_vips" "$(awk "BEGIN { print $n / $t_vips }")"
 else
     echo "vips gaussblur: not installed here, not measured"
 fi
 printf '%-28s %8s s %8.2f images/s\n' "OpenCV pool ($cores procs)" "$t_cv" "$(awk "BEGIN { print $n / $t_cv }")"
-[ -z "$t_vips" ] || printf 'gblur / vips   %.2f\n' "$(awk "BEGIN { print $t_vips / $t_gblur }")"
-printf 'gblur / OpenCV %.2f\n' "$(awk "BEGIN { print $t_cv / $t_gblur }")"
+for d in $devices; do
+    t=${t_dev[$d]}
+    [ -z "$t_vips" ] || printf 'gblur --device %s / vips   %.2f\n' "$d" "$(awk "BEGIN { print $t_vips / $t }")"
+    printf 'gblur --device %s / OpenCV %.2f\n' "$d" "$(awk "BEGIN { print $t_cv / $t }")"
+done
