@@ -223,9 +223,9 @@ impl PixelFormat {
 
 /// The build options and work-group shape (TILE columns × GROUP_CHUNKS chunks) of the blocked
 /// kernels for `chunk` rows per chunk and pixels of `format`: a local tile of about 34 KB, under
-/// the 48 KB OpenCL devices promise. `GBLUR_BLOCKED_TUNE` (`tile=N,group=N,batch=N`, any of
-/// them) overrides the shape and the rows loaded ahead, for tuning sweeps with `gblur bench
-/// blur`; normal use never sets it.
+/// the 48 KB OpenCL devices promise. `GBLUR_BLOCKED_TUNE` (`tile=N,group=N,batch=N,lanes=N`,
+/// any of them) overrides the shape, the rows loaded ahead and the work-group width of the
+/// summaries and carries, for tuning sweeps with `gblur bench blur`; normal use never sets it.
 pub fn blocked_defines(chunk: usize, format: PixelFormat) -> (String, [usize; 2]) {
     let bytes = format.local_bytes();
     let tune = blocked_tune();
@@ -257,6 +257,7 @@ struct BlockedTune {
     tile: Option<usize>,
     group: Option<usize>,
     batch: Option<usize>,
+    lanes: Option<usize>,
 }
 
 fn blocked_tune() -> BlockedTune {
@@ -270,6 +271,7 @@ fn blocked_tune() -> BlockedTune {
                 "tile" => t.tile = value,
                 "group" => t.group = value,
                 "batch" => t.batch = value,
+                "lanes" => t.lanes = value,
                 _ => {}
             }
         }
@@ -461,11 +463,15 @@ impl Run<'_> {
             Arg::U32(h32),
             Arg::U32(c32),
         ];
+        // Work-group width of the summaries and carries: the driver's choice unless tuned.
+        let lanes = blocked_tune().lanes;
+        let wide = lanes.map_or(w, |l| w.div_ceil(l) * l);
+        let local = |rest: [usize; 2]| lanes.map(|l| [l, rest[0], rest[1]]);
         let t = ctx.run(
             &k,
             &args,
-            &[w, chunks, planes],
-            None,
+            &[wide, chunks, planes],
+            local([1, 1]).as_ref().map(|l| &l[..]),
             &format!("block summaries ({axis})"),
         )?;
         self.record(t, PassKind::Filter, read + summaries);
@@ -484,8 +490,8 @@ impl Run<'_> {
         let t = ctx.run(
             &k,
             &args,
-            &[w, planes, 2],
-            None,
+            &[wide, planes, 2],
+            local([1, 1]).as_ref().map(|l| &l[..]),
             &format!("block carries ({axis})"),
         )?;
         self.record(t, PassKind::Filter, 2 * summaries);
