@@ -5,16 +5,18 @@
 //! Gaussian, so that "exact" and "about 1e-2 off" are figures, not quotes.
 //!
 //! usage:
-//!   libblur-bench tests DIR [--image PATH] [--acc-size N]
+//!   libblur-bench tests DIR [--accuracy-image PATH] [--acc-size N]
 //!       writes the accuracy test images (a centred N×N crop of the image, N×N noise) into DIR,
 //!       for peers to blur: {photo,noise}_rgb8.png, {photo,noise}_f32.f32 (raw little-endian
 //!       f32, one channel) and {photo,noise}_f32.tiff (the same plane as RGB f32, R = G = B).
 //!   libblur-bench [--image PATH] [--size WxH] [--runs N] [--sigmas 5,20] [--threads N]
-//!                 [--acc-size N] [--peers DIR] [--json FILE]
-//!       times libblur on the image (default: uniform noise of --size, 4896x3264) as RGB 8-bit
-//!       and as one f32 channel (its green channel / 255), then measures accuracy on the test
-//!       images, with any peer outputs found in DIR as TOOL_TEST_sSIGMA.{png,f32,tiff}
-//!       (e.g. gblur_photo_rgb8_s5.png). Prints Markdown tables; --json writes JSON lines.
+//!                 [--accuracy-image PATH] [--acc-size N] [--peers DIR] [--json FILE]
+//!       times libblur as RGB 8-bit and as one f32 channel on the image, by default the very
+//!       pixels `gblur bench cpu` times (its xorshift noise, same seed: RGB bytes, and an f32
+//!       plane) at --size (4896x3264); with --image, that image and its green channel / 255.
+//!       Then measures accuracy on the test images (crop of --accuracy-image, default the timed
+//!       image), with any peer outputs found in DIR as TOOL_TEST_sSIGMA.{png,f32,tiff} (e.g.
+//!       gblur_photo_rgb8_s5.png). Prints Markdown tables; --json writes JSON lines.
 
 use libblur::{
     fast_gaussian, fast_gaussian_f32, fast_gaussian_next, fast_gaussian_next_f32,
@@ -556,6 +558,8 @@ fn noise(n: usize, seed: u64) -> Vec<f32> {
 struct Image {
     size: (usize, usize),
     rgb: Vec<u8>,
+    /// The one-channel f32 image timed beside it.
+    plane: Vec<f32>,
     what: String,
 }
 
@@ -565,19 +569,23 @@ fn load(path: Option<&Path>, size: (usize, usize)) -> Image {
             let img = image::open(p)
                 .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
                 .to_rgb8();
+            let plane = img.pixels().map(|p| p[1] as f32 / 255.0).collect();
             Image {
                 size: (img.width() as usize, img.height() as usize),
                 rgb: img.into_raw(),
-                what: p.display().to_string(),
+                plane,
+                what: format!("{}; f32: its green channel", p.display()),
             }
         }
+        // What `gblur bench cpu` times: `rgb8(w, h)` and `noise(w * h)` there.
         None => Image {
             size,
             rgb: noise(size.0 * size.1 * 3, 7)
                 .iter()
                 .map(|&x| (x * 255.0) as u8)
                 .collect(),
-            what: "uniform noise".into(),
+            plane: noise(size.0 * size.1, 7),
+            what: "uniform noise, the pixels gblur bench cpu times".into(),
         },
     }
 }
@@ -657,6 +665,7 @@ fn read_peer(path: &Path, layout: Layout, n: usize) -> Option<Vec<f64>> {
 
 struct Args {
     image: Option<PathBuf>,
+    accuracy_image: Option<PathBuf>,
     size: (usize, usize),
     runs: usize,
     sigmas: Vec<f64>,
@@ -670,6 +679,7 @@ struct Args {
 fn parse_args() -> Args {
     let mut a = Args {
         image: None,
+        accuracy_image: None,
         size: (4896, 3264),
         runs: 5,
         sigmas: vec![5.0, 20.0],
@@ -680,8 +690,9 @@ fn parse_args() -> Args {
         tests_dir: None,
     };
     let mut it = std::env::args().skip(1);
-    let usage = "usage: libblur-bench [tests DIR] [--image PATH] [--size WxH] [--runs N] \
-                 [--sigmas 5,20] [--threads N] [--acc-size N] [--peers DIR] [--json FILE]";
+    let usage = "usage: libblur-bench [tests DIR] [--image PATH] [--accuracy-image PATH] \
+                 [--size WxH] [--runs N] [--sigmas 5,20] [--threads N] [--acc-size N] \
+                 [--peers DIR] [--json FILE]";
     while let Some(arg) = it.next() {
         let mut val = || {
             it.next()
@@ -690,6 +701,7 @@ fn parse_args() -> Args {
         match arg.as_str() {
             "tests" => a.tests_dir = Some(val().into()),
             "--image" => a.image = Some(val().into()),
+            "--accuracy-image" => a.accuracy_image = Some(val().into()),
             "--size" => {
                 let v = val();
                 let (w, h) = v.split_once('x').expect("--size WxH");
@@ -714,7 +726,10 @@ fn parse_args() -> Args {
 fn main() {
     let a = parse_args();
     let img = load(a.image.as_deref(), a.size);
-    let tests = tests(&img, a.acc_size);
+    let tests = match &a.accuracy_image {
+        Some(p) => tests(&load(Some(p), a.size), a.acc_size),
+        None => tests(&img, a.acc_size),
+    };
     let n = (tests[0].plane.len() as f64).sqrt() as usize;
     if let Some(dir) = &a.tests_dir {
         write_tests(dir, &tests, n);
@@ -750,11 +765,7 @@ fn main() {
         "| layout | sigma | libblur call | setting | measured σ | median ms | min–max ms | MP/s |"
     );
     println!("|---|---:|---|---|---:|---:|---:|---:|");
-    let plane: Vec<f32> = img
-        .rgb
-        .chunks_exact(3)
-        .map(|p| p[1] as f32 / 255.0)
-        .collect();
+    let plane = &img.plane;
     let mut dst8 = vec![0u8; img.rgb.len()];
     let mut dstf = vec![0f32; plane.len()];
     for &sigma in &a.sigmas {
@@ -772,7 +783,7 @@ fn main() {
                 };
                 let s = match layout {
                     Layout::Rgb8 => time(a.runs, job, &img.rgb, &mut dst8),
-                    Layout::F32 => time(a.runs, job, &plane, &mut dstf),
+                    Layout::F32 => time(a.runs, job, plane, &mut dstf),
                 };
                 let mpps = mp / s.median_ms * 1e3;
                 let setting = v.setting(sigma, r);
@@ -825,7 +836,8 @@ fn main() {
                     reference(&src, (n, n), c, sigma)
                 })
                 .collect();
-            let mut rows: Vec<(String, String, Vec<Errors>)> = Vec::new();
+            // (tool, libblur call, setting, measured sigma, errors per test)
+            let mut rows: Vec<(String, String, String, String, Vec<Errors>)> = Vec::new();
             for v in variants(layout) {
                 let cal = calibration(v, sigma);
                 let r = cal.radius;
@@ -857,7 +869,9 @@ fn main() {
                     })
                     .collect();
                 rows.push((
-                    format!("{tool} {} ({})", v.name(layout), v.setting(sigma, r)),
+                    tool.clone(),
+                    v.name(layout),
+                    v.setting(sigma, r),
                     cal.measured(layout),
                     errs,
                 ));
@@ -896,10 +910,21 @@ fn main() {
                             }
                         })
                         .collect();
-                    rows.push((peer.to_string(), String::new(), errs));
+                    rows.push((
+                        peer.to_string(),
+                        String::new(),
+                        String::new(),
+                        String::new(),
+                        errs,
+                    ));
                 }
             }
-            for (name, measured, errs) in rows {
+            for (who, call, setting, measured, errs) in rows {
+                let name = if call.is_empty() {
+                    who.clone()
+                } else {
+                    format!("{who} {call} ({setting})")
+                };
                 let mut cells = String::new();
                 let mut fields = String::new();
                 for (t, e) in tests.iter().zip(&errs) {
@@ -925,7 +950,7 @@ fn main() {
                 );
                 writeln!(
                     json,
-                    r#"{{"kind":"accuracy","name":"{name}","layout":"{}","sigma":{sigma},"measured_sigma":"{measured}"{fields}}}"#,
+                    r#"{{"kind":"accuracy","tool":"{who}","variant":"{call}","setting":"{setting}","layout":"{}","sigma":{sigma},"measured_sigma":"{measured}"{fields}}}"#,
                     layout.name()
                 )
                 .unwrap();
