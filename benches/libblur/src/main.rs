@@ -82,8 +82,9 @@ impl Layout {
 }
 
 /// One libblur call. The Gaussian ones take a kernel cut at ±`reach` σ (None: libblur's own
-/// size for the sigma, `GaussianBlurParams::new_from_sigma`); the approximations take a radius,
-/// picked per sigma so that their impulse response has the asked standard deviation.
+/// size for the sigma, `GaussianBlurParams::new_from_sigma`). The approximations take a radius
+/// (the box blur a sigma of its own), picked per sigma so that their response has the asked
+/// standard deviation, so that what they are measured for is their shape, not their scale.
 #[derive(Clone, Copy, PartialEq, Debug)]
 enum Variant {
     /// `gaussian_blur`, `ConvolutionMode::FixedPoint` on 8-bit; `gaussian_blur_f32`
@@ -132,14 +133,14 @@ impl Variant {
     }
 
     /// What the variant was given for this sigma, for the tables.
-    fn setting(self, sigma: f64, radius: u32) -> String {
+    fn setting(self, sigma: f64, given: f64) -> String {
         match self {
             Variant::Gaussian { .. } | Variant::GaussianExactMode => {
                 let taps = self.gaussian_params(sigma).x_kernel;
                 format!("{taps} taps (±{:.2}σ)", (taps / 2) as f64 / sigma)
             }
-            Variant::BoxGaussian => format!("sigma {sigma}"),
-            _ => format!("radius {radius}"),
+            Variant::BoxGaussian => format!("given sigma {given:.2}"),
+            _ => format!("radius {given}"),
         }
     }
 }
@@ -168,8 +169,8 @@ struct Job {
     size: (usize, usize),
     layout: Layout,
     sigma: f64,
-    /// For the approximations that take one.
-    radius: u32,
+    /// The approximations' radius, or the box blur's own sigma (see `Calibration`).
+    given: f64,
     policy: ThreadingPolicy,
 }
 
@@ -194,7 +195,7 @@ impl Sample for u8 {
         } = job;
         let ch = job.layout.blur_channels();
         let (w, h) = (job.size.0 as u32, job.size.1 as u32);
-        let r = AnisotropicRadius::new(job.radius);
+        let r = AnisotropicRadius::new(job.given as u32);
         let done = match v {
             Variant::Gaussian { .. } | Variant::GaussianExactMode => {
                 let mode = if v == Variant::GaussianExactMode {
@@ -214,7 +215,7 @@ impl Sample for u8 {
             Variant::BoxGaussian => gaussian_box_blur(
                 &BlurImage::borrow(src, w, h, ch),
                 &mut BlurImageMut::borrow(dst, w, h, ch),
-                CLTParameters::new(sigma as f32),
+                CLTParameters::new(job.given as f32),
                 policy,
             ),
             Variant::Stack => stack_blur(&mut BlurImageMut::borrow(dst, w, h, ch), r, policy),
@@ -242,7 +243,7 @@ impl Sample for f32 {
         } = job;
         let ch = job.layout.blur_channels();
         let (w, h) = (job.size.0 as u32, job.size.1 as u32);
-        let r = AnisotropicRadius::new(job.radius);
+        let r = AnisotropicRadius::new(job.given as u32);
         let done = match v {
             Variant::Gaussian { .. } => gaussian_blur_f32(
                 &BlurImage::borrow(src, w, h, ch),
@@ -256,7 +257,7 @@ impl Sample for f32 {
             Variant::BoxGaussian => gaussian_box_blur_f32(
                 &BlurImage::borrow(src, w, h, ch),
                 &mut BlurImageMut::borrow(dst, w, h, ch),
-                CLTParameters::new(sigma as f32),
+                CLTParameters::new(job.given as f32),
                 policy,
             ),
             Variant::Stack => stack_blur_f32(&mut BlurImageMut::borrow(dst, w, h, ch), r, policy),
@@ -316,8 +317,8 @@ fn time<T: Sample>(runs: usize, job: Job, src: &[T], dst: &mut [T]) -> Stats {
 /// The variant's horizontal response to a vertical line of 60000 on a 16-bit image (libblur's
 /// 16-bit functions run the 8-bit ones' algorithms with wider sums; an 8-bit line would drown
 /// the kernel's tails in rounding): the response's sum (1 for a blur) and standard deviation.
-fn line_response_u16(v: Variant, sigma: f64, radius: u32) -> (f64, f64) {
-    let half = (12.0 * sigma).ceil() as usize + 16 + 3 * radius as usize;
+fn line_response_u16(v: Variant, sigma: f64, given: f64) -> (f64, f64) {
+    let half = (12.0 * sigma.max(given)).ceil() as usize + 16;
     let (w, h) = (2 * half + 1, 16);
     let mut img = vec![0u16; w * h];
     for y in 0..h {
@@ -326,7 +327,7 @@ fn line_response_u16(v: Variant, sigma: f64, radius: u32) -> (f64, f64) {
     let src = img.clone();
     let ch = FastBlurChannels::Plane;
     let (wu, hu) = (w as u32, h as u32);
-    let r = AnisotropicRadius::new(radius);
+    let r = AnisotropicRadius::new(given as u32);
     let one = ThreadingPolicy::Single;
     let done = match v {
         Variant::Gaussian { .. } | Variant::GaussianExactMode => gaussian_blur_u16(
@@ -344,7 +345,7 @@ fn line_response_u16(v: Variant, sigma: f64, radius: u32) -> (f64, f64) {
         Variant::BoxGaussian => gaussian_box_blur_u16(
             &BlurImage::borrow(&src, wu, hu, ch),
             &mut BlurImageMut::borrow(&mut img, wu, hu, ch),
-            CLTParameters::new(sigma as f32),
+            CLTParameters::new(given as f32),
             one,
         ),
         Variant::Stack => stack_blur_u16(&mut BlurImageMut::borrow(&mut img, wu, hu, ch), r, one),
@@ -367,8 +368,8 @@ fn line_response_u16(v: Variant, sigma: f64, radius: u32) -> (f64, f64) {
 
 /// The variant's response to a unit impulse on one f32 plane large enough that the response
 /// never reaches an edge: its sum and its standard deviation along x.
-fn impulse_response_f32(v: Variant, sigma: f64, radius: u32) -> (f64, f64) {
-    let half = (12.0 * sigma).ceil() as usize + 16 + 3 * radius as usize;
+fn impulse_response_f32(v: Variant, sigma: f64, given: f64) -> (f64, f64) {
+    let half = (12.0 * sigma.max(given)).ceil() as usize + 16;
     let n = 2 * half + 1;
     let mut src = vec![0f32; n * n];
     src[half * n + half] = 1.0;
@@ -382,7 +383,7 @@ fn impulse_response_f32(v: Variant, sigma: f64, radius: u32) -> (f64, f64) {
         size: (n, n),
         layout: Layout::F32,
         sigma,
-        radius,
+        given,
         policy: ThreadingPolicy::Single,
     };
     apply(job, &src, &mut dst);
@@ -402,28 +403,44 @@ fn moments<T: Copy + Into<f64>>(data: &[T], w: usize, centre: usize, scale: f64)
     (sum / scale, (m2 / sum).sqrt())
 }
 
-/// The radius whose line response is closest to `sigma` (it grows with the radius).
-fn radius_for(v: Variant, sigma: f64) -> u32 {
-    let mut prev = (0u32, 0.0f64);
-    for r in 1..=(8.0 * sigma).ceil() as u32 + 8 {
-        let (_, s) = line_response_u16(v, sigma, r);
+/// What to give the variant (a radius, or the box blur's own sigma) for its line response to
+/// be closest to `sigma`: the first of the candidates, which must make it grow, that reaches
+/// `sigma`, or the one before it if that one is closer.
+fn given_for(v: Variant, sigma: f64) -> f64 {
+    let candidates: Vec<f64> = match v {
+        Variant::BoxGaussian => (0..=60).map(|k| sigma * (0.6 + 0.01 * k as f64)).collect(),
+        _ => (1..=(8.0 * sigma).ceil() as u32 + 8)
+            .map(f64::from)
+            .collect(),
+    };
+    let mut prev: Option<(f64, f64)> = None;
+    let mut best = candidates.last().copied().unwrap_or(sigma);
+    for &c in &candidates {
+        let (_, s) = line_response_u16(v, sigma, c);
         if s >= sigma {
-            return if r > 1 && sigma - prev.1 < s - sigma {
-                prev.0
-            } else {
-                r
+            best = match prev {
+                Some((p, ps)) if sigma - ps < s - sigma => p,
+                _ => c,
             };
+            break;
         }
-        prev = (r, s);
+        prev = Some((c, s));
     }
-    prev.0
+    // The box blur rounds its sigma to box sizes: keep the asked sigma when it is as good.
+    if v == Variant::BoxGaussian
+        && line_response_u16(v, sigma, sigma).1 == line_response_u16(v, sigma, best).1
+    {
+        return sigma;
+    }
+    best
 }
 
 /// What one variant gets at one sigma, and what its responses measure.
 struct Calibration {
     variant: Variant,
     sigma: f64,
-    radius: u32,
+    /// What the variant is given: its radius, the box blur's sigma; the sigma otherwise.
+    given: f64,
     /// Standard deviation of the 8-bit family's response (16-bit line).
     sigma_u8: f64,
     /// Sum and standard deviation of the f32 function's impulse response.
@@ -433,17 +450,17 @@ struct Calibration {
 
 impl Calibration {
     fn new(v: Variant, sigma: f64) -> Calibration {
-        let radius = if v.takes_radius() {
-            radius_for(v, sigma)
+        let given = if v.takes_radius() || v == Variant::BoxGaussian {
+            given_for(v, sigma)
         } else {
-            0
+            sigma
         };
-        let (_, sigma_u8) = line_response_u16(v, sigma, radius);
-        let (f32_sum, sigma_f32) = impulse_response_f32(v, sigma, radius);
+        let (_, sigma_u8) = line_response_u16(v, sigma, given);
+        let (f32_sum, sigma_f32) = impulse_response_f32(v, sigma, given);
         Calibration {
             variant: v,
             sigma,
-            radius,
+            given,
             sigma_u8,
             f32_sum,
             sigma_f32,
@@ -772,13 +789,13 @@ fn main() {
         for layout in [Layout::Rgb8, Layout::F32] {
             for v in variants(layout) {
                 let c = calibration(v, sigma);
-                let r = c.radius;
+                let r = c.given;
                 let job = Job {
                     variant: v,
                     size: img.size,
                     layout,
                     sigma,
-                    radius: r,
+                    given: r,
                     policy,
                 };
                 let s = match layout {
@@ -840,13 +857,13 @@ fn main() {
             let mut rows: Vec<(String, String, String, String, Vec<Errors>)> = Vec::new();
             for v in variants(layout) {
                 let cal = calibration(v, sigma);
-                let r = cal.radius;
+                let r = cal.given;
                 let job = Job {
                     variant: v,
                     size: (n, n),
                     layout,
                     sigma,
-                    radius: r,
+                    given: r,
                     policy,
                 };
                 let errs = tests
