@@ -3,6 +3,9 @@
 # same files, in one run (issue #7):
 #   in memory: `gblur bench cpu` (banded Rust blur) vs OpenCV's GaussianBlur, 8-bit RGB and one
 #              f32 channel, sigma 5 and 20;
+#   against libblur: the `libblur` crate's exact Gaussian and its approximations on the same
+#              pixels and cores (benches/libblur, its own Cargo workspace), with every tool's
+#              distance from the exact Gaussian measured on 512x512 crops;
 #   end to end: `gblur in out --sigma 5` vs `vips gaussblur`, JPEG -> JPEG and PNG -> PNG, wall
 #              time (median of RUNS) and peak RSS.
 # Installs the peers from Debian if missing; writes its test images to a temporary folder.
@@ -45,6 +48,91 @@ for r in o:
     print(f"{r['layout']:<15} {r['sigma']:>5.0f} {mine['mpps']:>8.0f} {r['mpps']:>8.0f} {mine['mpps'] / r['mpps']:>12.2f}x")
 print(f"gblur: {g[0]['device']}; OpenCV: {o[0]['tool']}")
 PY
+
+echo
+echo "== in memory against libblur (benches/libblur; same pixels as gblur's rows, 2 threads) =="
+LB=""
+if ! command -v cargo >/dev/null; then
+  echo "libblur: not measured (no cargo to build benches/libblur)"
+elif ! cargo build --release -q --locked --manifest-path benches/libblur/Cargo.toml 2>"$T/libblur-build.log"; then
+  echo "libblur: not measured (benches/libblur failed to build:)"
+  tail -5 "$T/libblur-build.log" | sed 's/^/  /'
+else
+  LB=benches/libblur/target/release/libblur-bench
+fi
+if [ -n "$LB" ]; then
+  # Accuracy: every tool blurs the same 512x512 crops (centre of the photo, and noise).
+  A=$T/accuracy
+  "$LB" tests "$A" --accuracy-image "$T/photo.png"
+  for s in 5 20; do
+    for t in photo noise; do
+      "$G" "$A/${t}_rgb8.png" "$A/gblur_${t}_rgb8_s$s.png" --sigma $s --device rust -q
+      "$G" "$A/${t}_f32.tiff" "$A/gblur_${t}_f32_s$s.tiff" --sigma $s --device rust -q
+    done
+  done
+  $PY - "$A" <<'PY'
+import sys
+import cv2
+import numpy as np
+a = sys.argv[1]
+for s in (5, 20):
+    for t in ("photo", "noise"):
+        blur = lambda img: cv2.GaussianBlur(img, (0, 0), s, sigmaY=s, borderType=cv2.BORDER_REPLICATE)
+        cv2.imwrite(f"{a}/opencv_{t}_rgb8_s{s}.png", blur(cv2.imread(f"{a}/{t}_rgb8.png")))
+        plane = np.fromfile(f"{a}/{t}_f32.f32", dtype="<f4")
+        n = int(round(plane.size ** 0.5))
+        blur(plane.reshape(n, n)).astype("<f4").tofile(f"{a}/opencv_{t}_f32_s{s}.f32")
+PY
+  "$LB" --size "${W}x${H}" --runs "$RUNS" --sigmas 5,20 --accuracy-image "$T/photo.png" \
+    --peers "$A" --json "$T/libblur.jsonl" >"$T/libblur.md"
+  # gblur again right after libblur: the machine is shared, so its load drifts between runs.
+  "$G" bench cpu --sizes "${W}x${H}" --sigma 5,20 --runs "$RUNS" --json -q --device rust >"$T/gblur2.json"
+  $PY - "$T/gblur.json" "$T/gblur2.json" "$T/opencv.jsonl" "$T/libblur.jsonl" <<'PY'
+import json, sys
+g, g2 = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+o = [json.loads(l) for l in open(sys.argv[3])]
+lb = [json.loads(l) for l in open(sys.argv[4])]
+times = [r for r in lb if r["kind"] == "time"]
+acc = [r for r in lb if r["kind"] == "accuracy"]
+gname = {"RGB 8-bit": "rust banded, RGB 8-bit", "1 channel f32": "rust banded, 1 channel f32"}
+
+def accuracy(tool, layout, sigma, variant="", setting=""):
+    r = next((a for a in acc if a["tool"] == tool and a["layout"] == layout and a["sigma"] == sigma
+              and a["variant"] == variant and a["setting"] == setting), None)
+    if r is None or r["photo_max"] is None:
+        return "  (not measured)"
+    worst = max(r["photo_max"], r["noise_max"])
+    inside = max(r["photo_max_inside"], r["noise_max_inside"])
+    return f"{worst:8.1e} {inside:8.1e} {r['photo_mean']:8.1e}"
+
+mp = lambda r: r["mpps"] * r["median_ms"] / r["min_ms"]  # MP/s of the fastest run
+print(f"{'layout':<14} {'sigma':>5}  {'tool':<52} {'MP/s':>5} {'best':>5} {'gblur/it':>8} {'best':>6}  {'max err':>8} {'inside':>8} {'mean':>8}")
+for layout in ("RGB 8-bit", "1 channel f32"):
+    for sigma in (5.0, 20.0):
+        runs = [next(x for x in r if x["name"] == gname[layout] and x["sigma"] == sigma) for r in (g, g2)]
+        mine = (sum(r["mpps"] for r in runs) / 2, max(mp(r) for r in runs))
+        label = f"gblur (banded; {runs[0]['mpps']:.0f} before, {runs[1]['mpps']:.0f} after libblur)"
+        rows = [(label, mine, accuracy("gblur", layout, sigma))]
+        cv = next((r for r in o if r["layout"] == layout and r["sigma"] == sigma), None)
+        if cv:
+            rows.append(("OpenCV GaussianBlur", (cv["mpps"], mp(cv)), accuracy("opencv", layout, sigma)))
+        for r in times:
+            if r["layout"] == layout and r["sigma"] == sigma:
+                name = f"{r['variant']}, {r['setting']}"
+                if r["measured_sigma"].startswith("broken"):
+                    name += " [WRONG OUTPUT]"
+                rows.append((name, (r["mpps"], mp(r)), accuracy(r["tool"], layout, sigma, r["variant"], r["setting"])))
+        for name, (med, best), err in rows:
+            ratio = "" if name.startswith("gblur") else f"{mine[0] / med:7.2f}x {mine[1] / best:5.2f}x"
+            print(f"{layout:<14} {sigma:>5.0f}  {name:<52} {med:>5.0f} {best:>5.0f} {ratio:>15}  {err}")
+print(f"MP/s: median run (gblur: mean of its runs before and after libblur); best: fastest run (gblur:")
+print(f"of both). {times[0]['tool']}: {times[0]['threads']} threads, clamped edges. Errors: distance from an exact")
+print("Gaussian (f64, kernel to 6 sigma) in units of the full range on 512x512 crops; max err: worst")
+print("anywhere on the photo crop or noise, inside: 4 sigma or more from the edges, mean: photo crop.")
+print("8-bit rounding alone is up to 2.0e-3 max, 1.0e-3 mean. Full libblur tables:")
+PY
+  sed 's/^/  /' "$T/libblur.md"
+fi
 
 # Median wall seconds and the largest peak RSS (MiB) of RUNS runs of a command.
 wall() {
