@@ -1,20 +1,23 @@
 //! `gblur batch`: blur every image under a folder into a mirrored folder. Decoding and encoding
-//! run on a pool of CPU threads and blurring on the device, overlapped through bounded queues,
-//! so at most `2 × threads + 5` images are in memory at once whatever the folder's size. A
+//! run on a pool of CPU threads and blurring on one worker per device (`--device all` or a
+//! list gives several), overlapped through bounded queues: the device workers all take from
+//! one queue of decoded images, so a faster device takes more of them. At most
+//! `2 × threads + 4 + devices` images are in memory at once whatever the folder's size. A
 //! file that fails is reported and the batch goes on; outputs are written through temporary
 //! files, so an interrupted batch leaves only complete files.
 
 use crate::fallback;
 use crate::filter::Blur2d;
 use crate::image_io::{self, ImageIoError};
-use crate::job::{self, BlurJob, JobError, Loaded};
-use crate::opencl::{ClContext, ClError};
-use crate::pipeline::Pass;
-use crossbeam_channel::{bounded, unbounded};
+use crate::job::{self, BlurJob, JobError, Keep, Loaded, Working};
+use crate::opencl::device::{self, DeviceSet};
+use crate::opencl::{ClContext, ClError, DeviceChoice, DeviceInfo};
+use crate::pipeline::{Pass, PassKind, PipelineChoice};
+use crossbeam_channel::{bounded, unbounded, Receiver, Sender};
 use image::ImageFormat;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -57,10 +60,36 @@ pub struct FileRecord {
     pub blur_ms: f64,
     pub encode_ms: f64,
     pub notes: Vec<String>,
+    /// What blurred the file: the device's name, or the Rust path's where the device failed
+    /// on it. Null for a file that was not blurred.
+    pub device: Option<String>,
+    /// The device worker that took the file: its position in `--device` (0 for one device).
+    pub worker: Option<usize>,
+}
+
+/// What one device worker did.
+#[derive(Clone, Debug, Serialize)]
+pub struct WorkerSummary {
+    /// Its position in `--device` (0 for one device).
+    pub worker: usize,
+    /// Its device, named as reports name it.
+    pub device: String,
+    /// `opencl`, or `rust` for a worker on the built-in Rust path.
+    pub backend: &'static str,
+    /// Files it blurred that were written, and their megapixels.
+    pub images: usize,
+    pub megapixels: f64,
+    /// Of those, how many the Rust path blurred because the device failed on them.
+    pub rust_fallbacks: usize,
+    /// Its blur time, summed over those files.
+    pub blur_s: f64,
+    /// Why its device stopped blurring before the end, if it did, and what the worker did then.
+    pub stopped: Option<String>,
 }
 
 #[derive(Clone, Debug, Serialize)]
 pub struct Summary {
+    /// The device's name; with several workers, their names joined by " + ".
     pub device: String,
     pub blurred: usize,
     pub skipped_existing: usize,
@@ -78,10 +107,15 @@ pub struct Summary {
     pub decode_s: f64,
     pub blur_s: f64,
     pub encode_s: f64,
+    /// One entry per device worker, in `--device` order.
+    pub devices: Vec<WorkerSummary>,
+    /// What the report says of the batch as a whole (what `--device all` ran without a GPU).
+    pub notes: Vec<String>,
     pub files: Vec<FileRecord>,
 }
 
-/// Depth of each queue between stages.
+/// Depth of each queue between stages. It stays 2 whatever the number of device workers: each
+/// worker holds the one image it is blurring, so memory grows by one image per device.
 const QUEUE: usize = 2;
 
 /// Stable across machines and runs, so shards split a folder the same way everywhere.
@@ -124,6 +158,8 @@ fn plan(job: &BatchJob, in_dir: &Path, out_dir: &Path) -> (Vec<Task>, Vec<FileRe
         blur_ms: 0.0,
         encode_ms: 0.0,
         notes: Vec::new(),
+        device: None,
+        worker: None,
     };
     for entry in walker {
         let entry = match entry {
@@ -253,6 +289,247 @@ struct Blurred {
     passes: Vec<Pass>,
     notes: Vec<String>,
     blur_ms: f64,
+    /// What blurred it (`FileRecord::device`) and the worker that took it.
+    device: String,
+    worker: usize,
+}
+
+fn failed_record(task: &Task, err: String, passes: &[Pass]) -> FileRecord {
+    FileRecord {
+        input: task.input.display().to_string(),
+        output: task.output.display().to_string(),
+        outcome: Outcome::Failed,
+        error: Some(err),
+        megapixels: 0.0,
+        decode_ms: stage_ms(passes, &["decode", "to planar f32"]),
+        blur_ms: 0.0,
+        encode_ms: 0.0,
+        notes: Vec::new(),
+        device: None,
+        worker: None,
+    }
+}
+
+/// The devices `--device` names for the batch, one per worker in order (None: the Rust path),
+/// and a note for the summary where `all` found no GPU.
+pub fn choose_devices(
+    set: &DeviceSet,
+    pipeline: PipelineChoice,
+) -> Result<(Vec<Option<DeviceInfo>>, Option<String>), ClError> {
+    match set {
+        DeviceSet::One(choice) => {
+            let (selected, _) = job::choose_device(choice, pipeline)?;
+            Ok((vec![selected], None))
+        }
+        // Each entry resolves as a single --device does; `rust` is a worker on the Rust path.
+        DeviceSet::List(choices) => Ok((
+            choices
+                .iter()
+                .map(device::select)
+                .collect::<Result<_, _>>()?,
+            None,
+        )),
+        DeviceSet::AllGpus => {
+            let gpus = every_gpu()?;
+            if !gpus.is_empty() {
+                return Ok((gpus.into_iter().map(Some).collect(), None));
+            }
+            // No GPU: run what `auto` picks, and say so, rather than refuse. `all` asks for
+            // whatever this machine has, so a script written for a GPU host still does its
+            // job on a laptop or in CI; `auto` is the documented best choice without a GPU,
+            // and the summary names what ran. Who needs a GPU or nothing names one
+            // (`--device gpu`, indices), and that fails with exit 2 where it is missing.
+            let (selected, why) = job::choose_device(&DeviceChoice::Auto, pipeline)?;
+            let note = match (&selected, why) {
+                (_, Some(why)) => {
+                    format!("--device all found no GPU, so it ran as --device auto: {why}")
+                }
+                (Some(d), None) => format!(
+                    "--device all found no GPU: ran on {}, as --device auto does",
+                    d.label()
+                ),
+                (None, None) => "--device all found no GPU: ran the built-in Rust path".into(),
+            };
+            Ok((vec![selected], Some(note)))
+        }
+    }
+}
+
+/// Every GPU, in `gblur devices` order.
+fn every_gpu() -> Result<Vec<DeviceInfo>, ClError> {
+    // Only PoCL registered: it has no GPU to offer, and loading it costs its LLVM (as for auto).
+    if device::only_cpu_runtimes() {
+        return Ok(Vec::new());
+    }
+    match device::list() {
+        Ok(devices) => Ok(devices.into_iter().filter(DeviceInfo::is_gpu).collect()),
+        Err(ClError::NoRuntime) => Ok(Vec::new()),
+        Err(e) => Err(e),
+    }
+}
+
+/// One device-stage worker: its device (None: the Rust path) with its own context, and so its
+/// own queue, built programs and buffers.
+struct Worker {
+    index: usize,
+    ctx: Option<ClContext>,
+    name: String,
+    /// What its path blurs as decoded (`job::Keep::for_path`).
+    keep: Keep,
+}
+
+/// What every device worker shares.
+struct Stage<'a> {
+    job: &'a BatchJob,
+    blur: &'a Blur2d,
+    bar: &'a indicatif::ProgressBar,
+    t_total: Instant,
+    megapixels_done: &'a AtomicU64,
+    /// Workers whose device still blurs (a Rust-path worker always does).
+    alive: &'a AtomicUsize,
+    workers: usize,
+}
+
+/// Where the workers' paths keep different images as decoded (a list with `rust`, or devices
+/// running different pipelines), the decoders keep every image decoded, and a worker converts
+/// to planar f32 the ones its own path does not keep, as `job::load` would have for it alone.
+fn adapt(loaded: &mut Loaded, keep: Keep, linear: bool, passes: &mut Vec<Pass>) {
+    let Working::Decoded(image) = &loaded.working else {
+        return;
+    };
+    if keep.keeps(image.color()) {
+        return;
+    }
+    let t = Instant::now();
+    let (planar, layout) = crate::pixels::to_planar(image, linear);
+    loaded.working = Working::Planar(planar);
+    loaded.layout = layout;
+    passes.push(Pass {
+        name: "to planar f32".into(),
+        kind: PassKind::Host,
+        ms: t.elapsed().as_secs_f64() * 1e3,
+        bytes: 0,
+    });
+}
+
+/// The device stage of one worker: takes decoded images until the queue closes, blurs each
+/// on its device (the Rust path where the device fails on it), and hands it to the encoders.
+/// Returns why its device stopped before the end, if it did.
+fn device_stage(
+    worker: &Worker,
+    stage: &Stage,
+    dec_rx: Receiver<Decoded>,
+    enc_tx: Sender<Blurred>,
+    rec_fail: Sender<FileRecord>,
+) -> Option<String> {
+    let job = stage.job;
+    let mut device_broken = false;
+    let mut stopped = None;
+    while let Ok(d) = dec_rx.recv() {
+        let done_mp = stage.megapixels_done.load(Ordering::Relaxed) as f64 * 1e-6;
+        let secs = stage.t_total.elapsed().as_secs_f64();
+        stage.bar.set_message(format!(
+            "{:.1} MP/s  {}",
+            done_mp / secs,
+            d.task.input.display()
+        ));
+        let Decoded {
+            task,
+            mut loaded,
+            mut passes,
+        } = d;
+        let device = if device_broken {
+            None
+        } else {
+            worker.ctx.as_ref()
+        };
+        if device.is_some() {
+            adapt(&mut loaded, worker.keep, job.blur.linear, &mut passes);
+        }
+        let t = Instant::now();
+        let mut notes = std::mem::take(&mut loaded.notes);
+        // Too large for the device, out of device memory and the like: this image goes
+        // the Rust way (crate::fallback).
+        let reload = || {
+            let (limit, linear) = (job.blur.max_memory_mib, job.blur.linear);
+            job::load(
+                &task.input,
+                limit,
+                linear,
+                Keep::for_path(None, stage.blur),
+                &mut Vec::new(),
+            )
+        };
+        let pipeline = job.blur.pipeline;
+        let mut leave = false;
+        let on_device = match fallback::blur(
+            device,
+            &mut loaded,
+            stage.blur,
+            pipeline,
+            &mut passes,
+            reload,
+        ) {
+            Ok(done) => {
+                notes.extend(done.note);
+                if let Some(ClError::Build { .. }) = done.failure {
+                    // Kernels that did not build will not build for the next image. The
+                    // device takes no more images while another worker's device still
+                    // blurs; the last one whose device breaks goes on on the Rust path.
+                    device_broken = true;
+                    let last = stage.alive.fetch_sub(1, Ordering::SeqCst) == 1;
+                    leave = !last;
+                    let then = if leave {
+                        "it took no more images, the other devices went on"
+                    } else {
+                        "it blurred the rest of the batch on the built-in Rust path"
+                    };
+                    stopped = Some(format!("the kernels did not build: {then}"));
+                    if !job.quiet {
+                        let who = if stage.workers == 1 {
+                            worker.name.clone()
+                        } else {
+                            format!("{} (device #{})", worker.name, worker.index)
+                        };
+                        let then = if leave {
+                            "it takes no more images, the other devices go on"
+                        } else {
+                            "the rest of the batch runs on the built-in Rust path"
+                        };
+                        stage.bar.suspend(|| {
+                            eprintln!("gblur: {who}: the kernels did not build; {then}")
+                        });
+                    }
+                }
+                done.on_device
+            }
+            Err(e) => {
+                let _ = rec_fail.send(failed_record(&task, e.to_string(), &passes));
+                continue;
+            }
+        };
+        let megapixels = loaded.width as u64 * loaded.height as u64;
+        stage
+            .megapixels_done
+            .fetch_add(megapixels, Ordering::Relaxed);
+        let _ = enc_tx.send(Blurred {
+            task,
+            loaded,
+            passes,
+            notes,
+            blur_ms: t.elapsed().as_secs_f64() * 1e3,
+            device: if on_device {
+                worker.name.clone()
+            } else {
+                job::rust_device_name()
+            },
+            worker: worker.index,
+        });
+        if leave {
+            break;
+        }
+    }
+    stopped
 }
 
 pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
@@ -262,6 +539,9 @@ pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
     if !in_dir.is_dir() {
         return Err(setup(anyhow::anyhow!("{}: not a folder", in_dir.display())));
     }
+    // A --device that names nothing is refused before OUT_DIR is created.
+    let (devices, device_note) =
+        choose_devices(&job.blur.device, job.blur.pipeline).map_err(|e| setup(e.into()))?;
     std::fs::create_dir_all(out_dir)
         .map_err(|e| setup(anyhow::anyhow!("{}: cannot create: {e}", out_dir.display())))?;
     let in_dir = in_dir.canonicalize().map_err(|e| setup(e.into()))?;
@@ -279,19 +559,50 @@ pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
             )));
         }
     }
-    let (selected, _) =
-        job::choose_device(&job.blur.device, job.blur.pipeline).map_err(|e| setup(e.into()))?;
-    let ctx = match selected {
-        Some(info) => Some(ClContext::new(info).map_err(|e| setup(e.into()))?),
-        None => None,
-    };
-    let device_name = ctx
-        .as_ref()
-        .map_or_else(job::rust_device_name, |c| c.device_name());
     let blur = Blur2d::checked(job.blur.method, job.blur.sigma_x, job.blur.sigma_y)
         .map_err(|e| setup(anyhow::anyhow!(e)))?;
-    let pipe = ctx.as_ref().map(|c| job.blur.pipeline.resolve(&c.info));
-    let keep = job::Keep::for_path(pipe, &blur);
+    // Every context is created before any work, so a device that cannot be opened is a set-up
+    // error; each then moves to its worker's thread and stays there.
+    let workers = devices
+        .into_iter()
+        .enumerate()
+        .map(|(index, info)| {
+            let ctx = info.map(ClContext::new).transpose()?;
+            let name = ctx
+                .as_ref()
+                .map_or_else(job::rust_device_name, |c| c.device_name());
+            let pipe = ctx.as_ref().map(|c| job.blur.pipeline.resolve(&c.info));
+            let keep = Keep::for_path(pipe, &blur);
+            Ok(Worker {
+                index,
+                ctx,
+                name,
+                keep,
+            })
+        })
+        .collect::<Result<Vec<_>, ClError>>()
+        .map_err(|e| setup(e.into()))?;
+    let names: Vec<(String, &'static str)> = workers
+        .iter()
+        .map(|w| {
+            (
+                w.name.clone(),
+                if w.ctx.is_some() { "opencl" } else { "rust" },
+            )
+        })
+        .collect();
+    let device_name = names
+        .iter()
+        .map(|(name, _)| name.as_str())
+        .collect::<Vec<_>>()
+        .join(" + ");
+    // The decoders load each image once for every worker: as their paths all keep it
+    // (job::Keep) where they agree, else as decoded, and a worker converts to planar f32 what
+    // its own path does not keep (`adapt`).
+    let keep = match workers.split_first() {
+        Some((first, rest)) if rest.iter().all(|w| w.keep == first.keep) => first.keep,
+        _ => Keep::Decoded,
+    };
 
     let (tasks, mut records) = plan(job, &in_dir, &out_dir);
     let total = tasks.len();
@@ -303,7 +614,17 @@ pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
     }
     let bar = crate::report::progress_bar(total, job.quiet, crate::report::FILES);
 
-    let megapixels_done = std::sync::atomic::AtomicU64::new(0);
+    let megapixels_done = AtomicU64::new(0);
+    let alive = AtomicUsize::new(workers.len());
+    let stage = Stage {
+        job,
+        blur: &blur,
+        bar: &bar,
+        t_total,
+        megapixels_done: &megapixels_done,
+        alive: &alive,
+        workers: workers.len(),
+    };
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
     let (task_tx, task_rx) = unbounded::<Task>();
     for t in tasks {
@@ -313,19 +634,8 @@ pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
     let (dec_tx, dec_rx) = bounded::<Decoded>(QUEUE);
     let (enc_tx, enc_rx) = bounded::<Blurred>(QUEUE);
     let (rec_tx, rec_rx) = unbounded::<FileRecord>();
-    let failed_record = |task: &Task, err: String, passes: &[Pass]| FileRecord {
-        input: task.input.display().to_string(),
-        output: task.output.display().to_string(),
-        outcome: Outcome::Failed,
-        error: Some(err),
-        megapixels: 0.0,
-        decode_ms: stage_ms(passes, &["decode", "to planar f32"]),
-        blur_ms: 0.0,
-        encode_ms: 0.0,
-        notes: Vec::new(),
-    };
 
-    std::thread::scope(|scope| {
+    let stopped = std::thread::scope(|scope| {
         for _ in 0..threads {
             let (task_rx, dec_tx, rec_tx) = (task_rx.clone(), dec_tx.clone(), rec_tx.clone());
             let interrupted = &interrupted;
@@ -395,6 +705,8 @@ pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
                         blur_ms: b.blur_ms,
                         encode_ms: stage_ms(&passes, &["from planar", "encode", "write"]),
                         notes,
+                        device: Some(b.device),
+                        worker: Some(b.worker),
                     };
                     if let Err(e) = saved {
                         record.outcome = Outcome::Failed;
@@ -405,73 +717,30 @@ pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
             });
         }
         drop(enc_rx);
-        let rec_fail = rec_tx.clone();
-        drop(rec_tx);
 
-        // The device stage runs here: the OpenCL context stays on one thread.
-        let mut device_broken = false;
-        while let Ok(d) = dec_rx.recv() {
-            let done_mp = megapixels_done.load(Ordering::Relaxed) as f64 * 1e-6;
-            let secs = t_total.elapsed().as_secs_f64();
-            bar.set_message(format!(
-                "{:.1} MP/s  {}",
-                done_mp / secs,
-                d.task.input.display()
-            ));
-            let t = Instant::now();
-            let Decoded {
-                task,
-                mut loaded,
-                mut passes,
-            } = d;
-            let mut notes = std::mem::take(&mut loaded.notes);
-            // Too large for the device, out of device memory and the like: this image goes
-            // the Rust way (crate::fallback).
-            let reload = || {
-                let (limit, linear) = (job.blur.max_memory_mib, job.blur.linear);
-                job::load(
-                    &task.input,
-                    limit,
-                    linear,
-                    job::Keep::for_path(None, &blur),
-                    &mut Vec::new(),
-                )
-            };
-            let device = if device_broken { None } else { ctx.as_ref() };
-            let pipeline = job.blur.pipeline;
-            match fallback::blur(device, &mut loaded, &blur, pipeline, &mut passes, reload) {
-                Ok(done) => {
-                    notes.extend(done.note);
-                    if let Some(ClError::Build { .. }) = done.failure {
-                        // Kernels that did not build will not build for the next image.
-                        device_broken = true;
-                        if !job.quiet {
-                            bar.suspend(|| eprintln!("gblur: {device_name}: the kernels did not build; the rest of the batch runs on the built-in Rust path"));
-                        }
-                    }
-                }
-                Err(e) => {
-                    let _ = rec_fail.send(failed_record(&task, e.to_string(), &passes));
-                    continue;
-                }
-            }
-            let megapixels = loaded.width as u64 * loaded.height as u64;
-            megapixels_done.fetch_add(megapixels, Ordering::Relaxed);
-            let _ = enc_tx.send(Blurred {
-                task,
-                loaded,
-                passes,
-                notes,
-                blur_ms: t.elapsed().as_secs_f64() * 1e3,
-            });
-        }
-        drop(enc_tx);
-        drop(rec_fail);
+        // The device stage: one worker per device, each on its own thread with its own
+        // context, all taking from the one queue of decoded images.
+        let stage = &stage;
+        let handles: Vec<_> = workers
+            .into_iter()
+            .map(|worker| {
+                let (dec_rx, enc_tx, rec_fail) = (dec_rx.clone(), enc_tx.clone(), rec_tx.clone());
+                scope.spawn(move || device_stage(&worker, stage, dec_rx, enc_tx, rec_fail))
+            })
+            .collect();
+        drop((dec_rx, enc_tx, rec_tx));
         // Records arrive as encoders finish; the bar counts them.
         for r in rec_rx.iter() {
             bar.inc(1);
             records.push(r);
         }
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+            .collect::<Vec<_>>()
     });
     bar.finish_and_clear();
 
@@ -486,6 +755,30 @@ pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
     let total_s = t_total.elapsed().as_secs_f64();
     let megapixels: f64 = records.iter().map(|r| r.megapixels).sum();
     let sum = |f: fn(&FileRecord) -> f64| records.iter().map(f).sum::<f64>() * 1e-3;
+    let devices = names
+        .into_iter()
+        .zip(stopped)
+        .enumerate()
+        .map(|(k, ((device, backend), stopped))| {
+            let mine: Vec<&FileRecord> = records
+                .iter()
+                .filter(|r| r.outcome == Outcome::Blurred && r.worker == Some(k))
+                .collect();
+            WorkerSummary {
+                worker: k,
+                backend,
+                images: mine.len(),
+                megapixels: mine.iter().map(|r| r.megapixels).sum(),
+                rust_fallbacks: mine
+                    .iter()
+                    .filter(|r| r.device.as_ref() != Some(&device))
+                    .count(),
+                blur_s: mine.iter().map(|r| r.blur_ms).sum::<f64>() * 1e-3,
+                stopped,
+                device,
+            }
+        })
+        .collect();
     Ok(Summary {
         device: device_name,
         blurred,
@@ -501,6 +794,8 @@ pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
         decode_s: sum(|r| r.decode_ms),
         blur_s: sum(|r| r.blur_ms),
         encode_s: sum(|r| r.encode_ms),
+        devices,
+        notes: device_note.into_iter().collect(),
         files: records,
     })
 }
@@ -510,7 +805,36 @@ impl Summary {
     pub fn table(&self) -> String {
         use std::fmt::Write as _;
         let mut s = String::new();
-        let _ = writeln!(s, "device    {}", self.device);
+        if let [_] = self.devices[..] {
+            let _ = writeln!(s, "device    {}", self.device);
+        } else {
+            for d in &self.devices {
+                let _ = write!(
+                    s,
+                    "device    #{} {}: {} image{}, {:.1} MP, blur {:.2} s",
+                    d.worker,
+                    d.device,
+                    d.images,
+                    if d.images == 1 { "" } else { "s" },
+                    d.megapixels,
+                    d.blur_s
+                );
+                if d.rust_fallbacks > 0 {
+                    let _ = write!(
+                        s,
+                        ", {} on the Rust path after a device failure",
+                        d.rust_fallbacks
+                    );
+                }
+                if let Some(why) = &d.stopped {
+                    let _ = write!(s, "; {why}");
+                }
+                let _ = writeln!(s);
+            }
+        }
+        for n in &self.notes {
+            let _ = writeln!(s, "note      {n}");
+        }
         let _ = writeln!(
             s,
             "files     {} blurred, {} skipped (output exists), {} skipped (not images), {}{} failed{}",

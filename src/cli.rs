@@ -4,6 +4,7 @@
 use crate::filter::Method;
 use crate::image_io::EncodeOptions;
 use crate::job::BlurJob;
+use crate::opencl::device::DeviceSet;
 use crate::opencl::DeviceChoice;
 use crate::pipeline::{PipelineChoice, TransposeKind};
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -348,9 +349,11 @@ pub struct BlurSettings {
     #[arg(long, value_enum)]
     pub transpose: Option<TransposeArg>,
     /// auto, a device index or name substring from `gblur devices`, gpu, cpu, or rust (the
-    /// built-in path).
-    #[arg(short, long, default_value = "auto")]
-    pub device: String,
+    /// built-in path). `gblur batch` also takes `all` (every GPU; without one, what auto
+    /// picks) or a comma-separated list such as 0,1 or 0,rust: one worker per entry, each
+    /// taking the next image when it is free.
+    #[arg(short, long, default_value = "auto", value_parser = DeviceSet::parse, value_name = "DEVICE")]
+    pub device: DeviceSet,
     /// Blur in linear light: decode sRGB first, re-encode after (what photographers expect
     /// of highlights).
     #[arg(long)]
@@ -459,7 +462,7 @@ impl BlurSettings {
                 }
                 (PipelineArg::Auto, None) => PipelineChoice::Auto,
             },
-            device: DeviceChoice::parse(&self.device),
+            device: self.device.clone(),
             linear: self.linear,
             encode: EncodeOptions {
                 jpeg_quality: self.quality,

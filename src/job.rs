@@ -2,6 +2,7 @@
 
 use crate::filter::{Blur2d, Method};
 use crate::image_io::{self, EncodeOptions};
+use crate::opencl::device::DeviceSet;
 use crate::opencl::{device, ClContext, DeviceChoice};
 use crate::pipeline::{self, Pass, PassKind, Pipeline, PipelineChoice, Upload};
 use crate::planar::Planar;
@@ -22,7 +23,8 @@ pub struct BlurJob {
     pub sigma_y: f64,
     pub method: Method,
     pub pipeline: PipelineChoice,
-    pub device: DeviceChoice,
+    /// One device here; `gblur batch` also takes `all` and lists.
+    pub device: DeviceSet,
     pub linear: bool,
     pub encode: EncodeOptions,
     pub max_memory_mib: u64,
@@ -93,7 +95,7 @@ impl Keep {
         }
     }
 
-    fn keeps(self, color: ColorType) -> bool {
+    pub fn keeps(self, color: ColorType) -> bool {
         match self {
             Keep::Planar => false,
             Keep::Decoded => true,
@@ -325,13 +327,19 @@ pub fn rust_device_name() -> String {
 
 pub fn run(job: &BlurJob) -> Result<Report, JobError> {
     let t_total = Instant::now();
+    let choice = job.device.single().ok_or_else(|| {
+        JobError::Setup(anyhow::anyhow!(
+            "--device {}: one image runs on one device; `all` and device lists are for gblur batch",
+            job.device
+        ))
+    })?;
     let out_format =
         image_io::check_output(&job.input, &job.output).map_err(|e| JobError::Setup(e.into()))?;
     let mut notes = Vec::new();
     let mut passes = Vec::new();
     // Device selection is checked before any work: a wrong --device is a set-up error.
     let (selected, why) =
-        choose_device(&job.device, job.pipeline).map_err(|e| JobError::Setup(e.into()))?;
+        choose_device(choice, job.pipeline).map_err(|e| JobError::Setup(e.into()))?;
     notes.extend(why);
     let blur = Blur2d::checked(job.method, job.sigma_x, job.sigma_y)
         .map_err(|e| JobError::Setup(anyhow::anyhow!(e)))?;
