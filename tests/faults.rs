@@ -920,6 +920,93 @@ fn batch_survives_device_faults() {
     }
 }
 
+/// Several device workers (`--device cpu,cpu`, `cpu,rust`) when the kernels never build: a
+/// broken device stops taking images while another worker still blurs, the last one standing
+/// finishes on the Rust path, and every file is written as `--device rust` writes it.
+#[test]
+fn batch_on_several_devices_survives_a_broken_one() {
+    if !opencl_tests() {
+        return;
+    }
+    let input = tempfile::tempdir().unwrap();
+    for i in 0..6 {
+        std::fs::copy(
+            fixture("samples/camera-gray.png"),
+            input.path().join(format!("g{i}.png")),
+        )
+        .unwrap();
+    }
+    let rust = tempfile::tempdir().unwrap();
+    let o = gblur()
+        .arg("batch")
+        .arg(input.path())
+        .arg(rust.path())
+        .args(["--sigma", "2", "-q", "--device", "rust"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    for list in ["cpu,cpu", "cpu,rust"] {
+        let out = tempfile::tempdir().unwrap();
+        let o = gblur()
+            .env("GBLUR_FAULT", "build")
+            .arg("batch")
+            .arg(input.path())
+            .arg(out.path())
+            .args(["--sigma", "2", "--json", "--device", list])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{list}: {}", stderr(&o));
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(v["blurred"], 6, "{list}");
+        let devices = v["devices"].as_array().unwrap();
+        let images = |k: usize| devices[k]["images"].as_u64().unwrap();
+        let stopped = |k: usize| devices[k]["stopped"].as_str().unwrap_or("").to_string();
+        assert_eq!(images(0) + images(1), 6, "{list}: {devices:?}");
+        if list == "cpu,cpu" {
+            // Both devices break on their first image; one leaves after it, the other, the
+            // last standing, blurs the rest on the Rust path.
+            let (left, stayed) = if stopped(0).contains("took no more images") {
+                (0, 1)
+            } else {
+                (1, 0)
+            };
+            assert!(stopped(left).contains("took no more images"), "{devices:?}");
+            assert_eq!(images(left), 1, "{devices:?}");
+            assert!(
+                stopped(stayed).contains("blurred the rest of the batch on the built-in Rust path"),
+                "{devices:?}"
+            );
+            for k in 0..2 {
+                assert_eq!(
+                    devices[k]["rust_fallbacks"], devices[k]["images"],
+                    "{devices:?}"
+                );
+            }
+        } else {
+            // The device leaves after the one image it broke on (if it took any); the Rust
+            // worker blurs the rest and never stops.
+            assert!(images(0) <= 1, "{devices:?}");
+            if images(0) == 1 {
+                assert!(stopped(0).contains("took no more images"), "{devices:?}");
+            }
+            assert!(devices[1]["stopped"].is_null());
+            assert_eq!(devices[1]["rust_fallbacks"], 0);
+        }
+        let err = stderr(&o);
+        if images(0) > 0 {
+            assert!(err.contains("the kernels did not build"), "{err}");
+        }
+        assert_eq!(files_under(out.path()), files_under(rust.path()));
+        for name in files_under(rust.path()) {
+            assert!(
+                std::fs::read(out.path().join(&name)).unwrap()
+                    == std::fs::read(rust.path().join(&name)).unwrap(),
+                "{list}: {name}"
+            );
+        }
+    }
+}
+
 // ---- NaN and Inf in float inputs ----------------------------------------------------------
 
 /// A 24×12 RGB f32 ramp.
