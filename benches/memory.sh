@@ -4,7 +4,9 @@
 #     device, against the image's decoded size (256 MiB): issue #8 asks for at most 2.5×;
 #   - gblur batch on folders of 10 and 40 images of 3 MP: bounded by the queue depth, so the
 #     two peaks should match whatever the folder's size.
-# Usage: benches/memory.sh [DEVICE=auto]     (DEVICE: what "the OpenCL device" runs means)
+#   - gblur batch on several devices, for each device list in LISTS (e.g. LISTS="cpu,cpu 0,rust"):
+#     the bound grows by one image per device, not with the folder.
+# Usage: [LISTS="..."] benches/memory.sh [DEVICE=auto]     (DEVICE: what "the OpenCL device" runs means)
 # Needs python3 with numpy and Pillow (benches/make_test_image.py) and GNU time (installed
 # with apt when missing). Prints a Markdown table.
 set -euo pipefail
@@ -41,7 +43,7 @@ for n in 10 40; do
     mkdir -p "$work/in$n"
     for i in $(seq -w 1 $n); do cp "$work/one.jpg" "$work/in$n/img$i.jpg"; done
 done
-for dev in rust "$device"; do
+for dev in rust "$device" ${LISTS:-}; do
     for n in 10 40; do
         rm -rf "$work/out"
         mib=$(peak_mib "$gblur" batch "$work/in$n" "$work/out" --sigma 5 --device "$dev" -q)
