@@ -17,11 +17,20 @@ fuzz_target!(|data: &[u8]| {
         Ok(cli) => match &cli.command {
             Some(Command::Devices { .. }) => {}
             Some(Command::Bench(b)) => {
-                let common = match b {
-                    BenchCommand::Peak(c) | BenchCommand::Transpose(c) => c,
-                    BenchCommand::Blur { common, .. } => common,
-                };
-                let _ = common.to_options(cli.quiet);
+                match b {
+                    BenchCommand::Peak(c) | BenchCommand::Transpose(c) => {
+                        let _ = c.to_options(cli.quiet);
+                    }
+                    BenchCommand::Blur { common, .. } | BenchCommand::Cpu { common, .. } => {
+                        let _ = common.to_options(cli.quiet);
+                    }
+                    BenchCommand::Matmul(m) => {
+                        let _ = (m.out.to_options(cli.quiet, None), m.to_options());
+                    }
+                    BenchCommand::Reduce(r) => {
+                        let _ = (r.out.to_options(cli.quiet, None), r.to_options());
+                    }
+                }
             }
             Some(Command::Batch(b)) => {
                 let job = b.to_job(cli.verbose, cli.quiet);

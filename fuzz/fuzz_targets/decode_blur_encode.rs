@@ -8,7 +8,8 @@
 
 use gblur::filter::{Blur2d, Method};
 use gblur::image_io::{self, EncodeOptions};
-use gblur::job;
+use gblur::job::{self, Working};
+use gblur::pipeline::PipelineChoice;
 use image::codecs::png::CompressionType;
 use image::ImageFormat;
 use libfuzzer_sys::fuzz_target;
@@ -55,8 +56,16 @@ fuzz_target!(|data: &[u8]| {
     let input = dir().join("input");
     std::fs::write(&input, data).unwrap();
 
+    // Both ways a decoded image is blurred on the host: as planar f32 (the reference path, and
+    // what the FIR takes) or in place by the banded blur.
+    let blur = Blur2d::new(Method::Auto, sigma, sigma);
+    let keep = if sel & 32 == 0 {
+        job::Keep::Planar
+    } else {
+        job::Keep::for_path(None, &blur)
+    };
     let mut passes = Vec::new();
-    let loaded = match job::load(&input, LIMIT_MIB, linear, &mut passes) {
+    let mut loaded = match job::load(&input, LIMIT_MIB, linear, keep, &mut passes) {
         Ok(l) => l,
         Err(e) => {
             // Every refusal is one line naming the file.
@@ -66,25 +75,29 @@ fuzz_target!(|data: &[u8]| {
             return;
         }
     };
-    let p = &loaded.planar;
-    assert_eq!(
-        (p.width, p.height),
-        (loaded.width as usize, loaded.height as usize)
-    );
-    assert!(p.data.len() as u64 * 4 <= 4 * (LIMIT_MIB << 20) + 64);
-    assert!(
-        p.data.iter().all(|v| v.is_finite()),
-        "non-finite samples reached the blur"
-    );
-    if p.pixels() > MAX_BLUR_PIXELS {
+    let pixels = loaded.width as usize * loaded.height as usize;
+    if let Working::Planar(p) = &loaded.working {
+        assert_eq!(
+            (p.width, p.height),
+            (loaded.width as usize, loaded.height as usize)
+        );
+        assert!(p.data.len() as u64 * 4 <= 4 * (LIMIT_MIB << 20) + 64);
+        assert!(
+            p.data.iter().all(|v| v.is_finite()),
+            "non-finite samples reached the blur"
+        );
+    }
+    if pixels > MAX_BLUR_PIXELS {
         return;
     }
-    let blur = Blur2d::new(Method::Auto, sigma, sigma);
-    let blurred = job::cpu_blur(loaded.planar, &blur, &mut passes);
-    assert!(
-        blurred.data.iter().all(|v| v.is_finite()),
-        "the blur made a non-finite sample"
-    );
+    job::blur_loaded(None, &mut loaded, &blur, PipelineChoice::Auto, &mut passes)
+        .expect("the Rust path has no device to fail");
+    if let Working::Planar(p) = &loaded.working {
+        assert!(
+            p.data.iter().all(|v| v.is_finite()),
+            "the blur made a non-finite sample"
+        );
+    }
 
     let format = OUTPUTS[(sel >> 4) % OUTPUTS.len()];
     let output = dir().join(format!("out.{}", format.extensions_str()[0]));
@@ -94,7 +107,7 @@ fuzz_target!(|data: &[u8]| {
         png_compression: CompressionType::Fast,
     };
     let saved = job::save(
-        blurred,
+        loaded.working,
         loaded.layout,
         loaded.icc.as_deref(),
         format,
