@@ -101,6 +101,16 @@ pub fn decode(path: &Path, max_memory_mib: u64) -> Result<Decoded, ImageIoError>
             limit_mib: max_memory_mib,
         });
     }
+    // A GIF may declare a 6176 × 0 screen, and decoders hand such images over; with no pixel
+    // there is nothing to blur, and the planar split cannot cut planes of zero samples (found
+    // by the decode_blur_encode fuzz target).
+    let (w, h) = decoder.dimensions();
+    if w == 0 || h == 0 {
+        return Err(ImageIoError::Decode {
+            path: path.into(),
+            detail: format!("the image has no pixels ({w} × {h})"),
+        });
+    }
     let orientation = decoder.orientation().map_err(map)?;
     let icc = decoder.icc_profile().map_err(map)?;
     let mut image = DynamicImage::from_decoder(decoder).map_err(map)?;

@@ -173,3 +173,38 @@ fn sigma_below_a_thousandth_is_a_usage_error() {
         .success();
     assert!(image::open(&out).unwrap().into_luma8() == image::open(&input).unwrap().into_luma8());
 }
+
+/// decode_blur_encode, session 3: a 1720-byte GIF (mutated from a seed) declaring a
+/// 6176 × 0 screen. The decoder handed over an image with no rows, and the planar split
+/// panicked cutting planes of zero samples. Images without pixels are now refused at decode,
+/// with one line, on every path and in batch.
+#[test]
+fn an_image_without_pixels_is_refused_not_a_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = fixture("tests/fixtures/fuzz/gif_screen_6176_by_0.gif");
+    for (sigma, out) in [("0.7", "out.exr"), ("5", "out.png")] {
+        let out = dir.path().join(out);
+        gblur()
+            .arg(&input)
+            .arg(&out)
+            .args(["--sigma", sigma, "--device", "rust"])
+            .assert()
+            .code(1)
+            .stderr(predicate::str::contains(
+                "cannot decode: the image has no pixels (6176 × 0)",
+            ))
+            .stderr(predicate::str::contains("panicked").not());
+        assert!(!out.exists());
+    }
+    let (inn, outd) = (dir.path().join("in"), dir.path().join("outd"));
+    std::fs::create_dir_all(&inn).unwrap();
+    std::fs::copy(&input, inn.join("empty.gif")).unwrap();
+    gblur()
+        .arg("batch")
+        .arg(&inn)
+        .arg(&outd)
+        .args(["--sigma", "2"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("the image has no pixels"));
+}
