@@ -50,19 +50,17 @@ fn device_bytes(
     blur: &Blur2d,
     choice: PipelineChoice,
 ) -> (u64, u64) {
-    match &loaded.working {
-        Working::Planar(p) => Upload::PlanarF32.device_bytes(p.width, p.height, p.channels),
-        Working::Decoded(image) => {
-            let pipe = choice.resolve(&ctx.info);
-            let upload = Upload::for_image(image.color(), loaded.layout.linear, pipe, blur);
-            let channels = image.color().channel_count() as usize;
-            let (w, h) = (image.width() as usize, image.height() as usize);
-            match upload {
-                Upload::U8 { .. } => upload.device_bytes(w, h, channels),
-                // Blurred on the host by the banded path: nothing on the device.
-                Upload::PlanarF32 => (0, 0),
-            }
+    let (w, h) = (loaded.width as usize, loaded.height as usize);
+    match (
+        loaded.upload(choice.resolve(&ctx.info), blur),
+        &loaded.working,
+    ) {
+        (Some(upload @ Upload::U8 { channels, .. }), _) => upload.device_bytes(w, h, channels),
+        (Some(Upload::PlanarF32), Working::Planar(p)) => {
+            Upload::PlanarF32.device_bytes(p.width, p.height, p.channels)
         }
+        // Blurred on the host by the banded path: nothing on the device.
+        _ => (0, 0),
     }
 }
 

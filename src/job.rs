@@ -71,6 +71,23 @@ pub struct Loaded {
     pub notes: Vec<String>,
 }
 
+impl Loaded {
+    /// What a device running `pipe` receives of this image: planar f32, or the decoded 8-bit
+    /// samples (`Upload::for_image`); None for a decoded image that the device does not take,
+    /// which the banded blur handles on the host.
+    pub fn upload(&self, pipe: Pipeline, blur: &Blur2d) -> Option<Upload> {
+        match &self.working {
+            Working::Planar(_) => Some(Upload::PlanarF32),
+            Working::Decoded(image) => {
+                match Upload::for_image(image.color(), self.layout.linear, pipe, blur) {
+                    u @ Upload::U8 { .. } => Some(u),
+                    Upload::PlanarF32 => None,
+                }
+            }
+        }
+    }
+}
+
 /// Which decoded images a path blurs as they are, without a planar f32 copy.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Keep {
@@ -154,17 +171,16 @@ pub fn blur_loaded(
     choice: PipelineChoice,
     passes: &mut Vec<Pass>,
 ) -> Result<String, crate::opencl::ClError> {
+    let linear = loaded.layout.linear;
+    let on_device = ctx.map(|c| (c, choice.resolve(&c.info)));
+    let bytes_up = on_device.filter(|&(_, pipe)| loaded.upload(pipe, blur).is_some());
     match &mut loaded.working {
         Working::Decoded(image) => {
-            let linear = loaded.layout.linear;
-            if let Some(ctx) = ctx {
-                let pipe = choice.resolve(&ctx.info);
-                if let Upload::U8 { .. } = Upload::for_image(image.color(), linear, pipe, blur) {
-                    passes.extend(pipeline::blur_u8(ctx, image, blur, linear, pipe)?);
-                    return Ok(format!("{}, 8-bit in and out", pipe.describe()));
-                }
+            if let Some((ctx, pipe)) = bytes_up {
+                passes.extend(pipeline::blur_u8(ctx, image, blur, linear, pipe)?);
+                return Ok(format!("{}, 8-bit in and out", pipe.describe()));
             }
-            let cpu_passes = banded::blur_image(image, blur, loaded.layout.linear)
+            let cpu_passes = banded::blur_image(image, blur, linear)
                 .expect("loaded in place only for filters the banded blur takes");
             passes.extend(host_passes(cpu_passes));
             Ok(format!("banded, in place ({})", crate::lanes::isa_name()))
@@ -272,12 +288,8 @@ pub fn open_device(
     };
     let ctx = ClContext::new(info).map_err(|e| JobError::Setup(e.into()))?;
     let pipe = choice.resolve(&ctx.info);
-    let upload = match &loaded.working {
-        Working::Decoded(image) => {
-            Upload::for_image(image.color(), loaded.layout.linear, pipe, blur)
-        }
-        Working::Planar(_) => Upload::PlanarF32,
-    };
+    // An image the device does not take needs no kernels; the planar ones do no harm.
+    let upload = loaded.upload(pipe, blur).unwrap_or(Upload::PlanarF32);
     let size = (loaded.width as usize, loaded.height as usize);
     pipeline::prepare(&ctx, blur, pipe, size, upload).map_err(|e| JobError::Failed(e.into()))?;
     passes.push(host(SETUP, t));

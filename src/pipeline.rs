@@ -932,7 +932,6 @@ pub fn enqueue_u8(
     run.blocked(&cx, &lut, io, (h, w, 1), fx, "x", carry_x)?;
     ctx.finish()?;
     drop(run.keep);
-    drop((cx, cy, lut));
     Ok(run.timed)
 }
 
