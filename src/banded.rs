@@ -272,9 +272,40 @@ impl<'a, T: Sample> Rows<'a, T> {
         &self.data[r * self.stride..(r + 1) * self.stride]
     }
 
+    /// Asks for a chunk's samples of row `r` ahead of its walk: a walk visits each row of a
+    /// tile at a different page, which the hardware prefetchers do not predict.
+    #[inline(always)]
+    fn prefetch(&self, r: usize, j0: usize) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let row = self.row(r);
+            let end = row.len().min(j0 + CHUNK);
+            let line = 64 / std::mem::size_of::<T>();
+            for j in (j0..end).step_by(line) {
+                // SAFETY: a prefetch never faults, and the address is inside the row.
+                unsafe {
+                    use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+                    _mm_prefetch::<_MM_HINT_T0>(row.as_ptr().add(j) as *const i8);
+                }
+            }
+        }
+    }
+
     #[inline(always)]
     fn load(&self, r: usize, j0: usize, px: &Pixels) -> [V; VECS] {
         let row = self.row(r);
+        if px.linear.is_none() && !px.alpha && j0 + CHUNK <= row.len() {
+            // The common case in a form the compiler turns into a few wide conversions: a
+            // whole chunk of samples that only need scaling.
+            let s = &row[j0..j0 + CHUNK];
+            let mut x = [V::ZERO; VECS];
+            for v in 0..VECS {
+                for i in 0..LANES {
+                    x[v].0[i] = s[v * LANES + i].to_f32();
+                }
+            }
+            return x;
+        }
         let mut x = [V::ZERO; VECS];
         for (v, x) in x.iter_mut().enumerate() {
             *x = load(row, j0 + v * LANES, px);
@@ -287,6 +318,8 @@ impl<'a, T: Sample> Rows<'a, T> {
 /// each row is read left to right across the strip, which the hardware prefetchers follow
 /// (a walk down one chunk alone steps a page per row and waits on memory at every step).
 const TILE_ROWS: usize = 8;
+/// How far ahead of a column walk its rows are prefetched.
+const PREFETCH_ROWS: usize = 2 * TILE_ROWS;
 /// Chunks per column work item: a strip 1024 columns wide.
 const STRIP: usize = 16;
 
@@ -341,6 +374,9 @@ impl Walk {
     ) {
         let (mut st, mut x1, mut x2, x0) = (self.st, self.x1, self.x2, self.x0);
         for r in rows.rev() {
+            if r >= PREFETCH_ROWS {
+                img.prefetch(r - PREFETCH_ROWS, j0);
+            }
             let x = img.load(r, j0, px);
             for v in 0..VECS {
                 let a = st[v].step::<I>(k, k.anticausal_input::<I>(x1[v], x2[v]));
@@ -368,6 +404,9 @@ impl Walk {
     ) {
         let (mut st, mut xp, x0) = (self.st, self.x1, self.x0);
         for r in rows {
+            if r + PREFETCH_ROWS < img.height {
+                img.prefetch(r + PREFETCH_ROWS, j0);
+            }
             let x = img.load(r, j0, px);
             let o = &mut out[(r - out_row0) * VECS..][..VECS];
             for v in 0..VECS {
@@ -394,16 +433,43 @@ fn tiles(
     })
 }
 
-/// Pass 1 for the strip of chunks starting at `c0`: the anticausal filter from the bottom
-/// edge up, its state saved at each band boundary into `out` (per chunk, one `BOUNDARY`
-/// block per boundary).
+/// What pass 1 needs beyond the coefficients: the weights of a full band's inputs in the
+/// anticausal state it hands up (`gaussian::anticausal_shares`), and per section the
+/// transition `T^band` that carries the state from below across the band.
+struct BandSums {
+    /// `[ya, da, yb, db]` weights of the band's inputs `x[r0 + i]`, `i = 1 ..= band + 1`.
+    weights: Vec<[f32; 4]>,
+    /// `T^band` of each section, row-major, splatted.
+    across: [[V; 4]; 2],
+}
+
+impl BandSums {
+    fn new(c: &[f32; 2 * SECTION_FLOATS], band: usize) -> Self {
+        let shares = crate::gaussian::anticausal_shares(c, band);
+        // x[r0 + band + 1] is below the band's last row and feeds it only through m2.
+        let weights = shares.full[1..]
+            .iter()
+            .chain(&shares.tail[band - 1..])
+            .map(|w| w.map(|v| v as f32))
+            .collect();
+        let across =
+            crate::gaussian::block_transition(c, band).map(|t| t.map(|v| V::splat(v as f32)));
+        BandSums { weights, across }
+    }
+}
+
+/// Pass 1 for the strip of chunks starting at `c0`: the anticausal column filter's state at
+/// each band boundary, from the bottom edge up, into `out` (per chunk, one `BOUNDARY` block
+/// per boundary). The bottom band is walked from the edge's steady state; every band above
+/// adds the weighted sum of its inputs to its transition of the state from below, which is
+/// the walk's result without its chain of dependent steps.
 #[inline(always)]
 fn summarise_impl<T: Sample, I: Isa>(
     img: Rows<T>,
     band: usize,
     c0: usize,
     px: &Pixels,
-    k: &Coef,
+    (k, sums): (&Coef, &BandSums),
     out: &mut [V],
 ) {
     let h = img.height;
@@ -415,22 +481,65 @@ fn summarise_impl<T: Sample, I: Isa>(
         let j0 = (c0 + i) * CHUNK;
         *w = Walk::from_bottom::<T>(img, j0, px, k, img.load(0, j0, px));
     }
-    for b in (1..bands).rev() {
-        for rows in tiles(b * band..((b + 1) * band).min(h), true) {
-            for (i, w) in walks[..n].iter_mut().enumerate() {
-                w.up::<T, I, false>(img, rows.clone(), (c0 + i) * CHUNK, px, k, (&mut [], 0));
-            }
+    for rows in tiles((bands - 1) * band..h, true) {
+        for (i, w) in walks[..n].iter_mut().enumerate() {
+            w.up::<T, I, false>(img, rows.clone(), (c0 + i) * CHUNK, px, k, (&mut [], 0));
         }
-        for (i, w) in walks[..n].iter().enumerate() {
+    }
+    let mut st = [[Sections::ZERO; VECS]; STRIP];
+    for (i, w) in walks[..n].iter().enumerate() {
+        st[i] = w.st;
+    }
+    let save = |out: &mut [V], b: usize, st: &[[Sections; VECS]; STRIP]| {
+        for (i, chunk) in st[..n].iter().enumerate() {
             let slot = &mut out[i * per_chunk + (b - 1) * BOUNDARY..][..BOUNDARY];
-            for (v, s) in w.st.iter().enumerate() {
+            for (v, s) in chunk.iter().enumerate() {
                 s.save(slot, v);
             }
         }
+    };
+    save(out, bands - 1, &st);
+    let x0: [[V; VECS]; STRIP] = std::array::from_fn(|i| walks[i].x0);
+    for b in (1..bands - 1).rev() {
+        // Σ weight · (x − x0) over inputs r0 + 1 ..= r0 + band + 1 (the last clamped).
+        let r0 = b * band;
+        let mut z = [[[V::ZERO; 4]; VECS]; STRIP];
+        for rows in tiles(r0 + 1..r0 + band + 2, false) {
+            for (i, zi) in z[..n].iter_mut().enumerate() {
+                let j0 = (c0 + i) * CHUNK;
+                // In locals across the tile, so that the sums stay in registers.
+                let (mut z, x0) = (*zi, x0[i]);
+                for r in rows.clone() {
+                    if r + PREFETCH_ROWS < h {
+                        img.prefetch(r + PREFETCH_ROWS, j0);
+                    }
+                    let x = img.load(r.min(h - 1), j0, px);
+                    let w = sums.weights[r - r0 - 1].map(V::splat);
+                    for v in 0..VECS {
+                        let xv = x[v] - x0[v];
+                        for f in 0..4 {
+                            z[v][f] = V::madd::<I>(w[f], xv, z[v][f]);
+                        }
+                    }
+                }
+                *zi = z;
+            }
+        }
+        for (chunk, z) in st[..n].iter_mut().zip(&z) {
+            for (s, z) in chunk.iter_mut().zip(z) {
+                for f in 0..2 {
+                    let t = &sums.across[f];
+                    let (y, d) = (s.y[f], s.d[f]);
+                    s.y[f] = V::madd::<I>(t[0], y, V::madd::<I>(t[1], d, z[2 * f]));
+                    s.d[f] = V::madd::<I>(t[2], y, V::madd::<I>(t[3], d, z[2 * f + 1]));
+                }
+            }
+        }
+        save(out, b, &st);
     }
 }
 
-simd_dispatch!(fn summarise<T: Sample>(img: Rows<T>, band: usize, c0: usize, px: &Pixels, k: &Coef, out: &mut [V]) => summarise_impl);
+simd_dispatch!(fn summarise<T: Sample>(img: Rows<T>, band: usize, c0: usize, px: &Pixels, k: (&Coef, &BandSums), out: &mut [V]) => summarise_impl);
 
 /// Pass 2, columns, for the strip of chunks starting at `c0`: filters rows `r0..r1` both
 /// ways into `out` (per chunk, `band` rows of `VECS` vectors). `states` holds the strip's
@@ -722,8 +831,9 @@ pub fn blur_in_place<T: Sample>(
     if stride == 0 || height == 0 {
         return Vec::new();
     }
-    let (kx, ky) = (Coef::new(kx), Coef::new(ky));
     let band = band_rows::<T>();
+    let sums = BandSums::new(ky, band);
+    let (kx, ky) = (Coef::new(kx), Coef::new(ky));
     let bands = height.div_ceil(band);
     let chunks = stride.div_ceil(CHUNK);
     let boundaries = (bands - 1) * BOUNDARY;
@@ -740,7 +850,7 @@ pub fn blur_in_place<T: Sample>(
             states
                 .par_chunks_mut(STRIP * boundaries)
                 .enumerate()
-                .for_each(|(s, out)| summarise(img, band, s * STRIP, px, &ky, out));
+                .for_each(|(s, out)| summarise(img, band, s * STRIP, px, (&ky, &sums), out));
         }
     }
     let summaries_ms = t.elapsed().as_secs_f64() * 1e3;

@@ -135,12 +135,7 @@ impl RecursiveGaussian {
     /// carry a chunk's incoming state across the chunk. Built from the f32-rounded `eps` and
     /// `q` the kernels use, so that it describes their recursion, not the f64 design.
     pub fn transition(&self, n: usize) -> [[f64; 4]; 2] {
-        self.sections.map(|s| {
-            let (eps, q) = (s.eps as f32 as f64, s.q as f32 as f64);
-            // d' = -eps y + (1 - q) d;  y' = y + d'
-            let step = [1.0 - eps, 1.0 - q, -eps, 1.0 - q];
-            mat_pow(step, n)
-        })
+        block_transition(&self.to_f32_block(), n)
     }
 
     /// Exact impulse response of the designed filter at offset `n` (f64, closed form).
@@ -159,6 +154,75 @@ impl RecursiveGaussian {
             .sum::<f64>()
             * scale
     }
+}
+
+/// `RecursiveGaussian::transition` of the f32 coefficient block itself.
+pub fn block_transition(block: &[f32; 2 * SECTION_FLOATS], n: usize) -> [[f64; 4]; 2] {
+    [0, 1].map(|s| {
+        let (eps, q) = (
+            block[s * SECTION_FLOATS + 4] as f64,
+            block[s * SECTION_FLOATS + 5] as f64,
+        );
+        // d' = -eps y + (1 - q) d;  y' = y + d'
+        let step = [1.0 - eps, 1.0 - q, -eps, 1.0 - q];
+        mat_pow(step, n)
+    })
+}
+
+/// What each input of a chunk contributes to the anticausal state the chunk hands on, so
+/// that a summary is a weighted sum instead of a walk backwards (a sum has no chain of
+/// dependent steps). Walking rows `n - 1 .. 0` from a zero state, where the step of row `j`
+/// takes `w_j = m1 x[j+1] + m2 x[j+2]`, leaves `sum_j T^j e w_j` at row 0 (`T` a section's
+/// `(y, d)` transition, `e = (1, 1)`), so input `x[i]` weighs `m1 g[i-1] + m2 g[i-2]` with
+/// `g[j] = T^j e` (and `g` of a negative index 0). Each weight is `(y, d)` of section a, then
+/// of section b; computed in f64 from the f32 block.
+pub struct AnticausalShares {
+    /// The weight of `x[i]` for `i = 0 ..= n`.
+    pub full: Vec<[f64; 4]>,
+    /// `m2 g[j]` for `j < n`: the weight of `x[j + 2]` when the chunk is `j + 1` long (its
+    /// last input feeds only through `m2`).
+    pub tail: Vec<[f64; 4]>,
+}
+
+pub fn anticausal_shares(block: &[f32; 2 * SECTION_FLOATS], n: usize) -> AnticausalShares {
+    let m = |s: usize| {
+        (
+            block[s * SECTION_FLOATS + 2] as f64,
+            block[s * SECTION_FLOATS + 3] as f64,
+        )
+    };
+    let ((m1a, m2a), (m1b, m2b)) = (m(0), m(1));
+    let steps = block_transition(block, 1);
+    // g[j] for j = 0 .. n, by repeated steps from e.
+    let mut g = Vec::with_capacity(n + 1);
+    let mut v = [[1.0, 1.0], [1.0, 1.0]];
+    for _ in 0..=n {
+        g.push([v[0][0], v[0][1], v[1][0], v[1][1]]);
+        v = [0, 1].map(|s| {
+            let t = steps[s];
+            [
+                t[0] * v[s][0] + t[1] * v[s][1],
+                t[2] * v[s][0] + t[3] * v[s][1],
+            ]
+        });
+    }
+    let g_of = |j: isize| if j < 0 { [0.0; 4] } else { g[j as usize] };
+    let full = (0..=n as isize)
+        .map(|i| {
+            let (g1, g2) = (g_of(i - 1), g_of(i - 2));
+            [
+                m1a * g1[0] + m2a * g2[0],
+                m1a * g1[1] + m2a * g2[1],
+                m1b * g1[2] + m2b * g2[2],
+                m1b * g1[3] + m2b * g2[3],
+            ]
+        })
+        .collect();
+    let tail = g[..n]
+        .iter()
+        .map(|gj| [m2a * gj[0], m2a * gj[1], m2b * gj[2], m2b * gj[3]])
+        .collect();
+    AnticausalShares { full, tail }
 }
 
 fn mat_mul(a: [f64; 4], b: [f64; 4]) -> [f64; 4] {

@@ -354,8 +354,13 @@ fn blocked_carry(
 ) -> Result<Carry, ClError> {
     let chunk = chunk_for(chunk, len, format);
     let last = len - (len.div_ceil(chunk) - 1) * chunk;
-    let g = crate::gaussian::RecursiveGaussian::new(f.sigma());
-    let (full, last) = (g.transition(chunk), g.transition(last));
+    let LineFilter::Recursive { coefficients, .. } = f else {
+        unreachable!("blocked passes are recursive")
+    };
+    let (full, last) = (
+        crate::gaussian::block_transition(coefficients, chunk),
+        crate::gaussian::block_transition(coefficients, last),
+    );
     let matrices: Vec<f32> = (0..2)
         .flat_map(|s| {
             full[s]
@@ -365,46 +370,16 @@ fn blocked_carry(
                 .collect::<Vec<_>>()
         })
         .collect();
-    // g[j] = T^j (1, 1) per section; the shares h[i] = m1 g[i-1] + m2 g[i-2] for
-    // i = 0 ..= chunk, then m2 g[j] for j < chunk (ANTICAUSAL_SHARE in the kernel). In f64,
-    // rounded once.
-    let m = |s: usize| match f {
-        LineFilter::Recursive { coefficients, .. } => (
-            coefficients[8 * s + 2] as f64,
-            coefficients[8 * s + 3] as f64,
-        ),
-        LineFilter::Fir { .. } => unreachable!("blocked passes are recursive"),
-    };
-    let g_of = |j: isize| -> [f64; 4] {
-        if j < 0 {
-            return [0.0; 4];
-        }
-        let t = g.transition(j as usize);
-        [
-            t[0][0] + t[0][1],
-            t[0][2] + t[0][3],
-            t[1][0] + t[1][1],
-            t[1][2] + t[1][3],
-        ]
-    };
-    let ((m1a, m2a), (m1b, m2b)) = (m(0), m(1));
-    let mut gains = Vec::with_capacity(4 * (2 * chunk + 1));
-    for i in 0..=chunk as isize {
-        let (g1, g2) = (g_of(i - 1), g_of(i - 2));
-        gains.extend(
-            [
-                m1a * g1[0] + m2a * g2[0],
-                m1a * g1[1] + m2a * g2[1],
-                m1b * g1[2] + m2b * g2[2],
-                m1b * g1[3] + m2b * g2[3],
-            ]
-            .map(|v| v as f32),
-        );
-    }
-    for j in 0..chunk as isize {
-        let gj = g_of(j);
-        gains.extend([m2a * gj[0], m2a * gj[1], m2b * gj[2], m2b * gj[3]].map(|v| v as f32));
-    }
+    // The shares h[i] for i = 0 ..= chunk, then m2 g[j] for j < chunk (ANTICAUSAL_SHARE in
+    // the kernel), rounded once from f64.
+    let shares = crate::gaussian::anticausal_shares(coefficients, chunk);
+    let gains: Vec<f32> = shares
+        .full
+        .iter()
+        .chain(&shares.tail)
+        .flatten()
+        .map(|&v| v as f32)
+        .collect();
     Ok(Carry {
         chunk,
         matrices: upload_floats(ctx, &matrices)?,
