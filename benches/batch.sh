@@ -8,6 +8,10 @@
 # installed (no package registry), its row is left out and the script says so.
 # GBLUR_DEVICES="gpu rust" times gblur once per listed --device value (default: GBLUR_DEVICE),
 # each followed by gblur's own summary (where the time went).
+# It also measures the codec ceilings, the rate with no blur at all: gblur's decoder and
+# encoder (benches/codec_ceiling.rs; GBLUR_CODEC_BIN=path uses a prebuilt one) and OpenCV's
+# imread + imwrite in the same pool. No blur can take a tool past its ceiling, so ceiling ÷
+# the best peer bounds what any blur speed-up can give gblur.
 set -euo pipefail
 n=${1:-200} sigma=${2:-5} device=${3:-auto}
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -29,6 +33,13 @@ if [ -n "${GBLUR_BIN:-}" ]; then
 else
     (cd "$root" && cargo build --release -q)
     gblur="$root/target/release/gblur"
+fi
+if [ -n "${GBLUR_CODEC_BIN:-}" ]; then
+    codecs=$GBLUR_CODEC_BIN
+elif command -v cargo >/dev/null && (cd "$root" && cargo build --release -q --example codec_ceiling); then
+    codecs="$root/target/release/examples/codec_ceiling"
+else
+    codecs=""
 fi
 peers="opencv"
 command -v vips >/dev/null && peers="vips opencv"
@@ -66,12 +77,20 @@ src, dst, sigma = sys.argv[1], sys.argv[2], float(sys.argv[3])
 cv2.setNumThreads(1)
 def one(name):
     img = cv2.imread(os.path.join(src, name))
-    cv2.imwrite(os.path.join(dst, name), cv2.GaussianBlur(img, (0, 0), sigma))
+    # sigma 0 times OpenCV's codecs alone: its ceiling.
+    cv2.imwrite(os.path.join(dst, name), cv2.GaussianBlur(img, (0, 0), sigma) if sigma > 0 else img)
 if __name__ == "__main__":
     with Pool($cores) as p:
         p.map(one, sorted(os.listdir(src)))
 PY
 t_cv=$(seconds "$py" "$work/cv.py" "$work/in" "$work/opencv" "$sigma")
+mkdir -p "$work/opencv_codecs"
+t_cv_codecs=$(seconds "$py" "$work/cv.py" "$work/in" "$work/opencv_codecs" 0)
+ceiling=""
+if [ -n "$codecs" ]; then
+    # Median of three runs of gblur's codecs alone.
+    ceiling=$("$codecs" "$work/in" 3 | tee "$work/ceiling.txt" | sed -E 's/.*= ([0-9.]+) images.*/\1/' | sort -n | sed -n 2p)
+fi
 
 for d in gblur $peers; do
     got=$(ls "$work/$d" | wc -l)
@@ -89,6 +108,15 @@ else
     echo "vips gaussblur: not installed here, not measured"
 fi
 printf '%-28s %8s s %8.2f images/s\n' "OpenCV pool ($cores procs)" "$t_cv" "$(awk "BEGIN { print $n / $t_cv }")"
+printf '%-28s %8s s %8.2f images/s\n' "OpenCV codecs only (no blur)" "$t_cv_codecs" "$(awk "BEGIN { print $n / $t_cv_codecs }")"
+if [ -n "$ceiling" ]; then
+    printf '%-28s %8s   %8.2f images/s (median of 3)\n' "gblur codecs only (no blur)" "" "$ceiling"
+    sed 's/^/    /' "$work/ceiling.txt"
+    printf 'gblur codec ceiling / OpenCV pool %.2f (no blur speed can take gblur past this)\n' \
+        "$(awk "BEGIN { print $ceiling * $t_cv / $n }")"
+else
+    echo "gblur codecs only: not measured (no cargo to build benches/codec_ceiling.rs, no GBLUR_CODEC_BIN)"
+fi
 for d in $devices; do
     t=${t_dev[$d]}
     [ -z "$t_vips" ] || printf 'gblur --device %s / vips   %.2f\n' "$d" "$(awk "BEGIN { print $t_vips / $t }")"

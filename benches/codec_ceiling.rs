@@ -1,0 +1,59 @@
+//! The codec ceiling of `gblur batch`: every JPEG of a folder decoded and encoded again the
+//! way the batch does it (the `image` crate's decoder, gblur's striped JPEG encoder, quality
+//! 90 as the batch's default), with no blur at all, spread over every core as the batch
+//! spreads its images. No blur, however fast, can take a batch beyond this rate on the same
+//! cores; `benches/batch.sh` prints it beside the peers.
+//!
+//! Usage: cargo run --release --example codec_ceiling -- DIR [RUNS]
+//! Prints one line per run: images/s, and per image the decode and encode time summed over
+//! threads.
+use gblur::image_io::{self, EncodeOptions};
+use image::codecs::png::CompressionType;
+use rayon::prelude::*;
+use std::time::Instant;
+
+fn main() -> anyhow::Result<()> {
+    let mut args = std::env::args().skip(1);
+    let usage = "usage: codec_ceiling DIR [RUNS]";
+    let dir = std::path::PathBuf::from(args.next().ok_or_else(|| anyhow::anyhow!(usage))?);
+    let runs: usize = match args.next() {
+        Some(r) => r.parse().map_err(|_| anyhow::anyhow!(usage))?,
+        None => 3,
+    };
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(&dir)? {
+        let path = entry?.path();
+        if image_io::sniff(&path)? == Some(image::ImageFormat::Jpeg) {
+            files.push(path);
+        }
+    }
+    anyhow::ensure!(!files.is_empty(), "{}: no JPEG files", dir.display());
+    files.sort();
+    let opts = EncodeOptions {
+        jpeg_quality: 90,
+        png_compression: CompressionType::Default,
+    };
+    for _ in 0..runs {
+        let t = Instant::now();
+        let (decode, encode) = files
+            .par_iter()
+            .map(|p| -> anyhow::Result<(f64, f64)> {
+                let t0 = Instant::now();
+                let d = image_io::decode(p, 4096)?;
+                let t1 = Instant::now();
+                let (bytes, _) = image_io::encode(&d.image, d.format, d.icc.as_deref(), opts, p)?;
+                std::hint::black_box(bytes);
+                Ok(((t1 - t0).as_secs_f64(), t1.elapsed().as_secs_f64()))
+            })
+            .try_reduce(|| (0.0, 0.0), |a, b| Ok((a.0 + b.0, a.1 + b.1)))?;
+        let (s, n) = (t.elapsed().as_secs_f64(), files.len() as f64);
+        println!(
+            "codec ceiling: {} JPEGs in {s:.2} s = {:.1} images/s; per image decode {:.1} ms, encode {:.1} ms (summed over threads)",
+            files.len(),
+            n / s,
+            decode / n * 1e3,
+            encode / n * 1e3
+        );
+    }
+    Ok(())
+}
