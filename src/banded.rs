@@ -4,9 +4,12 @@
 //! A full f32 copy of a photo is four times its 8-bit size and would not fit the memory bound
 //! (2× the decoded image), so no whole-image intermediate exists. Instead:
 //!
-//! 1. *Column summaries.* One bottom-to-top sweep runs the anticausal column filter and keeps
-//!    only its state at every band boundary (4 floats per column per boundary; a band is 128
-//!    rows of 8-bit samples, 64 of 16-bit, 32 of f32, so the states stay ≤ 1/8 of the image).
+//! 1. *Column summaries.* The anticausal column filter's state at every band boundary (4
+//!    floats per column per boundary; a band is 128 rows of 8-bit samples, 64 of 16-bit, 32 of
+//!    f32, so the states stay ≤ 1/8 of the image), from the bottom edge up: the bottom band is
+//!    walked, and each band above adds a weighted sum of its inputs to the state from below
+//!    carried across it (block-parallel filtering's summaries, Nehab et al. 2011), which has
+//!    no chain of dependent steps to wait on.
 //! 2. *Bands*, top to bottom. For each band the column filter runs anticausally from the
 //!    stored state and causally from the state carried out of the band above, into an f32
 //!    scratch of the band alone; then each row of the band is filtered (16 rows at a time,
