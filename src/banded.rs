@@ -12,9 +12,11 @@
 //!    no chain of dependent steps to wait on.
 //! 2. *Bands*, top to bottom. For each band the column filter runs anticausally from the
 //!    stored state and causally from the state carried out of the band above, into an f32
-//!    scratch of the band alone; then each row of the band is filtered (16 rows at a time,
-//!    transposed through a 16×16 register block so rows become lanes) and written back over
-//!    the input band, which nothing needs any more.
+//!    scratch of the band alone, each 16-row tile transposed as it is finished so that rows
+//!    become lanes; then each row of the band is filtered (16 rows at a time, reading that
+//!    scratch in order), transposed back (8-bit samples as bytes, after their conversion:
+//!    a quarter of the shuffles) and written over the input band, which nothing needs any
+//!    more.
 //!
 //! The maths is `cpu::recursive_line`'s (the same delta-form sections, the same first-sample
 //! offset and clamp-edge start-up), with FMA where the CPU has it, so it agrees with the
@@ -55,6 +57,18 @@ pub trait Sample: Copy + Send + Sync + 'static {
     fn from_f32(v: f32) -> Self;
     /// The sample as a table index (integers only), for sRGB decoding by lookup.
     fn index(self) -> usize;
+    /// A 16×16 block of working values as samples, transposed (rows in lanes become rows).
+    #[inline(always)]
+    fn transposed<I: Isa>(m: &[V; LANES]) -> [[Self; LANES]; LANES] {
+        let t = I::transpose(m);
+        let mut out = [[Self::from_f32(0.0); LANES]; LANES];
+        for i in 0..LANES {
+            for j in 0..LANES {
+                out[i][j] = Self::from_f32(t[i].0[j]);
+            }
+        }
+        out
+    }
 }
 
 impl Sample for u8 {
@@ -65,16 +79,15 @@ impl Sample for u8 {
     }
     #[inline(always)]
     fn from_f32(v: f32) -> Self {
-        // `pixels::f32_to_u8` in level units, in a form that vectorises: max/min map NaN to 0
-        // as its saturating cast does, and the value is then in range for the unchecked one.
-        #[allow(clippy::manual_clamp)] // clamp keeps NaN, which the unchecked cast cannot take
-        let x = v.max(0.0).min(Self::FULL) + 0.5;
-        // SAFETY: x is finite and in [0.5, 255.5].
-        unsafe { x.to_int_unchecked::<i32>() as u8 }
+        crate::lanes::level_to_u8(v)
     }
     #[inline(always)]
     fn index(self) -> usize {
         self as usize
+    }
+    #[inline(always)]
+    fn transposed<I: Isa>(m: &[V; LANES]) -> [[Self; LANES]; LANES] {
+        I::transpose_to_u8(m)
     }
 }
 
@@ -329,7 +342,8 @@ impl<'a, T: Sample> Rows<'a, T> {
 /// Rows a column walk takes per visit of a chunk. A strip's chunks are visited in turn, so
 /// each row is read left to right across the strip, which the hardware prefetchers follow
 /// (a walk down one chunk alone steps a page per row and waits on memory at every step).
-const TILE_ROWS: usize = 8;
+/// It is also the rows pass's group: one lane per row.
+const TILE_ROWS: usize = LANES;
 /// How far ahead of a column walk its rows are prefetched.
 const PREFETCH_ROWS: usize = 2 * TILE_ROWS;
 /// Chunks per column work item: a strip 1024 columns wide.
@@ -402,8 +416,9 @@ impl Walk {
         (self.st, self.x1, self.x2) = (st, x1, x2);
     }
 
-    /// Causal over `rows` (walked downwards), adding the anticausal results already in
-    /// `out` and the offset: the columns' final values.
+    /// Causal over `rows` (a tile, walked downwards), adding the anticausal results already
+    /// in `out` and the offset: the columns' final values. The tile's block of `out` is then
+    /// transposed in place (`BandScratch`), for the rows pass to read.
     #[inline(always)]
     fn down<T: Sample, I: Isa>(
         &mut self,
@@ -415,20 +430,29 @@ impl Walk {
         (out, out_row0): (&mut [V], usize),
     ) {
         let (mut st, mut xp, x0) = (self.st, self.x1, self.x0);
-        for r in rows {
+        // The tile's results, rows in lanes once transposed: [vector][row].
+        let mut tile = [[V::ZERO; LANES]; VECS];
+        let block: &mut [V; TILE_ROWS * VECS] = (&mut out[(rows.start - out_row0) * VECS..]
+            [..TILE_ROWS * VECS])
+            .try_into()
+            .unwrap();
+        for (i, r) in rows.clone().enumerate() {
             if r + PREFETCH_ROWS < img.height {
                 img.prefetch(r + PREFETCH_ROWS, j0);
             }
             let x = img.load(r, j0, px);
-            let o = &mut out[(r - out_row0) * VECS..][..VECS];
             for v in 0..VECS {
                 let xv = x[v] - x0[v];
                 let c = st[v].step::<I>(k, k.causal_input::<I>(xv, xp[v]));
                 xp[v] = xv;
-                o[v] = c + o[v] + x0[v];
+                tile[v][i] = c + block[i * VECS + v] + x0[v];
             }
         }
         (self.st, self.x1) = (st, xp);
+        for (v, m) in tile.iter().enumerate() {
+            let to: &mut [V; LANES] = (&mut block[v * LANES..][..LANES]).try_into().unwrap();
+            I::transpose_to(m, to);
+        }
     }
 }
 
@@ -627,16 +651,29 @@ fn columns_impl<T: Sample, I: Isa>(
 
 simd_dispatch!(fn columns<T: Sample>(img: Rows<T>, rows: (usize, usize), c0: usize, px: &Pixels, k: &Coef, states: &[V], carry: &mut [V], out: &mut [V]) => columns_impl);
 
-/// A band's column results: per 64-column chunk, `rows` × `VECS` vectors.
+/// A band's column results: per 64-column chunk, `band` rows of `VECS` vectors as the column
+/// walks leave them, except that each finished 16-row tile is transposed in place, so that
+/// the 64 vectors of rows `16 t .. 16 t + 16` hold samples `64 chunk + i` (i = 0..64) with the
+/// tile's rows in lanes: the rows pass reads them as they are, contiguously.
 #[derive(Clone, Copy)]
 struct BandScratch<'a> {
     data: &'a [V],
     band: usize,
 }
 
+impl<'a> BandScratch<'a> {
+    /// Samples `16 b .. 16 b + 16` of the 16-row group starting at band row `g`, rows in lanes.
+    #[inline(always)]
+    fn block(&self, g: usize, b: usize) -> &'a [V; LANES] {
+        let (chunk, v) = (b / VECS, b % VECS);
+        let at = (chunk * self.band + g) * VECS + v * LANES;
+        self.data[at..at + LANES].try_into().unwrap()
+    }
+}
+
 /// Pass 2, rows: filters rows `g..g+n` of the band (n ≤ 16) along x and writes them to `out`
-/// as samples. Rows become lanes through 16×16 transposes, 16 pixels (`C` blocks) at a time;
-/// the causal results wait in `u` (`stride` vectors) while the anticausal sweep runs back.
+/// as samples, rows in lanes, 16 pixels (`C` blocks of 16 samples) at a time; the causal
+/// results wait in `u` (`stride` vectors) while the anticausal sweep runs back.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 fn rows_impl<T: Sample, I: Isa>(
@@ -658,26 +695,36 @@ fn rows_impl<T: Sample, I: Isa>(
 
 simd_dispatch!(fn rows<T: Sample>(scratch: BandScratch, g: usize, width: usize, px: &Pixels, k: &Coef, u: &mut [V], out: &mut [T]) => rows_impl);
 
-/// Loads pixels `16 pb..16 pb + 16` of rows `g..g+n_rows` from the band's column results,
-/// transposed: `blk[q / 16][q % 16]` is sample `q` of the 16 pixels, rows in lanes.
-/// Asks for the band scratch that `load_pixels` will read for pixel block `pb`: 16 rows, each
-/// a separate line, which the hardware prefetchers do not predict.
+/// The `C` blocks of pixel block `pb` (pixels `16 pb .. 16 pb + 16`): `blk[q / 16][q % 16]` is
+/// sample `q` of the 16 pixels. Blocks past the row's end read as zeros.
 #[inline(always)]
-fn prefetch_pixels<const C: usize>(
-    scratch: BandScratch,
-    (g, n_rows): (usize, usize),
+fn pixel_blocks<'a, const C: usize>(
+    scratch: BandScratch<'a>,
+    g: usize,
     stride: usize,
     pb: usize,
-) {
+) -> [&'a [V; LANES]; C] {
+    static ZEROS: [V; LANES] = [V::ZERO; LANES];
+    std::array::from_fn(|kb| {
+        let b = pb * C + kb;
+        if b * LANES < stride {
+            scratch.block(g, b)
+        } else {
+            &ZEROS
+        }
+    })
+}
+
+/// Asks for the blocks of pixel block `pb` ahead of the sweep that reads them.
+#[inline(always)]
+fn prefetch_pixels<const C: usize>(scratch: BandScratch, g: usize, stride: usize, pb: usize) {
     #[cfg(target_arch = "x86_64")]
     for kb in 0..C {
         let b = pb * C + kb;
         if b * LANES >= stride {
             break;
         }
-        let (chunk, v) = (b / VECS, b % VECS);
-        for r in 0..n_rows {
-            let at = &scratch.data[(chunk * scratch.band + g + r) * VECS + v];
+        for at in scratch.block(g, b) {
             // SAFETY: a prefetch never faults, and the address is inside the scratch.
             unsafe {
                 use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
@@ -689,28 +736,6 @@ fn prefetch_pixels<const C: usize>(
 
 /// Pixel blocks ahead that the row sweeps prefetch.
 const AHEAD: usize = 3;
-
-#[inline(always)]
-fn load_pixels<I: Isa, const C: usize>(
-    scratch: BandScratch,
-    (g, n_rows): (usize, usize),
-    stride: usize,
-    pb: usize,
-    blk: &mut [[V; LANES]; C],
-) {
-    for (kb, block) in blk.iter_mut().enumerate() {
-        let b = pb * C + kb;
-        if b * LANES >= stride {
-            break;
-        }
-        let (chunk, v) = (b / VECS, b % VECS);
-        let mut m = [V::ZERO; LANES];
-        for (r, row) in m.iter_mut().enumerate().take(n_rows) {
-            *row = scratch.data[(chunk * scratch.band + g + r) * VECS + v];
-        }
-        *block = I::transpose(&m);
-    }
-}
 
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
@@ -725,24 +750,20 @@ fn rows_c<T: Sample, I: Isa, const C: usize>(
 ) {
     let stride = width * C;
     let n_rows = out.len() / stride;
-    let rows = (g, n_rows);
-    let pixel_blocks = width.div_ceil(LANES);
-    let mut blk = [[V::ZERO; LANES]; C];
+    let pixel_count = width.div_ceil(LANES);
 
     // Causal, left to right; keeps the first pixel (the offset) and the last (the edge).
-    load_pixels::<I, C>(scratch, rows, stride, 0, &mut blk);
+    let first = pixel_blocks::<C>(scratch, g, stride, 0);
     let mut x0 = [V::ZERO; C];
-    x0.copy_from_slice(&blk[0][..C]);
+    x0.copy_from_slice(&first[0][..C]);
     let mut st = [Sections::ZERO; C];
     let mut xp = [V::ZERO; C];
     let mut xl = [V::ZERO; C];
-    for pb in 0..pixel_blocks {
-        if pb + AHEAD < pixel_blocks {
-            prefetch_pixels::<C>(scratch, rows, stride, pb + AHEAD);
+    for pb in 0..pixel_count {
+        if pb + AHEAD < pixel_count {
+            prefetch_pixels::<C>(scratch, g, stride, pb + AHEAD);
         }
-        if pb > 0 {
-            load_pixels::<I, C>(scratch, rows, stride, pb, &mut blk);
-        }
+        let blk = pixel_blocks::<C>(scratch, g, stride, pb);
         let np = (width - pb * LANES).min(LANES);
         let base = pb * LANES * C;
         for x in 0..np {
@@ -762,11 +783,12 @@ fn rows_c<T: Sample, I: Isa, const C: usize>(
         st[c] = Sections::steady(k, xl[c]);
     }
     let colour = if px.alpha { C - 1 } else { C };
-    for pb in (0..pixel_blocks).rev() {
+    let mut done = [[V::ZERO; LANES]; C];
+    for pb in (0..pixel_count).rev() {
         if pb >= AHEAD {
-            prefetch_pixels::<C>(scratch, rows, stride, pb - AHEAD);
+            prefetch_pixels::<C>(scratch, g, stride, pb - AHEAD);
         }
-        load_pixels::<I, C>(scratch, rows, stride, pb, &mut blk);
+        let blk = pixel_blocks::<C>(scratch, g, stride, pb);
         let np = (width - pb * LANES).min(LANES);
         let base = pb * LANES * C;
         for x in (0..np).rev() {
@@ -774,18 +796,17 @@ fn rows_c<T: Sample, I: Isa, const C: usize>(
                 let q = x * C + c;
                 let a = st[c].step::<I>(k, k.anticausal_input::<I>(x1[c], x2[c]));
                 x2[c] = x1[c];
-                let s = &mut blk[q / LANES][q % LANES];
-                x1[c] = *s - x0[c];
-                *s = u[base + q] + a + x0[c];
+                x1[c] = blk[q / LANES][q % LANES] - x0[c];
+                done[q / LANES][q % LANES] = u[base + q] + a + x0[c];
             }
         }
         if px.alpha || px.linear.is_some() {
             for x in 0..np {
                 let aq = x * C + C - 1;
-                let alpha = blk[aq / LANES][aq % LANES];
+                let alpha = done[aq / LANES][aq % LANES];
                 for c in 0..colour {
                     let q = x * C + c;
-                    let p = &mut blk[q / LANES][q % LANES];
+                    let p = &mut done[q / LANES][q % LANES];
                     for l in 0..LANES {
                         let mut v = p.0[l];
                         if px.alpha {
@@ -804,17 +825,19 @@ fn rows_c<T: Sample, I: Isa, const C: usize>(
                 }
             }
         }
-        for (kb, block) in blk.iter().enumerate() {
+        for (kb, block) in done.iter().enumerate() {
             let b = pb * C + kb;
             if b * LANES >= stride {
                 break;
             }
             let n = (stride - b * LANES).min(LANES);
-            let m = I::transpose(block);
+            let m = T::transposed::<I>(block);
             for (r, row) in m.iter().enumerate().take(n_rows) {
-                let dst = &mut out[r * stride + b * LANES..][..n];
-                for (d, &s) in dst.iter_mut().zip(row.0.iter()) {
-                    *d = T::from_f32(s);
+                let dst = &mut out[r * stride + b * LANES..];
+                if n == LANES {
+                    dst[..LANES].copy_from_slice(row);
+                } else {
+                    dst[..n].copy_from_slice(&row[..n]);
                 }
             }
         }

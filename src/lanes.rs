@@ -22,17 +22,48 @@ pub trait Isa: Copy {
     /// Fused multiply-add: without it `mul_add` would be a libm call.
     const FMA: bool;
 
-    /// Transposes a 16×16 block held as 16 vectors.
+    /// Transposes a 16×16 block held as 16 vectors into `t`.
     #[inline(always)]
-    fn transpose(m: &[V; LANES]) -> [V; LANES] {
-        let mut t = [V::ZERO; LANES];
+    fn transpose_to(m: &[V; LANES], t: &mut [V; LANES]) {
         for (i, row) in m.iter().enumerate() {
             for (j, &v) in row.0.iter().enumerate() {
                 t[j].0[i] = v;
             }
         }
+    }
+
+    /// Transposes a 16×16 block held as 16 vectors.
+    #[inline(always)]
+    fn transpose(m: &[V; LANES]) -> [V; LANES] {
+        let mut t = [V::ZERO; LANES];
+        Self::transpose_to(m, &mut t);
         t
     }
+
+    /// Transposes a 16×16 block of 8-bit levels held as 16 f32 vectors, converting as
+    /// `pixels::f32_to_u8` does in level units: NaN to 0, clamped to 0..=255, rounded half up.
+    #[inline(always)]
+    fn transpose_to_u8(m: &[V; LANES]) -> [[u8; LANES]; LANES] {
+        let t = Self::transpose(m);
+        let mut out = [[0u8; LANES]; LANES];
+        for i in 0..LANES {
+            for j in 0..LANES {
+                out[i][j] = level_to_u8(t[i].0[j]);
+            }
+        }
+        out
+    }
+}
+
+/// One f32 level to 8 bits: NaN to 0, clamped to 0..=255, rounded half up.
+#[inline(always)]
+pub fn level_to_u8(v: f32) -> u8 {
+    // max/min map NaN to 0, as the saturating cast in `pixels::f32_to_u8` does, and the value
+    // is then in range for the unchecked cast.
+    #[allow(clippy::manual_clamp)] // clamp keeps NaN, which the unchecked cast cannot take
+    let x = v.max(0.0).min(255.0) + 0.5;
+    // SAFETY: x is finite and in [0.5, 255.5].
+    unsafe { x.to_int_unchecked::<i32>() as u8 }
 }
 
 /// AVX-512: one register per vector, and a shuffle network for the transpose (the compiler
@@ -44,7 +75,7 @@ impl Isa for Avx512 {
 
     #[cfg(target_arch = "x86_64")]
     #[inline(always)]
-    fn transpose(m: &[V; LANES]) -> [V; LANES] {
+    fn transpose_to(m: &[V; LANES], out: &mut [V; LANES]) {
         use std::arch::x86_64::*;
         // SAFETY: only instantiated inside `simd_dispatch!`'s AVX-512 copy, which runs after
         // the CPU reported AVX-512F; V is 64-byte aligned, as the aligned loads need.
@@ -81,12 +112,65 @@ impl Isa for Avx512 {
                     t[b + 4 + i] = _mm512_shuffle_f32x4::<0xdd>(u[b + i], u[b + 4 + i]);
                 }
             }
-            let mut out = [V::ZERO; LANES];
             for i in 0..8 {
                 let a = _mm512_shuffle_f32x4::<0x88>(t[i], t[8 + i]);
                 let b = _mm512_shuffle_f32x4::<0xdd>(t[i], t[8 + i]);
                 _mm512_store_ps(out[i].0.as_mut_ptr(), a);
                 _mm512_store_ps(out[8 + i].0.as_mut_ptr(), b);
+            }
+        }
+    }
+
+    /// Converts first and transposes bytes: the saturating packs clamp for free, and a 16×16
+    /// byte block is 4 registers, so the shuffles are a fifth of the f32 transpose's.
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    fn transpose_to_u8(m: &[V; LANES]) -> [[u8; LANES]; LANES] {
+        use std::arch::x86_64::*;
+        // SAFETY: as for `transpose`; AVX-512BW (the packs, the byte shuffle) is among the
+        // features `simd_dispatch!` checks before running this copy. The output is 256 bytes,
+        // written as 4 unaligned 64-byte stores.
+        unsafe {
+            // min(255, v) keeps NaN (the second operand), which the conversion turns into
+            // i32::MIN and the packs into 0; below 0 the packs saturate to 0 as well.
+            let (full, half) = (_mm512_set1_ps(255.0), _mm512_set1_ps(0.5));
+            // Loops, not closures: a closure would be compiled without the caller's features.
+            let mut level = [_mm512_setzero_si512(); 16];
+            for q in 0..16 {
+                let v = _mm512_min_ps(full, _mm512_load_ps(m[q].0.as_ptr()));
+                level[q] = _mm512_cvttps_epi32(_mm512_add_ps(v, half));
+            }
+            let mut words = [_mm512_setzero_si512(); 8];
+            for j in 0..8 {
+                words[j] = _mm512_packs_epi32(level[2 * j], level[2 * j + 1]);
+            }
+            // Lane l of bytes[n], byte 4 j + i: sample 4 n + j of row 4 l + i. Transposing each
+            // 4×4 group makes dword i of lane l hold row 4 l + i's samples 4 n .. 4 n + 4.
+            let group = _mm512_broadcast_i32x4(_mm_setr_epi8(
+                0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15,
+            ));
+            let mut p = [_mm512_setzero_si512(); 4];
+            for n in 0..4 {
+                let b = _mm512_packus_epi16(words[2 * n], words[2 * n + 1]);
+                p[n] = _mm512_shuffle_epi8(b, group);
+            }
+            // q[l]: lane n = lane l of p[n] (a 4×4 transpose of 128-bit lanes).
+            let t0 = _mm512_shuffle_i32x4::<0x44>(p[0], p[1]);
+            let t1 = _mm512_shuffle_i32x4::<0xee>(p[0], p[1]);
+            let t2 = _mm512_shuffle_i32x4::<0x44>(p[2], p[3]);
+            let t3 = _mm512_shuffle_i32x4::<0xee>(p[2], p[3]);
+            let q = [
+                _mm512_shuffle_i32x4::<0x88>(t0, t2),
+                _mm512_shuffle_i32x4::<0xdd>(t0, t2),
+                _mm512_shuffle_i32x4::<0x88>(t1, t3),
+                _mm512_shuffle_i32x4::<0xdd>(t1, t3),
+            ];
+            // Dword 4 n + i of q[l] is row 4 l + i, samples 4 n..; gather each row's 4 dwords.
+            let rows = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+            let mut out = [[0u8; LANES]; LANES];
+            for (l, q) in q.iter().enumerate() {
+                let r = _mm512_permutexvar_epi32(rows, *q);
+                _mm512_storeu_si512(out[4 * l..].as_mut_ptr() as *mut _, r);
             }
             out
         }
@@ -255,6 +339,55 @@ mod tests {
             }
         }
         assert_eq!(transpose_impl::<Plain>(&m), t);
+    }
+
+    #[test]
+    fn byte_transpose_converts_as_the_scalar_rule_does() {
+        // Every rounding case: ties, the clamps, NaN and infinities, values past i32.
+        let special = [
+            -1e30,
+            -300.0,
+            -0.6,
+            -0.5,
+            -0.4,
+            0.0,
+            0.49,
+            0.5,
+            1.5,
+            2.5,
+            127.5,
+            254.49,
+            254.5,
+            255.0,
+            255.4,
+            255.5,
+            300.0,
+            3e9,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::NAN,
+        ];
+        let mut m = [V::ZERO; LANES];
+        for (i, row) in m.iter_mut().enumerate() {
+            for j in 0..LANES {
+                let k = i * LANES + j;
+                row.0[j] = special.get(k).copied().unwrap_or(k as f32 * 0.37 - 20.0);
+            }
+        }
+        fn run_impl<I: Isa>(m: &[V; LANES], out: &mut [[u8; LANES]; LANES]) {
+            *out = I::transpose_to_u8(m);
+        }
+        crate::simd_dispatch!(fn run<>(m: &[V; LANES], out: &mut [[u8; LANES]; LANES]) => run_impl);
+        let mut got = [[0u8; LANES]; LANES];
+        run(&m, &mut got);
+        for i in 0..LANES {
+            for j in 0..LANES {
+                let v = m[j].0[i];
+                assert_eq!(got[i][j], level_to_u8(v), "{v}");
+            }
+        }
+        assert_eq!(got[0][1], 255, "row 0 holds sample 1's lane 0");
+        assert_eq!(Plain::transpose_to_u8(&m), got);
     }
 
     #[test]
