@@ -17,6 +17,10 @@
 //!       Then measures accuracy on the test images (crop of --accuracy-image, default the timed
 //!       image), with any peer outputs found in DIR as TOOL_TEST_sSIGMA.{png,f32,tiff} (e.g.
 //!       gblur_photo_rgb8_s5.png). Prints Markdown tables; --json writes JSON lines.
+//!       With --paired N, also N rounds in which gblur's banded blur (linked from this
+//!       repository), libblur's exact Gaussian and its stack blur each blur the same pixels
+//!       once, in an order that rotates: on a shared machine whose speed drifts by 2× within
+//!       seconds, the ratio within a round is what stays comparable.
 
 use libblur::{
     fast_gaussian, fast_gaussian_f32, fast_gaussian_next, fast_gaussian_next_f32,
@@ -681,6 +685,8 @@ fn read_peer(path: &Path, layout: Layout, n: usize) -> Option<Vec<f64>> {
 }
 
 struct Args {
+    /// Rounds of the paired comparison with gblur (0: none).
+    paired: usize,
     image: Option<PathBuf>,
     accuracy_image: Option<PathBuf>,
     size: (usize, usize),
@@ -705,11 +711,12 @@ fn parse_args() -> Args {
         peers: None,
         json: None,
         tests_dir: None,
+        paired: 0,
     };
     let mut it = std::env::args().skip(1);
     let usage = "usage: libblur-bench [tests DIR] [--image PATH] [--accuracy-image PATH] \
                  [--size WxH] [--runs N] [--sigmas 5,20] [--threads N] [--acc-size N] \
-                 [--peers DIR] [--json FILE]";
+                 [--peers DIR] [--json FILE] [--paired N]";
     while let Some(arg) = it.next() {
         let mut val = || {
             it.next()
@@ -730,6 +737,7 @@ fn parse_args() -> Args {
             "--acc-size" => a.acc_size = val().parse().unwrap(),
             "--peers" => a.peers = Some(val().into()),
             "--json" => a.json = Some(val().into()),
+            "--paired" => a.paired = val().parse().unwrap(),
             "-h" | "--help" => {
                 println!("{usage}");
                 std::process::exit(0);
@@ -826,6 +834,10 @@ fn main() {
                 .unwrap();
             }
         }
+    }
+
+    if a.paired > 0 {
+        paired(&a, &img, policy, &calibrations, &mut json);
     }
 
     println!(
@@ -988,5 +1000,120 @@ fn json_num(x: f64) -> String {
         format!("{x:.3e}")
     } else {
         "null".into()
+    }
+}
+
+/// gblur's banded blur in place on `data` (RGB 8-bit or one f32 channel), as `gblur bench cpu`
+/// and the main command run it on 2 cores without a GPU.
+fn gblur_blur<T: gblur::banded::Sample>(
+    data: &mut [T],
+    (w, h): (usize, usize),
+    c: usize,
+    k: &[f32; 16],
+) {
+    let px = gblur::banded::Pixels {
+        channels: c,
+        alpha: false,
+        linear: None,
+    };
+    gblur::banded::blur_in_place(data, (w, h), &px, k, k);
+}
+
+/// Rounds in which gblur, libblur's Gaussian and its stack blur each blur the same pixels once,
+/// first one, then another, in turn; prints per layout and sigma the median (and range) over
+/// the rounds of gblur's speed ÷ each libblur call's, measured in the same round.
+fn paired(
+    a: &Args,
+    img: &Image,
+    policy: ThreadingPolicy,
+    calibrations: &[Calibration],
+    json: &mut String,
+) {
+    println!(
+        "\n## Paired with gblur: {} rounds, each tool once per round in rotating order\n",
+        a.paired
+    );
+    println!("| layout | sigma | against | gblur ÷ it, median | range | gblur median MP/s | its median MP/s |");
+    println!("|---|---:|---|---:|---|---:|---:|");
+    let mp = (img.size.0 * img.size.1) as f64 / 1e6;
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        let n = v.len();
+        if n % 2 == 1 {
+            v[n / 2]
+        } else {
+            0.5 * (v[n / 2 - 1] + v[n / 2])
+        }
+    };
+    for &sigma in &a.sigmas {
+        let blur = gblur::filter::Blur2d::new(gblur::filter::Method::Recursive, sigma, sigma);
+        let gblur::filter::LineFilter::Recursive {
+            coefficients: k, ..
+        } = blur.x
+        else {
+            unreachable!("a recursive blur");
+        };
+        for layout in [Layout::Rgb8, Layout::F32] {
+            let peers = [Variant::Gaussian { reach: None }, Variant::Stack];
+            let jobs: Vec<Job> = peers
+                .iter()
+                .map(|&v| Job {
+                    variant: v,
+                    size: img.size,
+                    layout,
+                    sigma,
+                    given: calibrations
+                        .iter()
+                        .find(|c| c.variant == v && c.sigma == sigma)
+                        .unwrap()
+                        .given,
+                    policy,
+                })
+                .collect();
+            // Per tool (gblur first), MP/s of every round.
+            let mut speed = vec![Vec::new(); 1 + jobs.len()];
+            let (mut dst8, mut dstf) = (img.rgb.clone(), img.plane.clone());
+            for round in 0..WARM_UPS + a.paired {
+                for turn in 0..speed.len() {
+                    let tool = (round + turn) % speed.len();
+                    let (mut work8, mut workf) = (img.rgb.clone(), img.plane.clone());
+                    if tool > 0 && in_place(jobs[tool - 1].variant) {
+                        dst8.copy_from_slice(&img.rgb);
+                        dstf.copy_from_slice(&img.plane);
+                    }
+                    let t = Instant::now();
+                    match (tool, layout) {
+                        (0, Layout::Rgb8) => gblur_blur(&mut work8, img.size, 3, &k),
+                        (0, Layout::F32) => gblur_blur(&mut workf, img.size, 1, &k),
+                        (_, Layout::Rgb8) => u8::blur(jobs[tool - 1], &img.rgb, &mut dst8),
+                        (_, Layout::F32) => f32::blur(jobs[tool - 1], &img.plane, &mut dstf),
+                    }
+                    let ms = t.elapsed().as_secs_f64() * 1e3;
+                    if round >= WARM_UPS {
+                        speed[tool].push(mp / ms * 1e3);
+                    }
+                }
+            }
+            let ours = speed[0].clone();
+            for (j, job) in jobs.iter().enumerate() {
+                let mut ratios: Vec<f64> =
+                    ours.iter().zip(&speed[1 + j]).map(|(g, l)| g / l).collect();
+                let r = median(&mut ratios);
+                let (lo, hi) = (ratios[0], ratios[ratios.len() - 1]);
+                let (g, l) = (median(&mut ours.clone()), median(&mut speed[1 + j].clone()));
+                let name = job.variant.name(layout);
+                println!(
+                    "| {} | {sigma} | {name} | {r:.2}× | {lo:.2}–{hi:.2}× | {g:.0} | {l:.0} |",
+                    layout.name()
+                );
+                writeln!(
+                    json,
+                    r#"{{"kind":"paired","variant":"{name}","layout":"{}","sigma":{sigma},"rounds":{},"ratio_median":{r:.3},"ratio_min":{lo:.3},"ratio_max":{hi:.3},"gblur_mpps":{g:.2},"mpps":{l:.2}}}"#,
+                    layout.name(),
+                    a.paired
+                )
+                .unwrap();
+            }
+        }
     }
 }
