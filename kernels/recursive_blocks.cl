@@ -7,7 +7,8 @@
 // in delta form, causal + anticausal, first sample subtracted) runs in three kernels:
 //
 //   block_summary  every chunk filtered from a zero state: the causal state it hands to the
-//                  next chunk and the anticausal state it hands to the previous one;
+//                  next chunk and the anticausal state it hands to the previous one, both
+//                  weighted sums of the chunk's inputs (no walk);
 //   block_carry    per column, a short sequential walk over the chunks that turns those into
 //                  each chunk's true incoming states: in[k+1] = T^CHUNK in[k] + zero_state[k],
 //                  T being a section's homogeneous (y, d) transition, T^n computed on the host;
@@ -203,57 +204,110 @@ typedef float dst_t;
         }                                                                                   \
     }
 
-#define NOTHING(i)
+// The zero-state summaries as weighted sums of the chunk's inputs, without a walk: a chain of
+// dependent steps per chunk is what bounded this kernel (halving its reads did not speed it
+// up), while a sum's rows are independent. In a section's (y, d) state, with T its transition
+// and e = (1, 1) (src/gaussian.rs, anticausal_shares and causal_shares, made on the host in
+// f64 from the same f32 coefficients):
+//   causal, at the chunk's last row:  sum_i T^(n-1-i) e (n0 x[i] + n1 x[i-1]), so x[n-1-r]
+//     weighs n0 g[r] + n1 g[r-1] (g[j] = T^j e), counted from the chunk's end so that one
+//     table serves the shorter last chunk, and x[-1], the input before the chunk, n1 g[n-1];
+//   anticausal, at its first row:     sum_j T^j e (m1 x[j+1] + m2 x[j+2]), so x[i] weighs
+//     m1 g[i-1] + m2 g[i-2] for i = 0 ..= n, and x[n+1] weighs m2 g[n-1].
+// gain holds 4 floats per weight (section a's y and d, then section b's): the anticausal
+// weights of x[0 ..= CHUNK], the anticausal m2 g[j] for j < CHUNK, the causal weights by
+// distance r < CHUNK from the end, then the causal n1 g[j] for j < CHUNK.
+#define ANTI_W(i) (gain + 4 * (i))
+#define ANTI_TAIL_W(j) (gain + 4 * (CHUNK + 1 + (j)))
+#define CAUSAL_W(r) (gain + 4 * (2 * CHUNK + 1 + (r)))
+#define CAUSAL_HEAD_W(j) (gain + 4 * (3 * CHUNK + 1 + (j)))
 
-// The anticausal zero-state summary without walking the chunk backwards: a chunk of n rows
-// leaves the anticausal state sum_j T^j e w_j at its top (T a section's (y, d) transition,
-// e = (1, 1), w_j = m1 x[j+1] + m2 x[j+2] the input the step of row j takes), so the walk down
-// the chunk can add each input x[i]'s share, h[i] = m1 g[i-1] + m2 g[i-2] with g[j] = T^j e
-// (g of a negative index is 0), as it reads it: one read of the chunk instead of two.
-// gain holds h[i] for i = 0 ..= CHUNK, 4 floats each (section a's y and d, then section b's),
-// then m2 g[j] for j = 0 .. CHUNK - 1 (the share of x[n + 1], which has no row n to feed).
-#define ANTICAUSAL_SHARE(H, X)                                                              \
+#define SHARE(S, H, X)                                                                      \
     {                                                                                       \
         __constant const float *h = (H);                                                    \
-        sya += h[0] * (X);                                                                  \
-        sda += h[1] * (X);                                                                  \
-        syb += h[2] * (X);                                                                  \
-        sdb += h[3] * (X);                                                                  \
+        S[0] += h[0] * (X);                                                                 \
+        S[1] += h[1] * (X);                                                                 \
+        S[2] += h[2] * (X);                                                                 \
+        S[3] += h[3] * (X);                                                                 \
     }
-#define ANTICAUSAL_SHARE_OF_XP(i) ANTICAUSAL_SHARE(gain + 4 * (i), xp)
 
-__kernel void block_summary(__global const src_t *src, __global float *sum,
-                            __constant float *coef, __constant float *gain,
-                            __constant float *lut, uint width, uint height, uint chunks)
+// SPLIT work-items share a chunk, each summing CHUNK / SPLIT of its rows; their partial sums
+// meet in local memory. A work-group is SUM_LANES columns × SPLIT parts of one chunk.
+#ifndef SPLIT
+#define SPLIT 1
+#endif
+#ifndef SUM_LANES
+#define SUM_LANES 64
+#endif
+#define PART_ROWS (CHUNK / SPLIT)
+
+__kernel __attribute__((reqd_work_group_size(SUM_LANES, SPLIT, 1))) void
+block_summary(__global const src_t *src, __global float *sum, __constant float *coef,
+              __constant float *gain, __constant float *lut, uint width, uint height,
+              uint chunks)
 {
-    const uint x = get_global_id(0), k = get_global_id(1), p = get_global_id(2);
-    if (x >= width || k >= chunks)
-        return;
-    LOAD_COEF
+    const uint x = get_global_id(0), k = get_group_id(1), p = get_global_id(2);
+    const uint part = get_local_id(1);
     const size_t plane = (size_t)width * height;
     const size_t base = p * plane + x;
-    const pixel x0 = load_src(src, base, lut);
     const uint y0 = k * CHUNK, n = min((uint)CHUNK, height - y0);
-
-    pixel ya = 0.0f, da = 0.0f, yb = 0.0f, db = 0.0f;
-    pixel sya = 0.0f, sda = 0.0f, syb = 0.0f, sdb = 0.0f;
-    pixel xp = k == 0 ? (pixel)(0.0f) : load_src(src, base + (size_t)(y0 - 1) * width, lut) - x0;
-    CAUSAL_WALK(ANTICAUSAL_SHARE_OF_XP)
-    // The two inputs after the chunk (clamped at the image's end): x[n] takes its full share,
-    // x[n + 1] only m2 g[n - 1], since no row n exists in this chunk.
-    const pixel xn = load_src(src, base + (size_t)min(y0 + n, height - 1) * width, lut) - x0;
-    const pixel xn1 = load_src(src, base + (size_t)min(y0 + n + 1, height - 1) * width, lut) - x0;
-    ANTICAUSAL_SHARE(gain + 4 * n, xn)
-    ANTICAUSAL_SHARE(gain + 4 * (CHUNK + 1 + n - 1), xn1)
+    // Causal (y, d) of sections a and b, then anticausal.
+    pixel c[4] = {0.0f, 0.0f, 0.0f, 0.0f}, a[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    if (x < width) {
+        const pixel x0 = load_src(src, base, lut);
+        const uint i0 = part * PART_ROWS;
+        if (n == CHUNK) {
+#pragma unroll
+            for (uint j = 0; j < PART_ROWS; j++) {
+                const uint i = i0 + j;
+                const pixel v = load_src(src, base + (size_t)(y0 + i) * width, lut) - x0;
+                SHARE(c, CAUSAL_W(CHUNK - 1 - i), v)
+                SHARE(a, ANTI_W(i), v)
+            }
+        } else {
+            for (uint i = i0; i < min(i0 + PART_ROWS, n); i++) {
+                const pixel v = load_src(src, base + (size_t)(y0 + i) * width, lut) - x0;
+                SHARE(c, CAUSAL_W(n - 1 - i), v)
+                SHARE(a, ANTI_W(i), v)
+            }
+        }
+        if (part == 0 && k > 0) {
+            const pixel xp = load_src(src, base + (size_t)(y0 - 1) * width, lut) - x0;
+            SHARE(c, CAUSAL_HEAD_W(n - 1), xp)
+        }
+        if (part == SPLIT - 1) {
+            // The two inputs after the chunk, clamped at the image's end.
+            const pixel xn =
+                load_src(src, base + (size_t)min(y0 + n, height - 1) * width, lut) - x0;
+            const pixel xn1 =
+                load_src(src, base + (size_t)min(y0 + n + 1, height - 1) * width, lut) - x0;
+            SHARE(a, ANTI_W(n), xn)
+            SHARE(a, ANTI_TAIL_W(n - 1), xn1)
+        }
+    }
     const size_t s = ((size_t)(p * chunks + k) * 8) * width + x;
-    VSTORE(ya, s, sum);
-    VSTORE(da, s + width, sum);
-    VSTORE(yb, s + 2 * width, sum);
-    VSTORE(db, s + 3 * width, sum);
-    VSTORE(sya, s + 4 * width, sum);
-    VSTORE(sda, s + 5 * width, sum);
-    VSTORE(syb, s + 6 * width, sum);
-    VSTORE(sdb, s + 7 * width, sum);
+#if SPLIT == 1
+    if (x < width)
+        for (uint e = 0; e < 4; e++) {
+            VSTORE(c[e], s + e * width, sum);
+            VSTORE(a[e], s + (4 + e) * width, sum);
+        }
+#else
+    __local pixel parts[8][SPLIT][SUM_LANES];
+    const uint lx = get_local_id(0);
+    for (uint e = 0; e < 4; e++) {
+        parts[e][part][lx] = c[e];
+        parts[4 + e][part][lx] = a[e];
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (x < width)
+        for (uint e = part; e < 8; e += SPLIT) {
+            pixel t = parts[e][0][lx];
+            for (uint q = 1; q < SPLIT; q++)
+                t += parts[e][q][lx];
+            VSTORE(t, s + e * width, sum);
+        }
+#endif
 }
 
 // (y, d) <- M (y, d) + (zy, zd), M row-major.

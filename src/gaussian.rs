@@ -185,27 +185,8 @@ pub struct AnticausalShares {
 }
 
 pub fn anticausal_shares(block: &[f32; 2 * SECTION_FLOATS], n: usize) -> AnticausalShares {
-    let m = |s: usize| {
-        (
-            block[s * SECTION_FLOATS + 2] as f64,
-            block[s * SECTION_FLOATS + 3] as f64,
-        )
-    };
-    let ((m1a, m2a), (m1b, m2b)) = (m(0), m(1));
-    let steps = block_transition(block, 1);
-    // g[j] for j = 0 .. n, by repeated steps from e.
-    let mut g = Vec::with_capacity(n + 1);
-    let mut v = [[1.0, 1.0], [1.0, 1.0]];
-    for _ in 0..=n {
-        g.push([v[0][0], v[0][1], v[1][0], v[1][1]]);
-        v = [0, 1].map(|s| {
-            let t = steps[s];
-            [
-                t[0] * v[s][0] + t[1] * v[s][1],
-                t[2] * v[s][0] + t[3] * v[s][1],
-            ]
-        });
-    }
+    let ((m1a, m2a), (m1b, m2b)) = (pair(block, 0, 2), pair(block, 1, 2));
+    let g = unit_responses(block, n);
     let g_of = |j: isize| if j < 0 { [0.0; 4] } else { g[j as usize] };
     let full = (0..=n as isize)
         .map(|i| {
@@ -223,6 +204,70 @@ pub fn anticausal_shares(block: &[f32; 2 * SECTION_FLOATS], n: usize) -> Anticau
         .map(|gj| [m2a * gj[0], m2a * gj[1], m2b * gj[2], m2b * gj[3]])
         .collect();
     AnticausalShares { full, tail }
+}
+
+/// What each input of a chunk contributes to the causal state the chunk hands on: the causal
+/// zero-state summary as a weighted sum, like `anticausal_shares`. Walking rows `0 .. n - 1`
+/// from a zero state, where the step of row `i` takes `u_i = n0 x[i] + n1 x[i-1]`, leaves
+/// `sum_i T^(n-1-i) e u_i` at row `n - 1`, so the input `r` rows before the chunk's end,
+/// `x[n-1-r]`, weighs `n0 g[r] + n1 g[r-1]`, and the input before the chunk, `x[-1]`, weighs
+/// `n1 g[n-1]`. Indexed by the distance from the chunk's end, one table serves every chunk
+/// length up to `n`. Each weight is `(y, d)` of section a, then of section b; f64 from the f32
+/// block.
+pub struct CausalShares {
+    /// The weight of `x[len-1-r]` for `r = 0 .. n`, whatever the chunk's length `len <= n`.
+    pub full: Vec<[f64; 4]>,
+    /// `n1 g[j]` for `j < n`: the weight of `x[-1]` when the chunk is `j + 1` long.
+    pub head: Vec<[f64; 4]>,
+}
+
+pub fn causal_shares(block: &[f32; 2 * SECTION_FLOATS], n: usize) -> CausalShares {
+    let ((n0a, n1a), (n0b, n1b)) = (pair(block, 0, 0), pair(block, 1, 0));
+    let g = unit_responses(block, n);
+    let full = (0..n)
+        .map(|r| {
+            let g0 = g[r];
+            let g1 = if r == 0 { [0.0; 4] } else { g[r - 1] };
+            [
+                n0a * g0[0] + n1a * g1[0],
+                n0a * g0[1] + n1a * g1[1],
+                n0b * g0[2] + n1b * g1[2],
+                n0b * g0[3] + n1b * g1[3],
+            ]
+        })
+        .collect();
+    let head = g[..n]
+        .iter()
+        .map(|gj| [n1a * gj[0], n1a * gj[1], n1b * gj[2], n1b * gj[3]])
+        .collect();
+    CausalShares { full, head }
+}
+
+/// Coefficients `at` and `at + 1` of section `s` of the block, as f64.
+fn pair(block: &[f32; 2 * SECTION_FLOATS], s: usize, at: usize) -> (f64, f64) {
+    (
+        block[s * SECTION_FLOATS + at] as f64,
+        block[s * SECTION_FLOATS + at + 1] as f64,
+    )
+}
+
+/// `g[j] = T^j e` for `j = 0 ..= n`, per section (`T` the `(y, d)` transition, `e = (1, 1)`):
+/// the state `j` steps after a unit input, which every share is made of.
+fn unit_responses(block: &[f32; 2 * SECTION_FLOATS], n: usize) -> Vec<[f64; 4]> {
+    let steps = block_transition(block, 1);
+    let mut g = Vec::with_capacity(n + 1);
+    let mut v = [[1.0, 1.0], [1.0, 1.0]];
+    for _ in 0..=n {
+        g.push([v[0][0], v[0][1], v[1][0], v[1][1]]);
+        v = [0, 1].map(|s| {
+            let t = steps[s];
+            [
+                t[0] * v[s][0] + t[1] * v[s][1],
+                t[2] * v[s][0] + t[3] * v[s][1],
+            ]
+        });
+    }
+    g
 }
 
 fn mat_mul(a: [f64; 4], b: [f64; 4]) -> [f64; 4] {
@@ -349,6 +394,72 @@ mod tests {
             }
             assert!((m[0] * 0.3 + m[1] * -0.2 - y).abs() < 1e-12);
             assert!((m[2] * 0.3 + m[3] * -0.2 - d).abs() < 1e-12);
+        }
+    }
+
+    /// A few inputs that are not smooth, so that a weight shifted by one row shows.
+    fn wiggle(i: isize) -> f64 {
+        ((i * 7919) % 23) as f64 / 11.0 - 1.0 + 0.01 * i as f64
+    }
+
+    /// Both zero-state summaries of a chunk of `len` rows, walked step by step in f64 with
+    /// the block's coefficients: causal at its last row, anticausal at its first; inputs
+    /// `wiggle(-1 ..= len + 1)`.
+    fn walked_summaries(block: &[f32; 2 * SECTION_FLOATS], len: usize) -> [[f64; 4]; 2] {
+        let x = |i: isize| wiggle(i);
+        let mut out = [[0.0; 4]; 2];
+        for s in 0..2 {
+            let c = |k: usize| block[s * SECTION_FLOATS + k] as f64;
+            let (n0, n1, m1, m2, eps, q) = (c(0), c(1), c(2), c(3), c(4), c(5));
+            let (mut y, mut d) = (0.0, 0.0);
+            for i in 0..len as isize {
+                d = n0 * x(i) + n1 * x(i - 1) - eps * y + (d - q * d);
+                y += d;
+            }
+            out[0][2 * s..2 * s + 2].copy_from_slice(&[y, d]);
+            let (mut y, mut d) = (0.0, 0.0);
+            for i in (0..len as isize).rev() {
+                d = m1 * x(i + 1) + m2 * x(i + 2) - eps * y + (d - q * d);
+                y += d;
+            }
+            out[1][2 * s..2 * s + 2].copy_from_slice(&[y, d]);
+        }
+        out
+    }
+
+    #[test]
+    fn shares_are_the_walked_summaries() {
+        // Every chunk length up to the tables' own, from the same tables: the causal weights
+        // counted from the chunk's end, the anticausal ones from its start.
+        for (sigma, n) in [(1.5, 32), (5.0, 64), (250.0, 128)] {
+            let block = RecursiveGaussian::new(sigma).to_f32_block();
+            let (c, a) = (causal_shares(&block, n), anticausal_shares(&block, n));
+            for len in [1, 2, 3, n / 2 + 1, n - 1, n] {
+                let want = walked_summaries(&block, len);
+                let causal = |e: usize| {
+                    (0..len)
+                        .map(|i| c.full[len - 1 - i][e] * wiggle(i as isize))
+                        .sum::<f64>()
+                        + c.head[len - 1][e] * wiggle(-1)
+                };
+                let anticausal = |e: usize| {
+                    (0..=len)
+                        .map(|i| a.full[i][e] * wiggle(i as isize))
+                        .sum::<f64>()
+                        + a.tail[len - 1][e] * wiggle(len as isize + 1)
+                };
+                let got = [
+                    std::array::from_fn::<f64, 4, _>(causal),
+                    std::array::from_fn(anticausal),
+                ];
+                for (g, w) in got.iter().flatten().zip(want.iter().flatten()) {
+                    let scale = w.abs().max(1.0);
+                    assert!(
+                        (g - w).abs() < 1e-9 * scale,
+                        "sigma {sigma}, chunk {n}, len {len}: {got:?} vs {want:?}"
+                    );
+                }
+            }
         }
     }
 

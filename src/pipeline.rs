@@ -215,26 +215,48 @@ impl PixelFormat {
         linear: false,
     };
 
+    /// `vec` pixels side by side as one pixel (see `summary_vectors`).
+    fn widened(self, vec: usize) -> PixelFormat {
+        PixelFormat {
+            channels: self.channels * vec,
+            ..self
+        }
+    }
+
     /// Bytes of one pixel in registers and local memory (an OpenCL float3 takes 16).
     fn local_bytes(self) -> usize {
         4 * if self.channels == 3 { 4 } else { self.channels }
     }
 }
 
-/// The build options and work-group shape (TILE columns × GROUP_CHUNKS chunks) of the blocked
-/// kernels for `chunk` rows per chunk and pixels of `format`: a local tile of about 34 KB, under
-/// the 48 KB OpenCL devices promise. `GBLUR_BLOCKED_TUNE` (`tile=N,group=N,batch=N,lanes=N`,
-/// any of them) overrides the shape, the rows loaded ahead and the work-group width of the
-/// summaries and carries, for tuning sweeps with `gblur bench blur`; normal use never sets it.
-pub fn blocked_defines(chunk: usize, format: PixelFormat) -> (String, [usize; 2]) {
+/// The build options and work-group shapes of the blocked kernels for `chunk` rows per chunk
+/// and pixels of `format`: `[TILE, GROUP_CHUNKS]` of the final pass (TILE columns ×
+/// GROUP_CHUNKS chunks, a local tile of about 34 KB, under the 48 KB OpenCL devices promise)
+/// and `[SUM_LANES, SPLIT]` of the summaries (SUM_LANES columns × SPLIT work-items per chunk).
+/// `GBLUR_BLOCKED_TUNE` (`tile=N,group=N,batch=N,lanes=N,split=N,vec=N`, any of them)
+/// overrides the shapes, the rows loaded ahead, the work-group width of the summaries and
+/// carries and the columns each of their work-items takes (`summary_vectors`), for tuning
+/// sweeps with `gblur bench blur`; normal use never sets it.
+pub fn blocked_defines(chunk: usize, format: PixelFormat) -> (String, [usize; 2], [usize; 2]) {
     let bytes = format.local_bytes();
     let tune = blocked_tune();
     let tile = tune.tile.unwrap_or(if bytes >= 16 { 16 } else { 32 });
     let group_chunks = tune
         .group
         .unwrap_or((34 * 1024 / (chunk * (tile + 1) * bytes)).clamp(1, 8));
+    // SPLIT must divide the chunk; the partial sums (8 pixels per work-item) stay within
+    // 32 KB of local memory.
+    let split = tune
+        .split
+        .filter(|&s| s.is_power_of_two() && s <= 8 && chunk.is_multiple_of(s))
+        .unwrap_or(SUMMARY_SPLIT);
+    let sum_lanes = tune
+        .lanes
+        .unwrap_or(SUMMARY_LANES)
+        .min((32 * 1024 / (8 * split * bytes)).max(1));
     let mut defines = format!(
-        "-DCHUNK={chunk} -DTILE={tile} -DGROUP_CHUNKS={group_chunks} -DCH={}",
+        "-DCHUNK={chunk} -DTILE={tile} -DGROUP_CHUNKS={group_chunks} -DCH={} \
+         -DSPLIT={split} -DSUM_LANES={sum_lanes}",
         format.channels
     );
     if let Some(batch) = tune.batch {
@@ -249,8 +271,39 @@ pub fn blocked_defines(chunk: usize, format: PixelFormat) -> (String, [usize; 2]
             defines.push_str(flag);
         }
     }
-    (defines, [tile, group_chunks])
+    (defines, [tile, group_chunks], [sum_lanes, split])
 }
+
+/// How many neighbouring columns one work-item of the summaries takes, as one column of
+/// OpenCL vectors: 1-channel f32 columns side by side are, to that kernel, a float4 (float2)
+/// image of a quarter (half) the width with the very same floats in the very same places, so
+/// the same summaries come out of wider loads (H100, 16 MP: 0.046 / 0.039 ms per axis with
+/// float4 against 0.065 / 0.049 with single columns, both with SPLIT 4–8). 8-bit sources (their
+/// conversion depends on the channel count) and multi-channel pixels keep one column each.
+/// The carries keep one column per work-item: their walk is a chain, and a quarter of the
+/// work-items made them 2.5× slower (0.025 against 0.009–0.010 ms).
+fn summary_vectors(width: usize, format: PixelFormat) -> usize {
+    if format != PixelFormat::F32 {
+        return 1;
+    }
+    let most = blocked_tune()
+        .vec
+        .filter(|v| [1, 2, 4].contains(v))
+        .unwrap_or(SUMMARY_VECTORS);
+    [4, 2, 1]
+        .into_iter()
+        .find(|&v| v <= most && width.is_multiple_of(v))
+        .unwrap_or(1)
+}
+
+const SUMMARY_VECTORS: usize = 4;
+
+/// Work-items that share one chunk's summary, and columns per work-group of the summaries.
+/// One work-item per chunk (SPLIT 1) left the c128 summaries as slow as the walk they replace
+/// (0.076 against 0.073 ms per axis, 16 MP on an H100); 4 per chunk gave 0.046 with float4
+/// columns. 2, 4 and 8 (32 columns wide) were within a point of each other on RGBA8.
+const SUMMARY_SPLIT: usize = 4;
+const SUMMARY_LANES: usize = 64;
 
 #[derive(Clone, Copy, Default)]
 struct BlockedTune {
@@ -258,6 +311,8 @@ struct BlockedTune {
     group: Option<usize>,
     batch: Option<usize>,
     lanes: Option<usize>,
+    split: Option<usize>,
+    vec: Option<usize>,
 }
 
 fn blocked_tune() -> BlockedTune {
@@ -272,6 +327,8 @@ fn blocked_tune() -> BlockedTune {
                 "group" => t.group = value,
                 "batch" => t.batch = value,
                 "lanes" => t.lanes = value,
+                "split" => t.split = value,
+                "vec" => t.vec = value,
                 _ => {}
             }
         }
@@ -336,8 +393,8 @@ fn upload_filter(ctx: &ClContext, f: &LineFilter) -> Result<Buffer<f32>, ClError
 }
 
 /// What a blocked pass of one filter down columns of some length needs besides the image:
-/// the chunk length, the carry matrices (per section T^chunk, then T^last) and the gains of
-/// the summaries' anticausal shares (kernels/recursive_blocks.cl, ANTICAUSAL_SHARE).
+/// the chunk length, the carry matrices (per section T^chunk, then T^last) and the weights of
+/// the summaries' sums (kernels/recursive_blocks.cl, block_summary).
 pub struct Carry {
     chunk: usize,
     matrices: Buffer<f32>,
@@ -370,13 +427,17 @@ fn blocked_carry(
                 .collect::<Vec<_>>()
         })
         .collect();
-    // The shares h[i] for i = 0 ..= chunk, then m2 g[j] for j < chunk (ANTICAUSAL_SHARE in
-    // the kernel), rounded once from f64.
-    let shares = crate::gaussian::anticausal_shares(coefficients, chunk);
-    let gains: Vec<f32> = shares
+    // The anticausal shares of x[0 ..= chunk], its m2 g[j] for j < chunk, the causal shares
+    // by distance from the chunk's end, then its n1 g[j] for j < chunk (block_summary's gain
+    // table), rounded once from f64.
+    let anticausal = crate::gaussian::anticausal_shares(coefficients, chunk);
+    let causal = crate::gaussian::causal_shares(coefficients, chunk);
+    let gains: Vec<f32> = anticausal
         .full
         .iter()
-        .chain(&shares.tail)
+        .chain(&anticausal.tail)
+        .chain(&causal.full)
+        .chain(&causal.head)
         .flatten()
         .map(|&v| v as f32)
         .collect();
@@ -416,7 +477,12 @@ impl Run<'_> {
     ) -> Result<(), ClError> {
         let chunk = carry.chunk;
         let ctx = self.ctx;
-        let (defines, [tile, group_chunks]) = blocked_defines(chunk, format);
+        let (defines, [tile, group_chunks], _) = blocked_defines(chunk, format);
+        // The summaries of `vec` neighbouring columns run as one column of vectors
+        // (`summary_vectors`).
+        let vec = summary_vectors(w, format);
+        let (sum_defines, _, [sum_lanes, split]) = blocked_defines(chunk, format.widened(vec));
+        let (wv, wv32) = (w / vec, (w / vec) as u32);
         let chunks = h.div_ceil(chunk);
         let ch = format.channels;
         let sum = ctx.buffer(8 * chunks * w * planes * ch, false)?;
@@ -427,30 +493,30 @@ impl Run<'_> {
         let (read, written) = (size(format.in_u8), size(format.out_u8));
         let summaries = n * ch as u64 * 32 / chunk as u64;
 
-        let k = ctx.kernel(BLOCKS, "block_summary", &defines)?;
+        let k = ctx.kernel(BLOCKS, "block_summary", &sum_defines)?;
         let args = [
             src,
             Arg::Buf(&sum),
             Arg::Buf(coef),
             Arg::Buf(&carry.gains),
             Arg::Buf(lut),
-            Arg::U32(w32),
+            Arg::U32(wv32),
             Arg::U32(h32),
             Arg::U32(c32),
         ];
-        // Work-group width of the summaries and carries: the driver's choice unless tuned.
-        let lanes = blocked_tune().lanes;
-        let wide = lanes.map_or(w, |l| w.div_ceil(l) * l);
-        let local = |rest: [usize; 2]| lanes.map(|l| [l, rest[0], rest[1]]);
         let t = ctx.run(
             &k,
             &args,
-            &[wide, chunks, planes],
-            local([1, 1]).as_ref().map(|l| &l[..]),
+            &[wv.div_ceil(sum_lanes) * sum_lanes, chunks * split, planes],
+            Some(&[sum_lanes, split, 1]),
             &format!("block summaries ({axis})"),
         )?;
         self.record(t, PassKind::Filter, read + summaries);
 
+        // Work-group width of the carries: the driver's choice unless tuned.
+        let lanes = blocked_tune().lanes;
+        let wide = lanes.map_or(w, |l| w.div_ceil(l) * l);
+        let local = |rest: [usize; 2]| lanes.map(|l| [l, rest[0], rest[1]]);
         let k = ctx.kernel(BLOCKS, "block_carry", &defines)?;
         let args = [
             src,
@@ -615,11 +681,16 @@ pub fn prepare(
             ctx.kernel(TRANSPOSE, kind.kernel_name(), "")?;
         }
         Pipeline::Blocked { chunk } => {
-            for (len, format) in [height, width].into_iter().zip(upload.formats()) {
-                let defines = blocked_defines(chunk_for(chunk, len, format), format).0;
-                for k in ["block_summary", "block_carry", "block_final"] {
+            // Each pass runs down columns of `len` rows, `across` of them side by side.
+            let passes = [(height, width), (width, height)];
+            for ((len, across), format) in passes.into_iter().zip(upload.formats()) {
+                let chunk = chunk_for(chunk, len, format);
+                let defines = blocked_defines(chunk, format).0;
+                for k in ["block_carry", "block_final"] {
                     ctx.kernel(BLOCKS, k, &defines)?;
                 }
+                let wide = format.widened(summary_vectors(across, format));
+                ctx.kernel(BLOCKS, "block_summary", &blocked_defines(chunk, wide).0)?;
             }
             ctx.kernel(TRANSPOSE, TransposeKind::DEFAULT.kernel_name(), "")?;
         }

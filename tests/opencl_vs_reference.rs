@@ -69,6 +69,21 @@ fn every_pipeline_matches_the_reference() {
     );
 }
 
+/// The summaries take 4, 2 or 1 neighbouring columns per work-item as the width allows
+/// (`pipeline::summary_vectors`), SPLIT work-items per chunk, and one table of weights for the
+/// full chunks and the shorter last one: widths 64, 66, 67 down y and 100, 70, 129 down x.
+#[test]
+fn summaries_of_every_width_and_last_chunk() {
+    let Some(ctx) = common::context() else { return };
+    for (w, h) in [(64, 100), (66, 70), (67, 129)] {
+        let img = common::noise(w, h, 2, (w * 1000 + h) as u64);
+        for chunk in [32, 64] {
+            let blur = Blur2d::new(Method::Recursive, 6.0, 30.0);
+            check(&ctx, &img, &blur, Pipeline::Blocked { chunk });
+        }
+    }
+}
+
 #[test]
 fn degenerate_sizes() {
     let Some(ctx) = common::context() else { return };
