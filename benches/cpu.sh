@@ -5,7 +5,9 @@
 #              f32 channel, sigma 5 and 20;
 #   against libblur: the `libblur` crate's exact Gaussian and its approximations on the same
 #              pixels and cores (benches/libblur, its own Cargo workspace), with every tool's
-#              distance from the exact Gaussian measured on 512x512 crops;
+#              distance from the exact Gaussian measured on 512x512 crops, and PAIRED (9) rounds
+#              in one process where gblur, libblur's Gaussian and its stack blur each blur once
+#              per round: the per-round ratio holds while a shared machine's speed drifts;
 #   end to end: `gblur in out --sigma 5` vs `vips gaussblur`, JPEG -> JPEG and PNG -> PNG, wall
 #              time (median of RUNS) and peak RSS.
 # Installs the peers from Debian if missing; writes its test images to a temporary folder.
@@ -84,7 +86,7 @@ for s in (5, 20):
         blur(plane.reshape(n, n)).astype("<f4").tofile(f"{a}/opencv_{t}_f32_s{s}.f32")
 PY
   "$LB" --size "${W}x${H}" --runs "$RUNS" --sigmas 5,20 --accuracy-image "$T/photo.png" \
-    --peers "$A" --json "$T/libblur.jsonl" >"$T/libblur.md"
+    --peers "$A" --json "$T/libblur.jsonl" --paired "${PAIRED:-9}" >"$T/libblur.md"
   # gblur again right after libblur: the machine is shared, so its load drifts between runs.
   "$G" bench cpu --sizes "${W}x${H}" --sigma 5,20 --runs "$RUNS" --json -q --device rust >"$T/gblur2.json"
   $PY - "$T/gblur.json" "$T/gblur2.json" "$T/opencv.jsonl" "$T/libblur.jsonl" <<'PY'
@@ -132,6 +134,9 @@ print("anywhere on the photo crop or noise, inside: 4 sigma or more from the edg
 print("8-bit rounding alone is up to 2.0e-3 max, 1.0e-3 mean. Full libblur tables:")
 PY
   sed 's/^/  /' "$T/libblur.md"
+  echo
+  echo "== gblur and libblur paired in one process (the ratio to trust on a shared machine) =="
+  sed -n '/^## Paired/,/^## Distance/p' "$T/libblur.md" | grep '^|'
 fi
 
 # Median wall seconds and the largest peak RSS (MiB) of RUNS runs of a command.
