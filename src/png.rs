@@ -3,7 +3,9 @@
 //! stripe of rows is filtered (the row above is at hand in the image), deflated by `flate2`
 //! with a fresh dictionary and ended by a sync flush on a byte boundary, and the pieces are
 //! joined under one zlib header with the Adler-32 of all filtered rows. The `png` crate writes
-//! the container (signature, IHDR, iCCP, IDAT, IEND).
+//! the container (signature, IHDR, iCCP, IDAT, IEND), the pieces going straight into IDAT
+//! chunks. Rows are filtered and deflated a batch at a time, so the memory beyond the image is
+//! about the compressed file twice (pieces, then the file).
 
 use flate2::{Compress, Compression, FlushCompress};
 use image::DynamicImage;
@@ -36,14 +38,16 @@ pub fn encode(
     let sixteen = depth == BitDepth::Sixteen;
     let idat = zlib_stream(image.as_bytes(), (h as usize, bpp), sixteen, level);
     let write = || -> Result<Vec<u8>, png::EncodingError> {
-        let mut out = Vec::with_capacity(idat.len() + 1024);
+        let size: usize = idat.iter().map(Vec::len).sum();
+        let mut out = Vec::with_capacity(size + 1024);
         let mut info = png::Info::with_size(w, h);
         info.color_type = color;
         info.bit_depth = depth;
         info.icc_profile = icc.map(|p| p.to_vec().into());
         let mut writer = png::Encoder::with_info(&mut out, info)?.write_header()?;
-        // IDAT chunks of at most 1 MiB, as encoders usually write them.
-        for chunk in idat.chunks(1 << 20) {
+        // IDAT chunks of at most 1 MiB, as encoders usually write them; a chunk may end
+        // anywhere in the stream, so each piece goes as it is.
+        for chunk in idat.iter().flat_map(|piece| piece.chunks(1 << 20)) {
             writer.write_chunk(png::chunk::IDAT, chunk)?;
         }
         writer.finish()?;
@@ -52,8 +56,12 @@ pub fn encode(
     Some(write().map_err(|e| e.to_string()))
 }
 
-/// The filtered, compressed pixel rows: a complete zlib stream.
-fn zlib_stream(bytes: &[u8], (h, bpp): (usize, usize), sixteen: bool, level: u32) -> Vec<u8> {
+/// Filtered rows deflated at a time: large enough for deflate's 32 KiB window to matter little.
+const BATCH_BYTES: usize = 1 << 18;
+
+/// The filtered, compressed pixel rows: a complete zlib stream, in pieces to be concatenated
+/// (header, one per stripe, checksum).
+fn zlib_stream(bytes: &[u8], (h, bpp): (usize, usize), sixteen: bool, level: u32) -> Vec<Vec<u8>> {
     let row = bytes.len() / h;
     let stripes = (2 * rayon::current_num_threads()).clamp(1, h);
     let rows_per = h.div_ceil(stripes);
@@ -63,27 +71,40 @@ fn zlib_stream(bytes: &[u8], (h, bpp): (usize, usize), sixteen: bool, level: u32
         .map(|s| {
             let (r0, r1) = (s * rows_per, ((s + 1) * rows_per).min(h));
             let raw = |r: usize| big_endian(&bytes[r * row..(r + 1) * row], sixteen);
-            let mut filtered = Vec::with_capacity((r1 - r0) * (row + 1));
+            let mut filtered = Vec::with_capacity(BATCH_BYTES + row + 1);
             let mut prev = if r0 == 0 { vec![0; row] } else { raw(r0 - 1) };
             let mut candidates: [Vec<u8>; 5] = Default::default();
+            let mut c = Compress::new(Compression::new(level), false);
+            let (mut deflated, mut a, mut len) = (Vec::new(), simd_adler32::Adler32::new(), 0);
             for r in r0..r1 {
                 let cur = raw(r);
                 filter_row(&cur, &prev, bpp, &mut filtered, &mut candidates);
                 prev = cur;
+                let end = if r + 1 < r1 {
+                    if filtered.len() < BATCH_BYTES {
+                        continue;
+                    }
+                    Piece::Open
+                } else if r1 < h {
+                    Piece::Flushed
+                } else {
+                    Piece::Last
+                };
+                a.write(&filtered);
+                len += filtered.len();
+                deflate(&mut c, &filtered, &mut deflated, end);
+                filtered.clear();
             }
-            let mut a = simd_adler32::Adler32::new();
-            a.write(&filtered);
-            let deflated = deflate(&filtered, level, r1 == h);
-            (deflated, a.finish(), filtered.len())
+            (deflated, a.finish(), len)
         })
         .collect();
-    let mut out = vec![0x78, if level >= 7 { 0xDA } else { 0x9C }];
     let mut adler = 1u32;
-    for (data, piece, len) in &pieces {
-        out.extend_from_slice(data);
-        adler = adler32_combine(adler, *piece, *len);
+    let mut out = vec![vec![0x78, if level >= 7 { 0xDA } else { 0x9C }]];
+    for (data, piece, len) in pieces {
+        adler = adler32_combine(adler, piece, len);
+        out.push(data);
     }
-    out.extend_from_slice(&adler.to_be_bytes());
+    out.push(adler.to_be_bytes().to_vec());
     out
 }
 
@@ -141,35 +162,44 @@ fn filter_row(cur: &[u8], prev: &[u8], bpp: usize, out: &mut Vec<u8>, rows: &mut
     out.extend_from_slice(row);
 }
 
-/// Raw deflate of `data` with a fresh dictionary: ended by a sync flush (byte-aligned, not
-/// final) unless it is the `last` piece, which finishes the stream.
-fn deflate(data: &[u8], level: u32, last: bool) -> Vec<u8> {
-    let mut c = Compress::new(Compression::new(level), false);
-    let mut out = Vec::with_capacity(data.len() / 2 + 64);
-    let flush = if last {
-        FlushCompress::Finish
-    } else {
-        FlushCompress::Sync
+/// Where a batch of filtered rows leaves a stripe's raw deflate stream.
+#[derive(Clone, Copy, PartialEq)]
+enum Piece {
+    /// More rows of the stripe follow.
+    Open,
+    /// The stripe ends, another follows: a sync flush (byte-aligned, not final).
+    Flushed,
+    /// The image's last rows: the stream is finished.
+    Last,
+}
+
+/// Deflates `data` into `out` through the stripe's compressor `c` (raw deflate, its own
+/// dictionary), ending as `end` says.
+fn deflate(c: &mut Compress, data: &[u8], out: &mut Vec<u8>, end: Piece) {
+    let flush = match end {
+        Piece::Open => FlushCompress::None,
+        Piece::Flushed => FlushCompress::Sync,
+        Piece::Last => FlushCompress::Finish,
     };
+    let start = c.total_in() as usize;
     loop {
-        let consumed = c.total_in() as usize;
+        let consumed = c.total_in() as usize - start;
         out.reserve(data.len() / 4 + 64);
         let status = c
-            .compress_vec(&data[consumed..], &mut out, flush)
+            .compress_vec(&data[consumed..], out, flush)
             .expect("deflate of an in-memory buffer cannot fail");
-        let all_in = c.total_in() as usize == data.len();
-        // The stream ends with StreamEnd; a sync flush is complete once all input is in and
-        // the compressor stopped short of filling `out`.
-        let done = if last {
-            status == flate2::Status::StreamEnd
-        } else {
-            all_in && out.len() < out.capacity()
+        let all_in = c.total_in() as usize - start == data.len();
+        // The stream ends with StreamEnd; a flush is complete once all input is in and the
+        // compressor stopped short of filling `out`; without one, all input in is enough.
+        let done = match end {
+            Piece::Last => status == flate2::Status::StreamEnd,
+            Piece::Flushed => all_in && out.len() < out.capacity(),
+            Piece::Open => all_in,
         };
         if done {
             break;
         }
     }
-    out
 }
 
 /// The Adler-32 of two buffers one after the other, from each one's checksum and the second's
@@ -211,6 +241,30 @@ mod tests {
                     assert_eq!(back, img, "{color:?} {w}x{h} level {level}");
                 }
             }
+        }
+    }
+
+    #[test]
+    fn round_trips_stripes_deflated_in_several_batches() {
+        // 1200 × 1000 RGB on two threads: four stripes of 900 kB, each several batches.
+        let img = sample(ColorType::Rgb8, 1200, 1000);
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap();
+        assert!(img.as_bytes().len() / 4 > 3 * BATCH_BYTES);
+        for level in [6, 9] {
+            let bytes = pool.install(|| encode(&img, level, None)).unwrap().unwrap();
+            let back =
+                image::load_from_memory_with_format(&bytes, image::ImageFormat::Png).unwrap();
+            assert_eq!(back, img, "level {level}");
+            // The decoder does not check the zlib checksum; zlib does.
+            let stream = pool.install(|| zlib_stream(img.as_bytes(), (1000, 3), false, level));
+            let mut rows = Vec::new();
+            let stream = stream.concat();
+            let mut z = flate2::read::ZlibDecoder::new(&stream[..]);
+            std::io::Read::read_to_end(&mut z, &mut rows).expect("a valid zlib stream");
+            assert_eq!(rows.len(), 1000 * (1 + 1200 * 3));
         }
     }
 
