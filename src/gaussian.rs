@@ -189,15 +189,7 @@ pub fn anticausal_shares(block: &[f32; 2 * SECTION_FLOATS], n: usize) -> Anticau
     let g = unit_responses(block, n);
     let g_of = |j: isize| if j < 0 { [0.0; 4] } else { g[j as usize] };
     let full = (0..=n as isize)
-        .map(|i| {
-            let (g1, g2) = (g_of(i - 1), g_of(i - 2));
-            [
-                m1a * g1[0] + m2a * g2[0],
-                m1a * g1[1] + m2a * g2[1],
-                m1b * g1[2] + m2b * g2[2],
-                m1b * g1[3] + m2b * g2[3],
-            ]
-        })
+        .map(|i| weigh(((m1a, m2a), (m1b, m2b)), g_of(i - 1), g_of(i - 2)))
         .collect();
     let tail = g[..n]
         .iter()
@@ -226,14 +218,8 @@ pub fn causal_shares(block: &[f32; 2 * SECTION_FLOATS], n: usize) -> CausalShare
     let g = unit_responses(block, n);
     let full = (0..n)
         .map(|r| {
-            let g0 = g[r];
-            let g1 = if r == 0 { [0.0; 4] } else { g[r - 1] };
-            [
-                n0a * g0[0] + n1a * g1[0],
-                n0a * g0[1] + n1a * g1[1],
-                n0b * g0[2] + n1b * g1[2],
-                n0b * g0[3] + n1b * g1[3],
-            ]
+            let before = if r == 0 { [0.0; 4] } else { g[r - 1] };
+            weigh(((n0a, n1a), (n0b, n1b)), g[r], before)
         })
         .collect();
     let head = g[..n]
@@ -241,6 +227,16 @@ pub fn causal_shares(block: &[f32; 2 * SECTION_FLOATS], n: usize) -> CausalShare
         .map(|gj| [n1a * gj[0], n1a * gj[1], n1b * gj[2], n1b * gj[3]])
         .collect();
     CausalShares { full, head }
+}
+
+/// `c0 g + c1 h` per section: `(y, d)` of section a from its pair of coefficients, then b's.
+fn weigh(((a0, a1), (b0, b1)): ((f64, f64), (f64, f64)), g: [f64; 4], h: [f64; 4]) -> [f64; 4] {
+    [
+        a0 * g[0] + a1 * h[0],
+        a0 * g[1] + a1 * h[1],
+        b0 * g[2] + b1 * h[2],
+        b0 * g[3] + b1 * h[3],
+    ]
 }
 
 /// Coefficients `at` and `at + 1` of section `s` of the block, as f64.
