@@ -346,8 +346,17 @@ impl<'a, T: Sample> Rows<'a, T> {
 const TILE_ROWS: usize = LANES;
 /// How far ahead of a column walk its rows are prefetched.
 const PREFETCH_ROWS: usize = 2 * TILE_ROWS;
-/// Chunks per column work item: a strip 1024 columns wide.
+/// Chunks per column work item at most: a strip 1024 samples wide.
 const STRIP: usize = 16;
+
+/// Chunks per column work item for a row of `chunks`: `STRIP`, or fewer where that would
+/// leave fewer than four strips per thread (a 4896-wide gray image is 77 chunks: 5 strips of
+/// 16 keep one of two threads idle a fifth of the time; 8 of 10 do not).
+fn strip_chunks(chunks: usize) -> usize {
+    chunks
+        .div_ceil(4 * rayon::current_num_threads())
+        .clamp(1, STRIP)
+}
 
 /// One chunk's column walk between visits: both sections, the last two inputs (or, causally,
 /// the previous one in `x1`) and the column offsets.
@@ -844,6 +853,7 @@ pub fn blur_in_place<T: Sample>(
     let (kx, ky) = (Coef::new(kx), Coef::new(ky));
     let bands = height.div_ceil(band);
     let chunks = stride.div_ceil(CHUNK);
+    let strip = strip_chunks(chunks);
     let boundaries = (bands - 1) * BOUNDARY;
 
     let t = Instant::now();
@@ -856,9 +866,9 @@ pub fn blur_in_place<T: Sample>(
         };
         if boundaries > 0 {
             states
-                .par_chunks_mut(STRIP * boundaries)
+                .par_chunks_mut(strip * boundaries)
                 .enumerate()
-                .for_each(|(s, out)| summarise(img, band, s * STRIP, px, (&ky, &sums), out));
+                .for_each(|(s, out)| summarise(img, band, s * strip, px, (&ky, &sums), out));
         }
     }
     let summaries_ms = t.elapsed().as_secs_f64() * 1e3;
@@ -876,14 +886,14 @@ pub fn blur_in_place<T: Sample>(
             height,
         };
         scratch
-            .par_chunks_mut(STRIP * band * VECS)
-            .zip(carry.par_chunks_mut(STRIP * CARRY))
+            .par_chunks_mut(strip * band * VECS)
+            .zip(carry.par_chunks_mut(strip * CARRY))
             .enumerate()
             .for_each(|(s, (out, carry))| {
                 let n = carry.len() / CARRY;
                 let strip_states =
-                    &states[(s * STRIP * boundaries).min(states.len())..][..n * boundaries];
-                columns(img, (r0, r1), s * STRIP, px, &ky, strip_states, carry, out);
+                    &states[(s * strip * boundaries).min(states.len())..][..n * boundaries];
+                columns(img, (r0, r1), s * strip, px, &ky, strip_states, carry, out);
             });
         columns_ms += t.elapsed().as_secs_f64() * 1e3;
 
