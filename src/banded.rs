@@ -101,7 +101,7 @@ impl Sample for u16 {
     fn from_f32(v: f32) -> Self {
         #[allow(clippy::manual_clamp)]
         let x = v.max(0.0).min(Self::FULL) + 0.5;
-        // SAFETY: as for u8; x is in [0.5, 65535.5].
+        // SAFETY: as in `lanes::level_to_u8`; x is in [0.5, 65535.5].
         unsafe { x.to_int_unchecked::<i32>() as u16 }
     }
     #[inline(always)]
