@@ -75,7 +75,7 @@ fn zlib_stream(bytes: &[u8], (h, bpp): (usize, usize), sixteen: bool, level: u32
             let mut prev = if r0 == 0 { vec![0; row] } else { raw(r0 - 1) };
             let mut candidates: [Vec<u8>; 5] = Default::default();
             let mut c = Compress::new(Compression::new(level), false);
-            let (mut deflated, mut a, mut len) = (Vec::new(), simd_adler32::Adler32::new(), 0);
+            let (mut deflated, mut a) = (Vec::new(), simd_adler32::Adler32::new());
             for r in r0..r1 {
                 let cur = raw(r);
                 filter_row(&cur, &prev, bpp, &mut filtered, &mut candidates);
@@ -91,11 +91,11 @@ fn zlib_stream(bytes: &[u8], (h, bpp): (usize, usize), sixteen: bool, level: u32
                     Piece::Last
                 };
                 a.write(&filtered);
-                len += filtered.len();
                 deflate(&mut c, &filtered, &mut deflated, end);
                 filtered.clear();
             }
-            (deflated, a.finish(), len)
+            // Every row filtered is its filter byte and the row.
+            (deflated, a.finish(), (r1 - r0) * (row + 1))
         })
         .collect();
     let mut adler = 1u32;
