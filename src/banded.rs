@@ -316,6 +316,18 @@ impl<'a, T: Sample> Rows<'a, T> {
         }
     }
 
+    /// Asks for `rows` (in that order) of chunks `c0 .. c0 + n` before a walk over them
+    /// starts: the in-walk prefetches reach only rows a tile or two ahead, so without this the
+    /// walk would wait on memory over its first tiles.
+    #[inline(always)]
+    fn prefetch_start(&self, rows: impl Iterator<Item = usize>, c0: usize, n: usize) {
+        for r in rows {
+            for i in 0..n {
+                self.prefetch(r, (c0 + i) * CHUNK);
+            }
+        }
+    }
+
     #[inline(always)]
     fn load(&self, r: usize, j0: usize, px: &Pixels) -> [V; VECS] {
         let row = self.row(r);
@@ -569,6 +581,7 @@ fn summarise_impl<T: Sample, I: Isa>(
         // as the weights reach.
         let r0 = b * band;
         let mut z = [[[V::ZERO; 4]; VECS]; STRIP];
+        img.prefetch_start(r0 + 1..(r0 + 1 + PREFETCH_ROWS.min(sums.reach)).min(h), c0, n);
         for rows in tiles(r0 + 1..r0 + 1 + sums.reach, false) {
             for (i, zi) in z[..n].iter_mut().enumerate() {
                 let j0 = (c0 + i) * CHUNK;
@@ -650,6 +663,7 @@ fn columns_impl<T: Sample, I: Isa>(
             w
         };
     }
+    img.prefetch_start((r1.saturating_sub(PREFETCH_ROWS).max(r0)..r1).rev(), c0, n);
     for rows in tiles(r0..r1, true) {
         for (i, w) in walks[..n].iter_mut().enumerate() {
             let out = &mut out[i * band * VECS..][..band * VECS];
