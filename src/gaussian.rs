@@ -248,8 +248,9 @@ fn pair(block: &[f32; 2 * SECTION_FLOATS], s: usize, at: usize) -> (f64, f64) {
 }
 
 /// `g[j] = T^j e` for `j = 0 ..= n`, per section (`T` the `(y, d)` transition, `e = (1, 1)`):
-/// the state `j` steps after a unit input, which every share is made of.
-fn unit_responses(block: &[f32; 2 * SECTION_FLOATS], n: usize) -> Vec<[f64; 4]> {
+/// the state `j` steps after a unit input, which every share is made of. Alone, they are the
+/// shares of a section's poles without its numerator (the CPU blur's form).
+pub fn unit_responses(block: &[f32; 2 * SECTION_FLOATS], n: usize) -> Vec<[f64; 4]> {
     let steps = block_transition(block, 1);
     let mut g = Vec::with_capacity(n + 1);
     let mut v = [[1.0, 1.0], [1.0, 1.0]];
