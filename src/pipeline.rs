@@ -233,22 +233,18 @@ impl PixelFormat {
 /// and pixels of `format`: `[TILE, GROUP_CHUNKS]` of the final pass (TILE columns ×
 /// GROUP_CHUNKS chunks, a local tile of about 34 KB, under the 48 KB OpenCL devices promise)
 /// and `[SUM_LANES, SPLIT]` of the summaries (SUM_LANES columns × SPLIT work-items per chunk).
-/// `GBLUR_BLOCKED_TUNE` (`tile=N,group=N,batch=N,lanes=N,split=N,vec=N`, any of them)
-/// overrides the shapes, the rows loaded ahead, the work-group width of the summaries and
-/// carries and the columns each of their work-items takes (`summary_vectors`), for tuning
-/// sweeps with `gblur bench blur`; normal use never sets it.
-pub fn blocked_defines(chunk: usize, format: PixelFormat) -> (String, [usize; 3], [usize; 2]) {
+/// `GBLUR_BLOCKED_TUNE` (`tile=N,group=N,batch=N,pre=0|1,lanes=N,split=N,vec=N`, any of them)
+/// overrides the shapes, the rows loaded ahead and whether they are double-buffered, the
+/// work-group width of the summaries and carries and the columns each of their work-items
+/// takes (`summary_vectors`), for tuning sweeps with `gblur bench blur`; normal use never
+/// sets it.
+pub fn blocked_defines(chunk: usize, format: PixelFormat) -> (String, [usize; 2], [usize; 2]) {
     let bytes = format.local_bytes();
     let tune = blocked_tune();
     let tile = tune.tile.unwrap_or(if bytes >= 16 { 16 } else { 32 });
-    let fsplit = final_split(chunk, format);
-    // The split final pass (`fsplit` > 1) has fsplit work-items per chunk already: one chunk
-    // per work-group unless tuned.
-    let group_chunks = tune.group.unwrap_or(if fsplit > 1 {
-        1
-    } else {
-        (34 * 1024 / (chunk * (tile + 1) * bytes)).clamp(1, 8)
-    });
+    let group_chunks = tune
+        .group
+        .unwrap_or((34 * 1024 / (chunk * (tile + 1) * bytes)).clamp(1, 8));
     // SPLIT must divide the chunk; the partial sums (8 pixels per work-item) stay within
     // 32 KB of local memory.
     let split = tune
@@ -261,13 +257,19 @@ pub fn blocked_defines(chunk: usize, format: PixelFormat) -> (String, [usize; 3]
         .min((32 * 1024 / (8 * split * bytes)).max(1));
     let mut defines = format!(
         "-DCHUNK={chunk} -DTILE={tile} -DGROUP_CHUNKS={group_chunks} -DCH={} \
-         -DSPLIT={split} -DSUM_LANES={sum_lanes} -DFSPLIT={fsplit}",
+         -DSPLIT={split} -DSUM_LANES={sum_lanes}",
         format.channels
     );
-    if let Some(batch) = tune.batch {
+    // The walks of 1-channel f32 pixels load 32 rows ahead, double-buffered (PREFETCH): on an
+    // H100, 16 MP, the final passes went from 0.079 / 0.075 to 0.073 / 0.069 ms per axis; 32
+    // rows alone gave 0.077 / 0.073, 8 rows double-buffered 0.091 / 0.087. Wider pixels keep 16
+    // rows, single-buffered: RGBA8 double-buffered gained on y and lost on x.
+    let f32_1 = format == PixelFormat::F32;
+    let batch = tune.batch.or(f32_1.then_some(32));
+    if let Some(batch) = batch {
         defines.push_str(&format!(" -DBATCH={batch}"));
     }
-    if tune.prefetch.is_some() {
+    if tune.prefetch.unwrap_or(f32_1) {
         defines.push_str(" -DPREFETCH");
     }
     for (on, flag) in [
@@ -279,24 +281,7 @@ pub fn blocked_defines(chunk: usize, format: PixelFormat) -> (String, [usize; 3]
             defines.push_str(flag);
         }
     }
-    (defines, [tile, group_chunks, fsplit], [sum_lanes, split])
-}
-
-/// Work-items that share one chunk's final pass (`block_final_split`), each walking
-/// chunk / fsplit rows held in registers; 1 runs `block_final`, one work-item per chunk.
-/// About 32 f32 samples per work-item (8 RGBA pixels), so the rows fit in registers.
-fn final_split(chunk: usize, format: PixelFormat) -> usize {
-    let rows = (128 / format.local_bytes()).max(1);
-    let parts = blocked_tune()
-        .fsplit
-        .unwrap_or(chunk / rows)
-        .clamp(1, chunk);
-    // A power of two that divides the chunk, at most 16 parts.
-    let mut p = 1;
-    while p * 2 <= parts.min(16) && chunk.is_multiple_of(p * 2) {
-        p *= 2;
-    }
-    p
+    (defines, [tile, group_chunks], [sum_lanes, split])
 }
 
 /// How many neighbouring columns one work-item of the summaries takes, as one column of
@@ -338,8 +323,7 @@ struct BlockedTune {
     lanes: Option<usize>,
     split: Option<usize>,
     vec: Option<usize>,
-    fsplit: Option<usize>,
-    prefetch: Option<usize>,
+    prefetch: Option<bool>,
 }
 
 fn blocked_tune() -> BlockedTune {
@@ -348,7 +332,8 @@ fn blocked_tune() -> BlockedTune {
         let mut t = BlockedTune::default();
         let spec = std::env::var("GBLUR_BLOCKED_TUNE").unwrap_or_default();
         for (key, value) in spec.split(',').filter_map(|kv| kv.split_once('=')) {
-            let value = value.trim().parse().ok().filter(|&v: &usize| v > 0);
+            let raw: Option<usize> = value.trim().parse().ok();
+            let value = raw.filter(|&v| v > 0);
             match key.trim() {
                 "tile" => t.tile = value,
                 "group" => t.group = value,
@@ -356,8 +341,7 @@ fn blocked_tune() -> BlockedTune {
                 "lanes" => t.lanes = value,
                 "split" => t.split = value,
                 "vec" => t.vec = value,
-                "fsplit" => t.fsplit = value,
-                "pre" => t.prefetch = value,
+                "pre" => t.prefetch = raw.map(|v| v > 0),
                 _ => {}
             }
         }
@@ -428,9 +412,6 @@ pub struct Carry {
     chunk: usize,
     matrices: Buffer<f32>,
     gains: Buffer<f32>,
-    /// The split final pass's transitions over a part and over the image's last part (per
-    /// section T^part then T^last, as `matrices`).
-    parts: Buffer<f32>,
 }
 
 /// The `Carry` of `f` down columns of `len` rows.
@@ -446,25 +427,19 @@ fn blocked_carry(
     let LineFilter::Recursive { coefficients, .. } = f else {
         unreachable!("blocked passes are recursive")
     };
-    // Per section T^full then T^last, rounded once from f64.
-    let matrices = |full: usize, last: usize| -> Vec<f32> {
-        let (full, last) = (
-            crate::gaussian::block_transition(coefficients, full),
-            crate::gaussian::block_transition(coefficients, last),
-        );
-        (0..2)
-            .flat_map(|s| {
-                full[s]
-                    .iter()
-                    .chain(&last[s])
-                    .map(|&v| v as f32)
-                    .collect::<Vec<_>>()
-            })
-            .collect()
-    };
-    let part = chunk / final_split(chunk, format);
-    let parts = matrices(part, (last - 1) % part + 1);
-    let matrices = matrices(chunk, last);
+    let (full, last) = (
+        crate::gaussian::block_transition(coefficients, chunk),
+        crate::gaussian::block_transition(coefficients, last),
+    );
+    let matrices: Vec<f32> = (0..2)
+        .flat_map(|s| {
+            full[s]
+                .iter()
+                .chain(&last[s])
+                .map(|&v| v as f32)
+                .collect::<Vec<_>>()
+        })
+        .collect();
     // The anticausal shares of x[0 ..= chunk], its m2 g[j] for j < chunk, the causal shares
     // by distance from the chunk's end, then its n1 g[j] for j < chunk (block_summary's gain
     // table), rounded once from f64.
@@ -483,7 +458,6 @@ fn blocked_carry(
         chunk,
         matrices: upload_floats(ctx, &matrices)?,
         gains: upload_floats(ctx, &gains)?,
-        parts: upload_floats(ctx, &parts)?,
     })
 }
 
@@ -516,7 +490,7 @@ impl Run<'_> {
     ) -> Result<(), ClError> {
         let chunk = carry.chunk;
         let ctx = self.ctx;
-        let (defines, [tile, group_chunks, fsplit], _) = blocked_defines(chunk, format);
+        let (defines, [tile, group_chunks], _) = blocked_defines(chunk, format);
         // The summaries of `vec` neighbouring columns run as one column of vectors
         // (`summary_vectors`).
         let vec = summary_vectors(w, format);
@@ -576,48 +550,32 @@ impl Run<'_> {
         )?;
         self.record(t, PassKind::Filter, 2 * summaries);
 
+        let k = ctx.kernel(BLOCKS, "block_final", &defines)?;
+        let args = [
+            src,
+            dst,
+            Arg::Buf(&sum),
+            Arg::Buf(coef),
+            Arg::Buf(lut),
+            Arg::U32(w32),
+            Arg::U32(h32),
+            Arg::U32(c32),
+        ];
         let global = [
             w.div_ceil(tile) * tile,
-            chunks.div_ceil(group_chunks) * group_chunks * fsplit,
+            chunks.div_ceil(group_chunks) * group_chunks,
             planes,
         ];
-        let name = format!("block final + transpose ({axis})");
-        let (t, reads) = if fsplit > 1 {
-            // Each part reads its rows once, into registers.
-            let k = ctx.kernel(BLOCKS, "block_final_split", &defines)?;
-            let args = [
-                src,
-                dst,
-                Arg::Buf(&sum),
-                Arg::Buf(coef),
-                Arg::Buf(&carry.gains),
-                Arg::Buf(&carry.parts),
-                Arg::Buf(lut),
-                Arg::U32(w32),
-                Arg::U32(h32),
-                Arg::U32(c32),
-            ];
-            let local = [tile, fsplit * group_chunks, 1];
-            (ctx.run(&k, &args, &global, Some(&local), &name)?, read)
-        } else {
-            let k = ctx.kernel(BLOCKS, "block_final", &defines)?;
-            let args = [
-                src,
-                dst,
-                Arg::Buf(&sum),
-                Arg::Buf(coef),
-                Arg::Buf(lut),
-                Arg::U32(w32),
-                Arg::U32(h32),
-                Arg::U32(c32),
-            ];
-            let local = [tile, group_chunks, 1];
-            (ctx.run(&k, &args, &global, Some(&local), &name)?, 2 * read)
-        };
-        self.record(t, PassKind::Filter, reads + written + summaries);
+        let t = ctx.run(
+            &k,
+            &args,
+            &global,
+            Some(&[tile, group_chunks, 1]),
+            &format!("block final + transpose ({axis})"),
+        )?;
+        self.record(t, PassKind::Filter, 2 * read + written + summaries);
         // The summary and carry buffers must outlive the kernels that read them.
-        self.keep
-            .extend([sum, carry.matrices, carry.gains, carry.parts]);
+        self.keep.extend([sum, carry.matrices, carry.gains]);
         Ok(())
     }
 
@@ -741,12 +699,7 @@ pub fn prepare(
             for ((len, across), format) in passes.into_iter().zip(upload.formats()) {
                 let chunk = chunk_for(chunk, len, format);
                 let defines = blocked_defines(chunk, format).0;
-                let fin = if final_split(chunk, format) > 1 {
-                    "block_final_split"
-                } else {
-                    "block_final"
-                };
-                for k in ["block_carry", fin] {
+                for k in ["block_carry", "block_final"] {
                     ctx.kernel(BLOCKS, k, &defines)?;
                 }
                 let wide = format.widened(summary_vectors(across, format));

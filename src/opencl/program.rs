@@ -58,7 +58,6 @@ pub const KERNELS: &[(KernelSource, &str)] = &[
     (BLOCKS, "block_summary"),
     (BLOCKS, "block_carry"),
     (BLOCKS, "block_final"),
-    (BLOCKS, "block_final_split"),
     (CONVOLUTION, "fir_x"),
     (CONVOLUTION, "fir_y"),
     (CONVOLUTION, "conv2d"),
