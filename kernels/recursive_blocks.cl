@@ -162,7 +162,7 @@ typedef float dst_t;
 // With PREFETCH the walks are double-buffered: the next BATCH rows are loaded before the
 // current ones are stepped through, so loads stay in flight during the steps too (H100, 16 MP,
 // 1 ch f32 with BATCH 32: the final passes 0.079 / 0.075 -> 0.073 / 0.069 ms per axis). It
-// holds 2 × BATCH pixels in registers, so the host sets it for 1-channel f32 only.
+// holds 2 × BATCH pixels in registers; the host sets it for 1-channel f32 and 8-bit sources.
 #ifdef PREFETCH
 #define LOAD_AHEAD(V, ROW)                                                                  \
     for (uint j = 0; j < BATCH; j++)                                                        \
