@@ -346,12 +346,22 @@ pub fn encode(
                 image,
             )
         }
-        ImageFormat::Png => with_icc(
-            PngEncoder::new_with_quality(&mut out, opts.png_compression, FilterType::Adaptive),
-            icc,
-            &mut note,
-            image,
-        ),
+        ImageFormat::Png => {
+            if let Some(r) = crate::png::encode_fast(image, icc) {
+                let bytes = r.map_err(|detail| ImageIoError::Encode {
+                    path: path.into(),
+                    format: "Png".into(),
+                    detail,
+                })?;
+                return Ok((bytes, None));
+            }
+            with_icc(
+                PngEncoder::new_with_quality(&mut out, opts.png_compression, FilterType::Adaptive),
+                icc,
+                &mut note,
+                image,
+            )
+        }
         ImageFormat::Jpeg
             if matches!(
                 image,
