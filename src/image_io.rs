@@ -325,29 +325,13 @@ pub fn encode(
         img.write_with_encoder(e)
     }
     match format {
-        ImageFormat::Png if opts.png_compression != CompressionType::Fast => {
-            let level = if opts.png_compression == CompressionType::Best {
-                9
-            } else {
-                6
-            };
-            if let Some(r) = crate::png::encode(image, level, icc) {
-                let bytes = r.map_err(|detail| ImageIoError::Encode {
-                    path: path.into(),
-                    format: "Png".into(),
-                    detail,
-                })?;
-                return Ok((bytes, None));
-            }
-            with_icc(
-                PngEncoder::new_with_quality(&mut out, opts.png_compression, FilterType::Adaptive),
-                icc,
-                &mut note,
-                image,
-            )
-        }
         ImageFormat::Png => {
-            if let Some(r) = crate::png::encode_fast(image, icc) {
+            let ours = match opts.png_compression {
+                CompressionType::Fast => crate::png::encode_fast(image, icc),
+                CompressionType::Best => crate::png::encode(image, 9, icc),
+                _ => crate::png::encode(image, 6, icc),
+            };
+            if let Some(r) = ours {
                 let bytes = r.map_err(|detail| ImageIoError::Encode {
                     path: path.into(),
                     format: "Png".into(),
