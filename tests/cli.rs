@@ -228,6 +228,35 @@ fn every_strategy_and_device_gives_the_same_image() {
 }
 
 #[test]
+fn every_png_compression_writes_the_same_pixels() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |level: &str| {
+        let out = dir.path().join(format!("{level}.png"));
+        gblur()
+            .arg(fixture("samples/chelsea-rgba.png"))
+            .arg(&out)
+            .args([
+                "--sigma",
+                "3",
+                "-q",
+                "--device",
+                "rust",
+                "--png-compression",
+                level,
+            ])
+            .assert()
+            .success();
+        (open(&out), std::fs::metadata(&out).unwrap().len())
+    };
+    let (default, default_size) = run("default");
+    for level in ["fast", "best"] {
+        assert_eq!(run(level).0, default, "--png-compression {level}");
+    }
+    // Effort shows in the size: fast writes more than the default.
+    assert!(run("fast").1 > default_size);
+}
+
+#[test]
 fn transparent_pixels_make_no_dark_halo() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("o.png");
