@@ -8,8 +8,9 @@
 #              distance from the exact Gaussian measured on 512x512 crops, and PAIRED (9) rounds
 #              in one process where gblur, libblur's Gaussian and its stack blur each blur once
 #              per round: the per-round ratio holds while a shared machine's speed drifts;
-#   end to end: `gblur in out --sigma 5` vs `vips gaussblur`, JPEG -> JPEG and PNG -> PNG, wall
-#              time (median of RUNS) and peak RSS.
+#   end to end: `gblur in out --sigma 5` vs `vips gaussblur`, JPEG -> JPEG and PNG -> PNG, in
+#              RUNS rounds of every command once (rotating order): median wall time, peak RSS,
+#              and each ratio as the median of the per-round ratios.
 # Installs the peers from Debian if missing; writes its test images to a temporary folder.
 # usage: benches/cpu.sh [RUNS]     (W and H in the environment change the 4896x3264 size)
 set -euo pipefail
@@ -139,47 +140,58 @@ PY
   sed -n '/^## Paired/,/^## Distance/p' "$T/libblur.md" | grep '^|'
 fi
 
-# Median wall seconds and the largest peak RSS (MiB) of RUNS runs of a command.
-wall() {
-  local times=() rss=0 line
-  for _ in $(seq "$RUNS"); do
-    /usr/bin/time -o "$T/time" -f '%e %M' "$@" >/dev/null 2>&1
-    line=$(tail -1 "$T/time")
-    times+=("${line% *}")
-    [ "${line#* }" -gt "$rss" ] && rss=${line#* }
-  done
-  printf '%s %s\n' "$(printf '%s\n' "${times[@]}" | sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}')" "$((rss / 1024))"
+# End to end: every command of a section once per round, in an order that rotates, RUNS
+# rounds; each ratio is the median of the per-round ratios (the machine's speed drifts between
+# rounds, far less within one), each time the median, each peak RSS the largest.
+rounds() { # section title; stdin: "label|output|command|args..." lines, then "ratio|a|b|text"
+  $PY -c '
+import os, statistics, subprocess, sys
+t, runs, title = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+cmds, ratios = [], []
+for line in sys.stdin.read().splitlines():
+    f = line.split("|")
+    if f[0] == "ratio":
+        ratios.append((int(f[1]), int(f[2]), f[3]))
+    elif line:
+        cmds.append((f[0], f[1], f[2:]))
+times = [[None] * len(cmds) for _ in range(runs)]
+rss = [0] * len(cmds)
+for r in range(runs):
+    for k in range(len(cmds)):
+        i = (k + r) % len(cmds)
+        subprocess.run(["/usr/bin/time", "-o", t + "/time", "-f", "%e %M"] + cmds[i][2],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+        s, kib = open(t + "/time").read().split()[-2:]
+        times[r][i], rss[i] = float(s), max(rss[i], int(kib))
+print(f"\n== end to end, {title} ({runs} rounds; median s, peak MiB, output MB) ==")
+for i, (label, out, _) in enumerate(cmds):
+    med = statistics.median(x[i] for x in times)
+    print(f"{label:<58} {med:7.2f} s {rss[i] // 1024:6d} MiB {os.path.getsize(out) / 1e6:6.1f} MB")
+for a, b, text in ratios:
+    r = statistics.median(x[b] / x[a] for x in times)
+    print(f"  -> {r:.2f}x ({text}; median of the per-round ratios)")
+' "$T" "$RUNS" "$1"
 }
 
-row() { # label, then the command
-  local label=$1; shift
-  read -r s mib < <(wall "$@")
-  printf '%-58s %7.2f s %6s MiB\n' "$label" "$s" "$mib"
-  echo "$s" >"$T/last"
-}
+rounds "JPEG -> JPEG, sigma 5 (decoded image: $(( W * H * 3 / 1048576 )) MiB)" <<EOF
+gblur (defaults: quality 90, 4:4:4)|$T/g90.jpg|$G|$T/photo.jpg|$T/g90.jpg|--sigma|5|-q
+gblur --quality 75 (4:2:0)|$T/g75.jpg|$G|$T/photo.jpg|$T/g75.jpg|--sigma|5|-q|--quality|75
+vips gaussblur (defaults: Q 75, 4:2:0, integer taps to 1.79 sigma)|$T/v75.jpg|vips|gaussblur|$T/photo.jpg|$T/v75.jpg|5
+vips gaussblur out.jpg[Q=90]|$T/v90.jpg|vips|gaussblur|$T/photo.jpg|$T/v90.jpg[Q=90]|5
+vips --precision float --min-ampl 0.001 (accurate), Q 90|$T/va.jpg|vips|gaussblur|$T/photo.jpg|$T/va.jpg[Q=90]|5|--precision|float|--min-ampl|0.001
+ratio|1|2|vips default / gblur, both Q 75
+ratio|0|3|vips / gblur, both Q 90
+ratio|0|2|vips defaults / gblur defaults
+ratio|0|4|vips accurate / gblur, Q 90
+EOF
 
-ratio() { $PY -c "import sys; print(f'  -> {float(sys.argv[2]) / float(sys.argv[1]):.2f}x ({sys.argv[3]})')" "$@"; }
-
-echo
-echo "== end to end, JPEG -> JPEG, sigma 5 (decoded image: $(( W * H * 3 / 1048576 )) MiB) =="
-row "gblur (defaults: quality 90, 4:4:4)" "$G" "$T/photo.jpg" "$T/g.jpg" --sigma 5 -q; g90=$(cat "$T/last")
-row "gblur --quality 75 (4:2:0)" "$G" "$T/photo.jpg" "$T/g.jpg" --sigma 5 -q --quality 75; g75=$(cat "$T/last")
-row "vips gaussblur (defaults: Q 75, 4:2:0, integer taps to 1.79 sigma)" vips gaussblur "$T/photo.jpg" "$T/v.jpg" 5; v75=$(cat "$T/last")
-row "vips gaussblur out.jpg[Q=90]" vips gaussblur "$T/photo.jpg" "$T/v.jpg[Q=90]" 5; v90=$(cat "$T/last")
-row "vips --precision float --min-ampl 0.001 (accurate), Q 90" vips gaussblur "$T/photo.jpg" "$T/v.jpg[Q=90]" 5 --precision float --min-ampl 0.001; va=$(cat "$T/last")
-ratio "$g75" "$v75" "vips default / gblur, both Q 75"
-ratio "$g90" "$v90" "vips / gblur, both Q 90"
-ratio "$g90" "$v75" "vips defaults / gblur defaults"
-ratio "$g90" "$va" "vips accurate / gblur, Q 90"
-
-echo
-echo "== end to end, PNG -> PNG, sigma 5 =="
-size() { printf '%*s output %.1f MB\n' 58 '' "$($PY -c "import os,sys; print(os.path.getsize(sys.argv[1]) / 1e6)" "$1")"; }
-row "gblur --png-compression fast (fdeflate, adaptive filter)" "$G" "$T/photo.png" "$T/g.png" --sigma 5 -q --png-compression fast; gf=$(cat "$T/last"); size "$T/g.png"
-row "vips out.png[compression=1] (no filter)" vips gaussblur "$T/photo.png" "$T/v.png[compression=1]" 5; vf=$(cat "$T/last"); size "$T/v.png"
-row "gblur (defaults: zlib level 6, adaptive filter)" "$G" "$T/photo.png" "$T/g.png" --sigma 5 -q; gd=$(cat "$T/last"); size "$T/g.png"
-row "vips out.png[filter=all] (level 6, libpng adaptive filter)" vips gaussblur "$T/photo.png" "$T/v.png[filter=all]" 5; va=$(cat "$T/last"); size "$T/v.png"
-row "vips (defaults: level 6, no filter)" vips gaussblur "$T/photo.png" "$T/v.png" 5; vd=$(cat "$T/last"); size "$T/v.png"
-ratio "$gf" "$vf" "vips / gblur, fastest settings"
-ratio "$gd" "$va" "vips / gblur, level 6 with adaptive filtering on both"
-ratio "$gd" "$vd" "vips defaults / gblur defaults (vips writes larger files)"
+rounds "PNG -> PNG, sigma 5" <<EOF
+gblur --png-compression fast (fdeflate, adaptive filter)|$T/gf.png|$G|$T/photo.png|$T/gf.png|--sigma|5|-q|--png-compression|fast
+vips out.png[compression=1] (no filter)|$T/vf.png|vips|gaussblur|$T/photo.png|$T/vf.png[compression=1]|5
+gblur (defaults: zlib level 6, adaptive filter)|$T/gd.png|$G|$T/photo.png|$T/gd.png|--sigma|5|-q
+vips out.png[filter=all] (level 6, libpng adaptive filter)|$T/va.png|vips|gaussblur|$T/photo.png|$T/va.png[filter=all]|5
+vips (defaults: level 6, no filter)|$T/vd.png|vips|gaussblur|$T/photo.png|$T/vd.png|5
+ratio|0|1|vips / gblur, fastest settings
+ratio|2|3|vips / gblur, level 6 with adaptive filtering on both
+ratio|2|4|vips defaults / gblur defaults (vips writes larger files)
+EOF
