@@ -159,24 +159,18 @@ struct Coef {
 
 impl Coef {
     fn new(c: &[f32; 2 * SECTION_FLOATS]) -> Self {
-        // Per section, `f` of the section's f32 coefficients, rounded to f32 once.
-        let f = |f: &dyn Fn(&[f64]) -> f64| {
-            [0, 1].map(|k| {
-                let sec: Vec<f64> = c[k * SECTION_FLOATS..][..SECTION_FLOATS]
-                    .iter()
-                    .map(|&v| v as f64)
-                    .collect();
-                V::splat(f(&sec) as f32)
-            })
-        };
+        // Each section's f32 coefficients as f64; every derived one is rounded to f32 once.
+        let sections: [[f64; SECTION_FLOATS]; 2] =
+            std::array::from_fn(|k| std::array::from_fn(|i| c[k * SECTION_FLOATS + i] as f64));
+        let f = |f: fn(&[f64; SECTION_FLOATS]) -> f64| sections.map(|s| V::splat(f(&s) as f32));
         Coef {
-            cw: f(&|s| s[0] + s[1]),
-            cd: f(&|s| -s[1]),
-            aw: f(&|s| s[2] + s[3]),
-            ad: f(&|s| -s[3]),
-            neps: f(&|s| -s[4]),
-            r2: f(&|s| 1.0 - s[5]),
-            steady: f(&|s| 1.0 / s[4]),
+            cw: f(|s| s[0] + s[1]),
+            cd: f(|s| -s[1]),
+            aw: f(|s| s[2] + s[3]),
+            ad: f(|s| -s[3]),
+            neps: f(|s| -s[4]),
+            r2: f(|s| 1.0 - s[5]),
+            steady: f(|s| 1.0 / s[4]),
         }
     }
 
