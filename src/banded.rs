@@ -451,7 +451,7 @@ impl Walk {
     }
 
     /// Causal over `rows` (a tile, walked downwards), adding the anticausal results (with
-    /// the offset) already in `out`: the columns' final values. The tile's block of `out` is then
+    /// the offset) already in `block`, the tile's: the columns' final values. The block is then
     /// transposed in place (`BandScratch`), for the rows pass to read.
     #[inline(always)]
     fn down<T: Sample, I: Isa>(
@@ -461,15 +461,11 @@ impl Walk {
         j0: usize,
         px: &Pixels,
         k: &Coef,
-        (out, out_row0): (&mut [V], usize),
+        block: &mut [V; TILE_ROWS * VECS],
     ) {
         let (mut st, x0) = (self.st, self.x0);
         // The tile's results, rows in lanes once transposed: [vector][row].
         let mut tile = [[V::ZERO; LANES]; VECS];
-        let block: &mut [V; TILE_ROWS * VECS] = (&mut out[(rows.start - out_row0) * VECS..]
-            [..TILE_ROWS * VECS])
-            .try_into()
-            .unwrap();
         for (i, r) in rows.clone().enumerate() {
             if r + PREFETCH_ROWS < img.height {
                 img.prefetch(r + PREFETCH_ROWS, j0);
@@ -700,15 +696,10 @@ fn columns_impl<T: Sample, I: Isa>(
     for rows in tiles(r0..r1, false) {
         let group = &mut *out[(rows.start - r0) / TILE_ROWS];
         for (i, w) in walks[..n].iter_mut().enumerate() {
-            let out = &mut group[i * TILE_ROWS * VECS..][..TILE_ROWS * VECS];
-            w.down::<T, I>(
-                img,
-                rows.clone(),
-                (c0 + i) * CHUNK,
-                px,
-                k,
-                (out, rows.start),
-            );
+            let block = (&mut group[i * TILE_ROWS * VECS..][..TILE_ROWS * VECS])
+                .try_into()
+                .unwrap();
+            w.down::<T, I>(img, rows.clone(), (c0 + i) * CHUNK, px, k, block);
         }
     }
     for (i, w) in walks[..n].iter().enumerate() {
