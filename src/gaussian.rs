@@ -191,10 +191,7 @@ pub fn anticausal_shares(block: &[f32; 2 * SECTION_FLOATS], n: usize) -> Anticau
     let full = (0..=n as isize)
         .map(|i| weigh(((m1a, m2a), (m1b, m2b)), g_of(i - 1), g_of(i - 2)))
         .collect();
-    let tail = g[..n]
-        .iter()
-        .map(|gj| [m2a * gj[0], m2a * gj[1], m2b * gj[2], m2b * gj[3]])
-        .collect();
+    let tail = g[..n].iter().map(|gj| scale((m2a, m2b), gj)).collect();
     AnticausalShares { full, tail }
 }
 
@@ -222,10 +219,7 @@ pub fn causal_shares(block: &[f32; 2 * SECTION_FLOATS], n: usize) -> CausalShare
             weigh(((n0a, n1a), (n0b, n1b)), g[r], before)
         })
         .collect();
-    let head = g[..n]
-        .iter()
-        .map(|gj| [n1a * gj[0], n1a * gj[1], n1b * gj[2], n1b * gj[3]])
-        .collect();
+    let head = g[..n].iter().map(|gj| scale((n1a, n1b), gj)).collect();
     CausalShares { full, head }
 }
 
@@ -237,6 +231,11 @@ fn weigh(((a0, a1), (b0, b1)): ((f64, f64), (f64, f64)), g: [f64; 4], h: [f64; 4
         b0 * g[2] + b1 * h[2],
         b0 * g[3] + b1 * h[3],
     ]
+}
+
+/// `g` with section a's `(y, d)` times `a` and section b's times `b`.
+fn scale((a, b): (f64, f64), g: &[f64; 4]) -> [f64; 4] {
+    [a * g[0], a * g[1], b * g[2], b * g[3]]
 }
 
 /// Coefficients `at` and `at + 1` of section `s` of the block, as f64.
