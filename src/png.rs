@@ -11,6 +11,7 @@
 use flate2::{Compress, Compression, FlushCompress};
 use image::DynamicImage;
 use rayon::prelude::*;
+use std::borrow::Cow;
 
 /// The `png` crate's colour type and bit depth of `image`; None for one this module does not
 /// write (the caller falls back to the `image` crate's encoder) or an empty image.
@@ -117,7 +118,11 @@ fn zlib_stream(bytes: &[u8], (h, bpp): (usize, usize), sixteen: bool, level: u32
             let (r0, r1) = (s * rows_per, ((s + 1) * rows_per).min(h));
             let raw = |r: usize| big_endian(&bytes[r * row..(r + 1) * row], sixteen);
             let mut filtered = Vec::with_capacity(BATCH_BYTES + row + 1);
-            let mut prev = if r0 == 0 { vec![0; row] } else { raw(r0 - 1) };
+            let mut prev = if r0 == 0 {
+                Cow::Owned(vec![0; row])
+            } else {
+                raw(r0 - 1)
+            };
             let mut candidates: [Vec<u8>; 5] = Default::default();
             let mut c = Compress::new(Compression::new(level), false);
             let (mut deflated, mut a) = (Vec::new(), simd_adler32::Adler32::new());
@@ -153,15 +158,17 @@ fn zlib_stream(bytes: &[u8], (h, bpp): (usize, usize), sixteen: bool, level: u32
     out
 }
 
-/// PNG stores 16-bit samples big-endian; the image crate holds them in native order.
-fn big_endian(row: &[u8], sixteen: bool) -> Vec<u8> {
-    let mut v = row.to_vec();
-    if sixteen && cfg!(target_endian = "little") {
-        for pair in v.chunks_exact_mut(2) {
-            pair.swap(0, 1);
-        }
+/// PNG stores 16-bit samples big-endian; the image crate holds them in native order. Other
+/// rows are borrowed as they are.
+fn big_endian(row: &[u8], sixteen: bool) -> Cow<'_, [u8]> {
+    if !(sixteen && cfg!(target_endian = "little")) {
+        return Cow::Borrowed(row);
     }
-    v
+    let mut v = row.to_vec();
+    for pair in v.chunks_exact_mut(2) {
+        pair.swap(0, 1);
+    }
+    Cow::Owned(v)
 }
 
 /// Appends `cur` filtered against `prev` with whichever of the five PNG filters gives the
