@@ -159,109 +159,101 @@ typedef float dst_t;
 #define BATCH 16
 #endif
 
+// Loads rows ROW(j) (j = 0 .. BATCH - 1, an expression in j) into V, offset subtracted.
+#define LOAD_ROWS(V, ROW)                                                                   \
+    for (uint j = 0; j < BATCH; j++)                                                        \
+        V[j] = load_src(src, base + (size_t)(ROW) * width, lut) - x0;
+
+// Steps through a loaded batch V: causally over chunk rows I .. I + BATCH - 1, anticausally
+// over I - 1 down to I - BATCH.
+#define CAUSAL_BATCH(V, I, AFTER)                                                           \
+    for (uint j = 0; j < BATCH; j++) {                                                      \
+        STEP(V[j], xp, n0a, n1a, n0b, n1b)                                                  \
+        xp = V[j];                                                                          \
+        AFTER(I + j)                                                                        \
+    }
+#define ANTICAUSAL_BATCH(V, I, AFTER)                                                       \
+    for (uint j = 0; j < BATCH; j++) {                                                      \
+        STEP(x1, x2, m1a, m2a, m1b, m2b)                                                    \
+        AFTER(I - 1 - j)                                                                    \
+        x2 = x1;                                                                            \
+        x1 = V[j];                                                                          \
+    }
+
+// The rows a whole batch does not cover, one load per step.
+#define CAUSAL_TAIL(AFTER)                                                                  \
+    for (; i < n; i++) {                                                                    \
+        const pixel xv = load_src(src, base + (size_t)(y0 + i) * width, lut) - x0;          \
+        STEP(xv, xp, n0a, n1a, n0b, n1b)                                                    \
+        xp = xv;                                                                            \
+        AFTER(i)                                                                            \
+    }
+#define ANTICAUSAL_TAIL(AFTER)                                                              \
+    while (i-- > 0) {                                                                       \
+        STEP(x1, x2, m1a, m2a, m1b, m2b)                                                    \
+        AFTER(i)                                                                            \
+        x2 = x1;                                                                            \
+        x1 = load_src(src, base + (size_t)(y0 + i) * width, lut) - x0;                      \
+    }
+
 // With PREFETCH the walks are double-buffered: the next BATCH rows are loaded before the
 // current ones are stepped through, so loads stay in flight during the steps too (H100, 16 MP,
 // 1 ch f32 with BATCH 32: the final passes 0.079 / 0.075 -> 0.073 / 0.069 ms per axis). It
 // holds 2 × BATCH pixels in registers; the host sets it for 1-channel f32 and 8-bit sources.
+// Causal: down rows y0 .. y0 + n - 1, with xp the input before the first. Anticausal: up rows
+// y0 + n - 1 .. y0, with x1, x2 the two inputs after the last.
 #ifdef PREFETCH
-#define LOAD_AHEAD(V, ROW)                                                                  \
-    for (uint j = 0; j < BATCH; j++)                                                        \
-        V[j] = load_src(src, base + (size_t)(ROW) * width, lut) - x0;
 #define CAUSAL_WALK(AFTER)                                                                  \
     {                                                                                       \
         uint i = 0;                                                                         \
         pixel v[BATCH], w[BATCH];                                                           \
         if (n >= BATCH)                                                                     \
-            LOAD_AHEAD(v, y0 + j)                                                           \
+            LOAD_ROWS(v, y0 + j)                                                            \
         for (; i + BATCH <= n; i += BATCH) {                                                \
             if (i + 2 * BATCH <= n)                                                         \
-                LOAD_AHEAD(w, y0 + i + BATCH + j)                                           \
-            for (uint j = 0; j < BATCH; j++) {                                              \
-                STEP(v[j], xp, n0a, n1a, n0b, n1b)                                          \
-                xp = v[j];                                                                  \
-                AFTER(i + j)                                                                \
-            }                                                                               \
+                LOAD_ROWS(w, y0 + i + BATCH + j)                                            \
+            CAUSAL_BATCH(v, i, AFTER)                                                       \
             for (uint j = 0; j < BATCH; j++)                                                \
                 v[j] = w[j];                                                                \
         }                                                                                   \
-        for (; i < n; i++) {                                                                \
-            const pixel xv = load_src(src, base + (size_t)(y0 + i) * width, lut) - x0;      \
-            STEP(xv, xp, n0a, n1a, n0b, n1b)                                                \
-            xp = xv;                                                                        \
-            AFTER(i)                                                                        \
-        }                                                                                   \
+        CAUSAL_TAIL(AFTER)                                                                  \
     }
 #define ANTICAUSAL_WALK(AFTER)                                                              \
     {                                                                                       \
         uint i = n;                                                                         \
         pixel v[BATCH], w[BATCH];                                                           \
         if (n >= BATCH)                                                                     \
-            LOAD_AHEAD(v, y0 + n - 1 - j)                                                   \
+            LOAD_ROWS(v, y0 + n - 1 - j)                                                    \
         for (; i >= BATCH; i -= BATCH) {                                                    \
             if (i >= 2 * BATCH)                                                             \
-                LOAD_AHEAD(w, y0 + i - BATCH - 1 - j)                                       \
-            for (uint j = 0; j < BATCH; j++) {                                              \
-                STEP(x1, x2, m1a, m2a, m1b, m2b)                                            \
-                AFTER(i - 1 - j)                                                            \
-                x2 = x1;                                                                    \
-                x1 = v[j];                                                                  \
-            }                                                                               \
+                LOAD_ROWS(w, y0 + i - BATCH - 1 - j)                                        \
+            ANTICAUSAL_BATCH(v, i, AFTER)                                                   \
             for (uint j = 0; j < BATCH; j++)                                                \
                 v[j] = w[j];                                                                \
         }                                                                                   \
-        while (i-- > 0) {                                                                   \
-            STEP(x1, x2, m1a, m2a, m1b, m2b)                                                \
-            AFTER(i)                                                                        \
-            x2 = x1;                                                                        \
-            x1 = load_src(src, base + (size_t)(y0 + i) * width, lut) - x0;                  \
-        }                                                                                   \
+        ANTICAUSAL_TAIL(AFTER)                                                              \
     }
 #else
-// Causal, down rows y0 .. y0 + n - 1, with xp the input before the first.
 #define CAUSAL_WALK(AFTER)                                                                  \
     {                                                                                       \
         uint i = 0;                                                                         \
         for (; i + BATCH <= n; i += BATCH) {                                                \
             pixel v[BATCH];                                                                 \
-            for (uint j = 0; j < BATCH; j++)                                                \
-                v[j] = load_src(src, base + (size_t)(y0 + i + j) * width, lut) - x0;        \
-            for (uint j = 0; j < BATCH; j++) {                                              \
-                STEP(v[j], xp, n0a, n1a, n0b, n1b)                                          \
-                xp = v[j];                                                                  \
-                AFTER(i + j)                                                                \
-            }                                                                               \
+            LOAD_ROWS(v, y0 + i + j)                                                        \
+            CAUSAL_BATCH(v, i, AFTER)                                                       \
         }                                                                                   \
-        for (; i < n; i++) {                                                                \
-            const pixel xv = load_src(src, base + (size_t)(y0 + i) * width, lut) - x0;      \
-            STEP(xv, xp, n0a, n1a, n0b, n1b)                                                \
-            xp = xv;                                                                        \
-            AFTER(i)                                                                        \
-        }                                                                                   \
+        CAUSAL_TAIL(AFTER)                                                                  \
     }
-
-// Anticausal, up rows y0 + n - 1 .. y0, with x1, x2 the two inputs after the last.
 #define ANTICAUSAL_WALK(AFTER)                                                              \
     {                                                                                       \
         uint i = n;                                                                         \
         for (; i >= BATCH; i -= BATCH) {                                                    \
             pixel v[BATCH];                                                                 \
-            for (uint j = 0; j < BATCH; j++)                                                \
-                v[j] = load_src(src, base + (size_t)(y0 + i - 1 - j) * width, lut) - x0;    \
-            for (uint j = 0; j < BATCH; j++) {                                              \
-                STEP(x1, x2, m1a, m2a, m1b, m2b)                                            \
-                AFTER(i - 1 - j)                                                            \
-                x2 = x1;                                                                    \
-                x1 = v[j];                                                                  \
-            }                                                                               \
+            LOAD_ROWS(v, y0 + i - 1 - j)                                                    \
+            ANTICAUSAL_BATCH(v, i, AFTER)                                                   \
         }                                                                                   \
-        while (i-- > 0) {                                                                   \
-            STEP(x1, x2, m1a, m2a, m1b, m2b)                                                \
-            AFTER(i)                                                                        \
-            x2 = x1;                                                                        \
-            x1 = load_src(src, base + (size_t)(y0 + i) * width, lut) - x0;                  \
-        }                                                                                   \
+        ANTICAUSAL_TAIL(AFTER)                                                              \
     }
-
 #endif
 
 // The zero-state summaries as weighted sums of the chunk's inputs, without a walk: a chain of
