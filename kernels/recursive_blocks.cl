@@ -49,8 +49,21 @@
 #ifndef CH
 #define CH 1
 #endif
+// Floats per tile row: TILE + 1 puts a column's rows in different banks; with SAMPLES the
+// transposed store reads TILE / CH rows of CH neighbouring samples at once, which TILE + CH
+// spreads over every bank.
+#ifdef SAMPLES
+#define TILE_STRIDE (TILE + CH)
+#else
+#define TILE_STRIDE (TILE + 1)
+#endif
 
-#if CH == 1
+// SAMPLES (block_overlap only): each work-item walks one sample column of the interleaved
+// image, a width × CH plane of single floats (`width` counts samples), and a tile of TILE
+// sample columns holds TILE / CH whole pixels; only the conversions and the transposed store
+// see pixels. Against a pixel per work-item (CH floats of registers and local memory each), it
+// keeps an RGBA image's work-groups as full and as many as a gray one's.
+#if CH == 1 || defined(SAMPLES)
 typedef float pixel;
 #define VLOAD(i, p) ((p)[i])
 #define VSTORE(v, i, p) ((p)[i] = (v))
@@ -70,6 +83,20 @@ typedef float4 pixel;
 
 #ifdef IN_U8
 typedef uchar src_t;
+#ifdef SAMPLES
+// Sample i, channel `chan` of its pixel, to premultiplied f32 (pixels::to_planar): colour
+// times the pixel's alpha, the last sample of the pixel, for CH = 2 and 4.
+inline float load_sample(__global const uchar *p, size_t i, uint chan, __constant float *lut)
+{
+#if CH == 2 || CH == 4
+    const float a = (float)p[i - chan + CH - 1] * (1.0f / 255.0f);
+    return chan == CH - 1 ? a : lut[p[i]] * a;
+#else
+    return lut[p[i]];
+#endif
+}
+#define load_src(p, i, lut) load_sample(p, i, chan, lut)
+#else
 // 8-bit samples to premultiplied f32 (the maths of pixels::to_planar).
 inline pixel load_src(__global const uchar *p, size_t i, __constant float *lut)
 {
@@ -88,6 +115,7 @@ inline pixel load_src(__global const uchar *p, size_t i, __constant float *lut)
     return (float4)(lut[u.x] * a, lut[u.y] * a, lut[u.z] * a, a);
 #endif
 }
+#endif
 #else
 typedef float src_t;
 #define load_src(p, i, lut) VLOAD(i, p)
@@ -109,6 +137,7 @@ inline uchar to_u8(float v)
 {
     return (uchar)(clamp(v, 0.0f, 1.0f) * 255.0f + 0.5f);
 }
+#ifndef SAMPLES
 // Premultiplied f32 to 8-bit samples (the maths of pixels::finish_planar and from_planar).
 inline void store_dst(pixel v, size_t i, __global uchar *p)
 {
@@ -129,9 +158,24 @@ inline void store_dst(pixel v, size_t i, __global uchar *p)
             i, p);
 #endif
 }
+#endif
+// SAMPLES: channel `chan` of a pixel whose premultiplied channels are row[0 .. CH - 1].
+inline uchar sample_to_u8(__local const float *row, uint chan)
+{
+#if CH == 2 || CH == 4
+    const float a = row[CH - 1];
+    if (chan == CH - 1)
+        return to_u8(a);
+    return to_u8(encode_colour(a > 1e-7f ? row[chan] / a : 0.0f));
+#else
+    return to_u8(encode_colour(row[chan]));
+#endif
+}
+#define STORE_SAMPLE(row, chan, i, p) ((p)[i] = sample_to_u8(row, chan))
 #else
 typedef float dst_t;
 #define store_dst(v, i, p) VSTORE(v, i, p)
+#define STORE_SAMPLE(row, chan, i, p) ((p)[i] = (row)[chan])
 #endif
 
 #define LOAD_COEF                                                                           \
@@ -180,20 +224,33 @@ typedef float dst_t;
         x1 = V[j];                                                                          \
     }
 
-// The rows a whole batch does not cover, one load per step.
+// The rows a whole batch does not cover (fewer than BATCH), as one partial batch: their loads
+// are all issued before the steps, as in a whole batch, instead of one dependent load per
+// step (the overlapped chunks' walks in from outside are rarely whole batches).
 #define CAUSAL_TAIL(AFTER)                                                                  \
-    for (; i < n; i++) {                                                                    \
-        const pixel xv = load_src(src, base + (size_t)(y0 + i) * width, lut) - x0;          \
-        STEP(xv, xp, n0a, n1a, n0b, n1b)                                                    \
-        xp = xv;                                                                            \
-        AFTER(i)                                                                            \
+    if (i < n) {                                                                            \
+        pixel v[BATCH];                                                                     \
+        for (uint j = 0; j < BATCH; j++)                                                    \
+            if (i + j < n)                                                                  \
+                v[j] = load_src(src, base + (size_t)(y0 + i + j) * width, lut) - x0;        \
+        for (uint j = 0; j < BATCH && i + j < n; j++) {                                     \
+            STEP(v[j], xp, n0a, n1a, n0b, n1b)                                              \
+            xp = v[j];                                                                      \
+            AFTER(i + j)                                                                    \
+        }                                                                                   \
     }
 #define ANTICAUSAL_TAIL(AFTER)                                                              \
-    while (i-- > 0) {                                                                       \
-        STEP(x1, x2, m1a, m2a, m1b, m2b)                                                    \
-        AFTER(i)                                                                            \
-        x2 = x1;                                                                            \
-        x1 = load_src(src, base + (size_t)(y0 + i) * width, lut) - x0;                      \
+    if (i > 0) {                                                                            \
+        pixel v[BATCH];                                                                     \
+        for (uint j = 0; j < BATCH; j++)                                                    \
+            if (j < i)                                                                      \
+                v[j] = load_src(src, base + (size_t)(y0 + i - 1 - j) * width, lut) - x0;    \
+        for (uint j = 0; j < BATCH && j < i; j++) {                                         \
+            STEP(x1, x2, m1a, m2a, m1b, m2b)                                                \
+            AFTER(i - 1 - j)                                                                \
+            x2 = x1;                                                                        \
+            x1 = v[j];                                                                      \
+        }                                                                                   \
     }
 
 // With PREFETCH the walks are double-buffered: the next BATCH rows are loaded before the
@@ -293,6 +350,7 @@ typedef float dst_t;
 #endif
 #define PART_ROWS (CHUNK / SPLIT)
 
+#ifndef SAMPLES // only block_overlap walks sample columns
 __kernel __attribute__((reqd_work_group_size(SUM_LANES, SPLIT, 1))) void
 block_summary(__global const src_t *src, __global float *sum, __constant float *coef,
               __constant float *gain, __constant float *lut, uint width, uint height,
@@ -361,6 +419,7 @@ block_summary(__global const src_t *src, __global float *sum, __constant float *
         }
 #endif
 }
+#endif
 
 // (y, d) <- M (y, d) + (zy, zd), M row-major.
 #define APPLY(M, Y, D, ZY, ZD)                                                              \
@@ -378,6 +437,7 @@ block_summary(__global const src_t *src, __global float *sum, __constant float *
 // chunks (0) or the anticausal walk back up (1), which are independent. A walk is a chain of
 // dependent steps, but the summaries it consumes are not: CARRY_BATCH chunks' summaries are
 // loaded before they are applied, so their latencies overlap.
+#ifndef SAMPLES // only block_overlap walks sample columns
 __kernel void block_carry(__global const src_t *src, __global float *sum,
                           __constant float *coef, __constant float *carry,
                           __constant float *lut, uint width, uint height, uint chunks)
@@ -423,13 +483,47 @@ __kernel void block_carry(__global const src_t *src, __global float *sum,
         }
     }
 }
+#endif
 
+// The final walks' outputs: the causal one into the tile, the anticausal one added to it
+// with the offset x0 (the sum is the filter's output), and the tile, once every work-item of
+// the group has filled its chunk, written transposed: rows lx, lx + TILE, ... of this
+// work-item's chunk along the transposed rows, so consecutive work-items write consecutive
+// pixels.
+#define CAUSAL_TO_TILE(i) tile[ly][i][lx] = ya + yb;
+#define ANTICAUSAL_TO_TILE(i) tile[ly][i][lx] = tile[ly][i][lx] + (ya + yb) + x0;
+#define NOTHING(i)
+#ifdef SAMPLES
+// Pixel column xbase + q of the tile is row xbase + q of the transposed image, where this
+// chunk's rows are CH × n consecutive samples: consecutive work-items write consecutive ones.
+#define STORE_TILE_TRANSPOSED                                                               \
+    if (k < chunks) {                                                                       \
+        const uint xbase = get_group_id(0) * (TILE / CH), n = min((uint)CHUNK, height - y0); \
+        for (uint q = 0; q < TILE / CH && xbase + q < width / CH; q++)                      \
+            for (uint e = lx; e < n * CH; e += TILE) {                                      \
+                const uint r = e / CH, c = e % CH;                                          \
+                STORE_SAMPLE(&tile[ly][r][q * CH], c,                                       \
+                             ((size_t)(xbase + q) * height + y0 + r) * CH + c, dst);        \
+            }                                                                               \
+    }
+#else
+#define STORE_TILE_TRANSPOSED                                                               \
+    if (k < chunks) {                                                                       \
+        const uint xbase = get_group_id(0) * TILE;                                          \
+        for (uint r = lx; r < CHUNK && y0 + r < height; r += TILE)                          \
+            for (uint j = 0; j < TILE && xbase + j < width; j++)                            \
+                store_dst(tile[ly][r][j], p * plane + (size_t)(xbase + j) * height + y0 + r, \
+                          dst);                                                             \
+    }
+#endif
+
+#ifndef SAMPLES // only block_overlap walks sample columns
 __kernel __attribute__((reqd_work_group_size(TILE, GROUP_CHUNKS, 1))) void
 block_final(__global const src_t *src, __global dst_t *dst, __global const float *sum,
             __constant float *coef, __constant float *lut, uint width, uint height,
             uint chunks)
 {
-    __local pixel tile[GROUP_CHUNKS][CHUNK][TILE + 1];
+    __local pixel tile[GROUP_CHUNKS][CHUNK][TILE_STRIDE];
     const uint x = get_global_id(0), k = get_global_id(1), p = get_global_id(2);
     const uint lx = get_local_id(0), ly = get_local_id(1);
     const size_t plane = (size_t)width * height;
@@ -445,7 +539,6 @@ block_final(__global const src_t *src, __global dst_t *dst, __global const float
         pixel yb = VLOAD(s + 2 * width, sum), db = VLOAD(s + 3 * width, sum);
         pixel xp =
             k == 0 ? (pixel)(0.0f) : load_src(src, base + (size_t)(y0 - 1) * width, lut) - x0;
-#define CAUSAL_TO_TILE(i) tile[ly][i][lx] = ya + yb;
         CAUSAL_WALK(CAUSAL_TO_TILE)
 
         ya = VLOAD(s + 4 * width, sum);
@@ -454,17 +547,107 @@ block_final(__global const src_t *src, __global dst_t *dst, __global const float
         db = VLOAD(s + 7 * width, sum);
         pixel x1 = load_src(src, base + (size_t)min(y0 + n, height - 1) * width, lut) - x0;
         pixel x2 = load_src(src, base + (size_t)min(y0 + n + 1, height - 1) * width, lut) - x0;
-#define ANTICAUSAL_TO_TILE(i) tile[ly][i][lx] = tile[ly][i][lx] + (ya + yb) + x0;
         ANTICAUSAL_WALK(ANTICAUSAL_TO_TILE)
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    // Rows lx, lx + TILE, ... of this work-item's chunk, written along the transposed rows:
-    // consecutive work-items write consecutive pixels.
-    if (k < chunks) {
-        const uint xbase = get_group_id(0) * TILE;
-        for (uint r = lx; r < CHUNK && y0 + r < height; r += TILE)
-            for (uint j = 0; j < TILE && xbase + j < width; j++)
-                store_dst(tile[ly][r][j], p * plane + (size_t)(xbase + j) * height + y0 + r,
-                          dst);
+    STORE_TILE_TRANSPOSED
+}
+#endif
+
+// Overlapped chunks: no summaries and no carries. Each chunk finds its incoming states itself
+// from the REACH rows on either side of it (gaussian::settle_rows): the causal state entering
+// it is the zero-state causal summary of the REACH rows above, the anticausal one that of the
+// REACH rows below, both weighted sums like block_summary's (no walk). What the truncation
+// leaves out is the states' response to rows further away, which has decayed below the
+// tolerance by the chunk's first row. The causal half runs offset by the column's first sample
+// and the anticausal half by its last, so the clamped rows beyond either end weigh exactly
+// nothing: a reach to the column's end is exact, whatever sigma. Per axis the image is read
+// once from memory (the overlaps are the neighbours' rows, read at about the same time) and
+// written once, in one kernel, against the carried pipeline's three kernels and second read;
+// the price is 2 × REACH rows of sums per chunk, about 10 sigma each way, which is why the
+// host uses it at small sigmas.
+//
+// Offsets: with the anticausal half A run on x - xl instead of x - x0, A(x - x0) = A(x - xl) +
+// (xl - x0) Ga at every row (Ga = the anticausal DC gain, coef[6] + coef[14]: a constant input
+// holds the clamped walk in its steady state), so the output is C(x - x0) + A(x - xl) + x0 +
+// (xl - x0) Ga.
+//
+#ifndef REACH
+#define REACH 1
+#endif
+#define OVER_CAUSAL_W(r) (gain + 4 * (r))
+#define OVER_CAUSAL_HEAD_W (gain + 4 * REACH)
+#define OVER_ANTI_W(i) (gain + 4 * (REACH + (i)))
+#define OVER_ANTI_TAIL_W (gain + 4 * (2 * REACH + 1))
+
+// Adds the weighted rows ROW(r) (an expression in r) for r = 0 .. REACH - 1 into the summary S,
+// WEIGHT(r) their weights: BATCH rows loaded before they are summed.
+#define REACH_SUM(S, ROW, WEIGHT)                                                           \
+    for (uint r0 = 0; r0 < REACH; r0 += BATCH) {                                            \
+        pixel v[BATCH];                                                                     \
+        for (uint j = 0; j < BATCH; j++)                                                    \
+            if (r0 + j < REACH) {                                                           \
+                const uint r = r0 + j;                                                      \
+                v[j] = load_src(src, base + (size_t)(ROW) * width, lut) - x0;               \
+            }                                                                               \
+        for (uint j = 0; j < BATCH; j++)                                                    \
+            if (r0 + j < REACH)                                                             \
+                SHARE(S, WEIGHT(r0 + j), v[j])                                              \
     }
+
+__kernel __attribute__((reqd_work_group_size(TILE, GROUP_CHUNKS, 1))) void
+block_overlap(__global const src_t *src, __global dst_t *dst, __constant float *coef,
+              __constant float *gain, __constant float *lut, uint width, uint height,
+              uint chunks)
+{
+    __local pixel tile[GROUP_CHUNKS][CHUNK][TILE_STRIDE];
+    const uint x = get_global_id(0), k = get_global_id(1), p = get_global_id(2);
+    const uint lx = get_local_id(0), ly = get_local_id(1);
+    const size_t plane = (size_t)width * height;
+    const uint y0 = k * CHUNK;
+    const uint chan = x % CH;
+    if (x < width && k < chunks) {
+        LOAD_COEF
+        const size_t base = p * plane + x;
+        const pixel x0 = load_src(src, base, lut);
+        const uint n = min((uint)CHUNK, height - y0), end = y0 + n;
+        // Rows above the column read as its first, below it as its last.
+#define ABOVE(r) (y0 > (r) ? y0 - 1 - (r) : 0)
+#define BELOW(i) min(end + (i), height - 1)
+        pixel ya, da, yb, db;
+        {
+            pixel c[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+            const pixel head = load_src(src, base + (size_t)ABOVE(REACH) * width, lut) - x0;
+            REACH_SUM(c, ABOVE(r), OVER_CAUSAL_W)
+            SHARE(c, OVER_CAUSAL_HEAD_W, head)
+            ya = c[0];
+            da = c[1];
+            yb = c[2];
+            db = c[3];
+        }
+        pixel xp = load_src(src, base + (size_t)ABOVE(0) * width, lut) - x0;
+        CAUSAL_WALK(CAUSAL_TO_TILE)
+
+        const pixel xl = load_src(src, base + (size_t)(height - 1) * width, lut);
+        const pixel out0 = x0 + (xl - x0) * (coef[6] + coef[14]);
+        {
+            // The anticausal half subtracts xl where the macros subtract x0.
+            const pixel x0 = xl;
+            pixel a[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+            const pixel tail = load_src(src, base + (size_t)BELOW(REACH + 1) * width, lut) - x0;
+#define ANTI_ROW_W(r) OVER_ANTI_W((r) + 1)
+            REACH_SUM(a, BELOW(r + 1), ANTI_ROW_W)
+            SHARE(a, OVER_ANTI_TAIL_W, tail)
+            ya = a[0];
+            da = a[1];
+            yb = a[2];
+            db = a[3];
+            pixel x1 = load_src(src, base + (size_t)BELOW(0) * width, lut) - x0;
+            pixel x2 = load_src(src, base + (size_t)BELOW(1) * width, lut) - x0;
+#define OVERLAP_TO_TILE(i) tile[ly][i][lx] = tile[ly][i][lx] + (ya + yb) + out0;
+            ANTICAUSAL_WALK(OVERLAP_TO_TILE)
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    STORE_TILE_TRANSPOSED
 }

@@ -6,7 +6,7 @@ use crate::image_io::EncodeOptions;
 use crate::job::BlurJob;
 use crate::opencl::device::DeviceSet;
 use crate::opencl::DeviceChoice;
-use crate::pipeline::{PipelineChoice, TransposeKind};
+use crate::pipeline::{ChunkStart, PipelineChoice, TransposeKind};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use image::codecs::png::CompressionType;
 use std::path::PathBuf;
@@ -135,6 +135,10 @@ pub enum BenchCommand {
         /// Channel counts to sweep (planes per image), comma-separated.
         #[arg(long, default_value = "1,4", value_delimiter = ',', value_parser = clap::value_parser!(u8).range(1..=4))]
         channels: Vec<u8>,
+        /// Only the rows whose algorithm name contains one of these, comma-separated (the
+        /// copy rows, every percentage's yardstick, always run): e.g. `blocked,overlapped`.
+        #[arg(long, value_delimiter = ',', value_name = "TEXT")]
+        only: Vec<String>,
     },
     /// The blur in memory on the CPU: the banded Rust path (8-bit RGB and f32), the planar
     /// reference and the OpenCL device's pipeline side by side (peers: benches/cpu.sh).
@@ -339,8 +343,9 @@ pub struct BlurSettings {
     pub method: MethodArg,
     /// transpose: column pass + transpose + column pass + transpose; direct: a row pass and
     /// a column pass (the seed's version 1); blocked: block-parallel column passes with fused
-    /// transposes; auto: the fastest measured for the device class (GPU: blocked, CPU:
-    /// direct; see docs/BENCHMARKS.md).
+    /// transposes, each chunk starting from carried states (carried) or from a walk in from
+    /// outside it (overlap), picked per pass; auto: the fastest measured for the device class
+    /// (GPU: blocked, CPU: direct; see docs/BENCHMARKS.md).
     #[arg(long, value_enum, default_value_t = PipelineArg::Auto)]
     pub pipeline: PipelineArg,
     /// The transpose kernel of the transpose pipeline (implies --pipeline transpose when
@@ -385,6 +390,8 @@ pub enum PipelineArg {
     Transpose,
     Direct,
     Blocked,
+    Carried,
+    Overlap,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -456,7 +463,9 @@ impl BlurSettings {
             },
             pipeline: match (self.pipeline, transpose) {
                 (PipelineArg::Direct, _) => PipelineChoice::Direct,
-                (PipelineArg::Blocked, _) => PipelineChoice::Blocked,
+                (PipelineArg::Blocked, _) => PipelineChoice::Blocked(ChunkStart::Auto),
+                (PipelineArg::Carried, _) => PipelineChoice::Blocked(ChunkStart::Carried),
+                (PipelineArg::Overlap, _) => PipelineChoice::Blocked(ChunkStart::Overlap),
                 (PipelineArg::Transpose, t) | (PipelineArg::Auto, t @ Some(_)) => {
                     PipelineChoice::Transpose(t)
                 }

@@ -113,11 +113,13 @@ impl RecursiveGaussian {
     }
 
     /// The coefficient block uploaded to the kernels, rounded to f32 only here:
-    /// per section `n0 n1 m1 m2 eps q anticausal_gain 0`.
+    /// per section `n0 n1 m1 m2 eps q anticausal_gain causal_gain` (the gains are the steady
+    /// states `y` of a constant unit input, where walks start on a clamped or assumed-constant
+    /// edge).
     pub fn to_f32_block(&self) -> [f32; 2 * SECTION_FLOATS] {
         let mut out = [0f32; 2 * SECTION_FLOATS];
         for (chunk, s) in out.chunks_exact_mut(SECTION_FLOATS).zip(&self.sections) {
-            chunk[..7].copy_from_slice(&[
+            chunk.copy_from_slice(&[
                 s.n0 as f32,
                 s.n1 as f32,
                 s.m1 as f32,
@@ -125,6 +127,7 @@ impl RecursiveGaussian {
                 s.eps as f32,
                 s.q as f32,
                 s.anticausal_gain() as f32,
+                s.causal_gain() as f32,
             ]);
         }
         out
@@ -285,6 +288,54 @@ fn mat_pow(mut m: [f64; 4], mut n: usize) -> [f64; 4] {
         n >>= 1;
     }
     out
+}
+
+/// How far outside a stretch of a line a walk must start, from a zero state, for the stretch
+/// to come out as if the walk had started at the line's end: the overlapped chunks of
+/// kernels/recursive_blocks.cl (`block_overlap`) sum this many rows before and after their
+/// chunk (a zero-state summary, the same as such a walk) instead of reading carried states.
+///
+/// Starting from zero instead of the true state is an error `D` of each section's `(y, d)`,
+/// the response to the rows before the start: per component at most `V c sum_i |g[i]|`,
+/// where `V` bounds the inputs (less the walk's offset), `c` is the larger of `|n0| + |n1|`
+/// and `|m1| + |m2|`, and `g[i] = T^i e` (`unit_responses`). `m` rows later it reaches the
+/// output as the `y` row of `T^m D`. The reach is the least `m` from which that bound, summed
+/// over both sections and taken over every later row, stays within `tolerance × V`. `None`
+/// when it is more than `limit` rows (poles too close to 1: large sigmas).
+pub fn settle_rows(
+    block: &[f32; 2 * SECTION_FLOATS],
+    tolerance: f64,
+    limit: usize,
+) -> Option<usize> {
+    // The walks below run until the poles' response is below 1e-18 of where it started; past
+    // `limit` that cannot settle within it anyway.
+    let span = 4 * limit + 64;
+    let g = unit_responses(block, span);
+    let steps = block_transition(block, 1);
+    let mut bound = vec![0.0; span];
+    for s in 0..2 {
+        let c = |k: usize| block[s * SECTION_FLOATS + k].abs() as f64;
+        let numerator = (c(0) + c(1)).max(c(2) + c(3));
+        let (size_y, size_d) = g.iter().fold((0.0, 0.0), |(y, d), gi| {
+            (y + gi[2 * s].abs(), d + gi[2 * s + 1].abs())
+        });
+        // The y row of T^m, walked one step at a time: (a, b) <- (a, b) T.
+        let t = steps[s];
+        let (mut a, mut b) = (1.0f64, 0.0f64);
+        for slot in bound.iter_mut() {
+            *slot += numerator * (a.abs() * size_y + b.abs() * size_d);
+            (a, b) = (a * t[0] + b * t[2], a * t[1] + b * t[3]);
+        }
+    }
+    if bound[span - 1] > tolerance * 1e-6 {
+        return None;
+    }
+    // The least m after which every row's bound is within the tolerance.
+    let mut m = span;
+    while m > 0 && bound[m - 1] <= tolerance {
+        m -= 1;
+    }
+    (m <= limit).then_some(m)
 }
 
 /// Normalised sampled Gaussian taps `g[-r..=r]`: the reference every accuracy figure is
@@ -457,6 +508,59 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Walks started `settle_rows` rows early from a zero state agree with walks from the
+    /// line's start to the tolerance, on inputs that swing over the whole range (offset by the
+    /// first, as the kernels do); and the reach grows with sigma as the poles do.
+    #[test]
+    fn walks_settle_within_the_reach() {
+        let tolerance = 2f64.powi(-24);
+        let mut last = 0;
+        for sigma in [0.7, 2.0, 5.0, 11.0, 30.0] {
+            let block = RecursiveGaussian::new(sigma).to_f32_block();
+            let m = settle_rows(&block, tolerance, 4096).expect("settles");
+            assert!(m > last, "sigma {sigma}: reach {m} after {last}");
+            last = m;
+            let x = |i: usize| if (i * 7919) % 5 < 2 { 1.0 } else { 0.0 };
+            let len = 3 * m + 50;
+            for s in 0..2 {
+                let c = |k: usize| block[s * SECTION_FLOATS + k] as f64;
+                let (n0, n1, eps, q) = (c(0), c(1), c(4), c(5));
+                // Causal, from the line's start (x[-1] = x[0], the offset) and from a zero
+                // state m rows before row 2m, with the true input before it.
+                let u = |i: usize| x(i) - x(0);
+                let walk = |from: usize| {
+                    let (mut y, mut d) = (0.0, 0.0);
+                    let mut xp = u(from.max(1) - 1);
+                    (from..len)
+                        .map(|i| {
+                            d = n0 * u(i) + n1 * xp - eps * y + (d - q * d);
+                            y += d;
+                            xp = u(i);
+                            y
+                        })
+                        .collect::<Vec<f64>>()
+                };
+                let (whole, late) = (walk(0), walk(m));
+                let worst = (2 * m..len)
+                    .map(|i| (whole[i] - late[i - m]).abs())
+                    .fold(0.0, f64::max);
+                assert!(worst <= tolerance, "sigma {sigma}, section {s}: {worst:e}");
+            }
+        }
+        assert!(
+            settle_rows(&RecursiveGaussian::new(5.0).to_f32_block(), tolerance, 4096)
+                .is_some_and(|m| m < 80)
+        );
+        assert_eq!(
+            settle_rows(
+                &RecursiveGaussian::new(400.0).to_f32_block(),
+                tolerance,
+                256
+            ),
+            None
+        );
     }
 
     #[test]

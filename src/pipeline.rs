@@ -109,7 +109,7 @@ pub enum PipelineChoice {
     /// The transpose pipeline; `None` picks the fastest transpose for the device.
     Transpose(Option<TransposeKind>),
     Direct,
-    Blocked,
+    Blocked(ChunkStart),
 }
 
 impl PipelineChoice {
@@ -120,7 +120,7 @@ impl PipelineChoice {
                 Pipeline::Transpose(t.unwrap_or_else(|| TransposeKind::fastest_for(device)))
             }
             PipelineChoice::Direct => Pipeline::Direct,
-            PipelineChoice::Blocked => Pipeline::BLOCKED,
+            PipelineChoice::Blocked(start) => Pipeline::Blocked { chunk: 0, start },
         }
     }
 }
@@ -132,15 +132,35 @@ pub enum Pipeline {
     /// Block-parallel column passes with the transpose fused into their output
     /// (kernels/recursive_blocks.cl): enough work-items to fill a GPU. `chunk` is the rows
     /// per chunk (CHUNK in the kernel); 0 picks it per pass from the column length
-    /// (`auto_chunk`).
+    /// (`auto_chunk`). `start` is how each chunk finds its incoming states.
     Blocked {
         chunk: usize,
+        start: ChunkStart,
     },
 }
 
+/// How a blocked pass finds the states each chunk starts from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChunkStart {
+    /// Per pass: `Overlap` where the reach is short against the chunk
+    /// (`overlap_pays`), else `Carried`.
+    Auto,
+    /// Nehab et al.'s three kernels: zero-state summaries of every chunk, a sequential carry
+    /// down the chunks, a final walk from the carried states. The cost does not depend on
+    /// sigma.
+    Carried,
+    /// One kernel: each chunk walks in from `gaussian::settle_rows` rows outside itself
+    /// (`block_overlap`). Reads the image once per axis instead of twice, but the reach
+    /// grows with sigma (about 10 sigma rows each way).
+    Overlap,
+}
+
 impl Pipeline {
-    /// The blocked pipeline with the chunk length chosen per pass (`auto_chunk`).
-    pub const BLOCKED: Pipeline = Pipeline::Blocked { chunk: 0 };
+    /// The blocked pipeline with the chunk length and start chosen per pass.
+    pub const BLOCKED: Pipeline = Pipeline::Blocked {
+        chunk: 0,
+        start: ChunkStart::Auto,
+    };
 
     /// The default per device class, from `gblur bench blur` (docs/BENCHMARKS.md): on GPUs
     /// the blocked pipeline fills the device; on CPU devices (PoCL) the direct one wins,
@@ -157,12 +177,17 @@ impl Pipeline {
         match self {
             Pipeline::Transpose(t) => format!("transpose/{t}"),
             Pipeline::Direct => "direct".into(),
-            p @ Pipeline::Blocked { chunk } => {
-                if p == Pipeline::BLOCKED {
-                    "blocked".into()
-                } else {
-                    format!("blocked/c{chunk}")
+            Pipeline::Blocked { chunk, start } => {
+                let mut name = match start {
+                    ChunkStart::Auto => "blocked",
+                    ChunkStart::Carried => "blocked/carried",
+                    ChunkStart::Overlap => "blocked/overlap",
                 }
+                .to_string();
+                if chunk != 0 {
+                    name.push_str(&format!("/c{chunk}"));
+                }
+                name
             }
         }
     }
@@ -194,6 +219,77 @@ fn chunk_for(chunk: usize, len: usize, format: PixelFormat) -> usize {
         chunk
     }
 }
+
+/// What a blocked pass down columns of `len` rows does: its chunk length, and the reach of
+/// its overlapped walks (`ChunkStart::Overlap`), or `None` for carried states.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BlockedPlan {
+    pub chunk: usize,
+    pub reach: Option<usize>,
+}
+
+/// How close the overlapped walks' start must come to the true states, in units of the
+/// column's own range: 2^-24, half an f32 step at 1.0.
+pub const OVERLAP_TOLERANCE: f64 = 1.0 / (1u32 << 24) as f64;
+
+/// The longest reach of the overlapped chunks: their weights (8 floats a row) stay within
+/// 32 KB of the 64 KB of constant memory every OpenCL device has. Beyond it (sigmas of
+/// about 100 and up on columns longer than 1024 rows) passes are carried whatever was asked.
+pub const MAX_REACH: usize = 1024;
+
+/// The plan of a blocked pass of `f` (recursive) down columns of `len` rows.
+pub fn blocked_plan(
+    f: &LineFilter,
+    (chunk, start): (usize, ChunkStart),
+    len: usize,
+    format: PixelFormat,
+) -> BlockedPlan {
+    let chunk = chunk_for(chunk, len, format);
+    let LineFilter::Recursive { coefficients, .. } = f else {
+        unreachable!("blocked passes are recursive")
+    };
+    // Past the column's length the sums would only repeat its end rows: a reach of `len`
+    // already covers every row a chunk's state depends on.
+    let settle = || {
+        crate::gaussian::settle_rows(coefficients, OVERLAP_TOLERANCE, len)
+            .unwrap_or(len)
+            .max(1)
+    };
+    let reach = match start {
+        ChunkStart::Carried => None,
+        ChunkStart::Overlap => Some(settle()).filter(|&reach| reach <= MAX_REACH),
+        ChunkStart::Auto => Some(settle()).filter(|&reach| overlap_pays(reach, format)),
+    };
+    BlockedPlan { chunk, reach }
+}
+
+/// The build options and work-group shape of `block_overlap`, and the work-items it puts
+/// across one pixel: pixels of several channels walk one sample column per work-item
+/// (`layout_defines`). The reach sets the length of its sums (a constant, so that their
+/// weights sit at constant offsets).
+pub fn overlap_defines(
+    chunk: usize,
+    format: PixelFormat,
+    reach: usize,
+) -> (String, [usize; 2], usize) {
+    let samples = format.channels > 1;
+    let (defines, shape, _) = layout_defines(chunk, format, samples);
+    let lanes = if samples { format.channels } else { 1 };
+    (format!("{defines} -DREACH={reach}"), shape, lanes)
+}
+
+/// Whether overlapped chunks reaching `reach` rows beat carried states, from `gblur bench
+/// blur` on an H100 (docs/BENCHMARKS.md, session 7), 16 MP, f32: 1.28× at sigma 5 (reach 51)
+/// and 1.66× at sigma 2 with c128, 1.4× and 1.6× with c64, but 0.90× at sigma 10 (reach 109)
+/// and 0.5× at sigma 20, whatever the chunk: the sums' rows cost more than the carried
+/// pipeline's second read once they are twice the reach of sigma 5. 8-bit RGB walked as
+/// sample columns gained too (both passes 0.60 against 0.71 ms), while 8-bit RGBA lost
+/// (1.6 against 0.87 ms: its y pass, reading each colour with its alpha, took 1.2 ms).
+fn overlap_pays(reach: usize, format: PixelFormat) -> bool {
+    reach <= AUTO_REACH && (format == PixelFormat::F32 || format.channels == 3)
+}
+
+const AUTO_REACH: usize = 64;
 
 /// How a blocked pass stores its pixels: `channels` interleaved samples per pixel, f32 unless
 /// `in_u8` / `out_u8` make the source / destination 8-bit (converted in the kernels, with
@@ -239,12 +335,29 @@ impl PixelFormat {
 /// takes (`summary_vectors`), for tuning sweeps with `gblur bench blur`; normal use never
 /// sets it.
 pub fn blocked_defines(chunk: usize, format: PixelFormat) -> (String, [usize; 2], [usize; 2]) {
+    layout_defines(chunk, format, false)
+}
+
+/// `blocked_defines`, or with `samples` those of `block_overlap` walking one sample column
+/// per work-item (-DSAMPLES, for pixels of several channels): TILE counts sample columns,
+/// whole pixels of them (32, or 96 for 3 channels), and the walks are those of 1-channel f32.
+fn layout_defines(
+    chunk: usize,
+    format: PixelFormat,
+    samples: bool,
+) -> (String, [usize; 2], [usize; 2]) {
     let bytes = format.local_bytes();
     let tune = blocked_tune();
-    let tile = tune.tile.unwrap_or(if bytes >= 16 { 16 } else { 32 });
+    let (tile, column_bytes, stride) = if samples {
+        let tile = if format.channels == 3 { 96 } else { 32 };
+        (tile, 4, tile + format.channels)
+    } else {
+        let tile = tune.tile.unwrap_or(if bytes >= 16 { 16 } else { 32 });
+        (tile, bytes, tile + 1)
+    };
     let group_chunks = tune
         .group
-        .unwrap_or((34 * 1024 / (chunk * (tile + 1) * bytes)).clamp(1, 8));
+        .unwrap_or((34 * 1024 / (chunk * stride * column_bytes)).clamp(1, 8));
     // SPLIT must divide the chunk; the partial sums (8 pixels per work-item) stay within
     // 32 KB of local memory.
     let split = tune
@@ -265,7 +378,7 @@ pub fn blocked_defines(chunk: usize, format: PixelFormat) -> (String, [usize; 2]
     // rows alone gave 0.077 / 0.073, 8 rows double-buffered 0.091 / 0.087. Wider pixels keep 16
     // rows, double-buffered only where they are read as 8-bit samples: RGBA8's y final went
     // from 0.296-0.301 to 0.275-0.283 ms, while its x final (reading f32 RGBA) lost up to 0.009.
-    let f32_1 = format == PixelFormat::F32;
+    let f32_1 = format == PixelFormat::F32 || samples;
     let batch = tune.batch.or(f32_1.then_some(32));
     if let Some(batch) = batch {
         defines.push_str(&format!(" -DBATCH={batch}"));
@@ -274,6 +387,7 @@ pub fn blocked_defines(chunk: usize, format: PixelFormat) -> (String, [usize; 2]
         defines.push_str(" -DPREFETCH");
     }
     for (on, flag) in [
+        (samples, " -DSAMPLES"),
         (format.in_u8, " -DIN_U8"),
         (format.out_u8, " -DOUT_U8"),
         (format.linear, " -DLINEAR"),
@@ -407,27 +521,56 @@ fn upload_filter(ctx: &ClContext, f: &LineFilter) -> Result<Buffer<f32>, ClError
 }
 
 /// What a blocked pass of one filter down columns of some length needs besides the image:
-/// the chunk length, the carry matrices (per section T^chunk, then T^last) and the weights of
-/// the summaries' sums (kernels/recursive_blocks.cl, block_summary).
-pub struct Carry {
-    chunk: usize,
-    matrices: Buffer<f32>,
-    gains: Buffer<f32>,
+/// the chunk length and either the reach of its overlapped walks or, for carried states, the
+/// carry matrices (per section T^chunk, then T^last) and the weights of the summaries' sums
+/// (kernels/recursive_blocks.cl, block_summary).
+enum Starts {
+    Overlap {
+        chunk: usize,
+        reach: usize,
+        gains: Buffer<f32>,
+    },
+    Carried {
+        chunk: usize,
+        matrices: Buffer<f32>,
+        gains: Buffer<f32>,
+    },
 }
 
-/// The `Carry` of `f` down columns of `len` rows.
-fn blocked_carry(
+/// The `Starts` of `f` down columns of `len` rows, for the pipeline's `(chunk, start)`.
+fn blocked_starts(
     ctx: &ClContext,
     f: &LineFilter,
-    chunk: usize,
+    blocked: (usize, ChunkStart),
     len: usize,
     format: PixelFormat,
-) -> Result<Carry, ClError> {
-    let chunk = chunk_for(chunk, len, format);
-    let last = len - (len.div_ceil(chunk) - 1) * chunk;
+) -> Result<Starts, ClError> {
+    let BlockedPlan { chunk, reach } = blocked_plan(f, blocked, len, format);
     let LineFilter::Recursive { coefficients, .. } = f else {
         unreachable!("blocked passes are recursive")
     };
+    if let Some(reach) = reach {
+        // block_overlap's gain table: the causal shares of the rows above a chunk by distance,
+        // the head, the anticausal shares of the rows 1 ..= reach below, the tail.
+        let causal = crate::gaussian::causal_shares(coefficients, reach);
+        let anticausal = crate::gaussian::anticausal_shares(coefficients, reach);
+        let gains: Vec<f32> = causal
+            .full
+            .iter()
+            .chain(&causal.head[reach - 1..])
+            .chain(&anticausal.full[1..])
+            .chain(&anticausal.tail[reach - 1..])
+            .flatten()
+            .map(|&v| v as f32)
+            .collect();
+        let gains = upload_floats(ctx, &gains)?;
+        return Ok(Starts::Overlap {
+            chunk,
+            reach,
+            gains,
+        });
+    }
+    let last = len - (len.div_ceil(chunk) - 1) * chunk;
     let (full, last) = (
         crate::gaussian::block_transition(coefficients, chunk),
         crate::gaussian::block_transition(coefficients, last),
@@ -455,7 +598,7 @@ fn blocked_carry(
         .flatten()
         .map(|&v| v as f32)
         .collect();
-    Ok(Carry {
+    Ok(Starts::Carried {
         chunk,
         matrices: upload_floats(ctx, &matrices)?,
         gains: upload_floats(ctx, &gains)?,
@@ -476,8 +619,9 @@ impl Run<'_> {
         self.timed.push(Enqueued { timed, kind, bytes });
     }
 
-    /// One axis of the blocked pipeline: summaries, carries, final pass writing `dst`
-    /// transposed. `lut` maps 8-bit samples to f32 (read only when `format.in_u8`).
+    /// One axis of the blocked pipeline, writing `dst` transposed: the overlapped kernel, or
+    /// summaries, carries and final pass. `lut` maps 8-bit samples to f32 (read only when
+    /// `format.in_u8`).
     #[allow(clippy::too_many_arguments)]
     fn blocked(
         &mut self,
@@ -487,10 +631,55 @@ impl Run<'_> {
         (w, h, planes): (usize, usize, usize),
         format: PixelFormat,
         axis: &str,
-        carry: Carry,
+        starts: Starts,
     ) -> Result<(), ClError> {
-        let chunk = carry.chunk;
         let ctx = self.ctx;
+        let (chunk, matrices, gains) = match starts {
+            Starts::Overlap {
+                chunk,
+                reach,
+                gains,
+            } => {
+                let (defines, [tile, group_chunks], lanes) = overlap_defines(chunk, format, reach);
+                let chunks = h.div_ceil(chunk);
+                let k = ctx.kernel(BLOCKS, "block_overlap", &defines)?;
+                // Work-items across: pixels, or samples (`lanes` a pixel).
+                let across = w * lanes;
+                let args = [
+                    src,
+                    dst,
+                    Arg::Buf(coef),
+                    Arg::Buf(&gains),
+                    Arg::Buf(lut),
+                    Arg::U32(across as u32),
+                    Arg::U32(h as u32),
+                    Arg::U32(chunks as u32),
+                ];
+                let global = [
+                    across.div_ceil(tile) * tile,
+                    chunks.div_ceil(group_chunks) * group_chunks,
+                    planes,
+                ];
+                let name = format!("block overlap + transpose ({axis})");
+                let t = ctx.run(&k, &args, &global, Some(&[tile, group_chunks, 1]), &name)?;
+                // The overlaps are neighbouring chunks' rows, read at about the same time:
+                // counted once, like the cache hits of the carried final pass.
+                let n = (w * h * planes * format.channels) as u64;
+                let size = |u8: bool| n * if u8 { 1 } else { 4 };
+                self.record(
+                    t,
+                    PassKind::Filter,
+                    size(format.in_u8) + size(format.out_u8),
+                );
+                self.keep.push(gains);
+                return Ok(());
+            }
+            Starts::Carried {
+                chunk,
+                matrices,
+                gains,
+            } => (chunk, matrices, gains),
+        };
         let (defines, [tile, group_chunks], _) = blocked_defines(chunk, format);
         // The summaries of `vec` neighbouring columns run as one column of vectors
         // (`summary_vectors`).
@@ -512,7 +701,7 @@ impl Run<'_> {
             src,
             Arg::Buf(&sum),
             Arg::Buf(coef),
-            Arg::Buf(&carry.gains),
+            Arg::Buf(&gains),
             Arg::Buf(lut),
             Arg::U32(wv32),
             Arg::U32(h32),
@@ -536,7 +725,7 @@ impl Run<'_> {
             src,
             Arg::Buf(&sum),
             Arg::Buf(coef),
-            Arg::Buf(&carry.matrices),
+            Arg::Buf(&matrices),
             Arg::Buf(lut),
             Arg::U32(w32),
             Arg::U32(h32),
@@ -576,7 +765,7 @@ impl Run<'_> {
         )?;
         self.record(t, PassKind::Filter, 2 * read + written + summaries);
         // The summary and carry buffers must outlive the kernels that read them.
-        self.keep.extend([sum, carry.matrices, carry.gains]);
+        self.keep.extend([sum, matrices, gains]);
         Ok(())
     }
 
@@ -694,17 +883,29 @@ pub fn prepare(
         Pipeline::Transpose(kind) => {
             ctx.kernel(TRANSPOSE, kind.kernel_name(), "")?;
         }
-        Pipeline::Blocked { chunk } => {
+        Pipeline::Blocked { chunk, start } => {
             // Each pass runs down columns of `len` rows, `across` of them side by side.
-            let passes = [(height, width), (width, height)];
-            for ((len, across), format) in passes.into_iter().zip(upload.formats()) {
-                let chunk = chunk_for(chunk, len, format);
-                let defines = blocked_defines(chunk, format).0;
+            let passes = [(&blur.y, height, width), (&blur.x, width, height)];
+            for ((f, len, across), format) in passes.into_iter().zip(upload.formats()) {
+                if !f.is_recursive() {
+                    continue;
+                }
+                let plan = blocked_plan(f, (chunk, start), len, format);
+                let defines = blocked_defines(plan.chunk, format).0;
+                if let Some(reach) = plan.reach {
+                    let defines = overlap_defines(plan.chunk, format, reach).0;
+                    ctx.kernel(BLOCKS, "block_overlap", &defines)?;
+                    continue;
+                }
                 for k in ["block_carry", "block_final"] {
                     ctx.kernel(BLOCKS, k, &defines)?;
                 }
                 let wide = format.widened(summary_vectors(across, format));
-                ctx.kernel(BLOCKS, "block_summary", &blocked_defines(chunk, wide).0)?;
+                ctx.kernel(
+                    BLOCKS,
+                    "block_summary",
+                    &blocked_defines(plan.chunk, wide).0,
+                )?;
             }
             ctx.kernel(TRANSPOSE, TransposeKind::DEFAULT.kernel_name(), "")?;
         }
@@ -821,14 +1022,20 @@ pub fn enqueue(
                 "column pass (y)",
             )?;
         }
-        Pipeline::Blocked { chunk } => {
+        Pipeline::Blocked { chunk, start } => {
             // Each axis leaves its result transposed, so after y then x the image is upright.
             let mut in_a = true;
             // Every upload happens before the first kernel, so none waits inside the sequence.
             let mut carries = Vec::new();
             for (f, len) in [(&blur.y, h), (&blur.x, w)] {
                 carries.push(match f.is_recursive() {
-                    true => Some(blocked_carry(ctx, f, chunk, len, PixelFormat::F32)?),
+                    true => Some(blocked_starts(
+                        ctx,
+                        f,
+                        (chunk, start),
+                        len,
+                        PixelFormat::F32,
+                    )?),
                     false => None,
                 });
             }
@@ -971,14 +1178,14 @@ pub fn enqueue_u8(
     (w, h, channels): (usize, usize, usize),
     blur: &Blur2d,
     linear: bool,
-    chunk: usize,
+    blocked: (usize, ChunkStart),
 ) -> Result<Vec<Enqueued>, ClError> {
     let (cx, cy) = (upload_filter(ctx, &blur.x)?, upload_filter(ctx, &blur.y)?);
     let lut = upload_floats(ctx, &pixels::u8_lut(linear))?;
     let [fy, fx] = Upload::U8 { channels, linear }.formats();
     let carries = [
-        blocked_carry(ctx, &blur.y, chunk, h, fy)?,
-        blocked_carry(ctx, &blur.x, chunk, w, fx)?,
+        blocked_starts(ctx, &blur.y, blocked, h, fy)?,
+        blocked_starts(ctx, &blur.x, blocked, w, fx)?,
     ];
     let mut run = Run {
         ctx,
@@ -1007,7 +1214,7 @@ pub fn blur_u8(
 ) -> Result<Vec<Pass>, ClError> {
     let (w, h) = (image.width() as usize, image.height() as usize);
     let channels = image.color().channel_count() as usize;
-    let Pipeline::Blocked { chunk } = pipeline else {
+    let Pipeline::Blocked { chunk, start } = pipeline else {
         unreachable!("Upload::for_image sends 8-bit images only to the blocked pipeline")
     };
     let samples: &mut [u8] = match image {
@@ -1032,7 +1239,7 @@ pub fn blur_u8(
         (w, h, channels),
         blur,
         linear,
-        chunk,
+        (chunk, start),
     )?);
     commands.push(Enqueued {
         timed: ctx.read(&bytes, samples, "download (8-bit)")?,

@@ -76,7 +76,7 @@ impl Report {
         );
         let _ = writeln!(
             s,
-            "{:<28} {:>6} {:>10} {:>10} {:>9}",
+            "{:<29} {:>6} {:>10} {:>10} {:>9}",
             "pass", "where", "ms", "MP/s", "GB/s"
         );
         for p in &self.passes {
@@ -97,7 +97,7 @@ impl Report {
             };
             let _ = writeln!(
                 s,
-                "{:<28} {:>6} {:>10.3} {:>10} {:>9}",
+                "{:<29} {:>6} {:>10.3} {:>10} {:>9}",
                 p.name, place, p.ms, mpps, gbps
             );
         }
@@ -105,7 +105,7 @@ impl Report {
             let d = self.device_ms();
             let _ = writeln!(
                 s,
-                "{:<28} {:>6} {:>10.3} {:>10.0}",
+                "{:<29} {:>6} {:>10.3} {:>10.0}",
                 "device passes (sum)",
                 "device",
                 d,
@@ -114,7 +114,7 @@ impl Report {
         }
         let _ = writeln!(
             s,
-            "{:<28} {:>6} {:>10.3} {:>10.0}",
+            "{:<29} {:>6} {:>10.3} {:>10.0}",
             "total (wall)",
             "host",
             self.total_ms,

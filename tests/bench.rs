@@ -80,6 +80,42 @@ fn transpose_covers_every_strategy_at_odd_sizes() {
     }
 }
 
+/// `--only` keeps the named rows and the copy rows they are measured against.
+#[test]
+fn blur_only_runs_the_named_rows_and_their_yardsticks() {
+    if skip() {
+        return;
+    }
+    let recs = bench(&[
+        "blur",
+        "--sizes",
+        "40x24",
+        "--sigma",
+        "3",
+        "--channels",
+        "4",
+        "--only",
+        "overlapped",
+    ]);
+    let names: Vec<&str> = recs.iter().map(|r| r["name"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        [
+            "copy float4",
+            "recursive, overlapped c64 (fused transpose)",
+            "recursive, overlapped c128 (fused transpose)",
+            "recursive, overlapped c256 (fused transpose)",
+            "copy RGBA8 (float4)",
+            "recursive, overlapped c64, RGBA8 in/out",
+            "recursive, overlapped c128, RGBA8 in/out",
+            "recursive, overlapped c256, RGBA8 in/out",
+        ]
+    );
+    for r in &recs {
+        assert_eq!(r["status"], "ok", "{r}");
+    }
+}
+
 #[test]
 fn blur_table_rows_are_checked_and_estimated() {
     if skip() {
@@ -94,11 +130,16 @@ fn blur_table_rows_are_checked_and_estimated() {
         "--channels",
         "1,4",
     ]);
-    // 14 rows per channel count, and with 4 channels the RGBA8 copy and three RGBA8 rows.
-    assert_eq!(recs.len(), 2 * 14 + 4);
-    assert!(recs
-        .iter()
-        .any(|r| r["name"] == "recursive, blocked c64 (fused transpose)"));
+    // 17 rows per channel count, and with 4 channels the RGBA8 copy and six RGBA8 rows.
+    assert_eq!(recs.len(), 2 * 17 + 7);
+    for name in [
+        "recursive, blocked c64 (fused transpose)",
+        "recursive, overlapped c128 (fused transpose)",
+        "recursive, overlapped c64, RGBA8 in/out",
+    ] {
+        let row = recs.iter().find(|r| r["name"] == name).expect(name);
+        assert_eq!(row["status"], "ok", "{row}");
+    }
     let rgba8 = recs
         .iter()
         .find(|r| r["name"] == "recursive, blocked c32, RGBA8 in/out")

@@ -123,16 +123,33 @@ fn json_report_names_every_pass() {
             &["upload", "row pass (x)", "column pass (y)", "download"][..],
         ),
         (
-            // An 8-bit image: up and down as bytes, converted in the kernels.
+            // An 8-bit RGB image: up and down as bytes, converted in the kernels; at sigma 5
+            // its chunks overlap (`pipeline::overlap_pays`).
             &["--pipeline", "blocked"][..],
             "blocked, 8-bit in and out",
             &[
                 "upload (8-bit)",
+                "block overlap + transpose (y)",
+                "block overlap + transpose (x)",
                 "download (8-bit)",
+            ][..],
+        ),
+        (
+            &["--pipeline", "carried"][..],
+            "blocked/carried, 8-bit in and out",
+            &[
                 "block summaries (y)",
                 "block carries (y)",
                 "block final + transpose (y)",
                 "block final + transpose (x)",
+            ][..],
+        ),
+        (
+            &["--pipeline", "overlap", "--sigma-y", "40"][..],
+            "blocked/overlap, 8-bit in and out",
+            &[
+                "block overlap + transpose (y)",
+                "block overlap + transpose (x)",
             ][..],
         ),
     ] {
@@ -203,6 +220,8 @@ fn every_strategy_and_device_gives_the_same_image() {
     let mut variants = vec![
         run(&["--pipeline", "direct"], "direct.png"),
         run(&["--pipeline", "blocked"], "blocked.png"),
+        run(&["--pipeline", "overlap"], "overlap.png"),
+        run(&["--pipeline", "carried"], "carried.png"),
     ];
     for t in [
         "naive",

@@ -3,7 +3,7 @@
 mod common;
 
 use gblur::filter::{Blur2d, Method};
-use gblur::pipeline::{self, Pipeline, TransposeKind};
+use gblur::pipeline::{self, ChunkStart, Pipeline, TransposeKind};
 use gblur::{cpu, planar::Planar};
 use proptest::prelude::*;
 
@@ -30,18 +30,22 @@ fn every_pipeline_matches_the_reference() {
     let blur = Blur2d::new(Method::Recursive, 3.5, 2.25);
     check(&ctx, &img, &blur, Pipeline::Direct);
     for chunk in [32, 64, 128] {
-        check(&ctx, &img, &blur, Pipeline::Blocked { chunk });
+        for start in [ChunkStart::Carried, ChunkStart::Overlap] {
+            check(&ctx, &img, &blur, Pipeline::Blocked { chunk, start });
+        }
     }
     for t in TransposeKind::ALL {
         check(&ctx, &img, &blur, Pipeline::Transpose(t));
     }
     let tall = common::noise(45, 301, 2, 9);
-    check(
-        &ctx,
-        &tall,
-        &Blur2d::new(Method::Recursive, 40.0, 3.0),
-        Pipeline::BLOCKED,
-    );
+    for start in [ChunkStart::Auto, ChunkStart::Overlap] {
+        check(
+            &ctx,
+            &tall,
+            &Blur2d::new(Method::Recursive, 40.0, 3.0),
+            Pipeline::Blocked { chunk: 0, start },
+        );
+    }
     check(
         &ctx,
         &tall,
@@ -50,13 +54,19 @@ fn every_pipeline_matches_the_reference() {
     );
     // Large sigmas: poles near 1, where the summaries' anticausal shares (gains T^j (1, 1)
     // summed down a chunk) carry the most rounding.
+    // Overlapped, they reach past both ends of every column (settle_rows finds no reach
+    // shorter than the column) and start on the clamped edges themselves.
     let big = common::noise(300, 700, 1, 5);
-    for chunk in [32, 128] {
+    for (chunk, start) in [
+        (32, ChunkStart::Carried),
+        (128, ChunkStart::Carried),
+        (64, ChunkStart::Overlap),
+    ] {
         check(
             &ctx,
             &big,
             &Blur2d::new(Method::Recursive, 250.0, 120.0),
-            Pipeline::Blocked { chunk },
+            Pipeline::Blocked { chunk, start },
         );
     }
     let fir = Blur2d::new(Method::Fir, 1.2, 0.7);
@@ -79,7 +89,8 @@ fn summaries_of_every_width_and_last_chunk() {
         let img = common::noise(w, h, 2, (w * 1000 + h) as u64);
         for chunk in [32, 64] {
             let blur = Blur2d::new(Method::Recursive, 6.0, 30.0);
-            check(&ctx, &img, &blur, Pipeline::Blocked { chunk });
+            let start = ChunkStart::Carried;
+            check(&ctx, &img, &blur, Pipeline::Blocked { chunk, start });
         }
     }
 }
@@ -93,6 +104,11 @@ fn degenerate_sizes() {
             let blur = Blur2d::new(m, 1.5, 4.0);
             check(&ctx, &img, &blur, Pipeline::Direct);
             check(&ctx, &img, &blur, Pipeline::BLOCKED);
+            let overlap = Pipeline::Blocked {
+                chunk: 0,
+                start: ChunkStart::Overlap,
+            };
+            check(&ctx, &img, &blur, overlap);
             for t in TransposeKind::ALL {
                 check(&ctx, &img, &blur, Pipeline::Transpose(t));
             }
@@ -125,19 +141,19 @@ fn check_u8(
     img: &image::DynamicImage,
     blur: &Blur2d,
     linear: bool,
-    chunk: usize,
+    (chunk, start): (usize, ChunkStart),
 ) {
     let want = cpu::blur_image(img, blur, linear);
     let mut got = img.clone();
-    let passes = pipeline::blur_u8(ctx, &mut got, blur, linear, Pipeline::Blocked { chunk })
-        .expect("device blur");
+    let pipe = Pipeline::Blocked { chunk, start };
+    let passes = pipeline::blur_u8(ctx, &mut got, blur, linear, pipe).expect("device blur");
     assert!(passes.iter().any(|p| p.name == "upload (8-bit)"));
     let (g, w) = (got.as_bytes(), want.as_bytes());
     let off: Vec<u8> = g.iter().zip(w).map(|(a, b)| a.abs_diff(*b)).collect();
     let worst = off.iter().copied().max().unwrap_or(0);
     let differing = off.iter().filter(|&&d| d > 0).count();
     let what = format!(
-        "{}x{} {:?} linear {linear} c{chunk} {blur:?}",
+        "{}x{} {:?} linear {linear} c{chunk} {start:?} {blur:?}",
         img.width(),
         img.height(),
         img.color()
@@ -158,8 +174,10 @@ fn eight_bit_samples_blur_on_the_device_like_the_reference() {
         let img = noise_u8(67, 131, channels, channels as u64);
         for linear in [false, true] {
             for chunk in [32, 64, 128] {
-                let blur = Blur2d::new(Method::Recursive, 3.5, 12.0);
-                check_u8(&ctx, &img, &blur, linear, chunk);
+                for start in [ChunkStart::Carried, ChunkStart::Overlap] {
+                    let blur = Blur2d::new(Method::Recursive, 3.5, 12.0);
+                    check_u8(&ctx, &img, &blur, linear, (chunk, start));
+                }
             }
         }
     }
@@ -170,7 +188,7 @@ fn eight_bit_samples_blur_on_the_device_like_the_reference() {
             &img,
             &Blur2d::new(Method::Recursive, 2.0, 2.0),
             false,
-            32,
+            (32, ChunkStart::Auto),
         );
     }
 }
@@ -211,7 +229,7 @@ proptest! {
     fn random_sizes_sigmas_channels_strategies(
         w in 1usize..150, h in 1usize..150, c in 1usize..=4,
         sx in 0.5f64..60.0, sy in 0.5f64..60.0,
-        t in 0usize..9, method in 0usize..3, seed in any::<u64>(),
+        t in 0usize..10, method in 0usize..3, seed in any::<u64>(),
     ) {
         let Some(ctx) = common::context() else { return Ok(()) };
         let img = common::noise(w, h, c, seed);
@@ -219,6 +237,7 @@ proptest! {
         let pipe = match t {
             7 => Pipeline::Direct,
             8 => Pipeline::BLOCKED,
+            9 => Pipeline::Blocked { chunk: 0, start: ChunkStart::Overlap },
             _ => Pipeline::Transpose(TransposeKind::ALL[t]),
         };
         check(&ctx, &img, &Blur2d::new(m, sx, sy), pipe);

@@ -12,10 +12,28 @@ use crate::gaussian;
 use crate::opencl::program::CONVOLUTION;
 use crate::opencl::queue::Arg;
 use crate::opencl::{ClContext, ClError, Timed};
-use crate::pipeline::{self, DeviceImage, Pipeline, PixelFormat, TransposeKind};
+use crate::pipeline::{self, ChunkStart, DeviceImage, Pipeline, PixelFormat, TransposeKind};
 use crate::planar::Planar;
 use crate::report::SWEEP;
 use opencl3::memory::Buffer;
+
+/// The blocked rows, on every image: Nehab et al.'s carried states at three chunk lengths, and
+/// the overlapped chunks at three.
+const BLOCKED_ROWS: [(usize, ChunkStart); 6] = [
+    (32, ChunkStart::Carried),
+    (64, ChunkStart::Carried),
+    (128, ChunkStart::Carried),
+    (64, ChunkStart::Overlap),
+    (128, ChunkStart::Overlap),
+    (256, ChunkStart::Overlap),
+];
+
+fn blocked_name(start: ChunkStart) -> &'static str {
+    match start {
+        ChunkStart::Overlap => "overlapped",
+        _ => "blocked",
+    }
+}
 
 /// Enqueues one timed run of a row.
 type RunFn<'a> = Box<dyn Fn() -> Result<Vec<Timed>, ClError> + 'a>;
@@ -27,6 +45,8 @@ const RECURSIVE_PASS_FLOPS: f64 = 42.0;
 pub struct BlurBenchOptions {
     pub sigmas: Vec<f64>,
     pub channels: Vec<usize>,
+    /// Name fragments of the rows to run (all when empty); the copy rows always run.
+    pub only: Vec<String>,
 }
 
 /// The seed's comparison uses a kernel of radius 3 sigma for both convolutions.
@@ -47,6 +67,7 @@ enum Row {
     /// The blocked pipeline on RGBA8 in, RGBA8 out (`pipeline::enqueue_u8`).
     BlockedRgba8 {
         chunk: usize,
+        start: ChunkStart,
     },
 }
 
@@ -58,12 +79,15 @@ impl Row {
             Row::Separable => "separable convolution".into(),
             Row::Recursive(Pipeline::Direct) => "recursive, direct (row + column)".into(),
             Row::Recursive(Pipeline::Transpose(t)) => format!("recursive, V+T+V+T {t}"),
-            Row::Recursive(Pipeline::Blocked { chunk }) => {
-                format!("recursive, blocked c{chunk} (fused transpose)")
+            Row::Recursive(Pipeline::Blocked { chunk, start }) => {
+                format!(
+                    "recursive, {} c{chunk} (fused transpose)",
+                    blocked_name(*start)
+                )
             }
             Row::CopyRgba8 => "copy RGBA8 (float4)".into(),
-            Row::BlockedRgba8 { chunk } => {
-                format!("recursive, blocked c{chunk}, RGBA8 in/out")
+            Row::BlockedRgba8 { chunk, start } => {
+                format!("recursive, {} c{chunk}, RGBA8 in/out", blocked_name(*start))
             }
         }
     }
@@ -81,13 +105,25 @@ impl Row {
             Row::Separable => (2.0 * taps + 2.0, 4.0 * taps),
             Row::Recursive(Pipeline::Direct) => (10.0, 2.0 * RECURSIVE_PASS_FLOPS),
             Row::Recursive(Pipeline::Transpose(_)) => (14.0, 2.0 * RECURSIVE_PASS_FLOPS),
-            // Per axis: summaries read 1 and write 1/4, carries move 1/2, the final pass reads
-            // the input twice (the second time mostly from cache), reads 1/4 and writes 1.
+            // Overlapped, per axis: reads 1 (the overlaps from cache), writes 1; the flops
+            // exclude the walks in from outside (about 10 sigma rows per chunk end).
+            Row::Recursive(Pipeline::Blocked {
+                start: ChunkStart::Overlap,
+                ..
+            }) => (4.0, 2.0 * RECURSIVE_PASS_FLOPS),
+            // Carried, per axis: summaries read 1 and write 1/4, carries move 1/2, the final
+            // pass reads the input twice (the second time mostly from cache), reads 1/4 and
+            // writes 1.
             Row::Recursive(Pipeline::Blocked { .. }) => (10.0, 4.0 * RECURSIVE_PASS_FLOPS),
             // In 4-byte units per pixel (one RGBA8 pixel, or one f32 sample).
             Row::CopyRgba8 => (2.0, 0.0),
-            // y: summaries read 1, final reads 2 and writes 4 (f32 RGBA); x: summaries read 4,
-            // final reads 8 and writes 1.
+            // Overlapped: y reads 1 and writes 4 (f32 RGBA), x reads 4 and writes 1.
+            Row::BlockedRgba8 {
+                start: ChunkStart::Overlap,
+                ..
+            } => (10.0, 8.0 * RECURSIVE_PASS_FLOPS),
+            // Carried: y summaries read 1, final reads 2 and writes 4 (f32 RGBA); x summaries
+            // read 4, final reads 8 and writes 1.
             Row::BlockedRgba8 { .. } => (20.0, 16.0 * RECURSIVE_PASS_FLOPS),
         }
     }
@@ -109,13 +145,23 @@ pub fn run(
         Row::Recursive(Pipeline::Direct),
     ];
     rows.extend(TransposeKind::ALL.map(|t| Row::Recursive(Pipeline::Transpose(t))));
-    rows.extend([32, 64, 128].map(|chunk| Row::Recursive(Pipeline::Blocked { chunk })));
+    rows.extend(
+        BLOCKED_ROWS.map(|(chunk, start)| Row::Recursive(Pipeline::Blocked { chunk, start })),
+    );
     let rgba8_rows: Vec<Row> = std::iter::once(Row::CopyRgba8)
-        .chain([32, 64, 128].map(|chunk| Row::BlockedRgba8 { chunk }))
+        .chain(BLOCKED_ROWS.map(|(chunk, start)| Row::BlockedRgba8 { chunk, start }))
         .collect();
+    let chosen = |row: &&Row| {
+        matches!(row, Row::Copy | Row::CopyRgba8)
+            || blur_opts.only.is_empty()
+            || blur_opts
+                .only
+                .iter()
+                .any(|o| row.name().contains(o.as_str()))
+    };
     let rows_for = |c: usize| {
         let extra = if c == 4 { &rgba8_rows[..] } else { &[] };
-        rows.iter().chain(extra)
+        rows.iter().chain(extra).filter(chosen)
     };
     let total: usize = sizes.len()
         * blur_opts.sigmas.len()
@@ -143,10 +189,10 @@ pub fn run(
                     r.flops_per_pixel = Some(flops);
                     r.flops_per_byte = Some(flops / (acc * 4.0));
                     let format = match row {
-                        Row::Recursive(Pipeline::Blocked { chunk }) => {
+                        Row::Recursive(Pipeline::Blocked { chunk, .. }) => {
                             Some((*chunk, PixelFormat::F32))
                         }
-                        Row::BlockedRgba8 { chunk } => Some((*chunk, rgba8_format(true))),
+                        Row::BlockedRgba8 { chunk, .. } => Some((*chunk, rgba8_format(true))),
                         _ => None,
                     };
                     if let Some((chunk, format)) = format {
@@ -380,10 +426,10 @@ fn measure_rgba8_row(
             })?;
             r.timed(&stats, bytes_per_run);
         }
-        Row::BlockedRgba8 { chunk } => {
+        Row::BlockedRgba8 { chunk, start } => {
             let blur = Blur2d::new(Method::Recursive, sigma, sigma);
             let mid = ctx.buffer::<f32>(plane * 4, false)?;
-            let chunk = *chunk;
+            let chunk = (*chunk, *start);
             ctx.write(&mut bytes, &samples, "upload")?;
             pipeline::enqueue_u8(ctx, &bytes, &mid, (w, h, 4), &blur, false, chunk)?;
             let mut got = vec![0u8; samples.len()];

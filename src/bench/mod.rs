@@ -163,11 +163,15 @@ pub fn run(command: &crate::cli::BenchCommand, quiet: bool) -> anyhow::Result<()
         BenchCommand::Peak(_) => peak::run(&ctx, &opts)?,
         BenchCommand::Transpose(_) => transpose::run(&ctx, &opts)?,
         BenchCommand::Blur {
-            sigma, channels, ..
+            sigma,
+            channels,
+            only,
+            ..
         } => {
             let b = blur::BlurBenchOptions {
                 sigmas: sigma.clone(),
                 channels: channels.iter().map(|&c| c as usize).collect(),
+                only: only.clone(),
             };
             blur::run(&ctx, &opts, &b)?
         }
