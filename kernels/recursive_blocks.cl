@@ -224,9 +224,9 @@ typedef float dst_t;
         x1 = V[j];                                                                          \
     }
 
-// The rows a whole batch does not cover (fewer than BATCH), as one partial batch: their loads
-// are all issued before the steps, as in a whole batch, instead of one dependent load per
-// step (the overlapped chunks' walks in from outside are rarely whole batches).
+// The rows a whole batch does not cover (fewer than BATCH, in a short last chunk), as one
+// partial batch: their loads are all issued before the steps, as in a whole batch, instead of
+// one dependent load per step.
 #define CAUSAL_TAIL(AFTER)                                                                  \
     if (i < n) {                                                                            \
         pixel v[BATCH];                                                                     \
@@ -492,7 +492,6 @@ __kernel void block_carry(__global const src_t *src, __global float *sum,
 // pixels.
 #define CAUSAL_TO_TILE(i) tile[ly][i][lx] = ya + yb;
 #define ANTICAUSAL_TO_TILE(i) tile[ly][i][lx] = tile[ly][i][lx] + (ya + yb) + x0;
-#define NOTHING(i)
 #ifdef SAMPLES
 // Pixel column xbase + q of the tile is row xbase + q of the transposed image, where this
 // chunk's rows are CH × n consecutive samples: consecutive work-items write consecutive ones.

@@ -11,7 +11,7 @@
 // coalesced "column pass"); with elem_stride = 1 and line_stride = width it is the seed's row
 // pass, where they do not.
 //
-// coef: per section n0 n1 m1 m2 eps q anticausal_gain causal_gain, 8 floats each; q = 1 - r^2.
+// coef: per section n0 n1 m1 m2 eps q anticausal_gain (pad), 8 floats each; q = 1 - r^2.
 
 __kernel void recursive_line(__global const float *src, __global float *dst,
                              __constant float *coef, uint len, uint lines,

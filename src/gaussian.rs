@@ -113,13 +113,11 @@ impl RecursiveGaussian {
     }
 
     /// The coefficient block uploaded to the kernels, rounded to f32 only here:
-    /// per section `n0 n1 m1 m2 eps q anticausal_gain causal_gain` (the gains are the steady
-    /// states `y` of a constant unit input, where walks start on a clamped or assumed-constant
-    /// edge).
+    /// per section `n0 n1 m1 m2 eps q anticausal_gain 0`.
     pub fn to_f32_block(&self) -> [f32; 2 * SECTION_FLOATS] {
         let mut out = [0f32; 2 * SECTION_FLOATS];
         for (chunk, s) in out.chunks_exact_mut(SECTION_FLOATS).zip(&self.sections) {
-            chunk.copy_from_slice(&[
+            chunk[..7].copy_from_slice(&[
                 s.n0 as f32,
                 s.n1 as f32,
                 s.m1 as f32,
@@ -127,7 +125,6 @@ impl RecursiveGaussian {
                 s.eps as f32,
                 s.q as f32,
                 s.anticausal_gain() as f32,
-                s.causal_gain() as f32,
             ]);
         }
         out

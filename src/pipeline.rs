@@ -142,16 +142,17 @@ pub enum Pipeline {
 /// How a blocked pass finds the states each chunk starts from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ChunkStart {
-    /// Per pass: `Overlap` where the reach is short against the chunk
-    /// (`overlap_pays`), else `Carried`.
+    /// Per pass: `Overlap` where it measured faster (`overlap_pays`: a short reach, and
+    /// pixels it suits), else `Carried`.
     Auto,
     /// Nehab et al.'s three kernels: zero-state summaries of every chunk, a sequential carry
     /// down the chunks, a final walk from the carried states. The cost does not depend on
     /// sigma.
     Carried,
-    /// One kernel: each chunk walks in from `gaussian::settle_rows` rows outside itself
-    /// (`block_overlap`). Reads the image once per axis instead of twice, but the reach
-    /// grows with sigma (about 10 sigma rows each way).
+    /// One kernel: each chunk takes its incoming states from weighted sums of the
+    /// `gaussian::settle_rows` rows on either side of it (`block_overlap`). Reads the image
+    /// once per axis instead of twice, but the reach grows with sigma (about 10 sigma rows
+    /// each way).
     Overlap,
 }
 
@@ -221,14 +222,14 @@ fn chunk_for(chunk: usize, len: usize, format: PixelFormat) -> usize {
 }
 
 /// What a blocked pass down columns of `len` rows does: its chunk length, and the reach of
-/// its overlapped walks (`ChunkStart::Overlap`), or `None` for carried states.
+/// its overlapped chunks' sums (`ChunkStart::Overlap`), or `None` for carried states.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BlockedPlan {
     pub chunk: usize,
     pub reach: Option<usize>,
 }
 
-/// How close the overlapped walks' start must come to the true states, in units of the
+/// How close the overlapped chunks' starting states must come to the true ones, in units of the
 /// column's own range: 2^-24, half an f32 step at 1.0.
 pub const OVERLAP_TOLERANCE: f64 = 1.0 / (1u32 << 24) as f64;
 
@@ -283,8 +284,8 @@ pub fn overlap_defines(
 /// and 1.66× at sigma 2 with c128, 1.4× and 1.6× with c64, but 0.90× at sigma 10 (reach 109)
 /// and 0.5× at sigma 20, whatever the chunk: the sums' rows cost more than the carried
 /// pipeline's second read once they are twice the reach of sigma 5. 8-bit RGB walked as
-/// sample columns gained too (both passes 0.60 against 0.71 ms), while 8-bit RGBA lost
-/// (1.6 against 0.87 ms: its y pass, reading each colour with its alpha, took 1.2 ms).
+/// sample columns gained too (both passes 0.61 against 0.72 ms), while 8-bit RGBA lost
+/// (overlapped c128 1.07 ms against carried c64's 0.86).
 fn overlap_pays(reach: usize, format: PixelFormat) -> bool {
     reach <= AUTO_REACH && (format == PixelFormat::F32 || format.channels == 3)
 }
@@ -521,9 +522,9 @@ fn upload_filter(ctx: &ClContext, f: &LineFilter) -> Result<Buffer<f32>, ClError
 }
 
 /// What a blocked pass of one filter down columns of some length needs besides the image:
-/// the chunk length and either the reach of its overlapped walks or, for carried states, the
-/// carry matrices (per section T^chunk, then T^last) and the weights of the summaries' sums
-/// (kernels/recursive_blocks.cl, block_summary).
+/// the chunk length and either the reach and weights of its overlapped sums or, for carried
+/// states, the carry matrices (per section T^chunk, then T^last) and the weights of the
+/// summaries' sums (kernels/recursive_blocks.cl, block_summary).
 enum Starts {
     Overlap {
         chunk: usize,
@@ -891,12 +892,12 @@ pub fn prepare(
                     continue;
                 }
                 let plan = blocked_plan(f, (chunk, start), len, format);
-                let defines = blocked_defines(plan.chunk, format).0;
                 if let Some(reach) = plan.reach {
                     let defines = overlap_defines(plan.chunk, format, reach).0;
                     ctx.kernel(BLOCKS, "block_overlap", &defines)?;
                     continue;
                 }
+                let defines = blocked_defines(plan.chunk, format).0;
                 for k in ["block_carry", "block_final"] {
                     ctx.kernel(BLOCKS, k, &defines)?;
                 }
