@@ -19,12 +19,12 @@
 // Pixels. A pixel is CH interleaved channels (CH = 1..4) filtered together as one OpenCL
 // vector, which gives each work-item CH independent recursions to overlap. Without IN_U8 /
 // OUT_U8 the source and destination hold f32 samples; with IN_U8 the source holds 8-bit
-// samples (gray, gray+alpha, RGB, RGBA by CH) converted as they are read: through `lut`
-// (1/255 scaling, or sRGB decoding with LINEAR, made on the host by the same Rust functions as
-// the host conversion), colour then premultiplied by alpha for CH = 2 and 4. OUT_U8 does the
-// inverse as the last pass writes: unpremultiply, sRGB encoding with LINEAR, clamp and round.
-// So an 8-bit image goes up as bytes, is blurred through one f32 intermediate, and comes back
-// as bytes: a quarter of the transfer, and no f32 copy of the image on the host.
+// samples (gray, gray+alpha, RGB, RGBA by CH) converted as they are read (DECODE: 1/255
+// scaling, or sRGB decoding through `lut` with U8_LUT), colour then premultiplied by alpha
+// for CH = 2 and 4. OUT_U8 does the inverse as the last pass writes: unpremultiply, sRGB
+// encoding with LINEAR, clamp and round. So an 8-bit image goes up as bytes, is blurred
+// through one f32 intermediate, and comes back as bytes: a quarter of the transfer, and no
+// f32 copy of the image on the host.
 //
 // Layout: plane p, column x, row y of src at pixel p * plane + y * width + x (planes > 1 only
 // for planar f32 images, CH = 1); dst is the transposed plane, pixel p * plane + x * height + y.
@@ -81,37 +81,64 @@ typedef float4 pixel;
 #define VSTORE(v, i, p) vstore4(v, i, p)
 #endif
 
+// One 8-bit sample to f32: sRGB-decoded through `lut` (made on the host by the same Rust
+// function as the host conversion) with U8_LUT, else scaled as pixels::u8_to_f32 does, with
+// the same f32 rounding. The scaling is no table on purpose: neighbouring work-items look up
+// different entries, which constant memory serves one address at a time; RGBA8's overlapped y
+// pass took 1.32 ms through the table and 0.68 ms without (H100, 16 MP). Making the float
+// from the byte's bits (2^23 + b - 2^23) instead of a conversion took 1.05 ms. Whole RGBA
+// pixels (the carried kernels) are the exception, below.
+#define U8_TO_F32(b) ((float)(b) * (1.0f / 255.0f))
+#ifdef U8_LUT
+#define DECODE(b) lut[b]
+#else
+#define DECODE(b) U8_TO_F32(b)
+#endif
+
 #ifdef IN_U8
 typedef uchar src_t;
 #ifdef SAMPLES
 // Sample i, channel `chan` of its pixel, to premultiplied f32 (pixels::to_planar): colour
 // times the pixel's alpha, the last sample of the pixel, for CH = 2 and 4.
+#if CH == 2 || CH == 4
+// The whole pixel in one load (the samples beside it read the same word), little-endian:
+// against a byte load for the sample and another for its alpha, RGBA8's overlapped c128 blur
+// went from 1.040 to 0.931 ms (H100, 16 MP).
 inline float load_sample(__global const uchar *p, size_t i, uint chan, __constant float *lut)
 {
-#if CH == 2 || CH == 4
-    const float a = (float)p[i - chan + CH - 1] * (1.0f / 255.0f);
-    return chan == CH - 1 ? a : lut[p[i]] * a;
+#if CH == 4
+    const uint px = ((__global const uint *)p)[i >> 2];
 #else
-    return lut[p[i]];
+    const uint px = ((__global const ushort *)p)[i >> 1];
 #endif
+    const float a = U8_TO_F32(px >> (8 * (CH - 1)));
+    return chan == CH - 1 ? a : DECODE((px >> (8 * chan)) & 0xff) * a;
 }
+#else
+inline float load_sample(__global const uchar *p, size_t i, uint chan, __constant float *lut)
+{
+    return DECODE(p[i]);
+}
+#endif
 #define load_src(p, i, lut) load_sample(p, i, chan, lut)
 #else
 // 8-bit samples to premultiplied f32 (the maths of pixels::to_planar).
 inline pixel load_src(__global const uchar *p, size_t i, __constant float *lut)
 {
 #if CH == 1
-    return lut[p[i]];
+    return DECODE(p[i]);
 #elif CH == 2
     const uchar2 u = vload2(i, p);
-    const float a = (float)u.y * (1.0f / 255.0f);
-    return (float2)(lut[u.x] * a, a);
+    const float a = U8_TO_F32(u.y);
+    return (float2)(DECODE(u.x) * a, a);
 #elif CH == 3
     const uchar3 u = vload3(i, p);
-    return (float3)(lut[u.x], lut[u.y], lut[u.z]);
+    return (float3)(DECODE(u.x), DECODE(u.y), DECODE(u.z));
 #else
+    // Through the table even without U8_LUT (it then holds the scaling): for these loads it
+    // was the faster, 0.104-0.108 ms against 0.119-0.122 for RGBA8's y summaries (H100, 16 MP).
     const uchar4 u = vload4(i, p);
-    const float a = (float)u.w * (1.0f / 255.0f);
+    const float a = U8_TO_F32(u.w);
     return (float4)(lut[u.x] * a, lut[u.y] * a, lut[u.z] * a, a);
 #endif
 }

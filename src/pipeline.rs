@@ -284,10 +284,12 @@ pub fn overlap_defines(
 /// and 1.66× at sigma 2 with c128, 1.4× and 1.6× with c64, but 0.90× at sigma 10 (reach 109)
 /// and 0.5× at sigma 20, whatever the chunk: the sums' rows cost more than the carried
 /// pipeline's second read once they are twice the reach of sigma 5. 8-bit RGB walked as
-/// sample columns gained too (both passes 0.61 against 0.72 ms), while 8-bit RGBA lost
-/// (overlapped c128 1.07 ms against carried c64's 0.86).
+/// sample columns gained too (both passes 0.57 against 0.72 ms), and 8-bit gray more (0.17–
+/// 0.18 against 0.25 ms, session 8), while 8-bit RGBA lost (overlapped c128 0.93 ms against
+/// carried c64's 0.86, even with its samples decoded without a table). Gray+alpha was not
+/// timed, so it stays carried.
 fn overlap_pays(reach: usize, format: PixelFormat) -> bool {
-    reach <= AUTO_REACH && (format == PixelFormat::F32 || format.channels == 3)
+    reach <= AUTO_REACH && (format.channels == 1 || format.channels == 3)
 }
 
 const AUTO_REACH: usize = 64;
@@ -391,7 +393,8 @@ fn layout_defines(
         (samples, " -DSAMPLES"),
         (format.in_u8, " -DIN_U8"),
         (format.out_u8, " -DOUT_U8"),
-        (format.linear, " -DLINEAR"),
+        (format.in_u8 && format.linear, " -DU8_LUT"),
+        (format.out_u8 && format.linear, " -DLINEAR"),
     ] {
         if on {
             defines.push_str(flag);
@@ -1129,12 +1132,11 @@ impl Upload {
         match self {
             Upload::PlanarF32 => [PixelFormat::F32; 2],
             Upload::U8 { channels, linear } => [
-                // The lookup table decodes sRGB on the way in; LINEAR only matters on the way out.
                 PixelFormat {
                     channels,
                     in_u8: true,
                     out_u8: false,
-                    linear: false,
+                    linear,
                 },
                 PixelFormat {
                     channels,

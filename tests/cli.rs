@@ -50,10 +50,14 @@ fn blurs_every_sample_keeping_channels_and_depth() {
 }
 
 fn json_report(extra: &[&str]) -> serde_json::Value {
+    json_report_on("samples/coffee.png", extra)
+}
+
+fn json_report_on(sample: &str, extra: &[&str]) -> serde_json::Value {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("o.png");
     let assert = gblur()
-        .arg(fixture("samples/coffee.png"))
+        .arg(fixture(sample))
         .arg(&out)
         .args(["--sigma", "5", "--json", "-q"])
         .args(extra)
@@ -165,6 +169,33 @@ fn json_report_names_every_pass() {
                 names.iter().map(|s| s.to_string()).collect::<Vec<_>>()
             );
         }
+    }
+}
+
+/// `blocked` chooses how chunks start per image: overlapped for gray and RGB at sigma 5,
+/// carried for RGBA and for a long reach (`pipeline::overlap_pays`).
+#[test]
+fn blocked_overlaps_where_it_measured_faster() {
+    if !opencl_expected() {
+        return;
+    }
+    for (sample, sigma, first) in [
+        (
+            "samples/camera-gray.png",
+            "5",
+            "block overlap + transpose (y)",
+        ),
+        ("samples/coffee.png", "5", "block overlap + transpose (y)"),
+        ("samples/chelsea-rgba.png", "5", "block summaries (y)"),
+        ("samples/camera-gray.png", "20", "block summaries (y)"),
+    ] {
+        let sigmas = ["--sigma-x", sigma, "--sigma-y", sigma];
+        let v = json_report_on(sample, &[&["--pipeline", "blocked"][..], &sigmas].concat());
+        let names = pass_names(&v);
+        assert!(
+            names.iter().any(|n| n == first),
+            "{sample} σ{sigma}: {names:?}"
+        );
     }
 }
 
