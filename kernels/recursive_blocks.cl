@@ -543,6 +543,20 @@ __kernel void block_carry(__global const src_t *src, __global float *sum,
     }
 #endif
 
+// The ids of a tiled walk (block_final, block_overlap): column x, chunk k, plane p; its place
+// lx, ly in the work-group's tile; the chunk's first row y0.
+#define TILE_IDS                                                                            \
+    const uint x = get_global_id(0), k = get_global_id(1), p = get_global_id(2);           \
+    const uint lx = get_local_id(0), ly = get_local_id(1);                                  \
+    const size_t plane = (size_t)width * height;                                            \
+    const uint y0 = k * CHUNK;
+// What a walk of column x needs first: the coefficients, the column's base index and its first
+// sample x0, the offset the walks subtract.
+#define COLUMN_START                                                                        \
+    LOAD_COEF                                                                               \
+    const size_t base = p * plane + x;                                                      \
+    const pixel x0 = load_src(src, base, lut);
+
 #ifndef SAMPLES // only block_overlap walks sample columns
 __kernel __attribute__((reqd_work_group_size(TILE, GROUP_CHUNKS, 1))) void
 block_final(__global const src_t *src, __global dst_t *dst, __global const float *sum,
@@ -550,14 +564,9 @@ block_final(__global const src_t *src, __global dst_t *dst, __global const float
             uint chunks)
 {
     __local pixel tile[GROUP_CHUNKS][CHUNK][TILE_STRIDE];
-    const uint x = get_global_id(0), k = get_global_id(1), p = get_global_id(2);
-    const uint lx = get_local_id(0), ly = get_local_id(1);
-    const size_t plane = (size_t)width * height;
-    const uint y0 = k * CHUNK;
+    TILE_IDS
     if (x < width && k < chunks) {
-        LOAD_COEF
-        const size_t base = p * plane + x;
-        const pixel x0 = load_src(src, base, lut);
+        COLUMN_START
         const uint n = min((uint)CHUNK, height - y0);
         const size_t s = ((size_t)(p * chunks + k) * 8) * width + x;
 
@@ -627,15 +636,10 @@ block_overlap(__global const src_t *src, __global dst_t *dst, __constant float *
               uint chunks)
 {
     __local pixel tile[GROUP_CHUNKS][CHUNK][TILE_STRIDE];
-    const uint x = get_global_id(0), k = get_global_id(1), p = get_global_id(2);
-    const uint lx = get_local_id(0), ly = get_local_id(1);
-    const size_t plane = (size_t)width * height;
-    const uint y0 = k * CHUNK;
+    TILE_IDS
     const uint chan = x % CH;
     if (x < width && k < chunks) {
-        LOAD_COEF
-        const size_t base = p * plane + x;
-        const pixel x0 = load_src(src, base, lut);
+        COLUMN_START
         const uint n = min((uint)CHUNK, height - y0), end = y0 + n;
         // Rows above the column read as its first, below it as its last.
 #define ABOVE(r) (y0 > (r) ? y0 - 1 - (r) : 0)

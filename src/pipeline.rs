@@ -264,6 +264,22 @@ pub fn blocked_plan(
     BlockedPlan { chunk, reach }
 }
 
+/// The defines a blocked pass over columns of `len` pixels of `format` is built with, as
+/// `blocked_plan` decides for `f` and `blocked`: `block_overlap`'s where the chunks overlap,
+/// the carried kernels' otherwise (for reports such as `gblur bench blur`'s).
+pub fn pass_defines(
+    f: &LineFilter,
+    blocked: (usize, ChunkStart),
+    len: usize,
+    format: PixelFormat,
+) -> String {
+    let plan = blocked_plan(f, blocked, len, format);
+    match plan.reach {
+        Some(reach) => overlap_defines(plan.chunk, format, reach).0,
+        None => blocked_defines(plan.chunk, format).0,
+    }
+}
+
 /// The build options and work-group shape of `block_overlap`, and the work-items it puts
 /// across one pixel: pixels of several channels walk one sample column per work-item
 /// (`layout_defines`). The reach sets the length of its sums (a constant, so that their

@@ -114,6 +114,16 @@ fn blur_only_runs_the_named_rows_and_their_yardsticks() {
     for r in &recs {
         assert_eq!(r["status"], "ok", "{r}");
     }
+    // The overlapped rows name the defines block_overlap was built with.
+    for r in recs
+        .iter()
+        .filter(|r| r["name"].as_str().unwrap().contains("overlapped"))
+    {
+        let options = r["build_options"].as_str().unwrap();
+        assert!(options.contains("-DREACH="), "{r}");
+        let rgba8 = r["name"].as_str().unwrap().contains("RGBA8");
+        assert_eq!(options.contains("-DSAMPLES"), rgba8, "{r}");
+    }
 }
 
 #[test]

@@ -188,15 +188,19 @@ pub fn run(
                     r.accesses_per_pixel = Some(acc);
                     r.flops_per_pixel = Some(flops);
                     r.flops_per_byte = Some(flops / (acc * 4.0));
+                    // The y pass's defines, overlapped or carried as the row runs it.
                     let format = match row {
-                        Row::Recursive(Pipeline::Blocked { chunk, .. }) => {
-                            Some((*chunk, PixelFormat::F32))
+                        Row::Recursive(Pipeline::Blocked { chunk, start }) => {
+                            Some((*chunk, *start, PixelFormat::F32))
                         }
-                        Row::BlockedRgba8 { chunk, .. } => Some((*chunk, rgba8_format(true))),
+                        Row::BlockedRgba8 { chunk, start } => {
+                            Some((*chunk, *start, rgba8_format(true)))
+                        }
                         _ => None,
                     };
-                    if let Some((chunk, format)) = format {
-                        let defines = pipeline::blocked_defines(chunk, format).0;
+                    if let Some((chunk, start, format)) = format {
+                        let y = Blur2d::new(Method::Recursive, sigma, sigma).y;
+                        let defines = pipeline::pass_defines(&y, (chunk, start), h, format);
                         r.build_options = format!("{} {defines}", r.build_options);
                     }
                     if row.is_rgba8() {
