@@ -136,7 +136,7 @@ inline pixel load_src(__global const uchar *p, size_t i, __constant float *lut)
     return (float3)(DECODE(u.x), DECODE(u.y), DECODE(u.z));
 #else
     // Through the table even without U8_LUT (it then holds the scaling): for these loads it
-    // was the faster, 0.104-0.108 ms against 0.119-0.122 for RGBA8's y summaries (H100, 16 MP).
+    // was the faster, 0.100-0.108 ms against 0.118-0.122 for RGBA8's y summaries (H100, 16 MP).
     const uchar4 u = vload4(i, p);
     const float a = U8_TO_F32(u.w);
     return (float4)(lut[u.x] * a, lut[u.y] * a, lut[u.z] * a, a);
