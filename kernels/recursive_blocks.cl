@@ -630,6 +630,20 @@ block_final(__global const src_t *src, __global dst_t *dst, __global const float
                 SHARE(S, WEIGHT(r0 + j), v[j])                                              \
     }
 
+// A walk's incoming state (ya, da, yb, db): the REACH rows ROW(r) weighted by WEIGHT(r), then
+// EDGE_ROW, the row past them that the outermost step's second tap reads, weighted by EDGE_W.
+#define STATE_FROM_REACH(ROW, WEIGHT, EDGE_ROW, EDGE_W)                                      \
+    {                                                                                       \
+        pixel s[4] = {0.0f, 0.0f, 0.0f, 0.0f};                                              \
+        const pixel edge = load_src(src, base + (size_t)(EDGE_ROW) * width, lut) - x0;      \
+        REACH_SUM(s, ROW, WEIGHT)                                                           \
+        SHARE(s, EDGE_W, edge)                                                              \
+        ya = s[0];                                                                          \
+        da = s[1];                                                                          \
+        yb = s[2];                                                                          \
+        db = s[3];                                                                          \
+    }
+
 __kernel __attribute__((reqd_work_group_size(TILE, GROUP_CHUNKS, 1))) void
 block_overlap(__global const src_t *src, __global dst_t *dst, __constant float *coef,
               __constant float *gain, __constant float *lut, uint width, uint height,
@@ -645,16 +659,7 @@ block_overlap(__global const src_t *src, __global dst_t *dst, __constant float *
 #define ABOVE(r) (y0 > (r) ? y0 - 1 - (r) : 0)
 #define BELOW(i) min(end + (i), height - 1)
         pixel ya, da, yb, db;
-        {
-            pixel c[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-            const pixel head = load_src(src, base + (size_t)ABOVE(REACH) * width, lut) - x0;
-            REACH_SUM(c, ABOVE(r), OVER_CAUSAL_W)
-            SHARE(c, OVER_CAUSAL_HEAD_W, head)
-            ya = c[0];
-            da = c[1];
-            yb = c[2];
-            db = c[3];
-        }
+        STATE_FROM_REACH(ABOVE(r), OVER_CAUSAL_W, ABOVE(REACH), OVER_CAUSAL_HEAD_W)
         pixel xp = load_src(src, base + (size_t)ABOVE(0) * width, lut) - x0;
         CAUSAL_WALK(CAUSAL_TO_TILE)
 
@@ -663,15 +668,8 @@ block_overlap(__global const src_t *src, __global dst_t *dst, __constant float *
         {
             // The anticausal half subtracts xl where the macros subtract x0.
             const pixel x0 = xl;
-            pixel a[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-            const pixel tail = load_src(src, base + (size_t)BELOW(REACH + 1) * width, lut) - x0;
 #define ANTI_ROW_W(r) OVER_ANTI_W((r) + 1)
-            REACH_SUM(a, BELOW(r + 1), ANTI_ROW_W)
-            SHARE(a, OVER_ANTI_TAIL_W, tail)
-            ya = a[0];
-            da = a[1];
-            yb = a[2];
-            db = a[3];
+            STATE_FROM_REACH(BELOW(r + 1), ANTI_ROW_W, BELOW(REACH + 1), OVER_ANTI_TAIL_W)
             pixel x1 = load_src(src, base + (size_t)BELOW(0) * width, lut) - x0;
             pixel x2 = load_src(src, base + (size_t)BELOW(1) * width, lut) - x0;
 #define OVERLAP_TO_TILE(i) tile[ly][i][lx] = tile[ly][i][lx] + (ya + yb) + out0;

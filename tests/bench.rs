@@ -80,23 +80,27 @@ fn transpose_covers_every_strategy_at_odd_sizes() {
     }
 }
 
+/// `bench blur` on a 40×24 image at `sigma` for `channels`, then `extra`.
+fn bench_blur_40x24(sigma: &str, channels: &str, extra: &[&str]) -> Vec<Value> {
+    let args = [
+        "blur",
+        "--sizes",
+        "40x24",
+        "--sigma",
+        sigma,
+        "--channels",
+        channels,
+    ];
+    bench(&[&args[..], extra].concat())
+}
+
 /// `--only` keeps the named rows and the copy rows they are measured against.
 #[test]
 fn blur_only_runs_the_named_rows_and_their_yardsticks() {
     if skip() {
         return;
     }
-    let recs = bench(&[
-        "blur",
-        "--sizes",
-        "40x24",
-        "--sigma",
-        "3",
-        "--channels",
-        "4",
-        "--only",
-        "overlapped",
-    ]);
+    let recs = bench_blur_40x24("3", "4", &["--only", "overlapped"]);
     let names: Vec<&str> = recs.iter().map(|r| r["name"].as_str().unwrap()).collect();
     assert_eq!(
         names,
@@ -131,15 +135,7 @@ fn blur_table_rows_are_checked_and_estimated() {
     if skip() {
         return;
     }
-    let recs = bench(&[
-        "blur",
-        "--sizes",
-        "40x24",
-        "--sigma",
-        "1.5",
-        "--channels",
-        "1,4",
-    ]);
+    let recs = bench_blur_40x24("1.5", "1,4", &[]);
     // 17 rows per channel count, and with 4 channels the RGBA8 copy and six RGBA8 rows.
     assert_eq!(recs.len(), 2 * 17 + 7);
     for name in [
