@@ -7,7 +7,7 @@
 //! Usage: cargo run --release --example codec_ceiling -- DIR [RUNS]
 //! Prints one line per run: images/s, and per image the decode and encode time summed over
 //! threads.
-use gblur::image_io::{self, EncodeOptions};
+use gblur::codec::{self, EncodeOptions};
 use image::codecs::png::CompressionType;
 use rayon::prelude::*;
 use std::time::Instant;
@@ -23,7 +23,7 @@ fn main() -> anyhow::Result<()> {
     let mut files = Vec::new();
     for entry in std::fs::read_dir(&dir)? {
         let path = entry?.path();
-        if image_io::sniff(&path)? == Some(image::ImageFormat::Jpeg) {
+        if codec::sniff(&path)? == Some(image::ImageFormat::Jpeg) {
             files.push(path);
         }
     }
@@ -39,9 +39,9 @@ fn main() -> anyhow::Result<()> {
             .par_iter()
             .map(|p| -> anyhow::Result<(f64, f64)> {
                 let t0 = Instant::now();
-                let d = image_io::decode(p, 4096)?;
+                let d = codec::decode(p, 4096)?;
                 let t1 = Instant::now();
-                let (bytes, _) = image_io::encode(&d.image, d.format, d.icc.as_deref(), opts, p)?;
+                let (bytes, _) = codec::encode(&d.image, d.format, d.icc.as_deref(), opts, p)?;
                 std::hint::black_box(bytes);
                 Ok(((t1 - t0).as_secs_f64(), t1.elapsed().as_secs_f64()))
             })

@@ -1,12 +1,12 @@
 //! The command line as users type it (clap), and its translation into checked job options.
 //! Nothing below this module knows about clap.
 
+use crate::codec::EncodeOptions;
 use crate::filter::Method;
-use crate::image_io::EncodeOptions;
+use crate::gpu::opencl::device::DeviceSet;
+use crate::gpu::opencl::DeviceChoice;
+use crate::gpu::pipeline::{ChunkStart, PipelineChoice, TransposeKind};
 use crate::job::BlurJob;
-use crate::opencl::device::DeviceSet;
-use crate::opencl::DeviceChoice;
-use crate::pipeline::{ChunkStart, PipelineChoice, TransposeKind};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use image::codecs::png::CompressionType;
 use std::path::PathBuf;
@@ -84,7 +84,7 @@ pub struct BatchArgs {
 
 fn parse_format(s: &str) -> Result<image::ImageFormat, String> {
     image::ImageFormat::from_extension(s)
-        .filter(|f| crate::image_io::can_write(*f))
+        .filter(|f| crate::codec::can_write(*f))
         .ok_or_else(|| format!("'{s}' is not a format gblur writes (png, jpg, tif, webp, bmp, tga, gif, qoi, exr, hdr)"))
 }
 

@@ -1,6 +1,6 @@
 //! `gblur devices`: every OpenCL platform and device, and the path that runs without one.
 
-use crate::opencl::{device, ClError};
+use crate::gpu::opencl::{device, ClError};
 use std::io::Write;
 
 pub fn print(json: bool) -> anyhow::Result<()> {
@@ -15,7 +15,7 @@ pub fn print(json: bool) -> anyhow::Result<()> {
         return Ok(());
     }
     if devices.is_empty() {
-        let why = if crate::opencl::runtime_available() {
+        let why = if crate::gpu::opencl::runtime_available() {
             "an OpenCL loader is installed but no platform is registered"
         } else {
             "no OpenCL runtime is installed"

@@ -3,12 +3,12 @@
 //! anything is uploaded, and a failed kernel build, buffer allocation or enqueue sends the
 //! image there after the fact. A device fault never fails the job and never panics.
 
+use crate::codec::ImageIoError;
 use crate::filter::Blur2d;
-use crate::image_io::ImageIoError;
+use crate::gpu::opencl::{ClContext, ClError};
+use crate::gpu::pipeline::{Pass, PipelineChoice, Upload};
 use crate::job::{self, Keep, Loaded, Working};
-use crate::opencl::{ClContext, ClError};
-use crate::pipeline::{Pass, PipelineChoice, Upload};
-use crate::planar::Planar;
+use crate::pixels::planar::Planar;
 
 /// How an image was blurred.
 pub struct Blurred {

@@ -1,13 +1,14 @@
 //! The main job: one file in, one blurred file out, every step timed.
 
+use crate::codec::{self, EncodeOptions};
+use crate::cpu::{banded, reference};
 use crate::filter::{Blur2d, Method};
-use crate::image_io::{self, EncodeOptions};
-use crate::opencl::device::DeviceSet;
-use crate::opencl::{device, ClContext, DeviceChoice};
-use crate::pipeline::{self, Pass, PassKind, Pipeline, PipelineChoice, Upload};
-use crate::planar::Planar;
+use crate::gpu::opencl::device::DeviceSet;
+use crate::gpu::opencl::{device, ClContext, DeviceChoice};
+use crate::gpu::pipeline::{self, Pass, PassKind, Pipeline, PipelineChoice, Upload};
+use crate::pixels;
+use crate::pixels::planar::Planar;
 use crate::report::{ImageSummary, Report};
-use crate::{banded, cpu, pixels};
 use image::{ColorType, DynamicImage, ImageFormat};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -129,9 +130,9 @@ pub fn load(
     linear: bool,
     keep: Keep,
     passes: &mut Vec<Pass>,
-) -> Result<Loaded, image_io::ImageIoError> {
+) -> Result<Loaded, codec::ImageIoError> {
     let t = Instant::now();
-    let mut decoded = image_io::decode(path, max_memory_mib)?;
+    let mut decoded = codec::decode(path, max_memory_mib)?;
     passes.push(host("decode", t));
     let notes = pixels::sanitize_image(&mut decoded.image)
         .into_iter()
@@ -170,7 +171,7 @@ pub fn blur_loaded(
     blur: &Blur2d,
     choice: PipelineChoice,
     passes: &mut Vec<Pass>,
-) -> Result<String, crate::opencl::ClError> {
+) -> Result<String, crate::gpu::opencl::ClError> {
     let linear = loaded.layout.linear;
     let on_device = ctx.map(|c| (c, choice.resolve(&c.info)));
     let bytes_up = on_device.filter(|&(_, pipe)| loaded.upload(pipe, blur).is_some());
@@ -183,7 +184,10 @@ pub fn blur_loaded(
             let cpu_passes = banded::blur_image(image, blur, linear)
                 .expect("loaded in place only for filters the banded blur takes");
             passes.extend(host_passes(cpu_passes));
-            Ok(format!("banded, in place ({})", crate::lanes::isa_name()))
+            Ok(format!(
+                "banded, in place ({})",
+                crate::cpu::lanes::isa_name()
+            ))
         }
         Working::Planar(planar) => {
             let input = std::mem::take(planar);
@@ -194,7 +198,7 @@ pub fn blur_loaded(
     }
 }
 
-fn host_passes(cpu_passes: Vec<cpu::CpuPass>) -> impl Iterator<Item = Pass> {
+fn host_passes(cpu_passes: Vec<reference::CpuPass>) -> impl Iterator<Item = Pass> {
     cpu_passes.into_iter().map(|p| Pass {
         name: p.name.into(),
         kind: PassKind::Host,
@@ -211,7 +215,7 @@ pub fn blur_planar(
     blur: &Blur2d,
     choice: PipelineChoice,
     passes: &mut Vec<Pass>,
-) -> Result<(Planar, String), crate::opencl::ClError> {
+) -> Result<(Planar, String), crate::gpu::opencl::ClError> {
     match ctx {
         Some(ctx) => {
             let pipe = choice.resolve(&ctx.info);
@@ -228,7 +232,7 @@ pub fn blur_planar(
 
 /// The Rust path, with its passes reported as host passes.
 pub fn cpu_blur(planar: Planar, blur: &Blur2d, passes: &mut Vec<Pass>) -> Planar {
-    let (out, cpu_passes) = cpu::blur(&planar, blur);
+    let (out, cpu_passes) = reference::blur(&planar, blur);
     passes.extend(host_passes(cpu_passes));
     out
 }
@@ -244,8 +248,8 @@ pub fn save(
     output: &Path,
     passes: &mut Vec<Pass>,
     notes: &mut Vec<String>,
-) -> Result<ColorType, image_io::ImageIoError> {
-    let (out_color, lost) = image_io::output_color(layout.color, format);
+) -> Result<ColorType, codec::ImageIoError> {
+    let (out_color, lost) = codec::output_color(layout.color, format);
     notes.extend(lost);
     let image = match blurred {
         Working::Planar(mut planar) => {
@@ -264,11 +268,11 @@ pub fn save(
         }
     };
     let t = Instant::now();
-    let (bytes, icc_note) = image_io::encode(&image, format, icc, encode, output)?;
+    let (bytes, icc_note) = codec::encode(&image, format, icc, encode, output)?;
     notes.extend(icc_note);
     passes.push(host("encode", t));
     let t = Instant::now();
-    image_io::write_atomic(output, &bytes)?;
+    codec::write_atomic(output, &bytes)?;
     passes.push(host("write", t));
     Ok(out_color)
 }
@@ -276,7 +280,7 @@ pub fn save(
 /// Opens the OpenCL device chosen (None: the Rust path) and builds the kernels a
 /// `width`×`height` image needs, timing it as the setup pass.
 pub fn open_device(
-    selected: Option<crate::opencl::DeviceInfo>,
+    selected: Option<crate::gpu::opencl::DeviceInfo>,
     blur: &Blur2d,
     choice: PipelineChoice,
     loaded: &Loaded,
@@ -303,7 +307,7 @@ pub fn open_device(
 pub fn choose_device(
     choice: &DeviceChoice,
     pipeline: PipelineChoice,
-) -> Result<(Option<crate::opencl::DeviceInfo>, Option<String>), crate::opencl::ClError> {
+) -> Result<(Option<crate::gpu::opencl::DeviceInfo>, Option<String>), crate::gpu::opencl::ClError> {
     if *choice == DeviceChoice::Auto
         && pipeline == PipelineChoice::Auto
         && device::only_cpu_runtimes()
@@ -346,7 +350,7 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
         ))
     })?;
     let out_format =
-        image_io::check_output(&job.input, &job.output).map_err(|e| JobError::Setup(e.into()))?;
+        codec::check_output(&job.input, &job.output).map_err(|e| JobError::Setup(e.into()))?;
     let mut notes = Vec::new();
     let mut passes = Vec::new();
     // Device selection is checked before any work: a wrong --device is a set-up error.

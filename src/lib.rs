@@ -1,22 +1,19 @@
 //! gblur: a recursive (IIR) Gaussian blur for images, on OpenCL devices or in Rust.
+//!
+//! Layers, top to bottom: the commands (`cli` builds their requests; `job`, `batch`, `bench`,
+//! `devices` run them), the per-image work they share (`work`, `backend`, `report`), and the
+//! engines below (`codec`, `pixels`, `filter`, `cpu`, `gpu`). Nothing imports upwards.
 
-pub mod banded;
 pub mod batch;
 pub mod bench;
 pub mod cli;
+pub mod codec;
 pub mod cpu;
 pub mod devices;
 pub mod fallback;
 pub mod filter;
-pub mod gaussian;
-pub mod image_io;
+pub mod gpu;
 pub mod interrupt;
 pub mod job;
-pub mod jpeg;
-pub mod lanes;
-pub mod opencl;
-pub mod pipeline;
 pub mod pixels;
-pub mod planar;
-pub mod png;
 pub mod report;

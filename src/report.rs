@@ -1,7 +1,7 @@
 //! One serialisable report of a blur: what ran where, and the time of every pass. The same
 //! struct feeds the table on stderr and the JSON on stdout.
 
-use crate::pipeline::{Pass, PassKind};
+use crate::gpu::pipeline::{Pass, PassKind};
 use serde::Serialize;
 use std::fmt::Write as _;
 

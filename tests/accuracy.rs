@@ -3,9 +3,11 @@
 
 mod common;
 
+use gblur::cpu::reference;
+use gblur::filter::gaussian;
 use gblur::filter::{Blur2d, Method};
-use gblur::pipeline::{self, Pipeline, TransposeKind};
-use gblur::{cpu, gaussian, planar::Planar};
+use gblur::gpu::pipeline::{self, Pipeline, TransposeKind};
+use gblur::pixels::planar::Planar;
 
 const SIGMAS: [f64; 12] = [
     0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 5.0, 10.0, 30.0, 100.0, 200.0, 400.0,
@@ -34,7 +36,7 @@ fn rust_path_is_within_1e3_of_the_gaussian() {
     for sigma in SIGMAS {
         for method in [Method::Auto, Method::Recursive, Method::Fir] {
             let (img, r) = impulse(sigma);
-            let (out, _) = cpu::blur(&img, &Blur2d::new(method, sigma, sigma));
+            let (out, _) = reference::blur(&img, &Blur2d::new(method, sigma, sigma));
             let e = l1_error(&out.data, sigma, r);
             println!("rust   sigma {sigma:>6} {method:?}: {e:.2e}");
             assert!(e <= 1e-3, "rust sigma {sigma} {method:?}: {e}");
@@ -75,7 +77,7 @@ fn constant_image_stays_constant_on_every_path() {
     for sigma in [0.6, 5.0, 80.0, 5000.0] {
         let img = Planar::from_fn(23, 41, 2, |_, _, c| [0.25, 0.8][c]);
         let blur = Blur2d::new(Method::Auto, sigma, sigma * 0.5);
-        let (out, _) = cpu::blur(&img, &blur);
+        let (out, _) = reference::blur(&img, &blur);
         assert!(out.max_abs_diff(&img) <= 1e-6, "rust sigma {sigma}");
         if let Some(ctx) = &ctx {
             for pipe in [
@@ -99,7 +101,7 @@ fn sigma_larger_than_the_image_gives_the_clamped_mean() {
         .iter()
         .fold((1f32, 0f32), |(l, h), &v| (l.min(v), h.max(v)));
     for sigma in [100.0, 1e4, 1e6] {
-        let (out, _) = cpu::blur(&img, &Blur2d::new(Method::Auto, sigma, sigma));
+        let (out, _) = reference::blur(&img, &Blur2d::new(Method::Auto, sigma, sigma));
         assert!(
             out.data
                 .iter()

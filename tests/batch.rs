@@ -649,8 +649,8 @@ fn an_unknown_device_in_a_list_is_a_one_line_usage_error() {
 
 #[test]
 fn device_lists_parse() {
-    use gblur::opencl::device::DeviceSet;
-    use gblur::opencl::DeviceChoice;
+    use gblur::gpu::opencl::device::DeviceSet;
+    use gblur::gpu::opencl::DeviceChoice;
     let ok = |s: &str| DeviceSet::parse(s).unwrap();
     assert_eq!(ok("all"), DeviceSet::AllGpus);
     assert_eq!(ok("ALL"), DeviceSet::AllGpus);

@@ -1099,13 +1099,13 @@ fn huge_float_samples_are_clamped_not_spread() {
 fn without_the_policy_one_nan_would_poison_the_whole_image() {
     // Why the policy exists: the recursive filter carries a NaN into every later sample of its
     // line, and the second pass into every line.
-    let mut p = gblur::planar::Planar::new(16, 16, 1);
+    let mut p = gblur::pixels::planar::Planar::new(16, 16, 1);
     p.data[0] = f32::NAN;
     let blur = gblur::filter::Blur2d::new(gblur::filter::Method::Recursive, 3.0, 3.0);
-    let (raw, _) = gblur::cpu::blur(&p, &blur);
+    let (raw, _) = gblur::cpu::reference::blur(&p, &blur);
     assert!(raw.data.iter().filter(|v| v.is_nan()).count() > 200);
     assert_eq!(gblur::pixels::sanitize_samples(&mut p.data), 1);
-    let (clean, _) = gblur::cpu::blur(&p, &blur);
+    let (clean, _) = gblur::cpu::reference::blur(&p, &blur);
     assert!(clean.data.iter().all(|&v| v == 0.0));
 }
 

@@ -50,7 +50,7 @@ fn float_alpha_above_one_is_clamped_before_premultiplying() {
     let (planar, _) = gblur::pixels::to_planar(&dynamic, false);
     assert!(planar.data.iter().all(|v| v.is_finite()));
     let blur = gblur::filter::Blur2d::new(gblur::filter::Method::Recursive, 2.0, 2.0);
-    let (out, _) = gblur::cpu::blur(&planar, &blur);
+    let (out, _) = gblur::cpu::reference::blur(&planar, &blur);
     assert!(out.data.iter().all(|v| v.is_finite()));
 }
 
@@ -68,7 +68,7 @@ fn sigma_above_a_million_is_a_usage_error() {
             .code(2)
             .stderr(predicate::str::contains("from 0.001 to 1000000"));
     }
-    let g = gblur::gaussian::RecursiveGaussian::new(1e6);
+    let g = gblur::filter::gaussian::RecursiveGaussian::new(1e6);
     assert!(g.to_f32_block().iter().all(|v| v.is_finite()));
     assert!(gblur::cli::check_sigma(1e6).is_ok());
 }
@@ -115,11 +115,12 @@ fn fir_wider_than_sigma_1000_is_refused() {
 #[test]
 fn vanishing_sigma_is_the_identity_not_a_black_image() {
     for sigma in [1e-300, 1e-200, 1e-160] {
-        let taps = gblur::gaussian::fir_taps(sigma);
+        let taps = gblur::filter::gaussian::fir_taps(sigma);
         assert_eq!(taps, vec![0.0, 1.0, 0.0], "sigma {sigma}");
-        let img = gblur::planar::Planar::from_fn(7, 5, 2, |x, y, c| (x * 3 + y * 5 + c) as f32);
+        let img =
+            gblur::pixels::planar::Planar::from_fn(7, 5, 2, |x, y, c| (x * 3 + y * 5 + c) as f32);
         let blur = gblur::filter::Blur2d::new(gblur::filter::Method::Fir, sigma, sigma);
-        let (out, _) = gblur::cpu::blur(&img, &blur);
+        let (out, _) = gblur::cpu::reference::blur(&img, &blur);
         assert_eq!(out, img, "sigma {sigma}");
     }
 }
@@ -160,7 +161,7 @@ fn sigma_below_a_thousandth_is_a_usage_error() {
             .code(2)
             .stderr(predicate::str::contains("from 0.001 to 1000000"));
     }
-    let g = gblur::gaussian::RecursiveGaussian::new(gblur::cli::MIN_SIGMA);
+    let g = gblur::filter::gaussian::RecursiveGaussian::new(gblur::cli::MIN_SIGMA);
     assert!(g.to_f32_block().iter().all(|v| v.is_finite()));
     let dir = tempfile::tempdir().unwrap();
     let input = fixture("samples/camera-gray.png");

@@ -2,13 +2,14 @@
 
 mod common;
 
+use gblur::cpu::reference;
 use gblur::filter::{Blur2d, Method};
-use gblur::pipeline::{self, ChunkStart, Pipeline, TransposeKind};
-use gblur::{cpu, planar::Planar};
+use gblur::gpu::pipeline::{self, ChunkStart, Pipeline, TransposeKind};
+use gblur::pixels::planar::Planar;
 use proptest::prelude::*;
 
-fn check(ctx: &gblur::opencl::ClContext, img: &Planar, blur: &Blur2d, pipe: Pipeline) {
-    let (want, _) = cpu::blur(img, blur);
+fn check(ctx: &gblur::gpu::opencl::ClContext, img: &Planar, blur: &Blur2d, pipe: Pipeline) {
+    let (want, _) = reference::blur(img, blur);
     let (got, passes) = pipeline::blur(ctx, img.clone(), blur, pipe).expect("device blur");
     let err = got.max_abs_diff(&want);
     assert!(
@@ -137,13 +138,13 @@ fn noise_u8(w: usize, h: usize, channels: usize, seed: u64) -> image::DynamicIma
 /// rounding on the device) against the Rust reference on the same image: at most one step
 /// apart, and in almost every sample exactly equal.
 fn check_u8(
-    ctx: &gblur::opencl::ClContext,
+    ctx: &gblur::gpu::opencl::ClContext,
     img: &image::DynamicImage,
     blur: &Blur2d,
     linear: bool,
     (chunk, start): (usize, ChunkStart),
 ) {
-    let want = cpu::blur_image(img, blur, linear);
+    let want = reference::blur_image(img, blur, linear);
     let mut got = img.clone();
     let pipe = Pipeline::Blocked { chunk, start };
     let passes = pipeline::blur_u8(ctx, &mut got, blur, linear, pipe).expect("device blur");
@@ -195,7 +196,7 @@ fn eight_bit_samples_blur_on_the_device_like_the_reference() {
 
 #[test]
 fn eight_bit_images_go_to_the_blocked_pipeline_as_bytes() {
-    use gblur::pipeline::Upload;
+    use gblur::gpu::pipeline::Upload;
     use image::ColorType;
     let blur = Blur2d::new(Method::Recursive, 5.0, 5.0);
     let blocked = Pipeline::BLOCKED;
@@ -247,7 +248,7 @@ proptest! {
 #[test]
 fn a_kernel_build_failure_names_device_source_options_and_log() {
     let Some(ctx) = common::context() else { return };
-    let broken = gblur::opencl::KernelSource {
+    let broken = gblur::gpu::opencl::KernelSource {
         file: "broken.cl",
         text: "__kernel void broken(__global float *x) { x[0] = undeclared_name; }",
     };

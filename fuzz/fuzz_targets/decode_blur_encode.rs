@@ -7,9 +7,9 @@
 #![no_main]
 
 use gblur::filter::{Blur2d, Method};
-use gblur::image_io::{self, EncodeOptions};
+use gblur::codec::{self, EncodeOptions};
 use gblur::job::{self, Working};
-use gblur::pipeline::PipelineChoice;
+use gblur::gpu::pipeline::PipelineChoice;
 use image::codecs::png::CompressionType;
 use image::ImageFormat;
 use libfuzzer_sys::fuzz_target;
@@ -118,7 +118,7 @@ fuzz_target!(|data: &[u8]| {
     );
     match saved {
         Ok(_) => {
-            let back = image_io::decode(&output, 4 * LIMIT_MIB + 64)
+            let back = codec::decode(&output, 4 * LIMIT_MIB + 64)
                 .unwrap_or_else(|e| panic!("gblur wrote a {format:?} it cannot read: {e}"));
             assert_eq!(
                 (back.image.width(), back.image.height()),

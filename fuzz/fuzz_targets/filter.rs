@@ -9,8 +9,8 @@
 
 use arbitrary::Arbitrary;
 use gblur::filter::{Blur2d, LineFilter, Method};
-use gblur::gaussian::{self, RecursiveGaussian};
-use gblur::planar::Planar;
+use gblur::filter::gaussian::{self, RecursiveGaussian};
+use gblur::pixels::planar::Planar;
 use libfuzzer_sys::fuzz_target;
 
 #[derive(Arbitrary, Debug)]
@@ -84,7 +84,7 @@ fuzz_target!(|input: Input| {
         .fold((f32::INFINITY, f32::NEG_INFINITY), |(l, h), &v| {
             (l.min(v), h.max(v))
         });
-    let (out, _) = gblur::cpu::blur(&img, &blur);
+    let (out, _) = gblur::cpu::reference::blur(&img, &blur);
     // The FIR sums n f32 products per pass, so it is exact only to the worst-case rounding
     // of those sums, n·ε relative; the absolute floor is for subnormal constants (the third
     // run stopped on 1.8e-42, which 81 taps cannot reproduce in f32).

@@ -7,13 +7,13 @@ use super::output::{opt, Column};
 use super::peak::{download, enqueue_copy4, verify};
 use super::runner::measure;
 use super::{BenchOptions, Record};
+use crate::filter::gaussian;
 use crate::filter::{Blur2d, LineFilter, Method};
-use crate::gaussian;
-use crate::opencl::program::CONVOLUTION;
-use crate::opencl::queue::Arg;
-use crate::opencl::{ClContext, ClError, Timed};
-use crate::pipeline::{self, ChunkStart, DeviceImage, Pipeline, PixelFormat, TransposeKind};
-use crate::planar::Planar;
+use crate::gpu::opencl::program::CONVOLUTION;
+use crate::gpu::opencl::queue::Arg;
+use crate::gpu::opencl::{ClContext, ClError, Timed};
+use crate::gpu::pipeline::{self, ChunkStart, DeviceImage, Pipeline, PixelFormat, TransposeKind};
+use crate::pixels::planar::Planar;
 use crate::report::SWEEP;
 use opencl3::memory::Buffer;
 
@@ -365,7 +365,7 @@ fn measure_row(
             let got = download(ctx, &dev.a, n)?;
             // Every recursive row checks against the same reference: compute it once.
             if reference.as_ref().is_none_or(|(b, _)| *b != blur) {
-                *reference = Some((blur.clone(), crate::cpu::blur(img, &blur).0.data));
+                *reference = Some((blur.clone(), crate::cpu::reference::blur(img, &blur).0.data));
             }
             let want = reference.as_ref().unwrap().1.clone();
             let run = move || -> Result<Vec<Timed>, ClError> {
@@ -440,7 +440,7 @@ fn measure_rgba8_row(
             ctx.read(&bytes, &mut got, "download")?;
             let input =
                 image::RgbaImage::from_raw(w as u32, h as u32, samples).expect("w×h×4 samples");
-            let want = crate::cpu::blur_image(&input.into(), &blur, false);
+            let want = crate::cpu::reference::blur_image(&input.into(), &blur, false);
             let worst = got
                 .iter()
                 .zip(want.as_bytes())

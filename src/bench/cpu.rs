@@ -7,11 +7,13 @@
 use super::output::{opt, Column};
 use super::runner::{measure_host, Stats};
 use super::{BenchOptions, Record};
+use crate::cpu::{banded, reference};
 use crate::filter::{Blur2d, Method};
-use crate::opencl::{device, ClContext};
-use crate::pipeline::{PipelineChoice, Upload};
+use crate::gpu::opencl::{device, ClContext};
+use crate::gpu::pipeline;
+use crate::gpu::pipeline::{PipelineChoice, Upload};
 use crate::report::SWEEP;
-use crate::{banded, cpu, job, pipeline, pixels};
+use crate::{job, pixels};
 use image::{DynamicImage, ImageBuffer};
 
 /// A 16 MP frame with a camera's 3:2 shape.
@@ -40,10 +42,10 @@ fn timed(mut r: Record, stats: &Stats, bytes_per_pixel: f64) -> Record {
 /// cost seconds per check on the reference path).
 fn verify(img: &DynamicImage, blur: &Blur2d, tolerance: f32) -> Result<(), String> {
     let corner = img.crop_imm(0, 0, img.width().min(640), img.height().min(400));
-    let want = cpu::blur_image(&corner, blur, false);
+    let want = reference::blur_image(&corner, blur, false);
     let mut got = corner.clone();
     banded::blur_image(&mut got, blur, false).ok_or("the banded blur does not apply")?;
-    let d = cpu::max_difference(&want, &got);
+    let d = reference::max_difference(&want, &got);
     if d <= tolerance {
         Ok(())
     } else {
@@ -59,7 +61,11 @@ fn rgb8(w: usize, h: usize) -> DynamicImage {
 
 pub fn run(opts: &BenchOptions, sigmas: &[f64]) -> anyhow::Result<Vec<Record>> {
     let sizes = opts.sizes.clone().unwrap_or_else(|| vec![DEFAULT_SIZE]);
-    let rust = format!("{}, {}", job::rust_device_name(), crate::lanes::isa_name());
+    let rust = format!(
+        "{}, {}",
+        job::rust_device_name(),
+        crate::cpu::lanes::isa_name()
+    );
     // The OpenCL row shows what the main command would otherwise run; no device, no row.
     let opencl = device::select(&opts.device)
         .ok()
@@ -136,7 +142,7 @@ pub fn run(opts: &BenchOptions, sigmas: &[f64]) -> anyhow::Result<Vec<Record>> {
                 &mut (),
                 |_| {},
                 |_| {
-                    cpu::blur_image(&img, &blur, false);
+                    reference::blur_image(&img, &blur, false);
                 },
             );
             records.push(timed(r, &stats, 3.0));

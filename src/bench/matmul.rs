@@ -8,10 +8,10 @@ use super::output::{opt, Column, PlotAxes};
 use super::peak::download;
 use super::runner::{measure, measure_host, Stats};
 use super::{BenchOptions, Record};
-use crate::opencl::program::MATMUL;
-use crate::opencl::queue::Arg;
-use crate::opencl::{ClContext, ClError, Timed};
-use crate::pipeline::{enqueue_transpose, TransposeKind};
+use crate::gpu::opencl::program::MATMUL;
+use crate::gpu::opencl::queue::Arg;
+use crate::gpu::opencl::{ClContext, ClError, Timed};
+use crate::gpu::pipeline::{enqueue_transpose, TransposeKind};
 use crate::report::SWEEP;
 use opencl3::kernel::Kernel;
 use opencl3::memory::Buffer;
@@ -570,7 +570,7 @@ fn record(ctx: &ClContext, name: &str, s: Shape, elem: Elem) -> Record {
     r.depth = Some(s.k);
     r.build_options = format!(
         "{} {}",
-        crate::opencl::program::BASE_OPTIONS,
+        crate::gpu::opencl::program::BASE_OPTIONS,
         elem.defines()
     )
     .trim()

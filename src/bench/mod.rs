@@ -12,7 +12,7 @@ pub mod reduce;
 pub mod runner;
 pub mod transpose;
 
-use crate::opencl::{device, ClContext, DeviceChoice};
+use crate::gpu::opencl::{device, ClContext, DeviceChoice};
 use anyhow::Context as _;
 use serde::Serialize;
 use std::path::PathBuf;
@@ -82,7 +82,7 @@ impl Record {
             width: w,
             height: h,
             device: ctx.device_name(),
-            build_options: crate::opencl::program::BASE_OPTIONS.into(),
+            build_options: crate::gpu::opencl::program::BASE_OPTIONS.into(),
             ..Self::default()
         }
     }

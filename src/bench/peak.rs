@@ -5,10 +5,10 @@
 use super::output::{opt, Column};
 use super::runner::measure;
 use super::{BenchOptions, Record};
-use crate::opencl::program::COPY;
-use crate::opencl::queue::Arg;
-use crate::opencl::{ClContext, ClError, Timed};
-use crate::planar::Planar;
+use crate::gpu::opencl::program::COPY;
+use crate::gpu::opencl::queue::Arg;
+use crate::gpu::opencl::{ClContext, ClError, Timed};
+use crate::pixels::planar::Planar;
 use crate::report::SWEEP;
 use opencl3::memory::Buffer;
 use rayon::prelude::*;

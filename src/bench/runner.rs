@@ -2,7 +2,7 @@
 //! then N timed runs, each timed from its first command's start to its last command's end on
 //! the device's own clock.
 
-use crate::opencl::{ClContext, ClError, Timed};
+use crate::gpu::opencl::{ClContext, ClError, Timed};
 
 #[derive(Clone, Copy, Debug)]
 pub struct Stats {

@@ -6,8 +6,8 @@ use super::output::Column;
 use super::peak::{download, enqueue_copy4, upload_pair, verify};
 use super::runner::measure;
 use super::{BenchOptions, Record};
-use crate::opencl::ClContext;
-use crate::pipeline::{enqueue_transpose, TransposeKind};
+use crate::gpu::opencl::ClContext;
+use crate::gpu::pipeline::{enqueue_transpose, TransposeKind};
 use crate::report::SWEEP;
 
 pub const DEFAULT_SIZES: [(usize, usize); 8] = [
@@ -53,7 +53,7 @@ pub fn run(ctx: &ClContext, opts: &BenchOptions) -> anyhow::Result<Vec<Record>> 
         bar.inc(1);
 
         let mut want = vec![0f32; w * h];
-        crate::cpu::transpose_planes(&host, &mut want, w, h);
+        crate::cpu::reference::transpose_planes(&host, &mut want, w, h);
         for kind in TransposeKind::ALL {
             bar.set_message(format!("{w}x{h} {kind}"));
             let mut r = Record::new("transpose", kind.name(), (w, h), ctx);

@@ -1,8 +1,8 @@
 //! Shared test helpers: the OpenCL device the kernel tests run on.
 #![allow(dead_code)]
 
-use gblur::opencl::{device, ClContext, DeviceChoice};
-use gblur::planar::Planar;
+use gblur::gpu::opencl::{device, ClContext, DeviceChoice};
+use gblur::pixels::planar::Planar;
 
 /// The first OpenCL device (PoCL in CI). The kernel tests must run, not skip: without a device
 /// they fail with the instruction to install one, unless GBLUR_SKIP_OPENCL_TESTS=1.

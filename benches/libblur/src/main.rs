@@ -1010,18 +1010,18 @@ fn json_num(x: f64) -> String {
 
 /// gblur's banded blur in place on `data` (RGB 8-bit or one f32 channel), as `gblur bench cpu`
 /// and the main command run it on 2 cores without a GPU.
-fn gblur_blur<T: gblur::banded::Sample>(
+fn gblur_blur<T: gblur::cpu::banded::Sample>(
     data: &mut [T],
     (w, h): (usize, usize),
     c: usize,
     k: &[f32; 16],
 ) {
-    let px = gblur::banded::Pixels {
+    let px = gblur::cpu::banded::Pixels {
         channels: c,
         alpha: false,
         linear: None,
     };
-    gblur::banded::blur_in_place(data, (w, h), &px, k, k);
+    gblur::cpu::banded::blur_in_place(data, (w, h), &px, k, k);
 }
 
 /// Rounds in which gblur, libblur's Gaussian and its stack blur each blur the same pixels once,

@@ -18,7 +18,7 @@
 //!    a quarter of the shuffles) and written over the input band, which nothing needs any
 //!    more.
 //!
-//! The filter is `cpu::recursive_line`'s (the same sections with the same f32 coefficients,
+//! The filter is `reference::recursive_line`'s (the same sections with the same f32 coefficients,
 //! the same first-sample offset and clamp-edge start-up), with FMA where the CPU has it, but
 //! each section runs its poles first and its two-tap numerator on their state (`Sections`):
 //! the same filter in three fewer operations per sample and direction. It agrees with the
@@ -28,10 +28,10 @@
 // Lane loops index several arrays in step; written with indices they vectorise reliably.
 #![allow(clippy::needless_range_loop)]
 
-use crate::cpu::CpuPass;
+use crate::cpu::lanes::{Isa, LANES, V};
+use crate::cpu::reference::CpuPass;
+use crate::filter::gaussian::SECTION_FLOATS;
 use crate::filter::{Blur2d, LineFilter};
-use crate::gaussian::SECTION_FLOATS;
-use crate::lanes::{Isa, LANES, V};
 use crate::pixels::{linear_to_srgb, srgb_to_linear};
 use crate::simd_dispatch;
 use image::DynamicImage;
@@ -82,7 +82,7 @@ impl Sample for u8 {
     }
     #[inline(always)]
     fn from_f32(v: f32) -> Self {
-        crate::lanes::level_to_u8(v)
+        crate::cpu::lanes::level_to_u8(v)
     }
     #[inline(always)]
     fn index(self) -> usize {
@@ -520,7 +520,7 @@ struct BandSums {
 
 impl BandSums {
     fn new(c: &[f32; 2 * SECTION_FLOATS], band: usize) -> Self {
-        let weights = crate::gaussian::unit_responses(c, band - 1)
+        let weights = crate::filter::gaussian::unit_responses(c, band - 1)
             .iter()
             .map(|w| w.map(|v| v as f32))
             .collect::<Vec<[f32; 4]>>();
@@ -530,8 +530,8 @@ impl BandSums {
             .iter()
             .rposition(|w| (0..4).any(|f| w[f].abs() > NEGLIGIBLE * largest[f]))
             .unwrap_or(0);
-        let across =
-            crate::gaussian::block_transition(c, band).map(|t| t.map(|v| V::splat(v as f32)));
+        let across = crate::filter::gaussian::block_transition(c, band)
+            .map(|t| t.map(|v| V::splat(v as f32)));
         BandSums {
             weights,
             reach,
@@ -1065,9 +1065,9 @@ pub fn blur_image(img: &mut DynamicImage, blur: &Blur2d, linear: bool) -> Option
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cpu;
+    use crate::cpu::reference;
+    use crate::filter::gaussian::RecursiveGaussian;
     use crate::filter::Method;
-    use crate::gaussian::RecursiveGaussian;
     use image::{ColorType, ImageBuffer};
 
     fn noise(n: usize, seed: u64) -> Vec<f32> {
@@ -1115,7 +1115,7 @@ mod tests {
                     for linear in [false, true] {
                         let src = image_of(color, w, h, (i * 31 + j) as u64);
                         let blur = Blur2d::new(Method::Recursive, sx, sy);
-                        let want = cpu::blur_image(&src, &blur, linear);
+                        let want = reference::blur_image(&src, &blur, linear);
                         let mut got = src.clone();
                         blur_image(&mut got, &blur, linear).expect("recursive blur applies");
                         // Floats agree to rounding; integers to one step of rounding either way.
@@ -1124,7 +1124,7 @@ mod tests {
                             ColorType::L16 | ColorType::Rgb16 | ColorType::Rgba16 => 1.01 / 65535.0,
                             _ => 1.01 / 255.0,
                         };
-                        let d = cpu::max_difference(&want, &got);
+                        let d = reference::max_difference(&want, &got);
                         assert!(
                             d <= tol,
                             "{color:?} {w}x{h} sigma {sx}/{sy} linear={linear}: {d}"
@@ -1167,7 +1167,7 @@ mod tests {
         let src = image_of(ColorType::Rgb8, 133, 700, 3);
         for (sx, sy) in [(250.0, 250.0), (1.5, 600.0), (40.0, 3.0)] {
             let blur = Blur2d::new(Method::Recursive, sx, sy);
-            let want = cpu::blur_image(&src, &blur, false);
+            let want = reference::blur_image(&src, &blur, false);
             let mut got = src.clone();
             blur_image(&mut got, &blur, false).unwrap();
             let (w, g) = (want.as_bytes(), got.as_bytes());
@@ -1220,12 +1220,12 @@ mod tests {
             (400.0, 4e-6, 200),
         ] {
             let blur = Blur2d::new(Method::Recursive, sigma, sigma);
-            let want = cpu::blur_image(&src, &blur, false);
+            let want = reference::blur_image(&src, &blur, false);
             let mut got = src.clone();
             blur_image(&mut got, &blur, false).unwrap();
-            let d = cpu::max_difference(&want, &got);
+            let d = reference::max_difference(&want, &got);
             assert!(d <= f32_bound, "sigma {sigma}: f32 {d:e}");
-            let want = cpu::blur_image(&src8, &blur, false);
+            let want = reference::blur_image(&src8, &blur, false);
             let mut got = src8.clone();
             blur_image(&mut got, &blur, false).unwrap();
             let (w, g) = (want.as_bytes(), got.as_bytes());

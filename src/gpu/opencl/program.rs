@@ -9,37 +9,37 @@ pub struct KernelSource {
 
 pub const RECURSIVE: KernelSource = KernelSource {
     file: "recursive_gaussian.cl",
-    text: include_str!("../../kernels/recursive_gaussian.cl"),
+    text: include_str!("../../../kernels/recursive_gaussian.cl"),
 };
 
 pub const TRANSPOSE: KernelSource = KernelSource {
     file: "transpose.cl",
-    text: include_str!("../../kernels/transpose.cl"),
+    text: include_str!("../../../kernels/transpose.cl"),
 };
 
 pub const CONVOLUTION: KernelSource = KernelSource {
     file: "convolution.cl",
-    text: include_str!("../../kernels/convolution.cl"),
+    text: include_str!("../../../kernels/convolution.cl"),
 };
 
 pub const COPY: KernelSource = KernelSource {
     file: "copy.cl",
-    text: include_str!("../../kernels/copy.cl"),
+    text: include_str!("../../../kernels/copy.cl"),
 };
 
 pub const BLOCKS: KernelSource = KernelSource {
     file: "recursive_blocks.cl",
-    text: include_str!("../../kernels/recursive_blocks.cl"),
+    text: include_str!("../../../kernels/recursive_blocks.cl"),
 };
 
 pub const MATMUL: KernelSource = KernelSource {
     file: "matmul.cl",
-    text: include_str!("../../kernels/matmul.cl"),
+    text: include_str!("../../../kernels/matmul.cl"),
 };
 
 pub const REDUCE: KernelSource = KernelSource {
     file: "reduce.cl",
-    text: include_str!("../../kernels/reduce.cl"),
+    text: include_str!("../../../kernels/reduce.cl"),
 };
 
 pub const ALL_SOURCES: [KernelSource; 7] = [

@@ -6,9 +6,9 @@
 //! Rows are filtered in parallel (rayon); columns are filtered as rows of a blocked transpose,
 //! which keeps every pass reading memory in order.
 
+use crate::filter::gaussian::SECTION_FLOATS;
 use crate::filter::{Blur2d, LineFilter};
-use crate::gaussian::SECTION_FLOATS;
-use crate::planar::Planar;
+use crate::pixels::planar::Planar;
 use rayon::prelude::*;
 use std::time::Instant;
 

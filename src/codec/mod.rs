@@ -3,7 +3,9 @@
 //! format can hold; encoding into memory and writing through a temporary file that is renamed
 //! over OUT, so a failure never leaves a partial file or destroys an existing one.
 
-use crate::jpeg;
+pub mod jpeg;
+pub mod png;
+
 use image::codecs::jpeg::JpegEncoder;
 use image::codecs::png::{CompressionType, FilterType, PngEncoder};
 use image::codecs::tiff::TiffEncoder;
@@ -327,9 +329,9 @@ pub fn encode(
     match format {
         ImageFormat::Png => {
             let ours = match opts.png_compression {
-                CompressionType::Fast => crate::png::encode_fast(image, icc),
-                CompressionType::Best => crate::png::encode(image, 9, icc),
-                _ => crate::png::encode(image, 6, icc),
+                CompressionType::Fast => crate::codec::png::encode_fast(image, icc),
+                CompressionType::Best => crate::codec::png::encode(image, 9, icc),
+                _ => crate::codec::png::encode(image, 6, icc),
             };
             if let Some(r) = ours {
                 let bytes = r.map_err(|detail| ImageIoError::Encode {

@@ -2,8 +2,10 @@
 //! linearisation, and premultiplied alpha, so that transparent pixels (whose colour is often
 //! black) cannot bleed dark halos into their neighbours (image-rs#2324, Pillow#3494, sharp#211).
 
-use crate::planar::Planar;
+pub mod planar;
+
 use image::{ColorType, DynamicImage, ImageBuffer};
+use planar::Planar;
 use rayon::prelude::*;
 
 /// What the working image stands for: how to turn it back into samples.

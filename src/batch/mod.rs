@@ -6,13 +6,13 @@
 //! file that fails is reported and the batch goes on; outputs are written through temporary
 //! files, so an interrupted batch leaves only complete files.
 
+use crate::codec::{self, ImageIoError};
 use crate::fallback;
 use crate::filter::Blur2d;
-use crate::image_io::{self, ImageIoError};
+use crate::gpu::opencl::device::{self, DeviceSet};
+use crate::gpu::opencl::{ClContext, ClError, DeviceChoice, DeviceInfo};
+use crate::gpu::pipeline::{Pass, PassKind, PipelineChoice};
 use crate::job::{self, BlurJob, JobError, Keep, Loaded, Working};
-use crate::opencl::device::{self, DeviceSet};
-use crate::opencl::{ClContext, ClError, DeviceChoice, DeviceInfo};
-use crate::pipeline::{Pass, PassKind, PipelineChoice};
 use crossbeam_channel::{bounded, unbounded, Receiver, Sender};
 use image::ImageFormat;
 use serde::Serialize;
@@ -185,7 +185,7 @@ fn plan(job: &BatchJob, in_dir: &Path, out_dir: &Path) -> (Vec<Task>, Vec<FileRe
             continue;
         }
         let record = |outcome, output: &Path| record(&input, outcome, output);
-        let sniffed = image_io::sniff(&input).ok().flatten();
+        let sniffed = codec::sniff(&input).ok().flatten();
         let Some(in_format) = sniffed else {
             if job.verbose {
                 eprintln!("gblur: {}: not an image, skipped", input.display());
@@ -553,7 +553,7 @@ pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
         )));
     }
     if let Some(f) = job.format {
-        if !image_io::can_write(f) {
+        if !codec::can_write(f) {
             return Err(setup(anyhow::anyhow!(
                 "--format {f:?}: gblur cannot write it"
             )));

@@ -277,12 +277,12 @@ macro_rules! simd_dispatch {
                 #[allow(clippy::too_many_arguments)]
                 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma")]
                 unsafe fn wide<$($g: $b),*>($($a: $t),*) {
-                    $imp::<$($g,)* $crate::lanes::Avx512>($($a),*)
+                    $imp::<$($g,)* $crate::cpu::lanes::Avx512>($($a),*)
                 }
                 #[allow(clippy::too_many_arguments)]
                 #[target_feature(enable = "avx2,fma")]
                 unsafe fn narrow<$($g: $b),*>($($a: $t),*) {
-                    $imp::<$($g,)* $crate::lanes::Fused>($($a),*)
+                    $imp::<$($g,)* $crate::cpu::lanes::Fused>($($a),*)
                 }
                 if std::arch::is_x86_feature_detected!("avx512f")
                     && std::arch::is_x86_feature_detected!("avx512bw")
@@ -299,7 +299,7 @@ macro_rules! simd_dispatch {
                     return unsafe { narrow::<$($g),*>($($a),*) };
                 }
             }
-            $imp::<$($g,)* $crate::lanes::Plain>($($a),*)
+            $imp::<$($g,)* $crate::cpu::lanes::Plain>($($a),*)
         }
     };
 }

@@ -1,7 +1,9 @@
 //! What to run along one axis: the recursive Gaussian or the sampled FIR, chosen from sigma,
 //! with the f32 data (coefficient block or taps) that the Rust and OpenCL paths both consume.
 
-use crate::gaussian::{self, RecursiveGaussian};
+pub mod gaussian;
+
+use gaussian::RecursiveGaussian;
 use serde::Serialize;
 
 /// The user's choice of filter family.

@@ -7,11 +7,11 @@
 //! seed's version 1: a row pass then a column pass, no transposes.
 
 use crate::filter::{Blur2d, LineFilter};
-use crate::opencl::program::{BLOCKS, CONVOLUTION, RECURSIVE, TRANSPOSE};
-use crate::opencl::queue::Arg;
-use crate::opencl::{ClContext, ClError, Timed};
+use crate::gpu::opencl::program::{BLOCKS, CONVOLUTION, RECURSIVE, TRANSPOSE};
+use crate::gpu::opencl::queue::Arg;
+use crate::gpu::opencl::{ClContext, ClError, Timed};
 use crate::pixels;
-use crate::planar::Planar;
+use crate::pixels::planar::Planar;
 use image::{ColorType, DynamicImage};
 use opencl3::memory::Buffer;
 use serde::Serialize;
@@ -47,7 +47,7 @@ impl TransposeKind {
     /// The fastest strategy per device class, from `gblur bench transpose`
     /// (docs/BENCHMARKS.md): on an H100, tile32 reaches 91–93% of the copy kernel at 4096²
     /// and 8192²; on PoCL's CPU device the 16×16 local tile is fastest.
-    pub fn fastest_for(device: &crate::opencl::DeviceInfo) -> TransposeKind {
+    pub fn fastest_for(device: &crate::gpu::opencl::DeviceInfo) -> TransposeKind {
         if device.is_gpu() {
             TransposeKind::Tile32
         } else {
@@ -113,7 +113,7 @@ pub enum PipelineChoice {
 }
 
 impl PipelineChoice {
-    pub fn resolve(self, device: &crate::opencl::DeviceInfo) -> Pipeline {
+    pub fn resolve(self, device: &crate::gpu::opencl::DeviceInfo) -> Pipeline {
         match self {
             PipelineChoice::Auto => Pipeline::fastest_for(device),
             PipelineChoice::Transpose(t) => {
@@ -166,7 +166,7 @@ impl Pipeline {
     /// The default per device class, from `gblur bench blur` (docs/BENCHMARKS.md): on GPUs
     /// the blocked pipeline fills the device; on CPU devices (PoCL) the direct one wins,
     /// because a work-item walking a row reads memory in order.
-    pub fn fastest_for(device: &crate::opencl::DeviceInfo) -> Pipeline {
+    pub fn fastest_for(device: &crate::gpu::opencl::DeviceInfo) -> Pipeline {
         if device.is_gpu() {
             Pipeline::BLOCKED
         } else {
@@ -252,7 +252,7 @@ pub fn blocked_plan(
     // Past the column's length the sums would only repeat its end rows: a reach of `len`
     // already covers every row a chunk's state depends on.
     let settle = || {
-        crate::gaussian::settle_rows(coefficients, OVERLAP_TOLERANCE, len)
+        crate::filter::gaussian::settle_rows(coefficients, OVERLAP_TOLERANCE, len)
             .unwrap_or(len)
             .max(1)
     };
@@ -572,8 +572,8 @@ fn blocked_starts(
     if let Some(reach) = reach {
         // block_overlap's gain table: the causal shares of the rows above a chunk by distance,
         // the head, the anticausal shares of the rows 1 ..= reach below, the tail.
-        let causal = crate::gaussian::causal_shares(coefficients, reach);
-        let anticausal = crate::gaussian::anticausal_shares(coefficients, reach);
+        let causal = crate::filter::gaussian::causal_shares(coefficients, reach);
+        let anticausal = crate::filter::gaussian::anticausal_shares(coefficients, reach);
         let gains: Vec<f32> = causal
             .full
             .iter()
@@ -592,8 +592,8 @@ fn blocked_starts(
     }
     let last = len - (len.div_ceil(chunk) - 1) * chunk;
     let (full, last) = (
-        crate::gaussian::block_transition(coefficients, chunk),
-        crate::gaussian::block_transition(coefficients, last),
+        crate::filter::gaussian::block_transition(coefficients, chunk),
+        crate::filter::gaussian::block_transition(coefficients, last),
     );
     let matrices: Vec<f32> = (0..2)
         .flat_map(|s| {
@@ -607,8 +607,8 @@ fn blocked_starts(
     // The anticausal shares of x[0 ..= chunk], its m2 g[j] for j < chunk, the causal shares
     // by distance from the chunk's end, then its n1 g[j] for j < chunk (block_summary's gain
     // table), rounded once from f64.
-    let anticausal = crate::gaussian::anticausal_shares(coefficients, chunk);
-    let causal = crate::gaussian::causal_shares(coefficients, chunk);
+    let anticausal = crate::filter::gaussian::anticausal_shares(coefficients, chunk);
+    let causal = crate::filter::gaussian::causal_shares(coefficients, chunk);
     let gains: Vec<f32> = anticausal
         .full
         .iter()
