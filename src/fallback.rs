@@ -6,9 +6,10 @@
 use crate::codec::ImageIoError;
 use crate::filter::Blur2d;
 use crate::gpu::opencl::{ClContext, ClError};
-use crate::gpu::pipeline::{Pass, PipelineChoice, Upload};
+use crate::gpu::pipeline::{PipelineChoice, Upload};
 use crate::job::{self, Keep, Loaded, Working};
 use crate::pixels::planar::Planar;
+use crate::report::Pass;
 
 /// How an image was blurred.
 pub struct Blurred {

@@ -5,15 +5,13 @@ use crate::cpu::{banded, reference};
 use crate::filter::{Blur2d, Method};
 use crate::gpu::opencl::device::DeviceSet;
 use crate::gpu::opencl::{device, ClContext, DeviceChoice};
-use crate::gpu::pipeline::{self, Pass, PassKind, Pipeline, PipelineChoice, Upload};
+use crate::gpu::pipeline::{self, Pipeline, PipelineChoice, Upload};
 use crate::pixels;
 use crate::pixels::planar::Planar;
-use crate::report::{ImageSummary, Report};
+use crate::report::{Backend, ImageSummary, Pass, Report, Stage};
 use image::{ColorType, DynamicImage, ImageFormat};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
-
-const SETUP: &str = "setup + build";
 
 /// A checked request to blur one file.
 #[derive(Clone, Debug)]
@@ -36,19 +34,6 @@ pub struct BlurJob {
 pub enum JobError {
     Setup(anyhow::Error),
     Failed(anyhow::Error),
-}
-
-fn host(name: &str, started: Instant) -> Pass {
-    Pass {
-        name: name.into(),
-        kind: if name == SETUP {
-            PassKind::Setup
-        } else {
-            PassKind::Host
-        },
-        ms: started.elapsed().as_secs_f64() * 1e3,
-        bytes: 0,
-    }
 }
 
 /// The image a blur works on.
@@ -133,7 +118,7 @@ pub fn load(
 ) -> Result<Loaded, codec::ImageIoError> {
     let t = Instant::now();
     let mut decoded = codec::decode(path, max_memory_mib)?;
-    passes.push(host("decode", t));
+    passes.push(Pass::host(Stage::Decode, "decode", t));
     let notes = pixels::sanitize_image(&mut decoded.image)
         .into_iter()
         .collect();
@@ -148,7 +133,7 @@ pub fn load(
     } else {
         let t = Instant::now();
         let (planar, layout) = pixels::to_planar(&image, linear);
-        passes.push(host("to planar f32", t));
+        passes.push(Pass::host(Stage::Decode, "to planar f32", t));
         (Working::Planar(planar), layout)
     };
     Ok(Loaded {
@@ -199,12 +184,9 @@ pub fn blur_loaded(
 }
 
 fn host_passes(cpu_passes: Vec<reference::CpuPass>) -> impl Iterator<Item = Pass> {
-    cpu_passes.into_iter().map(|p| Pass {
-        name: p.name.into(),
-        kind: PassKind::Host,
-        ms: p.ms,
-        bytes: 0,
-    })
+    cpu_passes
+        .into_iter()
+        .map(|p| Pass::host_ms(Stage::Blur, p.name, p.ms))
 }
 
 /// Blurs on the device when there is one, else on the Rust path; returns the result and the
@@ -256,24 +238,24 @@ pub fn save(
             let t = Instant::now();
             pixels::finish_planar(&mut planar, layout);
             let image = pixels::from_planar(&planar, layout.color, out_color);
-            passes.push(host("from planar", t));
+            passes.push(Pass::host(Stage::Encode, "from planar", t));
             image
         }
         Working::Decoded(image) if image.color() == out_color => image,
         Working::Decoded(image) => {
             let t = Instant::now();
             let image = pixels::convert(image, out_color);
-            passes.push(host("convert", t));
+            passes.push(Pass::host(Stage::Encode, "convert", t));
             image
         }
     };
     let t = Instant::now();
     let (bytes, icc_note) = codec::encode(&image, format, icc, encode, output)?;
     notes.extend(icc_note);
-    passes.push(host("encode", t));
+    passes.push(Pass::host(Stage::Encode, "encode", t));
     let t = Instant::now();
     codec::write_atomic(output, &bytes)?;
-    passes.push(host("write", t));
+    passes.push(Pass::host(Stage::Encode, "write", t));
     Ok(out_color)
 }
 
@@ -296,7 +278,7 @@ pub fn open_device(
     let upload = loaded.upload(pipe, blur).unwrap_or(Upload::PlanarF32);
     let size = (loaded.width as usize, loaded.height as usize);
     pipeline::prepare(&ctx, blur, pipe, size, upload).map_err(|e| JobError::Failed(e.into()))?;
-    passes.push(host(SETUP, t));
+    passes.push(Pass::host(Stage::Setup, "setup + build", t));
     Ok(Some(ctx))
 }
 
@@ -405,8 +387,8 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
     notes.extend(done.note);
     let pipeline_name = done.pipeline;
     let (device_name, backend) = match &ctx {
-        Some(ctx) if done.on_device => (ctx.device_name(), "opencl"),
-        _ => (rust_device_name(), "rust"),
+        Some(ctx) if done.on_device => (ctx.device_name(), Backend::Opencl),
+        _ => (rust_device_name(), Backend::Rust),
     };
     let out_color = save(
         loaded.working,

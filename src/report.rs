@@ -1,9 +1,95 @@
 //! One serialisable report of a blur: what ran where, and the time of every pass. The same
 //! struct feeds the table on stderr and the JSON on stdout.
 
-use crate::gpu::pipeline::{Pass, PassKind};
 use serde::Serialize;
 use std::fmt::Write as _;
+use std::time::Instant;
+
+/// What a pass moves, for the report's grouping and GB/s.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PassKind {
+    Transfer,
+    Filter,
+    Transpose,
+    /// Host work on the pixels (decode, conversions, encode, the Rust path's passes).
+    Host,
+    /// Host work independent of the pixels (context creation, kernel builds).
+    Setup,
+}
+
+/// The part of a job a pass belongs to: what a batch sums per file and over the folder.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Stage {
+    /// Reading the file and turning it into the image the blur takes.
+    Decode,
+    /// Opening the device and building its kernels.
+    Setup,
+    /// The blur, on the device (transfers included) or on the host.
+    Blur,
+    /// Turning the result back into samples, encoding and writing the file.
+    Encode,
+}
+
+/// One timed pass.
+#[derive(Clone, Debug, Serialize)]
+pub struct Pass {
+    /// What the table shows; never used as a key.
+    pub name: String,
+    pub kind: PassKind,
+    pub stage: Stage,
+    pub ms: f64,
+    /// Bytes the pass reads and writes in global memory (nominal: each kernel's accesses).
+    pub bytes: u64,
+}
+
+impl Pass {
+    /// A host pass of `stage` that started at `started` and ends now.
+    pub fn host(stage: Stage, name: &str, started: Instant) -> Pass {
+        Pass::host_ms(stage, name, started.elapsed().as_secs_f64() * 1e3)
+    }
+
+    /// A host pass of `stage` that took `ms`.
+    pub fn host_ms(stage: Stage, name: &str, ms: f64) -> Pass {
+        let kind = match stage {
+            Stage::Setup => PassKind::Setup,
+            _ => PassKind::Host,
+        };
+        Pass {
+            name: name.into(),
+            kind,
+            stage,
+            ms,
+            bytes: 0,
+        }
+    }
+
+    /// A device command of the blur, timed by its profiling events.
+    pub fn device(name: String, kind: PassKind, ms: f64, bytes: u64) -> Pass {
+        Pass {
+            name,
+            kind,
+            stage: Stage::Blur,
+            ms,
+            bytes,
+        }
+    }
+
+    /// Whether the pass ran on the host (the table's "where").
+    pub fn on_host(&self) -> bool {
+        matches!(self.kind, PassKind::Host | PassKind::Setup)
+    }
+}
+
+/// The time `passes` spent in `stage`: the one place passes are summed.
+pub fn stage_ms(passes: &[Pass], stage: Stage) -> f64 {
+    passes
+        .iter()
+        .filter(|p| p.stage == stage)
+        .map(|p| p.ms)
+        .sum()
+}
 
 #[derive(Clone, Debug, Serialize)]
 pub struct ImageSummary {
@@ -14,11 +100,20 @@ pub struct ImageSummary {
     pub color: String,
 }
 
+/// Which implementation blurred the image.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Backend {
+    /// An OpenCL device.
+    Opencl,
+    /// The built-in Rust path.
+    Rust,
+}
+
 #[derive(Clone, Debug, Serialize)]
 pub struct Report {
     pub device: String,
-    /// `opencl` or `rust`.
-    pub backend: &'static str,
+    pub backend: Backend,
     pub input: ImageSummary,
     pub output: ImageSummary,
     pub sigma_x: f64,
@@ -41,7 +136,7 @@ impl Report {
     pub fn device_ms(&self) -> f64 {
         self.passes
             .iter()
-            .filter(|p| !matches!(p.kind, PassKind::Host | PassKind::Setup))
+            .filter(|p| !p.on_host())
             .map(|p| p.ms)
             .sum()
     }
@@ -80,11 +175,7 @@ impl Report {
             "pass", "where", "ms", "MP/s", "GB/s"
         );
         for p in &self.passes {
-            let place = if matches!(p.kind, PassKind::Host | PassKind::Setup) {
-                "host"
-            } else {
-                "device"
-            };
+            let place = if p.on_host() { "host" } else { "device" };
             let mpps = if p.ms > 0.0 && p.kind != PassKind::Setup {
                 format!("{:.0}", mp / (p.ms * 1e-3))
             } else {
@@ -101,7 +192,7 @@ impl Report {
                 p.name, place, p.ms, mpps, gbps
             );
         }
-        if self.backend == "opencl" {
+        if self.backend == Backend::Opencl {
             let d = self.device_ms();
             let _ = writeln!(
                 s,

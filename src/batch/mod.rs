@@ -11,8 +11,9 @@ use crate::fallback;
 use crate::filter::Blur2d;
 use crate::gpu::opencl::device::{self, DeviceSet};
 use crate::gpu::opencl::{ClContext, ClError, DeviceChoice, DeviceInfo};
-use crate::gpu::pipeline::{Pass, PassKind, PipelineChoice};
+use crate::gpu::pipeline::PipelineChoice;
 use crate::job::{self, BlurJob, JobError, Keep, Loaded, Working};
+use crate::report::{self, Backend, Pass, Stage};
 use crossbeam_channel::{bounded, unbounded, Receiver, Sender};
 use image::ImageFormat;
 use serde::Serialize;
@@ -74,8 +75,7 @@ pub struct WorkerSummary {
     pub worker: usize,
     /// Its device, named as reports name it.
     pub device: String,
-    /// `opencl`, or `rust` for a worker on the built-in Rust path.
-    pub backend: &'static str,
+    pub backend: Backend,
     /// Files it blurred that were written, and their megapixels.
     pub images: usize,
     pub megapixels: f64,
@@ -269,14 +269,6 @@ fn check_inside(out_dir: &Path, output: &Path) -> Result<(), ImageIoError> {
     Ok(())
 }
 
-fn stage_ms(passes: &[Pass], names: &[&str]) -> f64 {
-    passes
-        .iter()
-        .filter(|p| names.contains(&p.name.as_str()))
-        .map(|p| p.ms)
-        .sum()
-}
-
 struct Decoded {
     task: Task,
     loaded: Loaded,
@@ -305,7 +297,7 @@ fn failed_record(task: &Task, err: String, passes: &[Pass]) -> FileRecord {
         outcome: Outcome::Failed,
         error: Some(err),
         megapixels: 0.0,
-        decode_ms: stage_ms(passes, &["decode", "to planar f32"]),
+        decode_ms: report::stage_ms(passes, Stage::Decode),
         blur_ms: 0.0,
         encode_ms: 0.0,
         notes: Vec::new(),
@@ -383,7 +375,7 @@ struct Worker {
 }
 
 /// What every device worker shares.
-struct Stage<'a> {
+struct Shared<'a> {
     job: &'a BatchJob,
     blur: &'a Blur2d,
     bar: &'a indicatif::ProgressBar,
@@ -408,12 +400,7 @@ fn adapt(loaded: &mut Loaded, keep: Keep, linear: bool, passes: &mut Vec<Pass>) 
     let (planar, layout) = crate::pixels::to_planar(image, linear);
     loaded.working = Working::Planar(planar);
     loaded.layout = layout;
-    passes.push(Pass {
-        name: "to planar f32".into(),
-        kind: PassKind::Host,
-        ms: t.elapsed().as_secs_f64() * 1e3,
-        bytes: 0,
-    });
+    passes.push(Pass::host(Stage::Decode, "to planar f32", t));
 }
 
 /// The device stage of one worker: takes decoded images until the queue closes, blurs each
@@ -421,7 +408,7 @@ fn adapt(loaded: &mut Loaded, keep: Keep, linear: bool, passes: &mut Vec<Pass>) 
 /// Returns why its device stopped before the end, if it did.
 fn device_stage(
     worker: &Worker,
-    stage: &Stage,
+    stage: &Shared,
     dec_rx: Receiver<Decoded>,
     enc_tx: Sender<Blurred>,
     rec_fail: Sender<FileRecord>,
@@ -583,12 +570,16 @@ pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
         .collect::<Result<Vec<_>, ClError>>()
         .map_err(|e| setup(e.into()))?;
     let rust_name = job::rust_device_name();
-    let names: Vec<(String, &'static str)> = workers
+    let names: Vec<(String, Backend)> = workers
         .iter()
         .map(|w| {
             (
                 w.name.clone(),
-                if w.ctx.is_some() { "opencl" } else { "rust" },
+                if w.ctx.is_some() {
+                    Backend::Opencl
+                } else {
+                    Backend::Rust
+                },
             )
         })
         .collect();
@@ -617,7 +608,7 @@ pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
 
     let megapixels_done = AtomicU64::new(0);
     let alive = AtomicUsize::new(workers.len());
-    let stage = Stage {
+    let stage = Shared {
         job,
         blur: &blur,
         bar: &bar,
@@ -703,9 +694,9 @@ pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
                         outcome: Outcome::Blurred,
                         error: None,
                         megapixels: b.loaded.width as f64 * b.loaded.height as f64 * 1e-6,
-                        decode_ms: stage_ms(&passes, &["decode", "to planar f32"]),
+                        decode_ms: report::stage_ms(&passes, Stage::Decode),
                         blur_ms: b.blur_ms,
-                        encode_ms: stage_ms(&passes, &["from planar", "encode", "write"]),
+                        encode_ms: report::stage_ms(&passes, Stage::Encode),
                         notes,
                         device: Some(if b.on_device {
                             names[b.worker].0.clone()

@@ -12,6 +12,7 @@ use crate::gpu::opencl::queue::Arg;
 use crate::gpu::opencl::{ClContext, ClError, Timed};
 use crate::pixels;
 use crate::pixels::planar::Planar;
+use crate::report::{Pass, PassKind};
 use image::{ColorType, DynamicImage};
 use opencl3::memory::Buffer;
 use serde::Serialize;
@@ -482,29 +483,6 @@ fn blocked_tune() -> BlockedTune {
         }
         t
     })
-}
-
-/// What a pass moves, for the report's grouping and GB/s.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum PassKind {
-    Transfer,
-    Filter,
-    Transpose,
-    /// Host work on the pixels (decode, conversions, encode, the Rust path's passes).
-    Host,
-    /// Host work independent of the pixels (context creation, kernel builds).
-    Setup,
-}
-
-/// One timed pass.
-#[derive(Clone, Debug, Serialize)]
-pub struct Pass {
-    pub name: String,
-    pub kind: PassKind,
-    pub ms: f64,
-    /// Bytes the pass reads and writes in global memory (nominal: each kernel's accesses).
-    pub bytes: u64,
 }
 
 /// Global-memory accesses per sample of each pass kind: the recursive pass reads the input
@@ -979,16 +957,12 @@ pub struct Enqueued {
 
 impl Enqueued {
     pub fn into_pass(self, ctx: &ClContext) -> Result<Pass, ClError> {
-        Ok(Pass {
-            ms: self.timed.device_ms().map_err(|e| ClError::Api {
-                device: ctx.device_name(),
-                what: "reading profiling counters".into(),
-                code: e.to_string(),
-            })?,
-            name: self.timed.name,
-            kind: self.kind,
-            bytes: self.bytes,
-        })
+        let ms = self.timed.device_ms().map_err(|e| ClError::Api {
+            device: ctx.device_name(),
+            what: "reading profiling counters".into(),
+            code: e.to_string(),
+        })?;
+        Ok(Pass::device(self.timed.name, self.kind, ms, self.bytes))
     }
 }
 
