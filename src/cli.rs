@@ -1,9 +1,9 @@
 //! The command line as users type it (clap), and its translation into checked job options.
 //! Nothing below this module knows about clap.
 
+use crate::backend::DeviceSet;
 use crate::codec::EncodeOptions;
 use crate::filter::Method;
-use crate::gpu::opencl::device::DeviceSet;
 use crate::gpu::opencl::DeviceChoice;
 use crate::gpu::pipeline::{ChunkStart, PipelineChoice, TransposeKind};
 use crate::job::BlurJob;
@@ -414,27 +414,7 @@ pub enum PngCompression {
 
 fn parse_sigma(s: &str) -> Result<f64, String> {
     let v: f64 = s.parse().map_err(|_| format!("'{s}' is not a number"))?;
-    check_sigma(v).map_err(|e| format!("{e}, got {s}"))
-}
-
-/// Largest sigma accepted: far wider than any image (the blur is already a near-constant
-/// there), and far from where the recursive design degenerates (`r` rounds to 1.0 in f64 near
-/// 1e17; `eps`, 3.6e-12 at 1e6, leaves f32's normal range near 1e19).
-pub const MAX_SIGMA: f64 = 1e6;
-
-/// Smallest sigma accepted: already the identity (the FIR's neighbour taps are e^-500000).
-/// Far below it the recursive design breaks down: at sigma 1.4e-315 (subnormal), omega/sigma
-/// overflowed, the coefficients were NaN and `--method recursive` blurred to black (found by
-/// the `filter` fuzz target).
-pub const MIN_SIGMA: f64 = 1e-3;
-
-/// The sigma rule every command applies: finite, from `MIN_SIGMA` to `MAX_SIGMA`.
-pub fn check_sigma(v: f64) -> Result<f64, String> {
-    if v.is_finite() && (MIN_SIGMA..=MAX_SIGMA).contains(&v) {
-        Ok(v)
-    } else {
-        Err("sigma must be a number from 0.001 to 1000000".into())
-    }
+    crate::filter::check_sigma(v).map_err(|e| format!("{e}, got {s}"))
 }
 
 impl BlurSettings {

@@ -1,16 +1,15 @@
-//! The main job: one file in, one blurred file out, every step timed.
+//! The main command: one file in, one blurred file out, every pass timed into a report.
 
+use crate::backend::{self, Device, DeviceSet, Target};
 use crate::codec::{self, EncodeOptions};
-use crate::cpu::{banded, reference};
 use crate::filter::{Blur2d, Method};
-use crate::gpu::opencl::device::DeviceSet;
-use crate::gpu::opencl::{device, ClContext, DeviceChoice};
-use crate::gpu::pipeline::{self, Pipeline, PipelineChoice, Upload};
-use crate::pixels;
-use crate::pixels::planar::Planar;
+use crate::gpu::pipeline::{PipelineChoice, Upload};
 use crate::report::{Backend, ImageSummary, Pass, Report, Stage};
-use image::{ColorType, DynamicImage, ImageFormat};
-use std::path::{Path, PathBuf};
+use crate::work::blur::failure_note;
+use crate::work::load::load;
+use crate::work::save::{save, Output};
+use crate::work::{self, Keep, Loaded};
+use std::path::PathBuf;
 use std::time::Instant;
 
 /// A checked request to blur one file.
@@ -36,291 +35,54 @@ pub enum JobError {
     Failed(anyhow::Error),
 }
 
-/// The image a blur works on.
-pub enum Working {
-    /// Premultiplied planar f32: what the OpenCL pipelines and the reference path take.
-    Planar(Planar),
-    /// The decoded image itself, blurred in place by the banded Rust blur (no f32 copy).
-    Decoded(DynamicImage),
-}
+impl JobError {
+    fn setup(e: impl Into<anyhow::Error>) -> JobError {
+        JobError::Setup(e.into())
+    }
 
-/// A decoded input, oriented, as the blur will take it.
-pub struct Loaded {
-    pub working: Working,
-    pub layout: pixels::Layout,
-    pub icc: Option<Vec<u8>>,
-    pub format: ImageFormat,
-    pub color: ColorType,
-    pub width: u32,
-    pub height: u32,
-    /// What decoding changed that the report should say (`pixels::sanitize_image`).
-    pub notes: Vec<String>,
-}
-
-impl Loaded {
-    /// What a device running `pipe` receives of this image: planar f32, or the decoded 8-bit
-    /// samples (`Upload::for_image`); None for a decoded image that the device does not take,
-    /// which the banded blur handles on the host.
-    pub fn upload(&self, pipe: Pipeline, blur: &Blur2d) -> Option<Upload> {
-        match &self.working {
-            Working::Planar(_) => Some(Upload::PlanarF32),
-            Working::Decoded(image) => {
-                match Upload::for_image(image.color(), self.layout.linear, pipe, blur) {
-                    u @ Upload::U8 { .. } => Some(u),
-                    Upload::PlanarF32 => None,
-                }
-            }
-        }
+    fn failed(e: impl Into<anyhow::Error>) -> JobError {
+        JobError::Failed(e.into())
     }
 }
 
-/// Which decoded images a path blurs as they are, without a planar f32 copy.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Keep {
-    /// Every image converted to planar f32 (the reference path, the FIR, the other pipelines).
-    Planar,
-    /// Every image as decoded: the Rust path's banded blur, in place.
-    Decoded,
-    /// 8-bit gray, gray+alpha, RGB and RGBA as decoded (uploaded as bytes, converted on the
-    /// device: `pipeline::blur_u8`), the rest as planar f32.
-    Decoded8Bit,
-}
-
-impl Keep {
-    /// What a path keeps: the Rust path (`device` None) or a device running `device`.
-    pub fn for_path(device: Option<Pipeline>, blur: &Blur2d) -> Keep {
-        let recursive = blur.x.is_recursive() && blur.y.is_recursive();
-        match device {
-            _ if !recursive => Keep::Planar,
-            None => Keep::Decoded,
-            Some(Pipeline::Blocked { .. }) => Keep::Decoded8Bit,
-            Some(_) => Keep::Planar,
-        }
-    }
-
-    pub fn keeps(self, color: ColorType) -> bool {
-        match self {
-            Keep::Planar => false,
-            Keep::Decoded => true,
-            Keep::Decoded8Bit => pipeline::u8_channels(color).is_some(),
-        }
-    }
-}
-
-/// Decodes `path`, timing it into `passes`, and converts it to planar f32 unless `keep` keeps
-/// it as decoded.
-pub fn load(
-    path: &Path,
-    max_memory_mib: u64,
-    linear: bool,
-    keep: Keep,
-    passes: &mut Vec<Pass>,
-) -> Result<Loaded, codec::ImageIoError> {
-    let t = Instant::now();
-    let mut decoded = codec::decode(path, max_memory_mib)?;
-    passes.push(Pass::host(Stage::Decode, "decode", t));
-    let notes = pixels::sanitize_image(&mut decoded.image)
-        .into_iter()
-        .collect();
-    let image = decoded.image;
-    let (color, width, height) = (image.color(), image.width(), image.height());
-    let (working, layout) = if keep.keeps(color) {
-        let layout = pixels::Layout {
-            color,
-            linear: linear && pixels::is_integer(color),
-        };
-        (Working::Decoded(image), layout)
-    } else {
-        let t = Instant::now();
-        let (planar, layout) = pixels::to_planar(&image, linear);
-        passes.push(Pass::host(Stage::Decode, "to planar f32", t));
-        (Working::Planar(planar), layout)
-    };
-    Ok(Loaded {
-        working,
-        layout,
-        icc: decoded.icc,
-        format: decoded.format,
-        color,
-        width,
-        height,
-        notes,
-    })
-}
-
-/// Blurs `loaded` on the device, or on the Rust path (in place where it was loaded so);
-/// returns the name of the pipeline that ran.
-pub fn blur_loaded(
-    ctx: Option<&ClContext>,
-    loaded: &mut Loaded,
+/// Opens `target` (None: the Rust path) and builds the kernels `loaded` needs, timing both as
+/// the set-up pass. A context that cannot be created is a set-up error; kernels that do not
+/// build are `Ok(Err(..))`, for the Rust path to take over.
+fn open_device(
+    target: Option<Target>,
     blur: &Blur2d,
-    choice: PipelineChoice,
-    passes: &mut Vec<Pass>,
-) -> Result<String, crate::gpu::opencl::ClError> {
-    let linear = loaded.layout.linear;
-    let on_device = ctx.map(|c| (c, choice.resolve(&c.info)));
-    let bytes_up = on_device.filter(|&(_, pipe)| loaded.upload(pipe, blur).is_some());
-    match &mut loaded.working {
-        Working::Decoded(image) => {
-            if let Some((ctx, pipe)) = bytes_up {
-                passes.extend(pipeline::blur_u8(ctx, image, blur, linear, pipe)?);
-                return Ok(format!("{}, 8-bit in and out", pipe.describe()));
-            }
-            let cpu_passes = banded::blur_image(image, blur, linear)
-                .expect("loaded in place only for filters the banded blur takes");
-            passes.extend(host_passes(cpu_passes));
-            Ok(format!(
-                "banded, in place ({})",
-                crate::cpu::lanes::isa_name()
-            ))
-        }
-        Working::Planar(planar) => {
-            let input = std::mem::take(planar);
-            let (out, name) = blur_planar(ctx, input, blur, choice, passes)?;
-            *planar = out;
-            Ok(name)
-        }
-    }
-}
-
-fn host_passes(cpu_passes: Vec<reference::CpuPass>) -> impl Iterator<Item = Pass> {
-    cpu_passes
-        .into_iter()
-        .map(|p| Pass::host_ms(Stage::Blur, p.name, p.ms))
-}
-
-/// Blurs on the device when there is one, else on the Rust path; returns the result and the
-/// name of the pipeline that ran.
-pub fn blur_planar(
-    ctx: Option<&ClContext>,
-    planar: Planar,
-    blur: &Blur2d,
-    choice: PipelineChoice,
-    passes: &mut Vec<Pass>,
-) -> Result<(Planar, String), crate::gpu::opencl::ClError> {
-    match ctx {
-        Some(ctx) => {
-            let pipe = choice.resolve(&ctx.info);
-            let (out, dev_passes) = pipeline::blur(ctx, planar, blur, pipe)?;
-            passes.extend(dev_passes);
-            Ok((out, pipe.describe()))
-        }
-        None => Ok((
-            cpu_blur(planar, blur, passes),
-            "rows + blocked transposes".into(),
-        )),
-    }
-}
-
-/// The Rust path, with its passes reported as host passes.
-pub fn cpu_blur(planar: Planar, blur: &Blur2d, passes: &mut Vec<Pass>) -> Planar {
-    let (out, cpu_passes) = reference::blur(&planar, blur);
-    passes.extend(host_passes(cpu_passes));
-    out
-}
-
-/// Converts back, encodes and writes `output` atomically; returns the colour type written.
-#[allow(clippy::too_many_arguments)]
-pub fn save(
-    blurred: Working,
-    layout: pixels::Layout,
-    icc: Option<&[u8]>,
-    format: ImageFormat,
-    encode: EncodeOptions,
-    output: &Path,
-    passes: &mut Vec<Pass>,
-    notes: &mut Vec<String>,
-) -> Result<ColorType, codec::ImageIoError> {
-    let (out_color, lost) = codec::output_color(layout.color, format);
-    notes.extend(lost);
-    let image = match blurred {
-        Working::Planar(mut planar) => {
-            let t = Instant::now();
-            pixels::finish_planar(&mut planar, layout);
-            let image = pixels::from_planar(&planar, layout.color, out_color);
-            passes.push(Pass::host(Stage::Encode, "from planar", t));
-            image
-        }
-        Working::Decoded(image) if image.color() == out_color => image,
-        Working::Decoded(image) => {
-            let t = Instant::now();
-            let image = pixels::convert(image, out_color);
-            passes.push(Pass::host(Stage::Encode, "convert", t));
-            image
-        }
-    };
-    let t = Instant::now();
-    let (bytes, icc_note) = codec::encode(&image, format, icc, encode, output)?;
-    notes.extend(icc_note);
-    passes.push(Pass::host(Stage::Encode, "encode", t));
-    let t = Instant::now();
-    codec::write_atomic(output, &bytes)?;
-    passes.push(Pass::host(Stage::Encode, "write", t));
-    Ok(out_color)
-}
-
-/// Opens the OpenCL device chosen (None: the Rust path) and builds the kernels a
-/// `width`×`height` image needs, timing it as the setup pass.
-pub fn open_device(
-    selected: Option<crate::gpu::opencl::DeviceInfo>,
-    blur: &Blur2d,
-    choice: PipelineChoice,
     loaded: &Loaded,
     passes: &mut Vec<Pass>,
-) -> Result<Option<ClContext>, JobError> {
+) -> Result<Result<Option<Device>, anyhow::Error>, JobError> {
     let t = Instant::now();
-    let Some(info) = selected else {
-        return Ok(None);
+    let Some(target) = target else {
+        return Ok(Ok(None));
     };
-    let ctx = ClContext::new(info).map_err(|e| JobError::Setup(e.into()))?;
-    let pipe = choice.resolve(&ctx.info);
+    let device = Device::open(target).map_err(JobError::setup)?;
     // An image the device does not take needs no kernels; the planar ones do no harm.
-    let upload = loaded.upload(pipe, blur).unwrap_or(Upload::PlanarF32);
-    let size = (loaded.width as usize, loaded.height as usize);
-    pipeline::prepare(&ctx, blur, pipe, size, upload).map_err(|e| JobError::Failed(e.into()))?;
+    let upload = loaded
+        .upload(device.pipeline, blur)
+        .unwrap_or(Upload::PlanarF32);
+    if let Err(e) = device.prepare(blur, loaded.size(), upload) {
+        return Ok(Err(e.into()));
+    }
     passes.push(Pass::host(Stage::Setup, "setup + build", t));
-    Ok(Some(ctx))
+    Ok(Ok(Some(device)))
 }
 
-/// The device `choice` names; None for the Rust path, with a note where `auto` chose it.
-/// `auto` takes a GPU when there is one and otherwise the Rust path, which `gblur bench cpu`
-/// measures several times faster than an OpenCL CPU device (PoCL) on the same cores, unless
-/// an OpenCL pipeline was asked for by name.
-pub fn choose_device(
-    choice: &DeviceChoice,
-    pipeline: PipelineChoice,
-) -> Result<(Option<crate::gpu::opencl::DeviceInfo>, Option<String>), crate::gpu::opencl::ClError> {
-    if *choice == DeviceChoice::Auto
-        && pipeline == PipelineChoice::Auto
-        && device::only_cpu_runtimes()
-    {
-        let why = "no GPU runtime installed (only PoCL): ran the built-in Rust path, faster \
-                   here than PoCL (--device cpu runs it)";
-        return Ok((None, Some(why.into())));
+fn summary(
+    path: &std::path::Path,
+    format: image::ImageFormat,
+    loaded_size: (u32, u32),
+    color: image::ColorType,
+) -> ImageSummary {
+    ImageSummary {
+        path: path.display().to_string(),
+        format: format!("{format:?}"),
+        width: loaded_size.0,
+        height: loaded_size.1,
+        color: format!("{color:?}"),
     }
-    let selected = device::select(choice)?;
-    if *choice != DeviceChoice::Auto {
-        return Ok((selected, None));
-    }
-    Ok(match selected {
-        Some(d) if d.is_gpu() || pipeline != PipelineChoice::Auto => (Some(d), None),
-        Some(d) => (
-            None,
-            Some(format!(
-                "no GPU: ran the built-in Rust path, faster here than {} (--device cpu runs it)",
-                d.name
-            )),
-        ),
-        None => (
-            None,
-            Some("no OpenCL device found: ran the built-in Rust implementation".into()),
-        ),
-    })
-}
-
-/// What the report calls the Rust path.
-pub fn rust_device_name() -> String {
-    format!("built-in Rust ({} threads)", rayon::current_num_threads())
 }
 
 pub fn run(job: &BlurJob) -> Result<Report, JobError> {
@@ -331,99 +93,58 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
             job.device
         ))
     })?;
-    let out_format =
-        codec::check_output(&job.input, &job.output).map_err(|e| JobError::Setup(e.into()))?;
+    let out_format = codec::check_output(&job.input, &job.output).map_err(JobError::setup)?;
     let mut notes = Vec::new();
     let mut passes = Vec::new();
     // Device selection is checked before any work: a wrong --device is a set-up error.
-    let (selected, why) =
-        choose_device(choice, job.pipeline).map_err(|e| JobError::Setup(e.into()))?;
+    let (target, why) = backend::choose_device(choice, job.pipeline).map_err(JobError::setup)?;
     notes.extend(why);
     let blur = Blur2d::checked(job.method, job.sigma_x, job.sigma_y)
         .map_err(|e| JobError::Setup(anyhow::anyhow!(e)))?;
 
-    let keep = Keep::for_path(selected.as_ref().map(|d| job.pipeline.resolve(d)), &blur);
-    let mut loaded = load(
-        &job.input,
-        job.max_memory_mib,
-        job.linear,
-        keep,
-        &mut passes,
-    )
-    .map_err(|e| JobError::Failed(e.into()))?;
-    let (w, h) = (loaded.width, loaded.height);
+    let keep = Keep::for_path(target.as_ref().map(|t| t.pipeline), &blur);
+    let (limit, linear) = (job.max_memory_mib, job.linear);
+    let mut loaded =
+        load(&job.input, limit, linear, keep, &mut passes).map_err(JobError::failed)?;
     notes.append(&mut loaded.notes);
-    let ctx = match open_device(selected, &blur, job.pipeline, &loaded, &mut passes) {
-        // The kernels did not build: the Rust path blurs instead (crate::fallback).
-        Err(JobError::Failed(e)) => {
-            notes.push(crate::fallback::failure_note(&format!("{e:#}")));
-            None
-        }
-        other => other?,
-    };
+    let device = open_device(target, &blur, &loaded, &mut passes)?.unwrap_or_else(|e| {
+        // The kernels did not build: the Rust path blurs instead.
+        notes.push(failure_note(&format!("{e:#}")));
+        None
+    });
     if job.linear && !loaded.layout.linear {
         notes.push("--linear ignored: float images are linear already".into());
     }
 
-    let reload = || {
-        let rust = Keep::for_path(None, &blur);
-        load(
-            &job.input,
-            job.max_memory_mib,
-            job.linear,
-            rust,
-            &mut Vec::new(),
-        )
-    };
-    let done = crate::fallback::blur(
-        ctx.as_ref(),
-        &mut loaded,
-        &blur,
-        job.pipeline,
-        &mut passes,
-        reload,
-    )
-    .map_err(|e| JobError::Failed(e.into()))?;
+    let rust = Keep::for_path(None, &blur);
+    let reload = || load(&job.input, limit, linear, rust, &mut Vec::new());
+    let done = work::blur::blur(device.as_ref(), &mut loaded, &blur, &mut passes, reload)
+        .map_err(JobError::failed)?;
     notes.extend(done.note);
-    let pipeline_name = done.pipeline;
-    let (device_name, backend) = match &ctx {
-        Some(ctx) if done.on_device => (ctx.device_name(), Backend::Opencl),
-        _ => (rust_device_name(), Backend::Rust),
+    let (device_name, backend) = match &device {
+        Some(device) if done.on_device => (device.name(), Backend::Opencl),
+        _ => (backend::rust_device_name(), Backend::Rust),
     };
-    let out_color = save(
-        loaded.working,
-        loaded.layout,
-        loaded.icc.as_deref(),
-        out_format,
-        job.encode,
-        &job.output,
-        &mut passes,
-        &mut notes,
-    )
-    .map_err(|e| JobError::Failed(e.into()))?;
+    let size = (loaded.width, loaded.height);
+    let input = summary(&job.input, loaded.format, size, loaded.color);
+    let linear = loaded.layout.linear;
+    let output = Output {
+        path: &job.output,
+        format: out_format,
+        encode: job.encode,
+    };
+    let out_color = save(loaded, output, &mut passes, &mut notes).map_err(JobError::failed)?;
 
     Ok(Report {
         device: device_name,
         backend,
-        input: ImageSummary {
-            path: job.input.display().to_string(),
-            format: format!("{:?}", loaded.format),
-            width: w,
-            height: h,
-            color: format!("{:?}", loaded.color),
-        },
-        output: ImageSummary {
-            path: job.output.display().to_string(),
-            format: format!("{out_format:?}"),
-            width: w,
-            height: h,
-            color: format!("{out_color:?}"),
-        },
+        input,
+        output: summary(&job.output, out_format, size, out_color),
         sigma_x: job.sigma_x,
         sigma_y: job.sigma_y,
         method: blur.method_name(),
-        pipeline: pipeline_name,
-        linear: loaded.layout.linear,
+        pipeline: done.pipeline,
+        linear,
         passes,
         total_ms: t_total.elapsed().as_secs_f64() * 1e3,
         notes,

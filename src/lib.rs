@@ -4,16 +4,17 @@
 //! `devices` run them), the per-image work they share (`work`, `backend`, `report`), and the
 //! engines below (`codec`, `pixels`, `filter`, `cpu`, `gpu`). Nothing imports upwards.
 
+pub mod backend;
 pub mod batch;
 pub mod bench;
 pub mod cli;
 pub mod codec;
 pub mod cpu;
 pub mod devices;
-pub mod fallback;
 pub mod filter;
 pub mod gpu;
 pub mod interrupt;
 pub mod job;
 pub mod pixels;
 pub mod report;
+pub mod work;

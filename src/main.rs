@@ -10,7 +10,7 @@ fn main() -> ExitCode {
         Some(Command::Devices { json }) => gblur::devices::print(*json).map_err(JobError::Setup),
         Some(Command::Bench(b)) => gblur::bench::run(b, cli.quiet).map_err(JobError::Failed),
         Some(Command::Batch(b)) => gblur::batch::run(&b.to_job(cli.verbose, cli.quiet))
-            .and_then(|summary| gblur::batch::emit(&summary, b.settings.json, cli.quiet)),
+            .and_then(|summary| gblur::batch::summary::emit(&summary, b.settings.json, cli.quiet)),
         None => {
             gblur::interrupt::remove_temp_files_on_ctrl_c();
             gblur::job::run(&cli.blur.to_job())

@@ -649,7 +649,7 @@ fn an_unknown_device_in_a_list_is_a_one_line_usage_error() {
 
 #[test]
 fn device_lists_parse() {
-    use gblur::gpu::opencl::device::DeviceSet;
+    use gblur::backend::DeviceSet;
     use gblur::gpu::opencl::DeviceChoice;
     let ok = |s: &str| DeviceSet::parse(s).unwrap();
     assert_eq!(ok("all"), DeviceSet::AllGpus);

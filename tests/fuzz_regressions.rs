@@ -70,7 +70,7 @@ fn sigma_above_a_million_is_a_usage_error() {
     }
     let g = gblur::filter::gaussian::RecursiveGaussian::new(1e6);
     assert!(g.to_f32_block().iter().all(|v| v.is_finite()));
-    assert!(gblur::cli::check_sigma(1e6).is_ok());
+    assert!(gblur::filter::check_sigma(1e6).is_ok());
 }
 
 /// Seen while writing the filter target: `--method fir --sigma 1e18` asked for a 1e19-tap
@@ -161,7 +161,7 @@ fn sigma_below_a_thousandth_is_a_usage_error() {
             .code(2)
             .stderr(predicate::str::contains("from 0.001 to 1000000"));
     }
-    let g = gblur::filter::gaussian::RecursiveGaussian::new(gblur::cli::MIN_SIGMA);
+    let g = gblur::filter::gaussian::RecursiveGaussian::new(gblur::filter::MIN_SIGMA);
     assert!(g.to_f32_block().iter().all(|v| v.is_finite()));
     let dir = tempfile::tempdir().unwrap();
     let input = fixture("samples/camera-gray.png");

@@ -6,10 +6,11 @@
 //! executions fast. What gblur writes must read back with the same size.
 #![no_main]
 
-use gblur::filter::{Blur2d, Method};
 use gblur::codec::{self, EncodeOptions};
-use gblur::job::{self, Working};
-use gblur::gpu::pipeline::PipelineChoice;
+use gblur::filter::{Blur2d, Method};
+use gblur::work::load::load;
+use gblur::work::save::{save, Output};
+use gblur::work::{blur::blur_on_host, Keep, Working};
 use image::codecs::png::CompressionType;
 use image::ImageFormat;
 use libfuzzer_sys::fuzz_target;
@@ -60,12 +61,12 @@ fuzz_target!(|data: &[u8]| {
     // what the FIR takes) or in place by the banded blur.
     let blur = Blur2d::new(Method::Auto, sigma, sigma);
     let keep = if sel & 32 == 0 {
-        job::Keep::Planar
+        Keep::Planar
     } else {
-        job::Keep::for_path(None, &blur)
+        Keep::for_path(None, &blur)
     };
     let mut passes = Vec::new();
-    let mut loaded = match job::load(&input, LIMIT_MIB, linear, keep, &mut passes) {
+    let mut loaded = match load(&input, LIMIT_MIB, linear, keep, &mut passes) {
         Ok(l) => l,
         Err(e) => {
             // Every refusal is one line naming the file.
@@ -90,8 +91,7 @@ fuzz_target!(|data: &[u8]| {
     if pixels > MAX_BLUR_PIXELS {
         return;
     }
-    job::blur_loaded(None, &mut loaded, &blur, PipelineChoice::Auto, &mut passes)
-        .expect("the Rust path has no device to fail");
+    blur_on_host(&mut loaded, &blur, &mut passes);
     if let Working::Planar(p) = &loaded.working {
         assert!(
             p.data.iter().all(|v| v.is_finite()),
@@ -106,23 +106,20 @@ fuzz_target!(|data: &[u8]| {
         jpeg_quality: 1 + (sel % 100) as u8,
         png_compression: CompressionType::Fast,
     };
-    let saved = job::save(
-        loaded.working,
-        loaded.layout,
-        loaded.icc.as_deref(),
+    let size = (loaded.width, loaded.height);
+    let to = Output {
+        path: &output,
         format,
         encode,
-        &output,
-        &mut passes,
-        &mut notes,
-    );
+    };
+    let saved = save(loaded, to, &mut passes, &mut notes);
     match saved {
         Ok(_) => {
             let back = codec::decode(&output, 4 * LIMIT_MIB + 64)
                 .unwrap_or_else(|e| panic!("gblur wrote a {format:?} it cannot read: {e}"));
             assert_eq!(
                 (back.image.width(), back.image.height()),
-                (loaded.width, loaded.height)
+                size
             );
             let _ = std::fs::remove_file(&output);
         }

@@ -1,7 +1,7 @@
 //! Arbitrary sigma / size / channel combinations → the coefficients (f64 design, f32 block,
 //! FIR taps) and the Rust filter over an image of arbitrary samples.
 //!
-//! Sigmas are what the command line accepts (`cli::check_sigma`); samples go
+//! Sigmas are what the command line accepts (`filter::check_sigma`); samples go
 //! through gblur's sample policy first (non-finite → 0, magnitudes clamped), as decoded
 //! float images do. Then: coefficients finite, the output finite and within the input's
 //! range (up to the recursive design's overshoot), and a constant image stays constant.
@@ -27,7 +27,7 @@ struct Input {
 
 /// Maps any f64 into the range the CLI accepts, keeping every such value reachable.
 fn valid_sigma(s: f64) -> Option<f64> {
-    gblur::cli::check_sigma(s).ok()
+    gblur::filter::check_sigma(s).ok()
 }
 
 fuzz_target!(|input: Input| {

@@ -12,8 +12,8 @@ use crate::filter::{Blur2d, Method};
 use crate::gpu::opencl::{device, ClContext};
 use crate::gpu::pipeline;
 use crate::gpu::pipeline::{PipelineChoice, Upload};
+use crate::pixels;
 use crate::report::SWEEP;
-use crate::{job, pixels};
 use image::{DynamicImage, ImageBuffer};
 
 /// A 16 MP frame with a camera's 3:2 shape.
@@ -63,7 +63,7 @@ pub fn run(opts: &BenchOptions, sigmas: &[f64]) -> anyhow::Result<Vec<Record>> {
     let sizes = opts.sizes.clone().unwrap_or_else(|| vec![DEFAULT_SIZE]);
     let rust = format!(
         "{}, {}",
-        job::rust_device_name(),
+        crate::backend::rust_device_name(),
         crate::cpu::lanes::isa_name()
     );
     // The OpenCL row shows what the main command would otherwise run; no device, no row.

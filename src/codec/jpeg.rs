@@ -9,16 +9,16 @@ use rayon::prelude::*;
 
 /// Colour layouts this encoder writes: the two JPEG holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Layout {
+pub enum JpegColor {
     Gray,
     Rgb,
 }
 
-impl Layout {
+impl JpegColor {
     fn channels(self) -> usize {
         match self {
-            Layout::Gray => 1,
-            Layout::Rgb => 3,
+            JpegColor::Gray => 1,
+            JpegColor::Rgb => 3,
         }
     }
 }
@@ -28,7 +28,7 @@ impl Layout {
 pub fn encode(
     data: &[u8],
     (width, height): (u32, u32),
-    layout: Layout,
+    color: JpegColor,
     quality: u8,
     icc: Option<&[u8]>,
 ) -> Result<Vec<u8>, String> {
@@ -38,9 +38,9 @@ pub fn encode(
             "JPEG holds 1 to 65535 pixels per side, not {width}×{height}"
         ));
     }
-    let row_bytes = width as usize * layout.channels();
+    let row_bytes = width as usize * color.channels();
     assert_eq!(data.len(), row_bytes * height as usize, "image buffer size");
-    let subsampled = layout == Layout::Rgb && quality < 90;
+    let subsampled = color == JpegColor::Rgb && quality < 90;
     let (mcu_w, mcu_h) = if subsampled { (16, 16) } else { (8, 8) };
     let mcus_per_row = width.div_ceil(mcu_w) as usize;
     let mcu_rows = height.div_ceil(mcu_h) as usize;
@@ -60,9 +60,9 @@ pub fn encode(
         if let (0, Some(p)) = (i, icc) {
             enc.add_icc_profile(p).map_err(|e| e.to_string())?;
         }
-        let color = match layout {
-            Layout::Gray => jpeg_encoder::ColorType::Luma,
-            Layout::Rgb => jpeg_encoder::ColorType::Rgb,
+        let color = match color {
+            JpegColor::Gray => jpeg_encoder::ColorType::Luma,
+            JpegColor::Rgb => jpeg_encoder::ColorType::Rgb,
         };
         enc.encode(
             &data[r0 * row_bytes..r1 * row_bytes],
@@ -187,10 +187,10 @@ mod tests {
     #[test]
     fn stripes_decode_like_one_encode() {
         for (w, h) in [(1, 1), (17, 33), (300, 97), (64, 1000), (1000, 64)] {
-            for (layout, c) in [(Layout::Rgb, 3), (Layout::Gray, 1)] {
+            for (color, c) in [(JpegColor::Rgb, 3), (JpegColor::Gray, 1)] {
                 for q in [75, 90] {
                     let data = pattern(w, h, c);
-                    let joined = encode(&data, (w, h), layout, q, None).unwrap();
+                    let joined = encode(&data, (w, h), color, q, None).unwrap();
                     let mut whole = Vec::new();
                     let color = if c == 3 {
                         jpeg_encoder::ColorType::Rgb
@@ -202,7 +202,7 @@ mod tests {
                         .unwrap();
                     let (a, b) = (decode(&joined), decode(&whole));
                     assert_eq!((a.width(), a.height()), (w, h));
-                    assert_eq!(a, b, "{w}x{h} {layout:?} q{q}");
+                    assert_eq!(a, b, "{w}x{h} {color:?} q{q}");
                 }
             }
         }
@@ -212,7 +212,7 @@ mod tests {
     fn icc_profile_is_embedded_once() {
         let data = pattern(40, 200, 3);
         let icc = vec![7u8; 300];
-        let jpeg = encode(&data, (40, 200), Layout::Rgb, 80, Some(&icc)).unwrap();
+        let jpeg = encode(&data, (40, 200), JpegColor::Rgb, 80, Some(&icc)).unwrap();
         let app2 = jpeg.windows(12).filter(|w| w == b"ICC_PROFILE\0").count();
         assert_eq!(app2, 1);
         use image::ImageDecoder as _;
@@ -222,7 +222,7 @@ mod tests {
 
     #[test]
     fn sides_beyond_jpeg_limits_are_refused() {
-        assert!(encode(&[], (0, 5), Layout::Gray, 90, None).is_err());
-        assert!(encode(&[], (70000, 1), Layout::Gray, 90, None).is_err());
+        assert!(encode(&[], (0, 5), JpegColor::Gray, 90, None).is_err());
+        assert!(encode(&[], (70000, 1), JpegColor::Gray, 90, None).is_err());
     }
 }

@@ -41,13 +41,13 @@ pub enum ImageIoError {
 }
 
 /// A decoded input, already turned the way its EXIF orientation says.
-pub struct Decoded {
+pub struct DecodedFile {
     pub image: DynamicImage,
     pub format: ImageFormat,
     pub icc: Option<Vec<u8>>,
 }
 
-pub fn decode(path: &Path, max_memory_mib: u64) -> Result<Decoded, ImageIoError> {
+pub fn decode(path: &Path, max_memory_mib: u64) -> Result<DecodedFile, ImageIoError> {
     let open_err = |cause| ImageIoError::Open {
         path: path.into(),
         cause,
@@ -117,7 +117,7 @@ pub fn decode(path: &Path, max_memory_mib: u64) -> Result<Decoded, ImageIoError>
     let icc = decoder.icc_profile().map_err(map)?;
     let mut image = DynamicImage::from_decoder(decoder).map_err(map)?;
     image.apply_orientation(orientation);
-    Ok(Decoded { image, format, icc })
+    Ok(DecodedFile { image, format, icc })
 }
 
 /// Whether a JPEG's marker structure reaches its end-of-image marker (EOI). Segments are
@@ -355,8 +355,8 @@ pub fn encode(
             ) =>
         {
             let layout = match image {
-                DynamicImage::ImageLuma8(_) => jpeg::Layout::Gray,
-                _ => jpeg::Layout::Rgb,
+                DynamicImage::ImageLuma8(_) => jpeg::JpegColor::Gray,
+                _ => jpeg::JpegColor::Rgb,
             };
             let dims = (image.width(), image.height());
             let bytes = jpeg::encode(image.as_bytes(), dims, layout, opts.jpeg_quality, icc)

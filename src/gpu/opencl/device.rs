@@ -87,69 +87,6 @@ impl fmt::Display for DeviceChoice {
     }
 }
 
-/// What `--device` asked for as a whole: one device (all the main command takes), or, for
-/// `gblur batch`, several, each driven by its own worker.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum DeviceSet {
-    One(DeviceChoice),
-    /// `all`: every GPU.
-    AllGpus,
-    /// A comma-separated list (at least two entries), in order; an entry may repeat, which
-    /// opens the device twice.
-    List(Vec<DeviceChoice>),
-}
-
-impl DeviceSet {
-    /// `all`, a list `A,B,...` of single choices (indices, names, gpu, cpu, rust; blanks
-    /// around entries ignored), or one choice. `auto` and `all` have no meaning inside a list,
-    /// and an empty entry is a typo: both are refused rather than guessed at.
-    pub fn parse(s: &str) -> Result<Self, String> {
-        if s.trim().eq_ignore_ascii_case("all") {
-            return Ok(Self::AllGpus);
-        }
-        if !s.contains(',') {
-            return Ok(Self::One(DeviceChoice::parse(s)));
-        }
-        s.split(',')
-            .map(|entry| {
-                let entry = entry.trim();
-                let lower = entry.to_ascii_lowercase();
-                if entry.is_empty() {
-                    Err(format!("'{s}' has an empty entry"))
-                } else if lower == "all" || lower == "auto" {
-                    Err(format!(
-                        "'{lower}' cannot be part of a list: name each device (an index, a name, gpu, cpu or rust)"
-                    ))
-                } else {
-                    Ok(DeviceChoice::parse(entry))
-                }
-            })
-            .collect::<Result<_, _>>()
-            .map(Self::List)
-    }
-
-    /// The one device asked for, unless `all` or a list was.
-    pub fn single(&self) -> Option<&DeviceChoice> {
-        match self {
-            Self::One(choice) => Some(choice),
-            _ => None,
-        }
-    }
-}
-
-impl fmt::Display for DeviceSet {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::One(choice) => write!(f, "{choice}"),
-            Self::AllGpus => write!(f, "all"),
-            Self::List(choices) => {
-                let names: Vec<String> = choices.iter().map(|c| c.to_string()).collect();
-                write!(f, "{}", names.join(","))
-            }
-        }
-    }
-}
-
 fn kind_name(t: u64) -> &'static str {
     if t & CL_DEVICE_TYPE_GPU != 0 {
         "gpu"

@@ -1,0 +1,228 @@
+//! Where a job blurs: the devices `--device` names, the OpenCL device or the Rust path that
+//! `auto` picks, and the pipeline each device runs. All of it is resolved once, by the main
+//! command for its image and by `gblur batch` for each of its workers, and then handed down.
+
+use crate::filter::Blur2d;
+use crate::gpu::opencl::{device, ClContext, ClError, DeviceChoice, DeviceInfo};
+use crate::gpu::pipeline::{self, Pipeline, PipelineChoice, Upload};
+use std::fmt;
+
+/// What `--device` asked for as a whole: one device (all the main command takes), or, for
+/// `gblur batch`, several, each driven by its own worker.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DeviceSet {
+    One(DeviceChoice),
+    /// `all`: every GPU.
+    AllGpus,
+    /// A comma-separated list (at least two entries), in order; an entry may repeat, which
+    /// opens the device twice.
+    List(Vec<DeviceChoice>),
+}
+
+impl DeviceSet {
+    /// `all`, a list `A,B,...` of single choices (indices, names, gpu, cpu, rust; blanks
+    /// around entries ignored), or one choice. `auto` and `all` have no meaning inside a list,
+    /// and an empty entry is a typo: both are refused rather than guessed at.
+    pub fn parse(s: &str) -> Result<Self, String> {
+        if s.trim().eq_ignore_ascii_case("all") {
+            return Ok(Self::AllGpus);
+        }
+        if !s.contains(',') {
+            return Ok(Self::One(DeviceChoice::parse(s)));
+        }
+        s.split(',')
+            .map(|entry| {
+                let entry = entry.trim();
+                let lower = entry.to_ascii_lowercase();
+                if entry.is_empty() {
+                    Err(format!("'{s}' has an empty entry"))
+                } else if lower == "all" || lower == "auto" {
+                    Err(format!(
+                        "'{lower}' cannot be part of a list: name each device (an index, a name, gpu, cpu or rust)"
+                    ))
+                } else {
+                    Ok(DeviceChoice::parse(entry))
+                }
+            })
+            .collect::<Result<_, _>>()
+            .map(Self::List)
+    }
+
+    /// The one device asked for, unless `all` or a list was.
+    pub fn single(&self) -> Option<&DeviceChoice> {
+        match self {
+            Self::One(choice) => Some(choice),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for DeviceSet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::One(choice) => write!(f, "{choice}"),
+            Self::AllGpus => write!(f, "all"),
+            Self::List(choices) => {
+                let names: Vec<String> = choices.iter().map(|c| c.to_string()).collect();
+                write!(f, "{}", names.join(","))
+            }
+        }
+    }
+}
+
+/// A device chosen for a job, with the pipeline it runs there.
+#[derive(Clone, Debug)]
+pub struct Target {
+    pub info: DeviceInfo,
+    pub pipeline: Pipeline,
+}
+
+impl Target {
+    pub fn new(info: DeviceInfo, choice: PipelineChoice) -> Target {
+        let pipeline = choice.resolve(&info);
+        Target { info, pipeline }
+    }
+}
+
+/// An opened device: its context (queue and built programs) and the pipeline it runs.
+pub struct Device {
+    pub ctx: ClContext,
+    pub pipeline: Pipeline,
+}
+
+impl Device {
+    /// Creates the device's context; no kernel is built yet.
+    pub fn open(target: Target) -> Result<Device, ClError> {
+        Ok(Device {
+            ctx: ClContext::new(target.info)?,
+            pipeline: target.pipeline,
+        })
+    }
+
+    /// Builds the kernels a `size` image arriving as `upload` needs, so that their build time
+    /// is reported as set-up rather than inside the first pass.
+    pub fn prepare(
+        &self,
+        blur: &Blur2d,
+        size: (usize, usize),
+        upload: Upload,
+    ) -> Result<(), ClError> {
+        pipeline::prepare(&self.ctx, blur, self.pipeline, size, upload)
+    }
+
+    /// The device's name as reports give it.
+    pub fn name(&self) -> String {
+        self.ctx.device_name()
+    }
+}
+
+/// What the report calls the Rust path.
+pub fn rust_device_name() -> String {
+    format!("built-in Rust ({} threads)", rayon::current_num_threads())
+}
+
+/// The device `choice` names; None for the Rust path, with a note where `auto` chose it.
+/// `auto` takes a GPU when there is one and otherwise the Rust path, which `gblur bench cpu`
+/// measures several times faster than an OpenCL CPU device (PoCL) on the same cores, unless
+/// an OpenCL pipeline was asked for by name.
+pub fn choose_device(
+    choice: &DeviceChoice,
+    pipeline: PipelineChoice,
+) -> Result<(Option<Target>, Option<String>), ClError> {
+    let (info, why) = choose_info(choice, pipeline)?;
+    Ok((info.map(|info| Target::new(info, pipeline)), why))
+}
+
+fn choose_info(
+    choice: &DeviceChoice,
+    pipeline: PipelineChoice,
+) -> Result<(Option<DeviceInfo>, Option<String>), ClError> {
+    if *choice == DeviceChoice::Auto
+        && pipeline == PipelineChoice::Auto
+        && device::only_cpu_runtimes()
+    {
+        let why = "no GPU runtime installed (only PoCL): ran the built-in Rust path, faster \
+                   here than PoCL (--device cpu runs it)";
+        return Ok((None, Some(why.into())));
+    }
+    let selected = device::select(choice)?;
+    if *choice != DeviceChoice::Auto {
+        return Ok((selected, None));
+    }
+    Ok(match selected {
+        Some(d) if d.is_gpu() || pipeline != PipelineChoice::Auto => (Some(d), None),
+        Some(d) => (
+            None,
+            Some(format!(
+                "no GPU: ran the built-in Rust path, faster here than {} (--device cpu runs it)",
+                d.name
+            )),
+        ),
+        None => (
+            None,
+            Some("no OpenCL device found: ran the built-in Rust implementation".into()),
+        ),
+    })
+}
+
+/// The devices `--device` names for a batch, one per worker in order (None: the Rust path),
+/// and a note for the summary where `all` found no GPU.
+pub fn choose_devices(
+    set: &DeviceSet,
+    pipeline: PipelineChoice,
+) -> Result<(Vec<Option<Target>>, Option<String>), ClError> {
+    match set {
+        DeviceSet::One(choice) => {
+            let (selected, _) = choose_device(choice, pipeline)?;
+            Ok((vec![selected], None))
+        }
+        // Each entry resolves as a single --device does; `rust` is a worker on the Rust path.
+        DeviceSet::List(choices) => {
+            let mut targets = Vec::with_capacity(choices.len());
+            for choice in choices {
+                let info = device::select(choice)?;
+                targets.push(info.map(|info| Target::new(info, pipeline)));
+            }
+            Ok((targets, None))
+        }
+        DeviceSet::AllGpus => {
+            let gpus = every_gpu()?;
+            if !gpus.is_empty() {
+                let targets = gpus
+                    .into_iter()
+                    .map(|info| Some(Target::new(info, pipeline)));
+                return Ok((targets.collect(), None));
+            }
+            // No GPU: run what `auto` picks, and say so, rather than refuse. `all` asks for
+            // whatever this machine has, so a script written for a GPU host still does its
+            // job on a laptop or in CI; `auto` is the documented best choice without a GPU,
+            // and the summary names what ran. Who needs a GPU or nothing names one
+            // (`--device gpu`, indices), and that fails with exit 2 where it is missing.
+            let (selected, why) = choose_device(&DeviceChoice::Auto, pipeline)?;
+            let note = match (&selected, why) {
+                (_, Some(why)) => {
+                    format!("--device all found no GPU, so it ran as --device auto: {why}")
+                }
+                (Some(d), None) => format!(
+                    "--device all found no GPU: ran on {}, as --device auto does",
+                    d.info.label()
+                ),
+                (None, None) => "--device all found no GPU: ran the built-in Rust path".into(),
+            };
+            Ok((vec![selected], Some(note)))
+        }
+    }
+}
+
+/// Every GPU, in `gblur devices` order.
+fn every_gpu() -> Result<Vec<DeviceInfo>, ClError> {
+    // Only PoCL registered: it has no GPU to offer, and loading it costs its LLVM (as for auto).
+    if device::only_cpu_runtimes() {
+        return Ok(Vec::new());
+    }
+    match device::list() {
+        Ok(devices) => Ok(devices.into_iter().filter(DeviceInfo::is_gpu).collect()),
+        Err(ClError::NoRuntime) => Ok(Vec::new()),
+        Err(e) => Err(e),
+    }
+}

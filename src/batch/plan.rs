@@ -1,0 +1,148 @@
+//! What a batch will do, decided before any image is decoded: every file under IN_DIR (never
+//! inside OUT_DIR) in a stable order, its output path under OUT_DIR, and the files skipped up
+//! front (existing outputs, non-images, links), each with its reason.
+
+use super::summary::{FileRecord, Outcome};
+use super::BatchJob;
+use crate::codec::{self, ImageIoError};
+use image::ImageFormat;
+use std::path::{Path, PathBuf};
+
+/// Stable across machines and runs, so shards split a folder the same way everywhere.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// Whether `rel` (a path relative to IN_DIR) belongs to shard `k` of `n`.
+pub fn in_shard(rel: &Path, (k, n): (usize, usize)) -> bool {
+    let key = rel.to_string_lossy().replace('\\', "/");
+    (fnv1a(key.as_bytes()) % n as u64) as usize == k - 1
+}
+
+pub struct Task {
+    pub input: PathBuf,
+    pub output: PathBuf,
+    pub format: ImageFormat,
+}
+
+/// Finds the work: every file under IN_DIR (never inside OUT_DIR), in a stable order, split
+/// into tasks and the records of files skipped up front.
+pub fn plan(job: &BatchJob, in_dir: &Path, out_dir: &Path) -> (Vec<Task>, Vec<FileRecord>) {
+    let mut tasks = Vec::new();
+    let mut skipped = Vec::new();
+    let walker = walkdir::WalkDir::new(in_dir)
+        .follow_links(job.follow_links)
+        .sort_by_file_name()
+        .into_iter()
+        // OUT_DIR inside IN_DIR is not walked: outputs never become inputs.
+        .filter_entry(|e| out_dir == in_dir || !e.path().starts_with(out_dir));
+    let record = FileRecord::new;
+    for entry in walker {
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(e) => {
+                skipped.push(walk_error(&e, in_dir, record));
+                continue;
+            }
+        };
+        let input = entry.path().to_path_buf();
+        if entry.path_is_symlink() && !job.follow_links {
+            let mut r = record(&input, Outcome::SkippedLink, Path::new(""));
+            r.notes
+                .push("symbolic link, not followed (--follow-links follows links)".into());
+            skipped.push(r);
+            continue;
+        }
+        if !entry.file_type().is_file() {
+            continue;
+        }
+        let rel = input.strip_prefix(in_dir).unwrap_or(&input).to_path_buf();
+        if job.shard.is_some_and(|s| !in_shard(&rel, s)) {
+            continue;
+        }
+        let record = |outcome, output: &Path| record(&input, outcome, output);
+        let sniffed = codec::sniff(&input).ok().flatten();
+        let Some(in_format) = sniffed else {
+            if job.verbose {
+                eprintln!("gblur: {}: not an image, skipped", input.display());
+            }
+            let mut r = record(Outcome::SkippedNotImage, Path::new(""));
+            if entry.metadata().is_ok_and(|m| m.len() == 0) {
+                // Most likely a copy that failed: worth naming even without -v.
+                r.notes.push("empty file, skipped".into());
+            }
+            skipped.push(r);
+            continue;
+        };
+        let format = job.format.unwrap_or(in_format);
+        let mut output = out_dir.join(&rel);
+        if job.format.is_some() {
+            output.set_extension(format.extensions_str()[0]);
+        }
+        if output.exists() && !(job.overwrite || job.in_place) {
+            skipped.push(record(Outcome::SkippedExisting, &output));
+            continue;
+        }
+        tasks.push(Task {
+            input,
+            output,
+            format,
+        });
+    }
+    (tasks, skipped)
+}
+
+/// The record for an entry the walk could not take: a symbolic link loop or a dangling link
+/// (with --follow-links) is skipped and named; anything else (an unreadable folder, say) is a
+/// failure.
+fn walk_error(
+    e: &walkdir::Error,
+    in_dir: &Path,
+    record: impl Fn(&Path, Outcome, &Path) -> FileRecord,
+) -> FileRecord {
+    let path = e.path().unwrap_or(in_dir);
+    let is_link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+    if let Some(ancestor) = e.loop_ancestor() {
+        let mut r = record(path, Outcome::SkippedLink, Path::new(""));
+        r.notes.push(format!(
+            "symbolic link loop (back to {}), not followed",
+            ancestor.display()
+        ));
+        r
+    } else if is_link {
+        let mut r = record(path, Outcome::SkippedLink, Path::new(""));
+        r.notes
+            .push("symbolic link to nothing (dangling), skipped".into());
+        r
+    } else {
+        let mut r = record(path, Outcome::Failed, Path::new(""));
+        let cause = e
+            .io_error()
+            .map_or_else(|| e.to_string(), |io| io.to_string());
+        r.error = Some(format!("{}: cannot read: {cause}", path.display()));
+        r
+    }
+}
+
+/// Refuses an output that would leave OUT_DIR: relative paths from the walk cannot climb out,
+/// but a folder inside OUT_DIR that is a symbolic link would carry the write elsewhere.
+pub fn check_inside(out_dir: &Path, output: &Path) -> Result<(), ImageIoError> {
+    let rel = output.strip_prefix(out_dir).unwrap_or(output);
+    let mut at = out_dir.to_path_buf();
+    let folders = rel.parent().into_iter().flat_map(|p| p.components());
+    for c in folders {
+        at.push(c);
+        if std::fs::symlink_metadata(&at).is_ok_and(|m| m.file_type().is_symlink()) {
+            return Err(ImageIoError::BadOutput {
+                path: output.into(),
+                detail: format!(
+                    "not written: {} is a symbolic link, and outputs never leave OUT_DIR",
+                    at.display()
+                ),
+            });
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,455 @@
+//! The batch scheduler. Decoding and encoding run on a pool of CPU threads and blurring on one
+//! worker per device (`--device all` or a list gives several), overlapped through bounded
+//! queues: the device workers all take from one queue of decoded images, so a faster device
+//! takes more of them. At most `2 × threads + 4 + devices` images are in memory at once,
+//! whatever the folder's size.
+
+use super::plan::{self, Task};
+use super::summary::{FileRecord, Outcome, Summary, WorkerSummary};
+use super::BatchJob;
+use crate::backend::{self, Device, Target};
+use crate::codec::{self, ImageIoError};
+use crate::filter::Blur2d;
+use crate::gpu::opencl::ClError;
+use crate::job::JobError;
+use crate::report::{self, Backend, Pass, Stage};
+use crate::work::load::load;
+use crate::work::save::{save, Output};
+use crate::work::{self, Keep, Loaded};
+use crossbeam_channel::{bounded, unbounded, Receiver, Sender};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Depth of each queue between stages. It stays 2 whatever the number of device workers: each
+/// worker holds the one image it is blurring, so memory grows by one image per device.
+const QUEUE: usize = 2;
+
+/// An image on its way from a decoder to a device worker.
+struct DecodedTask {
+    task: Task,
+    loaded: Loaded,
+    passes: Vec<Pass>,
+}
+
+/// An image on its way from a device worker to an encoder.
+struct BlurredTask {
+    task: Task,
+    loaded: Loaded,
+    passes: Vec<Pass>,
+    notes: Vec<String>,
+    blur_ms: f64,
+    /// The worker that took it, and whether its device blurred it (else the Rust path did).
+    /// The encoder puts the device's name in the record: the device thread allocates nothing
+    /// per image that lives to the end. A name allocated there did, and with the malloc heap
+    /// of that thread pinned under freed image buffers, peak memory grew with the folder
+    /// (Rust path, 3 MP JPEGs: 84 MiB for 10 images, 200 to 420 MiB for 120).
+    worker: usize,
+    on_device: bool,
+}
+
+/// One device-stage worker: its device (None: the Rust path) with its own context, and so its
+/// own queue, built programs and buffers.
+struct Worker {
+    index: usize,
+    device: Option<Device>,
+    name: String,
+    /// What its path blurs as decoded (`work::Keep::for_path`).
+    keep: Keep,
+}
+
+impl Worker {
+    fn backend(&self) -> Backend {
+        match self.device {
+            Some(_) => Backend::Opencl,
+            None => Backend::Rust,
+        }
+    }
+}
+
+/// What every stage shares.
+struct Shared<'a> {
+    job: &'a BatchJob,
+    blur: &'a Blur2d,
+    bar: &'a indicatif::ProgressBar,
+    t_total: Instant,
+    megapixels_done: &'a AtomicU64,
+    /// Workers whose device still blurs (a Rust-path worker always does).
+    alive: &'a AtomicUsize,
+    workers: usize,
+    interrupted: &'a AtomicBool,
+    out_dir: &'a Path,
+    /// Each worker's device name, and the Rust path's, for the records.
+    names: &'a [String],
+    rust_name: &'a str,
+}
+
+/// The checked folders and filter of a batch.
+struct Setup {
+    in_dir: PathBuf,
+    out_dir: PathBuf,
+    blur: Blur2d,
+    workers: Vec<Worker>,
+    device_note: Option<String>,
+}
+
+/// Checks everything that can be wrong before any file is touched: the folders, the devices
+/// (a --device that names nothing is refused before OUT_DIR is created), the output format and
+/// the sigma; then opens every device, so one that cannot be opened is a set-up error too.
+fn set_up(job: &BatchJob) -> anyhow::Result<Setup> {
+    let (in_dir, out_dir) = (&job.blur.input, &job.blur.output);
+    anyhow::ensure!(in_dir.is_dir(), "{}: not a folder", in_dir.display());
+    let (targets, device_note) = backend::choose_devices(&job.blur.device, job.blur.pipeline)?;
+    std::fs::create_dir_all(out_dir)
+        .map_err(|e| anyhow::anyhow!("{}: cannot create: {e}", out_dir.display()))?;
+    let in_dir = in_dir.canonicalize()?;
+    let out_dir = out_dir.canonicalize()?;
+    anyhow::ensure!(
+        in_dir != out_dir || job.in_place,
+        "{}: IN_DIR and OUT_DIR are the same folder; pass --in-place to replace the originals",
+        in_dir.display()
+    );
+    if let Some(f) = job.format {
+        anyhow::ensure!(codec::can_write(f), "--format {f:?}: gblur cannot write it");
+    }
+    let blur = Blur2d::checked(job.blur.method, job.blur.sigma_x, job.blur.sigma_y)
+        .map_err(|e| anyhow::anyhow!(e))?;
+    let workers = open_workers(targets, &blur)?;
+    Ok(Setup {
+        in_dir,
+        out_dir,
+        blur,
+        workers,
+        device_note,
+    })
+}
+
+/// One worker per target, each with its own context; the contexts then move to their
+/// workers' threads and stay there.
+fn open_workers(targets: Vec<Option<Target>>, blur: &Blur2d) -> Result<Vec<Worker>, ClError> {
+    let mut workers = Vec::with_capacity(targets.len());
+    for (index, target) in targets.into_iter().enumerate() {
+        let device = target.map(Device::open).transpose()?;
+        let name = device
+            .as_ref()
+            .map_or_else(backend::rust_device_name, Device::name);
+        let keep = Keep::for_path(device.as_ref().map(|d| d.pipeline), blur);
+        workers.push(Worker {
+            index,
+            device,
+            name,
+            keep,
+        });
+    }
+    Ok(workers)
+}
+
+/// Blurs every file under IN_DIR into OUT_DIR and accounts for each one.
+pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
+    let t_total = Instant::now();
+    let Setup {
+        in_dir,
+        out_dir,
+        blur,
+        workers,
+        device_note,
+    } = set_up(job).map_err(JobError::Setup)?;
+    let names: Vec<String> = workers.iter().map(|w| w.name.clone()).collect();
+    let backends: Vec<Backend> = workers.iter().map(Worker::backend).collect();
+    // The decoders load each image once for every worker: as their paths all keep it
+    // (work::Keep) where they agree, else as decoded, and a worker converts to planar f32 what
+    // its own path does not keep (`Loaded::adapt`).
+    let keep = match workers.split_first() {
+        Some((first, rest)) if rest.iter().all(|w| w.keep == first.keep) => first.keep,
+        _ => Keep::Decoded,
+    };
+
+    let (tasks, mut records) = plan::plan(job, &in_dir, &out_dir);
+    let total = tasks.len();
+    let interrupted = Arc::new(AtomicBool::new(false));
+    {
+        let flag = interrupted.clone();
+        // Only one handler per process; a second batch in the same process keeps the first.
+        let _ = ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst));
+    }
+    let bar = report::progress_bar(total, job.quiet, report::FILES);
+    let megapixels_done = AtomicU64::new(0);
+    let alive = AtomicUsize::new(workers.len());
+    let rust_name = backend::rust_device_name();
+    let shared = Shared {
+        job,
+        blur: &blur,
+        bar: &bar,
+        t_total,
+        megapixels_done: &megapixels_done,
+        alive: &alive,
+        workers: workers.len(),
+        interrupted: &interrupted,
+        out_dir: &out_dir,
+        names: &names,
+        rust_name: &rust_name,
+    };
+    let stopped = run_stages(&shared, tasks, workers, keep, &mut records);
+    bar.finish_and_clear();
+
+    let interrupted = interrupted.load(Ordering::SeqCst);
+    let workers = names.into_iter().zip(backends).zip(stopped);
+    let mut summary = Summary::of(records, total, t_total.elapsed().as_secs_f64(), interrupted);
+    summary.devices = workers
+        .enumerate()
+        .map(|(k, ((device, backend), stopped))| {
+            WorkerSummary::of(k, device, backend, stopped, &summary.files)
+        })
+        .collect();
+    summary.device = summary
+        .devices
+        .iter()
+        .map(|d| d.device.as_str())
+        .collect::<Vec<_>>()
+        .join(" + ");
+    summary.notes = device_note.into_iter().collect();
+    Ok(summary)
+}
+
+/// Runs the decoders, the device workers and the encoders over `tasks` until every task has
+/// a record in `records`; returns why each worker's device stopped early, if it did.
+fn run_stages(
+    shared: &Shared,
+    tasks: Vec<Task>,
+    workers: Vec<Worker>,
+    keep: Keep,
+    records: &mut Vec<FileRecord>,
+) -> Vec<Option<String>> {
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let (task_tx, task_rx) = unbounded::<Task>();
+    for t in tasks {
+        task_tx.send(t).expect("receiver alive");
+    }
+    drop(task_tx);
+    let (dec_tx, dec_rx) = bounded::<DecodedTask>(QUEUE);
+    let (enc_tx, enc_rx) = bounded::<BlurredTask>(QUEUE);
+    let (rec_tx, rec_rx) = unbounded::<FileRecord>();
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            let (task_rx, dec_tx, rec_tx) = (task_rx.clone(), dec_tx.clone(), rec_tx.clone());
+            scope.spawn(move || decoder(shared, keep, task_rx, dec_tx, rec_tx));
+        }
+        drop(dec_tx);
+        for _ in 0..threads {
+            let (enc_rx, rec_tx) = (enc_rx.clone(), rec_tx.clone());
+            scope.spawn(move || encoder(shared, enc_rx, rec_tx));
+        }
+        drop(enc_rx);
+        // The device stage: one worker per device, each on its own thread with its own
+        // context, all taking from the one queue of decoded images.
+        let handles: Vec<_> = workers
+            .into_iter()
+            .map(|worker| {
+                let (dec_rx, enc_tx, rec_fail) = (dec_rx.clone(), enc_tx.clone(), rec_tx.clone());
+                scope.spawn(move || device_stage(&worker, shared, dec_rx, enc_tx, rec_fail))
+            })
+            .collect();
+        drop((dec_rx, enc_tx, rec_tx));
+        // Records arrive as encoders finish; the bar counts them.
+        for r in rec_rx.iter() {
+            shared.bar.inc(1);
+            records.push(r);
+        }
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+            .collect()
+    })
+}
+
+/// A decoder thread: loads tasks until there are none left or the batch is interrupted.
+fn decoder(
+    shared: &Shared,
+    keep: Keep,
+    task_rx: Receiver<Task>,
+    dec_tx: Sender<DecodedTask>,
+    rec_tx: Sender<FileRecord>,
+) {
+    let blur_job = &shared.job.blur;
+    while let Ok(task) = task_rx.recv() {
+        if shared.interrupted.load(Ordering::SeqCst) {
+            break;
+        }
+        let mut passes = Vec::new();
+        let (limit, linear) = (blur_job.max_memory_mib, blur_job.linear);
+        match load(&task.input, limit, linear, keep, &mut passes) {
+            Ok(loaded) => {
+                let _ = dec_tx.send(DecodedTask {
+                    task,
+                    loaded,
+                    passes,
+                });
+            }
+            Err(e) => {
+                let _ = rec_tx.send(FileRecord::failed(
+                    &task.input,
+                    &task.output,
+                    e.to_string(),
+                    &passes,
+                ));
+            }
+        }
+    }
+}
+
+/// An encoder thread: writes blurred images and sends their records.
+fn encoder(shared: &Shared, enc_rx: Receiver<BlurredTask>, rec_tx: Sender<FileRecord>) {
+    while let Ok(b) = enc_rx.recv() {
+        let (mut passes, mut notes) = (b.passes, b.notes);
+        let output = &b.task.output;
+        let megapixels = b.loaded.width as f64 * b.loaded.height as f64 * 1e-6;
+        let saved = plan::check_inside(shared.out_dir, output)
+            .and_then(|()| create_parent(output))
+            .and_then(|()| {
+                let to = Output {
+                    path: output,
+                    format: b.task.format,
+                    encode: shared.job.blur.encode,
+                };
+                save(b.loaded, to, &mut passes, &mut notes)
+            });
+        let mut record = FileRecord::new(&b.task.input, Outcome::Blurred, output);
+        record.megapixels = megapixels;
+        record.decode_ms = report::stage_ms(&passes, Stage::Decode);
+        record.blur_ms = b.blur_ms;
+        record.encode_ms = report::stage_ms(&passes, Stage::Encode);
+        record.notes = notes;
+        record.device = Some(if b.on_device {
+            shared.names[b.worker].clone()
+        } else {
+            shared.rust_name.to_string()
+        });
+        record.worker = Some(b.worker);
+        if let Err(e) = saved {
+            record.outcome = Outcome::Failed;
+            record.error = Some(e.to_string());
+        }
+        let _ = rec_tx.send(record);
+    }
+}
+
+fn create_parent(output: &Path) -> Result<(), ImageIoError> {
+    match output.parent() {
+        Some(parent) => std::fs::create_dir_all(parent).map_err(|cause| ImageIoError::Write {
+            path: output.to_path_buf(),
+            cause,
+        }),
+        None => Ok(()),
+    }
+}
+
+/// The device stage of one worker: takes decoded images until the queue closes, blurs each
+/// on its device (the Rust path where the device fails on it), and hands it to the encoders.
+/// Returns why its device stopped before the end, if it did.
+fn device_stage(
+    worker: &Worker,
+    shared: &Shared,
+    dec_rx: Receiver<DecodedTask>,
+    enc_tx: Sender<BlurredTask>,
+    rec_fail: Sender<FileRecord>,
+) -> Option<String> {
+    let job = shared.job;
+    let mut device_broken = false;
+    let mut stopped = None;
+    while let Ok(d) = dec_rx.recv() {
+        let done_mp = shared.megapixels_done.load(Ordering::Relaxed) as f64 * 1e-6;
+        let secs = shared.t_total.elapsed().as_secs_f64();
+        let input = d.task.input.display();
+        shared
+            .bar
+            .set_message(format!("{:.1} MP/s  {input}", done_mp / secs));
+        let DecodedTask {
+            task,
+            mut loaded,
+            mut passes,
+        } = d;
+        let device = worker.device.as_ref().filter(|_| !device_broken);
+        if device.is_some() {
+            loaded.adapt(worker.keep, job.blur.linear, &mut passes);
+        }
+        let t = Instant::now();
+        let mut notes = std::mem::take(&mut loaded.notes);
+        // Too large for the device, out of device memory and the like: this image goes
+        // the Rust way (work::blur).
+        let reload = || {
+            let (limit, linear) = (job.blur.max_memory_mib, job.blur.linear);
+            let rust = Keep::for_path(None, shared.blur);
+            load(&task.input, limit, linear, rust, &mut Vec::new())
+        };
+        let done = match work::blur::blur(device, &mut loaded, shared.blur, &mut passes, reload) {
+            Ok(done) => done,
+            Err(e) => {
+                let _ = rec_fail.send(FileRecord::failed(
+                    &task.input,
+                    &task.output,
+                    e.to_string(),
+                    &passes,
+                ));
+                continue;
+            }
+        };
+        notes.extend(done.note);
+        let mut leave = false;
+        if let Some(ClError::Build { .. }) = done.failure {
+            device_broken = true;
+            let (why, last) = stop_device(worker, shared);
+            stopped = Some(why);
+            leave = !last;
+        }
+        let megapixels = loaded.width as u64 * loaded.height as u64;
+        shared
+            .megapixels_done
+            .fetch_add(megapixels, Ordering::Relaxed);
+        let _ = enc_tx.send(BlurredTask {
+            task,
+            loaded,
+            passes,
+            notes,
+            blur_ms: t.elapsed().as_secs_f64() * 1e3,
+            worker: worker.index,
+            on_device: done.on_device,
+        });
+        if leave {
+            break;
+        }
+    }
+    stopped
+}
+
+/// Kernels that did not build will not build for the next image. The device takes no more
+/// images while another worker's device still blurs; the last one whose device breaks goes on
+/// on the Rust path. Says so on stderr; returns the summary's reason and whether this was the
+/// last device still blurring.
+fn stop_device(worker: &Worker, shared: &Shared) -> (String, bool) {
+    let last = shared.alive.fetch_sub(1, Ordering::SeqCst) == 1;
+    let then = if last {
+        "it blurred the rest of the batch on the built-in Rust path"
+    } else {
+        "it took no more images, the other devices went on"
+    };
+    if !shared.job.quiet {
+        let who = if shared.workers == 1 {
+            worker.name.clone()
+        } else {
+            format!("{} (device #{})", worker.name, worker.index)
+        };
+        let now = if last {
+            "the rest of the batch runs on the built-in Rust path"
+        } else {
+            "it takes no more images, the other devices go on"
+        };
+        shared
+            .bar
+            .suspend(|| eprintln!("gblur: {who}: the kernels did not build; {now}"));
+    }
+    (format!("the kernels did not build: {then}"), last)
+}

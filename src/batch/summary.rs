@@ -1,0 +1,280 @@
+//! What a batch reports: a record for every file, a summary per device worker and for the
+//! whole batch, as a table on stderr and as JSON on stdout.
+
+use crate::job::JobError;
+use crate::report::{self, Backend, Pass, Stage};
+use serde::Serialize;
+use std::path::Path;
+
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum Outcome {
+    Blurred,
+    SkippedExisting,
+    SkippedNotImage,
+    SkippedLink,
+    Failed,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct FileRecord {
+    pub input: String,
+    pub output: String,
+    pub outcome: Outcome,
+    pub error: Option<String>,
+    pub megapixels: f64,
+    pub decode_ms: f64,
+    pub blur_ms: f64,
+    pub encode_ms: f64,
+    pub notes: Vec<String>,
+    /// What blurred the file: the device's name, or the Rust path's where the device failed
+    /// on it. Null for a file that was not blurred.
+    pub device: Option<String>,
+    /// The device worker that took the file: its position in `--device` (0 for one device).
+    pub worker: Option<usize>,
+}
+
+/// What one device worker did.
+#[derive(Clone, Debug, Serialize)]
+pub struct WorkerSummary {
+    /// Its position in `--device` (0 for one device).
+    pub worker: usize,
+    /// Its device, named as reports name it.
+    pub device: String,
+    pub backend: Backend,
+    /// Files it blurred that were written, and their megapixels.
+    pub images: usize,
+    pub megapixels: f64,
+    /// Of those, how many the Rust path blurred because the device failed on them.
+    pub rust_fallbacks: usize,
+    /// Its blur time, summed over those files.
+    pub blur_s: f64,
+    /// Why its device stopped blurring before the end, if it did, and what the worker did then.
+    pub stopped: Option<String>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Summary {
+    /// The device's name; with several workers, their names joined by " + ".
+    pub device: String,
+    pub blurred: usize,
+    pub skipped_existing: usize,
+    pub skipped_not_image: usize,
+    /// Symbolic links not followed, loops and dangling links.
+    pub skipped_links: usize,
+    pub failed: usize,
+    /// Files not started because the batch was interrupted.
+    pub not_started: usize,
+    pub interrupted: bool,
+    pub total_s: f64,
+    pub images_per_s: f64,
+    pub megapixels_per_s: f64,
+    /// Time summed over the worker threads of each stage.
+    pub decode_s: f64,
+    pub blur_s: f64,
+    pub encode_s: f64,
+    /// One entry per device worker, in `--device` order.
+    pub devices: Vec<WorkerSummary>,
+    /// What the report says of the batch as a whole (what `--device all` ran without a GPU).
+    pub notes: Vec<String>,
+    pub files: Vec<FileRecord>,
+}
+
+impl FileRecord {
+    /// A record of `input` with `outcome` and nothing measured yet.
+    pub fn new(input: &Path, outcome: Outcome, output: &Path) -> FileRecord {
+        FileRecord {
+            input: input.display().to_string(),
+            output: output.display().to_string(),
+            outcome,
+            error: None,
+            megapixels: 0.0,
+            decode_ms: 0.0,
+            blur_ms: 0.0,
+            encode_ms: 0.0,
+            notes: Vec::new(),
+            device: None,
+            worker: None,
+        }
+    }
+
+    /// The record of `input` (to be written to `output`) that failed with `err` after
+    /// `passes`.
+    pub fn failed(input: &Path, output: &Path, err: String, passes: &[Pass]) -> FileRecord {
+        let mut r = FileRecord::new(input, Outcome::Failed, output);
+        r.error = Some(err);
+        r.decode_ms = report::stage_ms(passes, Stage::Decode);
+        r
+    }
+}
+
+impl WorkerSummary {
+    /// What worker `k` on `device` did, from the records of `files`.
+    pub fn of(
+        k: usize,
+        device: String,
+        backend: Backend,
+        stopped: Option<String>,
+        files: &[FileRecord],
+    ) -> WorkerSummary {
+        let mine: Vec<&FileRecord> = files
+            .iter()
+            .filter(|r| r.outcome == Outcome::Blurred && r.worker == Some(k))
+            .collect();
+        WorkerSummary {
+            worker: k,
+            backend,
+            images: mine.len(),
+            megapixels: mine.iter().map(|r| r.megapixels).sum(),
+            rust_fallbacks: mine
+                .iter()
+                .filter(|r| r.device.as_ref() != Some(&device))
+                .count(),
+            blur_s: mine.iter().map(|r| r.blur_ms).sum::<f64>() * 1e-3,
+            stopped,
+            device,
+        }
+    }
+}
+
+impl Summary {
+    /// The batch's counts and times from its records (sorted here by input path), for `tasks`
+    /// planned files and `total_s` seconds of wall time. The devices, their joined name and
+    /// the batch's notes are left for the caller.
+    pub fn of(
+        mut records: Vec<FileRecord>,
+        tasks: usize,
+        total_s: f64,
+        interrupted: bool,
+    ) -> Summary {
+        records.sort_by(|a, b| a.input.cmp(&b.input));
+        let count = |o: Outcome| records.iter().filter(|r| r.outcome == o).count();
+        let blurred = count(Outcome::Blurred);
+        let failed = count(Outcome::Failed);
+        // Failures of the walk itself were never tasks.
+        let walk_failed = records
+            .iter()
+            .filter(|r| r.outcome == Outcome::Failed && r.output.is_empty())
+            .count();
+        let megapixels: f64 = records.iter().map(|r| r.megapixels).sum();
+        let sum = |f: fn(&FileRecord) -> f64| records.iter().map(f).sum::<f64>() * 1e-3;
+        Summary {
+            device: String::new(),
+            blurred,
+            skipped_existing: count(Outcome::SkippedExisting),
+            skipped_not_image: count(Outcome::SkippedNotImage),
+            skipped_links: count(Outcome::SkippedLink),
+            failed,
+            not_started: tasks - blurred - (failed - walk_failed),
+            interrupted,
+            total_s,
+            images_per_s: blurred as f64 / total_s,
+            megapixels_per_s: megapixels / total_s,
+            decode_s: sum(|r| r.decode_ms),
+            blur_s: sum(|r| r.blur_ms),
+            encode_s: sum(|r| r.encode_ms),
+            devices: Vec::new(),
+            notes: Vec::new(),
+            files: records,
+        }
+    }
+
+    /// The end-of-batch report for stderr.
+    pub fn table(&self) -> String {
+        use std::fmt::Write as _;
+        let mut s = String::new();
+        if let [_] = self.devices[..] {
+            let _ = writeln!(s, "device    {}", self.device);
+        } else {
+            for d in &self.devices {
+                let _ = write!(
+                    s,
+                    "device    #{} {}: {} image{}, {:.1} MP, blur {:.2} s",
+                    d.worker,
+                    d.device,
+                    d.images,
+                    if d.images == 1 { "" } else { "s" },
+                    d.megapixels,
+                    d.blur_s
+                );
+                if d.rust_fallbacks > 0 {
+                    let _ = write!(
+                        s,
+                        ", {} on the Rust path after a device failure",
+                        d.rust_fallbacks
+                    );
+                }
+                if let Some(why) = &d.stopped {
+                    let _ = write!(s, "; {why}");
+                }
+                let _ = writeln!(s);
+            }
+        }
+        for n in &self.notes {
+            let _ = writeln!(s, "note      {n}");
+        }
+        let _ = writeln!(
+            s,
+            "files     {} blurred, {} skipped (output exists), {} skipped (not images), {}{} failed{}",
+            self.blurred,
+            self.skipped_existing,
+            self.skipped_not_image,
+            if self.skipped_links > 0 {
+                format!("{} skipped (symbolic links), ", self.skipped_links)
+            } else {
+                String::new()
+            },
+            self.failed,
+            if self.interrupted {
+                format!(", {} not started (interrupted)", self.not_started)
+            } else {
+                String::new()
+            }
+        );
+        let _ = writeln!(
+            s,
+            "time      {:.2} s wall, {:.1} images/s, {:.1} MP/s",
+            self.total_s, self.images_per_s, self.megapixels_per_s
+        );
+        let _ = writeln!(
+            s,
+            "stages    decode {:.2} s, blur {:.2} s, encode {:.2} s (summed over threads)",
+            self.decode_s, self.blur_s, self.encode_s
+        );
+        for f in self.files.iter().filter(|f| f.outcome == Outcome::Failed) {
+            let _ = writeln!(s, "failed    {}", f.error.as_deref().unwrap_or("?"));
+        }
+        for f in &self.files {
+            for n in &f.notes {
+                let _ = writeln!(s, "note      {}: {n}", f.input);
+            }
+        }
+        s
+    }
+}
+
+/// Prints the summary (JSON on stdout when asked, the table on stderr unless quiet) and turns
+/// failures into the exit status: 1 when any file failed or the batch was interrupted.
+pub fn emit(summary: &Summary, json: bool, quiet: bool) -> Result<(), JobError> {
+    use std::io::Write as _;
+    if json {
+        let text = serde_json::to_string_pretty(summary).expect("summary serialises");
+        let _ = writeln!(std::io::stdout().lock(), "{text}");
+    }
+    if !quiet {
+        eprint!("{}", summary.table());
+    }
+    if summary.interrupted {
+        return Err(JobError::Failed(anyhow::anyhow!(
+            "interrupted: {} files not started; every finished output is complete",
+            summary.not_started
+        )));
+    }
+    if summary.failed > 0 {
+        return Err(JobError::Failed(anyhow::anyhow!(
+            "{} of the files failed (listed above)",
+            summary.failed
+        )));
+    }
+    Ok(())
+}

@@ -1,0 +1,180 @@
+//! Blurring a loaded image on its device or on the built-in Rust path. When the device cannot
+//! blur it, the Rust path does, and the report says why: an image larger than the device may
+//! allocate goes to the Rust path before anything is uploaded, and a failed kernel build,
+//! buffer allocation or enqueue sends it there after the fact. A device fault never fails the
+//! job and never panics.
+
+use super::{Keep, Loaded, Working};
+use crate::backend::Device;
+use crate::codec::ImageIoError;
+use crate::cpu::{banded, lanes, reference};
+use crate::filter::Blur2d;
+use crate::gpu::opencl::ClError;
+use crate::gpu::pipeline::{self, Upload};
+use crate::pixels::planar::Planar;
+use crate::report::{Pass, Stage};
+
+/// How an image was blurred.
+pub struct BlurOutcome {
+    /// The pipeline that ran (the Rust path's after a fallback).
+    pub pipeline: String,
+    /// Whether the device ran it (false: the Rust path, asked for or fallen back to).
+    pub on_device: bool,
+    /// Why the device was passed over, for the report.
+    pub note: Option<String>,
+    /// The device error that caused the fallback, if one did.
+    pub failure: Option<ClError>,
+}
+
+/// Blurs `loaded` on `device` when there is one and it can hold the image, else on the Rust
+/// path. A fallback decodes the image again with `reload` (as the Rust path takes it, in place
+/// where it can), so it writes the same bytes as `--device rust`; a device failure has consumed
+/// the image anyway, and keeping a second copy for a rare case is not worth the memory. Only
+/// that I/O can fail.
+pub fn blur(
+    device: Option<&Device>,
+    loaded: &mut Loaded,
+    blur: &Blur2d,
+    passes: &mut Vec<Pass>,
+    reload: impl FnOnce() -> Result<Loaded, ImageIoError>,
+) -> Result<BlurOutcome, ImageIoError> {
+    let rust = |loaded: &mut Loaded, passes: &mut Vec<Pass>, note, failure| BlurOutcome {
+        pipeline: blur_on_host(loaded, blur, passes),
+        on_device: false,
+        note,
+        failure,
+    };
+    let Some(device) = device else {
+        // Loaded for a device that then failed to build its kernels: decode again, in place.
+        if matches!(loaded.working, Working::Planar(_))
+            && Keep::for_path(None, blur) == Keep::Decoded
+        {
+            loaded.working = Working::Planar(Planar::default());
+            *loaded = reload()?;
+        }
+        return Ok(rust(loaded, passes, None, None));
+    };
+    let (note, failure) = match too_large(device, device_bytes(device, loaded, blur)) {
+        Some(why) => (
+            format!("{why}: blurred on the built-in Rust path instead"),
+            None,
+        ),
+        None => {
+            let before = passes.len();
+            match blur_on_device(device, loaded, blur, passes) {
+                Ok(pipeline) => {
+                    return Ok(BlurOutcome {
+                        pipeline,
+                        on_device: true,
+                        note: None,
+                        failure: None,
+                    })
+                }
+                Err(e) => {
+                    passes.truncate(before);
+                    (failure_note(&e.to_string()), Some(e))
+                }
+            }
+        }
+    };
+    // The device's working copy goes before the image is decoded again.
+    loaded.working = Working::Planar(Planar::default());
+    *loaded = reload()?;
+    Ok(rust(loaded, passes, Some(note), failure))
+}
+
+/// Blurs `loaded` on `device`: bytes up and down where the device takes the decoded image,
+/// planar f32 otherwise. Returns the name of the pipeline that ran.
+fn blur_on_device(
+    device: &Device,
+    loaded: &mut Loaded,
+    blur: &Blur2d,
+    passes: &mut Vec<Pass>,
+) -> Result<String, ClError> {
+    let (ctx, pipe) = (&device.ctx, device.pipeline);
+    let takes_bytes = loaded.upload(pipe, blur).is_some();
+    let linear = loaded.layout.linear;
+    match &mut loaded.working {
+        Working::Decoded(image) if takes_bytes => {
+            passes.extend(pipeline::blur_u8(ctx, image, blur, linear, pipe)?);
+            Ok(format!("{}, 8-bit in and out", pipe.describe()))
+        }
+        Working::Decoded(_) => Ok(blur_on_host(loaded, blur, passes)),
+        Working::Planar(planar) => {
+            let (out, dev_passes) = pipeline::blur(ctx, std::mem::take(planar), blur, pipe)?;
+            *planar = out;
+            passes.extend(dev_passes);
+            Ok(pipe.describe())
+        }
+    }
+}
+
+/// Blurs `loaded` on the Rust path: in place where it was loaded as decoded, else through the
+/// planar reference. Returns the name of the pipeline that ran.
+pub fn blur_on_host(loaded: &mut Loaded, blur: &Blur2d, passes: &mut Vec<Pass>) -> String {
+    let linear = loaded.layout.linear;
+    match &mut loaded.working {
+        Working::Decoded(image) => {
+            let cpu_passes = banded::blur_image(image, blur, linear)
+                .expect("loaded in place only for filters the banded blur takes");
+            passes.extend(host_passes(cpu_passes));
+            format!("banded, in place ({})", lanes::isa_name())
+        }
+        Working::Planar(planar) => {
+            let (out, cpu_passes) = reference::blur(planar, blur);
+            *planar = out;
+            passes.extend(host_passes(cpu_passes));
+            "rows + blocked transposes".into()
+        }
+    }
+}
+
+fn host_passes(cpu_passes: Vec<reference::CpuPass>) -> impl Iterator<Item = Pass> {
+    cpu_passes
+        .into_iter()
+        .map(|p| Pass::host_ms(Stage::Blur, p.name, p.ms))
+}
+
+/// Why `device` cannot hold an image whose device buffers take `(largest, total)` bytes
+/// (`Upload::device_bytes`), if it cannot: a buffer over the device's largest allocation
+/// (CL_DEVICE_MAX_MEM_ALLOC_SIZE), or all of them over its global memory.
+pub fn too_large(device: &Device, (largest, total): (u64, u64)) -> Option<String> {
+    let (mib, total_mib) = (largest.div_ceil(1 << 20), total.div_ceil(1 << 20));
+    let info = &device.ctx.info;
+    if mib > info.max_alloc_mib {
+        Some(format!(
+            "the image needs {mib} MiB per device buffer and {} allows {} MiB",
+            info.name, info.max_alloc_mib
+        ))
+    } else if info.global_mem_mib > 0 && total_mib > info.global_mem_mib {
+        Some(format!(
+            "the image needs {total_mib} MiB on the device and {} has {} MiB",
+            info.name, info.global_mem_mib
+        ))
+    } else {
+        None
+    }
+}
+
+/// The device buffers `loaded` needs on `device`, as `too_large` takes them.
+fn device_bytes(device: &Device, loaded: &Loaded, blur: &Blur2d) -> (u64, u64) {
+    let (w, h) = loaded.size();
+    match (loaded.upload(device.pipeline, blur), &loaded.working) {
+        (Some(upload @ Upload::U8 { channels, .. }), _) => upload.device_bytes(w, h, channels),
+        (Some(Upload::PlanarF32), Working::Planar(p)) => {
+            Upload::PlanarF32.device_bytes(p.width, p.height, p.channels)
+        }
+        // Blurred on the host by the banded path: nothing on the device.
+        _ => (0, 0),
+    }
+}
+
+/// The report's note for a device failure (`error`'s text): its first line, so that a build
+/// failure's compiler log stays out of it.
+pub fn failure_note(error: &str) -> String {
+    let line = error.lines().next().unwrap_or_default();
+    format!(
+        "the OpenCL device failed ({}): blurred on the built-in Rust path instead",
+        line.trim_end_matches("; compiler log:")
+    )
+}

@@ -1,0 +1,62 @@
+//! Decoding an input into the form its path blurs: as decoded where the path takes it so,
+//! else premultiplied planar f32. Non-finite float samples are cleaned first and noted.
+
+use super::{Keep, Loaded, Working};
+use crate::codec::{self, ImageIoError};
+use crate::pixels;
+use crate::report::{Pass, Stage};
+use std::path::Path;
+use std::time::Instant;
+
+/// Decodes `path`, timing it into `passes`, and converts it to planar f32 unless `keep` keeps
+/// it as decoded.
+pub fn load(
+    path: &Path,
+    max_memory_mib: u64,
+    linear: bool,
+    keep: Keep,
+    passes: &mut Vec<Pass>,
+) -> Result<Loaded, ImageIoError> {
+    let t = Instant::now();
+    let mut decoded = codec::decode(path, max_memory_mib)?;
+    passes.push(Pass::host(Stage::Decode, "decode", t));
+    let notes = pixels::sanitize_image(&mut decoded.image)
+        .into_iter()
+        .collect();
+    let image = decoded.image;
+    let (color, width, height) = (image.color(), image.width(), image.height());
+    let mut loaded = Loaded {
+        working: Working::Decoded(image),
+        layout: pixels::Layout {
+            color,
+            linear: linear && pixels::is_integer(color),
+        },
+        icc: decoded.icc,
+        format: decoded.format,
+        color,
+        width,
+        height,
+        notes,
+    };
+    loaded.adapt(keep, linear, passes);
+    Ok(loaded)
+}
+
+impl Loaded {
+    /// Converts a decoded image that `keep` does not keep to planar f32, as `load` would
+    /// have for that path. A batch whose workers keep different images decodes every image
+    /// as decoded, and each worker adapts the ones it takes.
+    pub fn adapt(&mut self, keep: Keep, linear: bool, passes: &mut Vec<Pass>) {
+        let Working::Decoded(image) = &self.working else {
+            return;
+        };
+        if keep.keeps(image.color()) {
+            return;
+        }
+        let t = Instant::now();
+        let (planar, layout) = pixels::to_planar(image, linear);
+        self.working = Working::Planar(planar);
+        self.layout = layout;
+        passes.push(Pass::host(Stage::Decode, "to planar f32", t));
+    }
+}

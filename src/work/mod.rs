@@ -1,0 +1,89 @@
+//! The work on one image that the main command and every batch worker share: `load` decodes
+//! it into the form its path blurs, `blur` blurs it on the device or on the Rust path (and
+//! falls back to the Rust path when the device cannot), `save` turns it back into samples and
+//! writes it atomically. Every step is timed into the job's passes.
+
+pub mod blur;
+pub mod load;
+pub mod save;
+
+use crate::filter::Blur2d;
+use crate::gpu::pipeline::{self, Pipeline, Upload};
+use crate::pixels::{self, planar::Planar};
+use image::{ColorType, DynamicImage, ImageFormat};
+
+/// The image a blur works on.
+pub enum Working {
+    /// Premultiplied planar f32: what the OpenCL pipelines and the reference path take.
+    Planar(Planar),
+    /// The decoded image itself, blurred in place by the banded Rust blur (no f32 copy).
+    Decoded(DynamicImage),
+}
+
+/// A decoded input, oriented, as the blur will take it.
+pub struct Loaded {
+    pub working: Working,
+    pub layout: pixels::Layout,
+    pub icc: Option<Vec<u8>>,
+    pub format: ImageFormat,
+    pub color: ColorType,
+    pub width: u32,
+    pub height: u32,
+    /// What decoding changed that the report should say (`pixels::sanitize_image`).
+    pub notes: Vec<String>,
+}
+
+impl Loaded {
+    /// What a device running `pipe` receives of this image: planar f32, or the decoded 8-bit
+    /// samples (`Upload::for_image`); None for a decoded image that the device does not take,
+    /// which the banded blur handles on the host.
+    pub fn upload(&self, pipe: Pipeline, blur: &Blur2d) -> Option<Upload> {
+        match &self.working {
+            Working::Planar(_) => Some(Upload::PlanarF32),
+            Working::Decoded(image) => {
+                match Upload::for_image(image.color(), self.layout.linear, pipe, blur) {
+                    u @ Upload::U8 { .. } => Some(u),
+                    Upload::PlanarF32 => None,
+                }
+            }
+        }
+    }
+
+    /// (width, height) in pixels.
+    pub fn size(&self) -> (usize, usize) {
+        (self.width as usize, self.height as usize)
+    }
+}
+
+/// Which decoded images a path blurs as they are, without a planar f32 copy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Keep {
+    /// Every image converted to planar f32 (the reference path, the FIR, the other pipelines).
+    Planar,
+    /// Every image as decoded: the Rust path's banded blur, in place.
+    Decoded,
+    /// 8-bit gray, gray+alpha, RGB and RGBA as decoded (uploaded as bytes, converted on the
+    /// device: `pipeline::blur_u8`), the rest as planar f32.
+    Decoded8Bit,
+}
+
+impl Keep {
+    /// What a path keeps: the Rust path (`device` None) or a device running `device`.
+    pub fn for_path(device: Option<Pipeline>, blur: &Blur2d) -> Keep {
+        let recursive = blur.x.is_recursive() && blur.y.is_recursive();
+        match device {
+            _ if !recursive => Keep::Planar,
+            None => Keep::Decoded,
+            Some(Pipeline::Blocked { .. }) => Keep::Decoded8Bit,
+            Some(_) => Keep::Planar,
+        }
+    }
+
+    pub fn keeps(self, color: ColorType) -> bool {
+        match self {
+            Keep::Planar => false,
+            Keep::Decoded => true,
+            Keep::Decoded8Bit => pipeline::u8_channels(color).is_some(),
+        }
+    }
+}

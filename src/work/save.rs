@@ -1,0 +1,56 @@
+//! Turning a blurred image back into samples of the colour type its output format holds,
+//! encoding it, and writing it through a temporary file that is renamed over the output.
+
+use super::{Loaded, Working};
+use crate::codec::{self, EncodeOptions, ImageIoError};
+use crate::pixels;
+use crate::report::{Pass, Stage};
+use image::{ColorType, ImageFormat};
+use std::path::Path;
+use std::time::Instant;
+
+/// Where and how an image is written.
+#[derive(Clone, Copy, Debug)]
+pub struct Output<'a> {
+    pub path: &'a Path,
+    pub format: ImageFormat,
+    pub encode: EncodeOptions,
+}
+
+/// Converts `blurred` back, encodes it and writes it atomically, adding what the format could
+/// not hold to `notes`; returns the colour type written.
+pub fn save(
+    blurred: Loaded,
+    output: Output,
+    passes: &mut Vec<Pass>,
+    notes: &mut Vec<String>,
+) -> Result<ColorType, ImageIoError> {
+    let layout = blurred.layout;
+    let (out_color, lost) = codec::output_color(layout.color, output.format);
+    notes.extend(lost);
+    let image = match blurred.working {
+        Working::Planar(mut planar) => {
+            let t = Instant::now();
+            pixels::finish_planar(&mut planar, layout);
+            let image = pixels::from_planar(&planar, layout.color, out_color);
+            passes.push(Pass::host(Stage::Encode, "from planar", t));
+            image
+        }
+        Working::Decoded(image) if image.color() == out_color => image,
+        Working::Decoded(image) => {
+            let t = Instant::now();
+            let image = pixels::convert(image, out_color);
+            passes.push(Pass::host(Stage::Encode, "convert", t));
+            image
+        }
+    };
+    let t = Instant::now();
+    let icc = blurred.icc.as_deref();
+    let (bytes, icc_note) = codec::encode(&image, output.format, icc, output.encode, output.path)?;
+    notes.extend(icc_note);
+    passes.push(Pass::host(Stage::Encode, "encode", t));
+    let t = Instant::now();
+    codec::write_atomic(output.path, &bytes)?;
+    passes.push(Pass::host(Stage::Encode, "write", t));
+    Ok(out_color)
+}
