@@ -37,8 +37,9 @@ __kernel void fir_y(__global const float *src, __global float *dst, __constant f
     dst[plane + (size_t)y * width + x] = acc;
 }
 
-// Full 2D convolution with the (2r+1)² Gaussian taps[j]·taps[i]: the seed chapter's
-// "2D convolution" row, whose cost grows with sigma squared. Benchmark only.
+// Full 2D convolution with the (2r+1)² Gaussian taps[j]·taps[i]: the "2D convolution" row of
+// the algorithm table in "Tuning Performance on the GPU", whose cost grows with sigma squared.
+// Benchmark only.
 __kernel void conv2d(__global const float *src, __global float *dst, __constant float *taps,
                      uint radius, uint width, uint height)
 {

@@ -1,6 +1,7 @@
-// The device's yardsticks (the seed chapter's peak kernels): a plain copy, one float or one
-// float4 per work-item, and the copy with a chain of dependent multiply-adds per element,
-// which stays memory-bound until the chain is long enough to make the kernel compute-bound.
+// The device's yardsticks (the peak kernels of the GPU tuning chapter "Tuning Performance on
+// the GPU"): a plain copy, one float or one float4 per work-item, and the copy with a chain of
+// dependent multiply-adds per element, which stays memory-bound until the chain is long
+// enough to make the kernel compute-bound.
 // `n` counts floats for copy_float and float4s for the others.
 
 #ifndef MAD_COUNT

@@ -1,10 +1,11 @@
-// C = A·B for row-major A (M×K), B (K×N) and C (M×N): the optimisation ladder of the seed
-// articles (the MQL5 article "OpenCL: from naive towards more insightful programming", the
-// blog's local tiles and work per thread) continued with C. Nugteren's SGEMM tutorial steps
-// (wider loads, 2D register blocking). Every rung is a separate kernel; every tunable is a -D
-// define with a default, so the file compiles alone.
+// C = A·B for row-major A (M×K), B (K×N) and C (M×N): the optimisation ladder of "OpenCL:
+// from naive towards more insightful programming" and of a blog article on OpenCL matrix
+// multiplication (local tiles, then work per thread), continued with the steps of C. Nugteren's
+// "Tutorial: OpenCL SGEMM tuning for Kepler" (wider loads, 2D register blocking). Every rung
+// is a separate kernel; every tunable is a -D define with a default, so the file compiles
+// alone.
 //
-// REAL is the element type: float, or int for the blog's integer variant (-DREAL=int
+// REAL is the element type: float, or int for the blog article's integer variant (-DREAL=int
 // -DINTEGER). Indices are 32-bit: the host refuses matrices of 2^31 elements or more.
 //
 // Rungs 1-8 take any M, N, K and guard every access. Rungs 9 and 10 need M, N and K to be
@@ -73,8 +74,9 @@ __kernel void matmul_private(__global const REAL *A, __global const REAL *B, __g
 }
 
 // ---- 4. one whole output row per work-item ----------------------------------------------
-// The seed's step 2.5: M work-items, each with N·K multiply-adds. BT is B transposed (N×K),
-// made on the device, so each work-item reads both operands in order, as the seed does.
+// Step 2.5 of "OpenCL: from naive towards more insightful programming": M work-items, each
+// with N·K multiply-adds. BT is B transposed (N×K), made on the device, so each work-item
+// reads both operands in order, as the article does.
 __kernel void matmul_row(__global const REAL *A, __global const REAL *BT, __global REAL *C,
                          uint M, uint N, uint K)
 {
@@ -91,7 +93,7 @@ __kernel void matmul_row(__global const REAL *A, __global const REAL *BT, __glob
 
 // ---- 5. the row of A in private memory --------------------------------------------------
 // KDIM (= K, a build option) sizes the private copy. Private arrays this large do not fit in
-// registers: the compiler places them in (cached) per-work-item memory, as the seed warns.
+// registers: the compiler places them in (cached) per-work-item memory, as the article warns.
 #ifndef KDIM
 #define KDIM 16
 #endif
@@ -141,8 +143,9 @@ __kernel void matmul_row_local(__global const REAL *A, __global const REAL *BT,
 }
 
 // ---- 7. square local-memory tiles, one output per work-item -----------------------------
-// The blog's kernel: a TS×TS work-group stages TS×TS tiles of A and B in local memory, so
-// each element loaded from global memory is used TS times. Out-of-range elements load as 0.
+// The blog article's kernel: a TS×TS work-group stages TS×TS tiles of A and B in local
+// memory, so each element loaded from global memory is used TS times. Out-of-range elements
+// load as 0.
 #ifndef TS
 #define TS 16
 #endif
@@ -218,9 +221,10 @@ void matmul_wpt(__global const REAL *A, __global const REAL *B, __global REAL *C
 }
 
 // ---- 9. wider types: float4 or float8 loads and multiply-adds ---------------------------
-// The seed's vectorisation steps on the tiled kernel (Nugteren's step 4): a TSV×TSV tile,
-// each work-item computing VW neighbouring outputs of a row as one vector, loading A and B
-// VW elements at a time. Needs M, N, K multiples of TSV (the host pads).
+// The float4 and float8 steps of "OpenCL: from naive towards more insightful programming",
+// on the tiled kernel (Nugteren's step 4): a TSV×TSV tile, each work-item computing VW
+// neighbouring outputs of a row as one vector, loading A and B VW elements at a time. Needs
+// M, N, K multiples of TSV (the host pads).
 #ifndef TSV
 #define TSV 32
 #endif

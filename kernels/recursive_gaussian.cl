@@ -8,8 +8,8 @@
 // A line is `len` samples `elem_stride` apart; line `l` of plane `p` starts at
 // `p * plane_stride + l * line_stride`. With elem_stride = width and line_stride = 1 each
 // work-item walks down a column and neighbouring work-items touch neighbouring addresses (the
-// coalesced "column pass"); with elem_stride = 1 and line_stride = width it is the seed's row
-// pass, where they do not.
+// coalesced "column pass"); with elem_stride = 1 and line_stride = width it is the row pass of
+// version 1 in "Tuning Performance on the GPU", where they do not.
 //
 // coef: per section n0 n1 m1 m2 eps q anticausal_gain (pad), 8 floats each; q = 1 - r^2.
 

@@ -1,5 +1,5 @@
-// The dot product of two float vectors, x·y, three ways (after the seed tutorial on the dot
-// product, continued to a bandwidth-bound reduction):
+// The dot product of two float vectors, x·y, three ways (after a tutorial on the scalar
+// product of vectors, continued to a bandwidth-bound reduction):
 //   dot_products  the device multiplies, the host sums (the tutorial's first version);
 //   dot_groups    each work-group sums its LOCAL products in local memory, the host adds the
 //                 group sums (the tutorial's second version);

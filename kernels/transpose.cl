@@ -1,7 +1,7 @@
 // Out-of-place transpose of a stack of planes: plane p of `src` is `width`×`height` (rows of
 // `width`), plane p of `dst` is `height`×`width`. Dimension 2 of the NDRange is the plane.
 //
-// The strategies of the seed chapter ("Tuning performance on the GPU") and of Ruetsch &
+// The strategies of the GPU tuning chapter "Tuning Performance on the GPU" and of Ruetsch &
 // Micikevicius, "Optimizing Matrix Transpose in CUDA" (NVIDIA, 2009):
 //   transpose_naive          read a row, write a column: the writes are strided.
 //   transpose_local          a TILE×TILE tile through local memory: both sides coalesced.
