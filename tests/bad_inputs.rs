@@ -1,17 +1,11 @@
 //! Every bad input gets one line naming the file and the cause, a non-zero exit, and loses
 //! nothing: no partial output, no existing file destroyed, no temporary file left behind.
 
-use assert_cmd::Command;
 use predicates::prelude::*;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-fn gblur() -> Command {
-    Command::cargo_bin("gblur").unwrap()
-}
-
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join(name)
-}
+mod common;
+use common::{fixture, gblur};
 
 /// Runs a failing blur into `dir/out.png`, which holds "previous" beforehand, and checks the
 /// exit code, the one-line message, and that nothing else changed in `dir`.

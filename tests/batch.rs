@@ -1,14 +1,12 @@
 //! `gblur batch` in temporary folders: mixed good, corrupt and non-image files, nested
 //! folders, skip vs overwrite, in-place, OUT inside IN, shards, exit codes, no temp files.
 
-use assert_cmd::Command;
 use serde_json::Value;
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join(name)
-}
+mod common;
+use common::{fixture, gblur};
 
 /// IN with 5 images (two nested), a truncated PNG and a text file.
 fn photo_folder() -> tempfile::TempDir {
@@ -42,8 +40,7 @@ fn photo_folder() -> tempfile::TempDir {
 }
 
 fn batch(args: &[&str], input: &Path, output: &Path, code: i32) -> Value {
-    let out = Command::cargo_bin("gblur")
-        .unwrap()
+    let out = gblur()
         .arg("batch")
         .arg(input)
         .arg(output)
@@ -161,8 +158,7 @@ fn format_option_changes_every_output() {
 #[test]
 fn same_folder_needs_in_place_and_then_replaces_atomically() {
     let input = photo_folder();
-    Command::cargo_bin("gblur")
-        .unwrap()
+    gblur()
         .arg("batch")
         .arg(input.path())
         .arg(input.path())
@@ -203,8 +199,7 @@ fn shards_cover_every_file_exactly_once() {
     for k in 1..=3 {
         let out = tempfile::tempdir().unwrap();
         let out_dir = out.path();
-        let assert = Command::cargo_bin("gblur")
-            .unwrap()
+        let assert = gblur()
             .arg("batch")
             .arg(input.path())
             .arg(out_dir)
@@ -249,8 +244,7 @@ fn bad_batch_arguments() {
         (vec!["--shard", "4/3"], "K/N"),
         (vec!["--format", "xyz"], "not a format"),
     ] {
-        Command::cargo_bin("gblur")
-            .unwrap()
+        gblur()
             .arg("batch")
             .arg(input.path())
             .arg(out.path())
@@ -260,8 +254,7 @@ fn bad_batch_arguments() {
             .code(2)
             .stderr(predicates::str::contains(msg));
     }
-    Command::cargo_bin("gblur")
-        .unwrap()
+    gblur()
         .args(["batch", "/nonexistent-in", "--sigma", "2"])
         .arg(out.path())
         .assert()
@@ -326,8 +319,7 @@ fn busy_folder() -> tempfile::TempDir {
 
 /// Runs a batch that is to exit `code` and returns its JSON summary.
 fn batch_with(args: &[&str], input: &Path, output: &Path, code: i32) -> Value {
-    let out = Command::cargo_bin("gblur")
-        .unwrap()
+    let out = gblur()
         .arg("batch")
         .arg(input)
         .arg(output)
@@ -586,8 +578,7 @@ fn the_main_command_refuses_all_and_lists() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("o.png");
     for device in ["all", "0,rust", "rust,rust"] {
-        let o = Command::cargo_bin("gblur")
-            .unwrap()
+        let o = gblur()
             .arg(fixture("samples/coffee.png"))
             .arg(&out)
             .args(["--sigma", "2", "--device", device])
@@ -610,8 +601,7 @@ fn an_unknown_device_in_a_list_is_a_one_line_usage_error() {
     let parent = tempfile::tempdir().unwrap();
     let out = parent.path().join("out");
     for (device, names) in [("0,nosuchdevice", "nosuchdevice"), ("rust,99", "99")] {
-        let o = Command::cargo_bin("gblur")
-            .unwrap()
+        let o = gblur()
             .arg("batch")
             .arg(input.path())
             .arg(&out)
@@ -635,8 +625,7 @@ fn an_unknown_device_in_a_list_is_a_one_line_usage_error() {
         ("0,auto", "'auto' cannot be part of a list"),
         ("all,rust", "'all' cannot be part of a list"),
     ] {
-        Command::cargo_bin("gblur")
-            .unwrap()
+        gblur()
             .arg("batch")
             .arg(input.path())
             .arg(&out)

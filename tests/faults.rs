@@ -7,7 +7,6 @@
 //! (`ctrl_c_stops_cleanly_leaving_only_complete_outputs`); corrupt, truncated PNG and
 //! over-the-limit inputs of the main command in tests/bad_inputs.rs.
 
-use assert_cmd::Command;
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::os::unix::fs::PermissionsExt;
@@ -15,14 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 mod common;
-
-fn gblur() -> Command {
-    Command::cargo_bin("gblur").unwrap()
-}
-
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join(name)
-}
+use common::{fixture, gblur};
 
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()

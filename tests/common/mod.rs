@@ -1,8 +1,20 @@
-//! Shared test helpers: the OpenCL device the kernel tests run on.
+//! Shared test helpers: the gblur binary, the repository's files, the OpenCL device the
+//! kernel tests run on, and deterministic noise.
 #![allow(dead_code)]
 
 use gblur::opencl::{device, ClContext, DeviceChoice};
 use gblur::planar::Planar;
+use std::path::{Path, PathBuf};
+
+/// The gblur binary this test build made, as an `assert_cmd` command.
+pub fn gblur() -> assert_cmd::Command {
+    assert_cmd::Command::cargo_bin("gblur").unwrap()
+}
+
+/// A path inside the repository (`samples/...`, `tests/fixtures/...`).
+pub fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(name)
+}
 
 /// The first OpenCL device (PoCL in CI). The kernel tests must run, not skip: without a device
 /// they fail with the instruction to install one, unless GBLUR_SKIP_OPENCL_TESTS=1.
