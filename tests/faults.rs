@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 mod common;
-use common::{fixture, gblur};
+use common::{chmod, fixture, gblur, shared_dir, unprivileged};
 
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
@@ -220,44 +220,8 @@ fn batch_on_a_full_disk_reports_each_file_and_keeps_going() {
 
 // ---- Permission denied --------------------------------------------------------------------
 
-/// A command that runs `program` as an unprivileged user: directly when the tests are not
-/// root; as `nobody` through setpriv (util-linux) when they are, because root ignores file
-/// permissions. The drill must not pass vacuously, so this fails loudly if neither works.
-fn unprivileged(program: &Path) -> std::process::Command {
-    let uid = std::process::Command::new("id").arg("-u").output().unwrap();
-    if String::from_utf8_lossy(&uid.stdout).trim() != "0" {
-        return std::process::Command::new(program);
-    }
-    let probe = std::process::Command::new("setpriv")
-        .args(["--reuid=65534", "--regid=65534", "--clear-groups", "true"])
-        .status();
-    assert!(
-        probe.is_ok_and(|s| s.success()),
-        "running as root without a working setpriv: cannot drop privileges for this drill"
-    );
-    let mut c = std::process::Command::new("setpriv");
-    c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
-        .arg(program);
-    c
-}
-
-/// A folder every user can enter, holding a copy of the gblur binary every user can run (the
-/// build folder may sit under a private home).
-fn shared_dir() -> (tempfile::TempDir, PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    let bin = dir.path().join("gblur");
-    std::fs::copy(env!("CARGO_BIN_EXE_gblur"), &bin).unwrap();
-    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
-    (dir, bin)
-}
-
 fn mkdir_mode(path: &Path, mode: u32) {
     std::fs::create_dir_all(path).unwrap();
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
-}
-
-fn chmod(path: &Path, mode: u32) {
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
 }
 
