@@ -3,23 +3,25 @@
 
 use assert_cmd::Command;
 use predicates::prelude::*;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-fn gblur() -> Command {
-    Command::cargo_bin("gblur").unwrap()
-}
-
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join(name)
-}
+mod common;
+use common::{chmod, fixture, gblur, shared_dir, unprivileged};
 
 /// Runs a failing blur into `dir/out.png`, which holds "previous" beforehand, and checks the
 /// exit code, the one-line message, and that nothing else changed in `dir`.
 fn fails(input: &Path, extra: &[&str], code: i32, message: &str) {
+    fails_as(gblur(), input, extra, code, message)
+}
+
+/// `fails` for the gblur run by `cmd` (another user's, say). `dir` is open to every user, so
+/// only the input's own permissions can stop that user.
+fn fails_as(mut cmd: Command, input: &Path, extra: &[&str], code: i32, message: &str) {
     let dir = tempfile::tempdir().unwrap();
+    chmod(dir.path(), 0o777);
     let out = dir.path().join("out.png");
     std::fs::write(&out, "previous").unwrap();
-    let assert = gblur()
+    let assert = cmd
         .arg(input)
         .arg(&out)
         .args(["--sigma", "2"])
@@ -83,16 +85,19 @@ fn over_the_memory_limit() {
 
 #[test]
 fn unreadable_input() {
-    use std::os::unix::fs::PermissionsExt;
-    let dir = tempfile::tempdir().unwrap();
+    // Root reads any file, so as root the blur runs as `nobody` (common::unprivileged).
+    let (dir, bin) = shared_dir();
     let p = dir.path().join("secret.png");
     std::fs::copy(fixture("tests/fixtures/gray16_7x5.png"), &p).unwrap();
-    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o000)).unwrap();
-    if std::fs::read(&p).is_ok() {
-        eprintln!("running as root: permissions are not enforced, skipping");
-        return;
-    }
-    fails(&p, &[], 1, "secret.png: cannot read");
+    chmod(&p, 0o000);
+    let cmd = Command::from_std(unprivileged(&bin));
+    fails_as(
+        cmd,
+        &p,
+        &[],
+        1,
+        "secret.png: cannot read: Permission denied",
+    );
 }
 
 #[test]

@@ -1,14 +1,12 @@
 //! `gblur batch` in temporary folders: mixed good, corrupt and non-image files, nested
 //! folders, skip vs overwrite, in-place, OUT inside IN, shards, exit codes, no temp files.
 
-use assert_cmd::Command;
 use serde_json::Value;
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join(name)
-}
+mod common;
+use common::{fixture, gblur};
 
 /// IN with 5 images (two nested), a truncated PNG and a text file.
 fn photo_folder() -> tempfile::TempDir {
@@ -42,8 +40,7 @@ fn photo_folder() -> tempfile::TempDir {
 }
 
 fn batch(args: &[&str], input: &Path, output: &Path, code: i32) -> Value {
-    let out = Command::cargo_bin("gblur")
-        .unwrap()
+    let out = gblur()
         .arg("batch")
         .arg(input)
         .arg(output)
@@ -161,8 +158,7 @@ fn format_option_changes_every_output() {
 #[test]
 fn same_folder_needs_in_place_and_then_replaces_atomically() {
     let input = photo_folder();
-    Command::cargo_bin("gblur")
-        .unwrap()
+    gblur()
         .arg("batch")
         .arg(input.path())
         .arg(input.path())
@@ -203,8 +199,7 @@ fn shards_cover_every_file_exactly_once() {
     for k in 1..=3 {
         let out = tempfile::tempdir().unwrap();
         let out_dir = out.path();
-        let assert = Command::cargo_bin("gblur")
-            .unwrap()
+        let assert = gblur()
             .arg("batch")
             .arg(input.path())
             .arg(out_dir)
@@ -249,8 +244,7 @@ fn bad_batch_arguments() {
         (vec!["--shard", "4/3"], "K/N"),
         (vec!["--format", "xyz"], "not a format"),
     ] {
-        Command::cargo_bin("gblur")
-            .unwrap()
+        gblur()
             .arg("batch")
             .arg(input.path())
             .arg(out.path())
@@ -260,8 +254,7 @@ fn bad_batch_arguments() {
             .code(2)
             .stderr(predicates::str::contains(msg));
     }
-    Command::cargo_bin("gblur")
-        .unwrap()
+    gblur()
         .args(["batch", "/nonexistent-in", "--sigma", "2"])
         .arg(out.path())
         .assert()
@@ -271,8 +264,13 @@ fn bad_batch_arguments() {
 
 #[test]
 fn ctrl_c_stops_cleanly_leaving_only_complete_outputs() {
+    // GBLUR_FAULT=slow-write holds every write for 5 s once its temporary file exists, and the
+    // SIGINT is sent while the first one is held: the batch cannot have finished, and at most
+    // 2 × cores + 5 images are in flight (README), so the rest are certain not to start.
+    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let total = 2 * cores + 5 + 10;
     let input = tempfile::tempdir().unwrap();
-    for i in 0..60 {
+    for i in 0..total {
         std::fs::copy(
             fixture("samples/coffee.png"),
             input.path().join(format!("p{i:02}.png")),
@@ -281,30 +279,72 @@ fn ctrl_c_stops_cleanly_leaving_only_complete_outputs() {
     }
     let out = tempfile::tempdir().unwrap();
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_gblur"))
+        .env("GBLUR_FAULT", "slow-write")
         .arg("batch")
         .arg(input.path())
         .arg(out.path())
-        .args(["--sigma", "4", "-q", "--device", "rust"])
+        .args(["--sigma", "4", "-q", "--json", "--device", "rust"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(700));
+    let start = std::time::Instant::now();
+    while !files_under(out.path())
+        .iter()
+        .any(|f| f.contains(".gblur-"))
+    {
+        assert!(start.elapsed().as_secs() < 60, "no write started");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "the batch ended while a write was held"
+    );
     let killed = std::process::Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()
         .unwrap();
     assert!(killed.success());
-    let status = child.wait().unwrap();
+    let o = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "an interrupted batch exits 1: {stderr}"
+    );
+    let summary: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(summary["interrupted"], true);
+    assert_eq!(summary["failed"], 0);
+    let blurred = summary["blurred"].as_u64().unwrap() as usize;
+    let not_started = summary["not_started"].as_u64().unwrap() as usize;
+    println!("{blurred} written, {not_started} not started, of {total}");
+    assert!(blurred >= 1, "the write in flight was not finished");
+    assert!(not_started >= 1, "nothing was left unstarted");
+    assert_eq!(blurred + not_started, total, "{summary}");
+    assert!(
+        stderr.contains(&format!("interrupted: {not_started} files not started")),
+        "{stderr}"
+    );
+    // Only the finished outputs are there, each exactly what the main command writes.
     let written = files_under(out.path());
-    if status.success() {
-        // The batch won the race; nothing was interrupted.
-        assert_eq!(written.len(), 60);
-        return;
-    }
-    assert_eq!(status.code(), Some(1), "an interrupted batch exits 1");
-    assert!(written.len() < 60, "it stopped early");
+    assert_eq!(
+        written.len(),
+        blurred,
+        "temporary or extra files: {written:?}"
+    );
+    let reference = out.path().join("reference.png");
+    gblur()
+        .arg(fixture("samples/coffee.png"))
+        .arg(&reference)
+        .args(["--sigma", "4", "-q", "--device", "rust"])
+        .assert()
+        .success();
+    let want = image::open(&reference).unwrap();
     for name in &written {
-        assert!(!name.contains(".gblur-"), "temporary file left: {name}");
-        image::open(out.path().join(name)).unwrap_or_else(|e| panic!("{name} is incomplete: {e}"));
+        assert!(name.starts_with('p') && name.ends_with(".png"), "{name}");
+        let got = image::open(out.path().join(name))
+            .unwrap_or_else(|e| panic!("{name} is incomplete: {e}"));
+        assert!(got == want, "{name} differs from the main command's output");
     }
 }
 
@@ -326,8 +366,7 @@ fn busy_folder() -> tempfile::TempDir {
 
 /// Runs a batch that is to exit `code` and returns its JSON summary.
 fn batch_with(args: &[&str], input: &Path, output: &Path, code: i32) -> Value {
-    let out = Command::cargo_bin("gblur")
-        .unwrap()
+    let out = gblur()
         .arg("batch")
         .arg(input)
         .arg(output)
@@ -586,8 +625,7 @@ fn the_main_command_refuses_all_and_lists() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("o.png");
     for device in ["all", "0,rust", "rust,rust"] {
-        let o = Command::cargo_bin("gblur")
-            .unwrap()
+        let o = gblur()
             .arg(fixture("samples/coffee.png"))
             .arg(&out)
             .args(["--sigma", "2", "--device", device])
@@ -610,8 +648,7 @@ fn an_unknown_device_in_a_list_is_a_one_line_usage_error() {
     let parent = tempfile::tempdir().unwrap();
     let out = parent.path().join("out");
     for (device, names) in [("0,nosuchdevice", "nosuchdevice"), ("rust,99", "99")] {
-        let o = Command::cargo_bin("gblur")
-            .unwrap()
+        let o = gblur()
             .arg("batch")
             .arg(input.path())
             .arg(&out)
@@ -635,8 +672,7 @@ fn an_unknown_device_in_a_list_is_a_one_line_usage_error() {
         ("0,auto", "'auto' cannot be part of a list"),
         ("all,rust", "'all' cannot be part of a list"),
     ] {
-        Command::cargo_bin("gblur")
-            .unwrap()
+        gblur()
             .arg("batch")
             .arg(input.path())
             .arg(&out)

@@ -1,16 +1,17 @@
 //! A tiny sweep of each bench command on the OpenCL device: structure and verification only
 //! (timings are never asserted).
 
-use assert_cmd::Command;
 use serde_json::Value;
+
+mod common;
+use common::gblur;
 
 fn skip() -> bool {
     std::env::var_os("GBLUR_SKIP_OPENCL_TESTS").is_some()
 }
 
 fn bench(args: &[&str]) -> Vec<Value> {
-    let out = Command::cargo_bin("gblur")
-        .unwrap()
+    let out = gblur()
         .arg("bench")
         .args(args)
         .args(["--runs", "2", "--json", "-q"])
@@ -173,8 +174,7 @@ fn writes_csv_markdown_and_plot() {
         dir.path().join("t.md"),
         dir.path().join("t.svg"),
     );
-    Command::cargo_bin("gblur")
-        .unwrap()
+    gblur()
         .args([
             "bench",
             "transpose",
@@ -202,8 +202,7 @@ fn writes_csv_markdown_and_plot() {
     let svg = std::fs::read_to_string(svg).unwrap();
     assert!(svg.contains("<svg") && svg.contains("padded-skewed"));
     let png = dir.path().join("t.png");
-    Command::cargo_bin("gblur")
-        .unwrap()
+    gblur()
         .args([
             "bench",
             "transpose",
@@ -220,8 +219,7 @@ fn writes_csv_markdown_and_plot() {
         .success();
     let img = image::open(&png).unwrap();
     assert_eq!((img.width(), img.height()), (1200, 640));
-    Command::cargo_bin("gblur")
-        .unwrap()
+    gblur()
         .args(["bench", "transpose", "--sizes", "32", "--plot", "x.gif"])
         .assert()
         .code(1)
@@ -232,13 +230,11 @@ fn writes_csv_markdown_and_plot() {
 
 #[test]
 fn bad_bench_arguments_are_usage_errors() {
-    Command::cargo_bin("gblur")
-        .unwrap()
+    gblur()
         .args(["bench", "transpose", "--sizes", "0"])
         .assert()
         .code(2);
-    Command::cargo_bin("gblur")
-        .unwrap()
+    gblur()
         .args(["bench", "blur", "--channels", "5"])
         .assert()
         .code(2);
@@ -373,11 +369,6 @@ fn bad_ladder_arguments_are_usage_errors() {
         &["reduce", "--sizes", "2^40"],
         &["reduce", "--sizes", "0"],
     ] {
-        Command::cargo_bin("gblur")
-            .unwrap()
-            .arg("bench")
-            .args(args)
-            .assert()
-            .code(2);
+        gblur().arg("bench").args(args).assert().code(2);
     }
 }

@@ -1,18 +1,12 @@
 //! The command as users run it: formats, channels, depth, alpha, orientation, ICC, sizes,
 //! strategies, and the report.
 
-use assert_cmd::Command;
 use image::{DynamicImage, GenericImageView, ImageDecoder, ImageReader};
 use predicates::prelude::*;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-fn gblur() -> Command {
-    Command::cargo_bin("gblur").unwrap()
-}
-
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join(name)
-}
+mod common;
+use common::{fixture, gblur};
 
 fn open(p: &Path) -> DynamicImage {
     image::open(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))

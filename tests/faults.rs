@@ -7,7 +7,6 @@
 //! (`ctrl_c_stops_cleanly_leaving_only_complete_outputs`); corrupt, truncated PNG and
 //! over-the-limit inputs of the main command in tests/bad_inputs.rs.
 
-use assert_cmd::Command;
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::os::unix::fs::PermissionsExt;
@@ -15,14 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 mod common;
-
-fn gblur() -> Command {
-    Command::cargo_bin("gblur").unwrap()
-}
-
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join(name)
-}
+use common::{chmod, fixture, gblur, shared_dir, unprivileged};
 
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
@@ -228,44 +220,8 @@ fn batch_on_a_full_disk_reports_each_file_and_keeps_going() {
 
 // ---- Permission denied --------------------------------------------------------------------
 
-/// A command that runs `program` as an unprivileged user: directly when the tests are not
-/// root; as `nobody` through setpriv (util-linux) when they are, because root ignores file
-/// permissions. The drill must not pass vacuously, so this fails loudly if neither works.
-fn unprivileged(program: &Path) -> std::process::Command {
-    let uid = std::process::Command::new("id").arg("-u").output().unwrap();
-    if String::from_utf8_lossy(&uid.stdout).trim() != "0" {
-        return std::process::Command::new(program);
-    }
-    let probe = std::process::Command::new("setpriv")
-        .args(["--reuid=65534", "--regid=65534", "--clear-groups", "true"])
-        .status();
-    assert!(
-        probe.is_ok_and(|s| s.success()),
-        "running as root without a working setpriv: cannot drop privileges for this drill"
-    );
-    let mut c = std::process::Command::new("setpriv");
-    c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
-        .arg(program);
-    c
-}
-
-/// A folder every user can enter, holding a copy of the gblur binary every user can run (the
-/// build folder may sit under a private home).
-fn shared_dir() -> (tempfile::TempDir, PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    let bin = dir.path().join("gblur");
-    std::fs::copy(env!("CARGO_BIN_EXE_gblur"), &bin).unwrap();
-    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
-    (dir, bin)
-}
-
 fn mkdir_mode(path: &Path, mode: u32) {
     std::fs::create_dir_all(path).unwrap();
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
-}
-
-fn chmod(path: &Path, mode: u32) {
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
 }
 
@@ -1118,7 +1074,7 @@ fn ctrl_c_while_writing_removes_the_temporary_file() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out.png");
     std::fs::write(&out, "previous").unwrap();
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_gblur"))
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_gblur"))
         .env("GBLUR_FAULT", "slow-write")
         .arg(fixture("samples/coffee.png"))
         .arg(&out)
@@ -1126,27 +1082,35 @@ fn ctrl_c_while_writing_removes_the_temporary_file() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let temp_exists = || {
+    let temp = || {
         files_under(dir.path())
-            .iter()
-            .any(|f| f.contains(".gblur-"))
+            .into_iter()
+            .find(|f| f.contains(".gblur-"))
     };
     let start = std::time::Instant::now();
-    while !temp_exists() {
+    let temp = loop {
+        if let Some(t) = temp() {
+            break dir.path().join(t);
+        }
         assert!(start.elapsed().as_secs() < 60, "no temporary file appeared");
         std::thread::sleep(std::time::Duration::from_millis(10));
-    }
+    };
+    // The write is held: the temporary file exists, nothing is in it yet, gblur still runs.
+    assert_eq!(
+        std::fs::metadata(&temp).unwrap().len(),
+        0,
+        "the write was not held"
+    );
+    assert!(child.try_wait().unwrap().is_none());
     let killed = std::process::Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()
         .unwrap();
     assert!(killed.success());
-    let killed_at = std::time::Instant::now();
     let o = child.wait_with_output().unwrap();
-    assert!(
-        killed_at.elapsed().as_secs_f64() < 3.0,
-        "gblur waited for the write to finish"
-    );
+    // Had gblur let the held write finish before honouring the interrupt, the blurred image
+    // would have been renamed over OUT; it is still the previous file, and the temporary file
+    // is gone.
     assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
     assert_eq!(stderr(&o), "gblur: interrupted\n");
     assert_eq!(std::fs::read_to_string(&out).unwrap(), "previous");

@@ -2,17 +2,10 @@
 //! and for the limits set while writing the fuzz targets. The inputs live in
 //! tests/fixtures/fuzz/.
 
-use assert_cmd::Command;
 use predicates::prelude::*;
-use std::path::{Path, PathBuf};
 
-fn gblur() -> Command {
-    Command::cargo_bin("gblur").unwrap()
-}
-
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join(name)
-}
+mod common;
+use common::{fixture, gblur};
 
 /// decode_blur_encode, first run: an OpenEXR file (mutated from a seed) whose colour and
 /// alpha samples are near 1e30. Both survived the clamp to ±1e30, and premultiplying colour

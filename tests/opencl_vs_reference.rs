@@ -3,9 +3,10 @@
 mod common;
 
 use gblur::cpu::reference;
-use gblur::filter::{Blur2d, Method};
-use gblur::gpu::pipeline::{self, ChunkStart, Pipeline, TransposeKind};
+use gblur::filter::{Blur2d, LineFilter, Method};
+use gblur::gpu::pipeline::{self, ChunkStart, Pipeline, PixelFormat, TransposeKind};
 use gblur::pixels::planar::Planar;
+use gblur::report::PassKind;
 use proptest::prelude::*;
 
 fn check(ctx: &gblur::gpu::opencl::ClContext, img: &Planar, blur: &Blur2d, pipe: Pipeline) {
@@ -21,7 +22,81 @@ fn check(ctx: &gblur::gpu::opencl::ClContext, img: &Planar, blur: &Blur2d, pipe:
         blur,
         pipe.describe()
     );
-    assert!(passes.iter().all(|p| p.ms >= 0.0));
+    let got: Vec<_> = passes
+        .iter()
+        .map(|p| (p.name.as_str(), p.kind, p.bytes))
+        .collect();
+    let want = expected_passes(img, blur, pipe);
+    let want: Vec<_> = want.iter().map(|(n, k, b)| (n.as_str(), *k, *b)).collect();
+    assert_eq!(got, want, "{} {blur:?}", pipe.describe());
+    for p in &passes {
+        assert!(
+            p.ms.is_finite() && p.ms > 0.0,
+            "{}: {} took {} ms by its profiling events",
+            pipe.describe(),
+            p.name,
+            p.ms
+        );
+    }
+}
+
+/// The passes `pipeline::blur` must report for `img`, `blur` and `pipe`: name, kind and the
+/// bytes of global memory each moves. `n` samples of f32 are uploaded and downloaded once;
+/// a recursive pass reads its input twice and its output once and writes the output twice
+/// (5 accesses a sample), a FIR pass reads and writes once (its other taps hit cache), a
+/// transpose reads and writes once. Blocked passes: the summaries read the image and write 8
+/// floats (2 sections, 2 states, 2 directions) per chunk of every column; the carries read
+/// and rewrite those; the final pass reads the image twice, writes it once and reads the
+/// summaries; an overlapped pass reads and writes the image once. After an odd number of
+/// blocked axes the result sits in the scratch buffer and is copied back (read and write).
+fn expected_passes(img: &Planar, blur: &Blur2d, pipe: Pipeline) -> Vec<(String, PassKind, u64)> {
+    use PassKind::{Filter, Transfer, Transpose};
+    let n = (img.width * img.height * img.channels) as u64;
+    let f32s = 4 * n;
+    let accesses = |f: &LineFilter| if f.is_recursive() { 5 } else { 2 };
+    let pass = |name: &str, kind, bytes| (name.to_string(), kind, bytes);
+    let mut want = vec![pass("upload", Transfer, f32s)];
+    match pipe {
+        Pipeline::Direct => {
+            want.push(pass("row pass (x)", Filter, f32s * accesses(&blur.x)));
+            want.push(pass("column pass (y)", Filter, f32s * accesses(&blur.y)));
+        }
+        Pipeline::Transpose(_) => {
+            want.push(pass("column pass 1 (y)", Filter, f32s * accesses(&blur.y)));
+            want.push(pass("transpose 1", Transpose, 2 * f32s));
+            want.push(pass("column pass 2 (x)", Filter, f32s * accesses(&blur.x)));
+            want.push(pass("transpose 2", Transpose, 2 * f32s));
+        }
+        Pipeline::Blocked { chunk, start } => {
+            let mut blocked_axes = 0;
+            for (f, len, axis) in [(&blur.y, img.height, "y"), (&blur.x, img.width, "x")] {
+                if !f.is_recursive() {
+                    want.push(pass(&format!("fir pass ({axis})"), Filter, 2 * f32s));
+                    want.push(pass(&format!("transpose ({axis})"), Transpose, 2 * f32s));
+                    continue;
+                }
+                blocked_axes += 1;
+                let plan = pipeline::blocked_plan(f, (chunk, start), len, PixelFormat::F32);
+                if plan.reach.is_some() {
+                    let name = format!("block overlap + transpose ({axis})");
+                    want.push(pass(&name, Filter, 2 * f32s));
+                    continue;
+                }
+                let summaries = n * 32 / plan.chunk as u64;
+                let name = format!("block summaries ({axis})");
+                want.push(pass(&name, Filter, f32s + summaries));
+                let name = format!("block carries ({axis})");
+                want.push(pass(&name, Filter, 2 * summaries));
+                let name = format!("block final + transpose ({axis})");
+                want.push(pass(&name, Filter, 3 * f32s + summaries));
+            }
+            if blocked_axes % 2 == 1 {
+                want.push(pass("copy back", Transfer, 2 * f32s));
+            }
+        }
+    }
+    want.push(pass("download", Transfer, f32s));
+    want
 }
 
 #[test]
