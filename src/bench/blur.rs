@@ -4,7 +4,7 @@
 //! gets to what its memory traffic allows.
 
 use super::output::{opt, Column};
-use super::peak::{download, enqueue_copy4, verify};
+use super::device::{download, enqueue_copy4, noise_planar, verify};
 use super::runner::measure;
 use super::{BenchOptions, Record};
 use crate::filter::gaussian;
@@ -174,7 +174,7 @@ pub fn run(
     let mut records = Vec::new();
     for &(w, h) in &sizes {
         for &c in &blur_opts.channels {
-            let img = super::peak::noise_planar(w, h, c, (w * 31 + h * 7 + c) as u64);
+            let img = noise_planar(w, h, c, (w * 31 + h * 7 + c) as u64);
             let mut dev = DeviceImage::new(ctx, w, h, c)?;
             for &sigma in &blur_opts.sigmas {
                 let (mut copy_mpps, mut copy_rgba8_mpps) = (None, None);

@@ -54,7 +54,7 @@ fn verify(img: &DynamicImage, blur: &Blur2d, tolerance: f32) -> Result<(), Strin
 }
 
 fn rgb8(w: usize, h: usize) -> DynamicImage {
-    let v = crate::bench::noise(w * h * 3);
+    let v = super::device::noise(w * h * 3);
     let data = v.iter().map(|&x| (x * 255.0) as u8).collect();
     DynamicImage::ImageRgb8(ImageBuffer::from_raw(w as u32, h as u32, data).unwrap())
 }
@@ -76,7 +76,7 @@ pub fn run(opts: &BenchOptions, sigmas: &[f64]) -> anyhow::Result<Vec<Record>> {
     let mut records = Vec::new();
     for &(w, h) in &sizes {
         let img = rgb8(w, h);
-        let plane = crate::bench::noise(w * h);
+        let plane = super::device::noise(w * h);
         for (i, &sigma) in sigmas.iter().enumerate() {
             let blur = Blur2d::new(Method::Recursive, sigma, sigma);
             let coefficients = match &blur.x {

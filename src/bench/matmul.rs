@@ -5,7 +5,7 @@
 //! baselines too slow to run whole are timed on their first rows and scaled, and say so.
 
 use super::output::{opt, Column, PlotAxes};
-use super::peak::download;
+use super::device::download;
 use super::runner::{measure, measure_host, Stats};
 use super::{BenchOptions, Record};
 use crate::gpu::opencl::program::MATMUL;
@@ -619,7 +619,7 @@ impl Operands {
     /// far inside i32 for any K this bench can hold).
     pub fn host(s: Shape, elem: Elem) -> Self {
         let gen = |n: usize, seed: u64| -> Vec<f32> {
-            let u = super::noise_seeded(n, seed);
+            let u = crate::bench::device::noise_seeded(n, seed);
             match elem {
                 Elem::F32 => u.into_iter().map(|v| 2.0 * v - 1.0).collect(),
                 Elem::I32 => u

@@ -5,6 +5,7 @@
 
 pub mod blur;
 pub mod cpu;
+pub mod device;
 pub mod matmul;
 pub mod output;
 pub mod peak;
@@ -12,10 +13,13 @@ pub mod reduce;
 pub mod runner;
 pub mod transpose;
 
-use crate::gpu::opencl::{device, ClContext, DeviceChoice};
-use anyhow::Context as _;
+use crate::gpu::opencl::{ClContext, DeviceChoice};
 use serde::Serialize;
 use std::path::PathBuf;
+
+/// The bench's input noise, also at `gblur::bench::` for programs that reproduce it
+/// (benches/libblur).
+pub use device::{noise, noise_seeded};
 
 /// Options shared by every bench command.
 #[derive(Clone, Debug)]
@@ -157,7 +161,7 @@ pub fn run(command: &crate::cli::BenchCommand, quiet: bool) -> anyhow::Result<()
         cpu::run(&opts, sigma)?;
         return Ok(());
     }
-    let ctx = open_device(&opts.device)?;
+    let ctx = device::open_device(&opts.device)?;
     let records = match command {
         BenchCommand::Cpu { .. } => unreachable!("run above"),
         BenchCommand::Peak(_) => peak::run(&ctx, &opts)?,
@@ -187,30 +191,6 @@ pub fn run(command: &crate::cli::BenchCommand, quiet: bool) -> anyhow::Result<()
         "{failed} kernel(s) FAILED verification (see the status column)"
     );
     Ok(())
-}
-
-/// Benchmarks need an OpenCL device: `rust` or no device at all is an error here.
-pub fn open_device(choice: &DeviceChoice) -> anyhow::Result<ClContext> {
-    let info = device::select(choice)?
-        .context("bench needs an OpenCL device, and none was found (gblur devices lists them)")?;
-    Ok(ClContext::new(info)?)
-}
-
-/// Deterministic values in [0, 1).
-pub fn noise(n: usize) -> Vec<f32> {
-    noise_seeded(n, 7)
-}
-
-pub fn noise_seeded(n: usize, seed: u64) -> Vec<f32> {
-    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    (0..n)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            (s >> 40) as f32 / (1u64 << 24) as f32
-        })
-        .collect()
 }
 
 #[cfg(test)]

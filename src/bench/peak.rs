@@ -2,84 +2,16 @@
 //! and the copy with chains of dependent multiply-adds, which shows where the device turns
 //! from memory-bound to compute-bound (the seed chapter's copy and MAD kernels).
 
+use super::device::{copy_kernel, download, upload_pair, verify};
 use super::output::{opt, Column};
 use super::runner::measure;
 use super::{BenchOptions, Record};
-use crate::gpu::opencl::program::COPY;
-use crate::gpu::opencl::queue::Arg;
-use crate::gpu::opencl::{ClContext, ClError, Timed};
-use crate::pixels::planar::Planar;
+use crate::gpu::opencl::ClContext;
 use crate::report::SWEEP;
-use opencl3::memory::Buffer;
 use rayon::prelude::*;
 
 /// Dependent multiply-adds per float in the MAD series (2 flops each).
 pub const MAD_SERIES: [usize; 6] = [3, 6, 24, 96, 384, 1536];
-
-/// Enqueues a float4 copy of `n` floats (`n` a multiple of 4, buffers at least that long).
-pub fn enqueue_copy4(
-    ctx: &ClContext,
-    src: &Buffer<f32>,
-    dst: &Buffer<f32>,
-    n: usize,
-) -> Result<Timed, ClError> {
-    copy_kernel(ctx, "copy_float4", "", src, dst, n / 4, "copy float4")
-}
-
-fn copy_kernel(
-    ctx: &ClContext,
-    kernel: &str,
-    defines: &str,
-    src: &Buffer<f32>,
-    dst: &Buffer<f32>,
-    items: usize,
-    name: &str,
-) -> Result<Timed, ClError> {
-    let k = ctx.kernel(COPY, kernel, defines)?;
-    ctx.run(
-        &k,
-        &[Arg::Buf(src), Arg::Buf(dst), Arg::U32(items as u32)],
-        &[items.max(1)],
-        None,
-        name,
-    )
-}
-
-/// Device buffers holding `data` (padded to a multiple of 4 floats) and a scratch twin.
-pub fn upload_pair(
-    ctx: &ClContext,
-    data: &[f32],
-) -> Result<(Buffer<f32>, Buffer<f32>, usize), ClError> {
-    let n = data.len().div_ceil(4) * 4;
-    let mut padded = data.to_vec();
-    padded.resize(n, 0.0);
-    let mut src = ctx.buffer(n, false)?;
-    let dst = ctx.buffer(n, false)?;
-    ctx.write(&mut src, &padded, "upload")?;
-    ctx.finish()?;
-    Ok((src, dst, n))
-}
-
-pub fn download(ctx: &ClContext, buf: &Buffer<f32>, n: usize) -> Result<Vec<f32>, ClError> {
-    let mut v = vec![0f32; n];
-    ctx.read(buf, &mut v, "download")?;
-    Ok(v)
-}
-
-/// Checks a device result against the host's, naming the first mismatch.
-pub fn verify(got: &[f32], want: &[f32], tol: f32) -> Result<(), String> {
-    match got
-        .iter()
-        .zip(want)
-        // NaN never compares within tolerance, so it is reported too.
-        .position(|(a, b)| {
-            (a - b).abs().partial_cmp(&tol) != Some(std::cmp::Ordering::Less)
-                && (a - b).abs() != tol
-        }) {
-        None => Ok(()),
-        Some(i) => Err(format!("element {i}: got {}, want {}", got[i], want[i])),
-    }
-}
 
 pub fn run(ctx: &ClContext, opts: &BenchOptions) -> anyhow::Result<Vec<Record>> {
     let sizes = opts
@@ -89,7 +21,7 @@ pub fn run(ctx: &ClContext, opts: &BenchOptions) -> anyhow::Result<Vec<Record>> 
     let bar = crate::report::progress_bar(sizes.len() * (2 + MAD_SERIES.len()), opts.quiet, SWEEP);
     let mut records = Vec::new();
     for &(w, h) in &sizes {
-        let host = crate::bench::noise(w * h);
+        let host = super::device::noise(w * h);
         let (src, dst, n) = upload_pair(ctx, &host)?;
         let mut padded = host.clone();
         padded.resize(n, 0.0);
@@ -169,11 +101,4 @@ pub fn run(ctx: &ClContext, opts: &BenchOptions) -> anyhow::Result<Vec<Record>> 
         opts,
     )?;
     Ok(records)
-}
-
-/// A planar noise image's worth of values, deterministic.
-pub fn noise_planar(w: usize, h: usize, c: usize, seed: u64) -> Planar {
-    let mut p = Planar::new(w, h, c);
-    p.data = super::noise_seeded(w * h * c, seed);
-    p
 }

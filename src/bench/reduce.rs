@@ -4,7 +4,7 @@
 //! checked against an f64 sum, then timed beside the float4 copy kernel moving the same bytes.
 
 use super::output::{Column, PlotAxes};
-use super::peak::{download, enqueue_copy4, upload_pair, verify};
+use super::device::{download, enqueue_copy4, upload_pair, verify};
 use super::runner::{measure, measure_with_host};
 use super::{BenchOptions, Record};
 use crate::gpu::opencl::program::REDUCE;
@@ -179,7 +179,7 @@ fn label(n: usize) -> String {
 
 /// Values in [-1, 1), so the sum cancels as real data does.
 pub fn signed_noise(n: usize, seed: u64) -> Vec<f32> {
-    super::noise_seeded(n, seed)
+    super::device::noise_seeded(n, seed)
         .into_iter()
         .map(|v| 2.0 * v - 1.0)
         .collect()

@@ -3,7 +3,7 @@
 //! multiples).
 
 use super::output::Column;
-use super::peak::{download, enqueue_copy4, upload_pair, verify};
+use super::device::{download, enqueue_copy4, noise, upload_pair, verify};
 use super::runner::measure;
 use super::{BenchOptions, Record};
 use crate::gpu::opencl::ClContext;
@@ -30,7 +30,7 @@ pub fn run(ctx: &ClContext, opts: &BenchOptions) -> anyhow::Result<Vec<Record>> 
     );
     let mut records = Vec::new();
     for &(w, h) in &sizes {
-        let host = super::noise(w * h);
+        let host = noise(w * h);
         let (src, dst, n) = upload_pair(ctx, &host)?;
         let bytes = (w * h) as f64 * 8.0;
 
