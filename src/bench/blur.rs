@@ -3,8 +3,8 @@
 //! kernel's MP/s × 2 / (memory accesses per sample), so a reader sees how close each algorithm
 //! gets to what its memory traffic allows.
 
-use super::output::{opt, Column};
 use super::device::{download, enqueue_copy4, noise_planar, verify};
+use super::output::{opt, Column};
 use super::runner::measure;
 use super::{BenchOptions, Record};
 use crate::filter::gaussian;
@@ -315,7 +315,7 @@ fn measure_row(
     let (got, want, enqueue): (Vec<f32>, Vec<f32>, RunFn) = match row {
         Row::Copy => {
             if !n.is_multiple_of(4) {
-                r.status = "skipped: sample count not a multiple of 4".into();
+                r.skip("sample count not a multiple of 4");
                 return Ok(());
             }
             enqueue_copy4(ctx, &dev.a, &dev.b, n)?;
@@ -330,7 +330,7 @@ fn measure_row(
             let radius = conv_radius(sigma);
             let macs = n as f64 * ((2 * radius + 1) as f64).powi(2);
             if macs > CONV2D_MAX_MACS {
-                r.status = format!("skipped: {macs:.1e} multiply-adds per run");
+                r.skip(format!("{macs:.1e} multiply-adds per run"));
                 return Ok(());
             }
             let taps = match fir(sigma) {
@@ -379,7 +379,7 @@ fn measure_row(
         Row::CopyRgba8 | Row::BlockedRgba8 { .. } => unreachable!("measure_rgba8_row"),
     };
     match verify(&got, &want, 1e-5) {
-        Err(why) => r.failed(why),
+        Err(why) => r.fail(why),
         Ok(()) => {
             let stats = measure(ctx, opts.runs, enqueue)?;
             r.timed(&stats, bytes_per_run);
@@ -448,7 +448,7 @@ fn measure_rgba8_row(
                 .max()
                 .unwrap_or(0);
             if worst > 1 {
-                r.failed(format!("{worst} steps off the Rust reference"));
+                r.fail(format!("{worst} steps off the Rust reference"));
                 return Ok(());
             }
             let stats = measure(ctx, opts.runs, || {

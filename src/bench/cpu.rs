@@ -89,7 +89,7 @@ pub fn run(opts: &BenchOptions, sigmas: &[f64]) -> anyhow::Result<Vec<Record>> {
             records.push(match verify(&img, &blur, 1.01 / 255.0) {
                 Err(why) => {
                     let mut r = r;
-                    r.failed(why);
+                    r.fail(why);
                     r
                 }
                 Ok(()) => {
@@ -183,7 +183,7 @@ pub fn run(opts: &BenchOptions, sigmas: &[f64]) -> anyhow::Result<Vec<Record>> {
                 records.push(match failure {
                     Some(why) => {
                         let mut r = r;
-                        r.failed(why);
+                        r.fail(why);
                         r
                     }
                     None => timed(r, &stats, 3.0),

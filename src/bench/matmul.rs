@@ -4,10 +4,10 @@
 //! before it is timed; rungs too slow for the device class are skipped with a note, and CPU
 //! baselines too slow to run whole are timed on their first rows and scaled, and say so.
 
-use super::output::{opt, Column, PlotAxes};
 use super::device::download;
+use super::output::{opt, Column, PlotAxes};
 use super::runner::{measure, measure_host, Stats};
-use super::{BenchOptions, Record};
+use super::{BenchOptions, Record, Status};
 use crate::gpu::opencl::program::MATMUL;
 use crate::gpu::opencl::queue::Arg;
 use crate::gpu::opencl::{ClContext, ClError, Timed};
@@ -347,12 +347,12 @@ impl Rung {
     fn unsupported(&self, s: Shape, ctx: &ClContext) -> Option<String> {
         match self {
             Rung::RowPrivate if s.k > ROW_PRIVATE_MAX_K => Some(format!(
-                "skipped: a private row of K = {} floats (limit {ROW_PRIVATE_MAX_K})",
+                "a private row of K = {} floats (limit {ROW_PRIVATE_MAX_K})",
                 s.k
             )),
             Rung::RowLocal if (s.k * 4) as u64 + 1024 > ctx.info.local_mem_kib << 10 => {
                 Some(format!(
-                    "skipped: a column of K = {} floats exceeds {} KiB of local memory",
+                    "a column of K = {} floats exceeds {} KiB of local memory",
                     s.k, ctx.info.local_mem_kib
                 ))
             }
@@ -498,13 +498,13 @@ pub fn run(ctx: &ClContext, opts: &BenchOptions, m: &MatmulOptions) -> anyhow::R
                 budget.tiled
             };
             if let Some(why) = rung.unsupported(s, ctx) {
-                r.status = why;
+                r.skip(why);
             } else if s.flops() > limit {
-                r.status = format!(
-                    "skipped: {:.1e} flop per run is over this device class's budget for rung {} ({limit:.0e})",
+                r.skip(format!(
+                    "{:.1e} flop per run is over this device class's budget for rung {} ({limit:.0e})",
                     s.flops(),
                     rung.number()
-                );
+                ));
             } else {
                 let reference = reference.get_or_insert_with(|| Reference::new(&data));
                 measure_rung(ctx, opts.runs, *rung, &mut dev, m.elem, reference, &mut r)?;
@@ -801,7 +801,7 @@ fn cpu_baseline(r: &mut Record, d: &Operands, reference: &Reference, naive: bool
         Elem::I32 => time_cpu::<i32>(d, rows, naive, runs),
     };
     if let Err(why) = reference.check(&got, 0..rows) {
-        r.failed(why);
+        r.fail(why);
         return;
     }
     let scale = s.m as f64 / rows as f64;
@@ -813,7 +813,7 @@ fn cpu_baseline(r: &mut Record, d: &Operands, reference: &Reference, naive: bool
     };
     timed(r, &scaled, s.flops());
     if rows < s.m {
-        r.status = format!("estimated: first {rows} of {} rows timed, ×{scale:.0}", s.m);
+        r.status = Status::Estimated(format!("first {rows} of {} rows timed, ×{scale:.0}", s.m));
     }
 }
 
@@ -1016,7 +1016,7 @@ fn measure_rung(
     ctx.finish()?;
     let got = download(ctx, &dev.c, s.m * s.n)?;
     match reference.check(&got, 0..s.m) {
-        Err(why) => r.failed(why),
+        Err(why) => r.fail(why),
         Ok(()) => {
             let stats = measure(ctx, runs, || prepared.enqueue(ctx, dev))?;
             timed(r, &stats, s.flops());

@@ -64,10 +64,9 @@ pub struct Record {
     pub pct_of_best: Option<f64>,
     pub estimate_mpps: Option<f64>,
     pub measured_over_estimate: Option<f64>,
-    /// Output matched the host reference (`false`: FAILED, not timed).
+    /// Output matched the host reference (`false`: FAILED or skipped, not timed).
     pub verified: bool,
-    /// `ok`, `FAILED: why`, or `skipped: why`.
-    pub status: String,
+    pub status: Status,
     pub build_options: String,
     pub device: String,
 }
@@ -105,12 +104,60 @@ impl Record {
         self.gbps = Some(bytes / s * 1e-9);
         self.mpps = Some(self.pixels() / s * 1e-6);
         self.verified = true;
-        self.status = "ok".into();
+        self.status = Status::Ok;
     }
 
-    pub fn failed(&mut self, why: impl std::fmt::Display) {
+    /// The output did not match the host reference: not timed.
+    pub fn fail(&mut self, why: impl std::fmt::Display) {
         self.verified = false;
-        self.status = format!("FAILED: {why}");
+        self.status = Status::Failed(why.to_string());
+    }
+
+    /// Not run here (too slow for the device class, or a shape the kernel cannot take).
+    pub fn skip(&mut self, why: impl std::fmt::Display) {
+        self.verified = false;
+        self.status = Status::Skipped(why.to_string());
+    }
+}
+
+/// How a record's measurement went. Printed and serialized as one string: `ok`,
+/// `estimated: how`, `skipped: why` or `FAILED: why` (empty while pending).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Status {
+    /// Not measured yet.
+    #[default]
+    Pending,
+    /// Checked and timed.
+    Ok,
+    /// Checked, and timed on part of the work, scaled up (the note says how).
+    Estimated(String),
+    /// Not run, and why.
+    Skipped(String),
+    /// The output did not match the host reference; not timed.
+    Failed(String),
+}
+
+impl Status {
+    pub fn is_failed(&self) -> bool {
+        matches!(self, Status::Failed(_))
+    }
+}
+
+impl std::fmt::Display for Status {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Status::Pending => Ok(()),
+            Status::Ok => f.write_str("ok"),
+            Status::Estimated(how) => write!(f, "estimated: {how}"),
+            Status::Skipped(why) => write!(f, "skipped: {why}"),
+            Status::Failed(why) => write!(f, "FAILED: {why}"),
+        }
+    }
+}
+
+impl Serialize for Status {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
     }
 }
 
@@ -182,10 +229,7 @@ pub fn run(command: &crate::cli::BenchCommand, quiet: bool) -> anyhow::Result<()
         BenchCommand::Matmul(m) => matmul::run(&ctx, &opts, &m.to_options())?,
         BenchCommand::Reduce(r) => reduce::run(&ctx, &opts, &r.to_options())?,
     };
-    let failed = records
-        .iter()
-        .filter(|r| r.status.starts_with("FAILED"))
-        .count();
+    let failed = records.iter().filter(|r| r.status.is_failed()).count();
     anyhow::ensure!(
         failed == 0,
         "{failed} kernel(s) FAILED verification (see the status column)"
@@ -205,5 +249,28 @@ mod tests {
         );
         assert!(parse_sizes("0").is_err());
         assert!(parse_sizes("12xq").is_err());
+    }
+
+    /// The table, CSV and JSON all print the status as one string, prefix first.
+    #[test]
+    fn status_prints_as_one_string() {
+        let cases = [
+            (Status::Pending, ""),
+            (Status::Ok, "ok"),
+            (
+                Status::Estimated("first 3 of 9 rows timed, ×3".into()),
+                "estimated: first 3 of 9 rows timed, ×3",
+            ),
+            (Status::Skipped("too slow".into()), "skipped: too slow"),
+            (
+                Status::Failed("element 0: got 1, want 2".into()),
+                "FAILED: element 0: got 1, want 2",
+            ),
+        ];
+        for (status, text) in cases {
+            assert_eq!(status.to_string(), text);
+            assert_eq!(serde_json::to_value(&status).unwrap(), text);
+            assert_eq!(status.is_failed(), text.starts_with("FAILED"));
+        }
     }
 }

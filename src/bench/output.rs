@@ -47,7 +47,7 @@ impl Column {
     };
     pub const STATUS: Column = Column {
         header: "status",
-        value: |r| r.status.clone(),
+        value: |r| r.status.to_string(),
     };
 
     /// The record's name, under `header`.

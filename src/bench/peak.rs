@@ -52,7 +52,7 @@ pub fn run(ctx: &ClContext, opts: &BenchOptions) -> anyhow::Result<Vec<Record>> 
             copy_kernel(ctx, kernel, &defines, &src, &dst, items, &name)?;
             ctx.finish()?;
             match verify(&download(ctx, &dst, n)?, &want, 1e-6) {
-                Err(why) => r.failed(why),
+                Err(why) => r.fail(why),
                 Ok(()) => {
                     let stats = measure(ctx, opts.runs, || {
                         Ok(vec![copy_kernel(

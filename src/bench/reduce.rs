@@ -3,8 +3,8 @@
 //! memory and the host adds their sums; the whole sum on the device in two stages. Each is
 //! checked against an f64 sum, then timed beside the float4 copy kernel moving the same bytes.
 
-use super::output::{Column, PlotAxes};
 use super::device::{download, enqueue_copy4, upload_pair, verify};
+use super::output::{Column, PlotAxes};
 use super::runner::{measure, measure_with_host};
 use super::{BenchOptions, Record};
 use crate::gpu::opencl::program::REDUCE;
@@ -119,7 +119,7 @@ pub fn run(
                 }
             };
             match checked {
-                Err(why) => r.failed(why),
+                Err(why) => r.fail(why),
                 Ok(()) => {
                     let stats = dev.measure(ctx, rung, opts.runs)?;
                     r.timed(&stats, n as f64 * 8.0);

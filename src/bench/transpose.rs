@@ -2,8 +2,8 @@
 //! the same bytes, over a sweep of sizes (squares, non-square, sizes that are not tile
 //! multiples).
 
-use super::output::Column;
 use super::device::{download, enqueue_copy4, noise, upload_pair, verify};
+use super::output::Column;
 use super::runner::measure;
 use super::{BenchOptions, Record};
 use crate::gpu::opencl::ClContext;
@@ -39,7 +39,7 @@ pub fn run(ctx: &ClContext, opts: &BenchOptions) -> anyhow::Result<Vec<Record>> 
         enqueue_copy4(ctx, &src, &dst, n)?;
         ctx.finish()?;
         match verify(&download(ctx, &dst, n)?[..w * h], &host, 0.0) {
-            Err(why) => copy.failed(why),
+            Err(why) => copy.fail(why),
             Ok(()) => {
                 let stats = measure(ctx, opts.runs, || {
                     Ok(vec![enqueue_copy4(ctx, &src, &dst, n)?])
@@ -61,7 +61,7 @@ pub fn run(ctx: &ClContext, opts: &BenchOptions) -> anyhow::Result<Vec<Record>> 
             drop(once);
             ctx.finish()?;
             match verify(&download(ctx, &dst, n)?[..w * h], &want, 0.0) {
-                Err(why) => r.failed(why),
+                Err(why) => r.fail(why),
                 Ok(()) => {
                     let stats = measure(ctx, opts.runs, || {
                         Ok(vec![
