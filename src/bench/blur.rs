@@ -42,6 +42,7 @@ type RunFn<'a> = Box<dyn Fn() -> Result<Vec<Timed>, ClError> + 'a>;
 /// costs 4 multiplies and 5 adds, plus the offset and the sums.
 const RECURSIVE_PASS_FLOPS: f64 = 42.0;
 
+#[derive(Clone, Debug)]
 pub struct BlurBenchOptions {
     pub sigmas: Vec<f64>,
     pub channels: Vec<usize>,

@@ -379,6 +379,7 @@ pub fn ladder(presets: &[Preset]) -> Vec<Rung> {
     rungs
 }
 
+#[derive(Clone, Debug)]
 pub struct MatmulOptions {
     pub shapes: Option<Vec<Shape>>,
     pub elem: Elem,

@@ -35,6 +35,27 @@ pub struct BenchOptions {
     pub quiet: bool,
 }
 
+/// A `gblur bench` command, checked: the options every bench shares and the command's own.
+#[derive(Clone, Debug)]
+pub struct BenchJob {
+    pub options: BenchOptions,
+    pub request: BenchRequest,
+}
+
+/// Which bench to run, with its own options.
+#[derive(Clone, Debug)]
+pub enum BenchRequest {
+    Peak,
+    Transpose,
+    Blur(blur::BlurBenchOptions),
+    /// The sigmas to sweep.
+    Cpu {
+        sigmas: Vec<f64>,
+    },
+    Matmul(matmul::MatmulOptions),
+    Reduce(reduce::ReduceOptions),
+}
+
 /// One measurement: a kernel or strategy at one size. Fields a bench does not use stay `None`.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Record {
@@ -181,53 +202,24 @@ pub fn parse_sizes(s: &str) -> Result<Vec<(usize, usize)>, String> {
         .collect()
 }
 
-/// Runs one bench command end to end.
-pub fn run(command: &crate::cli::BenchCommand, quiet: bool) -> anyhow::Result<()> {
-    use crate::cli::BenchCommand;
-    let opts = match command {
-        BenchCommand::Peak(c) | BenchCommand::Transpose(c) => c.to_options(quiet),
-        BenchCommand::Blur { common, .. } | BenchCommand::Cpu { common, .. } => {
-            common.to_options(quiet)
-        }
-        BenchCommand::Matmul(m) => m.out.to_options(quiet, None),
-        BenchCommand::Reduce(r) => r.out.to_options(quiet, None),
-    };
+/// Runs one bench command end to end: the sweep, its table and files, and an error when a
+/// device kernel FAILED verification.
+pub fn run(job: &BenchJob) -> anyhow::Result<()> {
+    let opts = &job.options;
+    // Before the sweep, so a wrong name costs no measuring.
     if let Some(p) = &opts.plot {
-        let ext = p
-            .extension()
-            .and_then(|e| e.to_str())
-            .unwrap_or("")
-            .to_ascii_lowercase();
-        anyhow::ensure!(
-            ext == "svg" || ext == "png",
-            "{}: plots are written as .svg or .png",
-            p.display()
-        );
+        output::check_plot_path(p)?;
     }
-    if let BenchCommand::Cpu { sigma, .. } = command {
-        cpu::run(&opts, sigma)?;
-        return Ok(());
-    }
-    let ctx = device::open_device(&opts.device)?;
-    let records = match command {
-        BenchCommand::Cpu { .. } => unreachable!("run above"),
-        BenchCommand::Peak(_) => peak::run(&ctx, &opts)?,
-        BenchCommand::Transpose(_) => transpose::run(&ctx, &opts)?,
-        BenchCommand::Blur {
-            sigma,
-            channels,
-            only,
-            ..
-        } => {
-            let b = blur::BlurBenchOptions {
-                sigmas: sigma.clone(),
-                channels: channels.iter().map(|&c| c as usize).collect(),
-                only: only.clone(),
-            };
-            blur::run(&ctx, &opts, &b)?
-        }
-        BenchCommand::Matmul(m) => matmul::run(&ctx, &opts, &m.to_options())?,
-        BenchCommand::Reduce(r) => reduce::run(&ctx, &opts, &r.to_options())?,
+    let ctx = || device::open_device(&opts.device);
+    let records = match &job.request {
+        // cpu's rows are the Rust paths (its OpenCL row is optional): its FAILED rows show in
+        // its table, and the exit status counts device kernels only.
+        BenchRequest::Cpu { sigmas } => return cpu::run(opts, sigmas).map(drop),
+        BenchRequest::Peak => peak::run(&ctx()?, opts)?,
+        BenchRequest::Transpose => transpose::run(&ctx()?, opts)?,
+        BenchRequest::Blur(b) => blur::run(&ctx()?, opts, b)?,
+        BenchRequest::Matmul(m) => matmul::run(&ctx()?, opts, m)?,
+        BenchRequest::Reduce(r) => reduce::run(&ctx()?, opts, r)?,
     };
     let failed = records.iter().filter(|r| r.status.is_failed()).count();
     anyhow::ensure!(

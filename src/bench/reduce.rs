@@ -19,6 +19,7 @@ pub const LOCAL: usize = 256;
 /// float4 pairs each work-item of stage 1 loads before using them.
 const UNROLL: usize = 4;
 
+#[derive(Clone, Debug)]
 pub struct ReduceOptions {
     /// Vector lengths; `None` means the device class's default.
     pub sizes: Option<Vec<usize>>,
