@@ -127,7 +127,8 @@ pub enum BenchCommand {
     Peak(BenchArgs),
     /// Every transpose strategy against the copy kernel, over a sweep of sizes.
     Transpose(BenchArgs),
-    /// The seed's algorithm table: copy, 2D and separable convolution, recursive pipelines.
+    /// The algorithm table of the "Tuning Performance on the GPU" chapter: copy, 2D and
+    /// separable convolution, recursive pipelines.
     Blur {
         #[command(flatten)]
         common: BenchArgs,
