@@ -51,7 +51,7 @@ impl Column {
     };
 
     /// The record's name, under `header`.
-    pub fn name(header: &'static str) -> Column {
+    pub const fn name(header: &'static str) -> Column {
         Column {
             header,
             value: |r| r.name.clone(),
