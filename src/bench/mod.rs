@@ -1,6 +1,6 @@
-//! `gblur bench`: the seed chapter's story told in measured figures on the user's device. Every
-//! kernel's output is checked against a host reference before it is timed; a wrong kernel is
-//! reported as FAILED and never timed. Times come from profiling events: 2 untimed warm-ups,
+//! `gblur bench`: the story of the "Tuning Performance on the GPU" chapter told in measured
+//! figures on the user's device. Every kernel's output is checked against a host reference
+//! before it is timed; a wrong kernel is reported as FAILED and never timed. Times come from profiling events: 2 untimed warm-ups,
 //! then `runs` timed runs, reported as median and min–max.
 
 pub mod blur;
