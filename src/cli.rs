@@ -2,6 +2,8 @@
 //! Nothing below this module knows about clap.
 
 use crate::backend::DeviceSet;
+use crate::bench::blur::BlurBenchOptions;
+use crate::bench::{BenchJob, BenchRequest};
 use crate::codec::EncodeOptions;
 use crate::filter::Method;
 use crate::gpu::opencl::DeviceChoice;
@@ -125,7 +127,8 @@ pub enum BenchCommand {
     Peak(BenchArgs),
     /// Every transpose strategy against the copy kernel, over a sweep of sizes.
     Transpose(BenchArgs),
-    /// The seed's algorithm table: copy, 2D and separable convolution, recursive pipelines.
+    /// The algorithm table of the "Tuning Performance on the GPU" chapter: copy, 2D and
+    /// separable convolution, recursive pipelines.
     Blur {
         #[command(flatten)]
         common: BenchArgs,
@@ -233,6 +236,44 @@ fn parse_count(s: &str) -> Result<usize, String> {
     };
     n.filter(|n| *n > 0 && *n < 1 << 31)
         .ok_or_else(|| format!("'{s}' is not a vector length: use N or 2^P, below 2^31"))
+}
+
+impl BenchCommand {
+    /// The checked bench job: the shared options and the command's own.
+    pub fn to_job(&self, quiet: bool) -> BenchJob {
+        let (options, request) = match self {
+            BenchCommand::Peak(c) => (c.to_options(quiet), BenchRequest::Peak),
+            BenchCommand::Transpose(c) => (c.to_options(quiet), BenchRequest::Transpose),
+            BenchCommand::Blur {
+                common,
+                sigma,
+                channels,
+                only,
+            } => (
+                common.to_options(quiet),
+                BenchRequest::Blur(BlurBenchOptions {
+                    sigmas: sigma.clone(),
+                    channels: channels.iter().map(|&c| c as usize).collect(),
+                    only: only.clone(),
+                }),
+            ),
+            BenchCommand::Cpu { common, sigma } => (
+                common.to_options(quiet),
+                BenchRequest::Cpu {
+                    sigmas: sigma.clone(),
+                },
+            ),
+            BenchCommand::Matmul(m) => (
+                m.out.to_options(quiet, None),
+                BenchRequest::Matmul(m.to_options()),
+            ),
+            BenchCommand::Reduce(r) => (
+                r.out.to_options(quiet, None),
+                BenchRequest::Reduce(r.to_options()),
+            ),
+        };
+        BenchJob { options, request }
+    }
 }
 
 impl MatmulArgs {

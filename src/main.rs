@@ -8,7 +8,9 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match &cli.command {
         Some(Command::Devices { json }) => gblur::devices::print(*json).map_err(JobError::Setup),
-        Some(Command::Bench(b)) => gblur::bench::run(b, cli.quiet).map_err(JobError::Failed),
+        Some(Command::Bench(b)) => {
+            gblur::bench::run(&b.to_job(cli.quiet)).map_err(JobError::Failed)
+        }
         Some(Command::Batch(b)) => gblur::batch::run(&b.to_job(cli.verbose, cli.quiet))
             .and_then(|summary| gblur::batch::summary::emit(&summary, b.settings.json, cli.quiet)),
         None => {

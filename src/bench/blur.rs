@@ -1,10 +1,10 @@
-//! `gblur bench blur`: the seed chapter's algorithm table rebuilt on this device. Each row is
-//! a real, checked kernel set; beside its measured MP/s stands the seed's estimate, the copy
-//! kernel's MP/s × 2 / (memory accesses per sample), so a reader sees how close each algorithm
-//! gets to what its memory traffic allows.
+//! `gblur bench blur`: the algorithm table of the "Tuning Performance on the GPU" chapter
+//! rebuilt on this device. Each row is a real, checked kernel set; beside its measured MP/s
+//! stands the chapter's estimate, the copy kernel's MP/s × 2 / (memory accesses per sample), so
+//! a reader sees how close each algorithm gets to what its memory traffic allows.
 
+use super::device::{download, enqueue_copy4, noise_planar, verify};
 use super::output::{opt, Column};
-use super::peak::{download, enqueue_copy4, verify};
 use super::runner::measure;
 use super::{BenchOptions, Record};
 use crate::filter::gaussian;
@@ -15,6 +15,7 @@ use crate::gpu::opencl::{ClContext, ClError, Timed};
 use crate::gpu::pipeline::{self, ChunkStart, DeviceImage, Pipeline, PixelFormat, TransposeKind};
 use crate::pixels::planar::Planar;
 use crate::report::SWEEP;
+use indicatif::ProgressBar;
 use opencl3::memory::Buffer;
 
 /// The blocked rows, on every image: Nehab et al.'s carried states at three chunk lengths, and
@@ -42,6 +43,7 @@ type RunFn<'a> = Box<dyn Fn() -> Result<Vec<Timed>, ClError> + 'a>;
 /// costs 4 multiplies and 5 adds, plus the offset and the sums.
 const RECURSIVE_PASS_FLOPS: f64 = 42.0;
 
+#[derive(Clone, Debug)]
 pub struct BlurBenchOptions {
     pub sigmas: Vec<f64>,
     pub channels: Vec<usize>,
@@ -49,7 +51,7 @@ pub struct BlurBenchOptions {
     pub only: Vec<String>,
 }
 
-/// The seed's comparison uses a kernel of radius 3 sigma for both convolutions.
+/// The chapter's comparison uses a kernel of radius 3 sigma for both convolutions.
 fn conv_radius(sigma: f64) -> usize {
     (3.0 * sigma).ceil().max(1.0) as usize
 }
@@ -134,157 +136,194 @@ pub fn run(
     opts: &BenchOptions,
     blur_opts: &BlurBenchOptions,
 ) -> anyhow::Result<Vec<Record>> {
-    let sizes = opts
-        .sizes
-        .clone()
-        .unwrap_or_else(|| vec![(1024, 1024), (2048, 2048), (4096, 4096)]);
-    let mut rows = vec![
-        Row::Copy,
-        Row::Conv2d,
-        Row::Separable,
-        Row::Recursive(Pipeline::Direct),
-    ];
-    rows.extend(TransposeKind::ALL.map(|t| Row::Recursive(Pipeline::Transpose(t))));
-    rows.extend(
-        BLOCKED_ROWS.map(|(chunk, start)| Row::Recursive(Pipeline::Blocked { chunk, start })),
-    );
-    let rgba8_rows: Vec<Row> = std::iter::once(Row::CopyRgba8)
-        .chain(BLOCKED_ROWS.map(|(chunk, start)| Row::BlockedRgba8 { chunk, start }))
-        .collect();
-    let chosen = |row: &&Row| {
-        matches!(row, Row::Copy | Row::CopyRgba8)
-            || blur_opts.only.is_empty()
-            || blur_opts
-                .only
-                .iter()
-                .any(|o| row.name().contains(o.as_str()))
-    };
-    let rows_for = |c: usize| {
-        let extra = if c == 4 { &rgba8_rows[..] } else { &[] };
-        rows.iter().chain(extra).filter(chosen)
-    };
-    let total: usize = sizes.len()
-        * blur_opts.sigmas.len()
-        * blur_opts
-            .channels
-            .iter()
-            .map(|&c| rows_for(c).count())
-            .sum::<usize>();
-    let bar = crate::report::progress_bar(total, opts.quiet, SWEEP);
-    let mut records = Vec::new();
-    for &(w, h) in &sizes {
-        for &c in &blur_opts.channels {
-            let img = super::peak::noise_planar(w, h, c, (w * 31 + h * 7 + c) as u64);
-            let mut dev = DeviceImage::new(ctx, w, h, c)?;
-            for &sigma in &blur_opts.sigmas {
-                let (mut copy_mpps, mut copy_rgba8_mpps) = (None, None);
-                let mut reference = None;
-                for row in rows_for(c) {
-                    bar.set_message(format!("{w}x{h} {c}ch σ{sigma} {}", row.name()));
-                    let mut r = Record::new("blur", row.name(), (w, h), ctx);
-                    r.channels = Some(c);
-                    r.sigma = Some(sigma);
-                    let (acc, flops) = row.cost(sigma);
-                    r.accesses_per_pixel = Some(acc);
-                    r.flops_per_pixel = Some(flops);
-                    r.flops_per_byte = Some(flops / (acc * 4.0));
-                    // The y pass's defines, overlapped or carried as the row runs it.
-                    let format = match row {
-                        Row::Recursive(Pipeline::Blocked { chunk, start }) => {
-                            Some((*chunk, *start, PixelFormat::F32))
-                        }
-                        Row::BlockedRgba8 { chunk, start } => {
-                            Some((*chunk, *start, rgba8_format(true)))
-                        }
-                        _ => None,
-                    };
-                    if let Some((chunk, start, format)) = format {
-                        let y = Blur2d::new(Method::Recursive, sigma, sigma).y;
-                        let defines = pipeline::pass_defines(&y, (chunk, start), h, format);
-                        r.build_options = format!("{} {defines}", r.build_options);
-                    }
-                    if row.is_rgba8() {
-                        r.channels = Some(4);
-                        measure_rgba8_row(ctx, opts, row, &img, sigma, &mut r)?;
-                    } else {
-                        measure_row(
-                            ctx,
-                            opts,
-                            row,
-                            &img,
-                            &mut dev,
-                            sigma,
-                            &mut r,
-                            &mut reference,
-                        )?;
-                    }
-                    match row {
-                        Row::Copy => copy_mpps = r.mpps,
-                        Row::CopyRgba8 => copy_rgba8_mpps = r.mpps,
-                        _ => {}
-                    }
-                    let yardstick = if row.is_rgba8() {
-                        copy_rgba8_mpps
-                    } else {
-                        copy_mpps
-                    };
-                    if let Some(copy) = yardstick {
-                        let estimate = copy * 2.0 / acc;
-                        r.estimate_mpps = Some(estimate);
-                        r.measured_over_estimate = r.mpps.map(|m| m / estimate);
-                        r.pct_of_copy = r.mpps.map(|m| 100.0 * m / copy);
-                    }
-                    records.push(r);
-                    bar.inc(1);
-                }
-            }
-        }
-    }
-    bar.finish_and_clear();
-    let columns = [
-        Column {
-            header: "size",
-            value: |r| {
-                format!(
-                    "{} {}ch σ{}",
-                    r.size,
-                    r.channels.unwrap_or(1),
-                    r.sigma.unwrap_or(0.0)
-                )
-            },
-        },
-        Column::name("algorithm"),
-        Column {
-            header: "acc/sample",
-            value: |r| opt(r.accesses_per_pixel, 0),
-        },
-        Column {
-            header: "flop/sample",
-            value: |r| opt(r.flops_per_pixel, 0),
-        },
-        Column::FLOP_PER_BYTE,
-        Column {
-            header: "estimate MP/s",
-            value: |r| opt(r.estimate_mpps, 0),
-        },
-        Column::MPPS,
-        Column {
-            header: "meas/est",
-            value: |r| opt(r.measured_over_estimate, 2),
-        },
-        Column::PCT_OF_COPY,
-        Column::MEDIAN_MS,
-        Column::STATUS,
-    ];
+    let records = sweep(ctx, opts, blur_opts)?;
     super::output::emit(
         &records,
-        &columns,
+        &COLUMNS,
         "gblur bench blur (MP/s = megapixels per second, all channels)",
         opts,
     )?;
     Ok(records)
 }
 
+const COLUMNS: [Column; 11] = [
+    Column {
+        header: "size",
+        value: |r| {
+            format!(
+                "{} {}ch σ{}",
+                r.size,
+                r.channels.unwrap_or(1),
+                r.sigma.unwrap_or(0.0)
+            )
+        },
+    },
+    Column::name("algorithm"),
+    Column {
+        header: "acc/sample",
+        value: |r| opt(r.accesses_per_pixel, 0),
+    },
+    Column {
+        header: "flop/sample",
+        value: |r| opt(r.flops_per_pixel, 0),
+    },
+    Column::FLOP_PER_BYTE,
+    Column {
+        header: "estimate MP/s",
+        value: |r| opt(r.estimate_mpps, 0),
+    },
+    Column::MPPS,
+    Column {
+        header: "meas/est",
+        value: |r| opt(r.measured_over_estimate, 2),
+    },
+    Column::PCT_OF_COPY,
+    Column::MEDIAN_MS,
+    Column::STATUS,
+];
+
+/// The table's rows: on every image, and with 4 channels also on RGBA8 bytes. `only` keeps the
+/// rows whose names contain one of its fragments, and always the copy rows (the yardsticks).
+struct RowSet {
+    planar: Vec<Row>,
+    rgba8: Vec<Row>,
+}
+
+impl RowSet {
+    fn new(only: &[String]) -> Self {
+        let mut planar = vec![
+            Row::Copy,
+            Row::Conv2d,
+            Row::Separable,
+            Row::Recursive(Pipeline::Direct),
+        ];
+        planar.extend(TransposeKind::ALL.map(|t| Row::Recursive(Pipeline::Transpose(t))));
+        planar.extend(
+            BLOCKED_ROWS.map(|(chunk, start)| Row::Recursive(Pipeline::Blocked { chunk, start })),
+        );
+        let mut rgba8 = vec![Row::CopyRgba8];
+        rgba8.extend(BLOCKED_ROWS.map(|(chunk, start)| Row::BlockedRgba8 { chunk, start }));
+        let chosen = |row: &Row| {
+            matches!(row, Row::Copy | Row::CopyRgba8)
+                || only.is_empty()
+                || only.iter().any(|o| row.name().contains(o.as_str()))
+        };
+        planar.retain(chosen);
+        rgba8.retain(chosen);
+        RowSet { planar, rgba8 }
+    }
+
+    /// The rows run on an image of `c` channels, in table order.
+    fn for_channels(&self, c: usize) -> impl Iterator<Item = &Row> {
+        let extra = if c == 4 { &self.rgba8[..] } else { &[] };
+        self.planar.iter().chain(extra)
+    }
+}
+
+fn sweep(
+    ctx: &ClContext,
+    opts: &BenchOptions,
+    blur_opts: &BlurBenchOptions,
+) -> anyhow::Result<Vec<Record>> {
+    let sizes = opts
+        .sizes
+        .clone()
+        .unwrap_or_else(|| vec![(1024, 1024), (2048, 2048), (4096, 4096)]);
+    let rows = RowSet::new(&blur_opts.only);
+    let per_size: usize = blur_opts
+        .channels
+        .iter()
+        .map(|&c| rows.for_channels(c).count())
+        .sum();
+    let total = sizes.len() * blur_opts.sigmas.len() * per_size;
+    let bar = crate::report::progress_bar(total, opts.quiet, SWEEP);
+    let mut records = Vec::new();
+    for &(w, h) in &sizes {
+        for &c in &blur_opts.channels {
+            let img = noise_planar(w, h, c, (w * 31 + h * 7 + c) as u64);
+            let mut dev = DeviceImage::new(ctx, w, h, c)?;
+            for &sigma in &blur_opts.sigmas {
+                let image = (&img, &mut dev);
+                let table = measure_rows(ctx, opts, rows.for_channels(c), image, sigma, &bar)?;
+                records.extend(table);
+            }
+        }
+    }
+    bar.finish_and_clear();
+    Ok(records)
+}
+
+/// Every row on one image at one sigma, each beside the estimate from its copy yardstick.
+fn measure_rows<'r>(
+    ctx: &ClContext,
+    opts: &BenchOptions,
+    rows: impl Iterator<Item = &'r Row>,
+    (img, dev): (&Planar, &mut DeviceImage),
+    sigma: f64,
+    bar: &ProgressBar,
+) -> anyhow::Result<Vec<Record>> {
+    let (w, h, c) = (img.width, img.height, img.channels);
+    let (mut copy_mpps, mut copy_rgba8_mpps) = (None, None);
+    let mut reference = None;
+    let mut records = Vec::new();
+    for row in rows {
+        bar.set_message(format!("{w}x{h} {c}ch σ{sigma} {}", row.name()));
+        let mut r = row_record(ctx, row, img, sigma);
+        if row.is_rgba8() {
+            measure_rgba8_row(ctx, opts, row, img, sigma, &mut r)?;
+        } else {
+            let image = (img, &mut *dev);
+            measure_row(ctx, opts, row, image, sigma, &mut r, &mut reference)?;
+        }
+        match row {
+            Row::Copy => copy_mpps = r.mpps,
+            Row::CopyRgba8 => copy_rgba8_mpps = r.mpps,
+            _ => {}
+        }
+        let yardstick = if row.is_rgba8() {
+            copy_rgba8_mpps
+        } else {
+            copy_mpps
+        };
+        if let Some(copy) = yardstick {
+            let estimate = copy * 2.0 / row.cost(sigma).0;
+            r.estimate_mpps = Some(estimate);
+            r.measured_over_estimate = r.mpps.map(|m| m / estimate);
+            r.pct_of_copy = r.mpps.map(|m| 100.0 * m / copy);
+        }
+        records.push(r);
+        bar.inc(1);
+    }
+    Ok(records)
+}
+
+/// A row's record before it is measured: its costs, and the blocked rows' y-pass defines
+/// (overlapped or carried as the row runs it) in the build options.
+fn row_record(ctx: &ClContext, row: &Row, img: &Planar, sigma: f64) -> Record {
+    let (w, h) = (img.width, img.height);
+    let mut r = Record::new("blur", row.name(), (w, h), ctx);
+    r.channels = Some(if row.is_rgba8() { 4 } else { img.channels });
+    r.sigma = Some(sigma);
+    let (acc, flops) = row.cost(sigma);
+    r.accesses_per_pixel = Some(acc);
+    r.flops_per_pixel = Some(flops);
+    r.flops_per_byte = Some(flops / (acc * 4.0));
+    let format = match row {
+        Row::Recursive(Pipeline::Blocked { chunk, start }) => {
+            Some((*chunk, *start, PixelFormat::F32))
+        }
+        Row::BlockedRgba8 { chunk, start } => Some((*chunk, *start, rgba8_format(true))),
+        _ => None,
+    };
+    if let Some((chunk, start, format)) = format {
+        let y = Blur2d::new(Method::Recursive, sigma, sigma).y;
+        let defines = pipeline::pass_defines(&y, (chunk, start), h, format);
+        r.build_options = format!("{} {defines}", r.build_options);
+    }
+    r
+}
+
+/// The sampled Gaussian of radius `conv_radius(sigma)`: both convolution rows' taps.
 fn fir(sigma: f64) -> LineFilter {
     let taps = gaussian::sampled_gaussian(sigma, conv_radius(sigma));
     LineFilter::Fir {
@@ -293,99 +332,136 @@ fn fir(sigma: f64) -> LineFilter {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
+/// A planar row ready to time: its output of one run and the reference it must match, and
+/// how to enqueue a timed run. `Err`: why the row is skipped.
+type Checkable<'a> = Result<(Vec<f32>, Vec<f32>, RunFn<'a>), String>;
+
+/// The blur reference of the image at hand, kept from row to row: every recursive row checks
+/// against the same one.
+type BlurReference = Option<(Blur2d, Vec<f32>)>;
+
+/// Runs a planar row once on `img`, checks it, and times it if it is right.
 fn measure_row(
     ctx: &ClContext,
     opts: &BenchOptions,
     row: &Row,
-    img: &Planar,
-    dev: &mut DeviceImage,
+    (img, dev): (&Planar, &mut DeviceImage),
     sigma: f64,
     r: &mut Record,
-    reference: &mut Option<(Blur2d, Vec<f32>)>,
+    reference: &mut BlurReference,
 ) -> anyhow::Result<()> {
-    let (w, h, c) = (img.width, img.height, img.channels);
-    let n = img.data.len();
     // Every row starts from the same input; the in-place pipelines overwrite it while timed,
     // which changes nothing about their cost.
     ctx.write(&mut dev.a, &img.data, "upload")?;
     ctx.finish()?;
     let dev: &DeviceImage = dev;
-    let bytes_per_run = n as f64 * 4.0 * row.cost(sigma).0;
-    let (got, want, enqueue): (Vec<f32>, Vec<f32>, RunFn) = match row {
-        Row::Copy => {
-            if !n.is_multiple_of(4) {
-                r.status = "skipped: sample count not a multiple of 4".into();
-                return Ok(());
-            }
-            enqueue_copy4(ctx, &dev.a, &dev.b, n)?;
-            ctx.finish()?;
-            (
-                download(ctx, &dev.b, n)?,
-                img.data.clone(),
-                Box::new(|| Ok(vec![enqueue_copy4(ctx, &dev.a, &dev.b, n)?])),
-            )
-        }
-        Row::Conv2d => {
-            let radius = conv_radius(sigma);
-            let macs = n as f64 * ((2 * radius + 1) as f64).powi(2);
-            if macs > CONV2D_MAX_MACS {
-                r.status = format!("skipped: {macs:.1e} multiply-adds per run");
-                return Ok(());
-            }
-            let taps = match fir(sigma) {
-                LineFilter::Fir { taps, .. } => taps,
-                LineFilter::Recursive { .. } => unreachable!(),
-            };
-            let mut tbuf = ctx.buffer(taps.len(), true)?;
-            ctx.write(&mut tbuf, &taps, "taps")?;
-            ctx.finish()?;
-            let run = move || -> Result<Vec<Timed>, ClError> {
-                Ok(vec![conv2d(ctx, &tbuf, radius, dev, (w, h, c))?])
-            };
-            run()?;
-            ctx.finish()?;
-            let got = download(ctx, &dev.b, n)?;
-            let (g, want) = sampled_conv2d(img, &got, &taps, radius);
-            (g, want, Box::new(run))
-        }
-        Row::Separable | Row::Recursive(_) => {
-            let (blur, pipe) = match row {
-                Row::Separable => (
-                    Blur2d {
-                        x: fir(sigma),
-                        y: fir(sigma),
-                    },
-                    Pipeline::Direct,
-                ),
-                Row::Recursive(p) => (Blur2d::new(Method::Recursive, sigma, sigma), *p),
-                _ => unreachable!(),
-            };
-            pipeline::enqueue(ctx, dev, &blur, pipe)?;
-            let got = download(ctx, &dev.a, n)?;
-            // Every recursive row checks against the same reference: compute it once.
-            if reference.as_ref().is_none_or(|(b, _)| *b != blur) {
-                *reference = Some((blur.clone(), crate::cpu::reference::blur(img, &blur).0.data));
-            }
-            let want = reference.as_ref().unwrap().1.clone();
-            let run = move || -> Result<Vec<Timed>, ClError> {
-                Ok(pipeline::enqueue(ctx, dev, &blur, pipe)?
-                    .into_iter()
-                    .map(|e| e.timed)
-                    .collect())
-            };
-            (got, want, Box::new(run))
-        }
+    let checkable = match row {
+        Row::Copy => copy_once(ctx, img, dev)?,
+        Row::Conv2d => conv2d_once(ctx, img, dev, sigma)?,
+        Row::Separable | Row::Recursive(_) => filter_once(ctx, row, img, dev, sigma, reference)?,
         Row::CopyRgba8 | Row::BlockedRgba8 { .. } => unreachable!("measure_rgba8_row"),
     };
+    let (got, want, enqueue) = match checkable {
+        Err(why) => {
+            r.skip(why);
+            return Ok(());
+        }
+        Ok(ready) => ready,
+    };
     match verify(&got, &want, 1e-5) {
-        Err(why) => r.failed(why),
+        Err(why) => r.fail(why),
         Ok(()) => {
             let stats = measure(ctx, opts.runs, enqueue)?;
-            r.timed(&stats, bytes_per_run);
+            r.timed(&stats, img.data.len() as f64 * 4.0 * row.cost(sigma).0);
         }
     }
     Ok(())
+}
+
+/// The float4 copy of the image's samples.
+fn copy_once<'a>(
+    ctx: &'a ClContext,
+    img: &Planar,
+    dev: &'a DeviceImage,
+) -> Result<Checkable<'a>, ClError> {
+    let n = img.data.len();
+    if !n.is_multiple_of(4) {
+        return Ok(Err("sample count not a multiple of 4".into()));
+    }
+    enqueue_copy4(ctx, &dev.a, &dev.b, n)?;
+    ctx.finish()?;
+    Ok(Ok((
+        download(ctx, &dev.b, n)?,
+        img.data.clone(),
+        Box::new(move || Ok(vec![enqueue_copy4(ctx, &dev.a, &dev.b, n)?])),
+    )))
+}
+
+/// The 2D convolution with the sampled Gaussian, checked at sample positions.
+fn conv2d_once<'a>(
+    ctx: &'a ClContext,
+    img: &Planar,
+    dev: &'a DeviceImage,
+    sigma: f64,
+) -> Result<Checkable<'a>, ClError> {
+    let (w, h, c) = (img.width, img.height, img.channels);
+    let n = img.data.len();
+    let radius = conv_radius(sigma);
+    let macs = n as f64 * ((2 * radius + 1) as f64).powi(2);
+    if macs > CONV2D_MAX_MACS {
+        return Ok(Err(format!("{macs:.1e} multiply-adds per run")));
+    }
+    let taps = match fir(sigma) {
+        LineFilter::Fir { taps, .. } => taps,
+        LineFilter::Recursive { .. } => unreachable!(),
+    };
+    let mut tbuf = ctx.buffer(taps.len(), true)?;
+    ctx.write(&mut tbuf, &taps, "taps")?;
+    ctx.finish()?;
+    let run = move || -> Result<Vec<Timed>, ClError> {
+        Ok(vec![conv2d(ctx, &tbuf, radius, dev, (w, h, c))?])
+    };
+    run()?;
+    ctx.finish()?;
+    let got = download(ctx, &dev.b, n)?;
+    let (got, want) = sampled_conv2d(img, &got, &taps, radius);
+    Ok(Ok((got, want, Box::new(run))))
+}
+
+/// The separable convolution (the FIR through the direct pipeline) or a recursive pipeline,
+/// checked against the Rust reference blur.
+fn filter_once<'a>(
+    ctx: &'a ClContext,
+    row: &Row,
+    img: &Planar,
+    dev: &'a DeviceImage,
+    sigma: f64,
+    reference: &mut BlurReference,
+) -> Result<Checkable<'a>, ClError> {
+    let (blur, pipe) = match row {
+        Row::Separable => (
+            Blur2d {
+                x: fir(sigma),
+                y: fir(sigma),
+            },
+            Pipeline::Direct,
+        ),
+        Row::Recursive(p) => (Blur2d::new(Method::Recursive, sigma, sigma), *p),
+        _ => unreachable!("the filter rows"),
+    };
+    pipeline::enqueue(ctx, dev, &blur, pipe)?;
+    let got = download(ctx, &dev.a, img.data.len())?;
+    if reference.as_ref().is_none_or(|(b, _)| *b != blur) {
+        *reference = Some((blur.clone(), crate::cpu::reference::blur(img, &blur).0.data));
+    }
+    let want = reference.as_ref().unwrap().1.clone();
+    let run = move || -> Result<Vec<Timed>, ClError> {
+        Ok(pipeline::enqueue(ctx, dev, &blur, pipe)?
+            .into_iter()
+            .map(|e| e.timed)
+            .collect())
+    };
+    Ok(Ok((got, want, Box::new(run))))
 }
 
 /// The y pass's pixel format of the RGBA8 rows (`in_u8`), or the x pass's.
@@ -448,7 +524,7 @@ fn measure_rgba8_row(
                 .max()
                 .unwrap_or(0);
             if worst > 1 {
-                r.failed(format!("{worst} steps off the Rust reference"));
+                r.fail(format!("{worst} steps off the Rust reference"));
                 return Ok(());
             }
             let stats = measure(ctx, opts.runs, || {

@@ -11,7 +11,7 @@ use crate::cpu::{banded, reference};
 use crate::filter::{Blur2d, Method};
 use crate::gpu::opencl::{device, ClContext};
 use crate::gpu::pipeline;
-use crate::gpu::pipeline::{PipelineChoice, Upload};
+use crate::gpu::pipeline::{Pipeline, PipelineChoice, Upload};
 use crate::pixels;
 use crate::report::SWEEP;
 use image::{DynamicImage, ImageBuffer};
@@ -54,12 +54,42 @@ fn verify(img: &DynamicImage, blur: &Blur2d, tolerance: f32) -> Result<(), Strin
 }
 
 fn rgb8(w: usize, h: usize) -> DynamicImage {
-    let v = crate::bench::noise(w * h * 3);
+    let v = super::device::noise(w * h * 3);
     let data = v.iter().map(|&x| (x * 255.0) as u8).collect();
     DynamicImage::ImageRgb8(ImageBuffer::from_raw(w as u32, h as u32, data).unwrap())
 }
 
 pub fn run(opts: &BenchOptions, sigmas: &[f64]) -> anyhow::Result<Vec<Record>> {
+    let records = sweep(opts, sigmas)?;
+    super::output::emit(
+        &records,
+        &COLUMNS,
+        "gblur bench cpu (in memory; GB/s counts samples read + written)",
+        opts,
+    )?;
+    Ok(records)
+}
+
+const COLUMNS: [Column; 8] = [
+    Column::SIZE,
+    Column::name("path"),
+    Column {
+        header: "sigma",
+        value: |r| opt(r.sigma, 1),
+    },
+    Column::MEDIAN_MS,
+    Column::SPREAD,
+    Column::MPPS,
+    Column {
+        header: "device",
+        value: |r| r.device.clone(),
+    },
+    Column::STATUS,
+];
+
+/// Per size and sigma: the banded rows; at the first sigma also the reference and the
+/// OpenCL row.
+fn sweep(opts: &BenchOptions, sigmas: &[f64]) -> anyhow::Result<Vec<Record>> {
     let sizes = opts.sizes.clone().unwrap_or_else(|| vec![DEFAULT_SIZE]);
     let rust = format!(
         "{}, {}",
@@ -76,144 +106,169 @@ pub fn run(opts: &BenchOptions, sigmas: &[f64]) -> anyhow::Result<Vec<Record>> {
     let mut records = Vec::new();
     for &(w, h) in &sizes {
         let img = rgb8(w, h);
-        let plane = crate::bench::noise(w * h);
+        let plane = super::device::noise(w * h);
         for (i, &sigma) in sigmas.iter().enumerate() {
-            let blur = Blur2d::new(Method::Recursive, sigma, sigma);
-            let coefficients = match &blur.x {
-                crate::filter::LineFilter::Recursive { coefficients, .. } => *coefficients,
-                _ => unreachable!("Method::Recursive"),
+            let case = Case {
+                size: (w, h),
+                sigma,
+                blur: Blur2d::new(Method::Recursive, sigma, sigma),
+                runs: opts.runs,
+                rust: &rust,
             };
-
-            bar.set_message(format!("{w}x{h} sigma {sigma} banded RGB8"));
-            let r = record("rust banded, RGB 8-bit", (w, h), 3, sigma, &rust);
-            records.push(match verify(&img, &blur, 1.01 / 255.0) {
-                Err(why) => {
-                    let mut r = r;
-                    r.failed(why);
-                    r
-                }
-                Ok(()) => {
-                    let mut work = img.clone();
-                    let stats = measure_host(
-                        opts.runs,
-                        &mut work,
-                        |work| work.clone_from(&img),
-                        |work| {
-                            banded::blur_image(work, &blur, false);
-                        },
-                    );
-                    timed(r, &stats, 3.0)
-                }
-            });
+            let message = |what: &str| bar.set_message(format!("{w}x{h} sigma {sigma} {what}"));
+            message("banded RGB8");
+            records.push(case.banded_rgb8(&img));
             bar.inc(1);
-
-            bar.set_message(format!("{w}x{h} sigma {sigma} banded f32"));
-            let r = record("rust banded, 1 channel f32", (w, h), 1, sigma, &rust);
-            let px = banded::Pixels {
-                channels: 1,
-                alpha: false,
-                linear: None,
-            };
-            let mut work = plane.clone();
-            let stats = measure_host(
-                opts.runs,
-                &mut work,
-                |work| work.copy_from_slice(&plane),
-                |work| {
-                    banded::blur_in_place(work, (w, h), &px, &coefficients, &coefficients);
-                },
-            );
-            records.push(timed(r, &stats, 4.0));
+            message("banded f32");
+            records.push(case.banded_f32(&plane));
             bar.inc(1);
-
             if i > 0 {
                 continue;
             }
-            bar.set_message(format!("{w}x{h} sigma {sigma} reference"));
-            let r = record(
-                "rust reference (planar f32), RGB 8-bit",
-                (w, h),
-                3,
-                sigma,
-                &rust,
-            );
-            let stats = measure_host(
-                opts.runs,
-                &mut (),
-                |_| {},
-                |_| {
-                    reference::blur_image(&img, &blur, false);
-                },
-            );
-            records.push(timed(r, &stats, 3.0));
+            message("reference");
+            records.push(case.reference_rgb8(&img));
             bar.inc(1);
-
             if let Some(ctx) = &opencl {
-                let pipe = PipelineChoice::Auto.resolve(&ctx.info);
-                let name = format!("opencl {}, RGB 8-bit", pipe.describe());
-                bar.set_message(format!("{w}x{h} sigma {sigma} {name}"));
-                let r = record(&name, (w, h), 3, sigma, &ctx.device_name());
-                let upload = Upload::for_image(img.color(), false, pipe, &blur);
-                pipeline::prepare(ctx, &blur, pipe, (w, h), upload)?;
-                let mut failure = None;
-                let mut work = img.clone();
-                let stats = measure_host(
-                    opts.runs,
-                    &mut work,
-                    |work| *work = img.clone(),
-                    |work| {
-                        let done = match upload {
-                            // As the main command runs it: bytes up, bytes down, in place.
-                            Upload::U8 { .. } => {
-                                pipeline::blur_u8(ctx, work, &blur, false, pipe).map(drop)
-                            }
-                            Upload::PlanarF32 => {
-                                let (p, layout) = pixels::to_planar(work, false);
-                                pipeline::blur(ctx, p, &blur, pipe).map(|(mut out, _)| {
-                                    pixels::finish_planar(&mut out, layout);
-                                    pixels::from_planar(&out, layout.color, img.color());
-                                })
-                            }
-                        };
-                        if let Err(e) = done {
-                            failure = Some(e.to_string());
-                        }
-                    },
-                );
-                records.push(match failure {
-                    Some(why) => {
-                        let mut r = r;
-                        r.failed(why);
-                        r
-                    }
-                    None => timed(r, &stats, 3.0),
-                });
+                let (pipe, name) = opencl_row(ctx);
+                message(&name);
+                records.push(case.opencl_rgb8(ctx, pipe, &name, &img)?);
                 bar.inc(1);
             }
         }
     }
     bar.finish_and_clear();
-    let columns = [
-        Column::SIZE,
-        Column::name("path"),
-        Column {
-            header: "sigma",
-            value: |r| opt(r.sigma, 1),
-        },
-        Column::MEDIAN_MS,
-        Column::SPREAD,
-        Column::MPPS,
-        Column {
-            header: "device",
-            value: |r| r.device.clone(),
-        },
-        Column::STATUS,
-    ];
-    super::output::emit(
-        &records,
-        &columns,
-        "gblur bench cpu (in memory; GB/s counts samples read + written)",
-        opts,
-    )?;
     Ok(records)
+}
+
+/// One size and sigma of the sweep: the blur, the timed runs, and the Rust rows' device name.
+struct Case<'a> {
+    size: (usize, usize),
+    sigma: f64,
+    blur: Blur2d,
+    runs: usize,
+    rust: &'a str,
+}
+
+impl Case<'_> {
+    /// The banded blur on 8-bit RGB, in place, checked on a corner first.
+    fn banded_rgb8(&self, img: &DynamicImage) -> Record {
+        let mut r = record(
+            "rust banded, RGB 8-bit",
+            self.size,
+            3,
+            self.sigma,
+            self.rust,
+        );
+        if let Err(why) = verify(img, &self.blur, 1.01 / 255.0) {
+            r.fail(why);
+            return r;
+        }
+        let mut work = img.clone();
+        let stats = measure_host(
+            self.runs,
+            &mut work,
+            |work| work.clone_from(img),
+            |work| {
+                banded::blur_image(work, &self.blur, false);
+            },
+        );
+        timed(r, &stats, 3.0)
+    }
+
+    /// The banded blur on one f32 plane, in place.
+    fn banded_f32(&self, plane: &[f32]) -> Record {
+        let r = record(
+            "rust banded, 1 channel f32",
+            self.size,
+            1,
+            self.sigma,
+            self.rust,
+        );
+        let coefficients = match &self.blur.x {
+            crate::filter::LineFilter::Recursive { coefficients, .. } => *coefficients,
+            _ => unreachable!("Method::Recursive"),
+        };
+        let px = banded::Pixels {
+            channels: 1,
+            alpha: false,
+            linear: None,
+        };
+        let mut work = plane.to_vec();
+        let stats = measure_host(
+            self.runs,
+            &mut work,
+            |work| work.copy_from_slice(plane),
+            |work| {
+                banded::blur_in_place(work, self.size, &px, &coefficients, &coefficients);
+            },
+        );
+        timed(r, &stats, 4.0)
+    }
+
+    /// The planar Rust reference on 8-bit RGB.
+    fn reference_rgb8(&self, img: &DynamicImage) -> Record {
+        let name = "rust reference (planar f32), RGB 8-bit";
+        let r = record(name, self.size, 3, self.sigma, self.rust);
+        let stats = measure_host(
+            self.runs,
+            &mut (),
+            |_| {},
+            |_| {
+                reference::blur_image(img, &self.blur, false);
+            },
+        );
+        timed(r, &stats, 3.0)
+    }
+
+    /// The OpenCL device's pipeline on 8-bit RGB as the main command runs it, conversions and
+    /// transfers included.
+    fn opencl_rgb8(
+        &self,
+        ctx: &ClContext,
+        pipe: Pipeline,
+        name: &str,
+        img: &DynamicImage,
+    ) -> anyhow::Result<Record> {
+        let blur = &self.blur;
+        let r = record(name, self.size, 3, self.sigma, &ctx.device_name());
+        let upload = Upload::for_image(img.color(), false, pipe, blur);
+        pipeline::prepare(ctx, blur, pipe, self.size, upload)?;
+        let mut failure = None;
+        let mut work = img.clone();
+        let stats = measure_host(
+            self.runs,
+            &mut work,
+            |work| *work = img.clone(),
+            |work| {
+                let done = match upload {
+                    // As the main command runs it: bytes up, bytes down, in place.
+                    Upload::U8 { .. } => pipeline::blur_u8(ctx, work, blur, false, pipe).map(drop),
+                    Upload::PlanarF32 => {
+                        let (p, layout) = pixels::to_planar(work, false);
+                        pipeline::blur(ctx, p, blur, pipe).map(|(mut out, _)| {
+                            pixels::finish_planar(&mut out, layout);
+                            pixels::from_planar(&out, layout.color, img.color());
+                        })
+                    }
+                };
+                if let Err(e) = done {
+                    failure = Some(e.to_string());
+                }
+            },
+        );
+        Ok(match failure {
+            Some(why) => {
+                let mut r = r;
+                r.fail(why);
+                r
+            }
+            None => timed(r, &stats, 3.0),
+        })
+    }
+}
+
+/// The pipeline the main command would pick on `ctx`, and the OpenCL row's name.
+fn opencl_row(ctx: &ClContext) -> (Pipeline, String) {
+    let pipe = PipelineChoice::Auto.resolve(&ctx.info);
+    (pipe, format!("opencl {}, RGB 8-bit", pipe.describe()))
 }

@@ -1,10 +1,11 @@
-//! `gblur bench`: the seed chapter's story told in measured figures on the user's device. Every
-//! kernel's output is checked against a host reference before it is timed; a wrong kernel is
-//! reported as FAILED and never timed. Times come from profiling events: 2 untimed warm-ups,
+//! `gblur bench`: the story of the "Tuning Performance on the GPU" chapter told in measured
+//! figures on the user's device. Every kernel's output is checked against a host reference
+//! before it is timed; a wrong kernel is reported as FAILED and never timed. Times come from profiling events: 2 untimed warm-ups,
 //! then `runs` timed runs, reported as median and min–max.
 
 pub mod blur;
 pub mod cpu;
+pub mod device;
 pub mod matmul;
 pub mod output;
 pub mod peak;
@@ -12,10 +13,13 @@ pub mod reduce;
 pub mod runner;
 pub mod transpose;
 
-use crate::gpu::opencl::{device, ClContext, DeviceChoice};
-use anyhow::Context as _;
+use crate::gpu::opencl::{ClContext, DeviceChoice};
 use serde::Serialize;
 use std::path::PathBuf;
+
+/// The bench's input noise, also at `gblur::bench::` for programs that reproduce it
+/// (benches/libblur).
+pub use device::{noise, noise_seeded};
 
 /// Options shared by every bench command.
 #[derive(Clone, Debug)]
@@ -29,6 +33,27 @@ pub struct BenchOptions {
     pub markdown: Option<PathBuf>,
     pub plot: Option<PathBuf>,
     pub quiet: bool,
+}
+
+/// A `gblur bench` command, checked: the options every bench shares and the command's own.
+#[derive(Clone, Debug)]
+pub struct BenchJob {
+    pub options: BenchOptions,
+    pub request: BenchRequest,
+}
+
+/// Which bench to run, with its own options.
+#[derive(Clone, Debug)]
+pub enum BenchRequest {
+    Peak,
+    Transpose,
+    Blur(blur::BlurBenchOptions),
+    /// The sigmas to sweep.
+    Cpu {
+        sigmas: Vec<f64>,
+    },
+    Matmul(matmul::MatmulOptions),
+    Reduce(reduce::ReduceOptions),
 }
 
 /// One measurement: a kernel or strategy at one size. Fields a bench does not use stay `None`.
@@ -60,10 +85,9 @@ pub struct Record {
     pub pct_of_best: Option<f64>,
     pub estimate_mpps: Option<f64>,
     pub measured_over_estimate: Option<f64>,
-    /// Output matched the host reference (`false`: FAILED, not timed).
+    /// Output matched the host reference (`false`: FAILED or skipped, not timed).
     pub verified: bool,
-    /// `ok`, `FAILED: why`, or `skipped: why`.
-    pub status: String,
+    pub status: Status,
     pub build_options: String,
     pub device: String,
 }
@@ -101,12 +125,60 @@ impl Record {
         self.gbps = Some(bytes / s * 1e-9);
         self.mpps = Some(self.pixels() / s * 1e-6);
         self.verified = true;
-        self.status = "ok".into();
+        self.status = Status::Ok;
     }
 
-    pub fn failed(&mut self, why: impl std::fmt::Display) {
+    /// The output did not match the host reference: not timed.
+    pub fn fail(&mut self, why: impl std::fmt::Display) {
         self.verified = false;
-        self.status = format!("FAILED: {why}");
+        self.status = Status::Failed(why.to_string());
+    }
+
+    /// Not run here (too slow for the device class, or a shape the kernel cannot take).
+    pub fn skip(&mut self, why: impl std::fmt::Display) {
+        self.verified = false;
+        self.status = Status::Skipped(why.to_string());
+    }
+}
+
+/// How a record's measurement went. Printed and serialized as one string: `ok`,
+/// `estimated: how`, `skipped: why` or `FAILED: why` (empty while pending).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Status {
+    /// Not measured yet.
+    #[default]
+    Pending,
+    /// Checked and timed.
+    Ok,
+    /// Checked, and timed on part of the work, scaled up (the note says how).
+    Estimated(String),
+    /// Not run, and why.
+    Skipped(String),
+    /// The output did not match the host reference; not timed.
+    Failed(String),
+}
+
+impl Status {
+    pub fn is_failed(&self) -> bool {
+        matches!(self, Status::Failed(_))
+    }
+}
+
+impl std::fmt::Display for Status {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Status::Pending => Ok(()),
+            Status::Ok => f.write_str("ok"),
+            Status::Estimated(how) => write!(f, "estimated: {how}"),
+            Status::Skipped(why) => write!(f, "skipped: {why}"),
+            Status::Failed(why) => write!(f, "FAILED: {why}"),
+        }
+    }
+}
+
+impl Serialize for Status {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
     }
 }
 
@@ -130,87 +202,31 @@ pub fn parse_sizes(s: &str) -> Result<Vec<(usize, usize)>, String> {
         .collect()
 }
 
-/// Runs one bench command end to end.
-pub fn run(command: &crate::cli::BenchCommand, quiet: bool) -> anyhow::Result<()> {
-    use crate::cli::BenchCommand;
-    let opts = match command {
-        BenchCommand::Peak(c) | BenchCommand::Transpose(c) => c.to_options(quiet),
-        BenchCommand::Blur { common, .. } | BenchCommand::Cpu { common, .. } => {
-            common.to_options(quiet)
-        }
-        BenchCommand::Matmul(m) => m.out.to_options(quiet, None),
-        BenchCommand::Reduce(r) => r.out.to_options(quiet, None),
-    };
+/// Runs one bench command end to end: the sweep, its table and files, and an error when a
+/// device kernel FAILED verification.
+pub fn run(job: &BenchJob) -> anyhow::Result<()> {
+    let opts = &job.options;
+    // Before the sweep, so a wrong name costs no measuring.
     if let Some(p) = &opts.plot {
-        let ext = p
-            .extension()
-            .and_then(|e| e.to_str())
-            .unwrap_or("")
-            .to_ascii_lowercase();
-        anyhow::ensure!(
-            ext == "svg" || ext == "png",
-            "{}: plots are written as .svg or .png",
-            p.display()
-        );
+        output::check_plot_path(p)?;
     }
-    if let BenchCommand::Cpu { sigma, .. } = command {
-        cpu::run(&opts, sigma)?;
-        return Ok(());
-    }
-    let ctx = open_device(&opts.device)?;
-    let records = match command {
-        BenchCommand::Cpu { .. } => unreachable!("run above"),
-        BenchCommand::Peak(_) => peak::run(&ctx, &opts)?,
-        BenchCommand::Transpose(_) => transpose::run(&ctx, &opts)?,
-        BenchCommand::Blur {
-            sigma,
-            channels,
-            only,
-            ..
-        } => {
-            let b = blur::BlurBenchOptions {
-                sigmas: sigma.clone(),
-                channels: channels.iter().map(|&c| c as usize).collect(),
-                only: only.clone(),
-            };
-            blur::run(&ctx, &opts, &b)?
-        }
-        BenchCommand::Matmul(m) => matmul::run(&ctx, &opts, &m.to_options())?,
-        BenchCommand::Reduce(r) => reduce::run(&ctx, &opts, &r.to_options())?,
+    let ctx = || device::open_device(&opts.device);
+    let records = match &job.request {
+        // cpu's rows are the Rust paths (its OpenCL row is optional): its FAILED rows show in
+        // its table, and the exit status counts device kernels only.
+        BenchRequest::Cpu { sigmas } => return cpu::run(opts, sigmas).map(drop),
+        BenchRequest::Peak => peak::run(&ctx()?, opts)?,
+        BenchRequest::Transpose => transpose::run(&ctx()?, opts)?,
+        BenchRequest::Blur(b) => blur::run(&ctx()?, opts, b)?,
+        BenchRequest::Matmul(m) => matmul::run(&ctx()?, opts, m)?,
+        BenchRequest::Reduce(r) => reduce::run(&ctx()?, opts, r)?,
     };
-    let failed = records
-        .iter()
-        .filter(|r| r.status.starts_with("FAILED"))
-        .count();
+    let failed = records.iter().filter(|r| r.status.is_failed()).count();
     anyhow::ensure!(
         failed == 0,
         "{failed} kernel(s) FAILED verification (see the status column)"
     );
     Ok(())
-}
-
-/// Benchmarks need an OpenCL device: `rust` or no device at all is an error here.
-pub fn open_device(choice: &DeviceChoice) -> anyhow::Result<ClContext> {
-    let info = device::select(choice)?
-        .context("bench needs an OpenCL device, and none was found (gblur devices lists them)")?;
-    Ok(ClContext::new(info)?)
-}
-
-/// Deterministic values in [0, 1).
-pub fn noise(n: usize) -> Vec<f32> {
-    noise_seeded(n, 7)
-}
-
-pub fn noise_seeded(n: usize, seed: u64) -> Vec<f32> {
-    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    (0..n)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            (s >> 40) as f32 / (1u64 << 24) as f32
-        })
-        .collect()
 }
 
 #[cfg(test)]
@@ -225,5 +241,28 @@ mod tests {
         );
         assert!(parse_sizes("0").is_err());
         assert!(parse_sizes("12xq").is_err());
+    }
+
+    /// The table, CSV and JSON all print the status as one string, prefix first.
+    #[test]
+    fn status_prints_as_one_string() {
+        let cases = [
+            (Status::Pending, ""),
+            (Status::Ok, "ok"),
+            (
+                Status::Estimated("first 3 of 9 rows timed, ×3".into()),
+                "estimated: first 3 of 9 rows timed, ×3",
+            ),
+            (Status::Skipped("too slow".into()), "skipped: too slow"),
+            (
+                Status::Failed("element 0: got 1, want 2".into()),
+                "FAILED: element 0: got 1, want 2",
+            ),
+        ];
+        for (status, text) in cases {
+            assert_eq!(status.to_string(), text);
+            assert_eq!(serde_json::to_value(&status).unwrap(), text);
+            assert_eq!(status.is_failed(), text.starts_with("FAILED"));
+        }
     }
 }

@@ -47,11 +47,11 @@ impl Column {
     };
     pub const STATUS: Column = Column {
         header: "status",
-        value: |r| r.status.clone(),
+        value: |r| r.status.to_string(),
     };
 
     /// The record's name, under `header`.
-    pub fn name(header: &'static str) -> Column {
+    pub const fn name(header: &'static str) -> Column {
         Column {
             header,
             value: |r| r.name.clone(),
@@ -220,19 +220,14 @@ pub fn plot(records: &[Record], title: &str, path: &Path, axes: &PlotAxes) -> an
     // Both backends measure text with it; registering twice is harmless.
     plotters::style::register_font("sans-serif", FontStyle::Normal, FONT)
         .map_err(|_| anyhow::anyhow!("the bundled font could not be loaded"))?;
-    let ext = path
-        .extension()
-        .and_then(|e| e.to_str())
-        .unwrap_or("")
-        .to_ascii_lowercase();
-    match ext.as_str() {
-        "svg" => draw(
+    match check_plot_path(path)? {
+        PlotFormat::Svg => draw(
             SVGBackend::new(path, SIZE).into_drawing_area(),
             records,
             title,
             axes,
         ),
-        "png" => {
+        PlotFormat::Png => {
             let mut rgb = vec![0u8; (SIZE.0 * SIZE.1 * 3) as usize];
             draw(
                 BitMapBackend::with_buffer(&mut rgb, SIZE).into_drawing_area(),
@@ -244,6 +239,25 @@ pub fn plot(records: &[Record], title: &str, path: &Path, axes: &PlotAxes) -> an
             img.save(path)
                 .with_context(|| format!("{}: cannot write", path.display()))
         }
+    }
+}
+
+/// The plot formats, by file extension.
+pub enum PlotFormat {
+    Svg,
+    Png,
+}
+
+/// The plot's format from `path`'s extension, or an error naming the ones there are.
+pub fn check_plot_path(path: &Path) -> anyhow::Result<PlotFormat> {
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    match ext.as_str() {
+        "svg" => Ok(PlotFormat::Svg),
+        "png" => Ok(PlotFormat::Png),
         _ => anyhow::bail!("{}: plots are written as .svg or .png", path.display()),
     }
 }

@@ -1,10 +1,11 @@
-//! `gblur bench reduce`: the dot product of two float vectors up the seed tutorial's ladder
-//! (`kernels/reduce.cl`): the device multiplies and the host sums; work-groups sum in local
-//! memory and the host adds their sums; the whole sum on the device in two stages. Each is
-//! checked against an f64 sum, then timed beside the float4 copy kernel moving the same bytes.
+//! `gblur bench reduce`: the dot product of two float vectors up the ladder of the dot-product
+//! tutorial that `kernels/reduce.cl` follows: the device multiplies and the host sums;
+//! work-groups sum in local memory and the host adds their sums; the whole sum on the device in
+//! two stages. Each is checked against an f64 sum, then timed beside the float4 copy kernel
+//! moving the same bytes.
 
+use super::device::{download, enqueue_copy4, upload_pair, verify};
 use super::output::{Column, PlotAxes};
-use super::peak::{download, enqueue_copy4, upload_pair, verify};
 use super::runner::{measure, measure_with_host};
 use super::{BenchOptions, Record};
 use crate::gpu::opencl::program::REDUCE;
@@ -19,6 +20,7 @@ pub const LOCAL: usize = 256;
 /// float4 pairs each work-item of stage 1 loads before using them.
 const UNROLL: usize = 4;
 
+#[derive(Clone, Debug)]
 pub struct ReduceOptions {
     /// Vector lengths; `None` means the device class's default.
     pub sizes: Option<Vec<usize>>,
@@ -76,6 +78,28 @@ pub fn run(
     opts: &BenchOptions,
     ro: &ReduceOptions,
 ) -> anyhow::Result<Vec<Record>> {
+    let records = sweep(ctx, opts, ro)?;
+    super::output::emit_with(
+        &records,
+        &COLUMNS,
+        "gblur bench reduce (x·y in f32; GB/s = 8 bytes per element / median time)",
+        opts,
+        &AXES,
+    )?;
+    Ok(records)
+}
+
+const COLUMNS: [Column; 7] = [
+    Column::SIZE,
+    Column::name("kernel"),
+    Column::MEDIAN_MS,
+    Column::SPREAD,
+    Column::GBPS,
+    Column::PCT_OF_COPY,
+    Column::STATUS,
+];
+
+fn sweep(ctx: &ClContext, opts: &BenchOptions, ro: &ReduceOptions) -> anyhow::Result<Vec<Record>> {
     let sizes = ro.sizes.clone().unwrap_or_else(|| {
         if ctx.info.is_gpu() {
             vec![1 << 20, 1 << 24, 1 << 26]
@@ -88,7 +112,7 @@ pub fn run(
     for &n in &sizes {
         let x = signed_noise(n, 11 + n as u64);
         let y = signed_noise(n, 29 + n as u64);
-        let (want, abs) = reference(&x, &y);
+        let want = reference(&x, &y);
         let dev = Vectors::upload(ctx, &x, &y)?;
         let mut copy_gbps = None;
         for rung in Rung::ALL {
@@ -98,28 +122,8 @@ pub fn run(
             r.build_options = format!("{} {}", r.build_options, defines(ctx))
                 .trim()
                 .into();
-            let checked = match rung {
-                Rung::Copy => {
-                    enqueue_copy4(ctx, &dev.x, &dev.scratch, dev.n4)?;
-                    ctx.finish()?;
-                    verify(&download(ctx, &dev.scratch, dev.n4)?, &dev.x_host, 0.0)
-                }
-                _ => {
-                    let got = dev.once(ctx, rung)?;
-                    let groups = stage1_groups(ctx, n);
-                    let l = chain_length(rung, n, groups) + 2;
-                    let tol = l as f64 * f32::EPSILON as f64 / 2.0 * abs;
-                    if (got - want).abs() <= tol {
-                        Ok(())
-                    } else {
-                        Err(format!(
-                            "got {got}, want {want} (tolerance {tol:.3e} = {l}·2^-24·Σ|x·y|)"
-                        ))
-                    }
-                }
-            };
-            match checked {
-                Err(why) => r.failed(why),
+            match check(ctx, &dev, rung, want)? {
+                Err(why) => r.fail(why),
                 Ok(()) => {
                     let stats = dev.measure(ctx, rung, opts.runs)?;
                     r.timed(&stats, n as f64 * 8.0);
@@ -134,23 +138,36 @@ pub fn run(
         }
     }
     bar.finish_and_clear();
-    let columns = [
-        Column::SIZE,
-        Column::name("kernel"),
-        Column::MEDIAN_MS,
-        Column::SPREAD,
-        Column::GBPS,
-        Column::PCT_OF_COPY,
-        Column::STATUS,
-    ];
-    super::output::emit_with(
-        &records,
-        &columns,
-        "gblur bench reduce (x·y in f32; GB/s = 8 bytes per element / median time)",
-        opts,
-        &AXES,
-    )?;
     Ok(records)
+}
+
+/// Runs `rung` once and checks it: the copy exactly, the dot products against `(Σ xᵢyᵢ,
+/// Σ|xᵢyᵢ|)` within the rounding of the rung's longest chain of operations.
+fn check(
+    ctx: &ClContext,
+    dev: &Vectors,
+    rung: Rung,
+    (want, abs): (f64, f64),
+) -> Result<Result<(), String>, ClError> {
+    if rung == Rung::Copy {
+        enqueue_copy4(ctx, &dev.x, &dev.scratch, dev.n4)?;
+        ctx.finish()?;
+        return Ok(verify(
+            &download(ctx, &dev.scratch, dev.n4)?,
+            &dev.x_host,
+            0.0,
+        ));
+    }
+    let got = dev.once(ctx, rung)?;
+    let l = chain_length(rung, dev.n, stage1_groups(ctx, dev.n)) + 2;
+    let tol = l as f64 * f32::EPSILON as f64 / 2.0 * abs;
+    Ok(if (got - want).abs() <= tol {
+        Ok(())
+    } else {
+        Err(format!(
+            "got {got}, want {want} (tolerance {tol:.3e} = {l}·2^-24·Σ|x·y|)"
+        ))
+    })
 }
 
 /// GB/s against the vector length.
@@ -179,7 +196,7 @@ fn label(n: usize) -> String {
 
 /// Values in [-1, 1), so the sum cancels as real data does.
 pub fn signed_noise(n: usize, seed: u64) -> Vec<f32> {
-    super::noise_seeded(n, seed)
+    super::device::noise_seeded(n, seed)
         .into_iter()
         .map(|v| 2.0 * v - 1.0)
         .collect()

@@ -1,6 +1,6 @@
-//! The shared measurement loop (seed listing 14-1, hyperfine's habits): 2 untimed warm-ups,
-//! then N timed runs, each timed from its first command's start to its last command's end on
-//! the device's own clock.
+//! The shared measurement loop (listing 14-1 of the "Tuning Performance on the GPU" chapter,
+//! hyperfine's habits): 2 untimed warm-ups, then N timed runs, each timed from its first
+//! command's start to its last command's end on the device's own clock.
 
 use crate::gpu::opencl::{ClContext, ClError, Timed};
 

@@ -2,13 +2,14 @@
 //! the same bytes, over a sweep of sizes (squares, non-square, sizes that are not tile
 //! multiples).
 
+use super::device::{download, enqueue_copy4, noise, upload_pair, verify};
 use super::output::Column;
-use super::peak::{download, enqueue_copy4, upload_pair, verify};
 use super::runner::measure;
 use super::{BenchOptions, Record};
 use crate::gpu::opencl::ClContext;
 use crate::gpu::pipeline::{enqueue_transpose, TransposeKind};
 use crate::report::SWEEP;
+use opencl3::memory::Buffer;
 
 pub const DEFAULT_SIZES: [(usize, usize); 8] = [
     (512, 512),
@@ -22,74 +23,10 @@ pub const DEFAULT_SIZES: [(usize, usize); 8] = [
 ];
 
 pub fn run(ctx: &ClContext, opts: &BenchOptions) -> anyhow::Result<Vec<Record>> {
-    let sizes = opts.sizes.clone().unwrap_or_else(|| DEFAULT_SIZES.to_vec());
-    let bar = crate::report::progress_bar(
-        sizes.len() * (1 + TransposeKind::ALL.len()),
-        opts.quiet,
-        SWEEP,
-    );
-    let mut records = Vec::new();
-    for &(w, h) in &sizes {
-        let host = super::noise(w * h);
-        let (src, dst, n) = upload_pair(ctx, &host)?;
-        let bytes = (w * h) as f64 * 8.0;
-
-        bar.set_message(format!("{w}x{h} copy"));
-        let mut copy = Record::new("transpose", "copy float4", (w, h), ctx);
-        enqueue_copy4(ctx, &src, &dst, n)?;
-        ctx.finish()?;
-        match verify(&download(ctx, &dst, n)?[..w * h], &host, 0.0) {
-            Err(why) => copy.failed(why),
-            Ok(()) => {
-                let stats = measure(ctx, opts.runs, || {
-                    Ok(vec![enqueue_copy4(ctx, &src, &dst, n)?])
-                })?;
-                copy.timed(&stats, bytes);
-            }
-        }
-        let copy_gbps = copy.gbps;
-        copy.pct_of_copy = copy_gbps.map(|_| 100.0);
-        records.push(copy);
-        bar.inc(1);
-
-        let mut want = vec![0f32; w * h];
-        crate::cpu::reference::transpose_planes(&host, &mut want, w, h);
-        for kind in TransposeKind::ALL {
-            bar.set_message(format!("{w}x{h} {kind}"));
-            let mut r = Record::new("transpose", kind.name(), (w, h), ctx);
-            let once = enqueue_transpose(ctx, kind, &src, &dst, (w, h, 1), kind.name())?;
-            drop(once);
-            ctx.finish()?;
-            match verify(&download(ctx, &dst, n)?[..w * h], &want, 0.0) {
-                Err(why) => r.failed(why),
-                Ok(()) => {
-                    let stats = measure(ctx, opts.runs, || {
-                        Ok(vec![
-                            enqueue_transpose(ctx, kind, &src, &dst, (w, h, 1), kind.name())?.timed,
-                        ])
-                    })?;
-                    r.timed(&stats, bytes);
-                    r.pct_of_copy = r.gbps.zip(copy_gbps).map(|(a, b)| 100.0 * a / b);
-                }
-            }
-            records.push(r);
-            bar.inc(1);
-        }
-    }
-    bar.finish_and_clear();
-    let columns = [
-        Column::SIZE,
-        Column::name("strategy"),
-        Column::MEDIAN_MS,
-        Column::SPREAD,
-        Column::GBPS,
-        Column::MPPS,
-        Column::PCT_OF_COPY,
-        Column::STATUS,
-    ];
+    let records = sweep(ctx, opts)?;
     super::output::emit(
         &records,
-        &columns,
+        &COLUMNS,
         "gblur bench transpose (f32, GB/s counts bytes read + written)",
         opts,
     )?;
@@ -99,6 +36,97 @@ pub fn run(ctx: &ClContext, opts: &BenchOptions) -> anyhow::Result<Vec<Record>> 
         }
     }
     Ok(records)
+}
+
+const COLUMNS: [Column; 8] = [
+    Column::SIZE,
+    Column::name("strategy"),
+    Column::MEDIAN_MS,
+    Column::SPREAD,
+    Column::GBPS,
+    Column::MPPS,
+    Column::PCT_OF_COPY,
+    Column::STATUS,
+];
+
+fn sweep(ctx: &ClContext, opts: &BenchOptions) -> anyhow::Result<Vec<Record>> {
+    let sizes = opts.sizes.clone().unwrap_or_else(|| DEFAULT_SIZES.to_vec());
+    let bar = crate::report::progress_bar(
+        sizes.len() * (1 + TransposeKind::ALL.len()),
+        opts.quiet,
+        SWEEP,
+    );
+    let mut records = Vec::new();
+    for &(w, h) in &sizes {
+        let host = noise(w * h);
+        let (src, dst, n) = upload_pair(ctx, &host)?;
+        let buffers = (&src, &dst);
+
+        bar.set_message(format!("{w}x{h} copy"));
+        let copy = measure_copy(ctx, opts.runs, buffers, &host, (w, h), n)?;
+        let copy_gbps = copy.gbps;
+        records.push(copy);
+        bar.inc(1);
+
+        let mut want = vec![0f32; w * h];
+        crate::cpu::reference::transpose_planes(&host, &mut want, w, h);
+        for kind in TransposeKind::ALL {
+            bar.set_message(format!("{w}x{h} {kind}"));
+            let mut r = measure_strategy(ctx, opts.runs, kind, buffers, &want, (w, h), n)?;
+            r.pct_of_copy = r.gbps.zip(copy_gbps).map(|(a, b)| 100.0 * a / b);
+            records.push(r);
+            bar.inc(1);
+        }
+    }
+    bar.finish_and_clear();
+    Ok(records)
+}
+
+/// The yardstick: the float4 copy of the `w`×`h` image `host` (`n` floats with the padding).
+fn measure_copy(
+    ctx: &ClContext,
+    runs: usize,
+    (src, dst): (&Buffer<f32>, &Buffer<f32>),
+    host: &[f32],
+    (w, h): (usize, usize),
+    n: usize,
+) -> anyhow::Result<Record> {
+    let mut copy = Record::new("transpose", "copy float4", (w, h), ctx);
+    enqueue_copy4(ctx, src, dst, n)?;
+    ctx.finish()?;
+    match verify(&download(ctx, dst, n)?[..w * h], host, 0.0) {
+        Err(why) => copy.fail(why),
+        Ok(()) => {
+            let stats = measure(ctx, runs, || Ok(vec![enqueue_copy4(ctx, src, dst, n)?]))?;
+            copy.timed(&stats, (w * h) as f64 * 8.0);
+        }
+    }
+    copy.pct_of_copy = copy.gbps.map(|_| 100.0);
+    Ok(copy)
+}
+
+/// One transpose strategy, checked against `want` (the input transposed on the host).
+fn measure_strategy(
+    ctx: &ClContext,
+    runs: usize,
+    kind: TransposeKind,
+    (src, dst): (&Buffer<f32>, &Buffer<f32>),
+    want: &[f32],
+    (w, h): (usize, usize),
+    n: usize,
+) -> anyhow::Result<Record> {
+    let mut r = Record::new("transpose", kind.name(), (w, h), ctx);
+    let enqueue = || enqueue_transpose(ctx, kind, src, dst, (w, h, 1), kind.name());
+    drop(enqueue()?);
+    ctx.finish()?;
+    match verify(&download(ctx, dst, n)?[..w * h], want, 0.0) {
+        Err(why) => r.fail(why),
+        Ok(()) => {
+            let stats = measure(ctx, runs, || Ok(vec![enqueue()?.timed]))?;
+            r.timed(&stats, (w * h) as f64 * 8.0);
+        }
+    }
+    Ok(r)
 }
 
 /// The fastest verified strategy at each size, for the summary line.
