@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # gblur without a GPU against the tools a user would script instead, on the same cores and the
-# same files, in one run (issue #7):
+# same files, in one run:
 #   in memory: `gblur bench cpu` (banded Rust blur) vs OpenCV's GaussianBlur, 8-bit RGB and one
 #              f32 channel, sigma 5 and 20;
 #   against libblur: the `libblur` crate's exact Gaussian and its approximations on the same

@@ -1,6 +1,6 @@
 #!/bin/bash
 # The matmul and reduce ladders on a GPU machine, with cuBLAS (FP32, TF32 off) and the copy
-# kernel measured in the same session. usage: benches/gpu_ladders.sh GBLUR OUT_DIR [quick]
+# kernel measured in the same run. usage: benches/gpu_ladders.sh GBLUR OUT_DIR [quick]
 # `quick` runs only the tiled rungs at 4096³ over many rung-10 presets (tuning).
 set -u
 B=$1

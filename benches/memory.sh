@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Peak memory (maximum resident set size, from GNU time) of
 #   - the main command on a 64 MP (8192×8192) RGBA8 PNG, on the Rust path and on the OpenCL
-#     device, against the image's decoded size (256 MiB): issue #8 asks for at most 2.5×;
+#     device, against the image's decoded size (256 MiB): the promise is at most 2.5×;
 #   - gblur batch on folders of 10 and 40 images of 3 MP: bounded by the queue depth, so the
 #     two peaks should match whatever the folder's size.
 #   - gblur batch on several devices, for each device list in LISTS (e.g. LISTS="cpu,cpu 0,rust"):

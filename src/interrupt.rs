@@ -3,6 +3,7 @@
 //! rename that replaces it is atomic) and nothing beside it. `gblur batch` installs its own
 //! handler instead, which lets the files in flight finish.
 
+use crate::fault::{self, Fault};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -18,7 +19,7 @@ pub struct Writing(PathBuf);
 /// drill in tests/faults.rs can interrupt it while the temporary file exists.
 pub fn writing(path: &Path) -> Writing {
     lock().push(path.to_path_buf());
-    if std::env::var_os("GBLUR_FAULT").is_some_and(|v| v == "slow-write") {
+    if fault::is(Fault::SlowWrite) {
         std::thread::sleep(std::time::Duration::from_secs(5));
     }
     Writing(path.to_path_buf())

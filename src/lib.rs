@@ -11,6 +11,7 @@ pub mod cli;
 pub mod codec;
 pub mod cpu;
 pub mod devices;
+pub mod fault;
 pub mod filter;
 pub mod gpu;
 pub mod interrupt;

@@ -1,4 +1,4 @@
-//! Fault drills (issue #8): a full disk, permission denied, decompression bombs, empty and
+//! Fault drills: a full disk, permission denied, decompression bombs, empty and
 //! truncated files, symbolic links, device faults, NaN/Inf samples, outputs that would leave
 //! OUT_DIR, inputs that must never be opened for writing. Each fault ends in one clear line,
 //! a documented exit code, the previous output intact and no temporary file left.

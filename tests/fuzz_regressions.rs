@@ -168,7 +168,7 @@ fn sigma_below_a_thousandth_is_a_usage_error() {
     assert!(image::open(&out).unwrap().into_luma8() == image::open(&input).unwrap().into_luma8());
 }
 
-/// decode_blur_encode, session 3: a 1720-byte GIF (mutated from a seed) declaring a
+/// decode_blur_encode: a 1720-byte GIF (mutated from a seed) declaring a
 /// 6176 × 0 screen. The decoder handed over an image with no rows, and the planar split
 /// panicked cutting planes of zero samples. Images without pixels are now refused at decode,
 /// with one line, on every path and in batch.

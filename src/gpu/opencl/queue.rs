@@ -4,6 +4,7 @@
 
 use super::program::{KernelSource, BASE_OPTIONS};
 use super::{ClError, DeviceInfo};
+use crate::fault::{self, Fault};
 use opencl3::command_queue::{CommandQueue, CL_QUEUE_PROFILING_ENABLE};
 use opencl3::context::Context;
 use opencl3::device::Device;
@@ -15,28 +16,6 @@ use opencl3::types::{CL_BLOCKING, CL_NON_BLOCKING};
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::ptr;
-use std::sync::OnceLock;
-
-/// A device fault to simulate, for the fault drills in `tests/faults.rs`: the environment
-/// variable `GBLUR_FAULT` = `build`, `enqueue` or `alloc` makes every kernel build, kernel
-/// enqueue or buffer allocation fail the way a driver reports it. A test hook, documented in
-/// the README; unset (always, in normal use) it costs one cached lookup.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Fault {
-    Build,
-    Enqueue,
-    Alloc,
-}
-
-pub fn injected_fault() -> Option<Fault> {
-    static FAULT: OnceLock<Option<Fault>> = OnceLock::new();
-    *FAULT.get_or_init(|| match std::env::var("GBLUR_FAULT").as_deref() {
-        Ok("build") => Some(Fault::Build),
-        Ok("enqueue") => Some(Fault::Enqueue),
-        Ok("alloc") => Some(Fault::Alloc),
-        _ => None,
-    })
-}
 
 /// A kernel argument.
 #[derive(Clone, Copy)]
@@ -102,7 +81,7 @@ impl ClContext {
         if !programs.contains_key(&key) {
             let mut program = Program::create_from_source(&self.context, source.text)
                 .map_err(|e| api(&self.info, &format!("loading {}", source.file), e))?;
-            if injected_fault() == Some(Fault::Build) {
+            if fault::is(Fault::Build) {
                 return Err(ClError::Build {
                     device: self.device_name(),
                     source_file: source.file.into(),
@@ -139,7 +118,7 @@ impl ClContext {
                 max_mib: self.info.max_alloc_mib,
             });
         }
-        if injected_fault() == Some(Fault::Alloc) {
+        if fault::is(Fault::Alloc) {
             let failure =
                 opencl3::error_codes::ClError(cl3::error_codes::CL_MEM_OBJECT_ALLOCATION_FAILURE);
             return Err(api(
@@ -231,7 +210,7 @@ impl ClContext {
             exec.set_local_work_sizes(l);
         }
         let kernel_name = kernel.function_name().unwrap_or_default();
-        if injected_fault() == Some(Fault::Enqueue) {
+        if fault::is(Fault::Enqueue) {
             return Err(ClError::Enqueue {
                 device: self.device_name(),
                 kernel: kernel_name,

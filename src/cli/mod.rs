@@ -1,0 +1,220 @@
+//! The command line as users type it (clap), and its translation into checked job options.
+//! Nothing below this module knows about clap.
+
+mod batch;
+mod bench;
+
+pub use batch::BatchArgs;
+pub use bench::BenchCommand;
+
+use crate::backend::DeviceSet;
+use crate::codec::EncodeOptions;
+use crate::filter::Method;
+use crate::gpu::pipeline::{ChunkStart, PipelineChoice, TransposeKind};
+use crate::job::BlurJob;
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use image::codecs::png::CompressionType;
+use std::path::PathBuf;
+
+/// Blur images with a recursive (IIR) Gaussian on OpenCL devices, and report the time of
+/// every pass.
+///
+/// The cost per pixel does not grow with sigma. Runs on a GPU when there is one, on any other
+/// OpenCL device (e.g. PoCL on the CPU) otherwise, and on a built-in multi-threaded Rust path
+/// when no OpenCL runtime is installed.
+#[derive(Debug, Parser)]
+#[command(
+    name = "gblur",
+    version,
+    args_conflicts_with_subcommands = true,
+    allow_negative_numbers = true,
+    subcommand_negates_reqs = true,
+    after_help = "Examples:\n  gblur photo.jpg blurred.jpg --sigma 5\n  gblur scan.png out.png --sigma-x 8 --sigma-y 2 --json\n  gblur devices"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    #[command(flatten)]
+    pub blur: BlurArgs,
+    /// Print nothing on stderr but errors.
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    pub quiet: bool,
+    /// Print more detail on stderr (device details, the error chain).
+    #[arg(short, long, global = true)]
+    pub verbose: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// List every OpenCL platform and device gblur can use.
+    Devices {
+        /// Print the list as JSON on stdout.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Measure the device: peak bandwidth, transposes, blur algorithms.
+    #[command(subcommand)]
+    Bench(BenchCommand),
+    /// Blur every image under IN_DIR into the same structure under OUT_DIR.
+    Batch(BatchArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct BlurArgs {
+    /// Image to blur (any format the `image` crate reads, recognised by content).
+    #[arg(required = true)]
+    pub input: Option<PathBuf>,
+    /// Where to write the result; the extension picks the format.
+    #[arg(required = true)]
+    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub settings: BlurSettings,
+}
+
+/// Blur options shared by the main command and batch.
+#[derive(Debug, Args)]
+pub struct BlurSettings {
+    /// Standard deviation of the Gaussian in pixels, both axes (finite, > 0).
+    #[arg(short, long, value_parser = parse_sigma, required_unless_present_all = ["sigma_x", "sigma_y"])]
+    pub sigma: Option<f64>,
+    /// Horizontal sigma (overrides --sigma along x).
+    #[arg(long, value_parser = parse_sigma)]
+    pub sigma_x: Option<f64>,
+    /// Vertical sigma (overrides --sigma along y).
+    #[arg(long, value_parser = parse_sigma)]
+    pub sigma_y: Option<f64>,
+    /// auto: recursive, or the exact sampled FIR below sigma 2 where it is more accurate.
+    #[arg(long, value_enum, default_value_t = MethodArg::Auto)]
+    pub method: MethodArg,
+    /// transpose: column pass + transpose + column pass + transpose; direct: a row pass and
+    /// a column pass (version 1 of the "Tuning Performance on the GPU" chapter); blocked: block-parallel column passes with fused
+    /// transposes, each chunk starting from carried states (carried) or from a walk in from
+    /// outside it (overlap), picked per pass; auto: the fastest measured for the device class
+    /// (GPU: blocked, CPU: direct; see docs/BENCHMARKS.md).
+    #[arg(long, value_enum, default_value_t = PipelineArg::Auto)]
+    pub pipeline: PipelineArg,
+    /// The transpose kernel of the transpose pipeline (implies --pipeline transpose when
+    /// --pipeline is auto). Default: the fastest for the device class (GPU: tile32, CPU:
+    /// local).
+    #[arg(long, value_enum)]
+    pub transpose: Option<TransposeArg>,
+    /// auto, a device index or name substring from `gblur devices`, gpu, cpu, or rust (the
+    /// built-in path). `gblur batch` also takes `all` (every GPU; without one, what auto
+    /// picks) or a comma-separated list such as 0,1 or 0,rust: one worker per entry, each
+    /// taking the next image when it is free.
+    #[arg(short, long, default_value = "auto", value_parser = DeviceSet::parse, value_name = "DEVICE")]
+    pub device: DeviceSet,
+    /// Blur in linear light: decode sRGB first, re-encode after (what photographers expect
+    /// of highlights).
+    #[arg(long)]
+    pub linear: bool,
+    /// JPEG quality, 1-100.
+    #[arg(long, default_value_t = 90, value_parser = clap::value_parser!(u8).range(1..=100))]
+    pub quality: u8,
+    /// PNG compression effort.
+    #[arg(long, value_enum, default_value_t = PngCompression::Default)]
+    pub png_compression: PngCompression,
+    /// Decoder memory limit in MiB.
+    #[arg(long, default_value_t = 512, value_name = "MIB")]
+    pub max_memory: u64,
+    /// Print the report as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum MethodArg {
+    Auto,
+    Recursive,
+    Fir,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum PipelineArg {
+    Auto,
+    Transpose,
+    Direct,
+    Blocked,
+    Carried,
+    Overlap,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum TransposeArg {
+    Naive,
+    Local,
+    Skewed,
+    Padded,
+    PaddedSkewed,
+    Tile32,
+    Tile32Skewed,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum PngCompression {
+    Fast,
+    Default,
+    Best,
+}
+
+fn parse_sigma(s: &str) -> Result<f64, String> {
+    let v: f64 = s.parse().map_err(|_| format!("'{s}' is not a number"))?;
+    crate::filter::check_sigma(v).map_err(|e| format!("{e}, got {s}"))
+}
+
+impl BlurSettings {
+    /// The checked job. Clap has enforced presence and ranges; nothing else can fail here.
+    pub fn to_job(&self, input: PathBuf, output: PathBuf) -> BlurJob {
+        let sigma_x = self.sigma_x.or(self.sigma).expect("clap requires a sigma");
+        let sigma_y = self.sigma_y.or(self.sigma).expect("clap requires a sigma");
+        let transpose = self.transpose.map(|t| match t {
+            TransposeArg::Naive => TransposeKind::Naive,
+            TransposeArg::Local => TransposeKind::Local,
+            TransposeArg::Skewed => TransposeKind::Skewed,
+            TransposeArg::Padded => TransposeKind::Padded,
+            TransposeArg::PaddedSkewed => TransposeKind::PaddedSkewed,
+            TransposeArg::Tile32 => TransposeKind::Tile32,
+            TransposeArg::Tile32Skewed => TransposeKind::Tile32Skewed,
+        });
+        BlurJob {
+            input,
+            output,
+            sigma_x,
+            sigma_y,
+            method: match self.method {
+                MethodArg::Auto => Method::Auto,
+                MethodArg::Recursive => Method::Recursive,
+                MethodArg::Fir => Method::Fir,
+            },
+            pipeline: match (self.pipeline, transpose) {
+                (PipelineArg::Direct, _) => PipelineChoice::Direct,
+                (PipelineArg::Blocked, _) => PipelineChoice::Blocked(ChunkStart::Auto),
+                (PipelineArg::Carried, _) => PipelineChoice::Blocked(ChunkStart::Carried),
+                (PipelineArg::Overlap, _) => PipelineChoice::Blocked(ChunkStart::Overlap),
+                (PipelineArg::Transpose, t) | (PipelineArg::Auto, t @ Some(_)) => {
+                    PipelineChoice::Transpose(t)
+                }
+                (PipelineArg::Auto, None) => PipelineChoice::Auto,
+            },
+            device: self.device.clone(),
+            linear: self.linear,
+            encode: EncodeOptions {
+                jpeg_quality: self.quality,
+                png_compression: match self.png_compression {
+                    PngCompression::Fast => CompressionType::Fast,
+                    PngCompression::Default => CompressionType::Default,
+                    PngCompression::Best => CompressionType::Best,
+                },
+            },
+            max_memory_mib: self.max_memory,
+        }
+    }
+}
+
+impl BlurArgs {
+    pub fn to_job(&self) -> BlurJob {
+        let input = self.input.clone().expect("clap requires IN");
+        let output = self.output.clone().expect("clap requires OUT");
+        self.settings.to_job(input, output)
+    }
+}

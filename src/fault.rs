@@ -1,0 +1,33 @@
+//! Test hooks for the fault drills in `tests/faults.rs`, read once from the environment and
+//! documented in the README. Unset, as always in normal use, each costs one cached lookup.
+
+use std::sync::OnceLock;
+
+/// A fault to simulate: `GBLUR_FAULT` = `build`, `enqueue` or `alloc` makes every kernel
+/// build, kernel enqueue or buffer allocation fail the way a driver reports it; `slow-write`
+/// holds the main command's write for 5 s, so that a Ctrl-C can land while the temporary file
+/// exists.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fault {
+    Build,
+    Enqueue,
+    Alloc,
+    SlowWrite,
+}
+
+/// The fault `GBLUR_FAULT` asks for, if any.
+pub fn injected() -> Option<Fault> {
+    static FAULT: OnceLock<Option<Fault>> = OnceLock::new();
+    *FAULT.get_or_init(|| match std::env::var("GBLUR_FAULT").as_deref() {
+        Ok("build") => Some(Fault::Build),
+        Ok("enqueue") => Some(Fault::Enqueue),
+        Ok("alloc") => Some(Fault::Alloc),
+        Ok("slow-write") => Some(Fault::SlowWrite),
+        _ => None,
+    })
+}
+
+/// Whether `fault` is the one asked for.
+pub fn is(fault: Fault) -> bool {
+    injected() == Some(fault)
+}
