@@ -303,13 +303,59 @@ pub fn encode(
     opts: EncodeOptions,
     path: &Path,
 ) -> Result<(Vec<u8>, Option<String>), ImageIoError> {
-    let mut out = Cursor::new(Vec::new());
-    let mut note = None;
-    let err = |e: ImageError| ImageIoError::Encode {
+    let failed = |detail: String| ImageIoError::Encode {
         path: path.into(),
         format: format!("{format:?}"),
-        detail: one_line(&e.to_string()),
+        detail,
     };
+    if let Some(ours) = encode_own(image, format, icc, opts) {
+        return ours.map(|bytes| (bytes, None)).map_err(failed);
+    }
+    encode_with_image_crate(image, format, icc, opts).map_err(|e| failed(one_line(&e.to_string())))
+}
+
+/// gblur's own encoders, where they take the image: PNG (filtered and compressed in stripes
+/// on every core, or streamed at `fast`) and 8-bit gray or RGB JPEG (stripes joined by
+/// restart markers). None for everything else.
+fn encode_own(
+    image: &DynamicImage,
+    format: ImageFormat,
+    icc: Option<&[u8]>,
+    opts: EncodeOptions,
+) -> Option<Result<Vec<u8>, String>> {
+    match (format, image) {
+        (ImageFormat::Png, _) => match opts.png_compression {
+            CompressionType::Fast => png::encode_fast(image, icc),
+            CompressionType::Best => png::encode(image, 9, icc),
+            _ => png::encode(image, 6, icc),
+        },
+        (ImageFormat::Jpeg, DynamicImage::ImageLuma8(_) | DynamicImage::ImageRgb8(_)) => {
+            let color = match image {
+                DynamicImage::ImageLuma8(_) => jpeg::JpegColor::Gray,
+                _ => jpeg::JpegColor::Rgb,
+            };
+            let dims = (image.width(), image.height());
+            Some(jpeg::encode(
+                image.as_bytes(),
+                dims,
+                color,
+                opts.jpeg_quality,
+                icc,
+            ))
+        }
+        _ => None,
+    }
+}
+
+/// The `image` crate's encoder for `format`, with the ICC profile where the format carries it.
+fn encode_with_image_crate(
+    image: &DynamicImage,
+    format: ImageFormat,
+    icc: Option<&[u8]>,
+    opts: EncodeOptions,
+) -> Result<(Vec<u8>, Option<String>), ImageError> {
+    let mut out = Cursor::new(Vec::new());
+    let mut note = None;
     fn with_icc<E: ImageEncoder>(
         mut e: E,
         icc: Option<&[u8]>,
@@ -327,46 +373,12 @@ pub fn encode(
         img.write_with_encoder(e)
     }
     match format {
-        ImageFormat::Png => {
-            let ours = match opts.png_compression {
-                CompressionType::Fast => crate::codec::png::encode_fast(image, icc),
-                CompressionType::Best => crate::codec::png::encode(image, 9, icc),
-                _ => crate::codec::png::encode(image, 6, icc),
-            };
-            if let Some(r) = ours {
-                let bytes = r.map_err(|detail| ImageIoError::Encode {
-                    path: path.into(),
-                    format: "Png".into(),
-                    detail,
-                })?;
-                return Ok((bytes, None));
-            }
-            with_icc(
-                PngEncoder::new_with_quality(&mut out, opts.png_compression, FilterType::Adaptive),
-                icc,
-                &mut note,
-                image,
-            )
-        }
-        ImageFormat::Jpeg
-            if matches!(
-                image,
-                DynamicImage::ImageLuma8(_) | DynamicImage::ImageRgb8(_)
-            ) =>
-        {
-            let layout = match image {
-                DynamicImage::ImageLuma8(_) => jpeg::JpegColor::Gray,
-                _ => jpeg::JpegColor::Rgb,
-            };
-            let dims = (image.width(), image.height());
-            let bytes = jpeg::encode(image.as_bytes(), dims, layout, opts.jpeg_quality, icc)
-                .map_err(|detail| ImageIoError::Encode {
-                    path: path.into(),
-                    format: "Jpeg".into(),
-                    detail,
-                })?;
-            return Ok((bytes, None));
-        }
+        ImageFormat::Png => with_icc(
+            PngEncoder::new_with_quality(&mut out, opts.png_compression, FilterType::Adaptive),
+            icc,
+            &mut note,
+            image,
+        ),
         ImageFormat::Jpeg => with_icc(
             JpegEncoder::new_with_quality(&mut out, opts.jpeg_quality),
             icc,
@@ -383,8 +395,7 @@ pub fn encode(
             }
             image.write_to(&mut out, other)
         }
-    }
-    .map_err(err)?;
+    }?;
     Ok((out.into_inner(), note))
 }
 
