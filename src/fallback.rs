@@ -6,7 +6,8 @@
 use crate::codec::ImageIoError;
 use crate::filter::Blur2d;
 use crate::gpu::opencl::{ClContext, ClError};
-use crate::gpu::pipeline::{PipelineChoice, Upload};
+use crate::gpu::plan::PipelineChoice;
+use crate::gpu::upload::Upload;
 use crate::job::{self, Keep, Loaded, Working};
 use crate::pixels::planar::Planar;
 use crate::report::Pass;

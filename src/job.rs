@@ -5,7 +5,9 @@ use crate::cpu::{banded, reference};
 use crate::filter::{Blur2d, Method};
 use crate::gpu::opencl::device::DeviceSet;
 use crate::gpu::opencl::{device, ClContext, DeviceChoice};
-use crate::gpu::pipeline::{self, Pipeline, PipelineChoice, Upload};
+use crate::gpu::pipeline;
+use crate::gpu::plan::{Pipeline, PipelineChoice};
+use crate::gpu::upload::{self, Upload};
 use crate::pixels;
 use crate::pixels::planar::Planar;
 use crate::report::{Backend, ImageSummary, Pass, Report, Stage};
@@ -82,7 +84,7 @@ pub enum Keep {
     /// Every image as decoded: the Rust path's banded blur, in place.
     Decoded,
     /// 8-bit gray, gray+alpha, RGB and RGBA as decoded (uploaded as bytes, converted on the
-    /// device: `pipeline::blur_u8`), the rest as planar f32.
+    /// device: `upload::blur_u8`), the rest as planar f32.
     Decoded8Bit,
 }
 
@@ -102,7 +104,7 @@ impl Keep {
         match self {
             Keep::Planar => false,
             Keep::Decoded => true,
-            Keep::Decoded8Bit => pipeline::u8_channels(color).is_some(),
+            Keep::Decoded8Bit => upload::u8_channels(color).is_some(),
         }
     }
 }
@@ -163,7 +165,7 @@ pub fn blur_loaded(
     match &mut loaded.working {
         Working::Decoded(image) => {
             if let Some((ctx, pipe)) = bytes_up {
-                passes.extend(pipeline::blur_u8(ctx, image, blur, linear, pipe)?);
+                passes.extend(upload::blur_u8(ctx, image, blur, linear, pipe)?);
                 return Ok(format!("{}, 8-bit in and out", pipe.describe()));
             }
             let cpu_passes = banded::blur_image(image, blur, linear)

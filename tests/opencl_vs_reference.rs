@@ -4,7 +4,10 @@ mod common;
 
 use gblur::cpu::reference;
 use gblur::filter::{Blur2d, Method};
-use gblur::gpu::pipeline::{self, ChunkStart, Pipeline, TransposeKind};
+use gblur::gpu::pipeline;
+use gblur::gpu::plan::{ChunkStart, Pipeline};
+use gblur::gpu::transpose::TransposeKind;
+use gblur::gpu::upload;
 use gblur::pixels::planar::Planar;
 use proptest::prelude::*;
 
@@ -81,7 +84,7 @@ fn every_pipeline_matches_the_reference() {
 }
 
 /// The summaries take 4, 2 or 1 neighbouring columns per work-item as the width allows
-/// (`pipeline::summary_vectors`), SPLIT work-items per chunk, and one table of weights for the
+/// (`defines::summary_vectors`), SPLIT work-items per chunk, and one table of weights for the
 /// full chunks and the shorter last one: widths 64, 66, 67 down y and 100, 70, 129 down x.
 #[test]
 fn summaries_of_every_width_and_last_chunk() {
@@ -147,7 +150,7 @@ fn check_u8(
     let want = reference::blur_image(img, blur, linear);
     let mut got = img.clone();
     let pipe = Pipeline::Blocked { chunk, start };
-    let passes = pipeline::blur_u8(ctx, &mut got, blur, linear, pipe).expect("device blur");
+    let passes = upload::blur_u8(ctx, &mut got, blur, linear, pipe).expect("device blur");
     assert!(passes.iter().any(|p| p.name == "upload (8-bit)"));
     let (g, w) = (got.as_bytes(), want.as_bytes());
     let off: Vec<u8> = g.iter().zip(w).map(|(a, b)| a.abs_diff(*b)).collect();
@@ -196,7 +199,7 @@ fn eight_bit_samples_blur_on_the_device_like_the_reference() {
 
 #[test]
 fn eight_bit_images_go_to_the_blocked_pipeline_as_bytes() {
-    use gblur::gpu::pipeline::Upload;
+    use gblur::gpu::upload::Upload;
     use image::ColorType;
     let blur = Blur2d::new(Method::Recursive, 5.0, 5.0);
     let blocked = Pipeline::BLOCKED;

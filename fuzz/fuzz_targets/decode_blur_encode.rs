@@ -9,7 +9,7 @@
 use gblur::filter::{Blur2d, Method};
 use gblur::codec::{self, EncodeOptions};
 use gblur::job::{self, Working};
-use gblur::gpu::pipeline::PipelineChoice;
+use gblur::gpu::plan::PipelineChoice;
 use image::codecs::png::CompressionType;
 use image::ImageFormat;
 use libfuzzer_sys::fuzz_target;

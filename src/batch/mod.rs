@@ -11,7 +11,7 @@ use crate::fallback;
 use crate::filter::Blur2d;
 use crate::gpu::opencl::device::{self, DeviceSet};
 use crate::gpu::opencl::{ClContext, ClError, DeviceChoice, DeviceInfo};
-use crate::gpu::pipeline::PipelineChoice;
+use crate::gpu::plan::PipelineChoice;
 use crate::job::{self, BlurJob, JobError, Keep, Loaded, Working};
 use crate::report::{self, Backend, Pass, Stage};
 use crossbeam_channel::{bounded, unbounded, Receiver, Sender};

@@ -11,7 +11,8 @@ use crate::cpu::{banded, reference};
 use crate::filter::{Blur2d, Method};
 use crate::gpu::opencl::{device, ClContext};
 use crate::gpu::pipeline;
-use crate::gpu::pipeline::{PipelineChoice, Upload};
+use crate::gpu::plan::PipelineChoice;
+use crate::gpu::upload::{self, Upload};
 use crate::report::SWEEP;
 use crate::{job, pixels};
 use image::{DynamicImage, ImageBuffer};
@@ -165,7 +166,7 @@ pub fn run(opts: &BenchOptions, sigmas: &[f64]) -> anyhow::Result<Vec<Record>> {
                         let done = match upload {
                             // As the main command runs it: bytes up, bytes down, in place.
                             Upload::U8 { .. } => {
-                                pipeline::blur_u8(ctx, work, &blur, false, pipe).map(drop)
+                                upload::blur_u8(ctx, work, &blur, false, pipe).map(drop)
                             }
                             Upload::PlanarF32 => {
                                 let (p, layout) = pixels::to_planar(work, false);

@@ -7,7 +7,7 @@ use super::peak::{download, enqueue_copy4, upload_pair, verify};
 use super::runner::measure;
 use super::{BenchOptions, Record};
 use crate::gpu::opencl::ClContext;
-use crate::gpu::pipeline::{enqueue_transpose, TransposeKind};
+use crate::gpu::transpose::{enqueue_transpose, TransposeKind};
 use crate::report::SWEEP;
 
 pub const DEFAULT_SIZES: [(usize, usize); 8] = [
