@@ -39,20 +39,31 @@ enum Along {
     Rows,
 }
 
+/// The commands of one blur as they are enqueued, and the buffers they read.
 pub(super) struct Run<'a> {
-    pub(super) ctx: &'a ClContext,
-    pub(super) timed: Vec<Enqueued>,
+    ctx: &'a ClContext,
+    timed: Vec<Enqueued>,
     /// Scratch buffers that must live until the queue has finished.
-    pub(super) keep: Vec<Buffer<f32>>,
+    keep: Vec<Buffer<f32>>,
+}
+
+/// A line filter with its coefficient block or taps on the device.
+pub(super) struct DeviceFilter<'a> {
+    line: &'a LineFilter,
+    pub(super) coef: Buffer<f32>,
 }
 
 /// Uploads a filter's coefficient block or taps (blocking: it is tiny, and a wait inside the
 /// sequence of kernels would show up as a gap in the timed span).
-pub(super) fn upload_filter(ctx: &ClContext, f: &LineFilter) -> Result<Buffer<f32>, ClError> {
-    match f {
+pub(super) fn upload_filter<'a>(
+    ctx: &ClContext,
+    f: &'a LineFilter,
+) -> Result<DeviceFilter<'a>, ClError> {
+    let coef = match f {
         LineFilter::Recursive { coefficients, .. } => upload_floats(ctx, coefficients),
         LineFilter::Fir { taps, .. } => upload_floats(ctx, taps),
-    }
+    }?;
+    Ok(DeviceFilter { line: f, coef })
 }
 
 /// What a blocked pass of one filter down columns of some length needs besides the image:
@@ -149,175 +160,305 @@ pub(super) fn upload_floats(ctx: &ClContext, data: &[f32]) -> Result<Buffer<f32>
     Ok(buf)
 }
 
-impl Run<'_> {
-    fn record(&mut self, timed: Timed, kind: PassKind, bytes: u64) {
-        self.timed.push(Enqueued { timed, kind, bytes });
+/// One axis of the blocked pipeline: `src` walked down the columns of `dims` (`w`×`h` pixels
+/// of `format` on each of `planes` planes) and written to `dst` transposed. `coef` is the
+/// filter's coefficient block; `lut` maps 8-bit samples to f32 (read only when
+/// `format.in_u8`); `name` ("y" or "x") goes into the pass names.
+pub(super) struct BlockedAxis<'a> {
+    pub(super) coef: &'a Buffer<f32>,
+    pub(super) lut: &'a Buffer<f32>,
+    pub(super) src: Arg<'a>,
+    pub(super) dst: Arg<'a>,
+    pub(super) dims: (usize, usize, usize),
+    pub(super) format: PixelFormat,
+    pub(super) name: &'a str,
+}
+
+impl BlockedAxis<'_> {
+    /// Chunks of `chunk` rows down a column (the last one may be shorter).
+    fn chunks(&self, chunk: usize) -> usize {
+        self.dims.1.div_ceil(chunk)
     }
 
-    /// One axis of the blocked pipeline, writing `dst` transposed: the overlapped kernel, or
-    /// summaries, carries and final pass. `lut` maps 8-bit samples to f32 (read only when
-    /// `format.in_u8`).
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn blocked(
-        &mut self,
-        coef: &Buffer<f32>,
-        lut: &Buffer<f32>,
-        (src, dst): (Arg, Arg),
-        (w, h, planes): (usize, usize, usize),
-        format: PixelFormat,
-        axis: &str,
-        starts: Starts,
-    ) -> Result<(), ClError> {
-        let ctx = self.ctx;
-        let (chunk, matrices, gains) = match starts {
-            Starts::Overlap {
-                chunk,
-                reach,
-                gains,
-            } => {
-                let (defines, [tile, group_chunks], lanes) = overlap_defines(chunk, format, reach);
-                let chunks = h.div_ceil(chunk);
-                let k = ctx.kernel(BLOCKS, "block_overlap", &defines)?;
-                // Work-items across: pixels, or samples (`lanes` a pixel).
-                let across = w * lanes;
-                let args = [
-                    src,
-                    dst,
-                    Arg::Buf(coef),
-                    Arg::Buf(&gains),
-                    Arg::Buf(lut),
-                    Arg::U32(across as u32),
-                    Arg::U32(h as u32),
-                    Arg::U32(chunks as u32),
-                ];
-                let global = [
-                    across.div_ceil(tile) * tile,
-                    chunks.div_ceil(group_chunks) * group_chunks,
-                    planes,
-                ];
-                let name = format!("block overlap + transpose ({axis})");
-                let t = ctx.run(&k, &args, &global, Some(&[tile, group_chunks, 1]), &name)?;
-                // The overlaps are neighbouring chunks' rows, read at about the same time:
-                // counted once, like the cache hits of the carried final pass.
-                let n = (w * h * planes * format.channels) as u64;
-                let size = |u8: bool| n * if u8 { 1 } else { 4 };
-                self.record(
-                    t,
-                    PassKind::Filter,
-                    size(format.in_u8) + size(format.out_u8),
-                );
-                self.keep.push(gains);
-                return Ok(());
-            }
-            Starts::Carried {
-                chunk,
-                matrices,
-                gains,
-            } => (chunk, matrices, gains),
-        };
-        let (defines, [tile, group_chunks], _) = blocked_defines(chunk, format);
-        // The summaries of `vec` neighbouring columns run as one column of vectors
-        // (`summary_vectors`).
-        let vec = summary_vectors(w, format);
-        let (sum_defines, _, [sum_lanes, split]) = blocked_defines(chunk, format.widened(vec));
-        let (wv, wv32) = (w / vec, (w / vec) as u32);
-        let chunks = h.div_ceil(chunk);
-        let ch = format.channels;
-        let sum = ctx.buffer(8 * chunks * w * planes * ch, false)?;
-        let (w32, h32, c32) = (w as u32, h as u32, chunks as u32);
-        // Bytes of the image as the pass reads it, as it writes it, and of its summaries.
-        let n = (w * h * planes) as u64;
-        let size = |u8: bool| n * ch as u64 * if u8 { 1 } else { 4 };
-        let (read, written) = (size(format.in_u8), size(format.out_u8));
-        let summaries = n * ch as u64 * 32 / chunk as u64;
+    /// Samples in the image: pixels of every plane times their channels.
+    fn samples(&self) -> u64 {
+        let (w, h, planes) = self.dims;
+        (w * h * planes) as u64 * self.format.channels as u64
+    }
 
-        let k = ctx.kernel(BLOCKS, "block_summary", &sum_defines)?;
+    /// Bytes of the image as the pass reads it and as it writes it.
+    fn image_bytes(&self) -> (u64, u64) {
+        let size = |u8: bool| self.samples() * if u8 { 1 } else { 4 };
+        (size(self.format.in_u8), size(self.format.out_u8))
+    }
+
+    /// `block_overlap`: every chunk starts from the weighted sums (`gains`) of the `reach` rows
+    /// on either side of it, then walks its rows, in one kernel.
+    fn overlap(
+        &self,
+        ctx: &ClContext,
+        chunk: usize,
+        reach: usize,
+        gains: &Buffer<f32>,
+    ) -> Result<Timed, ClError> {
+        let (w, h, planes) = self.dims;
+        let (defines, [tile, group_chunks], lanes) = overlap_defines(chunk, self.format, reach);
+        let chunks = self.chunks(chunk);
+        let k = ctx.kernel(BLOCKS, "block_overlap", &defines)?;
+        // Work-items across: pixels, or samples (`lanes` a pixel).
+        let across = w * lanes;
         let args = [
-            src,
-            Arg::Buf(&sum),
-            Arg::Buf(coef),
-            Arg::Buf(&gains),
-            Arg::Buf(lut),
-            Arg::U32(wv32),
-            Arg::U32(h32),
-            Arg::U32(c32),
+            self.src,
+            self.dst,
+            Arg::Buf(self.coef),
+            Arg::Buf(gains),
+            Arg::Buf(self.lut),
+            Arg::U32(across as u32),
+            Arg::U32(h as u32),
+            Arg::U32(chunks as u32),
         ];
-        let t = ctx.run(
+        let global = [
+            across.div_ceil(tile) * tile,
+            chunks.div_ceil(group_chunks) * group_chunks,
+            planes,
+        ];
+        let name = format!("block overlap + transpose ({})", self.name);
+        ctx.run(&k, &args, &global, Some(&[tile, group_chunks, 1]), &name)
+    }
+
+    /// `block_summary`: the zero-state summaries of every chunk into `sum`, weighted by
+    /// `gains`. The summaries of `vec` neighbouring columns run as one column of vectors
+    /// (`summary_vectors`).
+    fn summaries(
+        &self,
+        ctx: &ClContext,
+        chunk: usize,
+        sum: &Buffer<f32>,
+        gains: &Buffer<f32>,
+    ) -> Result<Timed, ClError> {
+        let (w, h, planes) = self.dims;
+        let vec = summary_vectors(w, self.format);
+        let (defines, _, [sum_lanes, split]) = blocked_defines(chunk, self.format.widened(vec));
+        let wv = w / vec;
+        let chunks = self.chunks(chunk);
+        let k = ctx.kernel(BLOCKS, "block_summary", &defines)?;
+        let args = [
+            self.src,
+            Arg::Buf(sum),
+            Arg::Buf(self.coef),
+            Arg::Buf(gains),
+            Arg::Buf(self.lut),
+            Arg::U32(wv as u32),
+            Arg::U32(h as u32),
+            Arg::U32(chunks as u32),
+        ];
+        ctx.run(
             &k,
             &args,
             &[wv.div_ceil(sum_lanes) * sum_lanes, chunks * split, planes],
             Some(&[sum_lanes, split, 1]),
-            &format!("block summaries ({axis})"),
-        )?;
-        self.record(t, PassKind::Filter, read + summaries);
+            &format!("block summaries ({})", self.name),
+        )
+    }
 
-        // Work-group width of the carries: the driver's choice unless tuned.
+    /// `block_carry`: the sequential carry of the states down the chunks, through the carry
+    /// `matrices`, in place in `sum`.
+    fn carries(
+        &self,
+        ctx: &ClContext,
+        chunk: usize,
+        sum: &Buffer<f32>,
+        matrices: &Buffer<f32>,
+    ) -> Result<Timed, ClError> {
+        let (w, h, planes) = self.dims;
+        let (defines, _, _) = blocked_defines(chunk, self.format);
+        // Work-group width: the driver's choice unless tuned.
         let lanes = blocked_tune().lanes;
         let wide = lanes.map_or(w, |l| w.div_ceil(l) * l);
-        let local = |rest: [usize; 2]| lanes.map(|l| [l, rest[0], rest[1]]);
+        let local = lanes.map(|l| [l, 1, 1]);
         let k = ctx.kernel(BLOCKS, "block_carry", &defines)?;
         let args = [
-            src,
-            Arg::Buf(&sum),
-            Arg::Buf(coef),
-            Arg::Buf(&matrices),
-            Arg::Buf(lut),
-            Arg::U32(w32),
-            Arg::U32(h32),
-            Arg::U32(c32),
+            self.src,
+            Arg::Buf(sum),
+            Arg::Buf(self.coef),
+            Arg::Buf(matrices),
+            Arg::Buf(self.lut),
+            Arg::U32(w as u32),
+            Arg::U32(h as u32),
+            Arg::U32(self.chunks(chunk) as u32),
         ];
-        let t = ctx.run(
+        ctx.run(
             &k,
             &args,
             &[wide, planes, 2],
-            local([1, 1]).as_ref().map(|l| &l[..]),
-            &format!("block carries ({axis})"),
-        )?;
-        self.record(t, PassKind::Filter, 2 * summaries);
+            local.as_ref().map(|l| &l[..]),
+            &format!("block carries ({})", self.name),
+        )
+    }
 
+    /// `block_final`: every chunk walked from its carried states in `sum`, written transposed.
+    fn final_walk(
+        &self,
+        ctx: &ClContext,
+        chunk: usize,
+        sum: &Buffer<f32>,
+    ) -> Result<Timed, ClError> {
+        let (w, h, planes) = self.dims;
+        let (defines, [tile, group_chunks], _) = blocked_defines(chunk, self.format);
+        let chunks = self.chunks(chunk);
         let k = ctx.kernel(BLOCKS, "block_final", &defines)?;
         let args = [
-            src,
-            dst,
-            Arg::Buf(&sum),
-            Arg::Buf(coef),
-            Arg::Buf(lut),
-            Arg::U32(w32),
-            Arg::U32(h32),
-            Arg::U32(c32),
+            self.src,
+            self.dst,
+            Arg::Buf(sum),
+            Arg::Buf(self.coef),
+            Arg::Buf(self.lut),
+            Arg::U32(w as u32),
+            Arg::U32(h as u32),
+            Arg::U32(chunks as u32),
         ];
         let global = [
             w.div_ceil(tile) * tile,
             chunks.div_ceil(group_chunks) * group_chunks,
             planes,
         ];
-        let t = ctx.run(
+        ctx.run(
             &k,
             &args,
             &global,
             Some(&[tile, group_chunks, 1]),
-            &format!("block final + transpose ({axis})"),
-        )?;
-        self.record(t, PassKind::Filter, 2 * read + written + summaries);
-        // The summary and carry buffers must outlive the kernels that read them.
-        self.keep.extend([sum, matrices, gains]);
+            &format!("block final + transpose ({})", self.name),
+        )
+    }
+}
+
+impl<'a> Run<'a> {
+    pub(super) fn new(ctx: &'a ClContext) -> Self {
+        Self {
+            ctx,
+            timed: Vec::new(),
+            keep: Vec::new(),
+        }
+    }
+
+    /// Waits for the queue, then frees the scratch buffers; returns the commands.
+    pub(super) fn finish(self) -> Result<Vec<Enqueued>, ClError> {
+        self.ctx.finish()?;
+        drop(self.keep);
+        Ok(self.timed)
+    }
+
+    fn record(&mut self, timed: Timed, kind: PassKind, bytes: u64) {
+        self.timed.push(Enqueued { timed, kind, bytes });
+    }
+
+    /// One axis of the blocked pipeline, writing `axis.dst` transposed: the overlapped kernel,
+    /// or summaries, carries and final pass.
+    pub(super) fn blocked(&mut self, axis: &BlockedAxis, starts: Starts) -> Result<(), ClError> {
+        let (read, written) = axis.image_bytes();
+        match starts {
+            Starts::Overlap {
+                chunk,
+                reach,
+                gains,
+            } => {
+                let t = axis.overlap(self.ctx, chunk, reach, &gains)?;
+                // The overlaps are neighbouring chunks' rows, read at about the same time:
+                // counted once, like the cache hits of the carried final pass.
+                self.record(t, PassKind::Filter, read + written);
+                self.keep.push(gains);
+            }
+            Starts::Carried {
+                chunk,
+                matrices,
+                gains,
+            } => {
+                let (w, _, planes) = axis.dims;
+                let ch = axis.format.channels;
+                let sum = self
+                    .ctx
+                    .buffer(8 * axis.chunks(chunk) * w * planes * ch, false)?;
+                // Bytes of the summaries, written once and read by the carries and the final
+                // pass.
+                let summaries = axis.samples() * 32 / chunk as u64;
+                let t = axis.summaries(self.ctx, chunk, &sum, &gains)?;
+                self.record(t, PassKind::Filter, read + summaries);
+                let t = axis.carries(self.ctx, chunk, &sum, &matrices)?;
+                self.record(t, PassKind::Filter, 2 * summaries);
+                let t = axis.final_walk(self.ctx, chunk, &sum)?;
+                self.record(t, PassKind::Filter, 2 * read + written + summaries);
+                // The summary and carry buffers must outlive the kernels that read them.
+                self.keep.extend([sum, matrices, gains]);
+            }
+        }
         Ok(())
     }
 
-    #[allow(clippy::too_many_arguments)]
+    /// The blocked pipeline over the planar f32 image `img`: each recursive axis leaves its
+    /// result transposed, so after y then x the image is upright; a FIR axis runs a column pass
+    /// and a transpose instead.
+    fn blocked_planar(
+        &mut self,
+        img: &DeviceImage,
+        [fy, fx]: [&DeviceFilter; 2],
+        blocked: (usize, ChunkStart),
+    ) -> Result<(), ClError> {
+        let ctx = self.ctx;
+        let (w, h, c) = (img.width, img.height, img.channels);
+        let (a, b) = (&img.a, &img.b);
+        let mut in_a = true;
+        // Every upload happens before the first kernel, so none waits inside the sequence.
+        let mut carries = Vec::new();
+        for (f, len) in [(fy, h), (fx, w)] {
+            carries.push(match f.line.is_recursive() {
+                true => Some(blocked_starts(ctx, f.line, blocked, len, PixelFormat::F32)?),
+                false => None,
+            });
+        }
+        let lut = upload_floats(ctx, &pixels::u8_lut(false))?;
+        let axes = [(fy, (w, h, c), "y"), (fx, (h, w, c), "x")];
+        for ((f, dims, name), carry) in axes.into_iter().zip(carries) {
+            let (cur, other) = if in_a { (a, b) } else { (b, a) };
+            if let Some(starts) = carry {
+                let axis = BlockedAxis {
+                    coef: &f.coef,
+                    lut: &lut,
+                    src: Arg::Buf(cur),
+                    dst: Arg::Buf(other),
+                    dims,
+                    format: PixelFormat::F32,
+                    name,
+                };
+                self.blocked(&axis, starts)?;
+                in_a = !in_a;
+            } else {
+                let pass = format!("fir pass ({name})");
+                self.filter(f, (cur, other), dims, Along::Columns, &pass)?;
+                let pass = format!("transpose ({name})");
+                self.transpose(TransposeKind::DEFAULT, other, cur, dims, &pass)?;
+            }
+        }
+        if !in_a {
+            let t = ctx.copy(b, a, img.len(), "copy back")?;
+            self.record(t, PassKind::Transfer, img.len() as u64 * 8);
+        }
+        self.keep.push(lut);
+        Ok(())
+    }
+
+    /// A pass of `f` from `src` to `dst` along the rows or down the columns of `w`×`h`.
     fn filter(
         &mut self,
-        f: &LineFilter,
-        coef: &Buffer<f32>,
-        src: &Buffer<f32>,
-        dst: &Buffer<f32>,
+        f: &DeviceFilter,
+        (src, dst): (&Buffer<f32>, &Buffer<f32>),
         (w, h, planes): (usize, usize, usize),
         along: Along,
         name: &str,
     ) -> Result<(), ClError> {
-        let bytes = (w * h * planes) as u64 * 4 * accesses(f);
+        let bytes = (w * h * planes) as u64 * 4 * accesses(f.line);
         let (w32, h32) = (w as u32, h as u32);
-        let t = match (f, along) {
+        let coef = &f.coef;
+        let t = match (f.line, along) {
             (LineFilter::Recursive { .. }, along) => {
                 let k = self.ctx.kernel(RECURSIVE, "recursive_line", "")?;
                 // (len, lines, elem_stride, line_stride)
@@ -487,93 +628,25 @@ pub fn enqueue(
 ) -> Result<Vec<Enqueued>, ClError> {
     let (w, h, c) = (img.width, img.height, img.channels);
     let (a, b) = (&img.a, &img.b);
-    let (cx, cy) = (upload_filter(ctx, &blur.x)?, upload_filter(ctx, &blur.y)?);
-    let mut run = Run {
-        ctx,
-        timed: Vec::new(),
-        keep: Vec::new(),
-    };
+    let (fx, fy) = (upload_filter(ctx, &blur.x)?, upload_filter(ctx, &blur.y)?);
+    let mut run = Run::new(ctx);
     match pipeline {
         Pipeline::Transpose(kind) => {
-            run.filter(
-                &blur.y,
-                &cy,
-                a,
-                b,
-                (w, h, c),
-                Along::Columns,
-                "column pass 1 (y)",
-            )?;
+            run.filter(&fy, (a, b), (w, h, c), Along::Columns, "column pass 1 (y)")?;
             run.transpose(kind, b, a, (w, h, c), "transpose 1")?;
-            run.filter(
-                &blur.x,
-                &cx,
-                a,
-                b,
-                (h, w, c),
-                Along::Columns,
-                "column pass 2 (x)",
-            )?;
+            run.filter(&fx, (a, b), (h, w, c), Along::Columns, "column pass 2 (x)")?;
             run.transpose(kind, b, a, (h, w, c), "transpose 2")?;
         }
         Pipeline::Direct => {
-            run.filter(&blur.x, &cx, a, b, (w, h, c), Along::Rows, "row pass (x)")?;
-            run.filter(
-                &blur.y,
-                &cy,
-                b,
-                a,
-                (w, h, c),
-                Along::Columns,
-                "column pass (y)",
-            )?;
+            run.filter(&fx, (a, b), (w, h, c), Along::Rows, "row pass (x)")?;
+            run.filter(&fy, (b, a), (w, h, c), Along::Columns, "column pass (y)")?;
         }
         Pipeline::Blocked { chunk, start } => {
-            // Each axis leaves its result transposed, so after y then x the image is upright.
-            let mut in_a = true;
-            // Every upload happens before the first kernel, so none waits inside the sequence.
-            let mut carries = Vec::new();
-            for (f, len) in [(&blur.y, h), (&blur.x, w)] {
-                carries.push(match f.is_recursive() {
-                    true => Some(blocked_starts(
-                        ctx,
-                        f,
-                        (chunk, start),
-                        len,
-                        PixelFormat::F32,
-                    )?),
-                    false => None,
-                });
-            }
-            let lut = upload_floats(ctx, &pixels::u8_lut(false))?;
-            let axes = [
-                (&blur.y, &cy, (w, h, c), "y"),
-                (&blur.x, &cx, (h, w, c), "x"),
-            ];
-            for ((f, coef, dims, axis), carry) in axes.into_iter().zip(carries) {
-                let (cur, other) = if in_a { (a, b) } else { (b, a) };
-                if let Some(carry) = carry {
-                    let io = (Arg::Buf(cur), Arg::Buf(other));
-                    run.blocked(coef, &lut, io, dims, PixelFormat::F32, axis, carry)?;
-                    in_a = !in_a;
-                } else {
-                    let name = format!("fir pass ({axis})");
-                    run.filter(f, coef, cur, other, dims, Along::Columns, &name)?;
-                    let name = format!("transpose ({axis})");
-                    run.transpose(TransposeKind::DEFAULT, other, cur, dims, &name)?;
-                }
-            }
-            if !in_a {
-                let t = ctx.copy(b, a, img.len(), "copy back")?;
-                run.record(t, PassKind::Transfer, img.len() as u64 * 8);
-            }
-            run.keep.push(lut);
+            run.blocked_planar(img, [&fy, &fx], (chunk, start))?;
         }
     }
     // The coefficient and scratch buffers must live until their kernels ran.
-    ctx.finish()?;
-    drop(run.keep);
-    Ok(run.timed)
+    run.finish()
 }
 
 /// Blurs `img` on the device; returns the result and every pass with its device time. The

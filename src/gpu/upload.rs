@@ -6,7 +6,9 @@ use crate::filter::Blur2d;
 use crate::gpu::defines::PixelFormat;
 use crate::gpu::opencl::queue::Arg;
 use crate::gpu::opencl::{ClContext, ClError};
-use crate::gpu::pipeline::{blocked_starts, upload_filter, upload_floats, Enqueued, Run};
+use crate::gpu::pipeline::{
+    blocked_starts, upload_filter, upload_floats, BlockedAxis, Enqueued, Run,
+};
 use crate::gpu::plan::{ChunkStart, Pipeline};
 use crate::pixels;
 use crate::report::{Pass, PassKind};
@@ -82,7 +84,6 @@ pub fn u8_channels(color: ColorType) -> Option<usize> {
 /// Enqueues the blur of the 8-bit image in `bytes` (`w`×`h` pixels of `channels` samples), in
 /// place: the y axis reads the bytes and writes the f32 intermediate `mid` transposed, the x
 /// axis reads `mid` and writes the bytes back upright. Both axes must be recursive.
-#[allow(clippy::too_many_arguments)]
 pub fn enqueue_u8(
     ctx: &ClContext,
     bytes: &Buffer<u8>,
@@ -99,19 +100,29 @@ pub fn enqueue_u8(
         blocked_starts(ctx, &blur.y, blocked, h, fy)?,
         blocked_starts(ctx, &blur.x, blocked, w, fx)?,
     ];
-    let mut run = Run {
-        ctx,
-        timed: Vec::new(),
-        keep: Vec::new(),
-    };
+    let mut run = Run::new(ctx);
     let [carry_y, carry_x] = carries;
-    let io = (Arg::Bytes(bytes), Arg::Buf(mid));
-    run.blocked(&cy, &lut, io, (w, h, 1), fy, "y", carry_y)?;
-    let io = (Arg::Buf(mid), Arg::Bytes(bytes));
-    run.blocked(&cx, &lut, io, (h, w, 1), fx, "x", carry_x)?;
-    ctx.finish()?;
-    drop(run.keep);
-    Ok(run.timed)
+    let y = BlockedAxis {
+        coef: &cy.coef,
+        lut: &lut,
+        src: Arg::Bytes(bytes),
+        dst: Arg::Buf(mid),
+        dims: (w, h, 1),
+        format: fy,
+        name: "y",
+    };
+    run.blocked(&y, carry_y)?;
+    let x = BlockedAxis {
+        coef: &cx.coef,
+        lut: &lut,
+        src: Arg::Buf(mid),
+        dst: Arg::Bytes(bytes),
+        dims: (h, w, 1),
+        format: fx,
+        name: "x",
+    };
+    run.blocked(&x, carry_x)?;
+    run.finish()
 }
 
 /// Blurs an 8-bit image (gray, gray+alpha, RGB, RGBA) on the device in place: its samples go
