@@ -6,7 +6,9 @@ mod common;
 use gblur::cpu::reference;
 use gblur::filter::gaussian;
 use gblur::filter::{Blur2d, Method};
-use gblur::gpu::pipeline::{self, Pipeline, TransposeKind};
+use gblur::gpu::pipeline;
+use gblur::gpu::plan::Pipeline;
+use gblur::gpu::transpose::TransposeKind;
 use gblur::pixels::planar::Planar;
 
 const SIGMAS: [f64; 12] = [

@@ -122,7 +122,7 @@ fn json_report_names_every_pass() {
         ),
         (
             // An 8-bit RGB image: up and down as bytes, converted in the kernels; at sigma 5
-            // its chunks overlap (`pipeline::overlap_pays`).
+            // its chunks overlap (`plan::overlap_pays`).
             &["--pipeline", "blocked"][..],
             "blocked, 8-bit in and out",
             &[
@@ -167,7 +167,7 @@ fn json_report_names_every_pass() {
 }
 
 /// `blocked` chooses how chunks start per image: overlapped for gray and RGB at sigma 5,
-/// carried for RGBA and for a long reach (`pipeline::overlap_pays`).
+/// carried for RGBA and for a long reach (`plan::overlap_pays`).
 #[test]
 fn blocked_overlaps_where_it_measured_faster() {
     if !opencl_expected() {

@@ -4,7 +4,11 @@ mod common;
 
 use gblur::cpu::reference;
 use gblur::filter::{Blur2d, LineFilter, Method};
-use gblur::gpu::pipeline::{self, ChunkStart, Pipeline, PixelFormat, TransposeKind};
+use gblur::gpu::defines::PixelFormat;
+use gblur::gpu::pipeline;
+use gblur::gpu::plan::{ChunkStart, Pipeline};
+use gblur::gpu::transpose::TransposeKind;
+use gblur::gpu::upload;
 use gblur::pixels::planar::Planar;
 use gblur::report::PassKind;
 use proptest::prelude::*;
@@ -76,7 +80,7 @@ fn expected_passes(img: &Planar, blur: &Blur2d, pipe: Pipeline) -> Vec<(String, 
                     continue;
                 }
                 blocked_axes += 1;
-                let plan = pipeline::blocked_plan(f, (chunk, start), len, PixelFormat::F32);
+                let plan = gblur::gpu::plan::blocked_plan(f, (chunk, start), len, PixelFormat::F32);
                 if plan.reach.is_some() {
                     let name = format!("block overlap + transpose ({axis})");
                     want.push(pass(&name, Filter, 2 * f32s));
@@ -222,7 +226,7 @@ fn check_u8(
     let want = reference::blur_image(img, blur, linear);
     let mut got = img.clone();
     let pipe = Pipeline::Blocked { chunk, start };
-    let passes = pipeline::blur_u8(ctx, &mut got, blur, linear, pipe).expect("device blur");
+    let passes = upload::blur_u8(ctx, &mut got, blur, linear, pipe).expect("device blur");
     assert!(passes.iter().any(|p| p.name == "upload (8-bit)"));
     let (g, w) = (got.as_bytes(), want.as_bytes());
     let off: Vec<u8> = g.iter().zip(w).map(|(a, b)| a.abs_diff(*b)).collect();
@@ -271,7 +275,7 @@ fn eight_bit_samples_blur_on_the_device_like_the_reference() {
 
 #[test]
 fn eight_bit_images_go_to_the_blocked_pipeline_as_bytes() {
-    use gblur::gpu::pipeline::Upload;
+    use gblur::gpu::upload::Upload;
     use image::ColorType;
     let blur = Blur2d::new(Method::Recursive, 5.0, 5.0);
     let blocked = Pipeline::BLOCKED;

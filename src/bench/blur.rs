@@ -9,10 +9,14 @@ use super::runner::measure;
 use super::{BenchOptions, Record};
 use crate::filter::gaussian;
 use crate::filter::{Blur2d, LineFilter, Method};
+use crate::gpu::defines::{pass_defines, PixelFormat};
 use crate::gpu::opencl::program::CONVOLUTION;
 use crate::gpu::opencl::queue::Arg;
 use crate::gpu::opencl::{ClContext, ClError, Timed};
-use crate::gpu::pipeline::{self, ChunkStart, DeviceImage, Pipeline, PixelFormat, TransposeKind};
+use crate::gpu::pipeline::{self, DeviceImage};
+use crate::gpu::plan::{ChunkStart, Pipeline};
+use crate::gpu::transpose::TransposeKind;
+use crate::gpu::upload;
 use crate::pixels::planar::Planar;
 use crate::report::SWEEP;
 use indicatif::ProgressBar;
@@ -317,7 +321,7 @@ fn row_record(ctx: &ClContext, row: &Row, img: &Planar, sigma: f64) -> Record {
     };
     if let Some((chunk, start, format)) = format {
         let y = Blur2d::new(Method::Recursive, sigma, sigma).y;
-        let defines = pipeline::pass_defines(&y, (chunk, start), h, format);
+        let defines = pass_defines(&y, (chunk, start), h, format);
         r.build_options = format!("{} {defines}", r.build_options);
     }
     r
@@ -511,7 +515,7 @@ fn measure_rgba8_row(
             let mid = ctx.buffer::<f32>(plane * 4, false)?;
             let chunk = (*chunk, *start);
             ctx.write(&mut bytes, &samples, "upload")?;
-            pipeline::enqueue_u8(ctx, &bytes, &mid, (w, h, 4), &blur, false, chunk)?;
+            upload::enqueue_u8(ctx, &bytes, &mid, (w, h, 4), &blur, false, chunk)?;
             let mut got = vec![0u8; samples.len()];
             ctx.read(&bytes, &mut got, "download")?;
             let input =
@@ -529,7 +533,7 @@ fn measure_rgba8_row(
             }
             let stats = measure(ctx, opts.runs, || {
                 Ok(
-                    pipeline::enqueue_u8(ctx, &bytes, &mid, (w, h, 4), &blur, false, chunk)?
+                    upload::enqueue_u8(ctx, &bytes, &mid, (w, h, 4), &blur, false, chunk)?
                         .into_iter()
                         .map(|e| e.timed)
                         .collect(),

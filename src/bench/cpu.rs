@@ -11,7 +11,8 @@ use crate::cpu::{banded, reference};
 use crate::filter::{Blur2d, Method};
 use crate::gpu::opencl::{device, ClContext};
 use crate::gpu::pipeline;
-use crate::gpu::pipeline::{Pipeline, PipelineChoice, Upload};
+use crate::gpu::plan::{Pipeline, PipelineChoice};
+use crate::gpu::upload::{self, Upload};
 use crate::pixels;
 use crate::report::SWEEP;
 use image::{DynamicImage, ImageBuffer};
@@ -242,7 +243,7 @@ impl Case<'_> {
             |work| {
                 let done = match upload {
                     // As the main command runs it: bytes up, bytes down, in place.
-                    Upload::U8 { .. } => pipeline::blur_u8(ctx, work, blur, false, pipe).map(drop),
+                    Upload::U8 { .. } => upload::blur_u8(ctx, work, blur, false, pipe).map(drop),
                     Upload::PlanarF32 => {
                         let (p, layout) = pixels::to_planar(work, false);
                         pipeline::blur(ctx, p, blur, pipe).map(|(mut out, _)| {

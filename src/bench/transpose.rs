@@ -7,7 +7,7 @@ use super::output::Column;
 use super::runner::measure;
 use super::{BenchOptions, Record};
 use crate::gpu::opencl::ClContext;
-use crate::gpu::pipeline::{enqueue_transpose, TransposeKind};
+use crate::gpu::transpose::{enqueue_transpose, TransposeKind};
 use crate::report::SWEEP;
 use opencl3::memory::Buffer;
 

@@ -1,5 +1,13 @@
 //! The blur on OpenCL devices: device discovery and the profiled queue (`opencl`), and the
-//! pipelines that enqueue the kernels of `kernels/*.cl`.
+//! pipelines that enqueue the kernels of `kernels/*.cl`, each a module of its own:
+//! `plan` (which pipeline, and each blocked pass's chunk and reach), `defines` (the `-D`
+//! options and work-group shapes those plans build with), `transpose` (the transpose
+//! strategies), `pipeline` (the enqueue engine over planar f32 images) and `upload` (what goes
+//! up to the device, and the 8-bit path).
 
+pub mod defines;
 pub mod opencl;
 pub mod pipeline;
+pub mod plan;
+pub mod transpose;
+pub mod upload;

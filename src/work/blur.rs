@@ -10,7 +10,8 @@ use crate::codec::ImageIoError;
 use crate::cpu::{banded, lanes, reference};
 use crate::filter::Blur2d;
 use crate::gpu::opencl::ClError;
-use crate::gpu::pipeline::{self, Upload};
+use crate::gpu::pipeline;
+use crate::gpu::upload::{self, Upload};
 use crate::pixels::planar::Planar;
 use crate::report::{Pass, Stage};
 
@@ -96,7 +97,7 @@ fn blur_on_device(
     let linear = loaded.layout.linear;
     match &mut loaded.working {
         Working::Decoded(image) if takes_bytes => {
-            passes.extend(pipeline::blur_u8(ctx, image, blur, linear, pipe)?);
+            passes.extend(upload::blur_u8(ctx, image, blur, linear, pipe)?);
             Ok(format!("{}, 8-bit in and out", pipe.describe()))
         }
         Working::Decoded(_) => Ok(blur_on_host(loaded, blur, passes)),

@@ -8,7 +8,8 @@ pub mod load;
 pub mod save;
 
 use crate::filter::Blur2d;
-use crate::gpu::pipeline::{self, Pipeline, Upload};
+use crate::gpu::plan::Pipeline;
+use crate::gpu::upload::{self, Upload};
 use crate::pixels::{self, planar::Planar};
 use image::{ColorType, DynamicImage, ImageFormat};
 
@@ -63,7 +64,7 @@ pub enum Keep {
     /// Every image as decoded: the Rust path's banded blur, in place.
     Decoded,
     /// 8-bit gray, gray+alpha, RGB and RGBA as decoded (uploaded as bytes, converted on the
-    /// device: `pipeline::blur_u8`), the rest as planar f32.
+    /// device: `upload::blur_u8`), the rest as planar f32.
     Decoded8Bit,
 }
 
@@ -83,7 +84,7 @@ impl Keep {
         match self {
             Keep::Planar => false,
             Keep::Decoded => true,
-            Keep::Decoded8Bit => pipeline::u8_channels(color).is_some(),
+            Keep::Decoded8Bit => upload::u8_channels(color).is_some(),
         }
     }
 }

@@ -10,7 +10,7 @@ use crate::bench::Record;
 use crate::gpu::opencl::program::MATMUL;
 use crate::gpu::opencl::queue::Arg;
 use crate::gpu::opencl::{ClContext, ClError, Timed};
-use crate::gpu::pipeline::{enqueue_transpose, TransposeKind};
+use crate::gpu::transpose::{enqueue_transpose, TransposeKind};
 use opencl3::kernel::Kernel;
 use opencl3::memory::Buffer;
 

@@ -58,6 +58,7 @@ pub const KERNELS: &[(KernelSource, &str)] = &[
     (BLOCKS, "block_summary"),
     (BLOCKS, "block_carry"),
     (BLOCKS, "block_final"),
+    (BLOCKS, "block_overlap"),
     (CONVOLUTION, "fir_x"),
     (CONVOLUTION, "fir_y"),
     (CONVOLUTION, "conv2d"),
@@ -95,20 +96,86 @@ pub const BASE_OPTIONS: &str = "-cl-std=CL1.2";
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
 
-    /// A kernel is defined either as `__kernel void NAME(` or through a macro `(NAME, ...)`.
-    fn defines(text: &str, name: &str) -> bool {
-        text.match_indices(name).any(|(i, _)| {
-            let before = text[..i].chars().last();
-            let after = text[i + name.len()..].chars().next();
-            matches!(before, Some(' ' | '(' | '\n')) && matches!(after, Some('(' | ','))
+    /// The identifier at the start of `s`, after any whitespace.
+    fn ident(s: &str) -> &str {
+        let s = s.trim_start();
+        let end = s
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(s.len());
+        &s[..end]
+    }
+
+    /// The kernels `text` defines: the name after `void` in each `__kernel` declaration or,
+    /// where the declaration is a macro's (`void NAME(`), the first argument of each line that
+    /// uses the macro.
+    fn kernels_in(text: &str) -> Vec<&str> {
+        let mut names = Vec::new();
+        for (at, _) in text.match_indices("__kernel") {
+            let void = text[at..].find("void").expect("__kernel without void");
+            let name = ident(&text[at + void + "void".len()..]);
+            if !name.chars().all(|c| c.is_ascii_uppercase() || c == '_') {
+                names.push(name);
+                continue;
+            }
+            let define = text[..at]
+                .rfind("#define ")
+                .expect("a macro parameter outside a macro");
+            let mac = ident(&text[define + "#define ".len()..]);
+            for (line, _) in text.match_indices(&format!("\n{mac}(")) {
+                names.push(ident(&text[line + mac.len() + 2..]));
+            }
+        }
+        names
+    }
+
+    /// The kernel `name` from whichever source defines it.
+    fn source_of(name: &str) -> Option<KernelSource> {
+        ALL_SOURCES
+            .into_iter()
+            .find(|src| kernels_in(src.text).contains(&name))
+    }
+
+    /// Every Rust file under `dir`, with its text, read at test time so that new files count.
+    fn rust_files(dir: &Path, out: &mut Vec<(String, String)>) {
+        for entry in std::fs::read_dir(dir).expect("reading src/") {
+            let path = entry.expect("reading src/").path();
+            if path.is_dir() {
+                rust_files(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let text = std::fs::read_to_string(&path).expect("reading a Rust file");
+                out.push((path.display().to_string(), text));
+            }
+        }
+    }
+
+    fn crate_sources() -> Vec<(String, String)> {
+        let mut files = Vec::new();
+        rust_files(
+            &Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
+            &mut files,
+        );
+        assert!(!files.is_empty());
+        files
+    }
+
+    /// The text between each pair of neighbouring quotes that is a bare identifier: every
+    /// string literal such as `"block_final"` (the code between two literals is never one).
+    fn identifier_literals(text: &str) -> impl Iterator<Item = &str> {
+        text.split('"').filter(|s| {
+            !s.is_empty() && ident(s) == *s && !s.starts_with(|c: char| c.is_ascii_digit())
         })
     }
 
     #[test]
     fn every_kernel_rust_calls_exists_in_its_source() {
         for (src, name) in KERNELS {
-            assert!(defines(src.text, name), "{name} not in {}", src.file);
+            assert!(
+                kernels_in(src.text).contains(name),
+                "{name} not in {}",
+                src.file
+            );
         }
     }
 
@@ -116,6 +183,63 @@ mod tests {
     fn sources_are_listed() {
         for (src, _) in KERNELS {
             assert!(ALL_SOURCES.contains(src));
+        }
+    }
+
+    /// A kernel that Rust names anywhere under src/ (enqueued directly, through a match such as
+    /// `TransposeKind::kernel_name`, or from a table) is in `KERNELS`, so the check above
+    /// covers it.
+    #[test]
+    fn every_kernel_named_in_rust_is_listed() {
+        for (file, text) in crate_sources() {
+            for name in identifier_literals(&text) {
+                if let Some(src) = source_of(name) {
+                    assert!(
+                        KERNELS.contains(&(src, name)),
+                        "{file} names {name} of {}, which KERNELS lacks",
+                        src.file
+                    );
+                }
+            }
+        }
+    }
+
+    /// A name written as a literal into a `ClContext::kernel` call is a kernel of some source:
+    /// a misspelt one would otherwise pass the check above unseen.
+    #[test]
+    fn every_literal_kernel_call_names_a_kernel() {
+        for (file, text) in crate_sources() {
+            for (at, _) in text.match_indices(".kernel(") {
+                let args = &text[at + ".kernel(".len()..];
+                let source = ident(args);
+                let rest = args.trim_start()[source.len()..].trim_start();
+                let Some(rest) = rest.strip_prefix(',') else {
+                    continue;
+                };
+                let Some(literal) = rest.trim_start().strip_prefix('"') else {
+                    continue;
+                };
+                let name = &literal[..literal.find('"').expect("an unclosed literal")];
+                assert!(
+                    source_of(name).is_some(),
+                    "{file} calls {name}, which no source defines"
+                );
+            }
+        }
+    }
+
+    /// The list holds no kernel that Rust no longer names (outside the list itself).
+    #[test]
+    fn every_listed_kernel_is_named_in_rust() {
+        let mut files = crate_sources();
+        files.retain(|(file, _)| !file.ends_with("program.rs"));
+        for (_, name) in KERNELS {
+            assert!(
+                files
+                    .iter()
+                    .any(|(_, text)| identifier_literals(text).any(|s| s == *name)),
+                "{name} is listed but no Rust file names it"
+            );
         }
     }
 }

@@ -1,0 +1,185 @@
+//! The choice of pipeline and the plan of each blocked pass: what the user asked for resolves
+//! to one `Pipeline` per device, and every blocked pass gets a chunk length and, where
+//! overlapped chunks pay and fit in constant memory, the reach of their sums.
+
+use crate::filter::LineFilter;
+use crate::gpu::defines::PixelFormat;
+use crate::gpu::opencl::DeviceInfo;
+use crate::gpu::transpose::TransposeKind;
+
+/// What the user asked for; resolved against the device by `resolve`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PipelineChoice {
+    Auto,
+    /// The transpose pipeline; `None` picks the fastest transpose for the device.
+    Transpose(Option<TransposeKind>),
+    Direct,
+    Blocked(ChunkStart),
+}
+
+impl PipelineChoice {
+    pub fn resolve(self, device: &DeviceInfo) -> Pipeline {
+        match self {
+            PipelineChoice::Auto => Pipeline::fastest_for(device),
+            PipelineChoice::Transpose(t) => {
+                Pipeline::Transpose(t.unwrap_or_else(|| TransposeKind::fastest_for(device)))
+            }
+            PipelineChoice::Direct => Pipeline::Direct,
+            PipelineChoice::Blocked(start) => Pipeline::Blocked { chunk: 0, start },
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pipeline {
+    Transpose(TransposeKind),
+    Direct,
+    /// Block-parallel column passes with the transpose fused into their output
+    /// (kernels/recursive_blocks.cl): enough work-items to fill a GPU. `chunk` is the rows
+    /// per chunk (CHUNK in the kernel); 0 picks it per pass from the column length
+    /// (`auto_chunk`). `start` is how each chunk finds its incoming states.
+    Blocked {
+        chunk: usize,
+        start: ChunkStart,
+    },
+}
+
+/// How a blocked pass finds the states each chunk starts from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChunkStart {
+    /// Per pass: `Overlap` where it measured faster (`overlap_pays`: a short reach, and
+    /// pixels it suits), else `Carried`.
+    Auto,
+    /// Nehab et al.'s three kernels: zero-state summaries of every chunk, a sequential carry
+    /// down the chunks, a final walk from the carried states. The cost does not depend on
+    /// sigma.
+    Carried,
+    /// One kernel: each chunk takes its incoming states from weighted sums of the
+    /// `gaussian::settle_rows` rows on either side of it (`block_overlap`). Reads the image
+    /// once per axis instead of twice, but the reach grows with sigma (about 10 sigma rows
+    /// each way).
+    Overlap,
+}
+
+impl Pipeline {
+    /// The blocked pipeline with the chunk length and start chosen per pass.
+    pub const BLOCKED: Pipeline = Pipeline::Blocked {
+        chunk: 0,
+        start: ChunkStart::Auto,
+    };
+
+    /// The default per device class, from `gblur bench blur` (docs/BENCHMARKS.md): on GPUs
+    /// the blocked pipeline fills the device; on CPU devices (PoCL) the direct one wins,
+    /// because a work-item walking a row reads memory in order.
+    pub fn fastest_for(device: &DeviceInfo) -> Pipeline {
+        if device.is_gpu() {
+            Pipeline::BLOCKED
+        } else {
+            Pipeline::Direct
+        }
+    }
+
+    pub fn describe(self) -> String {
+        match self {
+            Pipeline::Transpose(t) => format!("transpose/{t}"),
+            Pipeline::Direct => "direct".into(),
+            Pipeline::Blocked { chunk, start } => {
+                let mut name = match start {
+                    ChunkStart::Auto => "blocked",
+                    ChunkStart::Carried => "blocked/carried",
+                    ChunkStart::Overlap => "blocked/overlap",
+                }
+                .to_string();
+                if chunk != 0 {
+                    name.push_str(&format!("/c{chunk}"));
+                }
+                name
+            }
+        }
+    }
+}
+
+/// Rows per chunk for columns of `len` rows, from `gblur bench blur` on an H100
+/// (docs/BENCHMARKS.md): short chunks leave too little work per work-item, long ones too few
+/// work-items and a long sequential carry; c32 led at 512 rows, c64 at 1024–2048, c128 from
+/// 4096 on. Pixels of 3 or 4 channels stop at c64: a c128 tile of them leaves one chunk per
+/// work-group (16 work-items), and c64 led c128 by 25–30% on RGBA8.
+pub fn auto_chunk(len: usize, format: PixelFormat) -> usize {
+    let chunk = match len {
+        0..=512 => 32,
+        513..=2048 => 64,
+        _ => 128,
+    };
+    if format.local_bytes() >= 16 {
+        chunk.min(64)
+    } else {
+        chunk
+    }
+}
+
+/// The chunk length a `Pipeline::Blocked { chunk }` pass over columns of `len` rows uses.
+fn chunk_for(chunk: usize, len: usize, format: PixelFormat) -> usize {
+    if chunk == 0 {
+        auto_chunk(len, format)
+    } else {
+        chunk
+    }
+}
+
+/// What a blocked pass down columns of `len` rows does: its chunk length, and the reach of
+/// its overlapped chunks' sums (`ChunkStart::Overlap`), or `None` for carried states.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BlockedPlan {
+    pub chunk: usize,
+    pub reach: Option<usize>,
+}
+
+/// How close the overlapped chunks' starting states must come to the true ones, in units of the
+/// column's own range: 2^-24, half an f32 step at 1.0.
+pub const OVERLAP_TOLERANCE: f64 = 1.0 / (1u32 << 24) as f64;
+
+/// The longest reach of the overlapped chunks: their weights (8 floats a row) stay within
+/// 32 KB of the 64 KB of constant memory every OpenCL device has. Beyond it (sigmas of
+/// about 100 and up on columns longer than 1024 rows) passes are carried whatever was asked.
+pub const MAX_REACH: usize = 1024;
+
+/// The plan of a blocked pass of `f` (recursive) down columns of `len` rows.
+pub fn blocked_plan(
+    f: &LineFilter,
+    (chunk, start): (usize, ChunkStart),
+    len: usize,
+    format: PixelFormat,
+) -> BlockedPlan {
+    let chunk = chunk_for(chunk, len, format);
+    let LineFilter::Recursive { coefficients, .. } = f else {
+        unreachable!("blocked passes are recursive")
+    };
+    // Past the column's length the sums would only repeat its end rows: a reach of `len`
+    // already covers every row a chunk's state depends on.
+    let settle = || {
+        crate::filter::gaussian::settle_rows(coefficients, OVERLAP_TOLERANCE, len)
+            .unwrap_or(len)
+            .max(1)
+    };
+    let reach = match start {
+        ChunkStart::Carried => None,
+        ChunkStart::Overlap => Some(settle()).filter(|&reach| reach <= MAX_REACH),
+        ChunkStart::Auto => Some(settle()).filter(|&reach| overlap_pays(reach, format)),
+    };
+    BlockedPlan { chunk, reach }
+}
+
+/// Whether overlapped chunks reaching `reach` rows beat carried states, from `gblur bench
+/// blur` on an H100 (docs/BENCHMARKS.md, overlapped chunks), 16 MP, f32: 1.28× at sigma 5 (reach 51)
+/// and 1.66× at sigma 2 with c128, 1.4× and 1.6× with c64, but 0.90× at sigma 10 (reach 109)
+/// and 0.5× at sigma 20, whatever the chunk: the sums' rows cost more than the carried
+/// pipeline's second read once they are twice the reach of sigma 5. 8-bit RGB walked as
+/// sample columns gained too (both passes 0.57 against 0.72 ms), and 8-bit gray more (0.17–
+/// 0.18 against 0.25 ms, 8-bit decoding), while 8-bit RGBA lost (overlapped c128 0.93 ms against
+/// carried c64's 0.86, even with its samples decoded without a table). Gray+alpha was not
+/// timed, so it stays carried.
+fn overlap_pays(reach: usize, format: PixelFormat) -> bool {
+    reach <= AUTO_REACH && (format.channels == 1 || format.channels == 3)
+}
+
+const AUTO_REACH: usize = 64;
