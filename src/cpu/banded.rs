@@ -385,6 +385,17 @@ fn strip_chunks(chunks: usize) -> usize {
         .clamp(1, STRIP)
 }
 
+/// How a row's chunks are dealt out as column work items.
+#[derive(Clone, Copy)]
+struct Strips {
+    /// Chunks in a row.
+    chunks: usize,
+    /// Chunks per work item (`strip_chunks`).
+    strip: usize,
+    /// Vectors of pass-1 states per chunk: one `BOUNDARY` block per band boundary.
+    boundaries: usize,
+}
+
 /// One chunk's column walk between visits: both sections, the input below the next row
 /// (anticausally) and the column offsets.
 #[derive(Clone, Copy)]
@@ -538,6 +549,18 @@ impl BandSums {
             across,
         }
     }
+
+    /// Carries boundary state `s` up across a band: its transition `T^band` plus the band's
+    /// own weighted inputs `z` (`weighted_sums`).
+    #[inline(always)]
+    fn carry_across<I: Isa>(&self, s: &mut Sections, z: &[V; 4]) {
+        for f in 0..2 {
+            let t = &self.across[f];
+            let (w, d) = (s.w[f], s.d[f]);
+            s.w[f] = V::madd::<I>(t[0], w, V::madd::<I>(t[1], d, z[2 * f]));
+            s.d[f] = V::madd::<I>(t[2], w, V::madd::<I>(t[3], d, z[2 * f + 1]));
+        }
+    }
 }
 
 /// Pass 1 for the strip of chunks starting at `c0`: the anticausal column filter's state at
@@ -583,51 +606,86 @@ fn summarise_impl<T: Sample, I: Isa>(
     save(out, bands - 1, &st);
     let x0: [[V; VECS]; STRIP] = std::array::from_fn(|i| walks[i].x0);
     for b in (1..bands - 1).rev() {
-        // Σ weight · (x − x0) over inputs r0 + 1 ..= r0 + band, as far as the weights reach
-        // (below the bottom band, so inside the image).
         let r0 = b * band;
         let mut z = [[[V::ZERO; 4]; VECS]; STRIP];
-        img.prefetch_start(
-            r0 + 1..(r0 + 1 + PREFETCH_ROWS.min(sums.reach)).min(h),
-            c0,
-            n,
-        );
-        for rows in tiles(r0 + 1..r0 + 1 + sums.reach, false) {
-            for (i, zi) in z[..n].iter_mut().enumerate() {
-                let j0 = (c0 + i) * CHUNK;
-                // In locals across the tile, so that the sums stay in registers.
-                let (mut z, x0) = (*zi, x0[i]);
-                for r in rows.clone() {
-                    if r + PREFETCH_ROWS < h {
-                        img.prefetch(r + PREFETCH_ROWS, j0);
-                    }
-                    let x = img.load(r, j0, px);
-                    let w = sums.weights[r - r0 - 1].map(V::splat);
-                    for v in 0..VECS {
-                        let xv = x[v] - x0[v];
-                        for f in 0..4 {
-                            z[v][f] = V::madd::<I>(w[f], xv, z[v][f]);
-                        }
-                    }
-                }
-                *zi = z;
-            }
-        }
+        weighted_sums::<T, I>(img, r0, c0, px, sums, &x0, &mut z[..n]);
         for (chunk, z) in st[..n].iter_mut().zip(&z) {
             for (s, z) in chunk.iter_mut().zip(z) {
-                for f in 0..2 {
-                    let t = &sums.across[f];
-                    let (w, d) = (s.w[f], s.d[f]);
-                    s.w[f] = V::madd::<I>(t[0], w, V::madd::<I>(t[1], d, z[2 * f]));
-                    s.d[f] = V::madd::<I>(t[2], w, V::madd::<I>(t[3], d, z[2 * f + 1]));
-                }
+                sums.carry_across::<I>(s, z);
             }
         }
         save(out, b, &st);
     }
 }
 
+/// Σ weight · (x − x0) over inputs `r0 + 1 ..= r0 + band` of the strip's chunks (one `z` per
+/// chunk), as far as the weights reach (below the bottom band, so inside the image): per
+/// vector, the `[wa, da, wb, db]` the band adds to the state it hands up.
+#[inline(always)]
+fn weighted_sums<T: Sample, I: Isa>(
+    img: Rows<T>,
+    r0: usize,
+    c0: usize,
+    px: &Pixels,
+    sums: &BandSums,
+    x0: &[[V; VECS]; STRIP],
+    z: &mut [[[V; 4]; VECS]],
+) {
+    let h = img.height;
+    let n = z.len();
+    img.prefetch_start(
+        r0 + 1..(r0 + 1 + PREFETCH_ROWS.min(sums.reach)).min(h),
+        c0,
+        n,
+    );
+    for rows in tiles(r0 + 1..r0 + 1 + sums.reach, false) {
+        for (i, zi) in z.iter_mut().enumerate() {
+            let j0 = (c0 + i) * CHUNK;
+            // In locals across the tile, so that the sums stay in registers.
+            let (mut z, x0) = (*zi, x0[i]);
+            for r in rows.clone() {
+                if r + PREFETCH_ROWS < h {
+                    img.prefetch(r + PREFETCH_ROWS, j0);
+                }
+                let x = img.load(r, j0, px);
+                let w = sums.weights[r - r0 - 1].map(V::splat);
+                for v in 0..VECS {
+                    let xv = x[v] - x0[v];
+                    for f in 0..4 {
+                        z[v][f] = V::madd::<I>(w[f], xv, z[v][f]);
+                    }
+                }
+            }
+            *zi = z;
+        }
+    }
+}
+
 simd_dispatch!(fn summarise<T: Sample>(img: Rows<T>, band: usize, c0: usize, px: &Pixels, k: (&Coef, &BandSums), out: &mut [V]) => summarise_impl);
+
+/// Pass 1 on every strip in parallel: each chunk's boundary states, one after another (none
+/// where the image is one band).
+fn band_states<T: Sample>(
+    img: Rows<T>,
+    band: usize,
+    strips: Strips,
+    px: &Pixels,
+    k: (&Coef, &BandSums),
+) -> Vec<V> {
+    let Strips {
+        chunks,
+        strip,
+        boundaries,
+    } = strips;
+    let mut states = vec![V::ZERO; chunks * boundaries];
+    if boundaries > 0 {
+        states
+            .par_chunks_mut(strip * boundaries)
+            .enumerate()
+            .for_each(|(s, out)| summarise(img, band, s * strip, px, k, out));
+    }
+    states
+}
 
 /// Pass 2, columns, for the strip of chunks starting at `c0`: filters rows `r0..r1` both
 /// ways into `out` (per chunk, `band` rows of `VECS` vectors). `states` holds the strip's
@@ -712,6 +770,43 @@ fn columns_impl<T: Sample, I: Isa>(
 
 simd_dispatch!(fn columns<T: Sample>(img: Rows<T>, rows: (usize, usize), c0: usize, px: &Pixels, k: &Coef, states: &[V], carry: &mut [V], out: &mut [&mut [V]]) => columns_impl);
 
+/// Pass 2's columns for band rows `r0..r1`, every strip in parallel, into `scratch` (laid out
+/// as `BandScratch` reads it). `carry` holds each chunk's state out of the band above and
+/// takes the state out of this one.
+fn band_columns<T: Sample>(
+    img: Rows<T>,
+    (r0, r1): (usize, usize),
+    strips: Strips,
+    px: &Pixels,
+    k: &Coef,
+    (states, carry): (&[V], &mut [V]),
+    scratch: &mut [V],
+) {
+    let Strips {
+        chunks,
+        strip,
+        boundaries,
+    } = strips;
+    // Each strip's tiles in every group of the band: disjoint pieces of the scratch.
+    let tile = TILE_ROWS * VECS;
+    let mut pieces: Vec<Vec<&mut [V]>> = (0..chunks.div_ceil(strip)).map(|_| vec![]).collect();
+    for group in scratch.chunks_mut(chunks * tile) {
+        for (s, piece) in group.chunks_mut(strip * tile).enumerate() {
+            pieces[s].push(piece);
+        }
+    }
+    pieces
+        .par_iter_mut()
+        .zip(carry.par_chunks_mut(strip * CARRY))
+        .enumerate()
+        .for_each(|(s, (out, carry))| {
+            let n = carry.len() / CARRY;
+            let strip_states =
+                &states[(s * strip * boundaries).min(states.len())..][..n * boundaries];
+            columns(img, (r0, r1), s * strip, px, k, strip_states, carry, out);
+        });
+}
+
 /// A band's column results, per 16-row group and in it per 64-column chunk: the tile's 16
 /// rows of `VECS` vectors as the column walks leave them, transposed in place once finished,
 /// so that the 64 vectors hold samples `64 chunk + i` (i = 0..64) with the tile's rows in
@@ -776,6 +871,9 @@ fn pixel_blocks<'a, const C: usize>(
     })
 }
 
+/// `rows_impl` for `C` channels: the causal sweep into `u`, then the anticausal sweep back,
+/// finishing and storing each 16-pixel block as it completes.
+// Long: one SIMD kernel; as inline helpers its sweeps compiled to up to 118 more register moves.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 fn rows_c<T: Sample, I: Isa, const C: usize>(
@@ -896,14 +994,30 @@ fn rows_c<T: Sample, I: Isa, const C: usize>(
     }
 }
 
+// The rows pass's causal results: one buffer per worker thread, kept across bands and images.
+thread_local! {
+    static ROW_BUFFER: RefCell<Vec<V>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Pass 2's rows for a band: `out`, the band's rows of the image, filtered along x from the
+/// band's column results, 16 rows per work item.
+fn band_rows<T: Sample>(scratch: BandScratch, out: &mut [T], width: usize, px: &Pixels, k: &Coef) {
+    let stride = width * px.channels;
+    let padded = width.div_ceil(LANES) * LANES * px.channels;
+    out.par_chunks_mut(LANES * stride)
+        .enumerate()
+        .for_each(|(group, out)| {
+            ROW_BUFFER.with_borrow_mut(|u| {
+                u.resize(padded, V::ZERO);
+                rows(scratch, group * LANES, width, px, k, u, out);
+            })
+        });
+}
+
 /// Rows per band, for every sample type: the boundary states (16 bytes per column) stay ≤ 1/8
 /// of an 8-bit image and 1/32 of an f32 one. Measured on one f32 channel, 16 MP: 32-row bands
 /// took a third longer, 256-row bands longer still (their weighted sums spill).
 const BAND_ROWS: usize = 128;
-
-thread_local! {
-    static ROW_BUFFER: RefCell<Vec<V>> = const { RefCell::new(Vec::new()) };
-}
 
 /// Blurs `width`×`height` interleaved pixels in place; returns the time of each pass.
 pub fn blur_in_place<T: Sample>(
@@ -923,30 +1037,25 @@ pub fn blur_in_place<T: Sample>(
     let (kx, ky) = (Coef::new(kx), Coef::new(ky));
     let bands = height.div_ceil(band);
     let chunks = stride.div_ceil(CHUNK);
-    let strip = strip_chunks(chunks);
-    let boundaries = (bands - 1) * BOUNDARY;
+    let strips = Strips {
+        chunks,
+        strip: strip_chunks(chunks),
+        boundaries: (bands - 1) * BOUNDARY,
+    };
+    let ms = |t: Instant| t.elapsed().as_secs_f64() * 1e3;
 
     let t = Instant::now();
-    let mut states = vec![V::ZERO; chunks * boundaries];
-    {
-        let img = Rows {
-            data: &*data,
-            stride,
-            height,
-        };
-        if boundaries > 0 {
-            states
-                .par_chunks_mut(strip * boundaries)
-                .enumerate()
-                .for_each(|(s, out)| summarise(img, band, s * strip, px, (&ky, &sums), out));
-        }
-    }
-    let summaries_ms = t.elapsed().as_secs_f64() * 1e3;
+    let img = Rows {
+        data: &*data,
+        stride,
+        height,
+    };
+    let states = band_states(img, band, strips, px, (&ky, &sums));
+    let summaries_ms = ms(t);
 
     let (mut columns_ms, mut rows_ms) = (0.0, 0.0);
     let mut carry = vec![V::ZERO; chunks * CARRY];
     let mut scratch = vec![V::ZERO; chunks * band * VECS];
-    let padded = width.div_ceil(LANES) * LANES * px.channels;
     for b in 0..bands {
         let (r0, r1) = (b * band, ((b + 1) * band).min(height));
         let t = Instant::now();
@@ -955,41 +1064,17 @@ pub fn blur_in_place<T: Sample>(
             stride,
             height,
         };
-        // Each strip's tiles in every group of the band: disjoint pieces of the scratch.
-        let tile = TILE_ROWS * VECS;
-        let mut pieces: Vec<Vec<&mut [V]>> = (0..chunks.div_ceil(strip)).map(|_| vec![]).collect();
-        for group in scratch.chunks_mut(chunks * tile) {
-            for (s, piece) in group.chunks_mut(strip * tile).enumerate() {
-                pieces[s].push(piece);
-            }
-        }
-        pieces
-            .par_iter_mut()
-            .zip(carry.par_chunks_mut(strip * CARRY))
-            .enumerate()
-            .for_each(|(s, (out, carry))| {
-                let n = carry.len() / CARRY;
-                let strip_states =
-                    &states[(s * strip * boundaries).min(states.len())..][..n * boundaries];
-                columns(img, (r0, r1), s * strip, px, &ky, strip_states, carry, out);
-            });
-        columns_ms += t.elapsed().as_secs_f64() * 1e3;
+        let starts = (&states[..], &mut carry[..]);
+        band_columns(img, (r0, r1), strips, px, &ky, starts, &mut scratch);
+        columns_ms += ms(t);
 
         let t = Instant::now();
         let bs = BandScratch {
             data: &scratch,
             chunks,
         };
-        data[r0 * stride..r1 * stride]
-            .par_chunks_mut(LANES * stride)
-            .enumerate()
-            .for_each(|(group, out)| {
-                ROW_BUFFER.with_borrow_mut(|u| {
-                    u.resize(padded, V::ZERO);
-                    rows(bs, group * LANES, width, px, &kx, u, out);
-                })
-            });
-        rows_ms += t.elapsed().as_secs_f64() * 1e3;
+        band_rows(bs, &mut data[r0 * stride..r1 * stride], width, px, &kx);
+        rows_ms += ms(t);
     }
     vec![
         CpuPass {
