@@ -1,10 +1,13 @@
-//! A 16-lane f32 vector for the banded CPU blur, written as plain array arithmetic that LLVM
-//! turns into AVX-512 (one register), AVX2 (two) or SSE/NEON (four), and the runtime switch
-//! that compiles each hot function once per instruction set.
+//! A 16-lane f32 vector for the banded CPU blur, and the runtime switch that runs each hot
+//! function compiled for the widest instruction set the CPU reports. Every set computes the same
+//! values (the transposes and the 8-bit conversion are tested against the plain loops), except
+//! that `madd` is fused only where the set has FMA.
 //!
-//! The hot functions are generic over `Isa` and `#[inline(always)]`; `simd_dispatch!` wraps
-//! them in `#[target_feature]` copies and picks one per call from what the CPU reports, so a
-//! binary built for baseline x86-64 still runs the wide code where the CPU has it.
+//! The vector is plain array arithmetic that LLVM turns into AVX-512 (one register), AVX2 (two)
+//! or SSE/NEON (four); only the AVX-512 transposes are written in intrinsics. The hot functions
+//! are generic over `Isa` and `#[inline(always)]`; `simd_dispatch!` wraps them in
+//! `#[target_feature]` copies and picks one per call from what the CPU reports, so a binary
+//! built for baseline x86-64 still runs the wide code where the CPU has it.
 
 // Lane loops index several arrays in step; written with indices they vectorise reliably.
 #![allow(clippy::needless_range_loop)]

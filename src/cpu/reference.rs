@@ -1,7 +1,8 @@
-//! The built-in Rust blur: the reference every OpenCL kernel is tested against, and the path
-//! that runs when no OpenCL runtime is installed. It performs the same f32 operations in the
-//! same order as `kernels/recursive_gaussian.cl` and `kernels/convolution.cl`, so the two
-//! agree to rounding (FMA contraction on the device aside).
+//! The planar reference blur: the same f32 operations in the same order as
+//! `kernels/recursive_gaussian.cl` and `kernels/convolution.cl`, so the OpenCL kernels agree with
+//! it to rounding (FMA contraction on the device aside) and the banded blur to a few roundings;
+//! both are tested against it. It is also the Rust path for what the banded blur does not take
+//! (FIR axes, planar working images) where no OpenCL device runs the blur.
 //!
 //! Rows are filtered in parallel (rayon); columns are filtered as rows of a blocked transpose,
 //! which keeps every pass reading memory in order.

@@ -1,0 +1,273 @@
+//! Pass 2's column filter: a strip of 64-column chunks walked up a band from its stored
+//! boundary state and down from the state carried out of the band above, a 16-row tile per
+//! visit of a chunk, each finished tile transposed into the band scratch the rows pass reads.
+//! The walk (`Walk`, `tiles`) is also pass 1's.
+
+use super::samples::{Pixels, Rows, Sample};
+use super::sections::{Coef, Sections};
+use super::{BOUNDARY, CARRY, CHUNK, VECS};
+use crate::cpu::lanes::{Isa, LANES, V};
+use crate::simd_dispatch;
+use rayon::prelude::*;
+
+/// Rows a column walk takes per visit of a chunk. A strip's chunks are visited in turn, so
+/// each row is read left to right across the strip, which the hardware prefetchers follow
+/// (a walk down one chunk alone steps a page per row and waits on memory at every step).
+/// It is also the rows pass's group: one lane per row.
+pub(super) const TILE_ROWS: usize = LANES;
+/// How far ahead of a column walk its rows are prefetched.
+pub(super) const PREFETCH_ROWS: usize = 2 * TILE_ROWS;
+/// Chunks per column work item at most: a strip 1024 samples wide.
+pub(super) const STRIP: usize = 16;
+
+/// Chunks per column work item for a row of `chunks`: `STRIP`, or fewer where that would
+/// leave fewer than four strips per thread (a 4896-wide gray image is 77 chunks: 5 strips of
+/// 16 keep one of two threads idle a fifth of the time; 8 of 10 do not).
+pub(super) fn strip_chunks(chunks: usize) -> usize {
+    chunks
+        .div_ceil(4 * rayon::current_num_threads())
+        .clamp(1, STRIP)
+}
+
+/// How a row's chunks are dealt out as column work items.
+#[derive(Clone, Copy)]
+pub(super) struct Strips {
+    /// Chunks in a row.
+    pub(super) chunks: usize,
+    /// Chunks per work item (`strip_chunks`).
+    pub(super) strip: usize,
+    /// Vectors of pass-1 states per chunk: one `BOUNDARY` block per band boundary.
+    pub(super) boundaries: usize,
+}
+
+/// One chunk's column walk between visits: both sections, the input below the next row
+/// (anticausally) and the column offsets.
+#[derive(Clone, Copy)]
+pub(super) struct Walk {
+    pub(super) st: [Sections; VECS],
+    x1: [V; VECS],
+    pub(super) x0: [V; VECS],
+}
+
+impl Walk {
+    pub(super) const ZERO: Walk = Walk {
+        st: [Sections::ZERO; VECS],
+        x1: [V::ZERO; VECS],
+        x0: [V::ZERO; VECS],
+    };
+
+    /// The anticausal start below the bottom edge.
+    #[inline(always)]
+    pub(super) fn from_bottom<T: Sample>(
+        img: Rows<T>,
+        j0: usize,
+        px: &Pixels,
+        k: &Coef,
+        x0: [V; VECS],
+    ) -> Walk {
+        let last = img.load(img.height - 1, j0, px);
+        let mut w = Walk { x0, ..Walk::ZERO };
+        for v in 0..VECS {
+            let xl = last[v] - x0[v];
+            w.st[v] = Sections::steady(k, xl);
+            w.x1[v] = xl;
+        }
+        w
+    }
+
+    /// Anticausal over rows `rows` (walked upwards); stores each row's result in `out` at
+    /// `(r - out_row0) * VECS` when STORE.
+    #[inline(always)]
+    pub(super) fn up<T: Sample, I: Isa, const STORE: bool>(
+        &mut self,
+        img: Rows<T>,
+        rows: std::ops::Range<usize>,
+        j0: usize,
+        px: &Pixels,
+        k: &Coef,
+        (out, out_row0): (&mut [V], usize),
+    ) {
+        let (mut st, mut x1, x0) = (self.st, self.x1, self.x0);
+        for r in rows.rev() {
+            if r >= PREFETCH_ROWS {
+                img.prefetch(r - PREFETCH_ROWS, j0);
+            }
+            let x = img.load(r, j0, px);
+            for v in 0..VECS {
+                st[v].step::<I>(k, x1[v]);
+                if STORE {
+                    // With the offset added back: the causal walk adds its part to it.
+                    out[(r - out_row0) * VECS + v] = st[v].output::<I>(k.anticausal(), x0[v]);
+                }
+                x1[v] = x[v] - x0[v];
+            }
+        }
+        (self.st, self.x1) = (st, x1);
+    }
+
+    /// Causal over `rows` (a tile, walked downwards), adding the anticausal results (with
+    /// the offset) already in `block`, the tile's: the columns' final values. The block is then
+    /// transposed in place (`BandScratch`), for the rows pass to read.
+    #[inline(always)]
+    fn down<T: Sample, I: Isa>(
+        &mut self,
+        img: Rows<T>,
+        rows: std::ops::Range<usize>,
+        j0: usize,
+        px: &Pixels,
+        k: &Coef,
+        block: &mut [V; TILE_ROWS * VECS],
+    ) {
+        let (mut st, x0) = (self.st, self.x0);
+        // The tile's results, rows in lanes once transposed: [vector][row].
+        let mut tile = [[V::ZERO; LANES]; VECS];
+        for (i, r) in rows.clone().enumerate() {
+            if r + PREFETCH_ROWS < img.height {
+                img.prefetch(r + PREFETCH_ROWS, j0);
+            }
+            let x = img.load(r, j0, px);
+            for v in 0..VECS {
+                st[v].step::<I>(k, x[v] - x0[v]);
+                tile[v][i] = st[v].output::<I>(k.causal(), block[i * VECS + v]);
+            }
+        }
+        self.st = st;
+        for (v, m) in tile.iter().enumerate() {
+            let to: &mut [V; LANES] = (&mut block[v * LANES..][..LANES]).try_into().unwrap();
+            I::transpose_to(m, to);
+        }
+    }
+}
+
+/// Row tiles of `rows`, bottom first when `upwards`.
+pub(super) fn tiles(
+    rows: std::ops::Range<usize>,
+    upwards: bool,
+) -> impl Iterator<Item = std::ops::Range<usize>> {
+    let n = rows.len().div_ceil(TILE_ROWS);
+    (0..n).map(move |i| {
+        let i = if upwards { n - 1 - i } else { i };
+        let a = rows.start + i * TILE_ROWS;
+        a..(a + TILE_ROWS).min(rows.end)
+    })
+}
+
+/// Pass 2, columns, for the strip of chunks starting at `c0`: filters rows `r0..r1` both
+/// ways into `out` (per chunk, `band` rows of `VECS` vectors). `states` holds the strip's
+/// pass-1 boundary states (empty if the image is one band); `carry` holds each chunk's causal
+/// state and column offsets from the band above.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn columns_impl<T: Sample, I: Isa>(
+    img: Rows<T>,
+    (r0, r1): (usize, usize),
+    c0: usize,
+    px: &Pixels,
+    k: &Coef,
+    states: &[V],
+    carry: &mut [V],
+    out: &mut [&mut [V]],
+) {
+    let h = img.height;
+    let n = carry.len() / CARRY;
+    let band = out.len() * TILE_ROWS;
+    let per_chunk = states.len() / n;
+    let mut walks = [Walk::ZERO; STRIP];
+    for (i, w) in walks[..n].iter_mut().enumerate() {
+        let j0 = (c0 + i) * CHUNK;
+        let carry = &mut carry[i * CARRY..][..CARRY];
+        if r0 == 0 {
+            carry.fill(V::ZERO);
+            carry[4 * VECS..].copy_from_slice(&img.load(0, j0, px));
+        }
+        let mut x0 = [V::ZERO; VECS];
+        x0.copy_from_slice(&carry[4 * VECS..]);
+        *w = if r1 == h {
+            Walk::from_bottom::<T>(img, j0, px, k, x0)
+        } else {
+            let slot = &states[i * per_chunk + (r0 / band) * BOUNDARY..][..BOUNDARY];
+            let below = img.load(r1, j0, px);
+            let mut w = Walk { x0, ..Walk::ZERO };
+            for v in 0..VECS {
+                w.st[v] = Sections::restore(slot, v);
+                w.x1[v] = below[v] - x0[v];
+            }
+            w
+        };
+    }
+    img.prefetch_start((r1.saturating_sub(PREFETCH_ROWS).max(r0)..r1).rev(), c0, n);
+    for rows in tiles(r0..r1, true) {
+        let group = &mut *out[(rows.start - r0) / TILE_ROWS];
+        for (i, w) in walks[..n].iter_mut().enumerate() {
+            let out = &mut group[i * TILE_ROWS * VECS..][..TILE_ROWS * VECS];
+            w.up::<T, I, true>(
+                img,
+                rows.clone(),
+                (c0 + i) * CHUNK,
+                px,
+                k,
+                (out, rows.start),
+            );
+        }
+    }
+    for (i, w) in walks[..n].iter_mut().enumerate() {
+        let carry = &carry[i * CARRY..][..CARRY];
+        for v in 0..VECS {
+            w.st[v] = Sections::restore(carry, v);
+        }
+    }
+    for rows in tiles(r0..r1, false) {
+        let group = &mut *out[(rows.start - r0) / TILE_ROWS];
+        for (i, w) in walks[..n].iter_mut().enumerate() {
+            let block = (&mut group[i * TILE_ROWS * VECS..][..TILE_ROWS * VECS])
+                .try_into()
+                .unwrap();
+            w.down::<T, I>(img, rows.clone(), (c0 + i) * CHUNK, px, k, block);
+        }
+    }
+    for (i, w) in walks[..n].iter().enumerate() {
+        let carry = &mut carry[i * CARRY..][..CARRY];
+        for v in 0..VECS {
+            w.st[v].save(carry, v);
+        }
+    }
+}
+
+simd_dispatch!(fn columns<T: Sample>(img: Rows<T>, rows: (usize, usize), c0: usize, px: &Pixels, k: &Coef, states: &[V], carry: &mut [V], out: &mut [&mut [V]]) => columns_impl);
+
+/// Pass 2's columns for band rows `r0..r1`, every strip in parallel, into `scratch` (laid out
+/// as `BandScratch` reads it). `carry` holds each chunk's state out of the band above and
+/// takes the state out of this one.
+pub(super) fn band_columns<T: Sample>(
+    img: Rows<T>,
+    (r0, r1): (usize, usize),
+    strips: Strips,
+    px: &Pixels,
+    k: &Coef,
+    (states, carry): (&[V], &mut [V]),
+    scratch: &mut [V],
+) {
+    let Strips {
+        chunks,
+        strip,
+        boundaries,
+    } = strips;
+    // Each strip's tiles in every group of the band: disjoint pieces of the scratch.
+    let tile = TILE_ROWS * VECS;
+    let mut pieces: Vec<Vec<&mut [V]>> = (0..chunks.div_ceil(strip)).map(|_| vec![]).collect();
+    for group in scratch.chunks_mut(chunks * tile) {
+        for (s, piece) in group.chunks_mut(strip * tile).enumerate() {
+            pieces[s].push(piece);
+        }
+    }
+    pieces
+        .par_iter_mut()
+        .zip(carry.par_chunks_mut(strip * CARRY))
+        .enumerate()
+        .for_each(|(s, (out, carry))| {
+            let n = carry.len() / CARRY;
+            let strip_states =
+                &states[(s * strip * boundaries).min(states.len())..][..n * boundaries];
+            columns(img, (r0, r1), s * strip, px, k, strip_states, carry, out);
+        });
+}

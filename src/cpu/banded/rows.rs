@@ -1,0 +1,226 @@
+//! Pass 2's row filter: each 16-row group of a band read from the column results (rows in
+//! lanes), filtered along x 16 pixels at a time, finished and written back over the image
+//! through 16×16 register transposes. It meets the columns only at `BandScratch`'s layout.
+
+use super::columns::TILE_ROWS;
+use super::samples::{Pixels, Sample};
+use super::sections::{Coef, Sections};
+use super::VECS;
+use crate::cpu::lanes::{Isa, LANES, V};
+use crate::pixels::linear_to_srgb;
+use crate::simd_dispatch;
+use rayon::prelude::*;
+use std::cell::RefCell;
+
+/// A band's column results, per 16-row group and in it per 64-column chunk: the tile's 16
+/// rows of `VECS` vectors as the column walks leave them, transposed in place once finished,
+/// so that the 64 vectors hold samples `64 chunk + i` (i = 0..64) with the tile's rows in
+/// lanes. The rows pass reads a group's tiles as they are, one contiguous run.
+#[derive(Clone, Copy)]
+pub(super) struct BandScratch<'a> {
+    pub(super) data: &'a [V],
+    pub(super) chunks: usize,
+}
+
+impl<'a> BandScratch<'a> {
+    /// Samples `16 b .. 16 b + 16` of the 16-row group starting at band row `g`, rows in lanes.
+    #[inline(always)]
+    fn block(&self, g: usize, b: usize) -> &'a [V; LANES] {
+        let (chunk, v) = (b / VECS, b % VECS);
+        let at = ((g / TILE_ROWS) * self.chunks + chunk) * TILE_ROWS * VECS + v * LANES;
+        self.data[at..at + LANES].try_into().unwrap()
+    }
+}
+
+/// Pass 2, rows: filters rows `g..g+n` of the band (n ≤ 16) along x and writes them to `out`
+/// as samples, rows in lanes, 16 pixels (`C` blocks of 16 samples) at a time; the causal
+/// results wait in `u` (`stride` vectors) while the anticausal sweep runs back.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn rows_impl<T: Sample, I: Isa>(
+    scratch: BandScratch,
+    g: usize,
+    width: usize,
+    px: &Pixels,
+    k: &Coef,
+    u: &mut [V],
+    out: &mut [T],
+) {
+    match px.channels {
+        1 => rows_c::<T, I, 1>(scratch, g, width, px, k, u, out),
+        2 => rows_c::<T, I, 2>(scratch, g, width, px, k, u, out),
+        3 => rows_c::<T, I, 3>(scratch, g, width, px, k, u, out),
+        _ => rows_c::<T, I, 4>(scratch, g, width, px, k, u, out),
+    }
+}
+
+simd_dispatch!(fn rows<T: Sample>(scratch: BandScratch, g: usize, width: usize, px: &Pixels, k: &Coef, u: &mut [V], out: &mut [T]) => rows_impl);
+
+/// The `C` blocks of pixel block `pb` (pixels `16 pb .. 16 pb + 16`): `blk[q / 16][q % 16]` is
+/// sample `q` of the 16 pixels. Blocks past the row's end read as zeros.
+#[inline(always)]
+fn pixel_blocks<'a, const C: usize>(
+    scratch: BandScratch<'a>,
+    g: usize,
+    stride: usize,
+    pb: usize,
+) -> [&'a [V; LANES]; C] {
+    static ZEROS: [V; LANES] = [V::ZERO; LANES];
+    std::array::from_fn(|kb| {
+        let b = pb * C + kb;
+        if b * LANES < stride {
+            scratch.block(g, b)
+        } else {
+            &ZEROS
+        }
+    })
+}
+
+/// `rows_impl` for `C` channels: the causal sweep into `u`, then the anticausal sweep back,
+/// finishing and storing each 16-pixel block as it completes.
+// Long: one SIMD kernel; split into inline helpers it compiled to 60-118 more vector moves.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn rows_c<T: Sample, I: Isa, const C: usize>(
+    scratch: BandScratch,
+    g: usize,
+    width: usize,
+    px: &Pixels,
+    k: &Coef,
+    u: &mut [V],
+    out: &mut [T],
+) {
+    let stride = width * C;
+    let n_rows = out.len() / stride;
+    let pixel_count = width.div_ceil(LANES);
+
+    // Causal, left to right; keeps the first pixel (the offset) and the last (the edge).
+    let first = pixel_blocks::<C>(scratch, g, stride, 0);
+    let mut x0 = [V::ZERO; C];
+    x0.copy_from_slice(&first[0][..C]);
+    let mut st = [Sections::ZERO; C];
+    let mut xl = [V::ZERO; C];
+    for pb in 0..pixel_count {
+        let blk = pixel_blocks::<C>(scratch, g, stride, pb);
+        let np = (width - pb * LANES).min(LANES);
+        let u = &mut u[pb * LANES * C..][..LANES * C];
+        // A macro, not a closure: a closure would not inherit the target features.
+        macro_rules! pixels {
+            ($xs:expr) => {
+                for x in $xs {
+                    for c in 0..C {
+                        let q = x * C + c;
+                        let xv = blk[q / LANES][q % LANES] - x0[c];
+                        st[c].step::<I>(k, xv);
+                        u[q] = st[c].output::<I>(k.causal(), x0[c]);
+                        xl[c] = xv;
+                    }
+                }
+            };
+        }
+        // Whole blocks with a fixed count, which the compiler unrolls into straight code
+        // (constant indices, the state in registers).
+        if np == LANES {
+            pixels!(0..LANES)
+        } else {
+            pixels!(0..np)
+        }
+    }
+
+    // Anticausal, right to left, adding up, finishing pixels and storing 16 at a time.
+    let mut x1 = xl;
+    for c in 0..C {
+        st[c] = Sections::steady(k, xl[c]);
+    }
+    let colour = if px.alpha { C - 1 } else { C };
+    let mut done = [[V::ZERO; LANES]; C];
+    for pb in (0..pixel_count).rev() {
+        let blk = pixel_blocks::<C>(scratch, g, stride, pb);
+        let np = (width - pb * LANES).min(LANES);
+        let u = &u[pb * LANES * C..][..LANES * C];
+        macro_rules! pixels {
+            ($xs:expr) => {
+                for x in $xs {
+                    for c in 0..C {
+                        let q = x * C + c;
+                        st[c].step::<I>(k, x1[c]);
+                        x1[c] = blk[q / LANES][q % LANES] - x0[c];
+                        done[q / LANES][q % LANES] = st[c].output::<I>(k.anticausal(), u[q]);
+                    }
+                }
+            };
+        }
+        if np == LANES {
+            pixels!((0..LANES).rev())
+        } else {
+            pixels!((0..np).rev())
+        }
+        if px.alpha || px.linear.is_some() {
+            for x in 0..np {
+                let aq = x * C + C - 1;
+                let alpha = done[aq / LANES][aq % LANES];
+                for c in 0..colour {
+                    let q = x * C + c;
+                    let p = &mut done[q / LANES][q % LANES];
+                    for l in 0..LANES {
+                        let mut v = p.0[l];
+                        if px.alpha {
+                            // Where nothing is left of the coverage the colour is undefined: 0.
+                            v = if alpha.0[l] > 1e-7 * T::FULL {
+                                v / alpha.0[l] * T::FULL
+                            } else {
+                                0.0
+                            };
+                        }
+                        if px.linear.is_some() {
+                            v = linear_to_srgb(v * (1.0 / T::FULL)) * T::FULL;
+                        }
+                        p.0[l] = v;
+                    }
+                }
+            }
+        }
+        for (kb, block) in done.iter().enumerate() {
+            let b = pb * C + kb;
+            if b * LANES >= stride {
+                break;
+            }
+            let n = (stride - b * LANES).min(LANES);
+            let m = T::transposed::<I>(block);
+            for (r, row) in m.iter().enumerate().take(n_rows) {
+                let dst = &mut out[r * stride + b * LANES..];
+                if n == LANES {
+                    dst[..LANES].copy_from_slice(row);
+                } else {
+                    dst[..n].copy_from_slice(&row[..n]);
+                }
+            }
+        }
+    }
+}
+
+// The rows pass's causal results: one buffer per worker thread, kept across bands and images.
+thread_local! {
+    static ROW_BUFFER: RefCell<Vec<V>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Pass 2's rows for a band: `out`, the band's rows of the image, filtered along x from the
+/// band's column results, 16 rows per work item.
+pub(super) fn band_rows<T: Sample>(
+    scratch: BandScratch,
+    out: &mut [T],
+    width: usize,
+    px: &Pixels,
+    k: &Coef,
+) {
+    let stride = width * px.channels;
+    let padded = width.div_ceil(LANES) * LANES * px.channels;
+    out.par_chunks_mut(LANES * stride)
+        .enumerate()
+        .for_each(|(group, out)| {
+            ROW_BUFFER.with_borrow_mut(|u| {
+                u.resize(padded, V::ZERO);
+                rows(scratch, group * LANES, width, px, k, u, out);
+            })
+        });
+}

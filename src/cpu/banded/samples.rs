@@ -1,0 +1,212 @@
+//! What the banded blur reads and writes: the sample types (8-bit, 16-bit, f32) and the one
+//! path from interleaved samples to premultiplied working values (`Rows`, with its prefetches),
+//! so that every pass filters the same values.
+
+use super::{CHUNK, VECS};
+use crate::cpu::lanes::{Isa, LANES, V};
+
+/// A sample type the banded blur reads and writes in place.
+///
+/// Integer samples are filtered in their own level units (0 ..= `FULL`): the filter is linear,
+/// so scaling to [0, 1] on the way in and back on the way out would only cost a multiply each.
+pub trait Sample: Copy + Send + Sync + 'static {
+    /// Full intensity in working units: the largest level, or 1 for floats.
+    const FULL: f32;
+    /// The sample in working units.
+    fn to_f32(self) -> f32;
+    /// Integer samples are clamped and rounded (as `pixels` does); floats pass as they are.
+    fn from_f32(v: f32) -> Self;
+    /// The sample as a table index (integers only), for sRGB decoding by lookup.
+    fn index(self) -> usize;
+    /// A 16×16 block of working values as samples, transposed (rows in lanes become rows).
+    #[inline(always)]
+    fn transposed<I: Isa>(m: &[V; LANES]) -> [[Self; LANES]; LANES] {
+        let t = I::transpose(m);
+        let mut out = [[Self::from_f32(0.0); LANES]; LANES];
+        for i in 0..LANES {
+            for j in 0..LANES {
+                out[i][j] = Self::from_f32(t[i].0[j]);
+            }
+        }
+        out
+    }
+}
+
+impl Sample for u8 {
+    const FULL: f32 = 255.0;
+    #[inline(always)]
+    fn to_f32(self) -> f32 {
+        self as f32
+    }
+    #[inline(always)]
+    fn from_f32(v: f32) -> Self {
+        crate::cpu::lanes::level_to_u8(v)
+    }
+    #[inline(always)]
+    fn index(self) -> usize {
+        self as usize
+    }
+    #[inline(always)]
+    fn transposed<I: Isa>(m: &[V; LANES]) -> [[Self; LANES]; LANES] {
+        I::transpose_to_u8(m)
+    }
+}
+
+impl Sample for u16 {
+    const FULL: f32 = 65535.0;
+    #[inline(always)]
+    fn to_f32(self) -> f32 {
+        self as f32
+    }
+    #[inline(always)]
+    fn from_f32(v: f32) -> Self {
+        #[allow(clippy::manual_clamp)]
+        let x = v.max(0.0).min(Self::FULL) + 0.5;
+        // SAFETY: as in `lanes::level_to_u8`; x is in [0.5, 65535.5].
+        unsafe { x.to_int_unchecked::<i32>() as u16 }
+    }
+    #[inline(always)]
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+impl Sample for f32 {
+    const FULL: f32 = 1.0;
+    #[inline(always)]
+    fn to_f32(self) -> f32 {
+        self
+    }
+    #[inline(always)]
+    fn from_f32(v: f32) -> Self {
+        v
+    }
+    #[inline(always)]
+    fn index(self) -> usize {
+        0
+    }
+}
+
+/// How samples become premultiplied working values and back.
+#[derive(Clone, Copy)]
+pub struct Pixels<'a> {
+    pub channels: usize,
+    /// The last channel is alpha: colour is premultiplied while filtering.
+    pub alpha: bool,
+    /// sRGB decoding table indexed by sample value, in level units (colour channels of
+    /// integer images only).
+    pub linear: Option<&'a [f32]>,
+}
+
+#[inline(always)]
+fn premultiply<const C: usize>(r: &mut [f32; LANES], per_level: f32) {
+    for i in 0..LANES {
+        if i % C != C - 1 {
+            r[i] *= r[i - i % C + C - 1] * per_level;
+        }
+    }
+}
+
+/// Loads samples `j..j+16` of `row` (zeros past its end) as premultiplied working values.
+#[inline(always)]
+fn load<T: Sample>(row: &[T], j: usize, px: &Pixels) -> V {
+    let n = row.len().saturating_sub(j).min(LANES);
+    let mut r = [0f32; LANES];
+    match px.linear {
+        None if n == LANES => {
+            let s = &row[j..j + LANES];
+            for i in 0..LANES {
+                r[i] = s[i].to_f32();
+            }
+        }
+        None => {
+            for i in 0..n {
+                r[i] = row[j + i].to_f32();
+            }
+        }
+        Some(lut) => {
+            for i in 0..n {
+                let v = row[j + i];
+                let is_alpha = px.alpha && (j + i) % px.channels == px.channels - 1;
+                r[i] = if is_alpha { v.to_f32() } else { lut[v.index()] };
+            }
+        }
+    }
+    if px.alpha {
+        // `j` is a multiple of 16, so lanes start on a pixel boundary for 2 or 4 channels.
+        match px.channels {
+            2 => premultiply::<2>(&mut r, 1.0 / T::FULL),
+            4 => premultiply::<4>(&mut r, 1.0 / T::FULL),
+            _ => {}
+        }
+    }
+    V(r)
+}
+
+/// The image as rows of interleaved samples.
+#[derive(Clone, Copy)]
+pub(super) struct Rows<'a, T> {
+    pub(super) data: &'a [T],
+    pub(super) stride: usize,
+    pub(super) height: usize,
+}
+
+impl<'a, T: Sample> Rows<'a, T> {
+    #[inline(always)]
+    fn row(&self, r: usize) -> &'a [T] {
+        &self.data[r * self.stride..(r + 1) * self.stride]
+    }
+
+    /// Asks for a chunk's samples of row `r` ahead of its walk: a walk visits each row of a
+    /// tile at a different page, which the hardware prefetchers do not predict.
+    #[inline(always)]
+    pub(super) fn prefetch(&self, r: usize, j0: usize) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let row = self.row(r);
+            let end = row.len().min(j0 + CHUNK);
+            let line = 64 / std::mem::size_of::<T>();
+            for j in (j0..end).step_by(line) {
+                // SAFETY: a prefetch never faults, and the address is inside the row.
+                unsafe {
+                    use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+                    _mm_prefetch::<_MM_HINT_T0>(row.as_ptr().add(j) as *const i8);
+                }
+            }
+        }
+    }
+
+    /// Asks for `rows` (in that order) of chunks `c0 .. c0 + n` before a walk over them
+    /// starts: the in-walk prefetches reach only rows a tile or two ahead, so without this the
+    /// walk would wait on memory over its first tiles.
+    #[inline(always)]
+    pub(super) fn prefetch_start(&self, rows: impl Iterator<Item = usize>, c0: usize, n: usize) {
+        for r in rows {
+            for i in 0..n {
+                self.prefetch(r, (c0 + i) * CHUNK);
+            }
+        }
+    }
+
+    #[inline(always)]
+    pub(super) fn load(&self, r: usize, j0: usize, px: &Pixels) -> [V; VECS] {
+        let row = self.row(r);
+        if px.linear.is_none() && !px.alpha && j0 + CHUNK <= row.len() {
+            // The common case in a form the compiler turns into a few wide conversions: a
+            // whole chunk of samples that only need scaling.
+            let s = &row[j0..j0 + CHUNK];
+            let mut x = [V::ZERO; VECS];
+            for v in 0..VECS {
+                for i in 0..LANES {
+                    x[v].0[i] = s[v * LANES + i].to_f32();
+                }
+            }
+            return x;
+        }
+        let mut x = [V::ZERO; VECS];
+        for (v, x) in x.iter_mut().enumerate() {
+            *x = load(row, j0 + v * LANES, px);
+        }
+        x
+    }
+}
