@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Peak host memory (maximum resident set size) of the main command on the GPU machine, which
 # has no GNU time: python's getrusage of the child. A 64 MP (8192×8192) RGBA8 PNG, blurred on
-# the GPU (8-bit upload, pipeline::blur_u8), on the GPU as planar f32 (--pipeline transpose
+# the GPU (8-bit upload, upload::blur_u8), on the GPU as planar f32 (--pipeline transpose
 # keeps the host conversion), and on the Rust path; against the decoded size (256 MiB).
 # Usage: benches/gpu_memory.sh GBLUR_BINARY   (prints a Markdown table)
 set -euo pipefail

@@ -3,7 +3,7 @@
 // sigma 1, Blender below 3). One work-item per output sample; work-items along dimension 0
 // are neighbours in x, so both passes read and write coalesced.
 //
-// Same arithmetic, in the same order, as fir_line in src/cpu.rs.
+// Same arithmetic, in the same order, as fir_line in src/cpu/reference.rs.
 
 // Horizontal: along rows of `width`.
 __kernel void fir_x(__global const float *src, __global float *dst, __constant float *taps,

@@ -3,7 +3,7 @@
 // One work-item per column cannot fill a GPU: a 4096-wide image gives 4096 work-items against
 // the hundreds of thousands a large GPU keeps in flight. Following Nehab, Maximo, Lima & Hoppe,
 // "GPU-Efficient Recursive Filtering and Summed-Area Tables" (SIGGRAPH Asia 2011), each column
-// is cut into chunks of CHUNK rows, and the filter of src/gaussian.rs (two 2nd-order sections
+// is cut into chunks of CHUNK rows, and the filter of src/filter/gaussian.rs (two 2nd-order sections
 // in delta form, causal + anticausal, first sample subtracted) runs in three kernels:
 //
 //   block_summary  every chunk filtered from a zero state: the causal state it hands to the
@@ -343,7 +343,7 @@ typedef float dst_t;
 // The zero-state summaries as weighted sums of the chunk's inputs, without a walk: a chain of
 // dependent steps per chunk is what bounded this kernel (halving its reads did not speed it
 // up), while a sum's rows are independent. In a section's (y, d) state, with T its transition
-// and e = (1, 1) (src/gaussian.rs, anticausal_shares and causal_shares, made on the host in
+// and e = (1, 1) (src/filter/gaussian.rs, anticausal_shares and causal_shares, made on the host in
 // f64 from the same f32 coefficients):
 //   causal, at the chunk's last row:  sum_i T^(n-1-i) e (n0 x[i] + n1 x[i-1]), so x[n-1-r]
 //     weighs n0 g[r] + n1 g[r-1] (g[j] = T^j e), counted from the chunk's end so that one

@@ -2,7 +2,7 @@
 // sections, causal then anticausal, clamp-to-edge. One work-item filters one whole line.
 //
 // Follows Deriche (INRIA RR-1893, 1993) with the Farnebäck–Westin normalisation; the section
-// ("delta") form and its coefficients are derived in src/gaussian.rs, and src/cpu.rs runs the
+// ("delta") form and its coefficients are derived in src/filter/gaussian.rs, and src/cpu/reference.rs runs the
 // same operations in the same order, which is what the tests compare against.
 //
 // A line is `len` samples `elem_stride` apart; line `l` of plane `p` starts at

@@ -5,8 +5,8 @@
 use crate::filter::Blur2d;
 use crate::gpu::opencl::{device, ClContext, ClError, DeviceChoice, DeviceInfo};
 use crate::gpu::pipeline;
+use crate::gpu::plan::Upload;
 use crate::gpu::plan::{Pipeline, PipelineChoice};
-use crate::gpu::upload::Upload;
 use std::fmt;
 
 /// What `--device` asked for as a whole: one device (all the main command takes), or, for

@@ -4,7 +4,7 @@ use crate::backend::{self, Device, DeviceSet, Target};
 use crate::codec::{self, EncodeOptions};
 use crate::filter::{Blur2d, Method};
 use crate::gpu::plan::PipelineChoice;
-use crate::gpu::upload::Upload;
+use crate::gpu::plan::Upload;
 use crate::report::{Backend, ImageSummary, Pass, Report, Stage};
 use crate::work::blur::failure_note;
 use crate::work::load::load;

@@ -1,8 +1,11 @@
 //! gblur: a recursive (IIR) Gaussian blur for images, on OpenCL devices or in Rust.
 //!
-//! Layers, top to bottom: the commands (`cli` builds their requests; `job`, `batch`, `bench`,
-//! `devices` run them), the per-image work they share (`work`, `backend`, `report`), and the
-//! engines below (`codec`, `pixels`, `filter`, `cpu`, `gpu`). Nothing imports upwards.
+//! Layers, top to bottom: the command line (`cli` builds every request); the commands (`job`,
+//! `batch`, which reuses the main command's `BlurJob`, `bench`, `devices`); the per-image work
+//! they share (`work`, with `backend` choosing the device and pipeline once); the engines
+//! (`codec`, `cpu`, `gpu`, over `filter` and `pixels`); and what every layer may use (`report`'s
+//! passes, `interrupt`, `fault`'s test hooks). Nothing imports upwards, and
+//! `tests/architecture.rs` fails on an import cycle.
 
 pub mod backend;
 pub mod batch;

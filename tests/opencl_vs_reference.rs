@@ -4,7 +4,7 @@ mod common;
 
 use gblur::cpu::reference;
 use gblur::filter::{Blur2d, LineFilter, Method};
-use gblur::gpu::defines::PixelFormat;
+use gblur::gpu::format::PixelFormat;
 use gblur::gpu::pipeline;
 use gblur::gpu::plan::{ChunkStart, Pipeline};
 use gblur::gpu::transpose::TransposeKind;
@@ -275,7 +275,7 @@ fn eight_bit_samples_blur_on_the_device_like_the_reference() {
 
 #[test]
 fn eight_bit_images_go_to_the_blocked_pipeline_as_bytes() {
-    use gblur::gpu::upload::Upload;
+    use gblur::gpu::plan::Upload;
     use image::ColorType;
     let blur = Blur2d::new(Method::Recursive, 5.0, 5.0);
     let blocked = Pipeline::BLOCKED;

@@ -9,7 +9,8 @@ use super::runner::measure;
 use super::{BenchOptions, Record};
 use crate::filter::gaussian;
 use crate::filter::{Blur2d, LineFilter, Method};
-use crate::gpu::defines::{pass_defines, PixelFormat};
+use crate::gpu::defines::pass_defines;
+use crate::gpu::format::PixelFormat;
 use crate::gpu::opencl::program::CONVOLUTION;
 use crate::gpu::opencl::queue::Arg;
 use crate::gpu::opencl::{ClContext, ClError, Timed};
@@ -70,7 +71,7 @@ enum Row {
     Recursive(Pipeline),
     /// The float4 copy of an RGBA8 image's bytes: the yardstick of the RGBA8 rows.
     CopyRgba8,
-    /// The blocked pipeline on RGBA8 in, RGBA8 out (`pipeline::enqueue_u8`).
+    /// The blocked pipeline on RGBA8 in, RGBA8 out (`upload::enqueue_u8`).
     BlockedRgba8 {
         chunk: usize,
         start: ChunkStart,

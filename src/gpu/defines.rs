@@ -4,6 +4,7 @@
 //! overrides the shapes for tuning sweeps.
 
 use crate::filter::LineFilter;
+use crate::gpu::format::PixelFormat;
 use crate::gpu::plan::{blocked_plan, ChunkStart};
 
 /// The defines a blocked pass over columns of `len` pixels of `format` is built with, as
@@ -35,40 +36,6 @@ pub fn overlap_defines(
     let (defines, shape, _) = layout_defines(chunk, format, samples);
     let lanes = if samples { format.channels } else { 1 };
     (format!("{defines} -DREACH={reach}"), shape, lanes)
-}
-
-/// How a blocked pass stores its pixels: `channels` interleaved samples per pixel, f32 unless
-/// `in_u8` / `out_u8` make the source / destination 8-bit (converted in the kernels, with
-/// sRGB decoding and encoding when `linear`). Planar f32 images run as one-channel pixels
-/// over several planes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct PixelFormat {
-    pub channels: usize,
-    pub in_u8: bool,
-    pub out_u8: bool,
-    pub linear: bool,
-}
-
-impl PixelFormat {
-    pub const F32: PixelFormat = PixelFormat {
-        channels: 1,
-        in_u8: false,
-        out_u8: false,
-        linear: false,
-    };
-
-    /// `vec` pixels side by side as one pixel (see `summary_vectors`).
-    pub(super) fn widened(self, vec: usize) -> PixelFormat {
-        PixelFormat {
-            channels: self.channels * vec,
-            ..self
-        }
-    }
-
-    /// Bytes of one pixel in registers and local memory (an OpenCL float3 takes 16).
-    pub(super) fn local_bytes(self) -> usize {
-        4 * if self.channels == 3 { 4 } else { self.channels }
-    }
 }
 
 /// The build options and work-group shapes of the blocked kernels for `chunk` rows per chunk

@@ -1,11 +1,12 @@
 //! The blur on OpenCL devices: device discovery and the profiled queue (`opencl`), and the
-//! pipelines that enqueue the kernels of `kernels/*.cl`, each a module of its own:
-//! `plan` (which pipeline, and each blocked pass's chunk and reach), `defines` (the `-D`
-//! options and work-group shapes those plans build with), `transpose` (the transpose
-//! strategies), `pipeline` (the enqueue engine over planar f32 images) and `upload` (what goes
-//! up to the device, and the 8-bit path).
+//! pipelines that enqueue the kernels of `kernels/*.cl`, each a module of its own: `plan`
+//! (which pipeline, what goes up to the device, and each blocked pass's chunk and reach),
+//! `format` (the pixels as the blocked kernels see them), `defines` (the `-D` options and
+//! work-group shapes those plans build with), `transpose` (the transpose strategies),
+//! `pipeline` (the enqueue engine over planar f32 images) and `upload` (the 8-bit path).
 
 pub mod defines;
+pub mod format;
 pub mod opencl;
 pub mod pipeline;
 pub mod plan;

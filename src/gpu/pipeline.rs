@@ -8,15 +8,14 @@
 //! seed's version 1: a row pass then a column pass, no transposes.
 
 use crate::filter::{Blur2d, LineFilter};
-use crate::gpu::defines::{
-    blocked_defines, blocked_tune, overlap_defines, summary_vectors, PixelFormat,
-};
+use crate::gpu::defines::{blocked_defines, blocked_tune, overlap_defines, summary_vectors};
+use crate::gpu::format::PixelFormat;
 use crate::gpu::opencl::program::{BLOCKS, CONVOLUTION, RECURSIVE, TRANSPOSE};
 use crate::gpu::opencl::queue::Arg;
-use crate::gpu::opencl::{ClContext, ClError, Timed};
+use crate::gpu::opencl::{ClContext, ClError, Enqueued, Timed};
+use crate::gpu::plan::Upload;
 use crate::gpu::plan::{blocked_plan, BlockedPlan, ChunkStart, Pipeline};
 use crate::gpu::transpose::{enqueue_transpose, TransposeKind};
-use crate::gpu::upload::Upload;
 use crate::pixels;
 use crate::pixels::planar::Planar;
 use crate::report::{Pass, PassKind};
@@ -598,24 +597,6 @@ impl DeviceImage {
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
-    }
-}
-
-/// A device command with what the report says about it.
-pub struct Enqueued {
-    pub timed: Timed,
-    pub kind: PassKind,
-    pub bytes: u64,
-}
-
-impl Enqueued {
-    pub fn into_pass(self, ctx: &ClContext) -> Result<Pass, ClError> {
-        let ms = self.timed.device_ms().map_err(|e| ClError::Api {
-            device: ctx.device_name(),
-            what: "reading profiling counters".into(),
-            code: e.to_string(),
-        })?;
-        Ok(Pass::device(self.timed.name, self.kind, ms, self.bytes))
     }
 }
 

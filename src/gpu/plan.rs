@@ -2,10 +2,11 @@
 //! to one `Pipeline` per device, and every blocked pass gets a chunk length and, where
 //! overlapped chunks pay and fit in constant memory, the reach of their sums.
 
-use crate::filter::LineFilter;
-use crate::gpu::defines::PixelFormat;
+use crate::filter::{Blur2d, LineFilter};
+use crate::gpu::format::PixelFormat;
 use crate::gpu::opencl::DeviceInfo;
 use crate::gpu::transpose::TransposeKind;
+use image::ColorType;
 
 /// What the user asked for; resolved against the device by `resolve`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -183,3 +184,69 @@ fn overlap_pays(reach: usize, format: PixelFormat) -> bool {
 }
 
 const AUTO_REACH: usize = 64;
+
+/// What the device receives: premultiplied planar f32 (any image, converted on the host), or
+/// the decoded 8-bit samples themselves, converted inside the blocked kernels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Upload {
+    PlanarF32,
+    U8 { channels: usize, linear: bool },
+}
+
+impl Upload {
+    /// How an image of colour type `color` goes to a device running `pipeline` for `blur`:
+    /// 8-bit gray, gray+alpha, RGB and RGBA as they are when both axes are recursive and the
+    /// pipeline is the blocked one, anything else as planar f32.
+    pub fn for_image(color: ColorType, linear: bool, pipeline: Pipeline, blur: &Blur2d) -> Upload {
+        let Some(channels) = u8_channels(color) else {
+            return Upload::PlanarF32;
+        };
+        let recursive = blur.x.is_recursive() && blur.y.is_recursive();
+        match pipeline {
+            Pipeline::Blocked { .. } if recursive => Upload::U8 { channels, linear },
+            _ => Upload::PlanarF32,
+        }
+    }
+
+    /// The pixel formats of the y pass and the x pass.
+    pub(super) fn formats(self) -> [PixelFormat; 2] {
+        match self {
+            Upload::PlanarF32 => [PixelFormat::F32; 2],
+            Upload::U8 { channels, linear } => [
+                PixelFormat {
+                    channels,
+                    in_u8: true,
+                    out_u8: false,
+                    linear,
+                },
+                PixelFormat {
+                    channels,
+                    in_u8: false,
+                    out_u8: true,
+                    linear,
+                },
+            ],
+        }
+    }
+
+    /// (largest buffer, all buffers) in bytes on the device for a `width`×`height` image.
+    pub fn device_bytes(self, width: usize, height: usize, channels: usize) -> (u64, u64) {
+        let samples = (width * height * channels) as u64;
+        match self {
+            Upload::PlanarF32 => (4 * samples, 8 * samples),
+            // The bytes (1), the f32 intermediate (4), summaries of at most a quarter of it (1).
+            Upload::U8 { .. } => (4 * samples, 6 * samples),
+        }
+    }
+}
+
+/// Samples per pixel of the 8-bit colour types the blocked kernels read and write as bytes.
+pub fn u8_channels(color: ColorType) -> Option<usize> {
+    match color {
+        ColorType::L8 => Some(1),
+        ColorType::La8 => Some(2),
+        ColorType::Rgb8 => Some(3),
+        ColorType::Rgba8 => Some(4),
+        _ => None,
+    }
+}

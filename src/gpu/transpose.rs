@@ -3,8 +3,8 @@
 
 use crate::gpu::opencl::program::TRANSPOSE;
 use crate::gpu::opencl::queue::Arg;
+use crate::gpu::opencl::Enqueued;
 use crate::gpu::opencl::{ClContext, ClError, DeviceInfo};
-use crate::gpu::pipeline::Enqueued;
 use crate::report::PassKind;
 use opencl3::memory::Buffer;
 use serde::Serialize;

@@ -11,7 +11,8 @@ use crate::cpu::{banded, lanes, reference};
 use crate::filter::Blur2d;
 use crate::gpu::opencl::ClError;
 use crate::gpu::pipeline;
-use crate::gpu::upload::{self, Upload};
+use crate::gpu::plan::Upload;
+use crate::gpu::upload;
 use crate::pixels::planar::Planar;
 use crate::report::{Pass, Stage};
 

@@ -9,7 +9,7 @@ pub mod save;
 
 use crate::filter::Blur2d;
 use crate::gpu::plan::Pipeline;
-use crate::gpu::upload::{self, Upload};
+use crate::gpu::plan::{self, Upload};
 use crate::pixels::{self, planar::Planar};
 use image::{ColorType, DynamicImage, ImageFormat};
 
@@ -84,7 +84,7 @@ impl Keep {
         match self {
             Keep::Planar => false,
             Keep::Decoded => true,
-            Keep::Decoded8Bit => upload::u8_channels(color).is_some(),
+            Keep::Decoded8Bit => plan::u8_channels(color).is_some(),
         }
     }
 }

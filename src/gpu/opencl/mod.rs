@@ -7,7 +7,7 @@ pub mod queue;
 
 pub use device::{DeviceChoice, DeviceInfo};
 pub use program::KernelSource;
-pub use queue::{ClContext, Timed};
+pub use queue::{ClContext, Enqueued, Timed};
 
 use thiserror::Error;
 

@@ -5,6 +5,7 @@
 use super::program::{KernelSource, BASE_OPTIONS};
 use super::{ClError, DeviceInfo};
 use crate::fault::{self, Fault};
+use crate::report::{Pass, PassKind};
 use opencl3::command_queue::{CommandQueue, CL_QUEUE_PROFILING_ENABLE};
 use opencl3::context::Context;
 use opencl3::device::Device;
@@ -280,5 +281,23 @@ fn api(info: &DeviceInfo, what: &str, e: opencl3::error_codes::ClError) -> ClErr
         device: info.label(),
         what: what.into(),
         code: e.to_string(),
+    }
+}
+
+/// A device command with what the report says about it.
+pub struct Enqueued {
+    pub timed: Timed,
+    pub kind: PassKind,
+    pub bytes: u64,
+}
+
+impl Enqueued {
+    pub fn into_pass(self, ctx: &ClContext) -> Result<Pass, ClError> {
+        let ms = self.timed.device_ms().map_err(|e| ClError::Api {
+            device: ctx.device_name(),
+            what: "reading profiling counters".into(),
+            code: e.to_string(),
+        })?;
+        Ok(Pass::device(self.timed.name, self.kind, ms, self.bytes))
     }
 }
