@@ -1,3 +1,7 @@
+//! The `gblur` command: parse the command line, run the command it names, print any error as
+//! one line naming the file and the cause, and exit 0 (done), 1 (the blur or some file failed),
+//! 2 (usage or set-up error) or 130 (interrupted).
+
 use clap::Parser;
 use gblur::cli::{Cli, Command};
 use gblur::job::JobError;
