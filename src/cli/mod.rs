@@ -58,6 +58,15 @@ pub enum Command {
     Bench(BenchCommand),
     /// Blur every image under IN_DIR into the same structure under OUT_DIR.
     Batch(BatchArgs),
+    /// Merge the shard summaries in DIR (written by `gblur batch --summary DIR`): every shard
+    /// present, every file in exactly one shard, none failed or unfinished. Exit 1 otherwise.
+    BatchReport {
+        /// The folder given to `gblur batch --summary`.
+        dir: PathBuf,
+        /// Print the merged report as JSON on stdout.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Debug, Args)]
