@@ -129,8 +129,8 @@ pub struct Report {
     pub skipped_not_image: usize,
     pub skipped_links: usize,
     pub failed: Vec<Failure>,
-    /// Files in the records of more than one shard, with those shards.
-    pub duplicated: Vec<(String, Vec<usize>)>,
+    /// Files in the records of more than one shard, with those shards ("K/N").
+    pub duplicated: Vec<(String, Vec<String>)>,
     /// Finished files whose output is not on disk.
     pub outputs_missing: Vec<String>,
     /// Everything else that is wrong: records that disagree on N or on the folders,
@@ -187,7 +187,7 @@ pub fn merge(records: &[ShardSummary]) -> Report {
             r.shard, r.shards, r.in_dir, records[0].shard, records[0].shards, records[0].in_dir
         ));
     }
-    let mut owners: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    let mut owners: BTreeMap<&str, Vec<String>> = BTreeMap::new();
     let mut report = Report {
         shards: n,
         present: Vec::new(),
@@ -221,7 +221,7 @@ pub fn merge(records: &[ShardSummary]) -> Report {
         });
         for f in &r.files {
             let shards = owners.entry(&f.path).or_default();
-            shards.push(r.shard);
+            shards.push(format!("{}/{}", r.shard, r.shards));
             if shards.len() > 1 {
                 continue;
             }
@@ -309,8 +309,7 @@ impl Report {
             );
         }
         for (path, shards) in &self.duplicated {
-            let list: Vec<String> = shards.iter().map(ToString::to_string).collect();
-            let _ = writeln!(s, "twice     {path}: in shards {}", list.join(", "));
+            let _ = writeln!(s, "twice     {path}: in shards {}", shards.join(", "));
         }
         for f in &self.failed {
             let _ = writeln!(s, "failed    shard {}: {}", f.shard, f.error);
@@ -363,7 +362,10 @@ pub fn report(dir: &Path, json: bool, quiet: bool) -> Result<(), JobError> {
         ));
     }
     if !report.problems.is_empty() {
-        why.push(format!("{} problems", report.problems.len()));
+        why.push(match report.problems.len() {
+            1 => "1 problem".to_string(),
+            n => format!("{n} problems"),
+        });
     }
     Err(JobError::Failed(anyhow::anyhow!(
         "not complete: {} (listed above)",

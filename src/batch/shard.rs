@@ -7,8 +7,9 @@
 pub enum ShardRequest {
     /// Shard K of N (1-based), as typed.
     Fixed(usize, usize),
-    /// From the scheduler's environment; `count` is `--shard-count`, the number of
-    /// completions of a Kubernetes Indexed Job (Slurm says its own).
+    /// From the scheduler's environment; `count` is `--shard-count`: the number of
+    /// completions of a Kubernetes Indexed Job, or the number of shards of a Slurm array
+    /// whose tasks may be submitted again one by one.
     Auto { count: Option<usize> },
 }
 
@@ -19,16 +20,19 @@ pub const SLURM_VARS: [&str; 3] = [
     "SLURM_ARRAY_TASK_MIN",
 ];
 pub const KUBERNETES_INDEX: &str = "JOB_COMPLETION_INDEX";
-/// The completions count of a Kubernetes Indexed Job when `--shard-count` is not given.
+/// The shard count when `--shard-count` is not given.
 pub const COUNT_VAR: &str = "GBLUR_SHARD_COUNT";
 
 /// Resolves `request` to `(k, n)`, 1-based, reading variables through `env`. The error is a
 /// usage error, written for the person who set up the job.
 ///
-/// Slurm: task ids are assumed to be MIN, MIN+1, ..., MIN+COUNT-1 (an `--array=A-B` range with
-/// step 1); task id MIN+i runs shard i+1 of COUNT. Where Slurm also says MAX and STEP, they
-/// are checked against that; an array with gaps or a step (`--array=0,3,7`, `--array=0-9:2`) is
-/// refused, as its ids cannot be mapped onto 1..=COUNT without leaving shards unrun.
+/// Slurm, with a shard count N (`--shard-count` or `GBLUR_SHARD_COUNT`): task id i runs shard
+/// i+1 of N, whatever else the array holds, so `sbatch --array=2` runs shard 3 of N again
+/// alone; ids must be below N. Without one: task ids are assumed to be MIN, MIN+1, ...,
+/// MIN+COUNT-1 (an `--array=A-B` range with step 1); task id MIN+i runs shard i+1 of COUNT.
+/// Where Slurm also says MAX and STEP, they are checked against that; an array with gaps or a
+/// step (`--array=0,3,7`, `--array=0-9:2`) is refused, as its ids cannot be mapped onto
+/// 1..=COUNT without leaving shards unrun.
 ///
 /// Kubernetes: `JOB_COMPLETION_INDEX` is 0-based; index i runs shard i+1 of the completions
 /// count, which `--shard-count` or `GBLUR_SHARD_COUNT` supplies.
@@ -50,20 +54,28 @@ pub fn resolve(
                 .map_err(|_| format!("--shard auto: {name}={v:?} is not a whole number >= 0")),
         }
     };
+    let count = match count {
+        Some(n) => Some(n),
+        None => number(COUNT_VAR)?,
+    };
     if let Some(id) = number(SLURM_VARS[0])? {
-        return slurm(id, &number);
+        return match count {
+            Some(n) if id < n => Ok((id + 1, n)),
+            Some(n) => Err(format!(
+                "--shard auto: SLURM_ARRAY_TASK_ID={id} is not below the shard count {n}; with \
+                 --shard-count N (or {COUNT_VAR}=N) task ids run 0..N-1"
+            )),
+            None => slurm(id, &number),
+        };
     }
     if let Some(index) = number(KUBERNETES_INDEX)? {
-        let n = match count {
-            Some(n) => n,
-            None => number(COUNT_VAR)?.ok_or_else(|| {
-                format!(
-                    "--shard auto: {KUBERNETES_INDEX}={index} is set but not the number of \
-                     completions; pass --shard-count N or set {COUNT_VAR}=N (the Job's \
-                     spec.completions)"
-                )
-            })?,
-        };
+        let n = count.ok_or_else(|| {
+            format!(
+                "--shard auto: {KUBERNETES_INDEX}={index} is set but not the number of \
+                 completions; pass --shard-count N or set {COUNT_VAR}=N (the Job's \
+                 spec.completions)"
+            )
+        })?;
         if n == 0 || index >= n {
             return Err(format!(
                 "--shard auto: {KUBERNETES_INDEX}={index} is not below the completions count \
@@ -165,6 +177,25 @@ mod tests {
             ("SLURM_ARRAY_TASK_MIN", "10"),
         ];
         assert_eq!(resolve(AUTO, env(&vars)), Ok((1, 3)));
+    }
+
+    #[test]
+    fn slurm_with_a_shard_count_keeps_a_resubmitted_task_on_its_shard() {
+        // `sbatch --array=2` alone: the array says one task, MIN 2.
+        let alone = [
+            ("SLURM_ARRAY_TASK_ID", "2"),
+            ("SLURM_ARRAY_TASK_COUNT", "1"),
+            ("SLURM_ARRAY_TASK_MIN", "2"),
+            ("SLURM_ARRAY_TASK_MAX", "2"),
+        ];
+        assert_eq!(resolve(AUTO, env(&alone)), Ok((1, 1)));
+        let four = ShardRequest::Auto { count: Some(4) };
+        assert_eq!(resolve(four, env(&alone)), Ok((3, 4)));
+        let with_var: Vec<_> = alone.iter().copied().chain([(COUNT_VAR, "4")]).collect();
+        assert_eq!(resolve(AUTO, env(&with_var)), Ok((3, 4)));
+        let two = ShardRequest::Auto { count: Some(2) };
+        let e = resolve(two, env(&alone)).unwrap_err();
+        assert!(e.contains("not below the shard count 2"), "{e}");
     }
 
     #[test]
