@@ -27,12 +27,13 @@ pub struct BatchArgs {
     /// Process only shard K of N (e.g. 3/8): a deterministic split by path, for running one
     /// folder on several machines with no coordination. `auto`: the shard of this task of a
     /// Slurm job array (SLURM_ARRAY_TASK_ID, SLURM_ARRAY_TASK_COUNT, SLURM_ARRAY_TASK_MIN;
-    /// ids contiguous with step 1, e.g. --array=0-7) or of a Kubernetes Indexed Job
+    /// ids contiguous with step 1, e.g. --array=0-7; or --shard-count) or of a Kubernetes Indexed Job
     /// (JOB_COMPLETION_INDEX, with --shard-count or GBLUR_SHARD_COUNT); see docs/CLUSTER.md.
     #[arg(long, value_parser = parse_shard, value_name = "K/N|auto")]
     pub shard: Option<ShardRequest>,
-    /// With --shard auto under a Kubernetes Indexed Job: the number of completions (else
-    /// GBLUR_SHARD_COUNT).
+    /// With --shard auto: the number of shards (else GBLUR_SHARD_COUNT). A Kubernetes Indexed
+    /// Job needs it (its completions); under Slurm, task id i then runs shard i+1 of N whatever
+    /// the array, so a task submitted again alone (--array=2) keeps its shard.
     #[arg(long, value_name = "N", requires = "shard", value_parser = clap::value_parser!(u64).range(1..))]
     pub shard_count: Option<u64>,
     /// Write this shard's record (every file it owns, with its outcome) to
