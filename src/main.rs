@@ -15,8 +15,14 @@ fn main() -> ExitCode {
         Some(Command::Bench(b)) => {
             gblur::bench::run(&b.to_job(cli.quiet)).map_err(JobError::Failed)
         }
-        Some(Command::Batch(b)) => gblur::batch::run(&b.to_job(cli.verbose, cli.quiet))
+        Some(Command::Batch(b)) => b
+            .to_job(cli.verbose, cli.quiet)
+            .map_err(|e| JobError::Setup(anyhow::anyhow!(e)))
+            .and_then(|job| gblur::batch::execute(&job))
             .and_then(|summary| gblur::batch::summary::emit(&summary, b.settings.json, cli.quiet)),
+        Some(Command::BatchReport { dir, json }) => {
+            gblur::batch::ledger::report(dir, *json, cli.quiet)
+        }
         None => {
             gblur::interrupt::remove_temp_files_on_ctrl_c();
             gblur::job::run(&cli.blur.to_job())

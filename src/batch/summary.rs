@@ -3,10 +3,10 @@
 
 use crate::job::JobError;
 use crate::report::{self, Backend, Pass, Stage};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::path::Path;
 
-#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "kebab-case")]
 pub enum Outcome {
     Blurred,

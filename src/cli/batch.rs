@@ -1,6 +1,7 @@
 //! `gblur batch`'s arguments, turned into a checked `BatchJob`.
 
 use super::BlurSettings;
+use crate::batch::shard::{self, ShardRequest};
 use crate::batch::BatchJob;
 use clap::Args;
 use std::path::PathBuf;
@@ -24,9 +25,21 @@ pub struct BatchArgs {
     #[arg(long)]
     pub in_place: bool,
     /// Process only shard K of N (e.g. 3/8): a deterministic split by path, for running one
-    /// folder on several machines with no coordination.
-    #[arg(long, value_parser = parse_shard, value_name = "K/N")]
-    pub shard: Option<(usize, usize)>,
+    /// folder on several machines with no coordination. `auto`: the shard of this task of a
+    /// Slurm job array (SLURM_ARRAY_TASK_ID, SLURM_ARRAY_TASK_COUNT, SLURM_ARRAY_TASK_MIN;
+    /// ids contiguous with step 1, e.g. --array=0-7; or --shard-count) or of a Kubernetes Indexed Job
+    /// (JOB_COMPLETION_INDEX, with --shard-count or GBLUR_SHARD_COUNT); see docs/CLUSTER.md.
+    #[arg(long, value_parser = parse_shard, value_name = "K/N|auto")]
+    pub shard: Option<ShardRequest>,
+    /// With --shard auto: the number of shards (else GBLUR_SHARD_COUNT). A Kubernetes Indexed
+    /// Job needs it (its completions); under Slurm, task id i then runs shard i+1 of N whatever
+    /// the array, so a task submitted again alone (--array=2) keeps its shard.
+    #[arg(long, value_name = "N", requires = "shard", value_parser = clap::value_parser!(u64).range(1..))]
+    pub shard_count: Option<u64>,
+    /// Write this shard's record (every file it owns, with its outcome) to
+    /// DIR/shard-K-of-N.json when the batch ends; `gblur batch-report DIR` merges them.
+    #[arg(long, value_name = "DIR")]
+    pub summary: Option<PathBuf>,
     /// Follow symbolic links to files and folders, also where they lead out of IN_DIR (loops
     /// are detected and skipped). Without it every link is skipped and named in the report.
     #[arg(long)]
@@ -39,33 +52,51 @@ fn parse_format(s: &str) -> Result<image::ImageFormat, String> {
         .ok_or_else(|| format!("'{s}' is not a format gblur writes (png, jpg, tif, webp, bmp, tga, gif, qoi, exr, hdr)"))
 }
 
-fn parse_shard(s: &str) -> Result<(usize, usize), String> {
-    let bad = || format!("'{s}' is not K/N with 1 <= K <= N");
+fn parse_shard(s: &str) -> Result<ShardRequest, String> {
+    if s == "auto" {
+        return Ok(ShardRequest::Auto { count: None });
+    }
+    let bad = || format!("'{s}' is not K/N with 1 <= K <= N, or auto");
     let (k, n) = s.split_once('/').ok_or_else(bad)?;
     let (k, n): (usize, usize) = (
         k.trim().parse().map_err(|_| bad())?,
         n.trim().parse().map_err(|_| bad())?,
     );
     if k >= 1 && k <= n {
-        Ok((k, n))
+        Ok(ShardRequest::Fixed(k, n))
     } else {
         Err(bad())
     }
 }
 
 impl BatchArgs {
-    pub fn to_job(&self, verbose: bool, quiet: bool) -> BatchJob {
-        BatchJob {
+    /// The checked job. `--shard auto` is resolved here, once, from the process's
+    /// environment; a scheduler that says nothing usable is a usage error.
+    pub fn to_job(&self, verbose: bool, quiet: bool) -> Result<BatchJob, String> {
+        let shard = match (self.shard, self.shard_count) {
+            (Some(ShardRequest::Auto { .. }), count) => {
+                let count = count.map(|n| n as usize);
+                let request = ShardRequest::Auto { count };
+                Some(shard::resolve(request, |name| std::env::var(name).ok())?)
+            }
+            (Some(ShardRequest::Fixed(..)), Some(_)) => {
+                return Err("--shard-count goes with --shard auto; --shard K/N says N".into())
+            }
+            (Some(ShardRequest::Fixed(k, n)), None) => Some((k, n)),
+            (None, _) => None,
+        };
+        Ok(BatchJob {
             blur: self
                 .settings
                 .to_job(self.in_dir.clone(), self.out_dir.clone()),
             format: self.format,
             overwrite: self.overwrite,
             in_place: self.in_place,
-            shard: self.shard,
+            shard,
+            summary_dir: self.summary.clone(),
             follow_links: self.follow_links,
             verbose,
             quiet,
-        }
+        })
     }
 }

@@ -58,6 +58,17 @@ pub enum Command {
     Bench(BenchCommand),
     /// Blur every image under IN_DIR into the same structure under OUT_DIR.
     Batch(BatchArgs),
+    /// Merge the shard summaries that `gblur batch --summary DIR` wrote.
+    ///
+    /// Exit 0 only when every shard is present, every file is in exactly one shard, and none
+    /// failed or was left unfinished; exit 1 otherwise, naming what is wrong.
+    BatchReport {
+        /// The folder given to `gblur batch --summary`.
+        dir: PathBuf,
+        /// Print the merged report as JSON on stdout.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Debug, Args)]
