@@ -171,9 +171,8 @@ pub fn read_all(dir: &Path) -> anyhow::Result<Vec<ShardSummary>> {
         .collect()
 }
 
-/// Merges the records of every shard.
-pub fn merge(records: &[ShardSummary]) -> Report {
-    let n = records.iter().map(|r| r.shards).max().unwrap_or(0);
+/// Where the records of a set disagree with each other: on the shard count `n` or on IN_DIR.
+fn disagreements(records: &[ShardSummary], n: usize) -> Vec<String> {
     let mut problems = Vec::new();
     for r in records.iter().filter(|r| r.shards != n) {
         problems.push(format!(
@@ -187,6 +186,13 @@ pub fn merge(records: &[ShardSummary]) -> Report {
             r.shard, r.shards, r.in_dir, records[0].shard, records[0].shards, records[0].in_dir
         ));
     }
+    problems
+}
+
+/// Merges the records of every shard.
+pub fn merge(records: &[ShardSummary]) -> Report {
+    let n = records.iter().map(|r| r.shards).max().unwrap_or(0);
+    let mut problems = disagreements(records, n);
     let mut owners: BTreeMap<&str, Vec<String>> = BTreeMap::new();
     let mut report = Report {
         shards: n,
