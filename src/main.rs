@@ -20,6 +20,8 @@ fn main() -> ExitCode {
             .map_err(|e| JobError::Setup(anyhow::anyhow!(e)))
             .and_then(|job| gblur::batch::execute(&job))
             .and_then(|summary| gblur::batch::summary::emit(&summary, b.settings.json, cli.quiet)),
+        Some(Command::Completions { shell }) => print(&gblur::cli::completions(*shell)),
+        Some(Command::Man) => print(&gblur::cli::man()),
         Some(Command::BatchReport { dir, json }) => {
             gblur::batch::ledger::report(dir, *json, cli.quiet)
         }
@@ -34,6 +36,13 @@ fn main() -> ExitCode {
         Err(JobError::Setup(e)) => fail(&e, cli.verbose, 2),
         Err(JobError::Failed(e)) => fail(&e, cli.verbose, 1),
     }
+}
+
+/// Writes `text` to stdout; a closed stdout (`| head`) is not an error.
+fn print(text: &[u8]) -> Result<(), JobError> {
+    use std::io::Write;
+    let _ = std::io::stdout().lock().write_all(text);
+    Ok(())
 }
 
 fn fail(e: &anyhow::Error, verbose: bool, code: u8) -> ExitCode {

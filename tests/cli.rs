@@ -493,3 +493,41 @@ fn without_any_opencl_device_the_rust_path_runs_and_says_so() {
             "no OpenCL device matches --device gpu",
         ));
 }
+
+/// The completion scripts and the manual page are generated from the parser itself, so they
+/// name every subcommand and option it takes.
+#[test]
+fn completions_and_the_manual_page_name_every_command() {
+    for (shell, marker) in [
+        ("bash", "_gblur()"),
+        ("zsh", "#compdef gblur"),
+        ("fish", "complete -c gblur"),
+    ] {
+        let out = gblur().args(["completions", shell]).output().unwrap();
+        assert!(out.status.success(), "{shell}");
+        let script = String::from_utf8(out.stdout).unwrap();
+        assert!(script.contains(marker), "{shell}: no {marker}");
+        for word in [
+            "batch",
+            "batch-report",
+            "bench",
+            "devices",
+            "--sigma",
+            "--shard",
+        ] {
+            assert!(script.contains(word), "{shell} completion lacks {word}");
+        }
+    }
+    let out = gblur().arg("man").output().unwrap();
+    assert!(out.status.success());
+    let page = String::from_utf8(out.stdout).unwrap();
+    assert!(page.contains(".TH gblur 1"), "{page}");
+    for word in ["\\-\\-sigma", "batch", "completions"] {
+        assert!(page.contains(word), "man page lacks {word}");
+    }
+    gblur()
+        .args(["completions", "tcsh"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("possible values"));
+}

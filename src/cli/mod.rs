@@ -58,6 +58,15 @@ pub enum Command {
     Bench(BenchCommand),
     /// Blur every image under IN_DIR into the same structure under OUT_DIR.
     Batch(BatchArgs),
+    /// Print a shell completion script on stdout (e.g. `gblur completions bash >
+    /// ~/.local/share/bash-completion/completions/gblur`).
+    Completions {
+        /// The shell to complete for.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff) on stdout (e.g. `gblur man | man -l -`).
+    Man,
     /// Merge the shard summaries that `gblur batch --summary DIR` wrote.
     ///
     /// Exit 0 only when every shard is present, every file is in exactly one shard, and none
@@ -229,4 +238,23 @@ impl BlurArgs {
         let output = self.output.clone().expect("clap requires OUT");
         self.settings.to_job(input, output)
     }
+}
+
+/// The completion script for `shell`, generated from the same clap command that parses the
+/// arguments, so it never falls behind them. Made in memory: clap_complete panics on a write
+/// error, and a closed stdout (`| head`) is no error.
+pub fn completions(shell: clap_complete::Shell) -> Vec<u8> {
+    let mut command = <Cli as clap::CommandFactory>::command();
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut command, "gblur", &mut script);
+    script
+}
+
+/// The manual page (roff), generated from the same clap command as `--help`.
+pub fn man() -> Vec<u8> {
+    let mut page = Vec::new();
+    clap_mangen::Man::new(<Cli as clap::CommandFactory>::command())
+        .render(&mut page)
+        .expect("writing to memory cannot fail");
+    page
 }
