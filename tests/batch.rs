@@ -711,3 +711,83 @@ fn device_lists_parse() {
         assert!(DeviceSet::parse(bad).is_err(), "{bad}");
     }
 }
+
+/// `--name` names each output by its template, under OUT_DIR; an extension it names decides
+/// the format.
+#[test]
+fn name_templates_place_and_format_the_outputs() {
+    let input = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(input.path().join("trip")).unwrap();
+    std::fs::copy(fixture("samples/chelsea.jpg"), input.path().join("cat.jpg")).unwrap();
+    std::fs::copy(
+        fixture("samples/camera-gray.png"),
+        input.path().join("trip/gray.png"),
+    )
+    .unwrap();
+    let out = tempfile::tempdir().unwrap();
+    batch(
+        &["--name", "{dir}/{stem}_blur{sigma}.{ext}"],
+        input.path(),
+        out.path(),
+        0,
+    );
+    let want: BTreeSet<String> = ["cat_blur1.5.jpg", "trip/gray_blur1.5.png"]
+        .into_iter()
+        .map(String::from)
+        .collect();
+    assert_eq!(files_under(out.path()), want);
+
+    let pngs = tempfile::tempdir().unwrap();
+    batch(&["--name", "{stem}.png"], input.path(), pngs.path(), 0);
+    let cat = pngs.path().join("cat.png");
+    let sniffed = image::ImageReader::open(&cat)
+        .unwrap()
+        .with_guessed_format()
+        .unwrap()
+        .format();
+    assert_eq!(sniffed, Some(image::ImageFormat::Png), "named .png, so PNG");
+}
+
+/// Two inputs that would write one output refuse the batch before any file is written,
+/// naming both, whether `--format` or `--name` brings them together, and across shards.
+#[test]
+fn names_that_collide_are_refused_before_anything_is_written() {
+    let input = tempfile::tempdir().unwrap();
+    let p = input.path();
+    std::fs::create_dir_all(p.join("a")).unwrap();
+    std::fs::create_dir_all(p.join("b")).unwrap();
+    std::fs::copy(fixture("samples/camera-gray.png"), p.join("a/x.png")).unwrap();
+    std::fs::copy(fixture("samples/chelsea.jpg"), p.join("b/x.jpg")).unwrap();
+    std::fs::copy(fixture("samples/chelsea.jpg"), p.join("a/x.jpg")).unwrap();
+    for args in [
+        vec!["--format", "png"],
+        vec!["--name", "{stem}.{ext}", "--shard", "1/2"],
+        vec!["--name", "{stem}.{ext}", "--shard", "2/2"],
+    ] {
+        let out = tempfile::tempdir().unwrap();
+        gblur()
+            .arg("batch")
+            .arg(p)
+            .arg(out.path())
+            .args(["--sigma", "2", "-q"])
+            .args(&args)
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains("would both be written to"));
+        assert!(files_under(out.path()).is_empty(), "{args:?}");
+    }
+    for (bad, says) in [
+        ("{stem}.{extension}", "unknown field"),
+        ("../{stem}.{ext}", "inside OUT_DIR"),
+        ("all.png", "must contain {stem}"),
+    ] {
+        let out = tempfile::tempdir().unwrap();
+        gblur()
+            .args(["batch", "--sigma", "2", "--name", bad])
+            .arg(p)
+            .arg(out.path())
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains(says));
+    }
+}

@@ -7,6 +7,7 @@
 //! those records (`gblur batch-report`).
 
 pub mod ledger;
+pub mod naming;
 pub mod plan;
 pub mod run;
 pub mod shard;
@@ -25,6 +26,8 @@ pub struct BatchJob {
     pub blur: BlurJob,
     /// Write every output in this format instead of its input's.
     pub format: Option<ImageFormat>,
+    /// Name outputs by this template instead of mirroring the input's name.
+    pub name: Option<naming::NameTemplate>,
     pub overwrite: bool,
     pub in_place: bool,
     /// `(k, n)`: process the k-th of n deterministic shards (1-based).

@@ -3,7 +3,7 @@
 //! front (existing outputs, non-images, links), each with its reason.
 
 use super::summary::{FileRecord, Outcome};
-use super::BatchJob;
+use super::{naming, BatchJob};
 use crate::codec::{self, ImageIoError};
 use image::ImageFormat;
 use std::path::{Path, PathBuf};
@@ -76,11 +76,7 @@ pub fn plan(job: &BatchJob, in_dir: &Path, out_dir: &Path) -> (Vec<Task>, Vec<Fi
             skipped.push(r);
             continue;
         };
-        let format = job.format.unwrap_or(in_format);
-        let mut output = out_dir.join(&rel);
-        if job.format.is_some() {
-            output.set_extension(format.extensions_str()[0]);
-        }
+        let (output, format) = output_of(job, out_dir, &rel, in_format);
         if output.exists() && !(job.overwrite || job.in_place) {
             skipped.push(record(Outcome::SkippedExisting, &output));
             continue;
@@ -92,6 +88,73 @@ pub fn plan(job: &BatchJob, in_dir: &Path, out_dir: &Path) -> (Vec<Task>, Vec<Fi
         });
     }
     (tasks, skipped)
+}
+
+/// Where `rel` (relative to IN_DIR, decoded as `in_format`) is written, and in which format:
+/// `--format` where given; else, under a `--name` template, the format its extension names
+/// (if gblur writes it); else the input's own.
+pub fn output_of(
+    job: &BatchJob,
+    out_dir: &Path,
+    rel: &Path,
+    in_format: ImageFormat,
+) -> (PathBuf, ImageFormat) {
+    let Some(template) = &job.name else {
+        let mut output = out_dir.join(rel);
+        let format = job.format.unwrap_or(in_format);
+        if job.format.is_some() {
+            output.set_extension(format.extensions_str()[0]);
+        }
+        return (output, format);
+    };
+    // {ext}: the format's own extension where --format changes it, else the input's as it is.
+    let ext = match job.format {
+        Some(f) => f.extensions_str()[0].to_string(),
+        None => rel
+            .extension()
+            .map_or_else(String::new, |e| e.to_string_lossy().into_owned()),
+    };
+    let sigma = naming::sigma_text(job.blur.sigma_x, job.blur.sigma_y);
+    let output = out_dir.join(template.expand(rel, &ext, &sigma));
+    let named = ImageFormat::from_path(&output)
+        .ok()
+        .filter(|f| codec::can_write(*f));
+    (output, job.format.or(named).unwrap_or(in_format))
+}
+
+/// Refuses a batch in which two inputs would write the same output (`--format` or `--name`
+/// can make them), before any file is written. It looks at every image under IN_DIR, not only
+/// this shard's, since the shards write into one OUT_DIR.
+pub fn check_names(job: &BatchJob, in_dir: &Path, out_dir: &Path) -> Result<(), String> {
+    let walker = walkdir::WalkDir::new(in_dir)
+        .follow_links(job.follow_links)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(|e| out_dir == in_dir || !e.path().starts_with(out_dir))
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file() && (job.follow_links || !e.path_is_symlink()));
+    let mut outputs = Vec::new();
+    for entry in walker {
+        let input = entry.path();
+        let Some(in_format) = codec::sniff(input).ok().flatten() else {
+            continue;
+        };
+        let rel = input.strip_prefix(in_dir).unwrap_or(input);
+        outputs.push((
+            input.to_path_buf(),
+            output_of(job, out_dir, rel, in_format).0,
+        ));
+    }
+    match naming::first_collision(&outputs) {
+        Some((a, b, output)) => Err(format!(
+            "{} and {} would both be written to {}: change --name (add {{ext}} or {{dir}}) or \
+             --format",
+            a.display(),
+            b.display(),
+            output.display()
+        )),
+        None => Ok(()),
+    }
 }
 
 /// The record for an entry the walk could not take: a symbolic link loop or a dangling link

@@ -165,6 +165,10 @@ pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
         _ => Keep::Decoded,
     };
 
+    if job.name.is_some() || job.format.is_some() {
+        plan::check_names(job, &in_dir, &out_dir)
+            .map_err(|e| JobError::Setup(anyhow::anyhow!(e)))?;
+    }
     let (tasks, mut records) = plan::plan(job, &in_dir, &out_dir);
     let total = tasks.len();
     let interrupted = Arc::new(AtomicBool::new(false));

@@ -1,6 +1,7 @@
 //! `gblur batch`'s arguments, turned into a checked `BatchJob`.
 
 use super::BlurSettings;
+use crate::batch::naming::NameTemplate;
 use crate::batch::shard::{self, ShardRequest};
 use crate::batch::BatchJob;
 use clap::Args;
@@ -18,6 +19,13 @@ pub struct BatchArgs {
     /// instead of its input's.
     #[arg(long, value_parser = parse_format)]
     pub format: Option<image::ImageFormat>,
+    /// Name each output by this template instead of mirroring its input's name: the fields
+    /// {dir} (the input's folder under IN_DIR), {stem} (its name without extension), {ext}
+    /// (its extension, or --format's) and {sigma}, e.g. '{dir}/{stem}_blur.{ext}'. Without
+    /// --format, an extension the template names decides the format. Checked for two inputs
+    /// with one output before any file is written.
+    #[arg(long, value_name = "TEMPLATE", value_parser = NameTemplate::parse)]
+    pub name: Option<NameTemplate>,
     /// Replace outputs that already exist (they are skipped otherwise).
     #[arg(long)]
     pub overwrite: bool,
@@ -90,6 +98,7 @@ impl BatchArgs {
                 .settings
                 .to_job(self.in_dir.clone(), self.out_dir.clone()),
             format: self.format,
+            name: self.name.clone(),
             overwrite: self.overwrite,
             in_place: self.in_place,
             shard,
