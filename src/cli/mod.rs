@@ -30,7 +30,7 @@ use std::path::PathBuf;
     args_conflicts_with_subcommands = true,
     allow_negative_numbers = true,
     subcommand_negates_reqs = true,
-    after_help = "Examples:\n  gblur photo.jpg blurred.jpg --sigma 5\n  gblur scan.png out.png --sigma-x 8 --sigma-y 2 --json\n  gblur devices"
+    after_help = "Examples:\n  gblur photo.jpg blurred.jpg --sigma 5\n  cat a.png | gblur - - --format jpg --sigma 3 > b.jpg\n  gblur scan.png out.png --sigma-x 8 --sigma-y 2 --json\n  gblur devices"
 )]
 pub struct Cli {
     #[command(subcommand)]
