@@ -7,17 +7,22 @@ use crate::gpu::plan::PipelineChoice;
 use crate::gpu::plan::Upload;
 use crate::report::{Backend, ImageSummary, Pass, Report, Stage};
 use crate::work::blur::failure_note;
-use crate::work::load::load;
+use crate::work::load::{load_from, Source};
 use crate::work::save::{save, Output};
 use crate::work::{self, Keep, Loaded};
-use std::path::PathBuf;
+use image::ImageFormat;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 /// A checked request to blur one file.
 #[derive(Clone, Debug)]
 pub struct BlurJob {
+    /// `-`: stdin, read fully into memory.
     pub input: PathBuf,
+    /// `-`: stdout, written once the image is fully encoded (needs `output_format`).
     pub output: PathBuf,
+    /// The output format; None: OUT's extension's.
+    pub output_format: Option<ImageFormat>,
     pub sigma_x: f64,
     pub sigma_y: f64,
     pub method: Method,
@@ -72,17 +77,55 @@ fn open_device(
 }
 
 fn summary(
-    path: &std::path::Path,
-    format: image::ImageFormat,
+    name: &Path,
+    format: ImageFormat,
     loaded_size: (u32, u32),
     color: image::ColorType,
 ) -> ImageSummary {
     ImageSummary {
-        path: path.display().to_string(),
+        path: name.display().to_string(),
         format: format!("{format:?}"),
         width: loaded_size.0,
         height: loaded_size.1,
         color: format!("{color:?}"),
+    }
+}
+
+/// The output format, checked before any work: for stdout `job.output_format`, which must be
+/// given; for a file also its folder, and that it is not the input.
+fn output_format(job: &BlurJob) -> Result<ImageFormat, JobError> {
+    if !codec::is_stdio(&job.output) {
+        return codec::check_output(&job.input, &job.output, job.output_format)
+            .map_err(JobError::setup);
+    }
+    match job.output_format {
+        Some(f) if codec::can_write(f) => Ok(f),
+        Some(f) => Err(JobError::Setup(anyhow::anyhow!(
+            "stdout: gblur cannot write {f:?}"
+        ))),
+        None => Err(JobError::Setup(anyhow::anyhow!(
+            "stdout: no extension to take the format from: pass --format png|jpg|... or a prefix such as png:-"
+        ))),
+    }
+}
+
+/// Stdin's content when the input is `-`, timed as a pass.
+fn read_stdin(job: &BlurJob, passes: &mut Vec<Pass>) -> Result<Option<Vec<u8>>, JobError> {
+    if !codec::is_stdio(&job.input) {
+        return Ok(None);
+    }
+    let t = Instant::now();
+    let bytes = codec::read_stdin().map_err(JobError::failed)?;
+    passes.push(Pass::host(Stage::Decode, "read stdin", t));
+    Ok(Some(bytes))
+}
+
+/// What the report and errors call `path`: `name` for `-`.
+fn stdio_name<'a>(path: &'a Path, name: &'static str) -> &'a Path {
+    if codec::is_stdio(path) {
+        Path::new(name)
+    } else {
+        path
     }
 }
 
@@ -94,7 +137,7 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
             job.device
         ))
     })?;
-    let out_format = codec::check_output(&job.input, &job.output).map_err(JobError::setup)?;
+    let out_format = output_format(job)?;
     let mut notes = Vec::new();
     let mut passes = Vec::new();
     // Device selection is checked before any work: a wrong --device is a set-up error.
@@ -105,8 +148,16 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
 
     let keep = Keep::for_path(target.as_ref().map(|t| t.pipeline), &blur);
     let (limit, linear) = (job.max_memory_mib, job.linear);
+    let stdin = read_stdin(job, &mut passes)?;
+    let source = match &stdin {
+        Some(bytes) => Source::Memory {
+            name: Path::new("stdin"),
+            bytes,
+        },
+        None => Source::File(&job.input),
+    };
     let mut loaded =
-        load(&job.input, limit, linear, keep, &mut passes).map_err(JobError::failed)?;
+        load_from(source, limit, linear, keep, &mut passes).map_err(JobError::failed)?;
     notes.append(&mut loaded.notes);
     let device = open_device(target, &blur, &loaded, &mut passes)?.unwrap_or_else(|e| {
         // The kernels did not build: the Rust path blurs instead.
@@ -118,7 +169,7 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
     }
 
     let rust = Keep::for_path(None, &blur);
-    let reload = || load(&job.input, limit, linear, rust, &mut Vec::new());
+    let reload = || load_from(source, limit, linear, rust, &mut Vec::new());
     let done = work::blur::blur(device.as_ref(), &mut loaded, &blur, &mut passes, reload)
         .map_err(JobError::failed)?;
     notes.extend(done.note);
@@ -127,7 +178,12 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
         _ => (backend::rust_device_name(), Backend::Rust),
     };
     let size = (loaded.width, loaded.height);
-    let input = summary(&job.input, loaded.format, size, loaded.color);
+    let input = summary(
+        stdio_name(&job.input, "stdin"),
+        loaded.format,
+        size,
+        loaded.color,
+    );
     let linear = loaded.layout.linear;
     let output = Output {
         path: &job.output,
@@ -140,7 +196,12 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
         device: device_name,
         backend,
         input,
-        output: summary(&job.output, out_format, size, out_color),
+        output: summary(
+            stdio_name(&job.output, "stdout"),
+            out_format,
+            size,
+            out_color,
+        ),
         sigma_x: job.sigma_x,
         sigma_y: job.sigma_y,
         method: blur.method_name(),

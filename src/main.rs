@@ -27,7 +27,10 @@ fn main() -> ExitCode {
         }
         None => {
             gblur::interrupt::remove_temp_files_on_ctrl_c();
-            gblur::job::run(&cli.blur.to_job())
+            cli.blur
+                .to_job()
+                .map_err(|e| JobError::Setup(anyhow::anyhow!(e)))
+                .and_then(|job| gblur::job::run(&job))
                 .map(|report| gblur::report::emit(&report, cli.blur.settings.json, cli.quiet))
         }
     };

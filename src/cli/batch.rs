@@ -1,6 +1,6 @@
 //! `gblur batch`'s arguments, turned into a checked `BatchJob`.
 
-use super::BlurSettings;
+use super::{parse_format, BlurSettings};
 use crate::batch::naming::NameTemplate;
 use crate::batch::shard::{self, ShardRequest};
 use crate::batch::BatchJob;
@@ -52,12 +52,6 @@ pub struct BatchArgs {
     /// are detected and skipped). Without it every link is skipped and named in the report.
     #[arg(long)]
     pub follow_links: bool,
-}
-
-fn parse_format(s: &str) -> Result<image::ImageFormat, String> {
-    image::ImageFormat::from_extension(s)
-        .filter(|f| crate::codec::can_write(*f))
-        .ok_or_else(|| format!("'{s}' is not a format gblur writes (png, jpg, tif, webp, bmp, tga, gif, qoi, exr, hdr)"))
 }
 
 fn parse_shard(s: &str) -> Result<ShardRequest, String> {

@@ -30,7 +30,7 @@ use std::path::PathBuf;
     args_conflicts_with_subcommands = true,
     allow_negative_numbers = true,
     subcommand_negates_reqs = true,
-    after_help = "Examples:\n  gblur photo.jpg blurred.jpg --sigma 5\n  gblur scan.png out.png --sigma-x 8 --sigma-y 2 --json\n  gblur devices"
+    after_help = "Examples:\n  gblur photo.jpg blurred.jpg --sigma 5\n  cat a.png | gblur - - --format jpg --sigma 3 > b.jpg\n  gblur scan.png out.png --sigma-x 8 --sigma-y 2 --json\n  gblur devices"
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -82,12 +82,18 @@ pub enum Command {
 
 #[derive(Debug, Args)]
 pub struct BlurArgs {
-    /// Image to blur (any format the `image` crate reads, recognised by content).
+    /// Image to blur (any format the `image` crate reads, recognised by content); `-` reads
+    /// stdin.
     #[arg(required = true)]
     pub input: Option<PathBuf>,
-    /// Where to write the result; the extension picks the format.
+    /// Where to write the result; the extension picks the format. `-` writes stdout (with
+    /// --format, or a prefix: png:-); a prefix also forces the format of a file (png:out.dat).
     #[arg(required = true)]
     pub output: Option<PathBuf>,
+    /// The output format (png, jpg, tif, webp, ...) whatever OUTPUT's extension; required
+    /// when OUTPUT is `-` without a prefix.
+    #[arg(long, value_parser = parse_format)]
+    pub format: Option<image::ImageFormat>,
     #[command(flatten)]
     pub settings: BlurSettings,
 }
@@ -178,6 +184,22 @@ pub enum PngCompression {
     Best,
 }
 
+/// An output format by its extension name (png, jpg, jpeg, tif, tiff, webp, ...), one gblur
+/// writes.
+fn parse_format(s: &str) -> Result<image::ImageFormat, String> {
+    image::ImageFormat::from_extension(s)
+        .filter(|f| crate::codec::can_write(*f))
+        .ok_or_else(|| format!("'{s}' is not a format gblur writes (png, jpg, tif, webp, bmp, tga, gif, qoi, exr, hdr)"))
+}
+
+/// `FORMAT:REST` (ImageMagick's `png:-`) split into the format and the path, when the part
+/// before the first colon names a format gblur writes; else None.
+fn split_prefix(output: &std::path::Path) -> Option<(image::ImageFormat, PathBuf)> {
+    let (prefix, rest) = output.to_str()?.split_once(':')?;
+    let format = parse_format(prefix).ok()?;
+    (!rest.is_empty()).then(|| (format, PathBuf::from(rest)))
+}
+
 fn parse_sigma(s: &str) -> Result<f64, String> {
     let v: f64 = s.parse().map_err(|_| format!("'{s}' is not a number"))?;
     crate::filter::check_sigma(v).map_err(|e| format!("{e}, got {s}"))
@@ -200,6 +222,7 @@ impl BlurSettings {
         BlurJob {
             input,
             output,
+            output_format: None,
             sigma_x,
             sigma_y,
             method: match self.method {
@@ -233,10 +256,32 @@ impl BlurSettings {
 }
 
 impl BlurArgs {
-    pub fn to_job(&self) -> BlurJob {
+    /// The checked job; a usage error names the flag to change.
+    pub fn to_job(&self) -> Result<BlurJob, String> {
         let input = self.input.clone().expect("clap requires IN");
         let output = self.output.clone().expect("clap requires OUT");
-        self.settings.to_job(input, output)
+        let (prefixed, output) = match split_prefix(&output) {
+            Some((format, path)) => (Some(format), path),
+            None => (None, output),
+        };
+        let format = match (prefixed, self.format) {
+            (Some(a), Some(b)) if a != b => {
+                return Err(format!(
+                    "--format {b:?} and the prefix {a:?} of OUTPUT disagree: pass one of them"
+                ))
+            }
+            (a, b) => a.or(b),
+        };
+        let stdout = crate::codec::is_stdio(&output);
+        if stdout && format.is_none() {
+            return Err("OUTPUT - (stdout) has no extension to take the format from: pass --format png|jpg|... or use a prefix such as png:-".into());
+        }
+        if stdout && self.settings.json {
+            return Err("--json and OUTPUT - (stdout) would both write to stdout: write the image to a file, or leave out --json (the table goes to stderr)".into());
+        }
+        let mut job = self.settings.to_job(input, output);
+        job.output_format = format;
+        Ok(job)
     }
 }
 

@@ -47,6 +47,12 @@ pub struct DecodedFile {
     pub icc: Option<Vec<u8>>,
 }
 
+/// `-`, which stands for stdin as an input and for stdout as an output.
+pub fn is_stdio(path: &Path) -> bool {
+    path.as_os_str() == "-"
+}
+
+/// Decodes the file at `path`: the file-system checks, then `decode_bytes` on its content.
 pub fn decode(path: &Path, max_memory_mib: u64) -> Result<DecodedFile, ImageIoError> {
     let open_err = |cause| ImageIoError::Open {
         path: path.into(),
@@ -65,32 +71,80 @@ pub fn decode(path: &Path, max_memory_mib: u64) -> Result<DecodedFile, ImageIoEr
             detail: "the file is empty (0 bytes)".into(),
         });
     }
-    let reader = ImageReader::open(path)
-        .map_err(open_err)?
-        .with_guessed_format()
-        .map_err(open_err)?;
-    // `with_guessed_format` keeps the extension's guess when the content matches nothing;
-    // only TGA, which has no signature, may be taken on its extension alone.
+    // A file is decoded as it is read, so a large PNG or TIFF is never held twice; only a
+    // JPEG, whose end marker must be checked, is read whole, through `decode_bytes`.
     let sniffed = sniff(path).map_err(open_err)?;
-    let format = match (sniffed, reader.format()) {
-        (Some(f), _) => f,
-        (None, Some(ImageFormat::Tga)) => ImageFormat::Tga,
-        _ => {
-            return Err(ImageIoError::Unsupported {
-                path: path.into(),
-                detail: "the content matches no known image format".into(),
-            })
-        }
-    };
+    if sniffed == Some(ImageFormat::Jpeg) {
+        let bytes = std::fs::read(path).map_err(open_err)?;
+        return decode_bytes(path, &bytes, max_memory_mib);
+    }
+    let format = recognise(path, sniffed)?;
+    let file = std::fs::File::open(path).map_err(open_err)?;
+    decode_from(path, io::BufReader::new(file), format, max_memory_mib)
+}
+
+/// The input's format: what its content announces, or TGA (which has no signature) on its
+/// file extension alone.
+fn recognise(path: &Path, sniffed: Option<ImageFormat>) -> Result<ImageFormat, ImageIoError> {
+    match (sniffed, ImageFormat::from_path(path)) {
+        (Some(f), _) => Ok(f),
+        (None, Ok(ImageFormat::Tga)) => Ok(ImageFormat::Tga),
+        _ => Err(ImageIoError::Unsupported {
+            path: path.into(),
+            detail: "the content matches no known image format".into(),
+        }),
+    }
+}
+
+/// Reads all of stdin (a pipe, a redirected file) into memory.
+pub fn read_stdin() -> Result<Vec<u8>, ImageIoError> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    io::stdin()
+        .lock()
+        .read_to_end(&mut bytes)
+        .map_err(|cause| ImageIoError::Open {
+            path: "stdin".into(),
+            cause,
+        })?;
+    Ok(bytes)
+}
+
+/// Decodes an image held in memory, recognised by its content, under the memory limit;
+/// `name` is what errors call it (a path, or `stdin`).
+pub fn decode_bytes(
+    name: &Path,
+    bytes: &[u8],
+    max_memory_mib: u64,
+) -> Result<DecodedFile, ImageIoError> {
+    let path = name;
+    if bytes.is_empty() {
+        return Err(ImageIoError::Decode {
+            path: path.into(),
+            detail: "the input is empty (0 bytes)".into(),
+        });
+    }
+    let format = recognise(path, image::guess_format(bytes).ok())?;
     // The JPEG decoder fills a truncated file's missing rows with gray and reports success;
     // gblur refuses it like every other truncated file (found by the fault drills).
-    if format == ImageFormat::Jpeg && !jpeg_complete(&std::fs::read(path).map_err(open_err)?) {
+    if format == ImageFormat::Jpeg && !jpeg_complete(bytes) {
         return Err(ImageIoError::Decode {
             path: path.into(),
             detail: "the file is truncated (no JPEG end-of-image marker)".into(),
         });
     }
-    let mut reader = reader;
+    decode_from(path, Cursor::new(bytes), format, max_memory_mib)
+}
+
+/// Decodes `reader` as `format` under the memory limit, with EXIF orientation applied and
+/// the ICC profile kept; `path` is what errors call it.
+fn decode_from(
+    path: &Path,
+    reader: impl io::BufRead + io::Seek,
+    format: ImageFormat,
+    max_memory_mib: u64,
+) -> Result<DecodedFile, ImageIoError> {
+    let mut reader = ImageReader::with_format(reader, format);
     let mut limits = Limits::default();
     limits.max_alloc = Some(max_memory_mib.saturating_mul(1 << 20));
     reader.limits(limits);
@@ -212,14 +266,19 @@ pub fn can_write(format: ImageFormat) -> bool {
     !writable(format).is_empty()
 }
 
-/// Checks OUT before any work is done: a format gblur writes, an existing folder, not IN.
-pub fn check_output(input: &Path, output: &Path) -> Result<ImageFormat, ImageIoError> {
+/// Checks OUT before any work is done: a format gblur writes (`format`, else OUT's
+/// extension's), an existing folder, not IN.
+pub fn check_output(
+    input: &Path,
+    output: &Path,
+    format: Option<ImageFormat>,
+) -> Result<ImageFormat, ImageIoError> {
     let bad = |detail: String| ImageIoError::BadOutput {
         path: output.into(),
         detail,
     };
-    let format = ImageFormat::from_path(output)
-        .ok()
+    let format = format
+        .or_else(|| ImageFormat::from_path(output).ok())
         .filter(|f| !writable(*f).is_empty())
         .ok_or_else(|| bad("unknown or unwritable output format: use .png, .jpg, .tif, .webp, .bmp, .tga, .gif, .qoi, .exr or .hdr".into()))?;
     let parent = match output.parent() {
@@ -397,6 +456,17 @@ fn encode_with_image_crate(
         }
     }?;
     Ok((out.into_inner(), note))
+}
+
+/// Writes `bytes` to stdout in one piece, and flushes it.
+pub fn write_stdout(bytes: &[u8]) -> Result<(), ImageIoError> {
+    let mut out = io::stdout().lock();
+    out.write_all(bytes)
+        .and_then(|()| out.flush())
+        .map_err(|cause| ImageIoError::Write {
+            path: "stdout".into(),
+            cause,
+        })
 }
 
 /// Writes `bytes` to `path` through a temporary file in the same folder and a rename, keeping

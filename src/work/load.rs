@@ -17,8 +17,33 @@ pub fn load(
     keep: Keep,
     passes: &mut Vec<Pass>,
 ) -> Result<Loaded, ImageIoError> {
+    load_from(Source::File(path), max_memory_mib, linear, keep, passes)
+}
+
+/// Where an image comes from.
+#[derive(Clone, Copy, Debug)]
+pub enum Source<'a> {
+    File(&'a Path),
+    /// An encoded image already in memory (stdin's content), and what errors call it.
+    Memory {
+        name: &'a Path,
+        bytes: &'a [u8],
+    },
+}
+
+/// `load` for any source.
+pub fn load_from(
+    source: Source,
+    max_memory_mib: u64,
+    linear: bool,
+    keep: Keep,
+    passes: &mut Vec<Pass>,
+) -> Result<Loaded, ImageIoError> {
     let t = Instant::now();
-    let mut decoded = codec::decode(path, max_memory_mib)?;
+    let mut decoded = match source {
+        Source::File(path) => codec::decode(path, max_memory_mib)?,
+        Source::Memory { name, bytes } => codec::decode_bytes(name, bytes, max_memory_mib)?,
+    };
     passes.push(Pass::host(Stage::Decode, "decode", t));
     let notes = pixels::sanitize_image(&mut decoded.image)
         .into_iter()

@@ -9,7 +9,8 @@ use image::{ColorType, ImageFormat};
 use std::path::Path;
 use std::time::Instant;
 
-/// Where and how an image is written.
+/// Where and how an image is written; a `path` of `-` is stdout, written in one piece once
+/// the image is fully encoded.
 #[derive(Clone, Copy, Debug)]
 pub struct Output<'a> {
     pub path: &'a Path,
@@ -46,11 +47,21 @@ pub fn save(
     };
     let t = Instant::now();
     let icc = blurred.icc.as_deref();
-    let (bytes, icc_note) = codec::encode(&image, output.format, icc, output.encode, output.path)?;
+    let stdout = codec::is_stdio(output.path);
+    let name = if stdout {
+        Path::new("stdout")
+    } else {
+        output.path
+    };
+    let (bytes, icc_note) = codec::encode(&image, output.format, icc, output.encode, name)?;
     notes.extend(icc_note);
     passes.push(Pass::host(Stage::Encode, "encode", t));
     let t = Instant::now();
-    codec::write_atomic(output.path, &bytes)?;
+    if stdout {
+        codec::write_stdout(&bytes)?;
+    } else {
+        codec::write_atomic(output.path, &bytes)?;
+    }
     passes.push(Pass::host(Stage::Encode, "write", t));
     Ok(out_color)
 }
