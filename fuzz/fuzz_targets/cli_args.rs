@@ -5,7 +5,7 @@
 #![no_main]
 
 use clap::Parser;
-use gblur::cli::{BenchCommand, Cli, Command};
+use gblur::cli::{Cli, Command};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -15,34 +15,21 @@ fuzz_target!(|data: &[u8]| {
     let argv = std::iter::once("gblur".to_string()).chain(args);
     match Cli::try_parse_from(argv) {
         Ok(cli) => match &cli.command {
-            Some(Command::Devices { .. }) => {}
             Some(Command::Bench(b)) => {
-                match b {
-                    BenchCommand::Peak(c) | BenchCommand::Transpose(c) => {
-                        let _ = c.to_options(cli.quiet);
-                    }
-                    BenchCommand::Blur { common, .. } | BenchCommand::Cpu { common, .. } => {
-                        let _ = common.to_options(cli.quiet);
-                    }
-                    BenchCommand::Matmul(m) => {
-                        let _ = (m.out.to_options(cli.quiet, None), m.to_options());
-                    }
-                    BenchCommand::Reduce(r) => {
-                        let _ = (r.out.to_options(cli.quiet, None), r.to_options());
-                    }
+                let _ = b.to_job(cli.quiet);
+            }
+            // A job refused here is a usage error (exit 2), as in main.
+            Some(Command::Batch(b)) => {
+                if let Ok(job) = b.to_job(cli.verbose, cli.quiet) {
+                    let blur = &job.blur;
+                    let _ = gblur::filter::Blur2d::checked(blur.method, blur.sigma_x, blur.sigma_y);
                 }
             }
-            Some(Command::Batch(b)) => {
-                let job = b.to_job(cli.verbose, cli.quiet);
-                let _ = gblur::filter::Blur2d::checked(
-                    job.blur.method,
-                    job.blur.sigma_x,
-                    job.blur.sigma_y,
-                );
-            }
+            Some(_) => {}
             None => {
-                let job = cli.blur.to_job();
-                let _ = gblur::filter::Blur2d::checked(job.method, job.sigma_x, job.sigma_y);
+                if let Ok(job) = cli.blur.to_job() {
+                    let _ = gblur::filter::Blur2d::checked(job.method, job.sigma_x, job.sigma_y);
+                }
             }
         },
         Err(e) => {
