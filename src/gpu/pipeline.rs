@@ -2,10 +2,10 @@
 //! image resident on the device, each pass profiled and named for the report, and every
 //! coefficient and scratch buffer kept alive until the queue has finished.
 //!
-//! `Pipeline::Transpose` is the seed's fast shape: column pass + transpose + column pass +
-//! transpose (Apple, "Tuning Performance on the GPU": rgV + T + rgV + T = rgV + rgH), so both
-//! filtering passes walk down columns with coalesced accesses. `Pipeline::Direct` is the
-//! seed's version 1: a row pass then a column pass, no transposes.
+//! `Pipeline::Transpose` is the fast shape of "Tuning Performance on the GPU": column pass +
+//! transpose + column pass + transpose (rgV + T + rgV + T = rgV + rgH), so both filtering
+//! passes walk down columns with coalesced accesses. `Pipeline::Direct` is that chapter's
+//! first version: a row pass then a column pass, no transposes.
 
 use crate::filter::{Blur2d, LineFilter};
 use crate::gpu::defines::{blocked_defines, blocked_tune, overlap_defines, summary_vectors};
