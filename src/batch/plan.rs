@@ -27,17 +27,26 @@ pub struct Task {
     pub format: ImageFormat,
 }
 
+/// Every entry under IN_DIR in a stable order, links followed where `--follow-links` says.
+/// OUT_DIR inside IN_DIR is not walked: outputs never become inputs.
+fn walk<'a>(
+    job: &BatchJob,
+    in_dir: &'a Path,
+    out_dir: &'a Path,
+) -> impl Iterator<Item = walkdir::Result<walkdir::DirEntry>> + 'a {
+    walkdir::WalkDir::new(in_dir)
+        .follow_links(job.follow_links)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(move |e| out_dir == in_dir || !e.path().starts_with(out_dir))
+}
+
 /// Finds the work: every file under IN_DIR (never inside OUT_DIR), in a stable order, split
 /// into tasks and the records of files skipped up front.
 pub fn plan(job: &BatchJob, in_dir: &Path, out_dir: &Path) -> (Vec<Task>, Vec<FileRecord>) {
     let mut tasks = Vec::new();
     let mut skipped = Vec::new();
-    let walker = walkdir::WalkDir::new(in_dir)
-        .follow_links(job.follow_links)
-        .sort_by_file_name()
-        .into_iter()
-        // OUT_DIR inside IN_DIR is not walked: outputs never become inputs.
-        .filter_entry(|e| out_dir == in_dir || !e.path().starts_with(out_dir));
+    let walker = walk(job, in_dir, out_dir);
     let record = FileRecord::new;
     for entry in walker {
         let entry = match entry {
@@ -126,11 +135,7 @@ pub fn output_of(
 /// can make them), before any file is written. It looks at every image under IN_DIR, not only
 /// this shard's, since the shards write into one OUT_DIR.
 pub fn check_names(job: &BatchJob, in_dir: &Path, out_dir: &Path) -> Result<(), String> {
-    let walker = walkdir::WalkDir::new(in_dir)
-        .follow_links(job.follow_links)
-        .sort_by_file_name()
-        .into_iter()
-        .filter_entry(|e| out_dir == in_dir || !e.path().starts_with(out_dir))
+    let walker = walk(job, in_dir, out_dir)
         .filter_map(Result::ok)
         .filter(|e| e.file_type().is_file() && (job.follow_links || !e.path_is_symlink()));
     let mut outputs = Vec::new();
