@@ -32,6 +32,7 @@ fn main() -> anyhow::Result<()> {
     let opts = EncodeOptions {
         jpeg_quality: 90,
         png_compression: CompressionType::Default,
+        dither: false,
     };
     for _ in 0..runs {
         let t = Instant::now();

@@ -3,7 +3,8 @@
 // sigma 1, Blender below 3). One work-item per output sample; work-items along dimension 0
 // are neighbours in x, so both passes read and write coalesced.
 //
-// Same arithmetic, in the same order, as fir_line in src/cpu/reference.rs.
+// Same arithmetic, in the same order, as fir_line in src/cpu/reference.rs: each output is its
+// input plus the taps' weighted differences from it, so a constant region comes out bit for bit.
 
 // Horizontal: along rows of `width`.
 __kernel void fir_x(__global const float *src, __global float *dst, __constant float *taps,
@@ -13,12 +14,13 @@ __kernel void fir_x(__global const float *src, __global float *dst, __constant f
     if (x >= width || y >= height)
         return;
     const size_t row = ((size_t)get_global_id(2) * height + y) * width;
+    const float centre = src[row + x];
     float acc = 0.0f;
     for (uint k = 0; k <= 2 * radius; k++) {
         const int j = clamp((int)x + (int)k - (int)radius, 0, (int)width - 1);
-        acc += taps[k] * src[row + j];
+        acc += taps[k] * (src[row + j] - centre);
     }
-    dst[row + x] = acc;
+    dst[row + x] = acc + centre;
 }
 
 // Vertical: along columns of a `width`×`height` plane.
@@ -29,12 +31,13 @@ __kernel void fir_y(__global const float *src, __global float *dst, __constant f
     if (x >= width || y >= height)
         return;
     const size_t plane = (size_t)get_global_id(2) * height * width;
+    const float centre = src[plane + (size_t)y * width + x];
     float acc = 0.0f;
     for (uint k = 0; k <= 2 * radius; k++) {
         const int j = clamp((int)y + (int)k - (int)radius, 0, (int)height - 1);
-        acc += taps[k] * src[plane + (size_t)j * width + x];
+        acc += taps[k] * (src[plane + (size_t)j * width + x] - centre);
     }
-    dst[plane + (size_t)y * width + x] = acc;
+    dst[plane + (size_t)y * width + x] = acc + centre;
 }
 
 // Full 2D convolution with the (2r+1)² Gaussian taps[j]·taps[i]: the "2D convolution" row of

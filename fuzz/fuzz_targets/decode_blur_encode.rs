@@ -105,6 +105,7 @@ fuzz_target!(|data: &[u8]| {
     let encode = EncodeOptions {
         jpeg_quality: 1 + (sel % 100) as u8,
         png_compression: CompressionType::Fast,
+        dither: sel & 0x100 != 0,
     };
     let size = (loaded.width, loaded.height);
     let to = Output {

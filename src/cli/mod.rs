@@ -141,6 +141,11 @@ pub struct BlurSettings {
     /// PNG compression effort.
     #[arg(long, value_enum, default_value_t = PngCompression::Default)]
     pub png_compression: PngCompression,
+    /// Dither (TPDF noise of ±1 step, seeded, so the same input gives the same bytes) before
+    /// rounding to fewer bits than the input has (float or 16-bit into 8 bits, float into 16),
+    /// so smooth gradients do not band.
+    #[arg(long)]
+    pub dither: bool,
     /// Decoder memory limit in MiB.
     #[arg(long, default_value_t = 512, value_name = "MIB")]
     pub max_memory: u64,
@@ -249,6 +254,7 @@ impl BlurSettings {
                     PngCompression::Default => CompressionType::Default,
                     PngCompression::Best => CompressionType::Best,
                 },
+                dither: self.dither,
             },
             max_memory_mib: self.max_memory,
         }

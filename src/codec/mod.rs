@@ -149,7 +149,15 @@ fn decode_from(
     limits.max_alloc = Some(max_memory_mib.saturating_mul(1 << 20));
     reader.limits(limits);
     let map = |e: ImageError| image_error(path, e, max_memory_mib);
-    let mut decoder = reader.into_decoder().map_err(map)?;
+    let mut decoder = reader
+        .into_decoder()
+        .map_err(|e| match gray_float_tiff(&e) {
+            Some(detail) => ImageIoError::Unsupported {
+                path: path.into(),
+                detail: detail.into(),
+            },
+            None => map(e),
+        })?;
     // Not every decoder checks max_alloc against the image it is about to allocate.
     if decoder.total_bytes() > max_memory_mib.saturating_mul(1 << 20) {
         return Err(ImageIoError::OverLimit {
@@ -172,6 +180,25 @@ fn decode_from(
     let mut image = DynamicImage::from_decoder(decoder).map_err(map)?;
     image.apply_orientation(orientation);
     Ok(DecodedFile { image, format, icc })
+}
+
+/// The reason for a float TIFF the `image` crate refuses: it decodes 32-bit float TIFF as RGB
+/// or RGBA only, and names a gray one's layout by its bits alone (`Unknown(32)`).
+fn gray_float_tiff(e: &ImageError) -> Option<&'static str> {
+    use image::error::{ImageFormatHint, UnsupportedErrorKind};
+    use image::ExtendedColorType::Unknown;
+    let ImageError::Unsupported(u) = e else {
+        return None;
+    };
+    match (u.format_hint(), u.kind()) {
+        (ImageFormatHint::Exact(ImageFormat::Tiff), UnsupportedErrorKind::Color(Unknown(32))) => {
+            Some("a gray 32-bit float TIFF; float TIFF is read as RGB or RGBA only")
+        }
+        (ImageFormatHint::Exact(ImageFormat::Tiff), UnsupportedErrorKind::Color(Unknown(64))) => {
+            Some("a gray+alpha 32-bit float TIFF; float TIFF is read as RGB or RGBA only")
+        }
+        _ => None,
+    }
 }
 
 /// Whether a JPEG's marker structure reaches its end-of-image marker (EOI). Segments are
@@ -352,6 +379,8 @@ pub fn output_color(source: ColorType, format: ImageFormat) -> (ColorType, Optio
 pub struct EncodeOptions {
     pub jpeg_quality: u8,
     pub png_compression: CompressionType,
+    /// Add TPDF dither before rounding to fewer bits than the input has (`pixels::quantise`).
+    pub dither: bool,
 }
 
 /// Encodes into memory, returning the bytes and a note when the ICC profile could not be kept.

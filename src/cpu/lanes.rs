@@ -44,7 +44,7 @@ pub trait Isa: Copy {
     }
 
     /// Transposes a 16×16 block of 8-bit levels held as 16 f32 vectors, converting as
-    /// `pixels::f32_to_u8` does in level units: NaN to 0, clamped to 0..=255, rounded half up.
+    /// `pixels::quantise::to_steps` does in level units: NaN to 0, clamped to 0..=255, rounded half up.
     #[inline(always)]
     fn transpose_to_u8(m: &[V; LANES]) -> [[u8; LANES]; LANES] {
         let t = Self::transpose(m);
@@ -61,7 +61,7 @@ pub trait Isa: Copy {
 /// One f32 level to 8 bits: NaN to 0, clamped to 0..=255, rounded half up.
 #[inline(always)]
 pub fn level_to_u8(v: f32) -> u8 {
-    // max/min map NaN to 0, as the saturating cast in `pixels::f32_to_u8` does, and the value
+    // max/min map NaN to 0, as the saturating cast in `pixels::quantise::to_steps` does, and the value
     // is then in range for the unchecked cast.
     #[allow(clippy::manual_clamp)] // clamp keeps NaN, which the unchecked cast cannot take
     let x = v.max(0.0).min(255.0) + 0.5;

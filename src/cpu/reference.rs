@@ -132,17 +132,23 @@ pub fn recursive_line(src: &[f32], dst: &mut [f32], coef: &[f32; 2 * SECTION_FLO
 }
 
 /// One line through the sampled-Gaussian FIR, clamping reads to the line.
+///
+/// Each output is its own input plus the taps' weighted differences from it: where every
+/// sample under the taps equals the centre, each difference is exactly 0 and the output is the
+/// input bit for bit (a constant region of 1e4 stays 1e4), whatever the f32 rounding of the
+/// taps and of their sum.
 pub fn fir_line(src: &[f32], dst: &mut [f32], taps: &[f32]) {
     let n = src.len() as isize;
     let r = (taps.len() / 2) as isize;
     for (i, out) in dst.iter_mut().enumerate() {
+        let centre = src[i];
         let i = i as isize;
         let mut acc = 0f32;
         for (k, &t) in taps.iter().enumerate() {
             let j = (i + k as isize - r).clamp(0, n - 1);
-            acc += t * src[j as usize];
+            acc += t * (src[j as usize] - centre);
         }
-        *out = acc;
+        *out = acc + centre;
     }
 }
 

@@ -3,6 +3,7 @@
 //! black) cannot bleed dark halos into their neighbours (image-rs#2324, Pillow#3494, sharp#211).
 
 pub mod planar;
+pub mod quantise;
 
 use image::{ColorType, DynamicImage, ImageBuffer};
 use planar::Planar;
@@ -151,6 +152,36 @@ pub fn finish_planar(p: &mut Planar, layout: Layout) {
 /// `source` (gray, gray+alpha, RGB or RGBA). Drops alpha or spreads gray to RGB as `target`
 /// needs; integer targets are clamped to [0, 1] and rounded.
 pub fn from_planar(p: &Planar, source: ColorType, target: ColorType) -> DynamicImage {
+    from_planar_with(p, source, target, false).image
+}
+
+/// An image converted to its output colour type, and what the conversion did.
+pub struct Converted {
+    pub image: DynamicImage,
+    /// Float samples outside [0, 1] clipped to an integer output's range.
+    pub clipped: usize,
+    /// Whether dither was added (asked for, and the output has fewer bits than the source).
+    pub dithered: bool,
+}
+
+/// Bits per sample of a colour type.
+pub fn sample_bits(c: ColorType) -> u32 {
+    8 * (c.bytes_per_pixel() / c.channel_count()) as u32
+}
+
+/// Whether `--dither` applies: an integer output with fewer bits than the source.
+fn dithers(dither: bool, source: ColorType, target: ColorType) -> bool {
+    dither && is_integer(target) && sample_bits(target) < sample_bits(source)
+}
+
+/// `from_planar`, counting the float samples an integer `target` clips and, when `dither`
+/// and `target` has fewer bits than `source`, dithering before rounding (`quantise`).
+pub fn from_planar_with(
+    p: &Planar,
+    source: ColorType,
+    target: ColorType,
+    dither: bool,
+) -> Converted {
     let src_colour = if source.has_alpha() {
         p.channels - 1
     } else {
@@ -170,36 +201,145 @@ pub fn from_planar(p: &Planar, source: ColorType, target: ColorType) -> DynamicI
             usize::MAX
         });
     }
+    let clipped = if !is_integer(source) && is_integer(target) {
+        count_mapped_outside(p, &map)
+    } else {
+        0
+    };
+    let dithered = dithers(dither, source, target);
     let (w, h) = (p.width as u32, p.height as u32);
-    match target {
-        ColorType::L8 => DynamicImage::ImageLuma8(buf(w, h, interleave(p, &map, f32_to_u8))),
-        ColorType::La8 => DynamicImage::ImageLumaA8(buf(w, h, interleave(p, &map, f32_to_u8))),
-        ColorType::Rgb8 => DynamicImage::ImageRgb8(buf(w, h, interleave(p, &map, f32_to_u8))),
-        ColorType::Rgba8 => DynamicImage::ImageRgba8(buf(w, h, interleave(p, &map, f32_to_u8))),
-        ColorType::L16 => DynamicImage::ImageLuma16(buf(w, h, interleave(p, &map, f32_to_u16))),
-        ColorType::La16 => DynamicImage::ImageLumaA16(buf(w, h, interleave(p, &map, f32_to_u16))),
-        ColorType::Rgb16 => DynamicImage::ImageRgb16(buf(w, h, interleave(p, &map, f32_to_u16))),
-        ColorType::Rgba16 => DynamicImage::ImageRgba16(buf(w, h, interleave(p, &map, f32_to_u16))),
-        ColorType::Rgb32F => DynamicImage::ImageRgb32F(buf(w, h, interleave(p, &map, |v| v))),
-        _ => DynamicImage::ImageRgba32F(buf(w, h, interleave(p, &map, |v| v))),
+    let u8s = || {
+        interleave(p, &map, |v, k| {
+            quantise::to_steps(v, 255.0, noise(dithered, k)) as u8
+        })
+    };
+    let u16s = || {
+        interleave(p, &map, |v, k| {
+            quantise::to_steps(v, 65535.0, noise(dithered, k)) as u16
+        })
+    };
+    let f32s = || interleave(p, &map, |v, _| v);
+    let image = match target {
+        ColorType::L8 => DynamicImage::ImageLuma8(buf(w, h, u8s())),
+        ColorType::La8 => DynamicImage::ImageLumaA8(buf(w, h, u8s())),
+        ColorType::Rgb8 => DynamicImage::ImageRgb8(buf(w, h, u8s())),
+        ColorType::Rgba8 => DynamicImage::ImageRgba8(buf(w, h, u8s())),
+        ColorType::L16 => DynamicImage::ImageLuma16(buf(w, h, u16s())),
+        ColorType::La16 => DynamicImage::ImageLumaA16(buf(w, h, u16s())),
+        ColorType::Rgb16 => DynamicImage::ImageRgb16(buf(w, h, u16s())),
+        ColorType::Rgba16 => DynamicImage::ImageRgba16(buf(w, h, u16s())),
+        ColorType::Rgb32F => DynamicImage::ImageRgb32F(buf(w, h, f32s())),
+        _ => DynamicImage::ImageRgba32F(buf(w, h, f32s())),
+    };
+    Converted {
+        image,
+        clipped,
+        dithered,
     }
+}
+
+fn noise(dither: bool, index: usize) -> f32 {
+    quantise::noise(dither, index)
+}
+
+/// Samples of the planes `map` names (each once) outside [0, 1].
+fn count_mapped_outside(p: &Planar, map: &[usize]) -> usize {
+    let plane = p.plane_len();
+    let mut planes: Vec<usize> = map.iter().copied().filter(|&c| c != usize::MAX).collect();
+    planes.dedup();
+    planes
+        .iter()
+        .map(|&c| quantise::count_outside(&p.data[c * plane..(c + 1) * plane]))
+        .sum()
 }
 
 /// Converts a finished image to colour type `target` the way `from_planar` would: alpha
 /// dropped or made opaque, gray spread to RGB, depth changed with clamping and rounding.
 pub fn convert(image: DynamicImage, target: ColorType) -> DynamicImage {
-    match target {
-        ColorType::L8 => image.to_luma8().into(),
-        ColorType::La8 => image.to_luma_alpha8().into(),
-        ColorType::Rgb8 => image.to_rgb8().into(),
-        ColorType::Rgba8 => image.to_rgba8().into(),
-        ColorType::L16 => image.to_luma16().into(),
-        ColorType::La16 => image.to_luma_alpha16().into(),
-        ColorType::Rgb16 => image.to_rgb16().into(),
-        ColorType::Rgba16 => image.to_rgba16().into(),
-        ColorType::Rgb32F => image.to_rgb32f().into(),
-        _ => image.to_rgba32f().into(),
+    convert_with(image, target, false).image
+}
+
+/// `convert`, counting the float samples an integer `target` clips and dithering as
+/// `from_planar_with` does. Float sources, and integer ones being dithered, go through f32 in
+/// `target`'s layout; the rest through the `image` crate's conversions.
+pub fn convert_with(image: DynamicImage, target: ColorType, dither: bool) -> Converted {
+    let source = image.color();
+    let dithered = dithers(dither, source, target);
+    if !is_integer(target) || (is_integer(source) && !dithered) {
+        let image = match target {
+            ColorType::L8 => image.to_luma8().into(),
+            ColorType::La8 => image.to_luma_alpha8().into(),
+            ColorType::Rgb8 => image.to_rgb8().into(),
+            ColorType::Rgba8 => image.to_rgba8().into(),
+            ColorType::L16 => image.to_luma16().into(),
+            ColorType::La16 => image.to_luma_alpha16().into(),
+            ColorType::Rgb16 => image.to_rgb16().into(),
+            ColorType::Rgba16 => image.to_rgba16().into(),
+            ColorType::Rgb32F => image.to_rgb32f().into(),
+            _ => image.to_rgba32f().into(),
+        };
+        return Converted {
+            image,
+            clipped: 0,
+            dithered: false,
+        };
     }
+    let (w, h) = (image.width(), image.height());
+    let floats: Vec<f32> = match target.channel_count() {
+        1 => image.to_luma32f().into_raw(),
+        2 => image.to_luma_alpha32f().into_raw(),
+        3 => image.to_rgb32f().into_raw(),
+        _ => image.to_rgba32f().into_raw(),
+    };
+    drop(image);
+    let clipped = if is_integer(source) {
+        0
+    } else {
+        quantise::count_outside(&floats)
+    };
+    let image = if sample_bits(target) == 8 {
+        let q = quantise::quantise_u8(&floats, dithered);
+        match target {
+            ColorType::L8 => DynamicImage::ImageLuma8(buf(w, h, q)),
+            ColorType::La8 => DynamicImage::ImageLumaA8(buf(w, h, q)),
+            ColorType::Rgb8 => DynamicImage::ImageRgb8(buf(w, h, q)),
+            _ => DynamicImage::ImageRgba8(buf(w, h, q)),
+        }
+    } else {
+        let q = quantise::quantise_u16(&floats, dithered);
+        match target {
+            ColorType::L16 => DynamicImage::ImageLuma16(buf(w, h, q)),
+            ColorType::La16 => DynamicImage::ImageLumaA16(buf(w, h, q)),
+            ColorType::Rgb16 => DynamicImage::ImageRgb16(buf(w, h, q)),
+            _ => DynamicImage::ImageRgba16(buf(w, h, q)),
+        }
+    };
+    Converted {
+        image,
+        clipped,
+        dithered,
+    }
+}
+
+/// Prepares an RGB float image for Radiance HDR (RGBE: one shared 8-bit exponent, 8-bit
+/// mantissas, no sign): negative samples become 0, and so do magnitudes below 2^-126, whose
+/// exponent the `image` crate's encoder would wrap around to a huge one. Returns how many
+/// negative samples there were.
+pub fn for_rgbe(image: &mut DynamicImage) -> usize {
+    let DynamicImage::ImageRgb32F(b) = image else {
+        return 0;
+    };
+    let samples: &mut [f32] = b.as_mut();
+    samples
+        .par_iter_mut()
+        .map(|v| {
+            let negative = *v < 0.0;
+            if negative || *v < f32::MIN_POSITIVE {
+                *v = 0.0;
+            }
+            negative as usize
+        })
+        .sum()
 }
 
 fn buf<P: image::Pixel>(
@@ -236,11 +376,12 @@ fn split<T: Copy + Sync>(
     p
 }
 
-/// Interleaves planes per `map` (usize::MAX = opaque alpha) into samples of type `T`.
+/// Interleaves planes per `map` (usize::MAX = opaque alpha) into samples of type `T`; `f`
+/// takes each value and its index in the interleaved output.
 fn interleave<T: Copy + Send + Default>(
     p: &Planar,
     map: &[usize],
-    f: impl Fn(f32) -> T + Sync,
+    f: impl Fn(f32, usize) -> T + Sync,
 ) -> Vec<T> {
     let (w, ch, plane) = (p.width, map.len(), p.plane_len());
     let mut out = vec![T::default(); plane * ch];
@@ -255,7 +396,7 @@ fn interleave<T: Copy + Send + Default>(
                 } else {
                     p.data[src * plane + y * w + x]
                 };
-                row[x * ch + c] = f(v);
+                row[x * ch + c] = f(v, (y * w + x) * ch + c);
             }
         }
     });
@@ -281,14 +422,6 @@ fn u8_to_f32(v: u8) -> f32 {
 
 fn u16_to_f32(v: u16) -> f32 {
     v as f32 * (1.0 / 65535.0)
-}
-
-fn f32_to_u8(v: f32) -> u8 {
-    (v.clamp(0.0, 1.0) * 255.0 + 0.5) as u8
-}
-
-fn f32_to_u16(v: f32) -> u16 {
-    (v.clamp(0.0, 1.0) * 65535.0 + 0.5) as u16
 }
 
 /// The sRGB transfer functions (IEC 61966-2-1).

@@ -29,22 +29,40 @@ pub fn save(
     let layout = blurred.layout;
     let (out_color, lost) = codec::output_color(layout.color, output.format);
     notes.extend(lost);
-    let image = match blurred.working {
+    let dither = output.encode.dither;
+    let converted = match blurred.working {
         Working::Planar(mut planar) => {
             let t = Instant::now();
             pixels::finish_planar(&mut planar, layout);
-            let image = pixels::from_planar(&planar, layout.color, out_color);
+            let converted = pixels::from_planar_with(&planar, layout.color, out_color, dither);
             passes.push(Pass::host(Stage::Encode, "from planar", t));
-            image
+            converted
         }
-        Working::Decoded(image) if image.color() == out_color => image,
+        Working::Decoded(image) if image.color() == out_color => pixels::Converted {
+            image,
+            clipped: 0,
+            dithered: false,
+        },
         Working::Decoded(image) => {
             let t = Instant::now();
-            let image = pixels::convert(image, out_color);
+            let converted = pixels::convert_with(image, out_color, dither);
             passes.push(Pass::host(Stage::Encode, "convert", t));
-            image
+            converted
         }
     };
+    notes.extend(conversion_notes(&converted, dither, out_color));
+    let mut image = converted.image;
+    if output.format == ImageFormat::Hdr {
+        let negative = pixels::for_rgbe(&mut image);
+        let sign = if negative > 0 {
+            format!("; it holds no negative values: {negative} negative samples were written as 0")
+        } else {
+            String::new()
+        };
+        notes.push(format!(
+            "Radiance HDR keeps an 8-bit mantissa per sample under one exponent per pixel (2 to 3 significant digits){sign}"
+        ));
+    }
     let t = Instant::now();
     let icc = blurred.icc.as_deref();
     let stdout = codec::is_stdio(output.path);
@@ -64,4 +82,26 @@ pub fn save(
     }
     passes.push(Pass::host(Stage::Encode, "write", t));
     Ok(out_color)
+}
+
+/// What the conversion to `out` clipped, and what `--dither` did.
+fn conversion_notes(c: &pixels::Converted, dither: bool, out: ColorType) -> Vec<String> {
+    let mut notes = Vec::new();
+    if c.clipped > 0 {
+        notes.push(format!(
+            "{} float samples outside [0, 1] were clipped to the range of {out:?}",
+            c.clipped
+        ));
+    }
+    if c.dithered {
+        notes.push(format!(
+            "dithered to {} bits (TPDF noise of ±1 step before rounding)",
+            pixels::sample_bits(out)
+        ));
+    } else if dither {
+        notes.push(format!(
+            "--dither had nothing to do: {out:?} holds as many bits per sample as the input"
+        ));
+    }
+    notes
 }
