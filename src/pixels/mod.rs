@@ -210,12 +210,12 @@ pub fn from_planar_with(
     let (w, h) = (p.width as u32, p.height as u32);
     let u8s = || {
         interleave(p, &map, |v, k| {
-            quantise::to_steps(v, 255.0, noise(dithered, k)) as u8
+            quantise::to_steps(v, 255.0, quantise::noise(dithered, k)) as u8
         })
     };
     let u16s = || {
         interleave(p, &map, |v, k| {
-            quantise::to_steps(v, 65535.0, noise(dithered, k)) as u16
+            quantise::to_steps(v, 65535.0, quantise::noise(dithered, k)) as u16
         })
     };
     let f32s = || interleave(p, &map, |v, _| v);
@@ -236,10 +236,6 @@ pub fn from_planar_with(
         clipped,
         dithered,
     }
-}
-
-fn noise(dither: bool, index: usize) -> f32 {
-    quantise::noise(dither, index)
 }
 
 /// Samples of the planes `map` names (each once) outside [0, 1].
