@@ -2,6 +2,7 @@
 //! encoding it, and writing it through a temporary file that is renamed over the output.
 
 use super::{Loaded, Working};
+use crate::codec::metadata::{self, KeepMetadata};
 use crate::codec::{self, EncodeOptions, ImageIoError};
 use crate::pixels;
 use crate::report::{Pass, Stage};
@@ -16,6 +17,8 @@ pub struct Output<'a> {
     pub path: &'a Path,
     pub format: ImageFormat,
     pub encode: EncodeOptions,
+    /// Which of the input's ICC profile, EXIF and XMP are written.
+    pub metadata: KeepMetadata,
 }
 
 /// Converts `blurred` back, encodes it and writes it atomically, adding what the format could
@@ -46,15 +49,15 @@ pub fn save(
         }
     };
     let t = Instant::now();
-    let icc = blurred.icc.as_deref();
+    let meta = blurred.meta.select(output.metadata);
     let stdout = codec::is_stdio(output.path);
     let name = if stdout {
         Path::new("stdout")
     } else {
         output.path
     };
-    let (bytes, icc_note) = codec::encode(&image, output.format, icc, output.encode, name)?;
-    notes.extend(icc_note);
+    let (bytes, meta_notes) = metadata::encode(&image, output.format, &meta, output.encode, name)?;
+    notes.extend(meta_notes);
     passes.push(Pass::host(Stage::Encode, "encode", t));
     let t = Instant::now();
     if stdout {
