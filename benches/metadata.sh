@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# What carrying metadata costs a 16 MP JPEG -> JPEG job (sigma 5, the Rust path). Three jobs on
+# the same pixels, in RUNS rounds of each once (rotating order, so drift hits all alike):
+#   meta   the photo with a phone's EXIF (camera fields, maker note, GPS, a JPEG thumbnail) and
+#          an XMP packet (tests/fixtures/phone_exif_xmp.jpg's APP1 segments, orientation set
+#          to 1 so no job turns the pixels), default options: read, patched, written;
+#   strip  the same file with --strip: read at decode, not written;
+#   bare   the same pixels with no metadata at all.
+# Times are each job's own total from `--json` (decode to written file, no process start).
+# Prints the medians and the median of the per-round ratios meta/bare (all that metadata
+# handling costs) and meta/strip (what writing it costs).
+# usage: benches/metadata.sh [RUNS]     (W and H in the environment change the 4896x3264 size)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+RUNS=${1:-15}
+W=${W:-4896}
+H=${H:-3264}
+PY=/usr/bin/python3
+$PY -c 'import numpy' 2>/dev/null || { apt-get update -q && apt-get install -y -q python3-numpy; }
+cargo build --release -q
+G=$PWD/target/release/gblur
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+
+# Photo-like pixels (smooth structure plus grain) as a PPM, made a JPEG by gblur itself.
+$PY - "$T/photo.ppm" "$W" "$H" <<'PY'
+import sys
+import numpy as np
+out, w, h = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+y, x = np.mgrid[0:h, 0:w].astype(np.float32)
+rng = np.random.default_rng(5)
+img = np.stack([
+    0.5 + 0.25 * np.sin(x / 97 + c) * np.cos(y / 61 - c) + 0.15 * np.sin((x + y) / 13 + c)
+    for c in range(3)], axis=2)
+img += 0.06 * rng.random(img.shape, np.float32)
+data = (np.clip(img, 0, 1) * 255 + 0.5).astype(np.uint8)
+with open(out, "wb") as f:
+    f.write(b"P6\n%d %d\n255\n" % (w, h))
+    f.write(data.tobytes())
+PY
+"$G" "$T/photo.ppm" "$T/bare.jpg" --sigma 1 --quality 90 -q
+
+# The phone fixture's APP1 segments (EXIF, XMP), orientation set to 1, spliced after SOI.
+$PY - tests/fixtures/phone_exif_xmp.jpg "$T/bare.jpg" "$T/meta.jpg" <<'PY'
+import struct, sys
+src, bare, out = open(sys.argv[1], "rb").read(), open(sys.argv[2], "rb").read(), sys.argv[3]
+segs, at = [], 2
+while src[at + 1] == 0xE1:
+    n = struct.unpack(">H", src[at + 2:at + 4])[0]
+    segs.append(bytearray(src[at:at + 2 + n]))
+    at += 2 + n
+exif = segs[0]
+t = 10  # FF E1, length, "Exif\0\0": the TIFF header starts here
+bo = ">" if exif[t:t + 2] == b"MM" else "<"
+ifd0 = t + struct.unpack(bo + "I", exif[t + 4:t + 8])[0]
+for i in range(struct.unpack(bo + "H", exif[ifd0:ifd0 + 2])[0]):
+    e = ifd0 + 2 + 12 * i
+    if struct.unpack(bo + "H", exif[e:e + 2])[0] == 0x0112:
+        exif[e + 8:e + 10] = struct.pack(bo + "H", 1)
+with open(out, "wb") as f:
+    f.write(bare[:2] + b"".join(segs) + bare[2:])
+PY
+
+job() { # name, input, extra args -> total ms
+  "$G" "$2" "$T/out-$1.jpg" --sigma 5 --device rust --json -q "${@:3}" |
+    $PY -c 'import json, sys; print(json.load(sys.stdin)["total_ms"])'
+}
+job meta "$T/meta.jpg" >/dev/null # warm the page cache and the binary
+: >"$T/times"
+for r in $(seq 1 "$RUNS"); do
+  order=(meta strip bare)
+  k=$((r % 3))
+  order=("${order[@]:$k}" "${order[@]:0:$k}")
+  declare -A t=()
+  for j in "${order[@]}"; do
+    case $j in
+    meta) t[meta]=$(job meta "$T/meta.jpg") ;;
+    strip) t[strip]=$(job strip "$T/meta.jpg" --strip) ;;
+    bare) t[bare]=$(job bare "$T/bare.jpg") ;;
+    esac
+  done
+  echo "${t[meta]} ${t[strip]} ${t[bare]}" >>"$T/times"
+done
+echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
+echo "image:   ${W}x${H} JPEG q90 -> JPEG q90, sigma 5, --device rust; $RUNS rounds, medians"
+echo "metadata: $(($(wc -c <"$T/meta.jpg") - $(wc -c <"$T/bare.jpg"))) bytes of APP1 segments (EXIF with thumbnail, GPS, maker note; XMP)"
+$PY - "$T/times" <<'PY'
+import statistics as st, sys
+rows = [list(map(float, l.split())) for l in open(sys.argv[1])]
+med = lambda xs: st.median(xs)
+m, s, b = (med([r[i] for r in rows]) for i in range(3))
+print(f"{'job':<28} {'median ms':>10}")
+print(f"{'meta (default: kept)':<28} {m:>10.1f}")
+print(f"{'meta --strip':<28} {s:>10.1f}")
+print(f"{'bare (no metadata)':<28} {b:>10.1f}")
+print(f"meta/bare  (all metadata handling): {med([r[0] / r[2] for r in rows]):.4f}")
+print(f"meta/strip (writing it):            {med([r[0] / r[1] for r in rows]):.4f}")
+PY
