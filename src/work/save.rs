@@ -56,9 +56,22 @@ pub fn save(
     } else {
         output.path
     };
-    let (bytes, meta_notes) = metadata::encode(&image, output.format, &meta, output.encode, name)?;
-    notes.extend(meta_notes);
+    let icc = meta.icc.as_deref();
+    let (bytes, icc_note) = codec::encode(&image, output.format, icc, output.encode, name)?;
+    notes.extend(icc_note);
     passes.push(Pass::host(Stage::Encode, "encode", t));
+    // EXIF and XMP go into the encoded file as a pass of their own, so the report shows what
+    // they cost.
+    let bytes = if meta.exif.is_some() || meta.xmp.is_some() {
+        let t = Instant::now();
+        let size = (image.width(), image.height());
+        let (bytes, lost) = metadata::embed(bytes, output.format, &meta, size, name)?;
+        notes.extend(lost);
+        passes.push(Pass::host(Stage::Encode, "metadata", t));
+        bytes
+    } else {
+        bytes
+    };
     let t = Instant::now();
     if stdout {
         codec::write_stdout(&bytes)?;

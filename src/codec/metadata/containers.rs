@@ -101,8 +101,11 @@ pub fn png(bytes: Vec<u8>, exif: Option<&[u8]>, xmp: Option<&[u8]>) -> Result<Ve
     Ok(out)
 }
 
-/// The chunks of a RIFF WebP file: fourcc and data.
-fn riff_chunks(bytes: &[u8]) -> Result<Vec<([u8; 4], &[u8])>, String> {
+/// A RIFF chunk: its fourcc and data.
+type Chunk<'a> = ([u8; 4], &'a [u8]);
+
+/// The chunks of a RIFF WebP file.
+fn riff_chunks(bytes: &[u8]) -> Result<Vec<Chunk<'_>>, String> {
     let bad = || "the WebP encoder wrote an unexpected RIFF layout".to_string();
     if bytes.len() < 12 || &bytes[..4] != b"RIFF" || &bytes[8..12] != b"WEBP" {
         return Err(bad());

@@ -10,8 +10,8 @@ pub mod ifd;
 mod tiff;
 mod xmp;
 
-use super::{EncodeOptions, ImageIoError};
-use image::{DynamicImage, ImageDecoder, ImageFormat};
+use super::ImageIoError;
+use image::{ImageDecoder, ImageFormat};
 use std::io::{BufRead, Seek};
 use std::path::Path;
 
@@ -142,22 +142,22 @@ fn for_output(meta: &Metadata, (w, h): (u32, u32)) -> (Option<Vec<u8>>, Option<V
     (exif, xmp)
 }
 
-/// Encodes `image` as `format` with the metadata its format can hold (`codec::encode` for the
-/// pixels and the ICC profile, then EXIF and XMP added to the file); returns the bytes and
-/// notes on what the format could not hold.
-pub fn encode(
-    image: &DynamicImage,
+/// Adds `meta`'s EXIF and XMP to `bytes`, an image of `size` (width, height) already encoded
+/// as `format` by `codec::encode` (which wrote the pixels and the ICC profile), where the
+/// format can hold them; notes say what it could not hold. `path` is what errors call the
+/// output.
+pub fn embed(
+    bytes: Vec<u8>,
     format: ImageFormat,
     meta: &Metadata,
-    opts: EncodeOptions,
+    size: (u32, u32),
     path: &Path,
 ) -> Result<(Vec<u8>, Vec<String>), ImageIoError> {
-    let (bytes, icc_note) = super::encode(image, format, meta.icc.as_deref(), opts, path)?;
-    let mut notes: Vec<String> = icc_note.into_iter().collect();
+    let mut notes = Vec::new();
     if meta.exif.is_none() && meta.xmp.is_none() {
         return Ok((bytes, notes));
     }
-    let (exif, xmp) = for_output(meta, (image.width(), image.height()));
+    let (exif, xmp) = for_output(meta, size);
     let (exif, xmp) = (exif.as_deref(), xmp.as_deref());
     let bytes = match format {
         ImageFormat::Jpeg => containers::jpeg(bytes, exif, xmp, &mut notes),
