@@ -8,7 +8,8 @@
 #   bare   the same pixels with no metadata at all.
 # Prints the medians, the median of the per-round ratios meta/bare (all that metadata
 # handling costs) and meta/strip (what writing it costs), and the report's own `metadata`
-# pass (the EXIF and XMP put into the encoded file), timed inside the process.
+# pass (the EXIF and XMP put into the encoded file), timed inside the process; then what
+# reading them at decode costs (benches/metadata_read.rs).
 # usage: benches/metadata.sh [RUNS]     (W and H in the environment change the 4896x3264 size)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,6 +19,7 @@ H=${H:-3264}
 PY=/usr/bin/python3
 $PY -c 'import numpy' 2>/dev/null || { apt-get update -q && apt-get install -y -q python3-numpy; }
 cargo build --release -q
+cargo build --release -q --example metadata_read
 G=$PWD/target/release/gblur
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
@@ -103,3 +105,6 @@ embed = med(x["meta"][2] for x in rounds)
 print(f"the 'metadata' pass of meta (EXIF and XMP into the encoded file): {embed:.3f} ms, "
       f"{100 * med(x['meta'][2] / x['meta'][0] for x in rounds):.3f}% of its job")
 PY
+echo
+echo "reading at decode (the header parse image repeats per call), with and without the segments:"
+target/release/examples/metadata_read "$T/meta.jpg" "$T/bare.jpg" --calls 200
