@@ -417,3 +417,40 @@ fn committed_fixtures_hold_the_generated_metadata() {
         assert_eq!(xmp(&committed), xmp(&bytes), "{path}");
     }
 }
+
+#[test]
+fn a_legacy_png_raw_profile_is_read() {
+    // ImageMagick's form: tEXt "Raw profile type exif", the EXIF in hexadecimal.
+    let exif = [
+        b"Exif\0\0".to_vec(),
+        phone::exif(true, phone::PNG_SIZE, 3, false),
+    ]
+    .concat();
+    let hex: String = exif.iter().map(|b| format!("{b:02x}")).collect();
+    let lines: Vec<&str> = hex
+        .as_bytes()
+        .chunks(72)
+        .map(|c| std::str::from_utf8(c).unwrap())
+        .collect();
+    let text = format!("\nexif\n{:8}\n{}\n", exif.len(), lines.join("\n"));
+    let png = phone::exif_png();
+    let mut legacy = png[..33].to_vec();
+    let mut data = b"Raw profile type exif\0".to_vec();
+    data.extend(text.as_bytes());
+    legacy.extend((data.len() as u32).to_be_bytes());
+    let mut crc = flate2::Crc::new();
+    crc.update(b"tEXt");
+    crc.update(&data);
+    legacy.extend(b"tEXt");
+    legacy.extend(&data);
+    legacy.extend(crc.sum().to_be_bytes());
+    // The rest of the PNG without its eXIf chunk.
+    let exif_len = u32::from_be_bytes(png[33..37].try_into().unwrap()) as usize;
+    legacy.extend(&png[33 + 12 + exif_len..]);
+    assert!(!has_exif(&legacy), "kamadak-exif reads no legacy chunk");
+    let out = blur(&legacy, "png", "jpg", &[]);
+    let (a, b) = (fields(&png), fields(&out));
+    assert_eq!(b[&("Tiff0".into(), ORIENTATION)], "Short([1])");
+    assert_eq!(a.len(), b.len());
+    assert_eq!(a[&("Gps0".into(), 2)], b[&("Gps0".into(), 2)]);
+}

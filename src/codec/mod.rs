@@ -146,11 +146,9 @@ fn decode_from(
     format: ImageFormat,
     max_memory_mib: u64,
 ) -> Result<DecodedFile, ImageIoError> {
-    // `image` reads no EXIF from a TIFF: it lives in the file's own directories.
-    let from_tiff = match format {
-        ImageFormat::Tiff => metadata::read_tiff(&mut reader),
-        _ => metadata::FromTiff::default(),
-    };
+    // `image` reads no EXIF from a TIFF (it lives in the file's own directories), nor from a
+    // PNG's legacy text chunks.
+    let from_file = metadata::read_container(format, &mut reader);
     io::Seek::rewind(&mut reader).map_err(|cause| ImageIoError::Open {
         path: path.into(),
         cause,
@@ -179,7 +177,7 @@ fn decode_from(
         });
     }
     let orientation = decoder.orientation().map_err(map)?;
-    let meta = metadata::Metadata::read(&mut decoder, from_tiff).map_err(map)?;
+    let meta = metadata::Metadata::read(&mut decoder, from_file).map_err(map)?;
     let mut image = DynamicImage::from_decoder(decoder).map_err(map)?;
     image.apply_orientation(orientation);
     Ok(DecodedFile {

@@ -7,6 +7,7 @@
 
 mod containers;
 pub mod ifd;
+mod png_text;
 mod tiff;
 mod xmp;
 
@@ -60,11 +61,12 @@ impl Metadata {
         }
     }
 
-    /// Reads what `decoder` offers, and what `read_tiff` gathered from a TIFF input. An
-    /// unreadable ICC profile fails the decode (as it always has); unreadable EXIF or XMP is
-    /// left out and noted.
-    pub fn read(decoder: &mut impl ImageDecoder, tiff: FromTiff) -> image::ImageResult<Metadata> {
-        let icc = match tiff.icc {
+    /// Reads what `decoder` offers, and what `read_container` gathered from the file (which
+    /// `image` reads for no format where it reads the same kind itself, but a PNG's eXIf
+    /// chunk comes before a legacy text chunk). An unreadable ICC profile fails the decode
+    /// (as it always has); unreadable EXIF or XMP is left out and noted.
+    pub fn read(decoder: &mut impl ImageDecoder, file: FromFile) -> image::ImageResult<Metadata> {
+        let icc = match file.icc {
             Some(icc) => Some(icc),
             None => decoder.icc_profile()?,
         };
@@ -78,12 +80,10 @@ impl Metadata {
                 None
             })
         };
-        let exif = match tiff.exif {
-            Some(blob) => Some(blob),
-            None => kept("EXIF", decoder.exif_metadata()),
-        };
-        let xmp = match tiff.xmp {
+        let exif = kept("EXIF", decoder.exif_metadata()).or(file.exif);
+        let xmp = match file.xmp {
             Some(xmp) => Some(xmp),
+            None if file.xmp_read => None,
             None => kept("XMP", decoder.xmp_metadata()),
         };
         let xmp = xmp.filter(|x| !x.is_empty());
@@ -115,13 +115,22 @@ fn normalise_exif(mut blob: Vec<u8>) -> Option<Vec<u8>> {
     Some(blob)
 }
 
-pub use tiff::FromTiff;
+pub use tiff::FromFile;
 
-/// A TIFF input's EXIF, gathered from its first directory and the EXIF and GPS directories
-/// it points to as a TIFF structure of its own, and its ICC profile. The reader is left
-/// anywhere: the caller rewinds it.
-pub fn read_tiff(reader: &mut (impl BufRead + Seek)) -> FromTiff {
-    tiff::read(&mut ifd::Reader(reader))
+/// What `reader`, a file in `format`, holds that `image` does not hand over: a TIFF's EXIF
+/// (gathered from its first directory and the EXIF and GPS directories it points to, as a
+/// TIFF structure of its own), ICC profile and XMP; a PNG's EXIF in a legacy `Raw profile
+/// type exif` text chunk. The reader is left anywhere: the caller rewinds it.
+pub fn read_container(format: ImageFormat, reader: &mut (impl BufRead + Seek)) -> FromFile {
+    let mut src = ifd::Reader(reader);
+    match format {
+        ImageFormat::Tiff => tiff::read(&mut src),
+        ImageFormat::Png => FromFile {
+            exif: png_text::read_exif(&mut src),
+            ..FromFile::default()
+        },
+        _ => FromFile::default(),
+    }
 }
 
 /// EXIF and XMP adjusted to the pixels written, `size` (width, height): orientation 1 (the

@@ -80,30 +80,35 @@ const ICC: u16 = 34675;
 /// How deep sub-directories are followed: IFD0 → EXIF → interoperability.
 const DEPTH: u32 = 3;
 
-/// What a TIFF's first directory holds that `image` does not hand over.
+/// What a file holds that `image` does not hand over: a TIFF's EXIF, ICC profile and XMP, a
+/// PNG's EXIF in a legacy text chunk.
 #[derive(Clone, Debug, Default)]
-pub struct FromTiff {
-    /// Its EXIF as a structure of its own (in the file's byte order).
+pub struct FromFile {
+    /// EXIF as a TIFF structure (a TIFF's: in the file's byte order).
     pub exif: Option<Vec<u8>>,
     /// Its ICC profile (tag 34675) and XMP packet (tag 700): `image` 0.25.10 reads them only
     /// when no memory limit is set (with one, it refuses every tag value of its first
     /// directory as over the limit).
     pub icc: Option<Vec<u8>>,
     pub xmp: Option<Vec<u8>>,
+    /// Whether `xmp` is all there is (a TIFF's tag 700 was looked for): the decoder is not
+    /// asked, since with a memory limit it fails on a TIFF's tags.
+    pub xmp_read: bool,
 }
 
 /// The EXIF and ICC profile of the TIFF `src`.
-pub fn read(src: &mut impl Source) -> FromTiff {
+pub fn read(src: &mut impl Source) -> FromFile {
     let Some(order) = src.read_at(0, 8).and_then(|h| Order::from_header(&h)) else {
-        return FromTiff::default();
+        return FromFile::default();
     };
     let first = src.read_at(4, 4).map(|b| order.u32(&b));
     let Some(dir) = first.and_then(|at| ifd::read_dir(src, order, at, DEPTH)) else {
-        return FromTiff::default();
+        return FromFile::default();
     };
-    FromTiff {
+    FromFile {
         icc: dir.get(ICC).map(|e| e.data.clone()),
         xmp: dir.get(ifd::XMP).map(|e| e.data.clone()),
+        xmp_read: true,
         exif: exif_of(dir, order),
     }
 }
