@@ -42,7 +42,7 @@ fn main() -> anyhow::Result<()> {
                 let t0 = Instant::now();
                 let d = codec::decode(p, 4096)?;
                 let t1 = Instant::now();
-                let (bytes, _) = codec::encode(&d.image, d.format, d.icc.as_deref(), opts, p)?;
+                let (bytes, _) = codec::encode(&d.image, d.format, d.meta.icc.as_deref(), opts, p)?;
                 std::hint::black_box(bytes);
                 Ok(((t1 - t0).as_secs_f64(), t1.elapsed().as_secs_f64()))
             })

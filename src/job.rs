@@ -1,6 +1,7 @@
 //! The main command: one file in, one blurred file out, every pass timed into a report.
 
 use crate::backend::{self, Device, DeviceSet, Target};
+use crate::codec::metadata::KeepMetadata;
 use crate::codec::{self, EncodeOptions};
 use crate::filter::{Blur2d, Method};
 use crate::gpu::plan::PipelineChoice;
@@ -32,6 +33,8 @@ pub struct BlurJob {
     pub linear: bool,
     pub encode: EncodeOptions,
     pub max_memory_mib: u64,
+    /// Which of the input's ICC profile, EXIF and XMP the output gets.
+    pub metadata: KeepMetadata,
 }
 
 /// Why a job failed: set-up problems (exit 2) or the blur itself (exit 1).
@@ -189,6 +192,7 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
         path: &job.output,
         format: out_format,
         encode: job.encode,
+        metadata: job.metadata,
     };
     let out_color = save(loaded, output, &mut passes, &mut notes).map_err(JobError::failed)?;
 

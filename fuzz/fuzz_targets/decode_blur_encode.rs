@@ -112,6 +112,7 @@ fuzz_target!(|data: &[u8]| {
         path: &output,
         format,
         encode,
+        metadata: codec::metadata::KeepMetadata::ALL,
     };
     let saved = save(loaded, to, &mut passes, &mut notes);
     match saved {

@@ -318,6 +318,7 @@ fn encoder(shared: &Shared, enc_rx: Receiver<BlurredTask>, rec_tx: Sender<FileRe
                     path: output,
                     format: b.task.format,
                     encode: shared.job.blur.encode,
+                    metadata: shared.job.blur.metadata,
                 };
                 save(b.loaded, to, &mut passes, &mut notes)
             });

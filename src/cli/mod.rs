@@ -8,6 +8,7 @@ pub use batch::BatchArgs;
 pub use bench::BenchCommand;
 
 use crate::backend::DeviceSet;
+use crate::codec::metadata::KeepMetadata;
 use crate::codec::EncodeOptions;
 use crate::filter::Method;
 use crate::gpu::plan::{ChunkStart, PipelineChoice};
@@ -149,6 +150,15 @@ pub struct BlurSettings {
     /// Decoder memory limit in MiB.
     #[arg(long, default_value_t = 512, value_name = "MIB")]
     pub max_memory: u64,
+    /// Write no metadata: no ICC profile, EXIF (with its thumbnail, GPS position, camera and
+    /// dates) or XMP. By default all three are carried to the output where its format holds
+    /// them, with the EXIF orientation set to 1 (the pixels are turned already).
+    #[arg(long, conflicts_with = "keep")]
+    pub strip: bool,
+    /// Write only these kinds of the input's metadata (a comma list, or repeat the flag):
+    /// e.g. --keep icc drops EXIF and XMP but keeps the colour profile.
+    #[arg(long, value_enum, value_delimiter = ',', value_name = "icc|exif|xmp")]
+    pub keep: Vec<KeepArg>,
     /// Print the report as JSON on stdout.
     #[arg(long)]
     pub json: bool,
@@ -180,6 +190,17 @@ pub enum TransposeArg {
     PaddedSkewed,
     Tile32,
     Tile32Skewed,
+}
+
+/// A kind of metadata `--keep` names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum KeepArg {
+    /// The ICC colour profile.
+    Icc,
+    /// EXIF: camera, exposure, dates, GPS position, thumbnail.
+    Exif,
+    /// The XMP packet.
+    Xmp,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -257,6 +278,22 @@ impl BlurSettings {
                 dither: self.dither,
             },
             max_memory_mib: self.max_memory,
+            metadata: self.metadata(),
+        }
+    }
+
+    /// What `--strip` and `--keep` leave of the metadata (clap refuses both together).
+    fn metadata(&self) -> KeepMetadata {
+        if self.strip {
+            return KeepMetadata::NONE;
+        }
+        if self.keep.is_empty() {
+            return KeepMetadata::ALL;
+        }
+        KeepMetadata {
+            icc: self.keep.contains(&KeepArg::Icc),
+            exif: self.keep.contains(&KeepArg::Exif),
+            xmp: self.keep.contains(&KeepArg::Xmp),
         }
     }
 }

@@ -1,9 +1,10 @@
 //! Files in and out: decoding by content (not by extension) under a memory limit, with EXIF
-//! orientation applied and the ICC profile kept; choosing the output colour type the output
+//! orientation applied and the metadata kept (`metadata`: ICC profile, EXIF, XMP); choosing the output colour type the output
 //! format can hold; encoding into memory and writing through a temporary file that is renamed
 //! over OUT, so a failure never leaves a partial file or destroys an existing one.
 
 pub mod jpeg;
+pub mod metadata;
 pub mod png;
 
 use image::codecs::jpeg::JpegEncoder;
@@ -44,7 +45,8 @@ pub enum ImageIoError {
 pub struct DecodedFile {
     pub image: DynamicImage,
     pub format: ImageFormat,
-    pub icc: Option<Vec<u8>>,
+    /// Its ICC profile, EXIF and XMP.
+    pub meta: metadata::Metadata,
 }
 
 /// `-`, which stands for stdin as an input and for stdout as an output.
@@ -140,10 +142,17 @@ pub fn decode_bytes(
 /// the ICC profile kept; `path` is what errors call it.
 fn decode_from(
     path: &Path,
-    reader: impl io::BufRead + io::Seek,
+    mut reader: impl io::BufRead + io::Seek,
     format: ImageFormat,
     max_memory_mib: u64,
 ) -> Result<DecodedFile, ImageIoError> {
+    // `image` reads no EXIF from a TIFF (it lives in the file's own directories), nor from a
+    // PNG's legacy text chunks.
+    let from_file = metadata::read_container(format, &mut reader);
+    io::Seek::rewind(&mut reader).map_err(|cause| ImageIoError::Open {
+        path: path.into(),
+        cause,
+    })?;
     let mut reader = ImageReader::with_format(reader, format);
     let mut limits = Limits::default();
     limits.max_alloc = Some(max_memory_mib.saturating_mul(1 << 20));
@@ -176,10 +185,14 @@ fn decode_from(
         });
     }
     let orientation = decoder.orientation().map_err(map)?;
-    let icc = decoder.icc_profile().map_err(map)?;
+    let meta = metadata::Metadata::read(&mut decoder, from_file).map_err(map)?;
     let mut image = DynamicImage::from_decoder(decoder).map_err(map)?;
     image.apply_orientation(orientation);
-    Ok(DecodedFile { image, format, icc })
+    Ok(DecodedFile {
+        image,
+        format,
+        meta,
+    })
 }
 
 /// The reason for a float TIFF the `image` crate refuses: it decodes 32-bit float TIFF as RGB

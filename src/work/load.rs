@@ -45,9 +45,10 @@ pub fn load_from(
         Source::Memory { name, bytes } => codec::decode_bytes(name, bytes, max_memory_mib)?,
     };
     passes.push(Pass::host(Stage::Decode, "decode", t));
-    let notes = pixels::sanitize_image(&mut decoded.image)
+    let mut notes: Vec<String> = pixels::sanitize_image(&mut decoded.image)
         .into_iter()
         .collect();
+    notes.append(&mut decoded.meta.unread);
     let image = decoded.image;
     let (color, width, height) = (image.color(), image.width(), image.height());
     let mut loaded = Loaded {
@@ -56,7 +57,7 @@ pub fn load_from(
             color,
             linear: linear && pixels::is_integer(color),
         },
-        icc: decoded.icc,
+        meta: decoded.meta,
         format: decoded.format,
         color,
         width,

@@ -25,7 +25,8 @@ pub enum Working {
 pub struct Loaded {
     pub working: Working,
     pub layout: pixels::Layout,
-    pub icc: Option<Vec<u8>>,
+    /// The input's ICC profile, EXIF and XMP.
+    pub meta: crate::codec::metadata::Metadata,
     pub format: ImageFormat,
     pub color: ColorType,
     pub width: u32,

@@ -2,6 +2,7 @@
 //! encoding it, and writing it through a temporary file that is renamed over the output.
 
 use super::{Loaded, Working};
+use crate::codec::metadata::{self, KeepMetadata};
 use crate::codec::{self, EncodeOptions, ImageIoError};
 use crate::pixels;
 use crate::report::{Pass, Stage};
@@ -16,6 +17,8 @@ pub struct Output<'a> {
     pub path: &'a Path,
     pub format: ImageFormat,
     pub encode: EncodeOptions,
+    /// Which of the input's ICC profile, EXIF and XMP are written.
+    pub metadata: KeepMetadata,
 }
 
 /// Converts `blurred` back, encodes it and writes it atomically, adding what the format could
@@ -64,16 +67,29 @@ pub fn save(
         ));
     }
     let t = Instant::now();
-    let icc = blurred.icc.as_deref();
+    let meta = blurred.meta.select(output.metadata);
     let stdout = codec::is_stdio(output.path);
     let name = if stdout {
         Path::new("stdout")
     } else {
         output.path
     };
+    let icc = meta.icc.as_deref();
     let (bytes, icc_note) = codec::encode(&image, output.format, icc, output.encode, name)?;
     notes.extend(icc_note);
     passes.push(Pass::host(Stage::Encode, "encode", t));
+    // EXIF and XMP go into the encoded file as a pass of their own, so the report shows what
+    // they cost.
+    let bytes = if meta.exif.is_some() || meta.xmp.is_some() {
+        let t = Instant::now();
+        let size = (image.width(), image.height());
+        let (bytes, lost) = metadata::embed(bytes, output.format, &meta, size, name)?;
+        notes.extend(lost);
+        passes.push(Pass::host(Stage::Encode, "metadata", t));
+        bytes
+    } else {
+        bytes
+    };
     let t = Instant::now();
     if stdout {
         codec::write_stdout(&bytes)?;

@@ -1,0 +1,234 @@
+//! EXIF and XMP added to encoded JPEG, PNG and WebP files, in the places their specifications
+//! give them. The encoders write the pixels (and the ICC profile); these functions copy the
+//! file once with the metadata put in.
+
+/// The namespace line that opens an XMP APP1 segment in JPEG.
+pub const XMP_JPEG_PREFIX: &[u8] = b"http://ns.adobe.com/xap/1.0/\0";
+/// The PNG iTXt keyword of an XMP packet.
+pub const XMP_PNG_KEYWORD: &[u8] = b"XML:com.adobe.xmp";
+
+/// JPEG: APP1 `Exif\0\0` then APP1 XMP, right after SOI (after the JFIF APP0 when the encoder
+/// wrote one, as JFIF wants APP0 first). A segment holds at most 65533 bytes; EXIF or XMP
+/// larger than that is left out with a note (extended XMP is not written).
+pub fn jpeg(
+    bytes: Vec<u8>,
+    exif: Option<&[u8]>,
+    xmp: Option<&[u8]>,
+    notes: &mut Vec<String>,
+) -> Result<Vec<u8>, String> {
+    if bytes.len() < 4 || bytes[..2] != [0xFF, 0xD8] {
+        return Err("the JPEG encoder wrote no start-of-image marker".into());
+    }
+    let mut at = 2;
+    if bytes[2..4] == [0xFF, 0xE0] && bytes.len() >= 6 {
+        at += 2 + u16::from_be_bytes([bytes[4], bytes[5]]) as usize;
+    }
+    let at = at.min(bytes.len());
+    let mut segments = Vec::new();
+    let mut segment = |prefix: &[u8], body: &[u8], what: &str| {
+        let len = 2 + prefix.len() + body.len();
+        match u16::try_from(len) {
+            Ok(len) => {
+                segments.extend_from_slice(&[0xFF, 0xE1]);
+                segments.extend_from_slice(&len.to_be_bytes());
+                segments.extend_from_slice(prefix);
+                segments.extend_from_slice(body);
+            }
+            Err(_) => notes.push(format!(
+                "the input's {what} ({} bytes) is larger than a JPEG segment holds; it was not written",
+                body.len()
+            )),
+        }
+    };
+    if let Some(e) = exif {
+        segment(b"Exif\0\0", e, "EXIF");
+    }
+    if let Some(x) = xmp {
+        segment(XMP_JPEG_PREFIX, x, "XMP");
+    }
+    let mut out = Vec::with_capacity(bytes.len() + segments.len());
+    out.extend_from_slice(&bytes[..at]);
+    out.extend_from_slice(&segments);
+    out.extend_from_slice(&bytes[at..]);
+    Ok(out)
+}
+
+/// A PNG chunk: length, type, data, CRC-32 of type and data.
+fn png_chunk(out: &mut Vec<u8>, kind: &[u8; 4], data: &[u8]) -> Result<(), String> {
+    let len = u32::try_from(data.len())
+        .ok()
+        .filter(|&l| l <= i32::MAX as u32)
+        .ok_or("metadata larger than a PNG chunk holds")?;
+    out.extend_from_slice(&len.to_be_bytes());
+    let start = out.len();
+    out.extend_from_slice(kind);
+    out.extend_from_slice(data);
+    let mut crc = flate2::Crc::new();
+    crc.update(&out[start..]);
+    out.extend_from_slice(&crc.sum().to_be_bytes());
+    Ok(())
+}
+
+/// PNG: an eXIf chunk and an uncompressed iTXt `XML:com.adobe.xmp`, before the first IDAT
+/// (where readers that stop at the pixels still see them).
+pub fn png(bytes: Vec<u8>, exif: Option<&[u8]>, xmp: Option<&[u8]>) -> Result<Vec<u8>, String> {
+    let mut at = 8;
+    loop {
+        let head = bytes
+            .get(at..at + 8)
+            .ok_or("the PNG encoder wrote no IDAT chunk")?;
+        if &head[4..] == b"IDAT" {
+            break;
+        }
+        at += 12 + u32::from_be_bytes([head[0], head[1], head[2], head[3]]) as usize;
+    }
+    let mut chunks = Vec::new();
+    if let Some(e) = exif {
+        png_chunk(&mut chunks, b"eXIf", e)?;
+    }
+    if let Some(x) = xmp {
+        // Keyword, NUL, compression flag 0, method 0, empty language tag and translated
+        // keyword (each NUL-ended), then the text.
+        let mut data = XMP_PNG_KEYWORD.to_vec();
+        data.extend_from_slice(&[0, 0, 0, 0, 0]);
+        data.extend_from_slice(x);
+        png_chunk(&mut chunks, b"iTXt", &data)?;
+    }
+    let mut out = Vec::with_capacity(bytes.len() + chunks.len());
+    out.extend_from_slice(&bytes[..at]);
+    out.extend_from_slice(&chunks);
+    out.extend_from_slice(&bytes[at..]);
+    Ok(out)
+}
+
+/// A RIFF chunk: its fourcc and data.
+type Chunk<'a> = ([u8; 4], &'a [u8]);
+
+/// The chunks of a RIFF WebP file.
+fn riff_chunks(bytes: &[u8]) -> Result<Vec<Chunk<'_>>, String> {
+    let bad = || "the WebP encoder wrote an unexpected RIFF layout".to_string();
+    if bytes.len() < 12 || &bytes[..4] != b"RIFF" || &bytes[8..12] != b"WEBP" {
+        return Err(bad());
+    }
+    let mut chunks = Vec::new();
+    let mut at = 12;
+    while at + 8 <= bytes.len() {
+        let fourcc = bytes[at..at + 4].try_into().expect("four bytes");
+        let len = u32::from_le_bytes(bytes[at + 4..at + 8].try_into().expect("four bytes"));
+        let data = bytes.get(at + 8..at + 8 + len as usize).ok_or_else(bad)?;
+        chunks.push((fourcc, data));
+        at += 8 + (len as usize).next_multiple_of(2);
+    }
+    Ok(chunks)
+}
+
+/// The canvas size and whether the image has alpha, from a simple-format image chunk.
+fn webp_canvas(fourcc: &[u8; 4], data: &[u8]) -> Option<(u32, u32, bool)> {
+    match fourcc {
+        // VP8L: signature 0x2F, then 14 bits width-1, 14 bits height-1, 1 bit alpha.
+        b"VP8L" if data.len() >= 5 && data[0] == 0x2F => {
+            let v = u32::from_le_bytes(data[1..5].try_into().ok()?);
+            Some(((v & 0x3FFF) + 1, ((v >> 14) & 0x3FFF) + 1, v >> 28 & 1 == 1))
+        }
+        // VP8 (lossy): a key frame's start code, then 14-bit width and height.
+        b"VP8 " if data.len() >= 10 && data[3..6] == [0x9D, 0x01, 0x2A] => {
+            let w = u16::from_le_bytes([data[6], data[7]]) as u32 & 0x3FFF;
+            let h = u16::from_le_bytes([data[8], data[9]]) as u32 & 0x3FFF;
+            Some((w, h, false))
+        }
+        _ => None,
+    }
+}
+
+/// WebP: the extended format (a VP8X chunk whose flags announce EXIF and XMP), with `EXIF`
+/// and `XMP ` chunks after the image data, as the container specification orders them. A
+/// simple file (a lone VP8L or VP8 chunk, what the encoder writes without an ICC profile) is
+/// rewritten as an extended one.
+pub fn webp(bytes: Vec<u8>, exif: Option<&[u8]>, xmp: Option<&[u8]>) -> Result<Vec<u8>, String> {
+    let chunks = riff_chunks(&bytes)?;
+    let mut kept: Vec<([u8; 4], Vec<u8>)> = chunks
+        .iter()
+        .filter(|(f, _)| f != b"EXIF" && f != b"XMP ")
+        .map(|(f, d)| (*f, d.to_vec()))
+        .collect();
+    if kept.first().map(|(f, _)| f) != Some(b"VP8X") {
+        let (f, d) = kept
+            .first()
+            .ok_or("the WebP encoder wrote no image chunk")?;
+        let (w, h, alpha) = webp_canvas(f, d).ok_or("the WebP encoder wrote no image chunk")?;
+        let mut vp8x = vec![0u8; 10];
+        vp8x[0] = if alpha { 0x10 } else { 0 };
+        vp8x[4..7].copy_from_slice(&(w - 1).to_le_bytes()[..3]);
+        vp8x[7..10].copy_from_slice(&(h - 1).to_le_bytes()[..3]);
+        kept.insert(0, (*b"VP8X", vp8x));
+    }
+    let flags = &mut kept[0].1[0];
+    *flags &= !0x0C;
+    *flags |= if exif.is_some() { 0x08 } else { 0 } | if xmp.is_some() { 0x04 } else { 0 };
+    kept.extend(exif.map(|e| (*b"EXIF", e.to_vec())));
+    kept.extend(xmp.map(|x| (*b"XMP ", x.to_vec())));
+    let body: usize = kept
+        .iter()
+        .map(|(_, d)| 8 + d.len().next_multiple_of(2))
+        .sum();
+    let riff_len = u32::try_from(4 + body).map_err(|_| "larger than a WebP file holds")?;
+    let mut out = Vec::with_capacity(8 + riff_len as usize);
+    out.extend_from_slice(b"RIFF");
+    out.extend_from_slice(&riff_len.to_le_bytes());
+    out.extend_from_slice(b"WEBP");
+    for (f, d) in &kept {
+        out.extend_from_slice(f);
+        out.extend_from_slice(&(d.len() as u32).to_le_bytes());
+        out.extend_from_slice(d);
+        if d.len() % 2 == 1 {
+            out.push(0);
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn exif_blob() -> Vec<u8> {
+        let mut b = b"MM\0\x2a\0\0\0\x08\0\0\0\0\0\0".to_vec();
+        b.push(7);
+        b
+    }
+
+    #[test]
+    fn jpeg_segments_go_after_jfif_and_oversized_ones_are_noted() {
+        let file = [0xFF, 0xD8, 0xFF, 0xE0, 0, 4, 1, 2, 0xFF, 0xD9].to_vec();
+        let mut notes = Vec::new();
+        let big = vec![b' '; 70_000];
+        let out = jpeg(file.clone(), Some(&exif_blob()), Some(&big), &mut notes).unwrap();
+        assert_eq!(&out[..8], &file[..8]);
+        assert_eq!(&out[8..10], &[0xFF, 0xE1]);
+        assert_eq!(&out[12..18], b"Exif\0\0");
+        assert_eq!(out.len(), file.len() + 4 + 6 + exif_blob().len());
+        assert_eq!(notes.len(), 1, "{notes:?}");
+    }
+
+    #[test]
+    fn webp_simple_file_becomes_extended_with_flags() {
+        // A VP8L header for 3 × 2 with alpha: (3-1) | (2-1) << 14 | 1 << 28.
+        let v: u32 = 2 | (1 << 14) | (1 << 28);
+        let mut vp8l = vec![0x2F];
+        vp8l.extend_from_slice(&v.to_le_bytes());
+        vp8l.push(0);
+        let mut file = b"RIFF".to_vec();
+        file.extend_from_slice(&(4 + 8 + vp8l.len() as u32).to_le_bytes());
+        file.extend_from_slice(b"WEBPVP8L");
+        file.extend_from_slice(&(vp8l.len() as u32).to_le_bytes());
+        file.extend_from_slice(&vp8l);
+        let out = webp(file, Some(&exif_blob()), Some(b"<x/>")).unwrap();
+        let chunks = riff_chunks(&out).unwrap();
+        let names: Vec<_> = chunks.iter().map(|(f, _)| f).collect();
+        assert_eq!(names, [b"VP8X", b"VP8L", b"EXIF", b"XMP "]);
+        assert_eq!(chunks[0].1, [0x1C, 0, 0, 0, 2, 0, 0, 1, 0, 0]);
+        assert_eq!(chunks[2].1, exif_blob());
+        let riff = u32::from_le_bytes(out[4..8].try_into().unwrap()) as usize;
+        assert_eq!(riff + 8, out.len());
+    }
+}

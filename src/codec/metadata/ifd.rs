@@ -1,0 +1,401 @@
+//! The TIFF structure that EXIF is made of: a header naming the byte order, then image file
+//! directories (IFDs) of 12-byte entries whose values sit inline (4 bytes or less) or at an
+//! offset. Read from any byte source that can be read at an offset (an EXIF blob in memory, a
+//! TIFF file on disk), patched in place, and written back out at any base offset.
+
+use std::io::{Read, Seek, SeekFrom};
+
+/// The tags whose value is the offset of another IFD: EXIF, GPS and interoperability.
+pub const EXIF_IFD: u16 = 0x8769;
+pub const GPS_IFD: u16 = 0x8825;
+pub const INTEROP_IFD: u16 = 0xA005;
+pub const ORIENTATION: u16 = 0x0112;
+pub const PIXEL_X_DIMENSION: u16 = 0xA002;
+pub const PIXEL_Y_DIMENSION: u16 = 0xA003;
+pub const XMP: u16 = 700;
+
+/// The most bytes one value may take: far above any real EXIF field, and a bound on what a
+/// corrupt count can make gblur allocate.
+const MAX_VALUE: u64 = 16 << 20;
+/// The most entries one IFD may have, for the same reason.
+const MAX_ENTRIES: u16 = 4096;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Order {
+    Little,
+    Big,
+}
+
+impl Order {
+    /// The byte order a TIFF header announces.
+    pub fn from_header(head: &[u8]) -> Option<Order> {
+        match head.get(..4)? {
+            [0x49, 0x49, 42, 0] => Some(Order::Little),
+            [0x4D, 0x4D, 0, 42] => Some(Order::Big),
+            _ => None,
+        }
+    }
+
+    pub fn u16(self, b: &[u8]) -> u16 {
+        let b = [b[0], b[1]];
+        match self {
+            Order::Little => u16::from_le_bytes(b),
+            Order::Big => u16::from_be_bytes(b),
+        }
+    }
+
+    pub fn u32(self, b: &[u8]) -> u32 {
+        let b = [b[0], b[1], b[2], b[3]];
+        match self {
+            Order::Little => u32::from_le_bytes(b),
+            Order::Big => u32::from_be_bytes(b),
+        }
+    }
+
+    pub fn put_u16(self, v: u16) -> [u8; 2] {
+        match self {
+            Order::Little => v.to_le_bytes(),
+            Order::Big => v.to_be_bytes(),
+        }
+    }
+
+    pub fn put_u32(self, v: u32) -> [u8; 4] {
+        match self {
+            Order::Little => v.to_le_bytes(),
+            Order::Big => v.to_be_bytes(),
+        }
+    }
+
+    /// The 8-byte header of a classic TIFF whose first IFD is at `first`.
+    pub fn header(self, first: u32) -> Vec<u8> {
+        let mut h = match self {
+            Order::Little => vec![0x49, 0x49, 42, 0],
+            Order::Big => vec![0x4D, 0x4D, 0, 42],
+        };
+        h.extend_from_slice(&self.put_u32(first));
+        h
+    }
+}
+
+/// The size in bytes of one value of a TIFF field type; None for a type TIFF does not define.
+fn type_size(typ: u16) -> Option<u64> {
+    Some(match typ {
+        1 | 2 | 6 | 7 => 1,
+        3 | 8 => 2,
+        4 | 9 | 11 | 13 => 4,
+        5 | 10 | 12 => 8,
+        _ => return None,
+    })
+}
+
+/// One field: its tag, type, count and value bytes (in the byte order of the structure it
+/// came from).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Entry {
+    pub tag: u16,
+    pub typ: u16,
+    pub count: u32,
+    pub data: Vec<u8>,
+}
+
+impl Entry {
+    /// The first value as an unsigned number, for BYTE, SHORT and LONG fields.
+    pub fn number(&self, order: Order) -> Option<u32> {
+        match self.typ {
+            1 => self.data.first().map(|&b| b as u32),
+            3 => (self.data.len() >= 2).then(|| order.u16(&self.data) as u32),
+            4 | 13 => (self.data.len() >= 4).then(|| order.u32(&self.data)),
+            _ => None,
+        }
+    }
+}
+
+/// A directory and the directories its pointer tags lead to (EXIF, GPS, interoperability),
+/// which are written wherever the directory is written.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Dir {
+    /// Every entry but the pointers to `subs`.
+    pub entries: Vec<Entry>,
+    pub subs: Vec<(u16, Dir)>,
+}
+
+impl Dir {
+    pub fn get(&self, tag: u16) -> Option<&Entry> {
+        self.entries.iter().find(|e| e.tag == tag)
+    }
+
+    pub fn sub(&self, tag: u16) -> Option<&Dir> {
+        self.subs.iter().find(|(t, _)| *t == tag).map(|(_, d)| d)
+    }
+
+    /// Replaces the entry of `e.tag`, or adds it.
+    pub fn set(&mut self, e: Entry) {
+        self.entries.retain(|x| x.tag != e.tag);
+        self.entries.push(e);
+    }
+}
+
+/// Something a TIFF structure can be read from, at an offset.
+pub trait Source {
+    fn read_at(&mut self, offset: u64, len: usize) -> Option<Vec<u8>>;
+}
+
+impl Source for &[u8] {
+    fn read_at(&mut self, offset: u64, len: usize) -> Option<Vec<u8>> {
+        let start = usize::try_from(offset).ok()?;
+        self.get(start..start.checked_add(len)?).map(<[u8]>::to_vec)
+    }
+}
+
+/// A seekable reader (a TIFF file being decoded).
+pub struct Reader<R>(pub R);
+
+impl<R: Read + Seek> Source for Reader<R> {
+    fn read_at(&mut self, offset: u64, len: usize) -> Option<Vec<u8>> {
+        self.0.seek(SeekFrom::Start(offset)).ok()?;
+        let mut v = vec![0; len];
+        self.0.read_exact(&mut v).ok()?;
+        Some(v)
+    }
+}
+
+/// Reads the IFD at `offset`: its entries (values resolved) and the offset of the next IFD.
+/// Entries of unknown types and values that cannot be read are left out; an IFD whose entry
+/// table cannot be read is None.
+pub fn read_ifd(src: &mut impl Source, order: Order, offset: u32) -> Option<(Vec<Entry>, u32)> {
+    let n = order.u16(&src.read_at(offset as u64, 2)?);
+    if n > MAX_ENTRIES {
+        return None;
+    }
+    let table = src.read_at(offset as u64 + 2, n as usize * 12 + 4)?;
+    let mut entries = Vec::with_capacity(n as usize);
+    for raw in table.chunks_exact(12) {
+        let (tag, typ, count) = (order.u16(raw), order.u16(&raw[2..]), order.u32(&raw[4..]));
+        let Some(size) = type_size(typ).map(|s| s * count as u64) else {
+            continue;
+        };
+        let data = if size <= 4 {
+            raw[8..8 + size as usize].to_vec()
+        } else if size <= MAX_VALUE {
+            match src.read_at(order.u32(&raw[8..]) as u64, size as usize) {
+                Some(d) => d,
+                None => continue,
+            }
+        } else {
+            continue;
+        };
+        entries.push(Entry {
+            tag,
+            typ,
+            count,
+            data,
+        });
+    }
+    let next = order.u32(&table[n as usize * 12..]);
+    Some((entries, next))
+}
+
+/// Reads the directory at `offset` with its EXIF, GPS and interoperability directories.
+/// `depth` bounds the recursion (a corrupt file may point a directory at itself).
+pub fn read_dir(src: &mut impl Source, order: Order, offset: u32, depth: u32) -> Option<Dir> {
+    let (entries, _) = read_ifd(src, order, offset)?;
+    let mut dir = Dir::default();
+    for e in entries {
+        let pointer = matches!(e.tag, EXIF_IFD | GPS_IFD | INTEROP_IFD);
+        match e.number(order) {
+            Some(at) if pointer && depth > 0 => {
+                if let Some(sub) = read_dir(src, order, at, depth - 1) {
+                    dir.subs.push((e.tag, sub));
+                }
+            }
+            _ if pointer => {}
+            _ => dir.entries.push(e),
+        }
+    }
+    Some(dir)
+}
+
+/// The bytes `dir` and its sub-directories take when written.
+fn written_len(dir: &Dir) -> usize {
+    let own = 2 + 12 * (dir.entries.len() + dir.subs.len()) + 4;
+    let values: usize = dir
+        .entries
+        .iter()
+        .filter(|e| e.data.len() > 4)
+        .map(|e| e.data.len().next_multiple_of(2))
+        .sum();
+    own + values + dir.subs.iter().map(|(_, d)| written_len(d)).sum::<usize>()
+}
+
+/// Appends `dir` to `out`, whose byte 0 lies at offset `base` of the structure (so offsets
+/// written are `base + position in out`), with `next` as its next-IFD offset. Returns the
+/// offset `dir` was written at. Entries are written in ascending tag order, as TIFF requires.
+pub fn write_dir(out: &mut Vec<u8>, base: u32, order: Order, dir: &Dir, next: u32) -> u32 {
+    if out.len() % 2 == 1 {
+        out.push(0);
+    }
+    let at = base + out.len() as u32;
+    let count = dir.entries.len() + dir.subs.len();
+    let mut data_at = at + (2 + 12 * count + 4) as u32;
+    // Where each sub-directory will go: after this directory's out-of-line values.
+    let values: usize = dir
+        .entries
+        .iter()
+        .filter(|e| e.data.len() > 4)
+        .map(|e| e.data.len().next_multiple_of(2))
+        .sum();
+    let mut sub_at = data_at + values as u32;
+    let mut rows: Vec<(u16, [u8; 12])> = Vec::with_capacity(count);
+    let mut blobs = Vec::with_capacity(values);
+    for e in &dir.entries {
+        let mut row = [0u8; 12];
+        row[..2].copy_from_slice(&order.put_u16(e.tag));
+        row[2..4].copy_from_slice(&order.put_u16(e.typ));
+        row[4..8].copy_from_slice(&order.put_u32(e.count));
+        if e.data.len() <= 4 {
+            row[8..8 + e.data.len()].copy_from_slice(&e.data);
+        } else {
+            row[8..].copy_from_slice(&order.put_u32(data_at));
+            blobs.extend_from_slice(&e.data);
+            if e.data.len() % 2 == 1 {
+                blobs.push(0);
+            }
+            data_at += e.data.len().next_multiple_of(2) as u32;
+        }
+        rows.push((e.tag, row));
+    }
+    for (tag, sub) in &dir.subs {
+        let mut row = [0u8; 12];
+        row[..2].copy_from_slice(&order.put_u16(*tag));
+        row[2..4].copy_from_slice(&order.put_u16(4));
+        row[4..8].copy_from_slice(&order.put_u32(1));
+        row[8..].copy_from_slice(&order.put_u32(sub_at));
+        rows.push((*tag, row));
+        sub_at += written_len(sub) as u32;
+    }
+    rows.sort_by_key(|(tag, _)| *tag);
+    out.extend_from_slice(&order.put_u16(count as u16));
+    for (_, row) in &rows {
+        out.extend_from_slice(row);
+    }
+    out.extend_from_slice(&order.put_u32(next));
+    out.extend_from_slice(&blobs);
+    for (_, sub) in &dir.subs {
+        write_dir(out, base, order, sub, 0);
+    }
+    at
+}
+
+/// Where a SHORT or LONG entry of `tag` in the IFD at `ifd` keeps its (first) value, and its
+/// type: for patching the value in place.
+fn find_inline(b: &[u8], order: Order, ifd: u32, tag: u16) -> Option<(usize, u16)> {
+    let ifd = ifd as usize;
+    let n = order.u16(b.get(ifd..ifd + 2)?) as usize;
+    (0..n).find_map(|i| {
+        let at = ifd + 2 + 12 * i;
+        let raw = b.get(at..at + 12)?;
+        let typ = order.u16(&raw[2..]);
+        (order.u16(raw) == tag && matches!(typ, 3 | 4)).then_some((at + 8, typ))
+    })
+}
+
+/// Sets the SHORT or LONG value of `tag` in the IFD at `ifd` of the blob `b`, in place;
+/// false if the IFD has no such entry or the value does not fit its type.
+pub fn patch_number(b: &mut [u8], order: Order, ifd: u32, tag: u16, value: u32) -> bool {
+    let Some((at, typ)) = find_inline(b, order, ifd, tag) else {
+        return false;
+    };
+    match typ {
+        3 => match u16::try_from(value) {
+            Ok(v) => b[at..at + 2].copy_from_slice(&order.put_u16(v)),
+            Err(_) => return false,
+        },
+        _ => b[at..at + 4].copy_from_slice(&order.put_u32(value)),
+    }
+    true
+}
+
+/// The value of the pointer `tag` in the IFD at `ifd` of the blob `b`.
+pub fn pointer(b: &[u8], order: Order, ifd: u32, tag: u16) -> Option<u32> {
+    let (at, typ) = find_inline(b, order, ifd, tag)?;
+    Some(match typ {
+        3 => order.u16(&b[at..]) as u32,
+        _ => order.u32(&b[at..]),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn short(tag: u16, order: Order, v: u16) -> Entry {
+        let mut data = order.put_u16(v).to_vec();
+        data.resize(2, 0);
+        Entry {
+            tag,
+            typ: 3,
+            count: 1,
+            data,
+        }
+    }
+
+    fn ascii(tag: u16, s: &str) -> Entry {
+        let mut data = s.as_bytes().to_vec();
+        data.push(0);
+        Entry {
+            tag,
+            typ: 2,
+            count: data.len() as u32,
+            data,
+        }
+    }
+
+    #[test]
+    fn writes_and_reads_back_nested_directories_in_both_orders() {
+        for order in [Order::Little, Order::Big] {
+            let gps = Dir {
+                entries: vec![ascii(1, "N")],
+                subs: vec![],
+            };
+            let exif = Dir {
+                entries: vec![
+                    ascii(0x9003, "2024:05:01 10:00:00"),
+                    short(0xA002, order, 7),
+                ],
+                subs: vec![],
+            };
+            let dir = Dir {
+                entries: vec![short(ORIENTATION, order, 6), ascii(0x010F, "Maker")],
+                subs: vec![(EXIF_IFD, exif), (GPS_IFD, gps)],
+            };
+            let mut blob = order.header(8);
+            write_dir(&mut blob, 0, order, &dir, 0);
+            let back = read_dir(&mut blob.as_slice(), order, 8, 4).unwrap();
+            assert_eq!(back.get(0x010F), dir.get(0x010F));
+            assert_eq!(back.sub(GPS_IFD), dir.sub(GPS_IFD));
+            assert_eq!(back.sub(EXIF_IFD), dir.sub(EXIF_IFD));
+            assert!(patch_number(&mut blob, order, 8, ORIENTATION, 1));
+            let back = read_dir(&mut blob.as_slice(), order, 8, 4).unwrap();
+            assert_eq!(back.get(ORIENTATION).unwrap().number(order), Some(1));
+            let exif_at = pointer(&blob, order, 8, EXIF_IFD).unwrap();
+            assert!(!patch_number(&mut blob, order, exif_at, 0xA002, 70000));
+        }
+    }
+
+    #[test]
+    fn corrupt_structures_are_refused_not_followed() {
+        let order = Order::Little;
+        // An IFD that points its EXIF directory at itself.
+        let mut blob = order.header(8);
+        blob.extend_from_slice(&order.put_u16(1));
+        blob.extend_from_slice(&order.put_u16(EXIF_IFD));
+        blob.extend_from_slice(&order.put_u16(4));
+        blob.extend_from_slice(&order.put_u32(1));
+        blob.extend_from_slice(&order.put_u32(8));
+        blob.extend_from_slice(&order.put_u32(0));
+        let dir = read_dir(&mut blob.as_slice(), order, 8, 3).unwrap();
+        assert!(dir.sub(EXIF_IFD).unwrap().sub(EXIF_IFD).is_some());
+        // A table that runs past the end.
+        assert!(read_dir(&mut &blob[..12], order, 8, 3).is_none());
+    }
+}

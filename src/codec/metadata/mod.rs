@@ -1,0 +1,194 @@
+//! The metadata carried from input to output: the ICC profile, EXIF (a TIFF structure, as
+//! JPEG's APP1, PNG's eXIf and WebP's EXIF chunk hold it) and XMP (an XML packet). Read from
+//! the decoder (`image` reads all three from JPEG, PNG and WebP, and XMP from TIFF; a TIFF's
+//! EXIF is gathered here from its own directories), adjusted to the written pixels
+//! (orientation 1, since the decoder turned the pixels; pixel dimensions of the output), and
+//! written into the encoded file where its format can hold it.
+
+mod containers;
+pub mod ifd;
+mod png_text;
+mod tiff;
+mod xmp;
+
+use super::ImageIoError;
+use image::{ImageDecoder, ImageFormat};
+use std::io::{BufRead, Seek};
+use std::path::Path;
+
+/// What an image carries besides its pixels.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Metadata {
+    pub icc: Option<Vec<u8>>,
+    /// A TIFF structure starting with its header (`II*\0` or `MM\0*`), without JPEG's
+    /// `Exif\0\0` prefix.
+    pub exif: Option<Vec<u8>>,
+    /// The XMP packet, as bytes (UTF-8 XML).
+    pub xmp: Option<Vec<u8>>,
+    /// What was present but could not be read, for the report.
+    pub unread: Vec<String>,
+}
+
+/// Which kinds of metadata a job writes (`--strip`, `--keep`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KeepMetadata {
+    pub icc: bool,
+    pub exif: bool,
+    pub xmp: bool,
+}
+
+impl KeepMetadata {
+    pub const ALL: KeepMetadata = KeepMetadata {
+        icc: true,
+        exif: true,
+        xmp: true,
+    };
+    pub const NONE: KeepMetadata = KeepMetadata {
+        icc: false,
+        exif: false,
+        xmp: false,
+    };
+}
+
+impl Metadata {
+    /// Only the kinds `keep` names.
+    pub fn select(self, keep: KeepMetadata) -> Metadata {
+        Metadata {
+            icc: self.icc.filter(|_| keep.icc),
+            exif: self.exif.filter(|_| keep.exif),
+            xmp: self.xmp.filter(|_| keep.xmp),
+            unread: self.unread,
+        }
+    }
+
+    /// Reads what `decoder` offers, and what `read_container` gathered from the file (which
+    /// `image` reads for no format where it reads the same kind itself, but a PNG's eXIf
+    /// chunk comes before a legacy text chunk). An unreadable ICC profile fails the decode
+    /// (as it always has); unreadable EXIF or XMP is left out and noted.
+    pub fn read(decoder: &mut impl ImageDecoder, file: FromFile) -> image::ImageResult<Metadata> {
+        let icc = match file.icc {
+            Some(icc) => Some(icc),
+            None => decoder.icc_profile()?,
+        };
+        let mut unread = Vec::new();
+        let mut kept = |what: &str, read: image::ImageResult<Option<Vec<u8>>>| {
+            read.unwrap_or_else(|e| {
+                let e = super::one_line(&e.to_string());
+                unread.push(format!(
+                    "the input's {what} could not be read ({e}); it was not kept"
+                ));
+                None
+            })
+        };
+        let exif = kept("EXIF", decoder.exif_metadata()).or(file.exif);
+        let xmp = match file.xmp {
+            Some(xmp) => Some(xmp),
+            None if file.xmp_read => None,
+            None => kept("XMP", decoder.xmp_metadata()),
+        };
+        let xmp = xmp.filter(|x| !x.is_empty());
+        let exif = exif.and_then(|b| {
+            let normal = normalise_exif(b);
+            if normal.is_none() {
+                unread.push("the input's EXIF is not a TIFF structure; it was not kept".into());
+            }
+            normal
+        });
+        Ok(Metadata {
+            icc,
+            exif,
+            xmp,
+            unread,
+        })
+    }
+}
+
+/// EXIF as a bare TIFF structure: some writers keep JPEG's `Exif\0\0` prefix in PNG and WebP
+/// too. None when what is left has no TIFF header or no readable first directory.
+fn normalise_exif(mut blob: Vec<u8>) -> Option<Vec<u8>> {
+    if blob.starts_with(b"Exif\0\0") {
+        blob.drain(..6);
+    }
+    let order = ifd::Order::from_header(&blob)?;
+    let first = order.u32(&blob[4..8]);
+    ifd::read_ifd(&mut blob.as_slice(), order, first)?;
+    Some(blob)
+}
+
+pub use tiff::FromFile;
+
+/// What `reader`, a file in `format`, holds that `image` does not hand over: a TIFF's EXIF
+/// (gathered from its first directory and the EXIF and GPS directories it points to, as a
+/// TIFF structure of its own), ICC profile and XMP; a PNG's EXIF in a legacy `Raw profile
+/// type exif` text chunk. The reader is left anywhere: the caller rewinds it.
+pub fn read_container(format: ImageFormat, reader: &mut (impl BufRead + Seek)) -> FromFile {
+    let mut src = ifd::Reader(reader);
+    match format {
+        ImageFormat::Tiff => tiff::read(&mut src),
+        ImageFormat::Png => FromFile {
+            exif: png_text::read_exif(&mut src),
+            ..FromFile::default()
+        },
+        _ => FromFile::default(),
+    }
+}
+
+/// EXIF and XMP adjusted to the pixels written, `size` (width, height): orientation 1 (the
+/// decoder has turned the pixels already) and the pixel dimensions of the output.
+fn for_output(meta: &Metadata, (w, h): (u32, u32)) -> (Option<Vec<u8>>, Option<Vec<u8>>) {
+    let exif = meta.exif.clone().map(|mut b| {
+        if let Some(order) = ifd::Order::from_header(&b) {
+            let first = order.u32(&b[4..8]);
+            ifd::patch_number(&mut b, order, first, ifd::ORIENTATION, 1);
+            if let Some(sub) = ifd::pointer(&b, order, first, ifd::EXIF_IFD) {
+                ifd::patch_number(&mut b, order, sub, ifd::PIXEL_X_DIMENSION, w);
+                ifd::patch_number(&mut b, order, sub, ifd::PIXEL_Y_DIMENSION, h);
+            }
+        }
+        b
+    });
+    let xmp = meta.xmp.as_deref().map(|x| xmp::for_output(x, (w, h)));
+    (exif, xmp)
+}
+
+/// Adds `meta`'s EXIF and XMP to `bytes`, an image of `size` (width, height) already encoded
+/// as `format` by `codec::encode` (which wrote the pixels and the ICC profile), where the
+/// format can hold them; notes say what it could not hold. `path` is what errors call the
+/// output.
+pub fn embed(
+    bytes: Vec<u8>,
+    format: ImageFormat,
+    meta: &Metadata,
+    size: (u32, u32),
+    path: &Path,
+) -> Result<(Vec<u8>, Vec<String>), ImageIoError> {
+    let mut notes = Vec::new();
+    if meta.exif.is_none() && meta.xmp.is_none() {
+        return Ok((bytes, notes));
+    }
+    let (exif, xmp) = for_output(meta, size);
+    let (exif, xmp) = (exif.as_deref(), xmp.as_deref());
+    let bytes = match format {
+        ImageFormat::Jpeg => containers::jpeg(bytes, exif, xmp, &mut notes),
+        ImageFormat::Png => containers::png(bytes, exif, xmp),
+        ImageFormat::WebP => containers::webp(bytes, exif, xmp),
+        ImageFormat::Tiff => tiff::merge(bytes, exif, xmp, &mut notes),
+        other => {
+            let what = match (exif, xmp) {
+                (Some(_), Some(_)) => "EXIF or XMP",
+                (Some(_), None) => "EXIF",
+                _ => "XMP",
+            };
+            notes.push(format!(
+                "{other:?} cannot carry the input's {what}; it was not written"
+            ));
+            Ok(bytes)
+        }
+    }
+    .map_err(|detail| ImageIoError::Encode {
+        path: path.into(),
+        format: format!("{format:?}"),
+        detail,
+    })?;
+    Ok((bytes, notes))
+}

@@ -1,0 +1,220 @@
+//! EXIF in TIFF files, where it is no blob but part of the file's own structure: the first
+//! directory holds the descriptive fields (Make, Model, DateTime, ...) beside the image's
+//! layout, and points to the EXIF and GPS directories. Reading gathers those into an EXIF
+//! structure of their own; writing merges an EXIF structure into the first directory of the
+//! file the encoder wrote (a new directory appended, the header pointed at it).
+
+use super::ifd::{self, Dir, Entry, Order, Source};
+
+/// Tags of a TIFF's first directory that describe the picture rather than lay out its
+/// samples (TIFF 6.0 and EXIF 2.32's "tags relating to image data characteristics" and
+/// "other tags"): what an EXIF structure carries in its first directory.
+const DESCRIPTIVE: &[u16] = &[
+    270,   // ImageDescription
+    271,   // Make
+    272,   // Model
+    274,   // Orientation
+    282,   // XResolution
+    283,   // YResolution
+    296,   // ResolutionUnit
+    301,   // TransferFunction
+    305,   // Software
+    306,   // DateTime
+    315,   // Artist
+    316,   // HostComputer
+    318,   // WhitePoint
+    319,   // PrimaryChromaticities
+    33432, // Copyright
+];
+
+/// The descriptive tags whose presence makes a TIFF's first directory worth an EXIF structure
+/// (resolution and orientation alone are layout that every TIFF writer sets).
+const TELLING: &[u16] = &[270, 271, 272, 305, 306, 315, 316, 33432];
+
+/// Tags an EXIF structure's first directory may carry that the written TIFF's own layout
+/// decides: never copied over it.
+const LAYOUT: &[u16] = &[
+    254,
+    255,
+    256,
+    257,
+    258,
+    259,
+    262,
+    263,
+    266,
+    273,
+    277,
+    278,
+    279,
+    280,
+    281,
+    284,
+    290,
+    291,
+    292,
+    293,
+    317,
+    320,
+    322,
+    323,
+    324,
+    325,
+    338,
+    339,
+    340,
+    341,
+    513,
+    514,
+    529,
+    530,
+    531,
+    532,
+    ICC,
+    ifd::XMP,
+];
+
+/// The tag of an embedded ICC profile.
+const ICC: u16 = 34675;
+
+/// How deep sub-directories are followed: IFD0 → EXIF → interoperability.
+const DEPTH: u32 = 3;
+
+/// What a file holds that `image` does not hand over: a TIFF's EXIF, ICC profile and XMP, a
+/// PNG's EXIF in a legacy text chunk.
+#[derive(Clone, Debug, Default)]
+pub struct FromFile {
+    /// EXIF as a TIFF structure (a TIFF's: in the file's byte order).
+    pub exif: Option<Vec<u8>>,
+    /// Its ICC profile (tag 34675) and XMP packet (tag 700): `image` 0.25.10 reads them only
+    /// when no memory limit is set (with one, it refuses every tag value of its first
+    /// directory as over the limit).
+    pub icc: Option<Vec<u8>>,
+    pub xmp: Option<Vec<u8>>,
+    /// Whether `xmp` is all there is (a TIFF's tag 700 was looked for): the decoder is not
+    /// asked, since with a memory limit it fails on a TIFF's tags.
+    pub xmp_read: bool,
+}
+
+/// The EXIF and ICC profile of the TIFF `src`.
+pub fn read(src: &mut impl Source) -> FromFile {
+    let Some(order) = src.read_at(0, 8).and_then(|h| Order::from_header(&h)) else {
+        return FromFile::default();
+    };
+    let first = src.read_at(4, 4).map(|b| order.u32(&b));
+    let Some(dir) = first.and_then(|at| ifd::read_dir(src, order, at, DEPTH)) else {
+        return FromFile::default();
+    };
+    FromFile {
+        icc: dir.get(ICC).map(|e| e.data.clone()),
+        xmp: dir.get(ifd::XMP).map(|e| e.data.clone()),
+        xmp_read: true,
+        exif: exif_of(dir, order),
+    }
+}
+
+/// The EXIF structure of a TIFF's first directory, or None if it tells nothing.
+fn exif_of(dir: Dir, order: Order) -> Option<Vec<u8>> {
+    let telling = dir.entries.iter().any(|e| TELLING.contains(&e.tag));
+    if dir.subs.is_empty() && !telling {
+        return None;
+    }
+    let exif = Dir {
+        entries: dir
+            .entries
+            .into_iter()
+            .filter(|e| DESCRIPTIVE.contains(&e.tag))
+            .collect(),
+        subs: dir
+            .subs
+            .into_iter()
+            .filter(|(t, _)| matches!(*t, ifd::EXIF_IFD | ifd::GPS_IFD))
+            .collect(),
+    };
+    let mut blob = order.header(8);
+    ifd::write_dir(&mut blob, 0, order, &exif, 0);
+    Some(blob)
+}
+
+/// `data` of an entry of type `typ` in byte order `to` instead of `from`.
+fn reorder(data: &mut [u8], typ: u16, from: Order, to: Order) {
+    if from == to {
+        return;
+    }
+    // RATIONAL and SRATIONAL are two LONGs; DOUBLE one 8-byte number.
+    let width = match typ {
+        3 | 8 => 2,
+        4 | 5 | 9 | 10 | 11 | 13 => 4,
+        12 => 8,
+        _ => return,
+    };
+    for v in data.chunks_exact_mut(width) {
+        v.reverse();
+    }
+}
+
+fn reorder_dir(dir: &mut Dir, from: Order, to: Order) {
+    for e in &mut dir.entries {
+        reorder(&mut e.data, e.typ, from, to);
+    }
+    for (_, sub) in &mut dir.subs {
+        reorder_dir(sub, from, to);
+    }
+}
+
+/// The TIFF `bytes` with `exif`'s fields and directories and the XMP packet (tag 700) in its
+/// first directory. The EXIF thumbnail (the structure's second directory) is not written: in
+/// a TIFF it would be a second page; a note says so.
+pub fn merge(
+    mut bytes: Vec<u8>,
+    exif: Option<&[u8]>,
+    xmp: Option<&[u8]>,
+    notes: &mut Vec<String>,
+) -> Result<Vec<u8>, String> {
+    let Some(order) = Order::from_header(&bytes) else {
+        notes.push("the TIFF encoder wrote a BigTIFF; EXIF and XMP were not written".into());
+        return Ok(bytes);
+    };
+    let first = order.u32(&bytes[4..8]);
+    let (entries, next) = ifd::read_ifd(&mut bytes.as_slice(), order, first)
+        .ok_or("the TIFF encoder wrote an unreadable directory")?;
+    let mut dir = Dir {
+        entries,
+        subs: Vec::new(),
+    };
+    if let Some(blob) = exif {
+        let from = Order::from_header(blob).expect("checked when read");
+        let at = from.u32(&blob[4..8]);
+        if let Some(mut e) = ifd::read_dir(&mut &blob[..], from, at, DEPTH) {
+            reorder_dir(&mut e, from, order);
+            for entry in e.entries.into_iter().filter(|e| !LAYOUT.contains(&e.tag)) {
+                dir.set(entry);
+            }
+            dir.subs = e.subs;
+        }
+        let has_thumbnail = ifd::read_ifd(&mut &blob[..], from, at).is_some_and(|(_, n)| n != 0);
+        if has_thumbnail {
+            notes.push(
+                "the EXIF thumbnail was not written (in a TIFF it would be a second page)".into(),
+            );
+        }
+    }
+    if let Some(x) = xmp {
+        dir.set(Entry {
+            tag: ifd::XMP,
+            typ: 1,
+            count: u32::try_from(x.len()).map_err(|_| "XMP larger than a TIFF holds")?,
+            data: x.to_vec(),
+        });
+    }
+    if bytes.len() % 2 == 1 {
+        bytes.push(0);
+    }
+    let base = u32::try_from(bytes.len()).map_err(|_| "larger than a TIFF holds")?;
+    let mut tail = Vec::new();
+    let at = ifd::write_dir(&mut tail, base, order, &dir, next);
+    u32::try_from(bytes.len() + tail.len()).map_err(|_| "larger than a TIFF holds")?;
+    bytes.extend_from_slice(&tail);
+    bytes[4..8].copy_from_slice(&order.put_u32(at));
+    Ok(bytes)
+}
