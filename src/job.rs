@@ -166,8 +166,8 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
         },
         None => Source::File(&job.input),
     };
-    let mut loaded = load_with(source, limit, linear, keep, sanitize, &mut passes)
-        .map_err(JobError::failed)?;
+    let mut loaded =
+        load_with(source, limit, linear, keep, sanitize, &mut passes).map_err(JobError::failed)?;
     notes.append(&mut loaded.notes);
     let masked = match job.mask.active() {
         true => {
@@ -193,7 +193,14 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
 
     let rust = Keep::for_path(None, &blur);
     let reload = || {
-        let mut again = load_with(source, limit, linear, job.mask.keep(rust), sanitize, &mut Vec::new())?;
+        let mut again = load_with(
+            source,
+            limit,
+            linear,
+            job.mask.keep(rust),
+            sanitize,
+            &mut Vec::new(),
+        )?;
         if let Some(m) = &masked {
             m.apply(&mut again, rust, &mut Vec::new());
         }

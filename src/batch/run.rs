@@ -12,8 +12,8 @@ use crate::codec::{self, ImageIoError};
 use crate::filter::Blur2d;
 use crate::gpu::opencl::ClError;
 use crate::job::JobError;
-use crate::report::{self, Backend, Pass, Stage};
 use crate::mask::{MaskFile, Masked};
+use crate::report::{self, Backend, Pass, Stage};
 use crate::work::load::{load_with, Source};
 use crate::work::save::{save, Output};
 use crate::work::{self, Keep, Loaded};
@@ -122,7 +122,11 @@ fn set_up(job: &BatchJob) -> anyhow::Result<Setup> {
     }
     let blur = Blur2d::checked(job.blur.method, job.blur.sigma_x, job.blur.sigma_y)
         .map_err(|e| anyhow::anyhow!(e))?;
-    let mask_file = job.blur.mask.open(job.blur.max_memory_mib).map_err(anyhow::Error::msg)?;
+    let mask_file = job
+        .blur
+        .mask
+        .open(job.blur.max_memory_mib)
+        .map_err(anyhow::Error::msg)?;
     let workers = open_workers(targets, &blur)?;
     Ok(Setup {
         in_dir,
@@ -328,8 +332,15 @@ fn load_masked(
     let opts = &blur_job.mask;
     let (limit, linear) = (blur_job.max_memory_mib, blur_job.linear);
     let source = Source::File(input);
-    let mut loaded = load_with(source, limit, linear, opts.keep(keep), opts.sanitize(), passes)
-        .map_err(|e| e.to_string())?;
+    let mut loaded = load_with(
+        source,
+        limit,
+        linear,
+        opts.keep(keep),
+        opts.sanitize(),
+        passes,
+    )
+    .map_err(|e| e.to_string())?;
     if !opts.active() {
         return Ok((loaded, None));
     }
@@ -434,7 +445,14 @@ fn device_stage(
             let (limit, linear, opts) = (job.blur.max_memory_mib, job.blur.linear, &job.blur.mask);
             let source = Source::File(&task.input);
             let keep = opts.keep(rust);
-            let mut again = load_with(source, limit, linear, keep, opts.sanitize(), &mut Vec::new())?;
+            let mut again = load_with(
+                source,
+                limit,
+                linear,
+                keep,
+                opts.sanitize(),
+                &mut Vec::new(),
+            )?;
             if let Some(m) = &masked {
                 m.apply(&mut again, rust, &mut Vec::new());
             }

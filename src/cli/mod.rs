@@ -194,7 +194,9 @@ pub enum NanArg {
 fn parse_feather(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(v) if v.is_finite() && (0.0..=2e6).contains(&v) => Ok(v),
-        _ => Err(format!("'{s}' is not a feather width in pixels from 0 to 2000000")),
+        _ => Err(format!(
+            "'{s}' is not a feather width in pixels from 0 to 2000000"
+        )),
     }
 }
 

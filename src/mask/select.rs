@@ -28,7 +28,8 @@ impl std::fmt::Display for Region {
 
 /// `x,y,w,h` as `--region` takes it.
 pub fn parse_region(s: &str) -> Result<Region, String> {
-    let bad = || format!("'{s}' is not x,y,w,h (four integers, w and h at least 1), e.g. 120,80,64,64");
+    let bad =
+        || format!("'{s}' is not x,y,w,h (four integers, w and h at least 1), e.g. 120,80,64,64");
     let parts: Vec<&str> = s.split(',').map(str::trim).collect();
     let [x, y, w, h] = parts[..] else {
         return Err(bad());
@@ -115,15 +116,13 @@ pub fn build(
 ) -> Result<Vec<f32>, String> {
     let (width, height) = size;
     let mut m = match file {
-        Some(f) if (f.width, f.height) != size => {
-            return Err(format!(
-                "{}: the mask is {}×{} but {} is {width}×{height}; a mask must have its image's size",
-                f.path.display(),
-                f.width,
-                f.height,
-                name.display()
-            ))
-        }
+        Some(f) if (f.width, f.height) != size => return Err(format!(
+            "{}: the mask is {}×{} but {} is {width}×{height}; a mask must have its image's size",
+            f.path.display(),
+            f.width,
+            f.height,
+            name.display()
+        )),
         Some(f) => f.values.clone(),
         None => vec![0.0; width * height],
     };
@@ -190,7 +189,15 @@ mod tests {
                 h: 30
             })
         );
-        for bad in ["", "1,2,3", "1,2,3,4,5", "1,2,0,4", "1,2,3,-4", "a,b,c,d", "1.5,2,3,4"] {
+        for bad in [
+            "",
+            "1,2,3",
+            "1,2,3,4,5",
+            "1,2,0,4",
+            "1,2,3,-4",
+            "a,b,c,d",
+            "1.5,2,3,4",
+        ] {
             assert!(parse_region(bad).is_err(), "{bad}");
         }
     }
@@ -207,7 +214,10 @@ mod tests {
             ..Default::default()
         };
         let e = build(&opts, None, (8, 8), Path::new("a.png")).unwrap_err();
-        assert_eq!(e, "a.png: --region 10,0,3,3 lies wholly outside the 8×8 image");
+        assert_eq!(
+            e,
+            "a.png: --region 10,0,3,3 lies wholly outside the 8×8 image"
+        );
     }
 
     #[test]
@@ -255,7 +265,10 @@ mod tests {
         let m = build(&opts, None, (w, h), Path::new("a")).unwrap();
         for d in 0..20 {
             let (inside, outside) = (m[100 + d], m[99 - d]);
-            assert!((inside + outside - 1.0).abs() < 2e-3, "{d}: {inside} {outside}");
+            assert!(
+                (inside + outside - 1.0).abs() < 2e-3,
+                "{d}: {inside} {outside}"
+            );
         }
         assert!((m[100] - 0.5).abs() < 0.11, "{}", m[100]);
         assert_eq!(m[..80].iter().filter(|v| **v != 0.0).count(), 0);

@@ -108,21 +108,18 @@ pub fn normalise(
             }
         }
         let weights = &*weights;
-        values
-            .par_chunks_mut(plane)
-            .enumerate()
-            .for_each(|(c, v)| {
-                let w = &weights[if per_channel { c * plane } else { 0 }..][..plane];
-                for (v, w) in v.iter_mut().zip(w) {
-                    *v = if *w >= MIN_WEIGHT {
-                        *v / *w
-                    } else if per_channel {
-                        f32::NAN
-                    } else {
-                        0.0
-                    };
-                }
-            });
+        values.par_chunks_mut(plane).enumerate().for_each(|(c, v)| {
+            let w = &weights[if per_channel { c * plane } else { 0 }..][..plane];
+            for (v, w) in v.iter_mut().zip(w) {
+                *v = if *w >= MIN_WEIGHT {
+                    *v / *w
+                } else if per_channel {
+                    f32::NAN
+                } else {
+                    0.0
+                };
+            }
+        });
     }
     p.data.truncate(channels * plane);
     p.channels = channels;
