@@ -292,7 +292,7 @@ fn nan_ignore_is_the_normalised_convolution_over_the_valid_samples() {
     let img = Rgb32FImage::from_fn(w as u32, h as u32, |x, y| {
         let (x, y) = (x as usize, y as usize);
         let v = |c: usize| ((x * 3 + y * 5 + c * 7) % 11) as f32 * 0.25 - 0.5;
-        let bad = |c: usize| (x * 7 + y * 3 + c) % 9 == 0;
+        let bad = |c: usize| (x * 7 + y * 3 + c).is_multiple_of(9);
         let s = |c: usize| {
             if hole(x, y) {
                 f32::NAN
