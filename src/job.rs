@@ -156,7 +156,11 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
 
     let path_keep = Keep::for_path(target.as_ref().map(|t| t.pipeline), &blur);
     let keep = job.mask.keep(path_keep);
+    let t = Instant::now();
     let mask_file = job.mask.open(job.max_memory_mib).map_err(setup_text)?;
+    if mask_file.is_some() {
+        passes.push(Pass::host(Stage::Decode, "decode mask", t));
+    }
     let (limit, linear, sanitize) = (job.max_memory_mib, job.linear, job.mask.sanitize());
     let stdin = read_stdin(job, &mut passes)?;
     let source = match &stdin {
@@ -171,9 +175,11 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
     notes.append(&mut loaded.notes);
     let masked = match job.mask.active() {
         true => {
-            let name = stdio_name(&job.input, "stdin");
-            Masked::new(&job.mask, mask_file.as_ref(), &loaded, name, &mut notes)
-                .map_err(setup_text)?
+            let (name, t) = (stdio_name(&job.input, "stdin"), Instant::now());
+            let m = Masked::new(&job.mask, mask_file.as_ref(), &loaded, name, &mut notes)
+                .map_err(setup_text)?;
+            passes.push(Pass::host(Stage::Decode, "selection", t));
+            m
         }
         false => None,
     };

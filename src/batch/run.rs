@@ -345,7 +345,9 @@ fn load_masked(
         return Ok((loaded, None));
     }
     let mut notes = std::mem::take(&mut loaded.notes);
+    let t = Instant::now();
     let masked = Masked::new(opts, shared.mask_file, &loaded, input, &mut notes)?;
+    passes.push(Pass::host(Stage::Decode, "selection", t));
     loaded.notes = notes;
     if masked.is_none() {
         loaded.adapt(keep, linear, passes);
