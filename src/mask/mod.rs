@@ -185,6 +185,17 @@ impl Masked {
             return;
         }
         let t = Instant::now();
+        if let (Keep::Decoded, false, Some(select)) = (keep, self.nan, &self.select) {
+            if let Some(image) = weights::as_alpha(&self.original, select) {
+                loaded.layout = pixels::Layout {
+                    color: image.color(),
+                    linear: self.linear,
+                };
+                loaded.working = Working::Decoded(image);
+                passes.push(Pass::host(Stage::Decode, "selection as alpha", t));
+                return;
+            }
+        }
         let (planar, layout) = weights::weighted(&self.original, self.select.as_deref(), self);
         loaded.working = Working::Planar(planar);
         loaded.layout = layout;
@@ -198,6 +209,11 @@ impl Masked {
         let color = self.original.color();
         let working = std::mem::replace(&mut loaded.working, Working::Planar(Default::default()));
         let blurred = match working {
+            // `weights::as_alpha`'s route: the weight came back as alpha.
+            Working::Decoded(image) if image.color() != color => {
+                let select = self.select.as_mut().expect("weighted by a selection");
+                weights::from_alpha(image, select)
+            }
             Working::Decoded(image) => image,
             Working::Planar(mut planar) => {
                 if self.weighted() {

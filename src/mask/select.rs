@@ -77,10 +77,11 @@ impl MaskFile {
         let image = decoded.image;
         let (width, height) = (image.width() as usize, image.height() as usize);
         let values = match &image {
-            DynamicImage::ImageLuma8(_)
-            | DynamicImage::ImageLumaA8(_)
-            | DynamicImage::ImageLuma16(_)
-            | DynamicImage::ImageLumaA16(_) => image.to_luma32f().into_raw(),
+            DynamicImage::ImageLuma8(b) => b.par_iter().map(|v| *v as f32 / 255.0).collect(),
+            DynamicImage::ImageLuma16(b) => b.par_iter().map(|v| *v as f32 / 65535.0).collect(),
+            DynamicImage::ImageLumaA8(_) | DynamicImage::ImageLumaA16(_) => {
+                image.to_luma32f().into_raw()
+            }
             _ => image
                 .to_rgb32f()
                 .as_raw()
@@ -88,10 +89,13 @@ impl MaskFile {
                 .map(|p| (p[0] + p[1] + p[2]) / 3.0)
                 .collect(),
         };
-        let values = values
-            .into_iter()
-            .map(|v| if v.is_nan() { 0.0 } else { v.clamp(0.0, 1.0) })
-            .collect();
+        let mut values: Vec<f32> = values;
+        if image.color() == image::ColorType::Rgb32F || image.color() == image::ColorType::Rgba32F {
+            // Float masks may hold anything.
+            values
+                .par_iter_mut()
+                .for_each(|v| *v = if v.is_nan() { 0.0 } else { v.clamp(0.0, 1.0) });
+        }
         Ok(MaskFile {
             path: path.to_path_buf(),
             width,
@@ -116,13 +120,15 @@ pub fn build(
 ) -> Result<Vec<f32>, String> {
     let (width, height) = size;
     let mut m = match file {
-        Some(f) if (f.width, f.height) != size => return Err(format!(
+        Some(f) if (f.width, f.height) != size => {
+            return Err(format!(
             "{}: the mask is {}×{} but {} is {width}×{height}; a mask must have its image's size",
             f.path.display(),
             f.width,
             f.height,
             name.display()
-        )),
+        ))
+        }
         Some(f) => f.values.clone(),
         None => vec![0.0; width * height],
     };

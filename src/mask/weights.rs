@@ -124,3 +124,114 @@ pub fn normalise(
     p.data.truncate(channels * plane);
     p.channels = channels;
 }
+
+/// `exclude` on the banded Rust blur, for images without alpha: the selection becomes the
+/// image's alpha channel, and the banded blur's premultiplied path is then the normalised
+/// convolution itself (colour blur(m·c)/blur(m), alpha blur(m)), in place on the samples with
+/// no f32 copy. Integer alpha holds the weight to 1/255 (8-bit) or 1/65535 (16-bit); f32
+/// exactly. None for images with alpha (their weight is alpha · m: the planar path).
+pub fn as_alpha(original: &DynamicImage, select: &[f32]) -> Option<DynamicImage> {
+    let (w, h) = (original.width(), original.height());
+    let to_u8 = |m: f32| (m * 255.0 + 0.5) as u8;
+    let to_u16 = |m: f32| (m * 65535.0 + 0.5) as u16;
+    Some(match original {
+        DynamicImage::ImageLuma8(b) => {
+            DynamicImage::ImageLumaA8(buffer(w, h, add_alpha(b, 1, select, to_u8)))
+        }
+        DynamicImage::ImageRgb8(b) => {
+            DynamicImage::ImageRgba8(buffer(w, h, add_alpha(b, 3, select, to_u8)))
+        }
+        DynamicImage::ImageLuma16(b) => {
+            DynamicImage::ImageLumaA16(buffer(w, h, add_alpha(b, 1, select, to_u16)))
+        }
+        DynamicImage::ImageRgb16(b) => {
+            DynamicImage::ImageRgba16(buffer(w, h, add_alpha(b, 3, select, to_u16)))
+        }
+        DynamicImage::ImageRgb32F(b) => {
+            DynamicImage::ImageRgba32F(buffer(w, h, add_alpha(b, 3, select, |m| m)))
+        }
+        _ => return None,
+    })
+}
+
+fn buffer<P: image::Pixel>(
+    w: u32,
+    h: u32,
+    data: Vec<P::Subpixel>,
+) -> image::ImageBuffer<P, Vec<P::Subpixel>> {
+    image::ImageBuffer::from_raw(w, h, data).expect("sizes agree")
+}
+
+/// `raw`'s pixels of `channels` samples each, followed by the selection as `alpha` makes it.
+fn add_alpha<T: Copy + Send + Sync + Default>(
+    raw: &[T],
+    channels: usize,
+    select: &[f32],
+    alpha: impl Fn(f32) -> T + Sync,
+) -> Vec<T> {
+    let mut out = vec![T::default(); select.len() * (channels + 1)];
+    out.par_chunks_mut(4096 * (channels + 1))
+        .zip(raw.par_chunks(4096 * channels))
+        .zip(select.par_chunks(4096))
+        .for_each(|((out, raw), m)| {
+            for ((o, r), m) in out
+                .chunks_exact_mut(channels + 1)
+                .zip(raw.chunks_exact(channels))
+                .zip(m)
+            {
+                o[..channels].copy_from_slice(r);
+                o[channels] = alpha(*m);
+            }
+        });
+    out
+}
+
+/// The end of `as_alpha`'s route: clears the selection where the blurred weight (the alpha
+/// channel) is below `MIN_WEIGHT`, and drops the alpha channel, leaving the normalised colour
+/// in the input's colour type.
+pub fn from_alpha(blurred: DynamicImage, select: &mut [f32]) -> DynamicImage {
+    let (w, h) = (blurred.width(), blurred.height());
+    match &blurred {
+        DynamicImage::ImageLumaA8(b) => {
+            DynamicImage::ImageLuma8(buffer(w, h, strip(b, 2, 255.0, select)))
+        }
+        DynamicImage::ImageRgba8(b) => {
+            DynamicImage::ImageRgb8(buffer(w, h, strip(b, 4, 255.0, select)))
+        }
+        DynamicImage::ImageLumaA16(b) => {
+            DynamicImage::ImageLuma16(buffer(w, h, strip(b, 2, 65535.0, select)))
+        }
+        DynamicImage::ImageRgba16(b) => {
+            DynamicImage::ImageRgb16(buffer(w, h, strip(b, 4, 65535.0, select)))
+        }
+        DynamicImage::ImageRgba32F(b) => {
+            DynamicImage::ImageRgb32F(buffer(w, h, strip(b, 4, 1.0, select)))
+        }
+        _ => unreachable!("as_alpha makes only these"),
+    }
+}
+
+/// The colour samples of `raw` (pixels of `channels` samples, the last alpha), clearing
+/// `select` where alpha / `full` is below `MIN_WEIGHT`.
+fn strip<T: Copy + Into<f64> + Send + Sync + Default>(
+    raw: &[T],
+    channels: usize,
+    full: f64,
+    select: &mut [f32],
+) -> Vec<T> {
+    let colour = channels - 1;
+    let mut out = vec![T::default(); select.len() * colour];
+    out.par_chunks_mut(4096 * colour)
+        .zip(raw.par_chunks(4096 * channels))
+        .zip(select.par_chunks_mut(4096))
+        .for_each(|((out, raw), select)| {
+            let pixels = out.chunks_exact_mut(colour).zip(raw.chunks_exact(channels));
+            for ((o, p), s) in pixels.zip(select) {
+                o.copy_from_slice(&p[..colour]);
+                if ((p[colour].into() / full) as f32) < MIN_WEIGHT {
+                    *s = 0.0;
+                }
+            }
+        });
+    out
+}
