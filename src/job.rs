@@ -179,6 +179,8 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
             let m = Masked::new(&job.mask, mask_file.as_ref(), &loaded, name, &mut notes)
                 .map_err(setup_text)?;
             passes.push(Pass::host(Stage::Decode, "selection", t));
+            // The selection may share the mask's values: let it own them.
+            drop(mask_file);
             m
         }
         false => None,

@@ -23,6 +23,7 @@ use crate::report::{Pass, Stage};
 use crate::work::{Keep, Loaded, Working};
 use image::DynamicImage;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Instant;
 
 /// How the selection mixes the blur in.
@@ -109,7 +110,7 @@ impl MaskOptions {
 pub struct Masked {
     original: DynamicImage,
     /// Per pixel in [0, 1]; None selects every pixel fully (`--nan ignore` alone).
-    select: Option<Vec<f32>>,
+    select: Option<Arc<Vec<f32>>>,
     mode: MaskMode,
     /// `--nan ignore` on a float image.
     nan: bool,
@@ -196,7 +197,8 @@ impl Masked {
                 return;
             }
         }
-        let (planar, layout) = weights::weighted(&self.original, self.select.as_deref(), self);
+        let select = self.select.as_deref().map(Vec::as_slice);
+        let (planar, layout) = weights::weighted(&self.original, select, self);
         loaded.working = Working::Planar(planar);
         loaded.layout = layout;
         passes.push(Pass::host(Stage::Decode, "weighted planes", t));
@@ -212,19 +214,21 @@ impl Masked {
             // `weights::as_alpha`'s route: the weight came back as alpha.
             Working::Decoded(image) if image.color() != color => {
                 let select = self.select.as_mut().expect("weighted by a selection");
-                weights::from_alpha(image, select)
+                weights::from_alpha(image, Arc::make_mut(select).as_mut_slice())
             }
             Working::Decoded(image) => image,
             Working::Planar(mut planar) => {
                 if self.weighted() {
                     let channels = color_planes(&planar, self.nan);
-                    weights::normalise(&mut planar, channels, self.nan, &mut self.select);
+                    let select = self.select.as_mut().map(Arc::make_mut);
+                    weights::normalise(&mut planar, channels, self.nan, select);
                 }
                 pixels::finish_planar(&mut planar, loaded.layout);
                 pixels::from_planar(&planar, loaded.layout.color, color)
             }
         };
-        let mixed = blend::mix(&self.original, blurred, self.select.as_deref(), self.nan);
+        let select = self.select.as_deref().map(Vec::as_slice);
+        let mixed = blend::mix(&self.original, blurred, select, self.nan);
         loaded.layout = pixels::Layout {
             color,
             linear: self.linear,

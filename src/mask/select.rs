@@ -9,6 +9,7 @@ use crate::pixels::planar::Planar;
 use image::DynamicImage;
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// A rectangle of pixels: columns `x .. x + w`, rows `y .. y + h`. `x` and `y` may be negative
 /// (a box that starts outside the image); `w` and `h` are at least 1.
@@ -64,7 +65,8 @@ pub struct MaskFile {
     pub path: PathBuf,
     pub width: usize,
     pub height: usize,
-    values: Vec<f32>,
+    /// Shared with the selections built from it until one changes (`Arc::make_mut`).
+    values: Arc<Vec<f32>>,
 }
 
 impl MaskFile {
@@ -100,7 +102,7 @@ impl MaskFile {
             path: path.to_path_buf(),
             width,
             height,
-            values,
+            values: Arc::new(values),
         })
     }
 }
@@ -117,7 +119,7 @@ pub fn build(
     file: Option<&MaskFile>,
     size: (usize, usize),
     name: &Path,
-) -> Result<Vec<f32>, String> {
+) -> Result<Arc<Vec<f32>>, String> {
     let (width, height) = size;
     let mut m = match file {
         Some(f) if (f.width, f.height) != size => {
@@ -130,7 +132,7 @@ pub fn build(
         ))
         }
         Some(f) => f.values.clone(),
-        None => vec![0.0; width * height],
+        None => Arc::new(vec![0.0; width * height]),
     };
     for r in &opts.regions {
         let Some((x0, y0, x1, y1)) = r.clip(size) else {
@@ -139,12 +141,13 @@ pub fn build(
                 name.display()
             ));
         };
+        let m = Arc::make_mut(&mut m);
         for row in m[y0 * width..y1 * width].chunks_exact_mut(width) {
             row[x0..x1].fill(1.0);
         }
     }
     if opts.feather > 0.0 {
-        feather(&mut m, size, opts.feather);
+        feather(Arc::make_mut(&mut m), size, opts.feather);
     }
     Ok(m)
 }
@@ -245,7 +248,7 @@ mod tests {
             ],
             ..Default::default()
         };
-        let m = build(&opts, None, (5, 4), Path::new("a")).unwrap();
+        let m = build(&opts, None, (5, 4), Path::new("a")).unwrap().to_vec();
         #[rustfmt::skip]
         let want = [
             0., 0., 0., 0., 0.,
@@ -268,7 +271,7 @@ mod tests {
             feather: 8.0,
             ..Default::default()
         };
-        let m = build(&opts, None, (w, h), Path::new("a")).unwrap();
+        let m = build(&opts, None, (w, h), Path::new("a")).unwrap().to_vec();
         for d in 0..20 {
             let (inside, outside) = (m[100 + d], m[99 - d]);
             assert!(

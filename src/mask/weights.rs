@@ -92,7 +92,7 @@ pub fn normalise(
     p: &mut Planar,
     channels: usize,
     per_channel: bool,
-    select: &mut Option<Vec<f32>>,
+    select: Option<&mut Vec<f32>>,
 ) {
     let plane = p.plane_len();
     if plane > 0 {
