@@ -98,17 +98,22 @@ fn rows<T: Mix>(
         .enumerate()
         .for_each(|(y, (out, input))| {
             let m = select.map(|s| &s[y * width..][..width]);
-            for x in 0..width {
-                let m = m.map_or(1.0, |m| m[x]);
-                if m <= 0.0 {
-                    // The common case outside a selection: a plain copy.
-                    out[x * channels..][..channels]
-                        .copy_from_slice(&input[x * channels..][..channels]);
+            let mut x = 0;
+            while x < width {
+                let mx = m.map_or(1.0, |m| m[x]);
+                if mx <= 0.0 {
+                    // The common case outside a selection: a run of unselected pixels, copied
+                    // in one piece.
+                    let run = m.map_or(0, |m| m[x..].iter().take_while(|v| **v <= 0.0).count());
+                    let span = x * channels..(x + run) * channels;
+                    out[span.clone()].copy_from_slice(&input[span]);
+                    x += run;
                     continue;
                 }
                 for c in x * channels..(x + 1) * channels {
-                    out[c] = T::mix(input[c], out[c], m, nan);
+                    out[c] = T::mix(input[c], out[c], mx, nan);
                 }
+                x += 1;
             }
         });
 }
