@@ -6,9 +6,10 @@ use crate::codec::{self, EncodeOptions};
 use crate::filter::{Blur2d, Method};
 use crate::gpu::plan::PipelineChoice;
 use crate::gpu::plan::Upload;
+use crate::mask::{MaskOptions, Masked};
 use crate::report::{Backend, ImageSummary, Pass, Report, Stage};
 use crate::work::blur::failure_note;
-use crate::work::load::{load_from, Source};
+use crate::work::load::{load_with, Source};
 use crate::work::save::{save, Output};
 use crate::work::{self, Keep, Loaded};
 use image::ImageFormat;
@@ -35,6 +36,9 @@ pub struct BlurJob {
     pub max_memory_mib: u64,
     /// Which of the input's ICC profile, EXIF and XMP the output gets.
     pub metadata: KeepMetadata,
+    /// The part of the image to blur and how (`--region`, `--mask`, `--feather`,
+    /// `--mask-mode`), and `--nan`; the default blurs the whole image.
+    pub mask: MaskOptions,
 }
 
 /// Why a job failed: set-up problems (exit 2) or the blur itself (exit 1).
@@ -123,6 +127,10 @@ fn read_stdin(job: &BlurJob, passes: &mut Vec<Pass>) -> Result<Option<Vec<u8>>, 
     Ok(Some(bytes))
 }
 
+fn setup_text(e: String) -> JobError {
+    JobError::Setup(anyhow::anyhow!(e))
+}
+
 /// What the report and errors call `path`: `name` for `-`.
 fn stdio_name<'a>(path: &'a Path, name: &'static str) -> &'a Path {
     if codec::is_stdio(path) {
@@ -149,8 +157,14 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
     let blur = Blur2d::checked(job.method, job.sigma_x, job.sigma_y)
         .map_err(|e| JobError::Setup(anyhow::anyhow!(e)))?;
 
-    let keep = Keep::for_path(target.as_ref().map(|t| t.pipeline), &blur);
-    let (limit, linear) = (job.max_memory_mib, job.linear);
+    let path_keep = Keep::for_path(target.as_ref().map(|t| t.pipeline), &blur);
+    let keep = job.mask.keep(path_keep);
+    let t = Instant::now();
+    let mask_file = job.mask.open(job.max_memory_mib).map_err(setup_text)?;
+    if mask_file.is_some() {
+        passes.push(Pass::host(Stage::Decode, "decode mask", t));
+    }
+    let (limit, linear, sanitize) = (job.max_memory_mib, job.linear, job.mask.sanitize());
     let stdin = read_stdin(job, &mut passes)?;
     let source = match &stdin {
         Some(bytes) => Source::Memory {
@@ -160,8 +174,25 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
         None => Source::File(&job.input),
     };
     let mut loaded =
-        load_from(source, limit, linear, keep, &mut passes).map_err(JobError::failed)?;
+        load_with(source, limit, linear, keep, sanitize, &mut passes).map_err(JobError::failed)?;
     notes.append(&mut loaded.notes);
+    let masked = match job.mask.active() {
+        true => {
+            let (name, t) = (stdio_name(&job.input, "stdin"), Instant::now());
+            let m = Masked::new(&job.mask, mask_file.as_ref(), &loaded, name, &mut notes)
+                .map_err(setup_text)?;
+            passes.push(Pass::host(Stage::Decode, "selection", t));
+            // The selection may share the mask's values: let it own them.
+            drop(mask_file);
+            m
+        }
+        false => None,
+    };
+    match &masked {
+        Some(m) => m.apply(&mut loaded, path_keep, &mut passes),
+        // Loaded as decoded for a selection that turned out empty: as the path takes it.
+        None => loaded.adapt(path_keep, linear, &mut passes),
+    }
     let device = open_device(target, &blur, &loaded, &mut passes)?.unwrap_or_else(|e| {
         // The kernels did not build: the Rust path blurs instead.
         notes.push(failure_note(&format!("{e:#}")));
@@ -172,10 +203,27 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
     }
 
     let rust = Keep::for_path(None, &blur);
-    let reload = || load_from(source, limit, linear, rust, &mut Vec::new());
-    let done = work::blur::blur(device.as_ref(), &mut loaded, &blur, &mut passes, reload)
+    let reload = || {
+        let mut again = load_with(
+            source,
+            limit,
+            linear,
+            job.mask.keep(rust),
+            sanitize,
+            &mut Vec::new(),
+        )?;
+        if let Some(m) = &masked {
+            m.apply(&mut again, rust, &mut Vec::new());
+        }
+        Ok(again)
+    };
+    let mut done = work::blur::blur(device.as_ref(), &mut loaded, &blur, &mut passes, reload)
         .map_err(JobError::failed)?;
     notes.extend(done.note);
+    if let Some(m) = masked {
+        done.pipeline = format!("{}, {}", done.pipeline, m.describe());
+        m.finish(&mut loaded, &mut passes);
+    }
     let (device_name, backend) = match &device {
         Some(device) if done.on_device => (device.name(), Backend::Opencl),
         _ => (backend::rust_device_name(), Backend::Rust),

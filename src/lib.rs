@@ -19,6 +19,7 @@ pub mod filter;
 pub mod gpu;
 pub mod interrupt;
 pub mod job;
+pub mod mask;
 pub mod pixels;
 pub mod report;
 pub mod work;

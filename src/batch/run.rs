@@ -12,8 +12,9 @@ use crate::codec::{self, ImageIoError};
 use crate::filter::Blur2d;
 use crate::gpu::opencl::ClError;
 use crate::job::JobError;
+use crate::mask::{MaskFile, Masked};
 use crate::report::{self, Backend, Pass, Stage};
-use crate::work::load::load;
+use crate::work::load::{load_with, Source};
 use crate::work::save::{save, Output};
 use crate::work::{self, Keep, Loaded};
 use crossbeam_channel::{bounded, unbounded, Receiver, Sender};
@@ -31,6 +32,8 @@ struct DecodedTask {
     task: Task,
     loaded: Loaded,
     passes: Vec<Pass>,
+    /// Its selection and input, where the batch blurs part of each image (`mask`).
+    masked: Option<Masked>,
 }
 
 /// An image on its way from a device worker to an encoder.
@@ -47,6 +50,7 @@ struct BlurredTask {
     /// (Rust path, 3 MP JPEGs: 84 MiB for 10 images, 200 to 420 MiB for 120).
     worker: usize,
     on_device: bool,
+    masked: Option<Masked>,
 }
 
 /// One device-stage worker: its device (None: the Rust path) with its own context, and so its
@@ -83,6 +87,8 @@ struct Shared<'a> {
     /// Each worker's device name, and the Rust path's, for the records.
     names: &'a [String],
     rust_name: &'a str,
+    /// `--mask`, decoded once for every image.
+    mask_file: Option<&'a MaskFile>,
 }
 
 /// The checked folders and filter of a batch.
@@ -92,6 +98,7 @@ struct Setup {
     blur: Blur2d,
     workers: Vec<Worker>,
     device_note: Option<String>,
+    mask_file: Option<MaskFile>,
 }
 
 /// Checks everything that can be wrong before any file is touched: the folders, the devices
@@ -115,6 +122,11 @@ fn set_up(job: &BatchJob) -> anyhow::Result<Setup> {
     }
     let blur = Blur2d::checked(job.blur.method, job.blur.sigma_x, job.blur.sigma_y)
         .map_err(|e| anyhow::anyhow!(e))?;
+    let mask_file = job
+        .blur
+        .mask
+        .open(job.blur.max_memory_mib)
+        .map_err(anyhow::Error::msg)?;
     let workers = open_workers(targets, &blur)?;
     Ok(Setup {
         in_dir,
@@ -122,6 +134,7 @@ fn set_up(job: &BatchJob) -> anyhow::Result<Setup> {
         blur,
         workers,
         device_note,
+        mask_file,
     })
 }
 
@@ -154,6 +167,7 @@ pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
         blur,
         workers,
         device_note,
+        mask_file,
     } = set_up(job).map_err(JobError::Setup)?;
     let names: Vec<String> = workers.iter().map(|w| w.name.clone()).collect();
     let backends: Vec<Backend> = workers.iter().map(Worker::backend).collect();
@@ -193,6 +207,7 @@ pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
         out_dir: &out_dir,
         names: &names,
         rust_name: &rust_name,
+        mask_file: mask_file.as_ref(),
     };
     let stopped = run_stages(&shared, tasks, workers, keep, &mut records);
     bar.finish_and_clear();
@@ -278,19 +293,18 @@ fn decoder(
     dec_tx: Sender<DecodedTask>,
     rec_tx: Sender<FileRecord>,
 ) {
-    let blur_job = &shared.job.blur;
     while let Ok(task) = task_rx.recv() {
         if shared.interrupted.load(Ordering::SeqCst) {
             break;
         }
         let mut passes = Vec::new();
-        let (limit, linear) = (blur_job.max_memory_mib, blur_job.linear);
-        match load(&task.input, limit, linear, keep, &mut passes) {
-            Ok(loaded) => {
+        match load_masked(shared, &task.input, keep, &mut passes) {
+            Ok((loaded, masked)) => {
                 let _ = dec_tx.send(DecodedTask {
                     task,
                     loaded,
                     passes,
+                    masked,
                 });
             }
             Err(e) => {
@@ -305,12 +319,52 @@ fn decoder(
     }
 }
 
+/// Loads `input` as `keep` says, or as the selection needs it (`mask::MaskOptions::keep`),
+/// and builds its selection; a mask of another size or a rectangle outside the image fails
+/// this image alone.
+fn load_masked(
+    shared: &Shared,
+    input: &Path,
+    keep: Keep,
+    passes: &mut Vec<Pass>,
+) -> Result<(Loaded, Option<Masked>), String> {
+    let blur_job = &shared.job.blur;
+    let opts = &blur_job.mask;
+    let (limit, linear) = (blur_job.max_memory_mib, blur_job.linear);
+    let source = Source::File(input);
+    let mut loaded = load_with(
+        source,
+        limit,
+        linear,
+        opts.keep(keep),
+        opts.sanitize(),
+        passes,
+    )
+    .map_err(|e| e.to_string())?;
+    if !opts.active() {
+        return Ok((loaded, None));
+    }
+    let mut notes = std::mem::take(&mut loaded.notes);
+    let t = Instant::now();
+    let masked = Masked::new(opts, shared.mask_file, &loaded, input, &mut notes)?;
+    passes.push(Pass::host(Stage::Decode, "selection", t));
+    loaded.notes = notes;
+    if masked.is_none() {
+        loaded.adapt(keep, linear, passes);
+    }
+    Ok((loaded, masked))
+}
+
 /// An encoder thread: writes blurred images and sends their records.
 fn encoder(shared: &Shared, enc_rx: Receiver<BlurredTask>, rec_tx: Sender<FileRecord>) {
     while let Ok(b) = enc_rx.recv() {
         let (mut passes, mut notes) = (b.passes, b.notes);
         let output = &b.task.output;
         let megapixels = b.loaded.width as f64 * b.loaded.height as f64 * 1e-6;
+        let mut loaded = b.loaded;
+        if let Some(m) = b.masked {
+            m.finish(&mut loaded, &mut passes);
+        }
         let saved = plan::check_inside(shared.out_dir, output)
             .and_then(|()| create_parent(output))
             .and_then(|()| {
@@ -320,7 +374,7 @@ fn encoder(shared: &Shared, enc_rx: Receiver<BlurredTask>, rec_tx: Sender<FileRe
                     encode: shared.job.blur.encode,
                     metadata: shared.job.blur.metadata,
                 };
-                save(b.loaded, to, &mut passes, &mut notes)
+                save(loaded, to, &mut passes, &mut notes)
             });
         let mut record = FileRecord::new(&b.task.input, Outcome::Blurred, output);
         record.megapixels = megapixels;
@@ -376,19 +430,36 @@ fn device_stage(
             task,
             mut loaded,
             mut passes,
+            masked,
         } = d;
         let device = worker.device.as_ref().filter(|_| !device_broken);
-        if device.is_some() {
-            loaded.adapt(worker.keep, job.blur.linear, &mut passes);
+        let rust = Keep::for_path(None, shared.blur);
+        match (&masked, device) {
+            (Some(m), Some(_)) => m.apply(&mut loaded, worker.keep, &mut passes),
+            (Some(m), None) => m.apply(&mut loaded, rust, &mut passes),
+            (None, Some(_)) => loaded.adapt(worker.keep, job.blur.linear, &mut passes),
+            (None, None) => {}
         }
         let t = Instant::now();
         let mut notes = std::mem::take(&mut loaded.notes);
         // Too large for the device, out of device memory and the like: this image goes
         // the Rust way (work::blur).
         let reload = || {
-            let (limit, linear) = (job.blur.max_memory_mib, job.blur.linear);
-            let rust = Keep::for_path(None, shared.blur);
-            load(&task.input, limit, linear, rust, &mut Vec::new())
+            let (limit, linear, opts) = (job.blur.max_memory_mib, job.blur.linear, &job.blur.mask);
+            let source = Source::File(&task.input);
+            let keep = opts.keep(rust);
+            let mut again = load_with(
+                source,
+                limit,
+                linear,
+                keep,
+                opts.sanitize(),
+                &mut Vec::new(),
+            )?;
+            if let Some(m) = &masked {
+                m.apply(&mut again, rust, &mut Vec::new());
+            }
+            Ok(again)
         };
         let done = match work::blur::blur(device, &mut loaded, shared.blur, &mut passes, reload) {
             Ok(done) => done,
@@ -422,6 +493,7 @@ fn device_stage(
             blur_ms: t.elapsed().as_secs_f64() * 1e3,
             worker: worker.index,
             on_device: done.on_device,
+            masked,
         });
         if leave {
             break;

@@ -14,6 +14,7 @@ use crate::filter::Method;
 use crate::gpu::plan::{ChunkStart, PipelineChoice};
 use crate::gpu::transpose::TransposeKind;
 use crate::job::BlurJob;
+use crate::mask::{parse_region, MaskMode, MaskOptions, NanPolicy, Region};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use image::codecs::png::CompressionType;
 use std::path::PathBuf;
@@ -101,6 +102,8 @@ pub struct BlurArgs {
 
 /// Blur options shared by the main command and batch.
 #[derive(Debug, Args)]
+#[group(id = "blur_settings")]
+#[command(group = clap::ArgGroup::new("selection").args(["region", "mask"]).multiple(true))]
 pub struct BlurSettings {
     /// Standard deviation of the Gaussian in pixels, both axes (finite, > 0).
     #[arg(short, long, value_parser = parse_sigma, required_unless_present_all = ["sigma_x", "sigma_y"])]
@@ -162,6 +165,54 @@ pub struct BlurSettings {
     /// Print the report as JSON on stdout.
     #[arg(long)]
     pub json: bool,
+    /// Blur only this rectangle: X,Y (its top-left pixel) and W,H (its size), in pixels of the
+    /// oriented image. Repeat it for more rectangles (united; with --mask too). A rectangle
+    /// partly outside the image is clipped to it; one wholly outside is an error. Every pixel
+    /// outside the selection keeps its input sample exactly.
+    #[arg(long, value_name = "X,Y,W,H", value_parser = parse_region, help_heading = "Selection")]
+    pub region: Vec<Region>,
+    /// Blur where this grey image says: 0 untouched, full scale fully blurred, in between
+    /// blended (any format and bit depth; a colour mask counts as the mean of its channels). It
+    /// must have the input's size; in a batch it applies to every image.
+    #[arg(long, value_name = "MASK", help_heading = "Selection")]
+    pub mask: Option<PathBuf>,
+    /// Soften the selection's edge over about PX pixels: the selection is blurred by a
+    /// Gaussian of sigma PX/2 (its 16%-84% rise spans PX pixels, centred on the edge); values
+    /// within 0.001 of 0 or 1 are snapped, so pixels more than ~1.6 PX outside stay exact.
+    #[arg(long, value_name = "PX", default_value_t = 0.0, value_parser = parse_feather, requires = "selection", help_heading = "Selection")]
+    pub feather: f64,
+    /// blend: out = in + m*(blur(in) - in), every pixel feeds the blur; exclude: only selected
+    /// pixels feed it (normalised convolution, out = in + m*(blur(m*in)/blur(m) - in)), so a
+    /// blurred background gets no halo of the unselected foreground.
+    #[arg(long, value_enum, default_value_t = MaskModeArg::Blend, requires = "selection", help_heading = "Selection")]
+    pub mask_mode: MaskModeArg,
+    /// NaN and infinite samples of float images (EXR, HDR, float TIFF): zero replaces them by
+    /// 0 before the blur (with a note); ignore leaves them out of it (normalised convolution per
+    /// channel) and fills them from the valid samples within reach; where none reach (blurred
+    /// weight below 0.001) they stay as they were. Integer images have none: no effect.
+    #[arg(long, value_enum, default_value_t = NanArg::Zero, help_heading = "Selection")]
+    pub nan: NanArg,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum MaskModeArg {
+    Blend,
+    Exclude,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum NanArg {
+    Zero,
+    Ignore,
+}
+
+fn parse_feather(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && (0.0..=2e6).contains(&v) => Ok(v),
+        _ => Err(format!(
+            "'{s}' is not a feather width in pixels from 0 to 2000000"
+        )),
+    }
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -279,6 +330,19 @@ impl BlurSettings {
             },
             max_memory_mib: self.max_memory,
             metadata: self.metadata(),
+            mask: MaskOptions {
+                regions: self.region.clone(),
+                mask: self.mask.clone(),
+                feather: self.feather,
+                mode: match self.mask_mode {
+                    MaskModeArg::Blend => MaskMode::Blend,
+                    MaskModeArg::Exclude => MaskMode::Exclude,
+                },
+                nan: match self.nan {
+                    NanArg::Zero => NanPolicy::Zero,
+                    NanArg::Ignore => NanPolicy::Ignore,
+                },
+            },
         }
     }
 

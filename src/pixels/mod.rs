@@ -137,7 +137,8 @@ pub fn finish_planar(p: &mut Planar, layout: Layout) {
         colour.par_chunks_mut(plane).for_each(|c| {
             for (v, &a) in c.iter_mut().zip(alpha.iter()) {
                 // Where nothing is left of any pixel's coverage the colour is undefined; 0.
-                *v = if a > 1e-7 { *v / a } else { 0.0 };
+                // A NaN stays: it marks a sample no weight reached (`mask::weights`).
+                *v = if a > 1e-7 || v.is_nan() { *v / a } else { 0.0 };
             }
         });
     }

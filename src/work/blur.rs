@@ -122,12 +122,20 @@ pub fn blur_on_host(loaded: &mut Loaded, blur: &Blur2d, passes: &mut Vec<Pass>) 
             passes.extend(host_passes(cpu_passes));
             format!("banded, in place ({})", lanes::isa_name())
         }
-        Working::Planar(planar) => {
-            let (out, cpu_passes) = reference::blur(planar, blur);
-            *planar = out;
-            passes.extend(host_passes(cpu_passes));
-            "rows + blocked transposes".into()
-        }
+        // Recursive planar images on the host are weighted planes (`mask`), not an image's
+        // own samples: the banded blur takes them one plane at a time.
+        Working::Planar(planar) => match banded::blur_planes(planar, blur) {
+            Some(cpu_passes) => {
+                passes.extend(host_passes(cpu_passes));
+                format!("banded, per plane ({})", lanes::isa_name())
+            }
+            None => {
+                let (out, cpu_passes) = reference::blur(planar, blur);
+                *planar = out;
+                passes.extend(host_passes(cpu_passes));
+                "rows + blocked transposes".into()
+            }
+        },
     }
 }
 

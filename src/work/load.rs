@@ -39,13 +39,28 @@ pub fn load_from(
     keep: Keep,
     passes: &mut Vec<Pass>,
 ) -> Result<Loaded, ImageIoError> {
+    load_with(source, max_memory_mib, linear, keep, true, passes)
+}
+
+/// `load_from`, cleaning non-finite float samples only where `sanitize` says (`--nan ignore`
+/// keeps them for the blur to leave out).
+pub fn load_with(
+    source: Source,
+    max_memory_mib: u64,
+    linear: bool,
+    keep: Keep,
+    sanitize: bool,
+    passes: &mut Vec<Pass>,
+) -> Result<Loaded, ImageIoError> {
     let t = Instant::now();
     let mut decoded = match source {
         Source::File(path) => codec::decode(path, max_memory_mib)?,
         Source::Memory { name, bytes } => codec::decode_bytes(name, bytes, max_memory_mib)?,
     };
     passes.push(Pass::host(Stage::Decode, "decode", t));
-    let mut notes: Vec<String> = pixels::sanitize_image(&mut decoded.image)
+    let mut notes: Vec<String> = sanitize
+        .then(|| pixels::sanitize_image(&mut decoded.image))
+        .flatten()
         .into_iter()
         .collect();
     notes.append(&mut decoded.meta.unread);

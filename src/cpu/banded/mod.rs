@@ -47,6 +47,7 @@ use crate::cpu::lanes::{LANES, V};
 use crate::cpu::reference::CpuPass;
 use crate::filter::gaussian::SECTION_FLOATS;
 use crate::filter::{Blur2d, LineFilter};
+use crate::pixels::planar::Planar;
 use crate::pixels::srgb_to_linear;
 use columns::{band_columns, strip_chunks, Strips};
 use image::DynamicImage;
@@ -140,6 +141,45 @@ pub fn blur_in_place<T: Sample>(
             ms: rows_ms,
         },
     ]
+}
+
+/// Blurs every plane of a planar f32 image in place, one plane at a time (each a one-channel
+/// image, nothing premultiplied): the fast host path for planes that are not an image's own
+/// samples, such as the weighted planes of a normalised convolution. Returns None (and leaves
+/// the planes untouched) where an axis is an FIR; the passes are summed over the planes.
+pub fn blur_planes(p: &mut Planar, blur: &Blur2d) -> Option<Vec<CpuPass>> {
+    let (
+        LineFilter::Recursive {
+            coefficients: kx, ..
+        },
+        LineFilter::Recursive {
+            coefficients: ky, ..
+        },
+    ) = (&blur.x, &blur.y)
+    else {
+        return None;
+    };
+    let px = Pixels {
+        channels: 1,
+        alpha: false,
+        linear: None,
+    };
+    let (dims, plane) = ((p.width, p.height), p.plane_len());
+    let mut total: Vec<CpuPass> = Vec::new();
+    if plane == 0 {
+        return Some(total);
+    }
+    for data in p.data.chunks_exact_mut(plane) {
+        let passes = blur_in_place(data, dims, &px, kx, ky);
+        if total.is_empty() {
+            total = passes;
+        } else {
+            for (sum, pass) in total.iter_mut().zip(passes) {
+                sum.ms += pass.ms;
+            }
+        }
+    }
+    Some(total)
 }
 
 /// sRGB decoding tables for integer samples, indexed by sample value, in level units.

@@ -1,0 +1,119 @@
+//! The last step of a masked blur, on the samples of the input's own colour type:
+//! out = in + m · (blurred − in). A selection of exactly 0 copies the input's sample and one
+//! of exactly 1 the blurred sample, bit for bit; integer samples in between are rounded.
+
+use image::DynamicImage;
+use rayon::prelude::*;
+
+/// A sample type the mix works on.
+trait Mix: Copy + Send + Sync {
+    fn mix(input: Self, blurred: Self, m: f32, nan: bool) -> Self;
+}
+
+macro_rules! integer_mix {
+    ($t:ty) => {
+        impl Mix for $t {
+            #[inline]
+            fn mix(input: Self, blurred: Self, m: f32, _nan: bool) -> Self {
+                if m <= 0.0 {
+                    input
+                } else if m >= 1.0 {
+                    blurred
+                } else {
+                    let (a, b) = (input as f32, blurred as f32);
+                    // Between a and b, both in range: no clamp needed.
+                    (a + m * (b - a) + 0.5) as $t
+                }
+            }
+        }
+    };
+}
+integer_mix!(u8);
+integer_mix!(u16);
+
+impl Mix for f32 {
+    #[inline]
+    fn mix(input: Self, blurred: Self, m: f32, nan: bool) -> Self {
+        if m <= 0.0 || blurred.is_nan() {
+            // NaN: no weight reached this sample (`weights::normalise`).
+            input
+        } else if m >= 1.0 || (nan && !input.is_finite()) {
+            // A sample that `--nan ignore` left out is filled, not blended with.
+            blurred
+        } else {
+            input + m * (blurred - input)
+        }
+    }
+}
+
+/// Mixes `blurred` (the input's colour type and size) into `input` by the selection
+/// (None: 1 everywhere). `nan`: `--nan ignore` ran, so non-finite input samples are filled.
+pub fn mix(
+    input: &DynamicImage,
+    blurred: DynamicImage,
+    select: Option<&[f32]>,
+    nan: bool,
+) -> DynamicImage {
+    let width = input.width() as usize;
+    let channels = input.color().channel_count() as usize;
+    let mut blurred = blurred;
+    macro_rules! run {
+        ($($v:ident),*) => {
+            match (input, &mut blurred) {
+                $((DynamicImage::$v(a), DynamicImage::$v(b)) => {
+                    rows(a.as_raw(), b, select, (width, channels), nan)
+                })*
+                _ => panic!("the blurred image has the input's colour type"),
+            }
+        };
+    }
+    run!(
+        ImageLuma8,
+        ImageLumaA8,
+        ImageRgb8,
+        ImageRgba8,
+        ImageLuma16,
+        ImageLumaA16,
+        ImageRgb16,
+        ImageRgba16,
+        ImageRgb32F,
+        ImageRgba32F
+    );
+    blurred
+}
+
+fn rows<T: Mix>(
+    input: &[T],
+    out: &mut [T],
+    select: Option<&[f32]>,
+    (width, channels): (usize, usize),
+    nan: bool,
+) {
+    let stride = width * channels;
+    if stride == 0 {
+        return;
+    }
+    out.par_chunks_mut(stride)
+        .zip(input.par_chunks(stride))
+        .enumerate()
+        .for_each(|(y, (out, input))| {
+            let m = select.map(|s| &s[y * width..][..width]);
+            let mut x = 0;
+            while x < width {
+                let mx = m.map_or(1.0, |m| m[x]);
+                if mx <= 0.0 {
+                    // The common case outside a selection: a run of unselected pixels, copied
+                    // in one piece.
+                    let run = m.map_or(0, |m| m[x..].iter().take_while(|v| **v <= 0.0).count());
+                    let span = x * channels..(x + run) * channels;
+                    out[span.clone()].copy_from_slice(&input[span]);
+                    x += run;
+                    continue;
+                }
+                for c in x * channels..(x + 1) * channels {
+                    out[c] = T::mix(input[c], out[c], mx, nan);
+                }
+                x += 1;
+            }
+        });
+}
