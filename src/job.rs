@@ -7,6 +7,7 @@ use crate::gpu::plan::PipelineChoice;
 use crate::gpu::plan::Upload;
 use crate::report::{Backend, ImageSummary, Pass, Report, Stage};
 use crate::work::blur::failure_note;
+use crate::work::edges::{EdgePlan, Edges};
 use crate::work::load::{load_from, Source};
 use crate::work::save::{save, Output};
 use crate::work::{self, Keep, Loaded};
@@ -32,6 +33,10 @@ pub struct BlurJob {
     pub linear: bool,
     pub encode: EncodeOptions,
     pub max_memory_mib: u64,
+    /// What lies beyond each edge (`work::edges`); clamp adds nothing.
+    pub edges: Edges,
+    /// The FIR's radius in sigmas (None: `gaussian::fir_radius`'s default).
+    pub truncate: Option<f64>,
 }
 
 /// Why a job failed: set-up problems (exit 2) or the blur itself (exit 1).
@@ -144,7 +149,9 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
     let (target, why) = backend::choose_device(choice, job.pipeline).map_err(JobError::setup)?;
     notes.extend(why);
     let blur = Blur2d::checked(job.method, job.sigma_x, job.sigma_y)
-        .map_err(|e| JobError::Setup(anyhow::anyhow!(e)))?;
+        .map_err(|e| JobError::Setup(anyhow::anyhow!(e)))?
+        .with_truncate(job.truncate);
+    let plan = EdgePlan::new(job.edges, &blur);
 
     let keep = Keep::for_path(target.as_ref().map(|t| t.pipeline), &blur);
     let (limit, linear) = (job.max_memory_mib, job.linear);
@@ -157,7 +164,7 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
         None => Source::File(&job.input),
     };
     let mut loaded =
-        load_from(source, limit, linear, keep, &mut passes).map_err(JobError::failed)?;
+        load_from(source, limit, linear, keep, &plan, &mut passes).map_err(JobError::failed)?;
     notes.append(&mut loaded.notes);
     let device = open_device(target, &blur, &loaded, &mut passes)?.unwrap_or_else(|e| {
         // The kernels did not build: the Rust path blurs instead.
@@ -169,7 +176,7 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
     }
 
     let rust = Keep::for_path(None, &blur);
-    let reload = || load_from(source, limit, linear, rust, &mut Vec::new());
+    let reload = || load_from(source, limit, linear, rust, &plan, &mut Vec::new());
     let done = work::blur::blur(device.as_ref(), &mut loaded, &blur, &mut passes, reload)
         .map_err(JobError::failed)?;
     notes.extend(done.note);

@@ -13,6 +13,7 @@ use crate::filter::Blur2d;
 use crate::gpu::opencl::ClError;
 use crate::job::JobError;
 use crate::report::{self, Backend, Pass, Stage};
+use crate::work::edges::EdgePlan;
 use crate::work::load::load;
 use crate::work::save::{save, Output};
 use crate::work::{self, Keep, Loaded};
@@ -114,7 +115,8 @@ fn set_up(job: &BatchJob) -> anyhow::Result<Setup> {
         anyhow::ensure!(codec::can_write(f), "--format {f:?}: gblur cannot write it");
     }
     let blur = Blur2d::checked(job.blur.method, job.blur.sigma_x, job.blur.sigma_y)
-        .map_err(|e| anyhow::anyhow!(e))?;
+        .map_err(|e| anyhow::anyhow!(e))?
+        .with_truncate(job.blur.truncate);
     let workers = open_workers(targets, &blur)?;
     Ok(Setup {
         in_dir,
@@ -285,7 +287,8 @@ fn decoder(
         }
         let mut passes = Vec::new();
         let (limit, linear) = (blur_job.max_memory_mib, blur_job.linear);
-        match load(&task.input, limit, linear, keep, &mut passes) {
+        let edges = EdgePlan::new(blur_job.edges, shared.blur);
+        match load(&task.input, limit, linear, keep, &edges, &mut passes) {
             Ok(loaded) => {
                 let _ = dec_tx.send(DecodedTask {
                     task,
@@ -387,7 +390,8 @@ fn device_stage(
         let reload = || {
             let (limit, linear) = (job.blur.max_memory_mib, job.blur.linear);
             let rust = Keep::for_path(None, shared.blur);
-            load(&task.input, limit, linear, rust, &mut Vec::new())
+            let edges = EdgePlan::new(job.blur.edges, shared.blur);
+            load(&task.input, limit, linear, rust, &edges, &mut Vec::new())
         };
         let done = match work::blur::blur(device, &mut loaded, shared.blur, &mut passes, reload) {
             Ok(done) => done,

@@ -1,7 +1,7 @@
 //! Turning a blurred image back into samples of the colour type its output format holds,
 //! encoding it, and writing it through a temporary file that is renamed over the output.
 
-use super::{Loaded, Working};
+use super::{edges, Loaded, Working};
 use crate::codec::{self, EncodeOptions, ImageIoError};
 use crate::pixels;
 use crate::report::{Pass, Stage};
@@ -29,20 +29,32 @@ pub fn save(
     let layout = blurred.layout;
     let (out_color, lost) = codec::output_color(layout.color, output.format);
     notes.extend(lost);
+    let (width, height) = (blurred.width, blurred.height);
     let image = match blurred.working {
         Working::Planar(mut planar) => {
             let t = Instant::now();
+            if let Some(padding) = blurred.padding {
+                planar = edges::crop_planar(&planar, padding, width, height);
+            }
             pixels::finish_planar(&mut planar, layout);
             let image = pixels::from_planar(&planar, layout.color, out_color);
             passes.push(Pass::host(Stage::Encode, "from planar", t));
             image
         }
-        Working::Decoded(image) if image.color() == out_color => image,
-        Working::Decoded(image) => {
-            let t = Instant::now();
-            let image = pixels::convert(image, out_color);
-            passes.push(Pass::host(Stage::Encode, "convert", t));
-            image
+        Working::Decoded(mut image) => {
+            if let Some(padding) = blurred.padding {
+                let t = Instant::now();
+                image = edges::crop_image(image, padding, width, height);
+                passes.push(Pass::host(Stage::Encode, "crop edges", t));
+            }
+            if image.color() == out_color {
+                image
+            } else {
+                let t = Instant::now();
+                let image = pixels::convert(image, out_color);
+                passes.push(Pass::host(Stage::Encode, "convert", t));
+                image
+            }
         }
     };
     let t = Instant::now();
