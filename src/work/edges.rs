@@ -291,10 +291,20 @@ where
         .collect();
     let src = src.as_raw();
     let mut out = vec![S::default(); pw * ph * c];
+    let (left, inner) = (kx as usize * c, w as usize * c);
+    // Only the margins go pixel by pixel; the image's own samples are one copy per row.
+    let margins: Vec<usize> = (0..kx as usize).chain(kx as usize + w as usize..pw).collect();
     for (y, row) in out.chunks_exact_mut(pw * c).enumerate() {
         let source = plan.edges.y.source(y as i64 - ky, h);
-        let line = source.map(|sy| &src[sy * w as usize * c..(sy + 1) * w as usize * c]);
-        for (x, px) in row.chunks_exact_mut(c).enumerate() {
+        let line = source.map(|sy| &src[sy * inner..(sy + 1) * inner]);
+        match line {
+            Some(line) => row[left..left + inner].copy_from_slice(line),
+            None => row[left..left + inner]
+                .chunks_exact_mut(c)
+                .for_each(|px| px.copy_from_slice(&fill_y)),
+        }
+        for &x in &margins {
+            let px = &mut row[x * c..(x + 1) * c];
             match (columns[x], line) {
                 (Some(sx), Some(line)) => px.copy_from_slice(&line[sx * c..(sx + 1) * c]),
                 (Some(_), None) => px.copy_from_slice(&fill_y),
