@@ -44,7 +44,7 @@ pub fn save(
         Working::Decoded(mut image) => {
             if let Some(padding) = blurred.padding {
                 let t = Instant::now();
-                image = edges::crop_image(image, padding, width, height);
+                image = edges::crop_image(&image, padding, width, height);
                 passes.push(Pass::host(Stage::Encode, "crop edges", t));
             }
             if image.color() == out_color {
