@@ -320,8 +320,8 @@ where
     ImageBuffer::from_raw(pw as u32, ph as u32, out).expect("the buffer has the padded size")
 }
 
-/// The image cropped out of its blurred extension.
-pub fn crop_image(image: &DynamicImage, padding: Padding, width: u32, height: u32) -> DynamicImage {
+/// The image cropped out of its blurred extension, in place.
+pub fn crop_image(image: DynamicImage, padding: Padding, width: u32, height: u32) -> DynamicImage {
     let size = (width, height);
     match image {
         DynamicImage::ImageLuma8(b) => crop_buffer(b, padding, size).into(),
@@ -338,45 +338,49 @@ pub fn crop_image(image: &DynamicImage, padding: Padding, width: u32, height: u3
     }
 }
 
-/// `crop_image` for one buffer type: one copy per row, rows in parallel (image's own
-/// `crop_imm` goes pixel by pixel, at twice the cost of the whole extension).
+/// `crop_image` for one buffer type: each row moved forward within the buffer (image's own
+/// `crop_imm` goes pixel by pixel into a new buffer, at twice the cost of the extension).
 fn crop_buffer<P, S>(
-    src: &ImageBuffer<P, Vec<S>>,
+    src: ImageBuffer<P, Vec<S>>,
     padding: Padding,
     (width, height): (u32, u32),
 ) -> ImageBuffer<P, Vec<S>>
 where
     P: Pixel<Subpixel = S>,
-    S: image::Primitive + Send + Sync,
+    S: image::Primitive,
 {
     let c = P::CHANNEL_COUNT as usize;
     let (w, pw) = (width as usize * c, padding.width as usize * c);
     let (left, top) = (padding.left as usize * c, padding.top as usize);
-    let src = src.as_raw();
-    let mut out = vec![S::DEFAULT_MIN_VALUE; w * height as usize];
-    out.par_chunks_exact_mut(w)
-        .enumerate()
-        .for_each(|(y, row)| {
-            let from = (top + y) * pw + left;
-            row.copy_from_slice(&src[from..from + w]);
-        });
-    ImageBuffer::from_raw(width, height, out).expect("the buffer has the image's size")
+    let mut data = src.into_raw();
+    move_rows(
+        &mut data,
+        (0..height as usize).map(|y| (top + y) * pw + left),
+        w,
+    );
+    ImageBuffer::from_raw(width, height, data).expect("the buffer has the image's size")
 }
 
-/// The image cropped out of its blurred planar extension.
-pub fn crop_planar(planar: &Planar, padding: Padding, width: u32, height: u32) -> Planar {
+/// Moves the rows of `len` samples starting at `starts` to the front of `data`, one after
+/// another, and drops the rest. In place: a row's destination never lies past its start, nor
+/// past a later row's start, so ascending order reads every row before it is overwritten.
+fn move_rows(data: &mut Vec<impl Copy>, starts: impl Iterator<Item = usize>, len: usize) {
+    let mut rows = 0;
+    for (i, from) in starts.enumerate() {
+        data.copy_within(from..from + len, i * len);
+        rows = i + 1;
+    }
+    data.truncate(rows * len);
+}
+
+/// The image cropped out of its blurred planar extension, in place.
+pub fn crop_planar(planar: &mut Planar, padding: Padding, width: u32, height: u32) {
     let (w, h) = (width as usize, height as usize);
     let (left, top) = (padding.left as usize, padding.top as usize);
-    let mut out = Planar::new(w, h, planar.channels);
-    out.data
-        .par_chunks_exact_mut(w)
-        .enumerate()
-        .for_each(|(row, line)| {
-            let (c, y) = (row / h, row % h);
-            let from = (c * planar.height + top + y) * planar.width + left;
-            line.copy_from_slice(&planar.data[from..from + w]);
-        });
-    out
+    let (pw, ph) = (planar.width, planar.height);
+    let starts = (0..planar.channels * h).map(|row| (row / h * ph + top + row % h) * pw + left);
+    move_rows(&mut planar.data, starts, w);
+    (planar.width, planar.height) = (w, h);
 }
 
 /// The recursive filter's weights beyond `recursive_reach(sigma)` on one side, summed: the
@@ -454,8 +458,25 @@ mod tests {
         for mode in [EdgeMode::Reflect, EdgeMode::Wrap, EdgeMode::Constant(0.5)] {
             let plan = EdgePlan::new(Edges { x: mode, y: mode }, &blur);
             let (padded, at) = pad(&img, &plan);
-            assert_eq!(crop_image(&padded, at, 7, 5), img);
+            assert_eq!(crop_image(padded, at, 7, 5), img);
         }
+    }
+
+    #[test]
+    fn planar_crop_takes_the_inner_rectangle_of_every_plane() {
+        let value = |x: usize, y: usize, c: usize| (c * 10000 + y * 100 + x) as f32;
+        let padding = Padding {
+            left: 3,
+            top: 2,
+            width: 13,
+            height: 9,
+        };
+        let mut padded = Planar::from_fn(13, 9, 3, |x, y, c| match (x, y) {
+            (3..=9, 2..=6) => value(x - 3, y - 2, c),
+            _ => -1.0,
+        });
+        crop_planar(&mut padded, padding, 7, 5);
+        assert_eq!(padded, Planar::from_fn(7, 5, 3, value));
     }
 
     #[test]

@@ -34,7 +34,7 @@ pub fn save(
         Working::Planar(mut planar) => {
             let t = Instant::now();
             if let Some(padding) = blurred.padding {
-                planar = edges::crop_planar(&planar, padding, width, height);
+                edges::crop_planar(&mut planar, padding, width, height);
             }
             pixels::finish_planar(&mut planar, layout);
             let image = pixels::from_planar(&planar, layout.color, out_color);
@@ -44,7 +44,7 @@ pub fn save(
         Working::Decoded(mut image) => {
             if let Some(padding) = blurred.padding {
                 let t = Instant::now();
-                image = edges::crop_image(&image, padding, width, height);
+                image = edges::crop_image(image, padding, width, height);
                 passes.push(Pass::host(Stage::Encode, "crop edges", t));
             }
             if image.color() == out_color {
