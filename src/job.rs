@@ -9,6 +9,7 @@ use crate::gpu::plan::Upload;
 use crate::mask::{MaskOptions, Masked};
 use crate::report::{Backend, ImageSummary, Pass, Report, Stage};
 use crate::work::blur::failure_note;
+use crate::work::edges::{EdgePlan, Edges};
 use crate::work::load::{load_with, Source};
 use crate::work::save::{save, Output};
 use crate::work::{self, Keep, Loaded};
@@ -39,6 +40,10 @@ pub struct BlurJob {
     /// The part of the image to blur and how (`--region`, `--mask`, `--feather`,
     /// `--mask-mode`), and `--nan`; the default blurs the whole image.
     pub mask: MaskOptions,
+    /// What lies beyond each edge (`work::edges`); clamp adds nothing.
+    pub edges: Edges,
+    /// The FIR's radius in sigmas (None: `gaussian::fir_radius`'s default).
+    pub truncate: Option<f64>,
 }
 
 /// Why a job failed: set-up problems (exit 2) or the blur itself (exit 1).
@@ -155,7 +160,9 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
     let (target, why) = backend::choose_device(choice, job.pipeline).map_err(JobError::setup)?;
     notes.extend(why);
     let blur = Blur2d::checked(job.method, job.sigma_x, job.sigma_y)
-        .map_err(|e| JobError::Setup(anyhow::anyhow!(e)))?;
+        .map_err(|e| JobError::Setup(anyhow::anyhow!(e)))?
+        .with_truncate(job.truncate);
+    let plan = EdgePlan::new(job.edges, &blur);
 
     let path_keep = Keep::for_path(target.as_ref().map(|t| t.pipeline), &blur);
     let keep = job.mask.keep(path_keep);
@@ -173,14 +180,21 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
         },
         None => Source::File(&job.input),
     };
-    let mut loaded =
-        load_with(source, limit, linear, keep, sanitize, &mut passes).map_err(JobError::failed)?;
+    let mut loaded = load_with(source, limit, linear, keep, sanitize, &plan, &mut passes)
+        .map_err(JobError::failed)?;
     notes.append(&mut loaded.notes);
     let masked = match job.mask.active() {
         true => {
             let (name, t) = (stdio_name(&job.input, "stdin"), Instant::now());
-            let m = Masked::new(&job.mask, mask_file.as_ref(), &loaded, name, &mut notes)
-                .map_err(setup_text)?;
+            let m = Masked::new(
+                &job.mask,
+                mask_file.as_ref(),
+                &loaded,
+                &plan,
+                name,
+                &mut notes,
+            )
+            .map_err(setup_text)?;
             passes.push(Pass::host(Stage::Decode, "selection", t));
             // The selection may share the mask's values: let it own them.
             drop(mask_file);
@@ -210,6 +224,7 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
             linear,
             job.mask.keep(rust),
             sanitize,
+            &plan,
             &mut Vec::new(),
         )?;
         if let Some(m) = &masked {

@@ -8,6 +8,7 @@
 
 use gblur::codec::{self, EncodeOptions};
 use gblur::filter::{Blur2d, Method};
+use gblur::work::edges::{EdgeMode, EdgePlan, Edges};
 use gblur::work::load::load;
 use gblur::work::save::{save, Output};
 use gblur::work::{blur::blur_on_host, Keep, Working};
@@ -65,8 +66,17 @@ fuzz_target!(|data: &[u8]| {
     } else {
         Keep::for_path(None, &blur)
     };
+    // Every edge mode: the extension and the crop run on every decoded image.
+    let mode = [
+        EdgeMode::Clamp,
+        EdgeMode::Reflect,
+        EdgeMode::Reflect101,
+        EdgeMode::Wrap,
+        EdgeMode::Constant(0.5),
+    ][(sel >> 6) % 5];
+    let plan = EdgePlan::new(Edges { x: mode, y: mode }, &blur);
     let mut passes = Vec::new();
-    let mut loaded = match load(&input, LIMIT_MIB, linear, keep, &mut passes) {
+    let mut loaded = match load(&input, LIMIT_MIB, linear, keep, &plan, &mut passes) {
         Ok(l) => l,
         Err(e) => {
             // Every refusal is one line naming the file.
@@ -76,12 +86,9 @@ fuzz_target!(|data: &[u8]| {
             return;
         }
     };
-    let pixels = loaded.width as usize * loaded.height as usize;
+    let pixels = loaded.size().0 * loaded.size().1;
     if let Working::Planar(p) = &loaded.working {
-        assert_eq!(
-            (p.width, p.height),
-            (loaded.width as usize, loaded.height as usize)
-        );
+        assert_eq!((p.width, p.height), loaded.size());
         assert!(p.data.len() as u64 * 4 <= 4 * (LIMIT_MIB << 20) + 64);
         assert!(
             p.data.iter().all(|v| v.is_finite()),

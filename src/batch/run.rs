@@ -14,6 +14,7 @@ use crate::gpu::opencl::ClError;
 use crate::job::JobError;
 use crate::mask::{MaskFile, Masked};
 use crate::report::{self, Backend, Pass, Stage};
+use crate::work::edges::EdgePlan;
 use crate::work::load::{load_with, Source};
 use crate::work::save::{save, Output};
 use crate::work::{self, Keep, Loaded};
@@ -121,7 +122,8 @@ fn set_up(job: &BatchJob) -> anyhow::Result<Setup> {
         anyhow::ensure!(codec::can_write(f), "--format {f:?}: gblur cannot write it");
     }
     let blur = Blur2d::checked(job.blur.method, job.blur.sigma_x, job.blur.sigma_y)
-        .map_err(|e| anyhow::anyhow!(e))?;
+        .map_err(|e| anyhow::anyhow!(e))?
+        .with_truncate(job.blur.truncate);
     let mask_file = job
         .blur
         .mask
@@ -332,12 +334,14 @@ fn load_masked(
     let opts = &blur_job.mask;
     let (limit, linear) = (blur_job.max_memory_mib, blur_job.linear);
     let source = Source::File(input);
+    let plan = EdgePlan::new(blur_job.edges, shared.blur);
     let mut loaded = load_with(
         source,
         limit,
         linear,
         opts.keep(keep),
         opts.sanitize(),
+        &plan,
         passes,
     )
     .map_err(|e| e.to_string())?;
@@ -346,7 +350,7 @@ fn load_masked(
     }
     let mut notes = std::mem::take(&mut loaded.notes);
     let t = Instant::now();
-    let masked = Masked::new(opts, shared.mask_file, &loaded, input, &mut notes)?;
+    let masked = Masked::new(opts, shared.mask_file, &loaded, &plan, input, &mut notes)?;
     passes.push(Pass::host(Stage::Decode, "selection", t));
     loaded.notes = notes;
     if masked.is_none() {
@@ -454,6 +458,7 @@ fn device_stage(
                 linear,
                 keep,
                 opts.sanitize(),
+                &EdgePlan::new(job.blur.edges, shared.blur),
                 &mut Vec::new(),
             )?;
             if let Some(m) = &masked {

@@ -15,6 +15,7 @@ use crate::gpu::plan::{ChunkStart, PipelineChoice};
 use crate::gpu::transpose::TransposeKind;
 use crate::job::BlurJob;
 use crate::mask::{parse_region, MaskMode, MaskOptions, NanPolicy, Region};
+use crate::work::edges::{EdgeMode, Edges};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use image::codecs::png::CompressionType;
 use std::path::PathBuf;
@@ -117,6 +118,25 @@ pub struct BlurSettings {
     /// auto: recursive, or the exact sampled FIR below sigma 2 where it is more accurate.
     #[arg(long, value_enum, default_value_t = MethodArg::Auto)]
     pub method: MethodArg,
+    /// What lies beyond the image's edges, both axes: clamp (the edge pixel repeated: scipy
+    /// nearest, OpenCV BORDER_REPLICATE), reflect (dcba|abcd|dcba: scipy reflect,
+    /// BORDER_REFLECT), reflect101 (dcb|abcd|cba: scipy mirror, BORDER_REFLECT_101), wrap
+    /// (the image repeated: BORDER_WRAP) or constant[=V] (V a fraction of full scale, 0 to 1,
+    /// default 0, the same for 8-bit, 16-bit and float images; alpha opaque). Exact on every
+    /// device, pipeline and method; modes other than clamp blur a slightly larger image.
+    #[arg(long, default_value = "clamp", value_parser = EdgeMode::parse, value_name = "MODE")]
+    pub edge: EdgeMode,
+    /// The edge mode along x (the left and right edges); overrides --edge.
+    #[arg(long, value_parser = EdgeMode::parse, value_name = "MODE")]
+    pub edge_x: Option<EdgeMode>,
+    /// The edge mode along y (the top and bottom edges); overrides --edge.
+    #[arg(long, value_parser = EdgeMode::parse, value_name = "MODE")]
+    pub edge_y: Option<EdgeMode>,
+    /// The FIR's radius in sigmas, rounded as scipy.ndimage rounds `truncate`
+    /// (floor(T * sigma + 0.5), at least 1); above 0, at most 20. Default: ceil(5 sigma). The
+    /// recursive filter has no radius and ignores it.
+    #[arg(long, value_parser = parse_truncate, value_name = "T")]
+    pub truncate: Option<f64>,
     /// transpose: column pass + transpose + column pass + transpose; direct: a row pass and
     /// a column pass (version 1 of the "Tuning Performance on the GPU" chapter); blocked: block-parallel column passes with fused
     /// transposes, each chunk starting from carried states (carried) or from a walk in from
@@ -282,6 +302,11 @@ fn parse_sigma(s: &str) -> Result<f64, String> {
     crate::filter::check_sigma(v).map_err(|e| format!("{e}, got {s}"))
 }
 
+fn parse_truncate(s: &str) -> Result<f64, String> {
+    let v: f64 = s.parse().map_err(|_| format!("'{s}' is not a number"))?;
+    crate::filter::check_truncate(v).map_err(|e| format!("{e}, got {s}"))
+}
+
 impl BlurSettings {
     /// The checked job. Clap has enforced presence and ranges; nothing else can fail here.
     pub fn to_job(&self, input: PathBuf, output: PathBuf) -> BlurJob {
@@ -343,6 +368,11 @@ impl BlurSettings {
                     NanArg::Ignore => NanPolicy::Ignore,
                 },
             },
+            edges: Edges {
+                x: self.edge_x.unwrap_or(self.edge),
+                y: self.edge_y.unwrap_or(self.edge),
+            },
+            truncate: self.truncate,
         }
     }
 

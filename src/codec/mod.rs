@@ -39,6 +39,9 @@ pub enum ImageIoError {
     Write { path: PathBuf, cause: io::Error },
     #[error("{}: {detail}", path.display())]
     BadOutput { path: PathBuf, detail: String },
+    /// The extension an edge mode needs is over the memory limit.
+    #[error("{}: {detail} (raise it with --max-memory)", path.display())]
+    EdgesOverLimit { path: PathBuf, detail: String },
 }
 
 /// A decoded input, already turned the way its EXIF orientation says.

@@ -354,9 +354,20 @@ pub fn fir_radius(sigma: f64) -> usize {
     (FIR_RADIUS_SIGMAS * sigma).ceil().max(1.0) as usize
 }
 
+/// FIR radius for `sigma` cut at `truncate` sigmas, rounded as scipy.ndimage's
+/// `gaussian_filter(truncate=..)` rounds it (`int(truncate * sigma + 0.5)`), at least 1.
+pub fn truncated_radius(sigma: f64, truncate: f64) -> usize {
+    (truncate * sigma + 0.5).floor().max(1.0) as usize
+}
+
 /// f32 FIR taps for `sigma`, length `2 * fir_radius(sigma) + 1`.
 pub fn fir_taps(sigma: f64) -> Vec<f32> {
-    sampled_gaussian(sigma, fir_radius(sigma))
+    fir_taps_radius(sigma, fir_radius(sigma))
+}
+
+/// f32 FIR taps for `sigma` reaching `radius` samples each side.
+pub fn fir_taps_radius(sigma: f64, radius: usize) -> Vec<f32> {
+    sampled_gaussian(sigma, radius)
         .into_iter()
         .map(|v| v as f32)
         .collect()

@@ -100,6 +100,21 @@ impl Blur2d {
         Ok(Self::new(method, sigma_x, sigma_y))
     }
 
+    /// The FIRs reaching `truncate` sigmas (rounded as scipy.ndimage rounds its `truncate`:
+    /// radius `floor(truncate * sigma + 0.5)`, at least 1) instead of the default
+    /// `gaussian::fir_radius`; None keeps the default. The recursive filter has no radius.
+    pub fn with_truncate(mut self, truncate: Option<f64>) -> Self {
+        if let Some(t) = truncate {
+            for f in [&mut self.x, &mut self.y] {
+                if let LineFilter::Fir { sigma, taps } = f {
+                    *taps =
+                        gaussian::fir_taps_radius(*sigma, gaussian::truncated_radius(*sigma, t));
+                }
+            }
+        }
+        self
+    }
+
     /// `recursive`, `fir` or `recursive (x), fir (y)` — which method actually ran.
     pub fn method_name(&self) -> String {
         let name = |f: &LineFilter| if f.is_recursive() { "recursive" } else { "fir" };
@@ -121,6 +136,19 @@ pub const MAX_SIGMA: f64 = 1e6;
 /// overflowed, the coefficients were NaN and `--method recursive` blurred to black (found by
 /// the `filter` fuzz target).
 pub const MIN_SIGMA: f64 = 1e-3;
+
+/// Largest `--truncate`: the sampled Gaussian at 20 sigma is e^-200, far below f32's
+/// smallest normal value, so wider FIRs only add zero taps.
+pub const MAX_TRUNCATE: f64 = 20.0;
+
+/// The `--truncate` rule: finite, above 0, at most `MAX_TRUNCATE`.
+pub fn check_truncate(v: f64) -> Result<f64, String> {
+    if v.is_finite() && v > 0.0 && v <= MAX_TRUNCATE {
+        Ok(v)
+    } else {
+        Err(format!("truncate must be a number above 0 and at most {MAX_TRUNCATE} (the FIR's radius in sigmas)"))
+    }
+}
 
 /// The sigma rule every command applies: finite, from `MIN_SIGMA` to `MAX_SIGMA`.
 pub fn check_sigma(v: f64) -> Result<f64, String> {

@@ -20,6 +20,7 @@ pub use select::{parse_region, MaskFile, Region};
 
 use crate::pixels;
 use crate::report::{Pass, Stage};
+use crate::work::edges::{self, EdgePlan};
 use crate::work::{Keep, Loaded, Working};
 use image::DynamicImage;
 use std::path::{Path, PathBuf};
@@ -126,6 +127,7 @@ impl Masked {
         opts: &MaskOptions,
         file: Option<&MaskFile>,
         loaded: &Loaded,
+        plan: &EdgePlan,
         name: &Path,
         notes: &mut Vec<String>,
     ) -> Result<Option<Masked>, String> {
@@ -140,7 +142,14 @@ impl Masked {
             ));
         }
         let select = if opts.selects() {
-            Some(select::build(opts, file, loaded.size(), name)?)
+            // The selection is the image's own size; an edge mode's extension gets its
+            // extension too, so that the padded image and its selection line up.
+            let (width, height) = (loaded.width, loaded.height);
+            let own = select::build(opts, file, (width as usize, height as usize), name)?;
+            Some(match loaded.padding {
+                Some(_) => Arc::new(edges::pad_plane(&own, width, height, plan)),
+                None => own,
+            })
         } else {
             None
         };

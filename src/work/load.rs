@@ -1,6 +1,7 @@
 //! Decoding an input into the form its path blurs: as decoded where the path takes it so,
 //! else premultiplied planar f32. Non-finite float samples are cleaned first and noted.
 
+use super::edges::{self, EdgePlan};
 use super::{Keep, Loaded, Working};
 use crate::codec::{self, ImageIoError};
 use crate::pixels;
@@ -15,9 +16,17 @@ pub fn load(
     max_memory_mib: u64,
     linear: bool,
     keep: Keep,
+    plan: &EdgePlan,
     passes: &mut Vec<Pass>,
 ) -> Result<Loaded, ImageIoError> {
-    load_from(Source::File(path), max_memory_mib, linear, keep, passes)
+    load_from(
+        Source::File(path),
+        max_memory_mib,
+        linear,
+        keep,
+        plan,
+        passes,
+    )
 }
 
 /// Where an image comes from.
@@ -37,9 +46,10 @@ pub fn load_from(
     max_memory_mib: u64,
     linear: bool,
     keep: Keep,
+    plan: &EdgePlan,
     passes: &mut Vec<Pass>,
 ) -> Result<Loaded, ImageIoError> {
-    load_with(source, max_memory_mib, linear, keep, true, passes)
+    load_with(source, max_memory_mib, linear, keep, true, plan, passes)
 }
 
 /// `load_from`, cleaning non-finite float samples only where `sanitize` says (`--nan ignore`
@@ -50,6 +60,7 @@ pub fn load_with(
     linear: bool,
     keep: Keep,
     sanitize: bool,
+    plan: &EdgePlan,
     passes: &mut Vec<Pass>,
 ) -> Result<Loaded, ImageIoError> {
     let t = Instant::now();
@@ -64,8 +75,13 @@ pub fn load_with(
         .into_iter()
         .collect();
     notes.append(&mut decoded.meta.unread);
-    let image = decoded.image;
+    let mut image = decoded.image;
     let (color, width, height) = (image.color(), image.width(), image.height());
+    let name = match source {
+        Source::File(path) => path,
+        Source::Memory { name, .. } => name,
+    };
+    let padding = extend(&mut image, plan, max_memory_mib, name, passes)?;
     let mut loaded = Loaded {
         working: Working::Decoded(image),
         layout: pixels::Layout {
@@ -78,9 +94,41 @@ pub fn load_with(
         width,
         height,
         notes,
+        padding,
     };
     loaded.adapt(keep, linear, passes);
     Ok(loaded)
+}
+
+/// Extends `image` for `plan`'s edge modes (nothing for clamp), refusing an extension over
+/// the memory limit; returns where the image lies in it.
+fn extend(
+    image: &mut image::DynamicImage,
+    plan: &EdgePlan,
+    max_memory_mib: u64,
+    name: &Path,
+    passes: &mut Vec<Pass>,
+) -> Result<Option<edges::Padding>, ImageIoError> {
+    if plan.is_none() {
+        return Ok(None);
+    }
+    let (w, h) = plan.padded_size(image.width(), image.height());
+    let bytes = w * h * image.color().bytes_per_pixel() as u64;
+    if bytes > max_memory_mib << 20 || w > u32::MAX as u64 || h > u32::MAX as u64 {
+        return Err(ImageIoError::EdgesOverLimit {
+            path: name.into(),
+            detail: format!(
+                "--edge {} extends the image to {w}x{h} ({} MiB), over the memory limit of {max_memory_mib} MiB",
+                plan.edges.describe(),
+                bytes.div_ceil(1 << 20)
+            ),
+        });
+    }
+    let t = Instant::now();
+    let (padded, padding) = edges::pad(image, plan);
+    *image = padded;
+    passes.push(Pass::host(Stage::Decode, "extend edges", t));
+    Ok(Some(padding))
 }
 
 impl Loaded {

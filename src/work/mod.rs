@@ -4,6 +4,7 @@
 //! writes it atomically. Every step is timed into the job's passes.
 
 pub mod blur;
+pub mod edges;
 pub mod load;
 pub mod save;
 
@@ -33,6 +34,9 @@ pub struct Loaded {
     pub height: u32,
     /// What decoding changed that the report should say (`pixels::sanitize_image`).
     pub notes: Vec<String>,
+    /// Where the image lies in the extension an edge mode other than clamp blurs
+    /// (`edges::pad`); `width` and `height` stay the image's own.
+    pub padding: Option<edges::Padding>,
 }
 
 impl Loaded {
@@ -51,9 +55,12 @@ impl Loaded {
         }
     }
 
-    /// (width, height) in pixels.
+    /// (width, height) in pixels of what is blurred: the image, or its extension.
     pub fn size(&self) -> (usize, usize) {
-        (self.width as usize, self.height as usize)
+        match self.padding {
+            Some(p) => (p.width as usize, p.height as usize),
+            None => (self.width as usize, self.height as usize),
+        }
     }
 }
 

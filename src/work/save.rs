@@ -1,7 +1,7 @@
 //! Turning a blurred image back into samples of the colour type its output format holds,
 //! encoding it, and writing it through a temporary file that is renamed over the output.
 
-use super::{Loaded, Working};
+use super::{edges, Loaded, Working};
 use crate::codec::metadata::{self, KeepMetadata};
 use crate::codec::{self, EncodeOptions, ImageIoError};
 use crate::pixels;
@@ -32,25 +32,37 @@ pub fn save(
     let layout = blurred.layout;
     let (out_color, lost) = codec::output_color(layout.color, output.format);
     notes.extend(lost);
+    let (width, height) = (blurred.width, blurred.height);
     let dither = output.encode.dither;
     let converted = match blurred.working {
         Working::Planar(mut planar) => {
             let t = Instant::now();
+            if let Some(padding) = blurred.padding {
+                edges::crop_planar(&mut planar, padding, width, height);
+            }
             pixels::finish_planar(&mut planar, layout);
             let converted = pixels::from_planar_with(&planar, layout.color, out_color, dither);
             passes.push(Pass::host(Stage::Encode, "from planar", t));
             converted
         }
-        Working::Decoded(image) if image.color() == out_color => pixels::Converted {
-            image,
-            clipped: 0,
-            dithered: false,
-        },
-        Working::Decoded(image) => {
-            let t = Instant::now();
-            let converted = pixels::convert_with(image, out_color, dither);
-            passes.push(Pass::host(Stage::Encode, "convert", t));
-            converted
+        Working::Decoded(mut image) => {
+            if let Some(padding) = blurred.padding {
+                let t = Instant::now();
+                image = edges::crop_image(image, padding, width, height);
+                passes.push(Pass::host(Stage::Encode, "crop edges", t));
+            }
+            if image.color() == out_color {
+                pixels::Converted {
+                    image,
+                    clipped: 0,
+                    dithered: false,
+                }
+            } else {
+                let t = Instant::now();
+                let converted = pixels::convert_with(image, out_color, dither);
+                passes.push(Pass::host(Stage::Encode, "convert", t));
+                converted
+            }
         }
     };
     notes.extend(conversion_notes(&converted, dither, out_color));
