@@ -465,3 +465,54 @@ fn batch_applies_one_mask_to_every_image_and_fails_only_the_misfits() {
     }
     assert!(!out_dir.join("small.png").exists());
 }
+
+/// An edge mode extends the image and its selection together: a region touching the border
+/// takes the same blur as the whole image with that edge mode, everything outside it stays the
+/// input's, and with `exclude` the unselected pixels' mirror images stay unselected.
+#[test]
+fn a_selection_takes_the_edge_mode_of_the_whole_image() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.png");
+    let img = DynamicImage::ImageRgb8(noise_rgb(40, 30, 7));
+    img.save(&input).unwrap();
+    for path in paths() {
+        for edge in ["reflect", "wrap", "constant=0.5"] {
+            let mut args = path.clone();
+            args.extend(["--sigma", "3", "--edge", edge]);
+            let whole = run(&input, &dir.path().join("whole.png"), &args);
+            args.extend(["--region", "0,0,12,30"]);
+            let part = run(&input, &dir.path().join("part.png"), &args);
+            for (x, y) in [(0, 0), (5, 29), (11, 15), (12, 0), (39, 29), (25, 10)] {
+                let want = if x < 12 { &whole } else { &img };
+                assert_eq!(
+                    pixel_bits(&part, x, y),
+                    pixel_bits(want, x, y),
+                    "{path:?} --edge {edge}: pixel ({x}, {y})"
+                );
+            }
+        }
+    }
+    // A black frame around a white square, the frame excluded: the reflected frame is excluded
+    // too, so the square's blur sees only white and it stays white to its border.
+    let square = GrayImage::from_fn(30, 30, |x, y| {
+        let inside = (5..25).contains(&x) && (5..25).contains(&y);
+        Luma([if inside { 255 } else { 0 }])
+    });
+    let (sq, mask) = (dir.path().join("sq.png"), dir.path().join("mask.png"));
+    square.save(&sq).unwrap();
+    square.save(&mask).unwrap();
+    let args = [
+        "--sigma",
+        "4",
+        "--edge",
+        "reflect",
+        "--mask",
+        mask.to_str().unwrap(),
+        "--mask-mode",
+        "exclude",
+        "--device",
+        "rust",
+    ];
+    let out = run(&sq, &dir.path().join("sq_out.png"), &args).to_luma8();
+    assert!((5..25).all(|i| out.get_pixel(i, 5)[0] == 255 && out.get_pixel(5, i)[0] == 255));
+}
