@@ -6,7 +6,7 @@ use crate::codec::{self, EncodeOptions};
 use crate::filter::{Blur2d, Method};
 use crate::gpu::plan::PipelineChoice;
 use crate::gpu::plan::Upload;
-use crate::mask::{MaskOptions, Masked};
+use crate::mask::{MaskFile, MaskOptions, Masked};
 use crate::report::{Backend, ImageSummary, Pass, Report, Stage};
 use crate::work::blur::failure_note;
 use crate::work::edges::{EdgePlan, Edges};
@@ -145,33 +145,35 @@ fn stdio_name<'a>(path: &'a Path, name: &'static str) -> &'a Path {
     }
 }
 
-pub fn run(job: &BlurJob) -> Result<Report, JobError> {
-    let t_total = Instant::now();
+/// The device and the filter, checked before any work: a wrong `--device` or sigma is a set-up
+/// error. Returns them with the notes on why that device.
+fn choose(job: &BlurJob) -> Result<(Option<Target>, Blur2d, Vec<String>), JobError> {
     let choice = job.device.single().ok_or_else(|| {
         JobError::Setup(anyhow::anyhow!(
             "--device {}: one image runs on one device; `all` and device lists are for gblur batch",
             job.device
         ))
     })?;
-    let out_format = output_format(job)?;
-    let mut notes = Vec::new();
-    let mut passes = Vec::new();
-    // Device selection is checked before any work: a wrong --device is a set-up error.
-    let (target, why) = backend::choose_device(choice, job.pipeline).map_err(JobError::setup)?;
-    notes.extend(why);
+    let (target, notes) = backend::choose_device(choice, job.pipeline).map_err(JobError::setup)?;
     let blur = Blur2d::checked(job.method, job.sigma_x, job.sigma_y)
         .map_err(|e| JobError::Setup(anyhow::anyhow!(e)))?
         .with_truncate(job.truncate);
+    Ok((target, blur, notes.into_iter().collect()))
+}
+
+pub fn run(job: &BlurJob) -> Result<Report, JobError> {
+    let t_total = Instant::now();
+    let out_format = output_format(job)?;
+    let mut passes = Vec::new();
+    let (target, blur, mut notes) = choose(job)?;
     let plan = EdgePlan::new(job.edges, &blur);
 
     let path_keep = Keep::for_path(target.as_ref().map(|t| t.pipeline), &blur);
-    let keep = job.mask.keep(path_keep);
     let t = Instant::now();
     let mask_file = job.mask.open(job.max_memory_mib).map_err(setup_text)?;
     if mask_file.is_some() {
         passes.push(Pass::host(Stage::Decode, "decode mask", t));
     }
-    let (limit, linear, sanitize) = (job.max_memory_mib, job.linear, job.mask.sanitize());
     let stdin = read_stdin(job, &mut passes)?;
     let source = match &stdin {
         Some(bytes) => Source::Memory {
@@ -180,33 +182,15 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
         },
         None => Source::File(&job.input),
     };
-    let mut loaded = load_with(source, limit, linear, keep, sanitize, &plan, &mut passes)
-        .map_err(JobError::failed)?;
-    notes.append(&mut loaded.notes);
-    let masked = match job.mask.active() {
-        true => {
-            let (name, t) = (stdio_name(&job.input, "stdin"), Instant::now());
-            let m = Masked::new(
-                &job.mask,
-                mask_file.as_ref(),
-                &loaded,
-                &plan,
-                name,
-                &mut notes,
-            )
-            .map_err(setup_text)?;
-            passes.push(Pass::host(Stage::Decode, "selection", t));
-            // The selection may share the mask's values: let it own them.
-            drop(mask_file);
-            m
-        }
-        false => None,
-    };
-    match &masked {
-        Some(m) => m.apply(&mut loaded, path_keep, &mut passes),
-        // Loaded as decoded for a selection that turned out empty: as the path takes it.
-        None => loaded.adapt(path_keep, linear, &mut passes),
-    }
+    let (mut loaded, masked) = load_selected(
+        job,
+        source,
+        &plan,
+        path_keep,
+        mask_file,
+        &mut passes,
+        &mut notes,
+    )?;
     let device = open_device(target, &blur, &loaded, &mut passes)?.unwrap_or_else(|e| {
         // The kernels did not build: the Rust path blurs instead.
         notes.push(failure_note(&format!("{e:#}")));
@@ -218,11 +202,13 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
 
     let rust = Keep::for_path(None, &blur);
     let reload = || {
+        let (limit, linear, sanitize) = (job.max_memory_mib, job.linear, job.mask.sanitize());
+        let keep = job.mask.keep(rust);
         let mut again = load_with(
             source,
             limit,
             linear,
-            job.mask.keep(rust),
+            keep,
             sanitize,
             &plan,
             &mut Vec::new(),
@@ -239,9 +225,74 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
         done.pipeline = format!("{}, {}", done.pipeline, m.describe());
         m.finish(&mut loaded, &mut passes);
     }
-    let (device_name, backend) = match &device {
-        Some(device) if done.on_device => (device.name(), Backend::Opencl),
-        _ => (backend::rust_device_name(), Backend::Rust),
+    let on_device = device.as_ref().filter(|_| done.on_device);
+    finish(
+        job,
+        loaded,
+        on_device,
+        (blur.method_name(), done.pipeline),
+        out_format,
+        passes,
+        notes,
+    )
+    .map(|mut report| {
+        report.total_ms = t_total.elapsed().as_secs_f64() * 1e3;
+        report
+    })
+}
+
+/// Loads the input as `path_keep` blurs it, with its selection when the job masks: the
+/// decoded image is kept for the selection's blend, then put in the path's form
+/// (`Masked::apply`) or adapted as an unmasked job's would be.
+fn load_selected(
+    job: &BlurJob,
+    source: Source,
+    plan: &EdgePlan,
+    path_keep: Keep,
+    mask_file: Option<MaskFile>,
+    passes: &mut Vec<Pass>,
+    notes: &mut Vec<String>,
+) -> Result<(Loaded, Option<Masked>), JobError> {
+    let (limit, linear, sanitize) = (job.max_memory_mib, job.linear, job.mask.sanitize());
+    let keep = job.mask.keep(path_keep);
+    let mut loaded =
+        load_with(source, limit, linear, keep, sanitize, plan, passes).map_err(JobError::failed)?;
+    notes.append(&mut loaded.notes);
+    let masked = match job.mask.active() {
+        true => {
+            let (name, t) = (stdio_name(&job.input, "stdin"), Instant::now());
+            let m = Masked::new(&job.mask, mask_file.as_ref(), &loaded, plan, name, notes)
+                .map_err(setup_text)?;
+            passes.push(Pass::host(Stage::Decode, "selection", t));
+            // The selection may share the mask's values: let it own them.
+            drop(mask_file);
+            m
+        }
+        false => None,
+    };
+    match &masked {
+        Some(m) => m.apply(&mut loaded, path_keep, passes),
+        // Loaded as decoded for a selection that turned out empty: as the path takes it.
+        None => loaded.adapt(path_keep, linear, passes),
+    }
+    Ok((loaded, masked))
+}
+
+/// Saves the blurred image and builds the report (its total time is the caller's to set):
+/// `on_device` is the device that blurred it, None for the Rust path; `names` the method and
+/// pipeline that ran.
+fn finish(
+    job: &BlurJob,
+    loaded: Loaded,
+    on_device: Option<&Device>,
+    (method, pipeline): (String, String),
+    out_format: ImageFormat,
+    mut passes: Vec<Pass>,
+    mut notes: Vec<String>,
+) -> Result<Report, JobError> {
+    let (device_name, backend) = match on_device {
+        Some(device) => (device.name(), Backend::Opencl),
+        None => (backend::rust_device_name(), Backend::Rust),
     };
     let size = (loaded.width, loaded.height);
     let input = summary(
@@ -271,11 +322,11 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
         ),
         sigma_x: job.sigma_x,
         sigma_y: job.sigma_y,
-        method: blur.method_name(),
-        pipeline: done.pipeline,
+        method,
+        pipeline,
         linear,
         passes,
-        total_ms: t_total.elapsed().as_secs_f64() * 1e3,
+        total_ms: 0.0,
         notes,
     })
 }

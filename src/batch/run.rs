@@ -359,6 +359,33 @@ fn load_masked(
     Ok((loaded, masked))
 }
 
+/// The image loaded again as the Rust path takes it (with its selection), for a device that
+/// could not blur it.
+fn reload_for_rust(
+    shared: &Shared,
+    input: &Path,
+    masked: Option<&Masked>,
+) -> Result<Loaded, ImageIoError> {
+    let blur_job = &shared.job.blur;
+    let (limit, linear, opts) = (blur_job.max_memory_mib, blur_job.linear, &blur_job.mask);
+    let rust = Keep::for_path(None, shared.blur);
+    let plan = EdgePlan::new(blur_job.edges, shared.blur);
+    let (keep, sanitize) = (opts.keep(rust), opts.sanitize());
+    let mut again = load_with(
+        Source::File(input),
+        limit,
+        linear,
+        keep,
+        sanitize,
+        &plan,
+        &mut Vec::new(),
+    )?;
+    if let Some(m) = masked {
+        m.apply(&mut again, rust, &mut Vec::new());
+    }
+    Ok(again)
+}
+
 /// An encoder thread: writes blurred images and sends their records.
 fn encoder(shared: &Shared, enc_rx: Receiver<BlurredTask>, rec_tx: Sender<FileRecord>) {
     while let Ok(b) = enc_rx.recv() {
@@ -448,24 +475,7 @@ fn device_stage(
         let mut notes = std::mem::take(&mut loaded.notes);
         // Too large for the device, out of device memory and the like: this image goes
         // the Rust way (work::blur).
-        let reload = || {
-            let (limit, linear, opts) = (job.blur.max_memory_mib, job.blur.linear, &job.blur.mask);
-            let source = Source::File(&task.input);
-            let keep = opts.keep(rust);
-            let mut again = load_with(
-                source,
-                limit,
-                linear,
-                keep,
-                opts.sanitize(),
-                &EdgePlan::new(job.blur.edges, shared.blur),
-                &mut Vec::new(),
-            )?;
-            if let Some(m) = &masked {
-                m.apply(&mut again, rust, &mut Vec::new());
-            }
-            Ok(again)
-        };
+        let reload = || reload_for_rust(shared, &task.input, masked.as_ref());
         let done = match work::blur::blur(device, &mut loaded, shared.blur, &mut passes, reload) {
             Ok(done) => done,
             Err(e) => {

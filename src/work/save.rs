@@ -68,15 +68,7 @@ pub fn save(
     notes.extend(conversion_notes(&converted, dither, out_color));
     let mut image = converted.image;
     if output.format == ImageFormat::Hdr {
-        let negative = pixels::for_rgbe(&mut image);
-        let sign = if negative > 0 {
-            format!("; it holds no negative values: {negative} negative samples were written as 0")
-        } else {
-            String::new()
-        };
-        notes.push(format!(
-            "Radiance HDR keeps an 8-bit mantissa per sample under one exponent per pixel (2 to 3 significant digits){sign}"
-        ));
+        notes.push(for_rgbe(&mut image));
     }
     let t = Instant::now();
     let meta = blurred.meta.select(output.metadata);
@@ -132,4 +124,18 @@ fn conversion_notes(c: &pixels::Converted, dither: bool, out: ColorType) -> Vec<
         ));
     }
     notes
+}
+
+/// Readies `image` for Radiance HDR (`pixels::for_rgbe`), and the note that says what that
+/// format keeps.
+fn for_rgbe(image: &mut image::DynamicImage) -> String {
+    let negative = pixels::for_rgbe(image);
+    let sign = if negative > 0 {
+        format!("; it holds no negative values: {negative} negative samples were written as 0")
+    } else {
+        String::new()
+    };
+    format!(
+        "Radiance HDR keeps an 8-bit mantissa per sample under one exponent per pixel (2 to 3 significant digits){sign}"
+    )
 }
