@@ -2,6 +2,7 @@
 //! out = in + m · (blurred − in). A selection of exactly 0 copies the input's sample and one
 //! of exactly 1 the blurred sample, bit for bit; integer samples in between are rounded.
 
+use super::MIN_WEIGHT;
 use image::DynamicImage;
 use rayon::prelude::*;
 
@@ -116,4 +117,71 @@ fn rows<T: Mix>(
                 x += 1;
             }
         });
+}
+
+/// `mix` for `weights::as_alpha`'s route, in one pass: `blurred` is the input's colour with the
+/// blurred weight as alpha (`C + 1` samples a pixel), and a pixel whose weight / `full` is
+/// below `MIN_WEIGHT` (nothing selected reaches it) keeps its input, as if unselected.
+pub fn mix_alpha(input: &DynamicImage, blurred: &DynamicImage, select: &[f32]) -> DynamicImage {
+    let (w, h) = (input.width(), input.height());
+    let width = w as usize;
+    macro_rules! run {
+        ($(($v:ident, $a:ident, $c:literal, $full:expr)),*) => {
+            match (input, blurred) {
+                $((DynamicImage::$v(a), DynamicImage::$a(b)) => {
+                    let out = alpha_rows::<_, $c>(a.as_raw(), b.as_raw(), select, width, $full);
+                    DynamicImage::$v(image::ImageBuffer::from_raw(w, h, out).expect("sizes agree"))
+                })*
+                _ => panic!("the blurred image is the input's colour type with alpha"),
+            }
+        };
+    }
+    run!(
+        (ImageLuma8, ImageLumaA8, 1, 255.0),
+        (ImageRgb8, ImageRgba8, 3, 255.0),
+        (ImageLuma16, ImageLumaA16, 1, 65535.0),
+        (ImageRgb16, ImageRgba16, 3, 65535.0),
+        (ImageRgb32F, ImageRgba32F, 3, 1.0)
+    )
+}
+
+fn alpha_rows<T: Mix + Default + Into<f64>, const C: usize>(
+    input: &[T],
+    blurred: &[T],
+    select: &[f32],
+    width: usize,
+    full: f64,
+) -> Vec<T> {
+    let mut out = vec![T::default(); input.len()];
+    if width == 0 {
+        return out;
+    }
+    out.par_chunks_mut(width * C)
+        .zip(input.par_chunks(width * C))
+        .zip(blurred.par_chunks(width * (C + 1)))
+        .zip(select.par_chunks(width))
+        .for_each(|(((out, input), blurred), m)| {
+            let mut x = 0;
+            while x < width {
+                if m[x] <= 0.0 {
+                    let run = m[x..].iter().take_while(|v| **v <= 0.0).count();
+                    let span = x * C..(x + run) * C;
+                    out[span.clone()].copy_from_slice(&input[span]);
+                    x += run;
+                    continue;
+                }
+                let o: &mut [T; C] = (&mut out[x * C..][..C]).try_into().expect("C samples");
+                let i: &[T; C] = input[x * C..][..C].try_into().expect("C samples");
+                let b = &blurred[x * (C + 1)..][..C + 1];
+                if ((b[C].into() / full) as f32) < MIN_WEIGHT {
+                    *o = *i;
+                } else {
+                    for c in 0..C {
+                        o[c] = T::mix(i[c], b[c], m[x], false);
+                    }
+                }
+                x += 1;
+            }
+        });
+    out
 }
