@@ -119,18 +119,18 @@ fn rows<T: Mix>(
         });
 }
 
-/// `mix` for `weights::as_alpha`'s route, in one pass: `blurred` is the input's colour with the
-/// blurred weight as alpha (`C + 1` samples a pixel), and a pixel whose weight / `full` is
-/// below `MIN_WEIGHT` (nothing selected reaches it) keeps its input, as if unselected.
-pub fn mix_alpha(input: &DynamicImage, blurred: &DynamicImage, select: &[f32]) -> DynamicImage {
-    let (w, h) = (input.width(), input.height());
-    let width = w as usize;
+/// `mix` for `weights::as_alpha`'s route, in one pass over `input` itself: `blurred` is the
+/// input's colour with the blurred weight as alpha (`C + 1` samples a pixel), and a pixel whose
+/// weight / `full` is below `MIN_WEIGHT` (nothing selected reaches it) keeps its input, as an
+/// unselected one does.
+pub fn mix_alpha(input: DynamicImage, blurred: &DynamicImage, select: &[f32]) -> DynamicImage {
+    let width = input.width() as usize;
+    let mut input = input;
     macro_rules! run {
         ($(($v:ident, $a:ident, $c:literal, $full:expr)),*) => {
-            match (input, blurred) {
+            match (&mut input, blurred) {
                 $((DynamicImage::$v(a), DynamicImage::$a(b)) => {
-                    let out = alpha_rows::<_, $c>(a.as_raw(), b.as_raw(), select, width, $full);
-                    DynamicImage::$v(image::ImageBuffer::from_raw(w, h, out).expect("sizes agree"))
+                    alpha_rows::<_, $c>(a, b.as_raw(), select, width, $full)
                 })*
                 _ => panic!("the blurred image is the input's colour type with alpha"),
             }
@@ -142,46 +142,34 @@ pub fn mix_alpha(input: &DynamicImage, blurred: &DynamicImage, select: &[f32]) -
         (ImageLuma16, ImageLumaA16, 1, 65535.0),
         (ImageRgb16, ImageRgba16, 3, 65535.0),
         (ImageRgb32F, ImageRgba32F, 3, 1.0)
-    )
+    );
+    input
 }
 
-fn alpha_rows<T: Mix + Default + Into<f64>, const C: usize>(
-    input: &[T],
+fn alpha_rows<T: Mix + Into<f64>, const C: usize>(
+    out: &mut [T],
     blurred: &[T],
     select: &[f32],
     width: usize,
     full: f64,
-) -> Vec<T> {
-    let mut out = vec![T::default(); input.len()];
+) {
     if width == 0 {
-        return out;
+        return;
     }
+    // weight / full < MIN_WEIGHT without a division per pixel (exact: no 8- or 16-bit level
+    // lies near the limit, and f32 weights compare as themselves).
+    let limit = full * f64::from(MIN_WEIGHT);
     out.par_chunks_mut(width * C)
-        .zip(input.par_chunks(width * C))
         .zip(blurred.par_chunks(width * (C + 1)))
         .zip(select.par_chunks(width))
-        .for_each(|(((out, input), blurred), m)| {
-            let mut x = 0;
-            while x < width {
-                if m[x] <= 0.0 {
-                    let run = m[x..].iter().take_while(|v| **v <= 0.0).count();
-                    let span = x * C..(x + run) * C;
-                    out[span.clone()].copy_from_slice(&input[span]);
-                    x += run;
-                    continue;
-                }
-                let o: &mut [T; C] = (&mut out[x * C..][..C]).try_into().expect("C samples");
-                let i: &[T; C] = input[x * C..][..C].try_into().expect("C samples");
-                let b = &blurred[x * (C + 1)..][..C + 1];
-                if ((b[C].into() / full) as f32) < MIN_WEIGHT {
-                    *o = *i;
-                } else {
+        .for_each(|((out, blurred), m)| {
+            let pixels = out.chunks_exact_mut(C).zip(blurred.chunks_exact(C + 1));
+            for ((o, b), m) in pixels.zip(m) {
+                if *m > 0.0 && b[C].into() >= limit {
                     for c in 0..C {
-                        o[c] = T::mix(i[c], b[c], m[x], false);
+                        o[c] = T::mix(o[c], b[c], *m, false);
                     }
                 }
-                x += 1;
             }
         });
-    out
 }

@@ -215,7 +215,8 @@ impl Masked {
             // by the premultiplied blur, it is mixed in one pass.
             Working::Decoded(image) if image.color() != color => {
                 let select = self.select.as_deref().expect("weighted by a selection");
-                let mixed = blend::mix_alpha(&self.original, &image, select);
+                let input = std::mem::replace(&mut self.original, DynamicImage::new_luma8(0, 0));
+                let mixed = blend::mix_alpha(input, &image, select);
                 loaded.layout = pixels::Layout {
                     color,
                     linear: self.linear,
