@@ -2,6 +2,7 @@
 //! out = in + m · (blurred − in). A selection of exactly 0 copies the input's sample and one
 //! of exactly 1 the blurred sample, bit for bit; integer samples in between are rounded.
 
+use super::MIN_WEIGHT;
 use image::DynamicImage;
 use rayon::prelude::*;
 
@@ -114,6 +115,61 @@ fn rows<T: Mix>(
                     out[c] = T::mix(input[c], out[c], mx, nan);
                 }
                 x += 1;
+            }
+        });
+}
+
+/// `mix` for `weights::as_alpha`'s route, in one pass over `input` itself: `blurred` is the
+/// input's colour with the blurred weight as alpha (`C + 1` samples a pixel), and a pixel whose
+/// weight / `full` is below `MIN_WEIGHT` (nothing selected reaches it) keeps its input, as an
+/// unselected one does.
+pub fn mix_alpha(input: DynamicImage, blurred: &DynamicImage, select: &[f32]) -> DynamicImage {
+    let width = input.width() as usize;
+    let mut input = input;
+    macro_rules! run {
+        ($(($v:ident, $a:ident, $c:literal, $full:expr)),*) => {
+            match (&mut input, blurred) {
+                $((DynamicImage::$v(a), DynamicImage::$a(b)) => {
+                    alpha_rows::<_, $c>(a, b.as_raw(), select, width, $full)
+                })*
+                _ => panic!("the blurred image is the input's colour type with alpha"),
+            }
+        };
+    }
+    run!(
+        (ImageLuma8, ImageLumaA8, 1, 255.0),
+        (ImageRgb8, ImageRgba8, 3, 255.0),
+        (ImageLuma16, ImageLumaA16, 1, 65535.0),
+        (ImageRgb16, ImageRgba16, 3, 65535.0),
+        (ImageRgb32F, ImageRgba32F, 3, 1.0)
+    );
+    input
+}
+
+fn alpha_rows<T: Mix + Into<f64>, const C: usize>(
+    out: &mut [T],
+    blurred: &[T],
+    select: &[f32],
+    width: usize,
+    full: f64,
+) {
+    if width == 0 {
+        return;
+    }
+    // weight / full < MIN_WEIGHT without a division per pixel (exact: no 8- or 16-bit level
+    // lies near the limit, and f32 weights compare as themselves).
+    let limit = full * f64::from(MIN_WEIGHT);
+    out.par_chunks_mut(width * C)
+        .zip(blurred.par_chunks(width * (C + 1)))
+        .zip(select.par_chunks(width))
+        .for_each(|((out, blurred), m)| {
+            let pixels = out.chunks_exact_mut(C).zip(blurred.chunks_exact(C + 1));
+            for ((o, b), m) in pixels.zip(m) {
+                if *m > 0.0 && b[C].into() >= limit {
+                    for c in 0..C {
+                        o[c] = T::mix(o[c], b[c], *m, false);
+                    }
+                }
             }
         });
 }

@@ -220,10 +220,19 @@ impl Masked {
         let color = self.original.color();
         let working = std::mem::replace(&mut loaded.working, Working::Planar(Default::default()));
         let blurred = match working {
-            // `weights::as_alpha`'s route: the weight came back as alpha.
+            // `weights::as_alpha`'s route: the weight came back as alpha; normalised already
+            // by the premultiplied blur, it is mixed in one pass.
             Working::Decoded(image) if image.color() != color => {
-                let select = self.select.as_mut().expect("weighted by a selection");
-                weights::from_alpha(image, Arc::make_mut(select).as_mut_slice())
+                let select = self.select.as_deref().expect("weighted by a selection");
+                let input = std::mem::replace(&mut self.original, DynamicImage::new_luma8(0, 0));
+                let mixed = blend::mix_alpha(input, &image, select);
+                loaded.layout = pixels::Layout {
+                    color,
+                    linear: self.linear,
+                };
+                loaded.working = Working::Decoded(mixed);
+                passes.push(Pass::host(Stage::Encode, "mask blend", t));
+                return;
             }
             Working::Decoded(image) => image,
             Working::Planar(mut planar) => {

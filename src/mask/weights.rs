@@ -136,19 +136,19 @@ pub fn as_alpha(original: &DynamicImage, select: &[f32]) -> Option<DynamicImage>
     let to_u16 = |m: f32| (m * 65535.0 + 0.5) as u16;
     Some(match original {
         DynamicImage::ImageLuma8(b) => {
-            DynamicImage::ImageLumaA8(buffer(w, h, add_alpha(b, 1, select, to_u8)))
+            DynamicImage::ImageLumaA8(buffer(w, h, add_alpha::<_, 1>(b, select, to_u8)))
         }
         DynamicImage::ImageRgb8(b) => {
-            DynamicImage::ImageRgba8(buffer(w, h, add_alpha(b, 3, select, to_u8)))
+            DynamicImage::ImageRgba8(buffer(w, h, add_alpha::<_, 3>(b, select, to_u8)))
         }
         DynamicImage::ImageLuma16(b) => {
-            DynamicImage::ImageLumaA16(buffer(w, h, add_alpha(b, 1, select, to_u16)))
+            DynamicImage::ImageLumaA16(buffer(w, h, add_alpha::<_, 1>(b, select, to_u16)))
         }
         DynamicImage::ImageRgb16(b) => {
-            DynamicImage::ImageRgba16(buffer(w, h, add_alpha(b, 3, select, to_u16)))
+            DynamicImage::ImageRgba16(buffer(w, h, add_alpha::<_, 3>(b, select, to_u16)))
         }
         DynamicImage::ImageRgb32F(b) => {
-            DynamicImage::ImageRgba32F(buffer(w, h, add_alpha(b, 3, select, |m| m)))
+            DynamicImage::ImageRgba32F(buffer(w, h, add_alpha::<_, 3>(b, select, |m| m)))
         }
         _ => return None,
     })
@@ -162,75 +162,22 @@ fn buffer<P: image::Pixel>(
     image::ImageBuffer::from_raw(w, h, data).expect("sizes agree")
 }
 
-/// `raw`'s pixels of `channels` samples each, followed by the selection as `alpha` makes it.
-fn add_alpha<T: Copy + Send + Sync + Default>(
+/// `raw`'s pixels of `C` samples each, followed by the selection as `alpha` makes it. `C` is
+/// a constant so that each pixel's copy is a few moves, not a call.
+fn add_alpha<T: Copy + Send + Sync + Default, const C: usize>(
     raw: &[T],
-    channels: usize,
     select: &[f32],
     alpha: impl Fn(f32) -> T + Sync,
 ) -> Vec<T> {
-    let mut out = vec![T::default(); select.len() * (channels + 1)];
-    out.par_chunks_mut(4096 * (channels + 1))
-        .zip(raw.par_chunks(4096 * channels))
+    let mut out = vec![T::default(); select.len() * (C + 1)];
+    out.par_chunks_mut(4096 * (C + 1))
+        .zip(raw.par_chunks(4096 * C))
         .zip(select.par_chunks(4096))
         .for_each(|((out, raw), m)| {
-            for ((o, r), m) in out
-                .chunks_exact_mut(channels + 1)
-                .zip(raw.chunks_exact(channels))
-                .zip(m)
-            {
-                o[..channels].copy_from_slice(r);
-                o[channels] = alpha(*m);
-            }
-        });
-    out
-}
-
-/// The end of `as_alpha`'s route: clears the selection where the blurred weight (the alpha
-/// channel) is below `MIN_WEIGHT`, and drops the alpha channel, leaving the normalised colour
-/// in the input's colour type.
-pub fn from_alpha(blurred: DynamicImage, select: &mut [f32]) -> DynamicImage {
-    let (w, h) = (blurred.width(), blurred.height());
-    match &blurred {
-        DynamicImage::ImageLumaA8(b) => {
-            DynamicImage::ImageLuma8(buffer(w, h, strip(b, 2, 255.0, select)))
-        }
-        DynamicImage::ImageRgba8(b) => {
-            DynamicImage::ImageRgb8(buffer(w, h, strip(b, 4, 255.0, select)))
-        }
-        DynamicImage::ImageLumaA16(b) => {
-            DynamicImage::ImageLuma16(buffer(w, h, strip(b, 2, 65535.0, select)))
-        }
-        DynamicImage::ImageRgba16(b) => {
-            DynamicImage::ImageRgb16(buffer(w, h, strip(b, 4, 65535.0, select)))
-        }
-        DynamicImage::ImageRgba32F(b) => {
-            DynamicImage::ImageRgb32F(buffer(w, h, strip(b, 4, 1.0, select)))
-        }
-        _ => unreachable!("as_alpha makes only these"),
-    }
-}
-
-/// The colour samples of `raw` (pixels of `channels` samples, the last alpha), clearing
-/// `select` where alpha / `full` is below `MIN_WEIGHT`.
-fn strip<T: Copy + Into<f64> + Send + Sync + Default>(
-    raw: &[T],
-    channels: usize,
-    full: f64,
-    select: &mut [f32],
-) -> Vec<T> {
-    let colour = channels - 1;
-    let mut out = vec![T::default(); select.len() * colour];
-    out.par_chunks_mut(4096 * colour)
-        .zip(raw.par_chunks(4096 * channels))
-        .zip(select.par_chunks_mut(4096))
-        .for_each(|((out, raw), select)| {
-            let pixels = out.chunks_exact_mut(colour).zip(raw.chunks_exact(channels));
-            for ((o, p), s) in pixels.zip(select) {
-                o.copy_from_slice(&p[..colour]);
-                if ((p[colour].into() / full) as f32) < MIN_WEIGHT {
-                    *s = 0.0;
-                }
+            for ((o, r), m) in out.chunks_exact_mut(C + 1).zip(raw.chunks_exact(C)).zip(m) {
+                let r: &[T; C] = r.try_into().expect("C samples");
+                o[..C].copy_from_slice(r);
+                o[C] = alpha(*m);
             }
         });
     out

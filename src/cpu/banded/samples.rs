@@ -107,6 +107,22 @@ fn premultiply<const C: usize>(r: &mut [f32; LANES], per_level: f32) {
     }
 }
 
+/// `premultiply` without a dependence between lanes: each lane's factor is taken first (its
+/// pixel's alpha per level, 1 for alpha itself), so the compiler makes a shuffle and a multiply.
+#[inline(always)]
+fn by_alpha<T: Sample, const C: usize>(r: &mut [f32; LANES]) {
+    let f: [f32; LANES] = std::array::from_fn(|i| {
+        if i % C == C - 1 {
+            1.0
+        } else {
+            r[i - i % C + C - 1] * (1.0 / T::FULL)
+        }
+    });
+    for i in 0..LANES {
+        r[i] *= f[i];
+    }
+}
+
 /// Loads samples `j..j+16` of `row` (zeros past its end) as premultiplied working values.
 #[inline(always)]
 fn load<T: Sample>(row: &[T], j: usize, px: &Pixels) -> V {
@@ -191,15 +207,22 @@ impl<'a, T: Sample> Rows<'a, T> {
     #[inline(always)]
     pub(super) fn load(&self, r: usize, j0: usize, px: &Pixels) -> [V; VECS] {
         let row = self.row(r);
-        if px.linear.is_none() && !px.alpha && j0 + CHUNK <= row.len() {
-            // The common case in a form the compiler turns into a few wide conversions: a
-            // whole chunk of samples that only need scaling.
+        if px.linear.is_none() && j0 + CHUNK <= row.len() {
+            // The common case in a form the compiler turns into a few wide conversions and
+            // multiplies: a whole chunk of samples that only need scaling, and premultiplying
+            // where there is alpha (`j0` is a multiple of 16, so every vector starts on a
+            // pixel for 2 or 4 channels).
             let s = &row[j0..j0 + CHUNK];
             let mut x = [V::ZERO; VECS];
             for v in 0..VECS {
                 for i in 0..LANES {
                     x[v].0[i] = s[v * LANES + i].to_f32();
                 }
+            }
+            match (px.alpha, px.channels) {
+                (true, 2) => x.iter_mut().for_each(|v| by_alpha::<T, 2>(&mut v.0)),
+                (true, 4) => x.iter_mut().for_each(|v| by_alpha::<T, 4>(&mut v.0)),
+                _ => {}
             }
             return x;
         }
