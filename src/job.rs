@@ -6,7 +6,7 @@ use crate::codec::{self, EncodeOptions};
 use crate::filter::{Blur2d, Method};
 use crate::gpu::plan::PipelineChoice;
 use crate::gpu::plan::Upload;
-use crate::mask::{MaskFile, MaskOptions, Masked};
+use crate::mask::{self, MaskFile, MaskOptions, Masked};
 use crate::report::{Backend, ImageSummary, Pass, Report, Stage};
 use crate::work::blur::failure_note;
 use crate::work::edges::{EdgePlan, Edges};
@@ -201,23 +201,8 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
     }
 
     let rust = Keep::for_path(None, &blur);
-    let reload = || {
-        let (limit, linear, sanitize) = (job.max_memory_mib, job.linear, job.mask.sanitize());
-        let keep = job.mask.keep(rust);
-        let mut again = load_with(
-            source,
-            limit,
-            linear,
-            keep,
-            sanitize,
-            &plan,
-            &mut Vec::new(),
-        )?;
-        if let Some(m) = &masked {
-            m.apply(&mut again, rust, &mut Vec::new());
-        }
-        Ok(again)
-    };
+    let memory = (job.max_memory_mib, job.linear);
+    let reload = || mask::reload(source, &job.mask, masked.as_ref(), memory, &plan, rust);
     let mut done = work::blur::blur(device.as_ref(), &mut loaded, &blur, &mut passes, reload)
         .map_err(JobError::failed)?;
     notes.extend(done.note);

@@ -12,7 +12,7 @@ use crate::codec::{self, ImageIoError};
 use crate::filter::Blur2d;
 use crate::gpu::opencl::ClError;
 use crate::job::JobError;
-use crate::mask::{MaskFile, Masked};
+use crate::mask::{self, MaskFile, Masked};
 use crate::report::{self, Backend, Pass, Stage};
 use crate::work::edges::EdgePlan;
 use crate::work::load::{load_with, Source};
@@ -367,23 +367,17 @@ fn reload_for_rust(
     masked: Option<&Masked>,
 ) -> Result<Loaded, ImageIoError> {
     let blur_job = &shared.job.blur;
-    let (limit, linear, opts) = (blur_job.max_memory_mib, blur_job.linear, &blur_job.mask);
     let rust = Keep::for_path(None, shared.blur);
     let plan = EdgePlan::new(blur_job.edges, shared.blur);
-    let (keep, sanitize) = (opts.keep(rust), opts.sanitize());
-    let mut again = load_with(
+    let memory = (blur_job.max_memory_mib, blur_job.linear);
+    mask::reload(
         Source::File(input),
-        limit,
-        linear,
-        keep,
-        sanitize,
+        &blur_job.mask,
+        masked,
+        memory,
         &plan,
-        &mut Vec::new(),
-    )?;
-    if let Some(m) = masked {
-        m.apply(&mut again, rust, &mut Vec::new());
-    }
-    Ok(again)
+        rust,
+    )
 }
 
 /// An encoder thread: writes blurred images and sends their records.

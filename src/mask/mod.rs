@@ -18,9 +18,11 @@ mod weights;
 
 pub use select::{parse_region, MaskFile, Region};
 
+use crate::codec::ImageIoError;
 use crate::pixels;
 use crate::report::{Pass, Stage};
 use crate::work::edges::{self, EdgePlan};
+use crate::work::load::{load_with, Source};
 use crate::work::{Keep, Loaded, Working};
 use image::DynamicImage;
 use std::path::{Path, PathBuf};
@@ -264,4 +266,31 @@ fn color_planes(planar: &pixels::planar::Planar, per_channel: bool) -> usize {
     } else {
         planar.channels - 1
     }
+}
+
+/// Loads `source` again as `keep` (the Rust path's) takes it, with `masked`'s selection applied
+/// where the job masks: the second decode after a device could not blur the image.
+/// `(limit, linear)` are the job's `--max-memory` and `--linear`.
+pub fn reload(
+    source: Source,
+    opts: &MaskOptions,
+    masked: Option<&Masked>,
+    (limit, linear): (u64, bool),
+    plan: &EdgePlan,
+    keep: Keep,
+) -> Result<Loaded, ImageIoError> {
+    let (load_keep, sanitize) = (opts.keep(keep), opts.sanitize());
+    let mut again = load_with(
+        source,
+        limit,
+        linear,
+        load_keep,
+        sanitize,
+        plan,
+        &mut Vec::new(),
+    )?;
+    if let Some(m) = masked {
+        m.apply(&mut again, keep, &mut Vec::new());
+    }
+    Ok(again)
 }

@@ -143,22 +143,30 @@ pub fn blur_in_place<T: Sample>(
     ]
 }
 
+/// Both axes' coefficient blocks, where both are recursive (the banded blur runs nothing else).
+fn recursive_blocks(blur: &Blur2d) -> Option<(&CoefficientBlock, &CoefficientBlock)> {
+    match (&blur.x, &blur.y) {
+        (
+            LineFilter::Recursive {
+                coefficients: kx, ..
+            },
+            LineFilter::Recursive {
+                coefficients: ky, ..
+            },
+        ) => Some((kx, ky)),
+        _ => None,
+    }
+}
+
+/// One axis's recursive coefficients (`LineFilter::Recursive`).
+type CoefficientBlock = [f32; 2 * crate::filter::gaussian::SECTION_FLOATS];
+
 /// Blurs every plane of a planar f32 image in place, one plane at a time (each a one-channel
 /// image, nothing premultiplied): the fast host path for planes that are not an image's own
 /// samples, such as the weighted planes of a normalised convolution. Returns None (and leaves
 /// the planes untouched) where an axis is an FIR; the passes are summed over the planes.
 pub fn blur_planes(p: &mut Planar, blur: &Blur2d) -> Option<Vec<CpuPass>> {
-    let (
-        LineFilter::Recursive {
-            coefficients: kx, ..
-        },
-        LineFilter::Recursive {
-            coefficients: ky, ..
-        },
-    ) = (&blur.x, &blur.y)
-    else {
-        return None;
-    };
+    let (kx, ky) = recursive_blocks(blur)?;
     let px = Pixels {
         channels: 1,
         alpha: false,
@@ -194,17 +202,7 @@ fn srgb_table(levels: usize) -> Vec<f32> {
 /// untouched) where the banded blur does not apply: an FIR axis, or a colour type it does not
 /// know.
 pub fn blur_image(img: &mut DynamicImage, blur: &Blur2d, linear: bool) -> Option<Vec<CpuPass>> {
-    let (
-        LineFilter::Recursive {
-            coefficients: kx, ..
-        },
-        LineFilter::Recursive {
-            coefficients: ky, ..
-        },
-    ) = (&blur.x, &blur.y)
-    else {
-        return None;
-    };
+    let (kx, ky) = recursive_blocks(blur)?;
     let dims = (img.width() as usize, img.height() as usize);
     let color = img.color();
     let (channels, alpha) = (color.channel_count() as usize, color.has_alpha());
