@@ -131,7 +131,7 @@ pub fn decode_bytes(
     }
     let format = recognise(path, image::guess_format(bytes).ok())?;
     // The JPEG decoder fills a truncated file's missing rows with gray and reports success;
-    // gblur refuses it like every other truncated file (found by the fault drills).
+    // gblur refuses it like every other truncated file (the fault drills check it).
     if format == ImageFormat::Jpeg && !jpeg_complete(bytes) {
         return Err(ImageIoError::Decode {
             path: path.into(),
@@ -257,7 +257,7 @@ pub fn sniff(path: &Path) -> io::Result<Option<ImageFormat>> {
 }
 
 /// A decoder's message on one line: some end theirs with a newline, which would break the
-/// one-line error promise (found by the `decode_blur_encode` fuzz target, a JPEG).
+/// one-line error promise (the `decode_blur_encode` fuzz target feeds such JPEGs).
 fn one_line(detail: &str) -> String {
     detail.split_whitespace().collect::<Vec<_>>().join(" ")
 }

@@ -78,7 +78,7 @@ pub struct Blur2d {
 /// Largest sigma `--method fir` runs at. The FIR's radius is 5 sigma, so its cost per sample
 /// grows with sigma (10 001 taps here) where the recursive filter's does not; above this a
 /// FIR is only a way to make a run last for hours, or, at sigma 1e18, to ask for more taps
-/// than memory holds (seen while writing the `filter` fuzz target).
+/// than memory holds (the `filter` fuzz target tries such sigmas).
 pub const FIR_MAX_SIGMA: f64 = 1000.0;
 
 impl Blur2d {
@@ -133,8 +133,8 @@ pub const MAX_SIGMA: f64 = 1e6;
 
 /// Smallest sigma accepted: already the identity (the FIR's neighbour taps are e^-500000).
 /// Far below it the recursive design breaks down: at sigma 1.4e-315 (subnormal), omega/sigma
-/// overflowed, the coefficients were NaN and `--method recursive` blurred to black (found by
-/// the `filter` fuzz target).
+/// overflows, the coefficients are NaN and `--method recursive` would blur to black (the
+/// `filter` fuzz target covers it).
 pub const MIN_SIGMA: f64 = 1e-3;
 
 /// Largest `--truncate`: the sampled Gaussian at 20 sigma is e^-200, far below f32's
