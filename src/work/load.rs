@@ -19,14 +19,8 @@ pub fn load(
     plan: &EdgePlan,
     passes: &mut Vec<Pass>,
 ) -> Result<Loaded, ImageIoError> {
-    load_from(
-        Source::File(path),
-        max_memory_mib,
-        linear,
-        keep,
-        plan,
-        passes,
-    )
+    let source = Source::File(path);
+    load_with(source, max_memory_mib, linear, keep, true, plan, passes)
 }
 
 /// Where an image comes from.
@@ -40,20 +34,8 @@ pub enum Source<'a> {
     },
 }
 
-/// `load` for any source.
-pub fn load_from(
-    source: Source,
-    max_memory_mib: u64,
-    linear: bool,
-    keep: Keep,
-    plan: &EdgePlan,
-    passes: &mut Vec<Pass>,
-) -> Result<Loaded, ImageIoError> {
-    load_with(source, max_memory_mib, linear, keep, true, plan, passes)
-}
-
-/// `load_from`, cleaning non-finite float samples only where `sanitize` says (`--nan ignore`
-/// keeps them for the blur to leave out).
+/// `load` for any source, extended for `plan`'s edge modes, cleaning non-finite float samples
+/// only where `sanitize` says (`--nan ignore` keeps them for the blur to leave out).
 pub fn load_with(
     source: Source,
     max_memory_mib: u64,

@@ -215,15 +215,19 @@ pub fn read_dir(src: &mut impl Source, order: Order, offset: u32, depth: u32) ->
     Some(dir)
 }
 
-/// The bytes `dir` and its sub-directories take when written.
-fn written_len(dir: &Dir) -> usize {
-    let own = 2 + 12 * (dir.entries.len() + dir.subs.len()) + 4;
-    let values: usize = dir
-        .entries
+/// The bytes `dir`'s values too long for their entry take after it (each padded to even).
+fn out_of_line_len(dir: &Dir) -> usize {
+    dir.entries
         .iter()
         .filter(|e| e.data.len() > 4)
         .map(|e| e.data.len().next_multiple_of(2))
-        .sum();
+        .sum()
+}
+
+/// The bytes `dir` and its sub-directories take when written.
+fn written_len(dir: &Dir) -> usize {
+    let own = 2 + 12 * (dir.entries.len() + dir.subs.len()) + 4;
+    let values = out_of_line_len(dir);
     own + values + dir.subs.iter().map(|(_, d)| written_len(d)).sum::<usize>()
 }
 
@@ -238,12 +242,7 @@ pub fn write_dir(out: &mut Vec<u8>, base: u32, order: Order, dir: &Dir, next: u3
     let count = dir.entries.len() + dir.subs.len();
     let mut data_at = at + (2 + 12 * count + 4) as u32;
     // Where each sub-directory will go: after this directory's out-of-line values.
-    let values: usize = dir
-        .entries
-        .iter()
-        .filter(|e| e.data.len() > 4)
-        .map(|e| e.data.len().next_multiple_of(2))
-        .sum();
+    let values = out_of_line_len(dir);
     let mut sub_at = data_at + values as u32;
     let mut rows: Vec<(u16, [u8; 12])> = Vec::with_capacity(count);
     let mut blobs = Vec::with_capacity(values);
