@@ -1,12 +1,13 @@
-//! PNG output on every core at zlib levels 6 and 9 (pigz's method). A PNG's pixels are one
-//! zlib stream, but a deflate stream may be cut into pieces compressed on their own: each
-//! stripe of rows is filtered (the row above is at hand in the image), deflated by `flate2`
-//! with a fresh dictionary and ended by a sync flush on a byte boundary, and the pieces are
-//! joined under one zlib header with the Adler-32 of all filtered rows. The `png` crate writes
-//! the container (signature, IHDR, iCCP, IDAT, IEND), the pieces going straight into IDAT
-//! chunks. Rows are filtered and deflated a batch at a time, so the memory beyond the image is
-//! about the compressed file twice (pieces, then the file). `--png-compression fast` is the
-//! `png` crate's own fdeflate, streamed row by row on one core (`encode_fast`).
+//! PNG output on every core at zlib levels 6 and 9 (pigz's method: `--png-compression small` and
+//! `best`). A PNG's pixels are one zlib stream, but a deflate stream may be cut into pieces
+//! compressed on their own: each stripe of rows is filtered (the row above is at hand in the
+//! image), deflated by `flate2` with a fresh dictionary and ended by a sync flush on a byte
+//! boundary, and the pieces are joined under one zlib header with the Adler-32 of all filtered
+//! rows. The `png` crate writes the container (signature, IHDR, iCCP, IDAT, IEND), the pieces going
+//! straight into IDAT chunks. Rows are filtered and deflated a batch at a time, so the memory
+//! beyond the image is about the compressed file twice (pieces, then the file). The default,
+//! `--png-compression fast`, is the `png` crate's own fdeflate, streamed row by row on one core
+//! (`encode_fast`).
 
 use flate2::{Compress, Compression, FlushCompress};
 use image::DynamicImage;
@@ -173,7 +174,8 @@ fn big_endian(row: &[u8], sixteen: bool) -> Cow<'_, [u8]> {
 
 /// Appends `cur` filtered against `prev` with whichever of the five PNG filters gives the
 /// smallest sum of absolute values (libpng's heuristic), preceded by the filter's type byte.
-/// Each candidate is a straight loop over the row, which the compiler vectorises.
+/// Each candidate is a branch-free loop over zipped slices (no index arithmetic, so no bounds
+/// checks), which the compiler vectorises.
 fn filter_row(cur: &[u8], prev: &[u8], bpp: usize, out: &mut Vec<u8>, rows: &mut [Vec<u8>; 5]) {
     let n = cur.len();
     for r in rows.iter_mut() {
@@ -181,8 +183,8 @@ fn filter_row(cur: &[u8], prev: &[u8], bpp: usize, out: &mut Vec<u8>, rows: &mut
     }
     let [none, sub, up, avg, paeth] = rows;
     none.copy_from_slice(cur);
-    for i in 0..n {
-        up[i] = cur[i].wrapping_sub(prev[i]);
+    for ((u, &x), &b) in up.iter_mut().zip(cur).zip(prev) {
+        *u = x.wrapping_sub(b);
     }
     let head = bpp.min(n);
     for i in 0..head {
@@ -190,28 +192,54 @@ fn filter_row(cur: &[u8], prev: &[u8], bpp: usize, out: &mut Vec<u8>, rows: &mut
         avg[i] = cur[i].wrapping_sub(prev[i] / 2);
         paeth[i] = cur[i].wrapping_sub(prev[i]);
     }
-    for i in head..n {
-        let (a, b, c) = (cur[i - bpp] as i16, prev[i] as i16, prev[i - bpp] as i16);
-        sub[i] = cur[i].wrapping_sub(a as u8);
-        avg[i] = cur[i].wrapping_sub(((a + b) / 2) as u8);
-        let (pa, pb, pc) = ((b - c).abs(), (a - c).abs(), (a + b - 2 * c).abs());
-        let pred = if pa <= pb && pa <= pc {
-            a
-        } else if pb <= pc {
-            b
-        } else {
-            c
-        };
-        paeth[i] = cur[i].wrapping_sub(pred as u8);
+    // Left neighbours: a = cur[i - bpp], c = prev[i - bpp].
+    let (x, b) = (&cur[head..], &prev[head..]);
+    let (a, c) = (&cur[..n - head], &prev[..n - head]);
+    for ((s, &x), &a) in sub[head..].iter_mut().zip(x).zip(a) {
+        *s = x.wrapping_sub(a);
     }
-    let cost = |r: &[u8]| -> u64 { r.iter().map(|&v| (v as i8).unsigned_abs() as u64).sum() };
+    for (((v, &x), &a), &b) in avg[head..].iter_mut().zip(x).zip(a).zip(b) {
+        *v = x.wrapping_sub(((a as u16 + b as u16) >> 1) as u8);
+    }
+    for ((((p, &x), &a), &b), &c) in paeth[head..].iter_mut().zip(x).zip(a).zip(b).zip(c) {
+        *p = x.wrapping_sub(paeth_predictor(a, b, c));
+    }
     let (best, row) = rows
         .iter()
         .enumerate()
-        .min_by_key(|(_, r)| cost(r))
+        .min_by_key(|(_, r)| filter_cost(r))
         .expect("five filters");
     out.push(best as u8);
     out.extend_from_slice(row);
+}
+
+/// PNG's Paeth predictor: whichever of left, above and upper-left is nearest a + b − c, ties
+/// going in that order. Written with selects, not branches, so that it vectorises.
+#[inline(always)]
+fn paeth_predictor(a: u8, b: u8, c: u8) -> u8 {
+    let (a16, b16, c16) = (a as i16, b as i16, c as i16);
+    let pa = (b16 - c16).abs();
+    let pb = (a16 - c16).abs();
+    let pc = (a16 + b16 - 2 * c16).abs();
+    let b_or_c = if pb <= pc { b } else { c };
+    if pa <= pb && pa <= pc {
+        a
+    } else {
+        b_or_c
+    }
+}
+
+/// The sum of a filtered row's bytes read as signed magnitudes. Summed in u32 blocks short
+/// enough not to overflow (128 × 2^16 < 2^32), which vectorises.
+fn filter_cost(row: &[u8]) -> u64 {
+    row.chunks(1 << 16)
+        .map(|block| {
+            block
+                .iter()
+                .map(|&v| (v as i8).unsigned_abs() as u32)
+                .sum::<u32>() as u64
+        })
+        .sum()
 }
 
 /// Where a batch of filtered rows leaves a stripe's raw deflate stream.
