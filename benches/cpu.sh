@@ -12,13 +12,16 @@
 #              RUNS rounds of every command once (rotating order): median wall time, peak RSS,
 #              and each ratio as the median of the per-round ratios.
 # Installs the peers from Debian if missing; writes its test images to a temporary folder.
-# usage: benches/cpu.sh [RUNS]     (W and H in the environment change the 4896x3264 size)
+# usage: benches/cpu.sh [RUNS]     (W and H in the environment change the 4896x3264 size;
+#        SECTIONS="jpeg png" runs only those of: memory libblur jpeg png)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${1:-5}
 W=${W:-4896}
 H=${H:-3264}
 PY=/usr/bin/python3
+SECTIONS=${SECTIONS:-memory libblur jpeg png}
+want() { [[ " $SECTIONS " == *" $1 "* ]]; }
 
 missing=()
 command -v vips >/dev/null || missing+=(libvips-tools)
@@ -33,9 +36,12 @@ T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 $PY benches/make_test_image.py "$T/photo.jpg" "$W" "$H" rgb 3
 $PY benches/make_test_image.py "$T/photo.png" "$W" "$H" rgb 3
+# A smooth photo: the same scene without its grain (codec cost grows with entropy).
+vips gaussblur "$T/photo.png" "$T/smooth.png" 1.5
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
 echo "image:   ${W}x${H} ($(( W * H / 1000000 )) MP) photo-like, RGB 8-bit; $RUNS timed runs, medians"
 
+if want memory; then
 echo
 echo "== in memory (MP/s) =="
 "$G" bench cpu --sizes "${W}x${H}" --sigma 5,20 --runs "$RUNS" --json -q --device rust >"$T/gblur.json"
@@ -52,6 +58,8 @@ for r in o:
 print(f"gblur: {g[0]['device']}; OpenCV: {o[0]['tool']}")
 PY
 
+fi
+if want libblur; then
 echo
 echo "== in memory against libblur (benches/libblur; same pixels as gblur's rows, 2 threads) =="
 LB=""
@@ -139,6 +147,7 @@ PY
   echo "== gblur and libblur paired in one process (the ratio to trust on a shared machine) =="
   sed -n '/^## Paired/,/^## Distance/p' "$T/libblur.md" | grep '^|'
 fi
+fi
 
 # End to end: every command of a section once per round, in an order that rotates, RUNS
 # rounds; each ratio is the median of the per-round ratios (the machine's speed drifts between
@@ -173,6 +182,7 @@ for a, b, text in ratios:
 ' "$T" "$RUNS" "$1"
 }
 
+if want jpeg; then
 rounds "JPEG -> JPEG, sigma 5 (decoded image: $(( W * H * 3 / 1048576 )) MiB)" <<EOF
 gblur (defaults: quality 90, 4:4:4)|$T/g90.jpg|$G|$T/photo.jpg|$T/g90.jpg|--sigma|5|-q
 gblur --quality 75 (4:2:0)|$T/g75.jpg|$G|$T/photo.jpg|$T/g75.jpg|--sigma|5|-q|--quality|75
@@ -184,14 +194,20 @@ ratio|0|3|vips / gblur, both Q 90
 ratio|0|2|vips defaults / gblur defaults
 ratio|0|4|vips accurate / gblur, Q 90
 EOF
+fi
 
-rounds "PNG -> PNG, sigma 5" <<EOF
-gblur --png-compression fast (fdeflate, adaptive filter)|$T/gf.png|$G|$T/photo.png|$T/gf.png|--sigma|5|-q|--png-compression|fast
-vips out.png[compression=1] (no filter)|$T/vf.png|vips|gaussblur|$T/photo.png|$T/vf.png[compression=1]|5
-gblur (defaults: zlib level 6, adaptive filter)|$T/gd.png|$G|$T/photo.png|$T/gd.png|--sigma|5|-q
-vips out.png[filter=all] (level 6, libpng adaptive filter)|$T/va.png|vips|gaussblur|$T/photo.png|$T/va.png[filter=all]|5
-vips (defaults: level 6, no filter)|$T/vd.png|vips|gaussblur|$T/photo.png|$T/vd.png|5
-ratio|0|1|vips / gblur, fastest settings
-ratio|2|3|vips / gblur, level 6 with adaptive filtering on both
-ratio|2|4|vips defaults / gblur defaults (vips writes larger files)
+if want png; then
+for img in photo smooth; do
+rounds "PNG -> PNG, sigma 5, $img" <<EOF
+gblur (default: --png-compression fast, fdeflate, adaptive filter)|$T/gf.png|$G|$T/$img.png|$T/gf.png|--sigma|5|-q
+gblur --png-compression small (zlib level 6, adaptive filter)|$T/gs.png|$G|$T/$img.png|$T/gs.png|--sigma|5|-q|--png-compression|small
+gblur --png-compression best (zlib level 9, adaptive filter)|$T/gb.png|$G|$T/$img.png|$T/gb.png|--sigma|5|-q|--png-compression|best
+vips (defaults: level 6, no filter)|$T/vd.png|vips|gaussblur|$T/$img.png|$T/vd.png|5
+vips out.png[compression=1] (no filter)|$T/vf.png|vips|gaussblur|$T/$img.png|$T/vf.png[compression=1]|5
+vips out.png[filter=all] (level 6, libpng adaptive filter)|$T/va.png|vips|gaussblur|$T/$img.png|$T/va.png[filter=all]|5
+ratio|3|0|gblur default / vips default
+ratio|4|0|gblur fast / vips fastest
+ratio|5|1|gblur small / vips level 6 with adaptive filtering
 EOF
+done
+fi

@@ -162,8 +162,8 @@ pub struct BlurSettings {
     /// JPEG quality, 1-100.
     #[arg(long, default_value_t = 90, value_parser = clap::value_parser!(u8).range(1..=100))]
     pub quality: u8,
-    /// PNG compression effort.
-    #[arg(long, value_enum, default_value_t = PngCompression::Default)]
+    /// PNG compression effort (sizes and times: docs/BENCHMARKS.md).
+    #[arg(long, value_enum, default_value_t = PngCompression::Fast)]
     pub png_compression: PngCompression,
     /// Dither (TPDF noise of ±1 step, seeded, so the same input gives the same bytes) before
     /// rounding to fewer bits than the input has (float or 16-bit into 8 bits, float into 16),
@@ -276,8 +276,13 @@ pub enum KeepArg {
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 pub enum PngCompression {
+    /// fdeflate with adaptive row filters: the fastest, and still smaller than zlib's level
+    /// 6 without filters.
+    #[value(alias = "default")]
     Fast,
-    Default,
+    /// zlib level 6 with adaptive filters, on every core.
+    Small,
+    /// zlib level 9 with adaptive filters, on every core.
     Best,
 }
 
@@ -348,7 +353,7 @@ impl BlurSettings {
                 jpeg_quality: self.quality,
                 png_compression: match self.png_compression {
                     PngCompression::Fast => CompressionType::Fast,
-                    PngCompression::Default => CompressionType::Default,
+                    PngCompression::Small => CompressionType::Default,
                     PngCompression::Best => CompressionType::Best,
                 },
                 dither: self.dither,
