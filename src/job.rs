@@ -185,7 +185,7 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
     let (mut loaded, masked) = load_selected(
         job,
         source,
-        &plan,
+        (&plan, &blur),
         path_keep,
         mask_file,
         &mut passes,
@@ -232,7 +232,7 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
 fn load_selected(
     job: &BlurJob,
     source: Source,
-    plan: &EdgePlan,
+    (plan, blur): (&EdgePlan, &Blur2d),
     path_keep: Keep,
     mask_file: Option<MaskFile>,
     passes: &mut Vec<Pass>,
@@ -246,7 +246,8 @@ fn load_selected(
     let masked = match job.mask.active() {
         true => {
             let (name, t) = (stdio_name(&job.input, "stdin"), Instant::now());
-            let m = Masked::new(&job.mask, mask_file.as_ref(), &loaded, plan, name, notes)
+            let how = (plan, blur);
+            let m = Masked::new(&job.mask, mask_file.as_ref(), &mut loaded, how, name, notes)
                 .map_err(setup_text)?;
             passes.push(Pass::host(Stage::Decode, "selection", t));
             // The selection may share the mask's values: let it own them.

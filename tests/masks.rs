@@ -516,3 +516,126 @@ fn a_selection_takes_the_edge_mode_of_the_whole_image() {
     let out = run(&sq, &dir.path().join("sq_out.png"), &args).to_luma8();
     assert!((5..25).all(|i| out.get_pixel(i, 5)[0] == 255 && out.get_pixel(5, i)[0] == 255));
 }
+
+/// Runs gblur with `--json` and returns the decoded output and the pipeline the report names.
+fn run_reported(input: &Path, out: &Path, args: &[&str]) -> (DynamicImage, String) {
+    let assert = gblur()
+        .arg(input)
+        .arg(out)
+        .args(args)
+        .args(["--json", "-q"])
+        .assert()
+        .success();
+    let report: serde_json::Value = serde_json::from_slice(&assert.get_output().stdout).unwrap();
+    let pipeline = report["pipeline"].as_str().unwrap().to_string();
+    (image::open(out).unwrap(), pipeline)
+}
+
+/// Whether two pixels' samples agree to within one 8-bit level, or a relative 1e-5 for f32.
+fn near(a: &DynamicImage, b: &DynamicImage, x: u32, y: u32) -> bool {
+    let (pa, pb) = (pixel_bits(a, x, y), pixel_bits(b, x, y));
+    match a {
+        DynamicImage::ImageRgb32F(_) => pa.iter().zip(&pb).all(|(p, q)| {
+            let (p, q) = (f32::from_bits(*p), f32::from_bits(*q));
+            (p - q).abs() <= 1e-5 * (1.0 + p.abs())
+        }),
+        _ => pa.iter().zip(&pb).all(|(p, q)| p.abs_diff(*q) <= 1),
+    }
+}
+
+/// A selection far smaller than the image is blurred within its bounding box grown by the
+/// filter's reach: its pixels come out as the whole-image path makes them (to within one
+/// level: the band boundaries of the banded blur fall elsewhere), at the image's corners and
+/// inside it, with every edge mode, and every other pixel is the input's bit for bit. The
+/// whole-image reference for `blend` is the unmasked blur; for `exclude` the same selection
+/// with two one-pixel boxes added far from it (beyond any reach, also through the edge
+/// mode's mirror or wrap), which spread the selection over the image.
+#[test]
+fn a_small_selection_is_blurred_within_its_window_as_the_whole_image_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let (w, h) = (200, 150);
+    let rgb = noise_rgb(w, h, 11);
+    let rgba = RgbaImage::from_fn(w, h, |x, y| {
+        let p = rgb.get_pixel(x, y).0;
+        Rgba([p[0], p[1], p[2], ((x * 13 + y * 7) % 256) as u8])
+    });
+    let float = Rgb32FImage::from_fn(w, h, |x, y| {
+        Rgb([
+            (x % 17) as f32 * 0.1,
+            y as f32 * -0.3 + 2.0,
+            ((x * y) % 7) as f32,
+        ])
+    });
+    let images: Vec<(&str, DynamicImage)> = vec![
+        ("rgb8.png", rgb.into()),
+        ("rgba8.png", rgba.into()),
+        ("rgbf32.exr", float.into()),
+    ];
+    // (region, far boxes that make the selection span the image, whether the region lies
+    // inside, away from the borders)
+    let regions = [
+        ("0,0,20,16", ["199,80,1,1", "100,149,1,1"], false),
+        ("185,138,15,12", ["0,60,1,1", "90,0,1,1"], false),
+        ("90,60,12,10", ["0,0,1,1", "199,149,1,1"], true),
+    ];
+    for (name, src) in images {
+        let input = dir.path().join(name);
+        src.save(&input).unwrap();
+        let out = dir
+            .path()
+            .join(format!("out.{}", name.split('.').nth(1).unwrap()));
+        let mut all_paths = paths();
+        if name != "rgb8.png" {
+            // The other paths share the window with the banded blur; one image type covers them.
+            all_paths.truncate(1);
+        } else {
+            all_paths.truncate(3);
+        }
+        for path in all_paths {
+            for edge in ["clamp", "reflect", "wrap", "constant=0.5"] {
+                let mut base = path.clone();
+                base.extend(["--sigma", "2", "--edge", edge]);
+                let (plain, _) = run_reported(&input, &out, &base);
+                for mode in ["blend", "exclude"] {
+                    for (region, far, inner) in regions {
+                        let what = format!("{name} {path:?} --edge {edge} {mode} {region}");
+                        let mut args = base.clone();
+                        args.extend(["--mask-mode", mode, "--region", region]);
+                        let (part, pipeline) = run_reported(&input, &out, &args);
+                        // A constant edge counts as selected, and a wrapped corner box is
+                        // selected at the opposite corner too: those selections span the image.
+                        let windowed = match edge {
+                            "wrap" => inner,
+                            e => !e.starts_with("constant"),
+                        };
+                        assert_eq!(pipeline.contains("blurred within"), windowed, "{what}");
+                        let whole = if mode == "blend" {
+                            plain.clone()
+                        } else {
+                            args.extend(["--region", far[0], "--region", far[1]]);
+                            let (whole, pipeline) = run_reported(&input, &out, &args);
+                            assert!(!pipeline.contains("blurred within"), "{what}");
+                            whole
+                        };
+                        let r: Vec<u32> = region.split(',').map(|v| v.parse().unwrap()).collect();
+                        for y in 0..h {
+                            for x in 0..w {
+                                let inside = (r[0]..r[0] + r[2]).contains(&x)
+                                    && (r[1]..r[1] + r[3]).contains(&y);
+                                if inside {
+                                    assert!(near(&part, &whole, x, y), "{what} ({x}, {y})");
+                                } else {
+                                    assert_eq!(
+                                        pixel_bits(&part, x, y),
+                                        pixel_bits(&src, x, y),
+                                        "{what} ({x}, {y})"
+                                    );
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

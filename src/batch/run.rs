@@ -350,7 +350,8 @@ fn load_masked(
     }
     let mut notes = std::mem::take(&mut loaded.notes);
     let t = Instant::now();
-    let masked = Masked::new(opts, shared.mask_file, &loaded, &plan, input, &mut notes)?;
+    let how = (&plan, shared.blur);
+    let masked = Masked::new(opts, shared.mask_file, &mut loaded, how, input, &mut notes)?;
     passes.push(Pass::host(Stage::Decode, "selection", t));
     loaded.notes = notes;
     if masked.is_none() {

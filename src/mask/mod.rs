@@ -5,20 +5,23 @@
 //!
 //! It wraps the ordinary blur instead of changing it, so every path (the banded Rust blur, the
 //! planar reference, the FIR, every OpenCL pipeline) gets it from one implementation:
-//! `Masked::new` keeps the decoded input and builds the selection, `Masked::apply` puts the
-//! image in the form the path blurs (the usual one for `blend`; premultiplied planar f32 with
-//! weight planes for `exclude` and `--nan ignore`), the path blurs it, and `Masked::finish`
-//! normalises and mixes the result into the input *sample by sample*, so that a pixel the
-//! selection leaves at 0 is the input's sample bit for bit. A job with no selection never
-//! comes here.
+//! `Masked::new` takes the decoded input over and builds the selection, `Masked::apply` puts
+//! the image in the form the path blurs (a copy for `blend`; the selection as alpha, or
+//! premultiplied planar f32 with weight planes, for `exclude` and `--nan ignore`), the path
+//! blurs it, and `Masked::finish` normalises and mixes the result into the input *sample by
+//! sample*, so that a pixel the selection leaves at 0 is the input's sample bit for bit. A
+//! selection far smaller than the image is blurred within its bounding box grown by the
+//! filter's reach (`window`). A job with no selection never comes here.
 
 mod blend;
 mod select;
 mod weights;
+mod window;
 
 pub use select::{parse_region, MaskFile, Region};
 
 use crate::codec::ImageIoError;
+use crate::filter::Blur2d;
 use crate::pixels;
 use crate::report::{Pass, Stage};
 use crate::work::edges::{self, EdgePlan};
@@ -111,8 +114,13 @@ impl MaskOptions {
 
 /// One image's selection and its input, from load to save.
 pub struct Masked {
+    /// The decoded input (extended where an edge mode extends it), taken over from the load.
     original: DynamicImage,
-    /// Per pixel in [0, 1]; None selects every pixel fully (`--nan ignore` alone).
+    /// Where the selection is small: the part of the image the blur runs on (`window`), and
+    /// the input's pixels there.
+    window: Option<(window::Window, DynamicImage)>,
+    /// Per pixel of the window (of the whole image where there is none) in [0, 1]; None
+    /// selects every pixel fully (`--nan ignore` alone).
     select: Option<Arc<Vec<f32>>>,
     mode: MaskMode,
     /// `--nan ignore` on a float image.
@@ -121,15 +129,17 @@ pub struct Masked {
 }
 
 impl Masked {
-    /// Builds the selection of `loaded` (decoded, as `MaskOptions::keep` loads it) and keeps
-    /// its input; None where there is nothing to do (`--nan ignore` alone on an integer image).
-    /// Errors (one line, naming `name`): a mask of another size, a rectangle wholly outside the
-    /// image. Notes go to `notes`.
+    /// Builds the selection of `loaded` (decoded, as `MaskOptions::keep` loads it) and takes
+    /// its input over (`apply` puts the image to blur back); None, leaving `loaded` as it is,
+    /// where there is nothing to do (`--nan ignore` alone on an integer image). A selection
+    /// far smaller than the image is blurred within its window only (`window::choose`, by
+    /// `blur`'s reach). Errors (one line, naming `name`): a mask of another size, a rectangle
+    /// wholly outside the image. Notes go to `notes`.
     pub fn new(
         opts: &MaskOptions,
         file: Option<&MaskFile>,
-        loaded: &Loaded,
-        plan: &EdgePlan,
+        loaded: &mut Loaded,
+        (plan, blur): (&EdgePlan, &Blur2d),
         name: &Path,
         notes: &mut Vec<String>,
     ) -> Result<Option<Masked>, String> {
@@ -159,8 +169,24 @@ impl Masked {
         if select.is_none() && !nan {
             return Ok(None);
         }
+        let size = (image.width() as usize, image.height() as usize);
+        let within = select
+            .as_deref()
+            .and_then(|s| window::choose(s, size, blur));
+        let (window, select) = match (within, select) {
+            (Some(w), Some(s)) => {
+                let part = window::crop_plane(&s, size.0, w);
+                (Some((w, window::crop(image, w))), Some(Arc::new(part)))
+            }
+            (_, select) => (None, select),
+        };
+        let taken = std::mem::replace(&mut loaded.working, Working::Planar(Default::default()));
+        let Working::Decoded(original) = taken else {
+            unreachable!("matched as decoded above")
+        };
         Ok(Some(Masked {
-            original: image.clone(),
+            original,
+            window,
             select,
             mode: opts.mode,
             nan,
@@ -179,7 +205,18 @@ impl Masked {
         let nan = self.nan.then_some("NaN ignored");
         let parts: Vec<&str> = mode.into_iter().chain(nan).collect();
         let normalised = if self.weighted() { " (normalised)" } else { "" };
-        format!("{}{normalised}", parts.join(", "))
+        let within = match &self.window {
+            Some((w, _)) => format!(", blurred within {}×{}", w.width(), w.height()),
+            None => String::new(),
+        };
+        format!("{}{normalised}{within}", parts.join(", "))
+    }
+
+    /// The input the blur and the final mix work on: the window's part, or the whole image.
+    fn input(&self) -> &DynamicImage {
+        self.window
+            .as_ref()
+            .map_or(&self.original, |(_, part)| part)
     }
 
     /// Whether the blur runs on weighted planes (normalised convolution) rather than on the
@@ -188,17 +225,22 @@ impl Masked {
         self.nan || (self.mode == MaskMode::Exclude && self.select.is_some())
     }
 
-    /// Puts `loaded` (this image, decoded, or decoded again for a fallback) into the form its
-    /// path blurs: `Loaded::adapt` for `blend`; for `exclude` and `--nan ignore` premultiplied
+    /// Puts the input (the window's part where there is one) into `loaded` in the form its
+    /// path blurs (`loaded` is this image's load, or a second one for a fallback): a copy,
+    /// adapted by `Loaded::adapt`, for `blend`; for `exclude` and `--nan ignore` premultiplied
     /// planar f32 with every plane multiplied by its weight, followed by the weight planes.
     pub fn apply(&self, loaded: &mut Loaded, keep: Keep, passes: &mut Vec<Pass>) {
+        let t = Instant::now();
+        let input = self.input();
         if !self.weighted() {
+            // The blur overwrites its copy; the input stays for the final mix.
+            loaded.working = Working::Decoded(input.clone());
+            passes.push(Pass::host(Stage::Decode, "input kept for the blend", t));
             loaded.adapt(keep, self.linear, passes);
             return;
         }
-        let t = Instant::now();
         if let (Keep::Decoded, false, Some(select)) = (keep, self.nan, &self.select) {
-            if let Some(image) = weights::as_alpha(&self.original, select) {
+            if let Some(image) = weights::as_alpha(input, select) {
                 loaded.layout = pixels::Layout {
                     color: image.color(),
                     linear: self.linear,
@@ -209,7 +251,7 @@ impl Masked {
             }
         }
         let select = self.select.as_deref().map(Vec::as_slice);
-        let (planar, layout) = weights::weighted(&self.original, select, self);
+        let (planar, layout) = weights::weighted(input, select, self);
         loaded.working = Working::Planar(planar);
         loaded.layout = layout;
         passes.push(Pass::host(Stage::Decode, "weighted planes", t));
@@ -221,20 +263,34 @@ impl Masked {
         let t = Instant::now();
         let color = self.original.color();
         let working = std::mem::replace(&mut loaded.working, Working::Planar(Default::default()));
+        let mixed = self.mixed(working, loaded.layout);
+        let image = match self.window.take() {
+            // Outside the window the selection is 0: the input as it is.
+            Some((w, _)) => {
+                window::paste(&mut self.original, &mixed, w);
+                self.original
+            }
+            None => mixed,
+        };
+        loaded.layout = pixels::Layout {
+            color,
+            linear: self.linear,
+        };
+        loaded.working = Working::Decoded(image);
+        passes.push(Pass::host(Stage::Encode, "mask blend", t));
+    }
+
+    /// The blurred `working` (in `layout`) in the input's colour type, normalised where it was
+    /// weighted and mixed into the input (the window's part where there is one).
+    fn mixed(&mut self, working: Working, layout: pixels::Layout) -> DynamicImage {
+        let color = self.original.color();
         let blurred = match working {
             // `weights::as_alpha`'s route: the weight came back as alpha; normalised already
-            // by the premultiplied blur, it is mixed in one pass.
+            // by the premultiplied blur, it is mixed into the input in place, in one pass.
             Working::Decoded(image) if image.color() != color => {
+                let input = self.take_input();
                 let select = self.select.as_deref().expect("weighted by a selection");
-                let input = std::mem::replace(&mut self.original, DynamicImage::new_luma8(0, 0));
-                let mixed = blend::mix_alpha(input, &image, select);
-                loaded.layout = pixels::Layout {
-                    color,
-                    linear: self.linear,
-                };
-                loaded.working = Working::Decoded(mixed);
-                passes.push(Pass::host(Stage::Encode, "mask blend", t));
-                return;
+                return blend::mix_alpha(input, &image, select);
             }
             Working::Decoded(image) => image,
             Working::Planar(mut planar) => {
@@ -243,18 +299,21 @@ impl Masked {
                     let select = self.select.as_mut().map(Arc::make_mut);
                     weights::normalise(&mut planar, channels, self.nan, select);
                 }
-                pixels::finish_planar(&mut planar, loaded.layout);
-                pixels::from_planar(&planar, loaded.layout.color, color)
+                pixels::finish_planar(&mut planar, layout);
+                pixels::from_planar(&planar, layout.color, color)
             }
         };
         let select = self.select.as_deref().map(Vec::as_slice);
-        let mixed = blend::mix(&self.original, blurred, select, self.nan);
-        loaded.layout = pixels::Layout {
-            color,
-            linear: self.linear,
+        blend::mix(self.input(), blurred, select, self.nan)
+    }
+
+    /// Takes the input (`input`) out of `self`, leaving an empty image.
+    fn take_input(&mut self) -> DynamicImage {
+        let slot = match &mut self.window {
+            Some((_, part)) => part,
+            None => &mut self.original,
         };
-        loaded.working = Working::Decoded(mixed);
-        passes.push(Pass::host(Stage::Encode, "mask blend", t));
+        std::mem::replace(slot, DynamicImage::new_luma8(0, 0))
     }
 }
 
