@@ -97,6 +97,10 @@ pub struct BlurArgs {
     /// when OUTPUT is `-` without a prefix.
     #[arg(long, value_parser = parse_format)]
     pub format: Option<image::ImageFormat>,
+    /// Print on stderr why the device or the Rust path runs: with --device auto and a GPU, the
+    /// time the cost model predicts for each path and where its figures came from.
+    #[arg(long)]
+    pub explain: bool,
     #[command(flatten)]
     pub settings: BlurSettings,
 }
@@ -373,6 +377,7 @@ impl BlurSettings {
                 y: self.edge_y.unwrap_or(self.edge),
             },
             truncate: self.truncate,
+            explain: false,
         }
     }
 
@@ -418,6 +423,7 @@ impl BlurArgs {
         }
         let mut job = self.settings.to_job(input, output);
         job.output_format = format;
+        job.explain = self.explain;
         Ok(job)
     }
 }
