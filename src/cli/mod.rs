@@ -11,6 +11,7 @@ use crate::backend::DeviceSet;
 use crate::codec::metadata::KeepMetadata;
 use crate::codec::EncodeOptions;
 use crate::filter::Method;
+use crate::gpu::opencl::DeviceChoice;
 use crate::gpu::plan::{ChunkStart, PipelineChoice};
 use crate::gpu::transpose::TransposeKind;
 use crate::job::BlurJob;
@@ -53,6 +54,18 @@ pub enum Command {
     /// List every OpenCL platform and device gblur can use.
     Devices {
         /// Print the list as JSON on stdout.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Measure the figures `--device auto` chooses by, again: the Rust path's rate and the
+    /// device's set-up, transfers and kernels. They are kept in the cache folder
+    /// (GBLUR_CACHE_DIR, else $XDG_CACHE_HOME/gblur or ~/.cache/gblur); `auto` measures them
+    /// on its first run with a GPU.
+    Calibrate {
+        /// The device to measure (as --device takes it); auto: the first GPU, if any.
+        #[arg(long, default_value = "auto", value_parser = |s: &str| Ok::<_, String>(DeviceChoice::parse(s)))]
+        device: DeviceChoice,
+        /// Print the figures as JSON on stdout.
         #[arg(long)]
         json: bool,
     },
