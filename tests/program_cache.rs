@@ -34,6 +34,9 @@ fn kernels_pass(report: &serde_json::Value) -> String {
         .unwrap_or_else(|| panic!("no kernels pass in {report}"))
 }
 
+/// A way of damaging an entry's bytes, with its name.
+type Damage = (&'static str, fn(&mut Vec<u8>));
+
 fn entries(cache: &Path) -> Vec<PathBuf> {
     let mut found: Vec<PathBuf> = std::fs::read_dir(cache.join("programs"))
         .map(|d| d.flatten().map(|e| e.path()).collect())
@@ -64,7 +67,7 @@ fn a_bad_entry_is_compiled_again() {
     let kept = entries(&cache);
     let good: Vec<Vec<u8>> = kept.iter().map(|p| std::fs::read(p).unwrap()).collect();
 
-    let damages: [(&str, fn(&mut Vec<u8>)); 3] = [
+    let damages: [Damage; 3] = [
         ("truncated", |b| b.truncate(b.len() / 2)),
         ("flipped", |b| {
             let at = b.len() - 100;
@@ -124,7 +127,9 @@ fn each_define_set_has_its_own_entry() {
     assert_eq!(ctx.builds().compiled, 2);
     assert_eq!(entries(dir.path()).len(), 2);
     let again = ClContext::with_cache(info, Some(cache)).unwrap();
-    again.kernel(src, "copy_float", "-DUNUSED_BY_COPY=1").unwrap();
+    again
+        .kernel(src, "copy_float", "-DUNUSED_BY_COPY=1")
+        .unwrap();
     assert_eq!((again.builds().cached, again.builds().compiled), (1, 0));
 }
 

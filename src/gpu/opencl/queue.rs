@@ -110,9 +110,9 @@ impl ClContext {
                     log: "error: simulated build failure (GBLUR_FAULT=build)".into(),
                 });
             }
-            let program = match self.from_cache(source, &options) {
+            let program = match self.load_cached(source, &options) {
                 Some(program) => program,
-                None => self.from_source(source, &options)?,
+                None => self.compile(source, &options)?,
             };
             programs.insert(key.clone(), program);
         }
@@ -136,7 +136,7 @@ impl ClContext {
 
     /// `source` built from the binary the cache keeps for it, if there is one that the driver
     /// accepts; an entry it refuses is removed, to be replaced by the build from source.
-    fn from_cache(&self, source: KernelSource, options: &str) -> Option<Program> {
+    fn load_cached(&self, source: KernelSource, options: &str) -> Option<Program> {
         let cache = self.cache.as_ref()?;
         let binary = match cache.load(source.file, source.text, options) {
             Lookup::Hit(binary) => binary,
@@ -162,7 +162,7 @@ impl ClContext {
     }
 
     /// `source` compiled with `options`, kept in the cache for the next process.
-    fn from_source(&self, source: KernelSource, options: &str) -> Result<Program, ClError> {
+    fn compile(&self, source: KernelSource, options: &str) -> Result<Program, ClError> {
         let mut program = Program::create_from_source(&self.context, source.text)
             .map_err(|e| api(&self.info, &format!("loading {}", source.file), e))?;
         if program.build(&[self.info.id()], options).is_err() {
