@@ -13,6 +13,11 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+/// The most the program folder keeps; storing past it drops the entries used longest ago.
+/// Each define set is an entry (PoCL's are about 6 MB, NVIDIA's PTX far less), and old
+/// drivers' entries are never read again.
+const MAX_BYTES: u64 = 512 << 20;
+
 /// The first bytes of every entry; a new layout gets a new magic.
 const MAGIC: &[u8; 10] = b"GBLURPRG1\n";
 
@@ -153,7 +158,34 @@ impl ProgramCache {
         tmp.as_file().sync_data()?;
         tmp.persist(self.path(file, text, options))
             .map_err(|e| e.error)?;
+        trim(&self.dir, MAX_BYTES);
         Ok(())
+    }
+}
+
+/// Deletes the entries of `dir` modified longest ago (a hit does not touch an entry: the
+/// oldest written go first) until the rest fit in `max` bytes.
+fn trim(dir: &Path, max: u64) {
+    let Ok(read) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut entries: Vec<(std::time::SystemTime, u64, PathBuf)> = read
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "bin"))
+        .filter_map(|e| {
+            let meta = e.metadata().ok()?;
+            Some((meta.modified().ok()?, meta.len(), e.path()))
+        })
+        .collect();
+    let mut total: u64 = entries.iter().map(|e| e.1).sum();
+    entries.sort();
+    for (_, len, path) in entries {
+        if total <= max {
+            break;
+        }
+        if std::fs::remove_file(&path).is_ok() {
+            total -= len;
+        }
     }
 }
 
@@ -229,6 +261,23 @@ mod tests {
         assert_ne!(base, a.path("f.cl", "kernel2", "-cl-std=CL1.2"));
         assert_ne!(base, b.path("f.cl", "kernel", "-cl-std=CL1.2"));
         assert_eq!(base, a.path("f.cl", "kernel", "-cl-std=CL1.2"));
+    }
+
+    #[test]
+    fn trimming_drops_the_oldest_entries_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let t0 = std::time::SystemTime::now();
+        for (i, name) in ["old.bin", "mid.bin", "new.bin"].into_iter().enumerate() {
+            let path = dir.path().join(name);
+            std::fs::write(&path, [0u8; 100]).unwrap();
+            let when = t0 - std::time::Duration::from_secs(100 * (3 - i as u64));
+            let file = std::fs::File::options().write(true).open(&path).unwrap();
+            file.set_modified(when).unwrap();
+        }
+        trim(dir.path(), 250);
+        assert!(!dir.path().join("old.bin").exists());
+        assert!(dir.path().join("mid.bin").exists());
+        assert!(dir.path().join("new.bin").exists());
     }
 
     #[test]
