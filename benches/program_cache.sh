@@ -4,7 +4,8 @@
 # pairs whose order alternates, RUNS pairs. Prints the median set-up (the report's `open device`
 # and `kernels` passes) and wall time of each, and the median of the per-pair ratios cold/warm,
 # which holds while a shared machine's speed drifts. The driver's own caches (PoCL's kcache,
-# NVIDIA's ComputeCache) are left as they are.
+# NVIDIA's ComputeCache) are left as they are; POCL_KERNEL_CACHE=0 turns PoCL's off, as on a
+# first run after install.
 # usage: benches/program_cache.sh [RUNS]   (DEVICE=cpu|gpu|N, W and H in the environment)
 set -euo pipefail
 cd "$(dirname "$0")/.."
