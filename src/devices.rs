@@ -1,7 +1,79 @@
-//! `gblur devices`: every OpenCL platform and device, and the path that runs without one.
+//! `gblur devices`: every OpenCL platform and device, and the path that runs without one;
+//! `gblur calibrate`: the figures `--device auto`'s cost model predicts from, measured again.
 
-use crate::gpu::opencl::{device, ClError};
+use crate::backend::calibrate;
+use crate::gpu::opencl::{cache, device, ClError, DeviceChoice};
+use crate::gpu::plan::Pipeline;
 use std::io::Write;
+
+/// Measures the Rust path and the device `choice` names (`auto`: the first GPU, none where
+/// there is no GPU) afresh, keeps the figures in the cache and prints them.
+pub fn calibrate(choice: &DeviceChoice, json: bool) -> anyhow::Result<()> {
+    let root = cache::cache_root();
+    let (rust, rust_src) = calibrate::rust_figures(root.as_deref(), true);
+    let info = match choice {
+        DeviceChoice::Auto => match device::list() {
+            Ok(devices) => devices.into_iter().find(|d| d.is_gpu()),
+            Err(ClError::NoRuntime) => None,
+            Err(e) => return Err(e.into()),
+        },
+        DeviceChoice::Rust => None,
+        named => device::select(named)?,
+    };
+    let device = match &info {
+        Some(d) => Some(calibrate::device_figures(
+            root.as_deref(),
+            d,
+            Pipeline::fastest_for(d),
+            true,
+        )?),
+        None => None,
+    };
+    let mut out = std::io::stdout().lock();
+    if json {
+        let value = serde_json::json!({
+            "rust": rust,
+            "device": info.as_ref().map(|d| d.label()),
+            "device_figures": device.as_ref().map(|(f, _)| f),
+        });
+        let _ = writeln!(out, "{}", serde_json::to_string_pretty(&value)?);
+        return Ok(());
+    }
+    let _ = writeln!(
+        out,
+        "Rust path: {:.1} M samples/s per thread, {} threads ({rust_src})",
+        rust.samples_per_s_per_thread * 1e-6,
+        rayon::current_num_threads()
+    );
+    match (&info, &device) {
+        (Some(d), Some((f, src))) => {
+            let _ = writeln!(out, "{} ({src}):", d.label());
+            let _ = writeln!(out, "  open context      {:>10.1} ms", f.open_ms);
+            let _ = writeln!(out, "  compile kernels   {:>10.1} ms", f.compile_ms);
+            let _ = writeln!(out, "  cached kernels    {:>10.1} ms", f.cached_build_ms);
+            let _ = writeln!(
+                out,
+                "  upload            {:>10.2} GB/s",
+                f.upload_bytes_per_s * 1e-9
+            );
+            let _ = writeln!(
+                out,
+                "  download          {:>10.2} GB/s",
+                f.download_bytes_per_s * 1e-9
+            );
+            let _ = writeln!(
+                out,
+                "  kernels           {:>10.0} M samples/s",
+                f.kernel_samples_per_s * 1e-6
+            );
+        }
+        _ if *choice == DeviceChoice::Rust => {}
+        _ => {
+            let _ = writeln!(out, "no GPU found: only the Rust path was measured");
+        }
+    }
+    Ok(())
+}
 
 pub fn print(json: bool) -> anyhow::Result<()> {
     let devices = match device::list() {

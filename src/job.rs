@@ -1,9 +1,10 @@
 //! The main command: one file in, one blurred file out, every pass timed into a report.
 
-use crate::backend::{self, Device, DeviceSet, Target};
+use crate::backend::{self, Choice, Device, DeviceSet, Target, Work};
 use crate::codec::metadata::KeepMetadata;
 use crate::codec::{self, EncodeOptions};
 use crate::filter::{Blur2d, Method};
+use crate::gpu::opencl::ClError;
 use crate::gpu::plan::PipelineChoice;
 use crate::gpu::plan::Upload;
 use crate::mask::{self, MaskFile, MaskOptions, Masked};
@@ -44,6 +45,8 @@ pub struct BlurJob {
     pub edges: Edges,
     /// The FIR's radius in sigmas (None: `gaussian::fir_radius`'s default).
     pub truncate: Option<f64>,
+    /// Print on stderr why the path was chosen, with the cost model's prediction.
+    pub explain: bool,
 }
 
 /// Why a job failed: set-up problems (exit 2) or the blur itself (exit 1).
@@ -63,28 +66,55 @@ impl JobError {
     }
 }
 
-/// Opens `target` (None: the Rust path) and builds the kernels `loaded` needs, timing both as
-/// the set-up pass. A context that cannot be created is a set-up error; kernels that do not
-/// build are `Ok(Err(..))`, for the Rust path to take over.
+/// The device being opened on its own thread while the input decodes.
+type Opening = std::thread::JoinHandle<Result<Device, ClError>>;
+
+/// Starts creating `target`'s context (None: the Rust path) on its own thread, so that the
+/// driver's set-up overlaps the decode.
+fn start_opening(target: Option<Target>) -> Option<Opening> {
+    target.map(|target| std::thread::spawn(move || Device::open(target)))
+}
+
+/// Waits for the device `opening` opens and builds the kernels `loaded` needs, timing the
+/// wait and the builds as set-up passes. A context that cannot be created is a set-up error;
+/// kernels that do not build are `Ok(Err(..))`, for the Rust path to take over.
 fn open_device(
-    target: Option<Target>,
+    opening: Option<Opening>,
     blur: &Blur2d,
     loaded: &Loaded,
     passes: &mut Vec<Pass>,
+    notes: &mut Vec<String>,
 ) -> Result<Result<Option<Device>, anyhow::Error>, JobError> {
-    let t = Instant::now();
-    let Some(target) = target else {
+    let Some(opening) = opening else {
         return Ok(Ok(None));
     };
-    let device = Device::open(target).map_err(JobError::setup)?;
+    let t = Instant::now();
+    let opened = opening
+        .join()
+        .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+    let device = opened.map_err(JobError::setup)?;
+    passes.push(Pass::host(Stage::Setup, "open device", t));
+    let t = Instant::now();
     // An image the device does not take needs no kernels; the planar ones do no harm.
     let upload = loaded
         .upload(device.pipeline, blur)
         .unwrap_or(Upload::PlanarF32);
-    if let Err(e) = device.prepare(blur, loaded.size(), upload) {
+    let prepared = device.prepare(blur, loaded.size(), upload);
+    let builds = device.ctx.builds();
+    if builds.rejected > 0 {
+        notes.push(format!(
+            "program cache: {} kept program(s) were damaged, stale or refused by the driver, and were compiled again",
+            builds.rejected
+        ));
+    }
+    if let Err(e) = prepared {
         return Ok(Err(e.into()));
     }
-    passes.push(Pass::host(Stage::Setup, "setup + build", t));
+    let name = match builds.compiled {
+        0 if builds.cached > 0 => "kernels (from cache)",
+        _ => "kernels (compiled)",
+    };
+    passes.push(Pass::host(Stage::Setup, name, t));
     Ok(Ok(Some(device)))
 }
 
@@ -146,35 +176,80 @@ fn stdio_name<'a>(path: &'a Path, name: &'static str) -> &'a Path {
 }
 
 /// The device and the filter, checked before any work: a wrong `--device` or sigma is a set-up
-/// error. Returns them with the notes on why that device.
-fn choose(job: &BlurJob) -> Result<(Option<Target>, Blur2d, Vec<String>), JobError> {
+/// error. `auto` weighs the paths for the image's size, read from its header (`stdin`: the
+/// bytes read already).
+fn choose(job: &BlurJob, stdin: Option<&[u8]>) -> Result<(Choice, Blur2d), JobError> {
     let choice = job.device.single().ok_or_else(|| {
         JobError::Setup(anyhow::anyhow!(
             "--device {}: one image runs on one device; `all` and device lists are for gblur batch",
             job.device
         ))
     })?;
-    let (target, notes) = backend::choose_device(choice, job.pipeline).map_err(JobError::setup)?;
+    let work = || probe(&job.input, stdin);
+    let chosen = backend::choose_device(choice, job.pipeline, work).map_err(JobError::Setup)?;
     let blur = Blur2d::checked(job.method, job.sigma_x, job.sigma_y)
         .map_err(|e| JobError::Setup(anyhow::anyhow!(e)))?
         .with_truncate(job.truncate);
-    Ok((target, blur, notes.into_iter().collect()))
+    Ok((chosen, blur))
+}
+
+/// The work of the input as its header describes it; None where the header cannot be read
+/// (the decode then says why, or reads a format the probe does not know).
+fn probe(input: &Path, stdin: Option<&[u8]>) -> Option<Work> {
+    fn header<R: std::io::BufRead + std::io::Seek>(
+        reader: image::ImageReader<R>,
+    ) -> Option<((u32, u32), image::ColorType)> {
+        use image::ImageDecoder;
+        let decoder = reader.with_guessed_format().ok()?.into_decoder().ok()?;
+        Some((decoder.dimensions(), decoder.color_type()))
+    }
+    let ((w, h), color) = match stdin {
+        Some(bytes) => header(image::ImageReader::new(std::io::Cursor::new(bytes)))?,
+        None => header(image::ImageReader::open(input).ok()?)?,
+    };
+    let eight_bit = color.bytes_per_pixel() == color.channel_count();
+    Some(Work {
+        pixels: w as u64 * h as u64,
+        channels: color.channel_count() as u32,
+        bytes_per_sample: if eight_bit { 1 } else { 4 },
+        threads: rayon::current_num_threads(),
+    })
+}
+
+/// `--explain`: why this path, on stderr before the work starts.
+fn explain(job: &BlurJob, chosen: &Choice) {
+    match &chosen.why {
+        Some(why) => eprintln!("explain: --device auto: {why}"),
+        None => eprintln!(
+            "explain: --device {} names the path: no prediction",
+            job.device
+        ),
+    }
+    for line in &chosen.explain {
+        eprintln!("explain:   {line}");
+    }
 }
 
 pub fn run(job: &BlurJob) -> Result<Report, JobError> {
     let t_total = Instant::now();
     let out_format = output_format(job)?;
     let mut passes = Vec::new();
-    let (target, blur, mut notes) = choose(job)?;
+    let stdin = read_stdin(job, &mut passes)?;
+    let (chosen, blur) = choose(job, stdin.as_deref())?;
+    if job.explain {
+        explain(job, &chosen);
+    }
+    let Choice { target, why, .. } = chosen;
+    let mut notes = Vec::new();
     let plan = EdgePlan::new(job.edges, &blur);
 
     let path_keep = Keep::for_path(target.as_ref().map(|t| t.pipeline), &blur);
+    let opening = start_opening(target);
     let t = Instant::now();
     let mask_file = job.mask.open(job.max_memory_mib).map_err(setup_text)?;
     if mask_file.is_some() {
         passes.push(Pass::host(Stage::Decode, "decode mask", t));
     }
-    let stdin = read_stdin(job, &mut passes)?;
     let source = match &stdin {
         Some(bytes) => Source::Memory {
             name: Path::new("stdin"),
@@ -191,11 +266,12 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
         &mut passes,
         &mut notes,
     )?;
-    let device = open_device(target, &blur, &loaded, &mut passes)?.unwrap_or_else(|e| {
-        // The kernels did not build: the Rust path blurs instead.
-        notes.push(failure_note(&format!("{e:#}")));
-        None
-    });
+    let device =
+        open_device(opening, &blur, &loaded, &mut passes, &mut notes)?.unwrap_or_else(|e| {
+            // The kernels did not build: the Rust path blurs instead.
+            notes.push(failure_note(&format!("{e:#}")));
+            None
+        });
     if job.linear && !loaded.layout.linear {
         notes.push("--linear ignored: float images are linear already".into());
     }
@@ -222,6 +298,7 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
     )
     .map(|mut report| {
         report.total_ms = t_total.elapsed().as_secs_f64() * 1e3;
+        report.why = why;
         report
     })
 }
@@ -313,6 +390,7 @@ fn finish(
         linear,
         passes,
         total_ms: 0.0,
+        why: None,
         notes,
     })
 }

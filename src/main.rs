@@ -12,6 +12,9 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match &cli.command {
         Some(Command::Devices { json }) => gblur::devices::print(*json).map_err(JobError::Setup),
+        Some(Command::Calibrate { device, json }) => {
+            gblur::devices::calibrate(device, *json).map_err(JobError::Setup)
+        }
         Some(Command::Bench(b)) => {
             gblur::bench::run(&b.to_job(cli.quiet)).map_err(JobError::Failed)
         }

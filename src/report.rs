@@ -124,6 +124,9 @@ pub struct Report {
     pub linear: bool,
     pub passes: Vec<Pass>,
     pub total_ms: f64,
+    /// Why `--device auto` ran this path (its cost model's prediction where it weighed one);
+    /// None where `--device` named the path.
+    pub why: Option<String>,
     pub notes: Vec<String>,
 }
 
@@ -146,6 +149,9 @@ impl Report {
         let mut s = String::new();
         let mp = self.megapixels();
         let _ = writeln!(s, "device   {}", self.device);
+        if let Some(why) = &self.why {
+            let _ = writeln!(s, "chosen   {why}");
+        }
         let _ = writeln!(
             s,
             "image    {} {}×{} {} ({}) → {} {} ({})",

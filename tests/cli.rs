@@ -479,7 +479,7 @@ fn without_any_opencl_device_the_rust_path_runs_and_says_so() {
     let v: serde_json::Value = serde_json::from_slice(&assert.get_output().stdout).unwrap();
     assert_eq!(v["backend"], "rust");
     assert!(
-        v["notes"].to_string().contains("no OpenCL device found"),
+        v["why"].to_string().contains("no OpenCL device found"),
         "{v}"
     );
     gblur()

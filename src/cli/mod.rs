@@ -11,6 +11,7 @@ use crate::backend::DeviceSet;
 use crate::codec::metadata::KeepMetadata;
 use crate::codec::EncodeOptions;
 use crate::filter::Method;
+use crate::gpu::opencl::DeviceChoice;
 use crate::gpu::plan::{ChunkStart, PipelineChoice};
 use crate::gpu::transpose::TransposeKind;
 use crate::job::BlurJob;
@@ -56,6 +57,18 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Measure the figures `--device auto` chooses by, again: the Rust path's rate and the
+    /// device's set-up, transfers and kernels. They are kept in the cache folder
+    /// (GBLUR_CACHE_DIR, else $XDG_CACHE_HOME/gblur or ~/.cache/gblur); `auto` measures them
+    /// on its first run with a GPU.
+    Calibrate {
+        /// The device to measure (as --device takes it); auto: the first GPU, if any.
+        #[arg(long, default_value = "auto", value_parser = |s: &str| Ok::<_, String>(DeviceChoice::parse(s)))]
+        device: DeviceChoice,
+        /// Print the figures as JSON on stdout.
+        #[arg(long)]
+        json: bool,
+    },
     /// Measure the device: peak bandwidth, transposes, blur algorithms.
     #[command(subcommand)]
     Bench(BenchCommand),
@@ -97,6 +110,10 @@ pub struct BlurArgs {
     /// when OUTPUT is `-` without a prefix.
     #[arg(long, value_parser = parse_format)]
     pub format: Option<image::ImageFormat>,
+    /// Print on stderr why the device or the Rust path runs: with --device auto and a GPU, the
+    /// time the cost model predicts for each path and where its figures came from.
+    #[arg(long)]
+    pub explain: bool,
     #[command(flatten)]
     pub settings: BlurSettings,
 }
@@ -378,6 +395,7 @@ impl BlurSettings {
                 y: self.edge_y.unwrap_or(self.edge),
             },
             truncate: self.truncate,
+            explain: false,
         }
     }
 
@@ -423,6 +441,7 @@ impl BlurArgs {
         }
         let mut job = self.settings.to_job(input, output);
         job.output_format = format;
+        job.explain = self.explain;
         Ok(job)
     }
 }

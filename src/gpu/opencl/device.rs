@@ -44,6 +44,25 @@ impl DeviceInfo {
     pub fn is_gpu(&self) -> bool {
         self.kind == "gpu"
     }
+
+    /// A device that exists only by name, for unit tests of what is keyed on devices.
+    #[cfg(test)]
+    pub fn for_tests(platform: &str, name: &str, driver: &str) -> DeviceInfo {
+        DeviceInfo {
+            index: 0,
+            platform: platform.into(),
+            name: name.into(),
+            kind: "gpu",
+            version: "OpenCL 3.0".into(),
+            driver: driver.into(),
+            compute_units: 1,
+            global_mem_mib: 1024,
+            max_alloc_mib: 256,
+            local_mem_kib: 48,
+            max_work_group: 1024,
+            id: 0,
+        }
+    }
 }
 
 /// What `--device` asked for.

@@ -1,13 +1,14 @@
 //! OpenCL plumbing: device discovery and selection, program builds with their logs, and a
 //! profiled in-order queue whose every command keeps its event, so each pass can be timed.
 
+pub mod cache;
 pub mod device;
 pub mod program;
 pub mod queue;
 
 pub use device::{DeviceChoice, DeviceInfo};
 pub use program::KernelSource;
-pub use queue::{ClContext, Enqueued, Timed};
+pub use queue::{Builds, ClContext, Enqueued, Timed};
 
 use thiserror::Error;
 

@@ -2,6 +2,7 @@
 //! per (source, options) and kept; every enqueue returns its event so the caller can read the
 //! device time of each pass.
 
+use super::cache::{self, Lookup, ProgramCache};
 use super::program::{KernelSource, BASE_OPTIONS};
 use super::{ClError, DeviceInfo};
 use crate::fault::{self, Fault};
@@ -14,7 +15,7 @@ use opencl3::kernel::{ExecuteKernel, Kernel};
 use opencl3::memory::{Buffer, CL_MEM_READ_ONLY, CL_MEM_READ_WRITE};
 use opencl3::program::Program;
 use opencl3::types::{CL_BLOCKING, CL_NON_BLOCKING};
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::ptr;
 
@@ -47,10 +48,29 @@ pub struct ClContext {
     context: Context,
     queue: CommandQueue,
     programs: RefCell<HashMap<(&'static str, String), Program>>,
+    /// None where the cache is off (`GBLUR_NO_CACHE`) or no cache folder is known.
+    cache: Option<ProgramCache>,
+    builds: Cell<Builds>,
+}
+
+/// How many programs a context compiled from source, took from the program cache, and found
+/// in the cache but refused (corrupt, stale, or not accepted by the driver) and compiled.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Builds {
+    pub compiled: usize,
+    pub cached: usize,
+    pub rejected: usize,
 }
 
 impl ClContext {
+    /// A context whose programs go through the user's program cache (`cache::cache_root`).
     pub fn new(info: DeviceInfo) -> Result<Self, ClError> {
+        let cache = cache::cache_root().map(|root| ProgramCache::new(&root, &info));
+        Self::with_cache(info, cache)
+    }
+
+    /// A context whose programs go through `cache` (None: always compiled from source).
+    pub fn with_cache(info: DeviceInfo, cache: Option<ProgramCache>) -> Result<Self, ClError> {
         let device = Device::new(info.id());
         let context =
             Context::from_device(&device).map_err(|e| api(&info, "creating a context", e))?;
@@ -62,6 +82,8 @@ impl ClContext {
             context,
             queue,
             programs: RefCell::new(HashMap::new()),
+            cache,
+            builds: Cell::new(Builds::default()),
         })
     }
 
@@ -80,8 +102,6 @@ impl ClContext {
         let key = (source.file, options.clone());
         let mut programs = self.programs.borrow_mut();
         if !programs.contains_key(&key) {
-            let mut program = Program::create_from_source(&self.context, source.text)
-                .map_err(|e| api(&self.info, &format!("loading {}", source.file), e))?;
             if fault::is(Fault::Build) {
                 return Err(ClError::Build {
                     device: self.device_name(),
@@ -90,14 +110,10 @@ impl ClContext {
                     log: "error: simulated build failure (GBLUR_FAULT=build)".into(),
                 });
             }
-            if program.build(&[self.info.id()], &options).is_err() {
-                return Err(ClError::Build {
-                    device: self.device_name(),
-                    source_file: source.file.into(),
-                    options,
-                    log: program.get_build_log(self.info.id()).unwrap_or_default(),
-                });
-            }
+            let program = match self.load_cached(source, &options) {
+                Some(program) => program,
+                None => self.compile(source, &options)?,
+            };
             programs.insert(key.clone(), program);
         }
         Kernel::create(&programs[&key], name).map_err(|e| ClError::Enqueue {
@@ -106,6 +122,74 @@ impl ClContext {
             options,
             code: e.to_string(),
         })
+    }
+
+    /// What the programs of this context came from so far.
+    pub fn builds(&self) -> Builds {
+        self.builds.get()
+    }
+
+    /// Whether the program cache holds binaries for this device (see `ProgramCache::warm`).
+    pub fn cache_warm(&self) -> bool {
+        self.cache.as_ref().is_some_and(ProgramCache::warm)
+    }
+
+    /// `source` built from the binary the cache keeps for it, if there is one that the driver
+    /// accepts; an entry it refuses is removed, to be replaced by the build from source.
+    fn load_cached(&self, source: KernelSource, options: &str) -> Option<Program> {
+        let cache = self.cache.as_ref()?;
+        let binary = match cache.load(source.file, source.text, options) {
+            Lookup::Hit(binary) => binary,
+            Lookup::Miss => return None,
+            Lookup::Rejected(_) => {
+                self.count(|b| b.rejected += 1);
+                return None;
+            }
+        };
+        let device = [self.info.id()];
+        // SAFETY: the binary is one this driver produced for this device (its key names both)
+        // and passed its checksum; the driver still validates it in clBuildProgram.
+        let built = unsafe { Program::create_from_binary(&self.context, &device, &[&binary]) }
+            .ok()
+            .and_then(|mut p| p.build(&device, options).ok().map(|_| p));
+        if built.is_none() {
+            cache.remove(source.file, source.text, options);
+            self.count(|b| b.rejected += 1);
+        } else {
+            self.count(|b| b.cached += 1);
+        }
+        built
+    }
+
+    /// `source` compiled with `options`, kept in the cache for the next process.
+    fn compile(&self, source: KernelSource, options: &str) -> Result<Program, ClError> {
+        let mut program = Program::create_from_source(&self.context, source.text)
+            .map_err(|e| api(&self.info, &format!("loading {}", source.file), e))?;
+        if program.build(&[self.info.id()], options).is_err() {
+            return Err(ClError::Build {
+                device: self.device_name(),
+                source_file: source.file.into(),
+                options: options.into(),
+                log: program.get_build_log(self.info.id()).unwrap_or_default(),
+            });
+        }
+        self.count(|b| b.compiled += 1);
+        if let Some(cache) = &self.cache {
+            // One binary per device the program was built for: this context has one.
+            if let Ok(Some(binary)) = program.get_binaries().map(|mut b| b.pop()) {
+                if !binary.is_empty() {
+                    // A cache that cannot be written costs the next run a build, no more.
+                    let _ = cache.store(source.file, source.text, options, &binary);
+                }
+            }
+        }
+        Ok(program)
+    }
+
+    fn count(&self, f: impl FnOnce(&mut Builds)) {
+        let mut b = self.builds.get();
+        f(&mut b);
+        self.builds.set(b);
     }
 
     /// A device buffer of `len` elements (f32 samples, or u8 ones), checked against the

@@ -2,11 +2,16 @@
 //! `auto` picks, and the pipeline each device runs. All of it is resolved once, by the main
 //! command for its image and by `gblur batch` for each of its workers, and then handed down.
 
+pub mod calibrate;
+pub mod cost;
+
 use crate::filter::Blur2d;
+use crate::gpu::opencl::cache::{self, ProgramCache};
 use crate::gpu::opencl::{device, ClContext, ClError, DeviceChoice, DeviceInfo};
 use crate::gpu::pipeline;
 use crate::gpu::plan::Upload;
 use crate::gpu::plan::{Pipeline, PipelineChoice};
+pub use cost::Work;
 use std::fmt;
 
 /// What `--device` asked for as a whole: one device (all the main command takes), or, for
@@ -123,47 +128,114 @@ pub fn rust_device_name() -> String {
     format!("built-in Rust ({} threads)", rayon::current_num_threads())
 }
 
-/// The device `choice` names; None for the Rust path, with a note where `auto` chose it.
-/// `auto` takes a GPU when there is one and otherwise the Rust path, which `gblur bench cpu`
-/// measures several times faster than an OpenCL CPU device (PoCL) on the same cores, unless
-/// an OpenCL pipeline was asked for by name.
+/// The path a job runs on and why.
+#[derive(Clone, Debug, Default)]
+pub struct Choice {
+    /// None: the Rust path.
+    pub target: Option<Target>,
+    /// Why `auto` took this path; None where `--device` named it.
+    pub why: Option<String>,
+    /// The cost model's prediction and where its figures came from, where it decided.
+    pub explain: Vec<String>,
+}
+
+/// The device `choice` names; None for the Rust path, with the reason where `auto` chose.
+/// `auto` takes the Rust path where there is no GPU (`gblur bench cpu` measures it several
+/// times faster than an OpenCL CPU device, PoCL, on the same cores) unless an OpenCL pipeline
+/// was asked for by name. Where there is a GPU, the cost model weighs both paths for `work`,
+/// the image's size (None where it is not known before decoding: the GPU runs).
 pub fn choose_device(
     choice: &DeviceChoice,
     pipeline: PipelineChoice,
-) -> Result<(Option<Target>, Option<String>), ClError> {
-    let (info, why) = choose_info(choice, pipeline)?;
-    Ok((info.map(|info| Target::new(info, pipeline)), why))
-}
-
-fn choose_info(
-    choice: &DeviceChoice,
-    pipeline: PipelineChoice,
-) -> Result<(Option<DeviceInfo>, Option<String>), ClError> {
+    work: impl FnOnce() -> Option<Work>,
+) -> anyhow::Result<Choice> {
     if *choice == DeviceChoice::Auto
         && pipeline == PipelineChoice::Auto
         && device::only_cpu_runtimes()
     {
         let why = "no GPU runtime installed (only PoCL): ran the built-in Rust path, faster \
                    here than PoCL (--device cpu runs it)";
-        return Ok((None, Some(why.into())));
+        return Ok(rust_path(why.into()));
     }
     let selected = device::select(choice)?;
+    let target = |info| Target::new(info, pipeline);
     if *choice != DeviceChoice::Auto {
-        return Ok((selected, None));
+        return Ok(Choice {
+            target: selected.map(target),
+            ..Choice::default()
+        });
     }
-    Ok(match selected {
-        Some(d) if d.is_gpu() || pipeline != PipelineChoice::Auto => (Some(d), None),
-        Some(d) => (
-            None,
-            Some(format!(
-                "no GPU: ran the built-in Rust path, faster here than {} (--device cpu runs it)",
-                d.name
-            )),
-        ),
-        None => (
-            None,
-            Some("no OpenCL device found: ran the built-in Rust implementation".into()),
-        ),
+    match selected {
+        Some(d) if d.is_gpu() && pipeline == PipelineChoice::Auto => match work() {
+            Some(work) => weigh(d, work),
+            None => Ok(Choice {
+                target: Some(target(d)),
+                why: Some("a GPU is installed and the image's size is not known before decoding: ran the GPU".into()),
+                explain: Vec::new(),
+            }),
+        },
+        Some(d) if d.is_gpu() || pipeline != PipelineChoice::Auto => Ok(Choice {
+            target: Some(target(d)),
+            ..Choice::default()
+        }),
+        Some(d) => Ok(rust_path(format!(
+            "no GPU: ran the built-in Rust path, faster here than {} (--device cpu runs it)",
+            d.name
+        ))),
+        None => Ok(rust_path(
+            "no OpenCL device found: ran the built-in Rust implementation".into(),
+        )),
+    }
+}
+
+fn rust_path(why: String) -> Choice {
+    Choice {
+        target: None,
+        why: Some(why),
+        explain: Vec::new(),
+    }
+}
+
+/// The faster of the Rust path and the GPU `d` for `work`, as the cost model predicts them.
+fn weigh(d: DeviceInfo, work: Work) -> anyhow::Result<Choice> {
+    let root = cache::cache_root();
+    let pipeline = Pipeline::fastest_for(&d);
+    let (rust, dev, sources) = match calibrate::forced() {
+        Some(forced) => {
+            let (rust, dev) = forced.map_err(|e| anyhow::anyhow!(e))?;
+            (rust, dev, vec![calibrate::Source::Forced.to_string()])
+        }
+        None => {
+            let (rust, rust_src) = calibrate::rust_figures(root.as_deref(), false);
+            let (dev, dev_src) = calibrate::device_figures(root.as_deref(), &d, pipeline, false)?;
+            (
+                rust,
+                dev,
+                vec![
+                    format!("Rust path figures {rust_src}"),
+                    format!("{} figures {dev_src}", d.name),
+                ],
+            )
+        }
+    };
+    let warm = root
+        .as_deref()
+        .is_some_and(|root| ProgramCache::new(root, &d).warm());
+    let p = cost::predict(&work, &rust, &dev, warm);
+    let verdict = if p.device_wins {
+        format!("ran {}", d.name)
+    } else {
+        "ran the built-in Rust path".into()
+    };
+    let mut explain = vec![format!(
+        "{} px × {} channels, {} B a sample over the bus, {} threads",
+        work.pixels, work.channels, work.bytes_per_sample, work.threads
+    )];
+    explain.extend(sources);
+    Ok(Choice {
+        target: p.device_wins.then(|| Target::new(d, PipelineChoice::Auto)),
+        why: Some(format!("{p}: {verdict} (--device names a path)")),
+        explain,
     })
 }
 
@@ -172,11 +244,12 @@ fn choose_info(
 pub fn choose_devices(
     set: &DeviceSet,
     pipeline: PipelineChoice,
-) -> Result<(Vec<Option<Target>>, Option<String>), ClError> {
+) -> anyhow::Result<(Vec<Option<Target>>, Option<String>)> {
     match set {
+        // The batch pays its set-up once for many images, which the per-image model does not
+        // weigh: a GPU runs where there is one, as `auto` chose before the model.
         DeviceSet::One(choice) => {
-            let (selected, _) = choose_device(choice, pipeline)?;
-            Ok((vec![selected], None))
+            Ok((vec![choose_device(choice, pipeline, || None)?.target], None))
         }
         // Each entry resolves as a single --device does; `rust` is a worker on the Rust path.
         DeviceSet::List(choices) => {
@@ -200,7 +273,11 @@ pub fn choose_devices(
             // job on a laptop or in CI; `auto` is the documented best choice without a GPU,
             // and the summary names what ran. Who needs a GPU or nothing names one
             // (`--device gpu`, indices), and that fails with exit 2 where it is missing.
-            let (selected, why) = choose_device(&DeviceChoice::Auto, pipeline)?;
+            let Choice {
+                target: selected,
+                why,
+                ..
+            } = choose_device(&DeviceChoice::Auto, pipeline, || None)?;
             let note = match (&selected, why) {
                 (_, Some(why)) => {
                     format!("--device all found no GPU, so it ran as --device auto: {why}")
