@@ -12,6 +12,8 @@
 # encoder (benches/codec_ceiling.rs; GBLUR_CODEC_BIN=path uses a prebuilt one) and OpenCV's
 # imread + imwrite in the same pool. No blur can take a tool past its ceiling, so ceiling ÷
 # the best peer bounds what any blur speed-up can give gblur.
+# Where PyTorch sees a CUDA device, torchvision's nvJPEG pipeline (benches/torch_nvjpeg.py)
+# runs too: timed as a process, like the others, and after its warm-up batch.
 set -euo pipefail
 n=${1:-200} sigma=${2:-5} device=${3:-auto}
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -86,6 +88,10 @@ PY
 t_cv=$(seconds "$py" "$work/cv.py" "$work/in" "$work/opencv" "$sigma")
 mkdir -p "$work/opencv_codecs"
 t_cv_codecs=$(seconds "$py" "$work/cv.py" "$work/in" "$work/opencv_codecs" 0)
+t_torch=""
+if "$py" -c 'import sys, torch, torchvision; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
+    t_torch=$(seconds sh -c "'$py' '$root/benches/torch_nvjpeg.py' '$work/in' '$work/torch' $sigma >'$work/torch.txt'")
+fi
 ceiling=""
 if [ -n "$codecs" ]; then
     # Median of three runs of gblur's codecs alone.
@@ -109,6 +115,10 @@ else
 fi
 printf '%-28s %8s s %8.2f images/s\n' "OpenCV pool ($cores procs)" "$t_cv" "$(awk "BEGIN { print $n / $t_cv }")"
 printf '%-28s %8s s %8.2f images/s\n' "OpenCV codecs only (no blur)" "$t_cv_codecs" "$(awk "BEGIN { print $n / $t_cv_codecs }")"
+if [ -n "$t_torch" ]; then
+    printf '%-28s %8s s %8.2f images/s (process; after warm-up: %s)\n' "torchvision nvJPEG + blur" "$t_torch" \
+        "$(awk "BEGIN { print $n / $t_torch }")" "$(cut -d' ' -f2- "$work/torch.txt")"
+fi
 if [ -n "$ceiling" ]; then
     printf '%-28s %8s   %8.2f images/s (median of 3)\n' "gblur codecs only (no blur)" "" "$ceiling"
     sed 's/^/    /' "$work/ceiling.txt"
@@ -121,4 +131,5 @@ for d in $devices; do
     t=${t_dev[$d]}
     [ -z "$t_vips" ] || printf 'gblur --device %s / vips   %.2f\n' "$d" "$(awk "BEGIN { print $t_vips / $t }")"
     printf 'gblur --device %s / OpenCV %.2f\n' "$d" "$(awk "BEGIN { print $t_cv / $t }")"
+    [ -z "$t_torch" ] || printf 'gblur --device %s / torchvision %.2f\n' "$d" "$(awk "BEGIN { print $t_torch / $t }")"
 done
