@@ -1,5 +1,5 @@
-//! JPEG through `libjpeg-turbo-rs`: decoding the common layouts (`decode`) and encoding in
-//! stripes on every core, joined by restart markers (`encode`).
+//! JPEG through `libjpeg-turbo-rs`: decoding colour files with subsampled chroma (`decode`)
+//! and encoding in stripes on every core, joined by restart markers (`encode`).
 
 mod decode;
 mod encode;
