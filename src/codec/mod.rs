@@ -12,8 +12,8 @@ use image::codecs::png::{CompressionType, FilterType, PngEncoder};
 use image::codecs::tiff::TiffEncoder;
 use image::codecs::webp::WebPEncoder;
 use image::{
-    ColorType, DynamicImage, ImageDecoder, ImageEncoder, ImageError, ImageFormat, ImageReader,
-    Limits,
+    ColorType, DynamicImage, GenericImageView, ImageDecoder, ImageEncoder, ImageError, ImageFormat,
+    ImageReader, Limits,
 };
 use std::io::{self, Cursor, Write};
 use std::path::{Path, PathBuf};
@@ -85,7 +85,7 @@ pub fn decode(path: &Path, max_memory_mib: u64) -> Result<DecodedFile, ImageIoEr
     }
     let format = recognise(path, sniffed)?;
     let file = std::fs::File::open(path).map_err(open_err)?;
-    decode_from(path, io::BufReader::new(file), format, max_memory_mib)
+    decode_from(path, io::BufReader::new(file), format, max_memory_mib, None)
 }
 
 /// The input's format: what its content announces, or TGA (which has no signature) on its
@@ -138,16 +138,20 @@ pub fn decode_bytes(
             detail: "the file is truncated (no JPEG end-of-image marker)".into(),
         });
     }
-    decode_from(path, Cursor::new(bytes), format, max_memory_mib)
+    let jpeg = (format == ImageFormat::Jpeg).then_some(bytes);
+    decode_from(path, Cursor::new(bytes), format, max_memory_mib, jpeg)
 }
 
 /// Decodes `reader` as `format` under the memory limit, with EXIF orientation applied and
-/// the ICC profile kept; `path` is what errors call it.
+/// the ICC profile kept; `path` is what errors call it. A JPEG's whole bytes, `jpeg`, go to
+/// the faster JPEG decoder for the pixels where it takes the file; the `image` crate's
+/// decoder reads the header and metadata either way.
 fn decode_from(
     path: &Path,
     mut reader: impl io::BufRead + io::Seek,
     format: ImageFormat,
     max_memory_mib: u64,
+    jpeg: Option<&[u8]>,
 ) -> Result<DecodedFile, ImageIoError> {
     // `image` reads no EXIF from a TIFF (it lives in the file's own directories), nor from a
     // PNG's legacy text chunks.
@@ -189,7 +193,11 @@ fn decode_from(
     }
     let orientation = decoder.orientation().map_err(map)?;
     let meta = metadata::Metadata::read(&mut decoder, from_file).map_err(map)?;
-    let mut image = DynamicImage::from_decoder(decoder).map_err(map)?;
+    let limit = max_memory_mib.saturating_mul(1 << 20);
+    let mut image = match jpeg.and_then(|bytes| jpeg::decode_pixels(bytes, limit)) {
+        Some(image) if image.dimensions() == (w, h) => image,
+        _ => DynamicImage::from_decoder(decoder).map_err(map)?,
+    };
     image.apply_orientation(orientation);
     Ok(DecodedFile {
         image,

@@ -1,10 +1,11 @@
 //! JPEG output on every core. Baseline JPEG lets a decoder restart the entropy coder at
 //! restart markers (RSTn), with the DC predictors reset; a file whose restart interval is one
 //! horizontal stripe of MCUs is therefore exactly the concatenation of the stripes encoded on
-//! their own. Each stripe is encoded by the `jpeg-encoder` crate (standard Huffman tables,
-//! the same quantisation tables for a quality, so every stripe's tables are the same), in
+//! their own. Each stripe is encoded by `libjpeg-turbo-rs` (standard Huffman tables, the
+//! same quantisation tables for a quality, so every stripe's tables are the same), in
 //! parallel, and the scans are joined under one header with a DRI marker.
 
+use libjpeg_turbo_rs::{Encoder, PixelFormat, Subsampling};
 use rayon::prelude::*;
 
 /// Colour layouts this encoder writes: the two JPEG holds.
@@ -52,26 +53,22 @@ pub fn encode(
     let rows_per_stripe = mcu_rows.div_ceil(stripes) * mcu_h as usize;
     let stripes = (height as usize).div_ceil(rows_per_stripe);
 
+    let (pixel_format, subsampling) = match color {
+        JpegColor::Gray => (PixelFormat::Grayscale, Subsampling::S444),
+        JpegColor::Rgb if subsampled => (PixelFormat::Rgb, Subsampling::S420),
+        JpegColor::Rgb => (PixelFormat::Rgb, Subsampling::S444),
+    };
     let one = |i: usize| -> Result<Vec<u8>, String> {
         let r0 = i * rows_per_stripe;
         let r1 = (r0 + rows_per_stripe).min(height as usize);
-        let mut out = Vec::with_capacity((r1 - r0) * row_bytes / 4);
-        let mut enc = jpeg_encoder::Encoder::new(&mut out, quality);
+        let rows = &data[r0 * row_bytes..r1 * row_bytes];
+        let mut enc = Encoder::new(rows, width as usize, r1 - r0, pixel_format)
+            .quality(quality)
+            .subsampling(subsampling);
         if let (0, Some(p)) = (i, icc) {
-            enc.add_icc_profile(p).map_err(|e| e.to_string())?;
+            enc = enc.icc_profile(p);
         }
-        let color = match color {
-            JpegColor::Gray => jpeg_encoder::ColorType::Luma,
-            JpegColor::Rgb => jpeg_encoder::ColorType::Rgb,
-        };
-        enc.encode(
-            &data[r0 * row_bytes..r1 * row_bytes],
-            width as u16,
-            (r1 - r0) as u16,
-            color,
-        )
-        .map_err(|e| e.to_string())?;
-        Ok(out)
+        enc.encode().map_err(|e| e.to_string())
     };
     if stripes == 1 {
         return one(0);
@@ -191,14 +188,15 @@ mod tests {
                 for q in [75, 90] {
                     let data = pattern(w, h, c);
                     let joined = encode(&data, (w, h), color, q, None).unwrap();
-                    let mut whole = Vec::new();
-                    let color = if c == 3 {
-                        jpeg_encoder::ColorType::Rgb
-                    } else {
-                        jpeg_encoder::ColorType::Luma
+                    let (format, sub) = match (c, q) {
+                        (1, _) => (PixelFormat::Grayscale, Subsampling::S444),
+                        (_, 75) => (PixelFormat::Rgb, Subsampling::S420),
+                        _ => (PixelFormat::Rgb, Subsampling::S444),
                     };
-                    jpeg_encoder::Encoder::new(&mut whole, q)
-                        .encode(&data, w as u16, h as u16, color)
+                    let whole = Encoder::new(&data, w as usize, h as usize, format)
+                        .quality(q)
+                        .subsampling(sub)
+                        .encode()
                         .unwrap();
                     let (a, b) = (decode(&joined), decode(&whole));
                     assert_eq!((a.width(), a.height()), (w, h));

@@ -1,0 +1,188 @@
+//! JPEG pixels through `libjpeg-turbo-rs`, a pure-Rust port of libjpeg-turbo with its SIMD
+//! paths, where it is the faster decoder: colour JPEGs with subsampled chroma (4:2:0, 4:2:2),
+//! which it decodes to RGB 7–9% faster than the `image` crate's zune-jpeg. On 4:4:4 it is
+//! 14–24% slower (docs/BENCHMARKS.md, "JPEG codecs"), so those, gray files (not measured),
+//! and everything it does not take (CMYK, YCCK, 12-bit, a file it refuses or decodes only
+//! with warnings) are left to the `image` crate, whose decoder also reads the header, the
+//! metadata and the orientation: behaviour on unusual and damaged files stays the `image`
+//! crate's.
+
+use image::{DynamicImage, RgbImage};
+use libjpeg_turbo_rs::{ColorSpace, DecodeLimits, Decoder, PixelFormat, Subsampling};
+
+/// The pixels of `bytes` as 8-bit RGB, or None where the `image` crate should decode them
+/// instead. `max_bytes` bounds the decoder's working memory.
+pub fn decode_pixels(bytes: &[u8], max_bytes: u64) -> Option<DynamicImage> {
+    let limits = DecodeLimits {
+        max_memory: Some(max_bytes),
+        ..DecodeLimits::default()
+    };
+    let mut decoder = Decoder::new_with_limits(bytes, limits).ok()?;
+    let subsampled = matches!(
+        decoder.jpeg_subsampling(),
+        Subsampling::S420 | Subsampling::S422
+    );
+    if decoder.header().precision != 8
+        || decoder.jpeg_color_space() != ColorSpace::YCbCr
+        || !subsampled
+    {
+        return None;
+    }
+    decoder.set_output_format(PixelFormat::Rgb);
+    decoder.set_stop_on_warning(true);
+    let image = decoder.decode_image().ok()?;
+    if !image.warnings.is_empty() || image.pixel_format != PixelFormat::Rgb {
+        return None;
+    }
+    let w = u32::try_from(image.width).ok()?;
+    let h = u32::try_from(image.height).ok()?;
+    RgbImage::from_raw(w, h, image.data).map(DynamicImage::from)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn photo(w: u32, h: u32) -> RgbImage {
+        RgbImage::from_fn(w, h, |x, y| {
+            image::Rgb([
+                (x * 255 / w) as u8,
+                (y * 255 / h) as u8,
+                ((x * 7 + y * 13) % 256) as u8,
+            ])
+        })
+    }
+
+    fn encode_with_image(img: &DynamicImage, quality: u8) -> Vec<u8> {
+        let mut out = std::io::Cursor::new(Vec::new());
+        img.write_with_encoder(image::codecs::jpeg::JpegEncoder::new_with_quality(
+            &mut out, quality,
+        ))
+        .unwrap();
+        out.into_inner()
+    }
+
+    /// The same picture as the `image` crate's decoder, within the spread two conforming
+    /// decoders' chroma upsampling and IDCT rounding allow.
+    #[test]
+    fn decodes_like_the_image_crate() {
+        for (w, h, sub) in [
+            (67, 45, Subsampling::S420),
+            (33, 80, Subsampling::S422),
+            (16, 16, Subsampling::S420),
+        ] {
+            let jpeg = libjpeg_turbo_rs::Encoder::new(
+                &photo(w, h),
+                w as usize,
+                h as usize,
+                PixelFormat::Rgb,
+            )
+            .quality(85)
+            .subsampling(sub)
+            .encode()
+            .unwrap();
+            let ours = decode_pixels(&jpeg, 1 << 30).expect("a plain JPEG");
+            let theirs = image::load_from_memory(&jpeg).unwrap();
+            assert_eq!(ours.color(), theirs.color());
+            assert_eq!(ours.dimensions(), theirs.dimensions());
+            let worst = ours
+                .as_bytes()
+                .iter()
+                .zip(theirs.as_bytes())
+                .map(|(a, b)| a.abs_diff(*b))
+                .max()
+                .unwrap();
+            assert!(worst <= 8, "{worst}");
+        }
+    }
+
+    #[test]
+    fn gray_and_full_chroma_files_are_left_to_the_image_crate() {
+        let rgb = photo(40, 24);
+        let luma = DynamicImage::from(rgb.clone()).to_luma8();
+        let gray = encode_with_image(&DynamicImage::from(luma), 90);
+        assert!(decode_pixels(&gray, 1 << 30).is_none());
+        let with = |s| {
+            libjpeg_turbo_rs::Encoder::new(&rgb, 40, 24, PixelFormat::Rgb)
+                .subsampling(s)
+                .encode()
+                .unwrap()
+        };
+        assert!(decode_pixels(&with(Subsampling::S444), 1 << 30).is_none());
+        assert!(decode_pixels(&with(Subsampling::S422), 1 << 30).is_some());
+        assert!(decode_pixels(&with(Subsampling::S420), 1 << 30).is_some());
+    }
+
+    #[test]
+    fn damaged_files_are_left_to_the_image_crate() {
+        let jpeg = encode_with_image(&DynamicImage::from(photo(64, 64)), 90);
+        let sos = jpeg.windows(2).position(|w| w == [0xFF, 0xDA]).unwrap();
+        for cut in [10, sos, sos + 40, jpeg.len() / 2] {
+            assert!(
+                decode_pixels(&jpeg[..cut], 1 << 30).is_none(),
+                "cut at {cut}"
+            );
+        }
+        assert!(
+            decode_pixels(&jpeg, 1000).is_none(),
+            "over the memory limit"
+        );
+    }
+
+    use image::GenericImageView as _;
+    use proptest::prelude::*;
+
+    fn seeds() -> Vec<Vec<u8>> {
+        let img = DynamicImage::from(photo(40, 24));
+        let rgb = img.to_rgb8();
+        let progressive = libjpeg_turbo_rs::Encoder::new(&rgb, 40, 24, PixelFormat::Rgb)
+            .quality(80)
+            .progressive(true)
+            .encode()
+            .unwrap();
+        vec![
+            libjpeg_turbo_rs::Encoder::new(&rgb, 40, 24, PixelFormat::Rgb)
+                .quality(90)
+                .subsampling(Subsampling::S422)
+                .encode()
+                .unwrap(),
+            encode_with_image(&DynamicImage::from(img.to_luma8()), 70),
+            crate::codec::jpeg::encode(
+                &rgb,
+                (40, 24),
+                crate::codec::jpeg::JpegColor::Rgb,
+                75,
+                None,
+            )
+            .unwrap(),
+            progressive,
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(3000))]
+        /// Damaged files (bytes overwritten, cut short, spliced) never panic the decoder, and
+        /// what it accepts has the size its header declares.
+        #[test]
+        fn damaged_files_never_panic(
+            which in 0usize..4,
+            edits in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..12),
+            cut in any::<prop::sample::Index>(),
+            shorten in any::<bool>(),
+        ) {
+            let mut jpeg = seeds().swap_remove(which);
+            for (at, byte) in edits {
+                let i = at.index(jpeg.len());
+                jpeg[i] = byte;
+            }
+            if shorten {
+                jpeg.truncate(cut.index(jpeg.len()).max(2));
+            }
+            if let Some(img) = decode_pixels(&jpeg, 64 << 20) {
+                let info = libjpeg_turbo_rs::Decoder::new(&jpeg).unwrap();
+                let h = info.header();
+                prop_assert_eq!((img.width(), img.height()), (h.width as u32, h.height as u32));
+            }
+        }
+    }
+}
