@@ -632,6 +632,7 @@ mod tests {
     /// Both forms of a line, in f64 with each block's own coefficients: the direct form on
     /// `x − x[0]` (causal from zero, anticausal from its steady state) plus `x[0]`, and the
     /// difference form (poles on the differences, numerators on the poles' state) plus `x`.
+    #[allow(clippy::needless_range_loop)] // both walks index the input and the outputs
     fn both_forms(sigma: f64, x: &[f64]) -> (Vec<f64>, Vec<f64>) {
         let g = RecursiveGaussian::new(sigma);
         let (direct, diff) = (g.to_f32_block(), g.to_f32_difference_block());
