@@ -11,7 +11,9 @@
 # 8-bit PPM and 16-bit PPM; and a float image of large constant regions (1e4, -3, 0.25), where
 # the difference form's states decay towards zero (a subnormal slowdown would show there).
 # DEVICE=cpu times an OpenCL device's blur passes instead (PoCL here), IMAGES picks the files.
-# usage: benches/exact.sh BASE [RUNS]     (W, H, SIGMAS, DEVICE, IMAGES, NEW in the environment)
+# The second part times the same builds in memory (`gblur bench cpu`, ROUNDS rounds).
+# usage: benches/exact.sh BASE [RUNS]     (W, H, SIGMAS, DEVICE, IMAGES, NEW, ROUNDS in the environment;
+#        IMAGES=none skips the files)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BASE=$1
@@ -86,7 +88,7 @@ blur_ms() { # binary input sigma -> the blur stage's milliseconds, the least of 
   done | sort -g | head -1
 }
 printf '%-18s %6s %10s %10s %12s %s\n' image sigma "base ms" "this ms" "this/base" "(range)"
-for img in $IMAGES; do
+for img in ${IMAGES/none/}; do
   for s in $SIGMAS; do
     b=(); n=()
     for r in $(seq 1 "$RUNS"); do
@@ -104,3 +106,33 @@ print(f"{img:<18} {s:>6} {st.median(b):>10.1f} {st.median(n):>10.1f} {st.median(
 PY
   done
 done
+
+# In memory: `gblur bench cpu` (the median of its own --runs each) from both builds, in
+# alternating order: the banded blur on 8-bit RGB and on one f32 channel, and the planar
+# reference and the OpenCL device's direct pipeline on 8-bit RGB (whose kernels run the
+# difference form for every image).
+ROUNDS=${ROUNDS:-9}
+echo
+echo "== in memory: gblur bench cpu --sizes ${W}x${H} --runs 5, $ROUNDS rounds =="
+for r in $(seq 1 "$ROUNDS"); do
+  order=("$BASE" "$NEW")
+  [ $((r % 2)) -eq 0 ] && order=("$NEW" "$BASE")
+  for g in "${order[@]}"; do
+    tag=$([ "$g" = "$BASE" ] && echo base || echo this)
+    "$g" bench cpu --sizes "${W}x${H}" --sigma ${SIGMAS// /,} --runs 5 --json -q --device "${BENCH_DEVICE:-cpu}" |
+      python3 -c 'import json,sys; [print(sys.argv[1], sys.argv[2], r["name"].replace(" ", "_"), r["sigma"], r["median_ms"]) for r in json.load(sys.stdin)]' "$r" "$tag"
+  done
+done >"$T/mem.txt"
+python3 - "$T/mem.txt" <<'PY'
+import collections, statistics as st, sys
+ms = collections.defaultdict(dict)
+for line in open(sys.argv[1]):
+    r, tag, name, sigma, v = line.split()
+    ms[(name, float(sigma))].setdefault(r, {})[tag] = float(v)
+print(f"{'measurement':<42} {'sigma':>5} {'base ms':>9} {'this ms':>9} {'this/base':>10} (range)")
+for (name, sigma), rounds in ms.items():
+    pairs = [(d["base"], d["this"]) for d in rounds.values() if len(d) == 2]
+    ratio = [t / b for b, t in pairs]
+    print(f"{name.replace('_', ' '):<42} {sigma:>5.0f} {st.median(b for b, _ in pairs):>9.1f} "
+          f"{st.median(t for _, t in pairs):>9.1f} {st.median(ratio):>9.3f}x ({min(ratio):.3f}-{max(ratio):.3f})")
+PY

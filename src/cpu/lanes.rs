@@ -311,8 +311,7 @@ macro_rules! simd_dispatch {
 /// (x86-64: MXCSR's FTZ and DAZ bits; other targets: nothing), and the thread's previous mode
 /// comes back when it drops. The difference form of the banded blur needs it: inside a
 /// constant region its states decay towards zero, through subnormals that cost x86 cores a
-/// microcode assist per operation (a float image of large flat regions blurred 1.5× slower
-/// without it); flushed, they reach exact zero instead. Values that small change no output
+/// microcode assist per operation; flushed, they reach exact zero instead. Values that small change no output
 /// (the states are added to a sample of at least their size), so the results are the same.
 pub struct FlushSubnormals {
     #[cfg(target_arch = "x86_64")]
