@@ -13,7 +13,7 @@ use crate::pixels::planar::Planar;
 use crate::report::PassKind;
 use image::{DynamicImage, RgbImage};
 use serde::de::DeserializeOwned;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -97,6 +97,31 @@ fn device_file(root: &Path, info: &DeviceInfo) -> PathBuf {
         .join(format!("device-{}.json", cache::device_tag(info)))
 }
 
+/// The last GPU calibrated on this machine, by name: what `auto` weighs before it loads any
+/// OpenCL driver (loading NVIDIA's costs about 0.2 s, which a small image cannot repay).
+fn gpu_summary_file(root: &Path) -> PathBuf {
+    root.join("calibration").join("gpu.json")
+}
+
+/// A GPU's name and figures, as `gpu_summary_file` keeps them.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct GpuSummary {
+    pub name: String,
+    pub figures: DeviceFigures,
+}
+
+/// The kept summary of this machine's GPU, or None where none was calibrated (`gblur
+/// calibrate` measures one).
+pub fn gpu_summary(root: Option<&Path>) -> Option<(GpuSummary, PathBuf)> {
+    let path = gpu_summary_file(root?);
+    read(&path).map(|s| (s, path))
+}
+
+/// The Rust path's kept figures, without measuring: None where there are none.
+pub fn kept_rust_figures(root: Option<&Path>) -> Option<RustFigures> {
+    read(&rust_file(root?))
+}
+
 fn read<T: DeserializeOwned>(path: &Path) -> Option<T> {
     serde_json::from_slice(&std::fs::read(path).ok()?).ok()
 }
@@ -138,6 +163,13 @@ pub fn device_figures(
     }
     let figures = measure_device(info, pipeline)?;
     let kept = root.and_then(|root| keep(&device_file(root, info), &figures));
+    if let (Some(root), true) = (root, info.is_gpu()) {
+        let summary = GpuSummary {
+            name: info.name.clone(),
+            figures,
+        };
+        keep(&gpu_summary_file(root), &summary);
+    }
     Ok((figures, Source::Measured(kept)))
 }
 

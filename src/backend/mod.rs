@@ -12,6 +12,7 @@ use crate::gpu::pipeline;
 use crate::gpu::plan::Upload;
 use crate::gpu::plan::{Pipeline, PipelineChoice};
 pub use cost::Work;
+use cost::{DeviceFigures, RustFigures};
 use std::fmt;
 
 /// What `--device` asked for as a whole: one device (all the main command takes), or, for
@@ -157,6 +158,13 @@ pub fn choose_device(
                    here than PoCL (--device cpu runs it)";
         return Ok(rust_path(why.into()));
     }
+    let mut known = None;
+    if *choice == DeviceChoice::Auto && pipeline == PipelineChoice::Auto {
+        known = work();
+        if let Some(rust) = known.and_then(|w| rust_without_a_driver(&w, driverless_figures())) {
+            return Ok(rust);
+        }
+    }
     let selected = device::select(choice)?;
     let target = |info| Target::new(info, pipeline);
     if *choice != DeviceChoice::Auto {
@@ -166,7 +174,7 @@ pub fn choose_device(
         });
     }
     match selected {
-        Some(d) if d.is_gpu() && pipeline == PipelineChoice::Auto => match work() {
+        Some(d) if d.is_gpu() && pipeline == PipelineChoice::Auto => match known {
             Some(work) => weigh(d, work),
             None => Ok(Choice {
                 target: Some(target(d)),
@@ -186,6 +194,62 @@ pub fn choose_device(
             "no OpenCL device found: ran the built-in Rust implementation".into(),
         )),
     }
+}
+
+/// The figures `auto` weighs before any OpenCL driver loads: the Rust path's and this
+/// machine's calibrated GPU's, with its name and where they came from. Ok(None): no GPU is
+/// calibrated here. Err: figures cannot be had without loading a driver.
+type DriverlessFigures = Result<Option<(RustFigures, DeviceFigures, String, String)>, ()>;
+
+fn driverless_figures() -> DriverlessFigures {
+    match calibrate::forced() {
+        Some(Ok((rust, dev))) => Ok(Some((
+            rust,
+            dev,
+            "the GPU".into(),
+            "set by GBLUR_COST_FIGURES".into(),
+        ))),
+        Some(Err(_)) => Err(()),
+        None => {
+            let root = cache::cache_root();
+            let Some((gpu, path)) = calibrate::gpu_summary(root.as_deref()) else {
+                return Ok(None);
+            };
+            let rust = calibrate::kept_rust_figures(root.as_deref()).ok_or(())?;
+            let source = format!("kept in {}", path.display());
+            Ok(Some((rust, gpu.figures, gpu.name, source)))
+        }
+    }
+}
+
+/// `auto`'s choice made before any OpenCL driver loads (NVIDIA's takes about 0.2 s, more than
+/// the Rust path needs for a small image): the Rust path where this machine has no GPU
+/// calibrated (`gblur calibrate` measures one; the main command never does, because
+/// calibrating costs seconds), or where the Rust path is predicted no slower than the
+/// calibrated GPU at its best (its programs cached). None: weigh the GPU itself.
+fn rust_without_a_driver(work: &Work, figures: DriverlessFigures) -> Option<Choice> {
+    let Some((rust, dev, name, source)) = figures.ok()? else {
+        return Some(rust_path(
+            "no GPU calibrated on this machine: ran the built-in Rust path without loading a \
+             driver (`gblur calibrate` measures the GPU so that auto can weigh it)"
+                .into(),
+        ));
+    };
+    let p = cost::predict(work, &rust, &dev, true);
+    (!p.device_wins).then(|| Choice {
+        target: None,
+        why: Some(format!(
+            "{p}: ran the built-in Rust path without loading a driver, faster even with \
+             {name}'s programs cached (--device names a path)"
+        )),
+        explain: vec![
+            format!(
+                "{} px × {} channels, {} B a sample over the bus, {} threads",
+                work.pixels, work.channels, work.bytes_per_sample, work.threads
+            ),
+            format!("figures {source}"),
+        ],
+    })
 }
 
 fn rust_path(why: String) -> Choice {
@@ -303,5 +367,62 @@ fn every_gpu() -> Result<Vec<DeviceInfo>, ClError> {
         Ok(devices) => Ok(devices.into_iter().filter(DeviceInfo::is_gpu).collect()),
         Err(ClError::NoRuntime) => Ok(Vec::new()),
         Err(e) => Err(e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn figures(rust_rate: f64) -> (RustFigures, DeviceFigures) {
+        let rust = RustFigures {
+            samples_per_s_per_thread: rust_rate,
+        };
+        let dev = DeviceFigures {
+            open_ms: 150.0,
+            compile_ms: 2800.0,
+            cached_build_ms: 7.0,
+            upload_bytes_per_s: 8e9,
+            download_bytes_per_s: 12e9,
+            kernel_samples_per_s: 70e9,
+        };
+        (rust, dev)
+    }
+
+    fn rgb8(megapixels: f64) -> Work {
+        Work {
+            pixels: (megapixels * 1e6) as u64,
+            channels: 3,
+            bytes_per_sample: 1,
+            threads: 16,
+        }
+    }
+
+    fn with(rust_rate: f64) -> DriverlessFigures {
+        let (rust, dev) = figures(rust_rate);
+        Ok(Some((rust, dev, "H100".into(), "test".into())))
+    }
+
+    #[test]
+    fn no_calibrated_gpu_runs_the_rust_path_without_a_driver() {
+        let c = rust_without_a_driver(&rgb8(100.0), Ok(None)).expect("decided");
+        assert!(c.target.is_none());
+        assert!(c.why.unwrap().contains("gblur calibrate"));
+    }
+
+    #[test]
+    fn a_rust_path_faster_than_the_gpu_at_its_best_needs_no_driver() {
+        // 16 MP on 16 threads at 100 M samples/s: 30 ms, against the GPU's 157 ms set-up.
+        let c = rust_without_a_driver(&rgb8(16.0), with(100e6)).expect("decided");
+        assert!(c.target.is_none());
+        assert!(c.why.unwrap().contains("without loading a driver"));
+    }
+
+    #[test]
+    fn a_gpu_that_could_win_is_weighed_with_its_driver() {
+        // A slow CPU (1 M samples/s a thread): 300 MP samples take seconds on the Rust path.
+        assert!(rust_without_a_driver(&rgb8(100.0), with(1e6)).is_none());
+        // Figures that cannot be read without a driver: weigh with it.
+        assert!(rust_without_a_driver(&rgb8(1.0), Err(())).is_none());
     }
 }
