@@ -3,7 +3,8 @@
 # JPEGs of 1, 16 and 100 MP at sigma 5 with --device auto, gpu and rust.
 #   first run: auto with gblur's cache folder and the OpenCL driver's own kernel cache both
 #              empty (as after installing gblur), then a warm auto run for the difference;
-#   rounds:    ROUNDS rounds of auto, gpu and rust once each in a rotating order; process wall
+#   rounds:    after `gblur calibrate` (as a user would run once after installing),
+#              ROUNDS rounds of auto, gpu and rust once each in a rotating order; process wall
 #              times, medians, and auto / min(gpu, rust) as the median of per-round ratios.
 # usage: benches/gpu_auto.sh GBLUR_BINARY [ROUNDS=5] [SIZES="1024x1024 4896x3264 12288x8192"]
 set -euo pipefail
@@ -20,6 +21,7 @@ python3 - "$bin" "$T" "$rounds" $sizes <<'PY'
 import json, os, statistics, subprocess, sys, time
 bin, t, rounds, sizes = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4:]
 warm_env = dict(os.environ, GBLUR_CACHE_DIR=f"{t}/cache")
+subprocess.run([bin, "calibrate"], env=warm_env, check=True)
 
 def run(path, device, env):
     t0 = time.perf_counter()
