@@ -135,7 +135,7 @@ impl fmt::Display for Prediction {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// Figures of the order an H100 host measures: 16 threads at 25 M samples/s each, a
@@ -156,7 +156,7 @@ mod tests {
         )
     }
 
-    fn rgb8(megapixels: f64) -> Work {
+    pub(crate) fn rgb8(megapixels: f64) -> Work {
         Work {
             pixels: (megapixels * 1e6) as u64,
             channels: 3,

@@ -372,6 +372,7 @@ fn every_gpu() -> Result<Vec<DeviceInfo>, ClError> {
 
 #[cfg(test)]
 mod tests {
+    use super::cost::tests::rgb8;
     use super::*;
 
     fn figures(rust_rate: f64) -> (RustFigures, DeviceFigures) {
@@ -387,15 +388,6 @@ mod tests {
             kernel_samples_per_s: 70e9,
         };
         (rust, dev)
-    }
-
-    fn rgb8(megapixels: f64) -> Work {
-        Work {
-            pixels: (megapixels * 1e6) as u64,
-            channels: 3,
-            bytes_per_sample: 1,
-            threads: 16,
-        }
     }
 
     fn with(rust_rate: f64) -> DriverlessFigures {

@@ -398,8 +398,8 @@ pub fn settle_rows(
 pub fn sampled_gaussian(sigma: f64, radius: usize) -> Vec<f64> {
     let r = radius as i64;
     // (k / sigma)^2 rather than k^2 / sigma^2: for sigma below ~1e-154, sigma^2 is 0 and the
-    // centre tap was 0/0 = NaN, which blurred every image to black (found by the `filter`
-    // fuzz target). Now the centre is exactly 1 and the others 0: the identity.
+    // centre tap would be 0/0 = NaN, blurring every image to black (the `filter` fuzz target
+    // checks it). This way the centre is exactly 1 and the others 0: the identity.
     let raw: Vec<f64> = (-r..=r)
         .map(|k| (-0.5 * (k as f64 / sigma).powi(2)).exp())
         .collect();
