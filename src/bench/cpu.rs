@@ -186,7 +186,10 @@ impl Case<'_> {
             self.sigma,
             self.rust,
         );
-        let k = banded::Axis::of(&self.blur.x).expect("Method::Recursive");
+        let coefficients = match &self.blur.x {
+            crate::filter::LineFilter::Recursive { coefficients, .. } => *coefficients,
+            _ => unreachable!("Method::Recursive"),
+        };
         let px = banded::Pixels {
             channels: 1,
             alpha: false,
@@ -198,7 +201,7 @@ impl Case<'_> {
             &mut work,
             |work| work.copy_from_slice(plane),
             |work| {
-                banded::blur_in_place(work, self.size, &px, k, k);
+                banded::blur_in_place(work, self.size, &px, &coefficients, &coefficients);
             },
         );
         timed(r, &stats, 4.0)
