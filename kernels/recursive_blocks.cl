@@ -4,7 +4,9 @@
 // the hundreds of thousands a large GPU keeps in flight. Following Nehab, Maximo, Lima & Hoppe,
 // "GPU-Efficient Recursive Filtering and Summed-Area Tables" (SIGGRAPH Asia 2011), each column
 // is cut into chunks of CHUNK rows, and the filter of src/filter/gaussian.rs (two 2nd-order sections
-// in delta form, causal + anticausal, first sample subtracted) runs in three kernels:
+// in delta form, causal + anticausal, in the difference form: the sections' poles filter the
+// first differences x[y] - x[y-1], their numerators weigh the poles' state, and each output is
+// its input plus the weighted states) runs in three kernels:
 //
 //   block_summary  every chunk filtered from a zero state: the causal state it hands to the
 //                  next chunk and the anticausal state it hands to the previous one, both
@@ -30,7 +32,7 @@
 // for planar f32 images, CH = 1); dst is the transposed plane, pixel p * plane + x * height + y.
 // Summaries: 8 pixels per (plane, chunk, column), each a row of `width` pixels: causal
 // (ya, da, yb, db) then anticausal (ya, da, yb, db).
-// coef: the 16-float block of recursive_gaussian.cl. carry: per section T^CHUNK then
+// coef: the 16-float block of recursive_gaussian.cl (the difference form's). carry: per section T^CHUNK then
 // T^last (row-major 2×2), where `last` is the length of the final chunk.
 //
 // CHUNK sets the length of the carry's sequential walk (chunks = height / CHUNK steps) against
@@ -205,50 +207,78 @@ typedef float dst_t;
 #define STORE_SAMPLE(row, chan, i, p) ((p)[i] = (row)[chan])
 #endif
 
+// The output weights of each section's all-pole state (causal cw, cd; anticausal aw, ad) and
+// its poles.
 #define LOAD_COEF                                                                           \
-    const float n0a = coef[0], n1a = coef[1], m1a = coef[2], m2a = coef[3];                 \
+    const float cwa = coef[0], cda = coef[1], awa = coef[2], ada = coef[3];                 \
     const float epsa = coef[4], qa = coef[5];                                               \
-    const float n0b = coef[8], n1b = coef[9], m1b = coef[10], m2b = coef[11];               \
+    const float cwb = coef[8], cdb = coef[9], awb = coef[10], adb = coef[11];               \
     const float epsb = coef[12], qb = coef[13];
 
-// One step of both sections; identical operations to recursive_line.
-#define STEP(IN0, IN1, C0A, C1A, C0B, C1B)                                                  \
+// The input of row R (unsigned, it may pass the column's end): its difference from the row
+// above, rows clamped to the column, so that it is 0 at row 0 and past the end (the clamped
+// edges repeat the end rows), and exactly 0 wherever the column is constant. Needs src, base,
+// width, height and lut.
+#define DIFF_AT(R)                                                                          \
+    (load_src(src, base + (size_t)min((uint)(R), height - 1) * width, lut) -                \
+     load_src(src, base + (size_t)min((R) > 0 ? (uint)(R) - 1 : 0u, height - 1) * width, lut))
+
+// One step of both sections' poles (state ya, da and yb, db); identical operations to
+// recursive_line.
+#define STEP(IN)                                                                            \
     {                                                                                       \
-        pixel t = C0A * (IN0) + C1A * (IN1) - epsa * ya + (da - qa * da);                   \
+        pixel t = (IN) - epsa * ya + (da - qa * da);                                        \
         da = t;                                                                             \
         ya += t;                                                                            \
-        t = C0B * (IN0) + C1B * (IN1) - epsb * yb + (db - qb * db);                         \
+        t = (IN) - epsb * yb + (db - qb * db);                                              \
         db = t;                                                                             \
         yb += t;                                                                            \
     }
+// Both sections' outputs, causal and anticausal.
+#define CAUSAL_OUT ((cwa * ya + cda * da) + (cwb * yb + cdb * db))
+#define ANTICAUSAL_OUT ((awa * ya + ada * da) + (awb * yb + adb * db))
 
 // The walks along a chunk load BATCH rows before stepping through them, so that a work-item
 // has BATCH loads in flight instead of one (the steps form a dependent chain; the loads do
-// not). AFTER(i) runs after the step of chunk row i; the walks need base, y0, n, x0, width,
-// src, lut and the state (ya, da, yb, db) in scope.
+// not). AFTER(i) runs after the step of chunk row i, with xr the sample of that row; the walks
+// need base, y0, n, width, src, lut, the state (ya, da, yb, db) and the inputs next to the
+// walk (xr, below) in scope.
 #ifndef BATCH
 #define BATCH 16
 #endif
 
-// Loads rows ROW(j) (j = 0 .. BATCH - 1, an expression in j) into V, offset subtracted.
+// Loads rows ROW(j) (j = 0 .. BATCH - 1, an expression in j) into V.
 #define LOAD_ROWS(V, ROW)                                                                   \
     for (uint j = 0; j < BATCH; j++)                                                        \
-        V[j] = load_src(src, base + (size_t)(ROW) * width, lut) - x0;
+        V[j] = load_src(src, base + (size_t)(ROW) * width, lut);
+
+// One causal step on sample XV of the next row: its difference from xr (the row above); one
+// anticausal step on sample XV of the next row up: the difference of xr (the row below) from
+// it. Either leaves xr = XV.
+#define CAUSAL_ROW(XV)                                                                      \
+    {                                                                                       \
+        const pixel dv = (XV) - xr;                                                         \
+        STEP(dv)                                                                            \
+        xr = (XV);                                                                          \
+    }
+#define ANTICAUSAL_ROW(XV)                                                                  \
+    {                                                                                       \
+        const pixel dv = xr - (XV);                                                         \
+        STEP(dv)                                                                            \
+        xr = (XV);                                                                          \
+    }
 
 // Steps through a loaded batch V: causally over chunk rows I .. I + BATCH - 1, anticausally
 // over I - 1 down to I - BATCH.
 #define CAUSAL_BATCH(V, I, AFTER)                                                           \
     for (uint j = 0; j < BATCH; j++) {                                                      \
-        STEP(V[j], xp, n0a, n1a, n0b, n1b)                                                  \
-        xp = V[j];                                                                          \
+        CAUSAL_ROW(V[j])                                                                    \
         AFTER(I + j)                                                                        \
     }
 #define ANTICAUSAL_BATCH(V, I, AFTER)                                                       \
     for (uint j = 0; j < BATCH; j++) {                                                      \
-        STEP(x1, x2, m1a, m2a, m1b, m2b)                                                    \
+        ANTICAUSAL_ROW(V[j])                                                                \
         AFTER(I - 1 - j)                                                                    \
-        x2 = x1;                                                                            \
-        x1 = V[j];                                                                          \
     }
 
 // The rows a whole batch does not cover (fewer than BATCH, in a short last chunk), as one
@@ -259,10 +289,9 @@ typedef float dst_t;
         pixel v[BATCH];                                                                     \
         for (uint j = 0; j < BATCH; j++)                                                    \
             if (i + j < n)                                                                  \
-                v[j] = load_src(src, base + (size_t)(y0 + i + j) * width, lut) - x0;        \
+                v[j] = load_src(src, base + (size_t)(y0 + i + j) * width, lut);             \
         for (uint j = 0; j < BATCH && i + j < n; j++) {                                     \
-            STEP(v[j], xp, n0a, n1a, n0b, n1b)                                              \
-            xp = v[j];                                                                      \
+            CAUSAL_ROW(v[j])                                                                \
             AFTER(i + j)                                                                    \
         }                                                                                   \
     }
@@ -271,12 +300,10 @@ typedef float dst_t;
         pixel v[BATCH];                                                                     \
         for (uint j = 0; j < BATCH; j++)                                                    \
             if (j < i)                                                                      \
-                v[j] = load_src(src, base + (size_t)(y0 + i - 1 - j) * width, lut) - x0;    \
+                v[j] = load_src(src, base + (size_t)(y0 + i - 1 - j) * width, lut);         \
         for (uint j = 0; j < BATCH && j < i; j++) {                                         \
-            STEP(x1, x2, m1a, m2a, m1b, m2b)                                                \
+            ANTICAUSAL_ROW(v[j])                                                            \
             AFTER(i - 1 - j)                                                                \
-            x2 = x1;                                                                        \
-            x1 = v[j];                                                                      \
         }                                                                                   \
     }
 
@@ -284,8 +311,8 @@ typedef float dst_t;
 // current ones are stepped through, so loads stay in flight during the steps too (H100, 16 MP,
 // 1 ch f32 with BATCH 32: the final passes 0.079 / 0.075 -> 0.073 / 0.069 ms per axis). It
 // holds 2 × BATCH pixels in registers; the host sets it for 1-channel f32 and 8-bit sources.
-// Causal: down rows y0 .. y0 + n - 1, with xp the input before the first. Anticausal: up rows
-// y0 + n - 1 .. y0, with x1, x2 the two inputs after the last.
+// Causal: down rows y0 .. y0 + n - 1, with xr the sample above the first. Anticausal: up rows
+// y0 + n - 1 .. y0, with xr the sample below the last.
 #ifdef PREFETCH
 #define CAUSAL_WALK(AFTER)                                                                  \
     {                                                                                       \
@@ -345,6 +372,9 @@ typedef float dst_t;
 // up), while a sum's rows are independent. In a section's (y, d) state, with T its transition
 // and e = (1, 1) (src/filter/gaussian.rs, anticausal_shares and causal_shares, made on the host in
 // f64 from the same f32 coefficients):
+// (x being the inputs, the differences of DIFF_AT; the host makes the tables from the poles
+// alone, n0 = m1 = 1 and n1 = m2 = 0 (gaussian::pole_block), so the head and tail weigh
+// nothing and the kernels leave them out)
 //   causal, at the chunk's last row:  sum_i T^(n-1-i) e (n0 x[i] + n1 x[i-1]), so x[n-1-r]
 //     weighs n0 g[r] + n1 g[r-1] (g[j] = T^j e), counted from the chunk's end so that one
 //     table serves the shorter last chunk, and x[-1], the input before the chunk, n1 g[n-1];
@@ -391,35 +421,33 @@ block_summary(__global const src_t *src, __global float *sum, __constant float *
     // Causal (y, d) of sections a and b, then anticausal.
     pixel c[4] = {0.0f, 0.0f, 0.0f, 0.0f}, a[4] = {0.0f, 0.0f, 0.0f, 0.0f};
     if (x < width) {
-        const pixel x0 = load_src(src, base, lut);
         const uint i0 = part * PART_ROWS;
+        // The row above the part's first, which its first input is the difference from.
+        pixel above = load_src(src, base + (size_t)(y0 + i0 > 0 ? y0 + i0 - 1 : 0) * width, lut);
         if (n == CHUNK) {
 #pragma unroll
             for (uint j = 0; j < PART_ROWS; j++) {
                 const uint i = i0 + j;
-                const pixel v = load_src(src, base + (size_t)(y0 + i) * width, lut) - x0;
+                const pixel xv = load_src(src, base + (size_t)(y0 + i) * width, lut);
+                const pixel v = xv - above;
+                above = xv;
                 SHARE(c, CAUSAL_W(CHUNK - 1 - i), v)
                 SHARE(a, ANTI_W(i), v)
             }
         } else {
             for (uint i = i0; i < min(i0 + PART_ROWS, n); i++) {
-                const pixel v = load_src(src, base + (size_t)(y0 + i) * width, lut) - x0;
+                const pixel xv = load_src(src, base + (size_t)(y0 + i) * width, lut);
+                const pixel v = xv - above;
+                above = xv;
                 SHARE(c, CAUSAL_W(n - 1 - i), v)
                 SHARE(a, ANTI_W(i), v)
             }
         }
-        if (part == 0 && k > 0) {
-            const pixel xp = load_src(src, base + (size_t)(y0 - 1) * width, lut) - x0;
-            SHARE(c, CAUSAL_HEAD_W(n - 1), xp)
-        }
+        // The poles alone take no input from before the chunk causally (its head weighs
+        // nothing), and anticausally one from after it, 0 past the image's end.
         if (part == SPLIT - 1) {
-            // The two inputs after the chunk, clamped at the image's end.
-            const pixel xn =
-                load_src(src, base + (size_t)min(y0 + n, height - 1) * width, lut) - x0;
-            const pixel xn1 =
-                load_src(src, base + (size_t)min(y0 + n + 1, height - 1) * width, lut) - x0;
+            const pixel xn = DIFF_AT(y0 + n);
             SHARE(a, ANTI_W(n), xn)
-            SHARE(a, ANTI_TAIL_W(n - 1), xn1)
         }
     }
     const size_t s = ((size_t)(p * chunks + k) * 8) * width + x;
@@ -476,15 +504,8 @@ __kernel void block_carry(__global const src_t *src, __global float *sum,
                      *last_b = carry + 12;
     const size_t s = (size_t)p * chunks * 8 * width + x + anticausal * 4 * width;
 
+    // Both walks start from a zero state: past the clamped edges every difference is 0.
     pixel ya = 0.0f, da = 0.0f, yb = 0.0f, db = 0.0f;
-    if (anticausal) {
-        // The state entering the last chunk is the steady state of the clamped edge.
-        const size_t base = p * (size_t)width * height + x;
-        const pixel xl =
-            load_src(src, base + (size_t)(height - 1) * width, lut) - load_src(src, base, lut);
-        ya = coef[6] * xl;
-        yb = coef[14] * xl;
-    }
     // Causal: chunks 0, 1, ...; anticausal: chunks - 1, chunks - 2, ... (the first of which
     // is the last chunk, with its own length).
     for (uint done = 0; done < chunks; done += CARRY_BATCH) {
@@ -512,13 +533,14 @@ __kernel void block_carry(__global const src_t *src, __global float *sum,
 }
 #endif
 
-// The final walks' outputs: the causal one into the tile, the anticausal one added to it
-// with the offset x0 (the sum is the filter's output), and the tile, once every work-item of
+// The final walks' outputs: the causal one into the tile, the anticausal one added to it and
+// the sum to the row's own sample xr (the filter's output: the input plus the sections' sums,
+// which vanish where the column is constant), and the tile, once every work-item of
 // the group has filled its chunk, written transposed: rows lx, lx + TILE, ... of this
 // work-item's chunk along the transposed rows, so consecutive work-items write consecutive
 // pixels.
-#define CAUSAL_TO_TILE(i) tile[ly][i][lx] = ya + yb;
-#define ANTICAUSAL_TO_TILE(i) tile[ly][i][lx] = tile[ly][i][lx] + (ya + yb) + x0;
+#define CAUSAL_TO_TILE(i) tile[ly][i][lx] = CAUSAL_OUT;
+#define ANTICAUSAL_TO_TILE(i) tile[ly][i][lx] = xr + (tile[ly][i][lx] + ANTICAUSAL_OUT);
 #ifdef SAMPLES
 // Pixel column xbase + q of the tile is row xbase + q of the transposed image, where this
 // chunk's rows are CH × n consecutive samples: consecutive work-items write consecutive ones.
@@ -550,12 +572,10 @@ __kernel void block_carry(__global const src_t *src, __global float *sum,
     const uint lx = get_local_id(0), ly = get_local_id(1);                                  \
     const size_t plane = (size_t)width * height;                                            \
     const uint y0 = k * CHUNK;
-// What a walk of column x needs first: the coefficients, the column's base index and its first
-// sample x0, the offset the walks subtract.
+// What a walk of column x needs first: the coefficients and the column's base index.
 #define COLUMN_START                                                                        \
     LOAD_COEF                                                                               \
-    const size_t base = p * plane + x;                                                      \
-    const pixel x0 = load_src(src, base, lut);
+    const size_t base = p * plane + x;
 
 #ifndef SAMPLES // only block_overlap walks sample columns
 __kernel __attribute__((reqd_work_group_size(TILE, GROUP_CHUNKS, 1))) void
@@ -572,16 +592,14 @@ block_final(__global const src_t *src, __global dst_t *dst, __global const float
 
         pixel ya = VLOAD(s, sum), da = VLOAD(s + width, sum);
         pixel yb = VLOAD(s + 2 * width, sum), db = VLOAD(s + 3 * width, sum);
-        pixel xp =
-            k == 0 ? (pixel)(0.0f) : load_src(src, base + (size_t)(y0 - 1) * width, lut) - x0;
+        pixel xr = load_src(src, base + (size_t)(k == 0 ? 0 : y0 - 1) * width, lut);
         CAUSAL_WALK(CAUSAL_TO_TILE)
 
         ya = VLOAD(s + 4 * width, sum);
         da = VLOAD(s + 5 * width, sum);
         yb = VLOAD(s + 6 * width, sum);
         db = VLOAD(s + 7 * width, sum);
-        pixel x1 = load_src(src, base + (size_t)min(y0 + n, height - 1) * width, lut) - x0;
-        pixel x2 = load_src(src, base + (size_t)min(y0 + n + 1, height - 1) * width, lut) - x0;
+        xr = load_src(src, base + (size_t)min(y0 + n, height - 1) * width, lut);
         ANTICAUSAL_WALK(ANTICAUSAL_TO_TILE)
     }
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -594,19 +612,13 @@ block_final(__global const src_t *src, __global dst_t *dst, __global const float
 // it is the zero-state causal summary of the REACH rows above, the anticausal one that of the
 // REACH rows below, both weighted sums like block_summary's (no walk). What the truncation
 // leaves out is the states' response to rows further away, which has decayed below the
-// tolerance by the chunk's first row. The causal half runs offset by the column's first sample
-// and the anticausal half by its last, so the clamped rows beyond either end weigh exactly
-// nothing: a reach to the column's end is exact, whatever sigma. Per axis the image is read
+// tolerance by the chunk's first row. Both halves run on the differences, which are exactly 0
+// on the clamped rows beyond either end, so those weigh nothing: a reach to the column's end
+// is exact, whatever sigma. Per axis the image is read
 // once from memory (the overlaps are the neighbours' rows, read at about the same time) and
 // written once, in one kernel, against the carried pipeline's three kernels and second read;
 // the price is 2 × REACH rows of sums per chunk, about 10 sigma each way, which is why the
 // host uses it at small sigmas.
-//
-// Offsets: with the anticausal half A run on x - xl instead of x - x0, A(x - x0) = A(x - xl) +
-// (xl - x0) Ga at every row (Ga = the anticausal DC gain, coef[6] + coef[14]: a constant input
-// holds the clamped walk in its steady state), so the output is C(x - x0) + A(x - xl) + x0 +
-// (xl - x0) Ga.
-//
 #ifndef REACH
 #define REACH 1
 #endif
@@ -623,21 +635,19 @@ block_final(__global const src_t *src, __global dst_t *dst, __global const float
         for (uint j = 0; j < BATCH; j++)                                                    \
             if (r0 + j < REACH) {                                                           \
                 const uint r = r0 + j;                                                      \
-                v[j] = load_src(src, base + (size_t)(ROW) * width, lut) - x0;               \
+                v[j] = DIFF_AT(ROW);                                                        \
             }                                                                               \
         for (uint j = 0; j < BATCH; j++)                                                    \
             if (r0 + j < REACH)                                                             \
                 SHARE(S, WEIGHT(r0 + j), v[j])                                              \
     }
 
-// A walk's incoming state (ya, da, yb, db): the REACH rows ROW(r) weighted by WEIGHT(r), then
-// EDGE_ROW, the row past them that the outermost step's second tap reads, weighted by EDGE_W.
-#define STATE_FROM_REACH(ROW, WEIGHT, EDGE_ROW, EDGE_W)                                      \
+// A walk's incoming state (ya, da, yb, db): the REACH rows ROW(r) weighted by WEIGHT(r) (the
+// poles alone read no row past them: the table's head and tail weigh nothing).
+#define STATE_FROM_REACH(ROW, WEIGHT)                                                       \
     {                                                                                       \
         pixel s[4] = {0.0f, 0.0f, 0.0f, 0.0f};                                              \
-        const pixel edge = load_src(src, base + (size_t)(EDGE_ROW) * width, lut) - x0;      \
         REACH_SUM(s, ROW, WEIGHT)                                                           \
-        SHARE(s, EDGE_W, edge)                                                              \
         ya = s[0];                                                                          \
         da = s[1];                                                                          \
         yb = s[2];                                                                          \
@@ -655,26 +665,19 @@ block_overlap(__global const src_t *src, __global dst_t *dst, __constant float *
     if (x < width && k < chunks) {
         COLUMN_START
         const uint n = min((uint)CHUNK, height - y0), end = y0 + n;
-        // Rows above the column read as its first, below it as its last.
+        // Rows above the column read as its first (whose input, DIFF_AT(0), is 0); rows
+        // below it DIFF_AT clamps itself.
 #define ABOVE(r) (y0 > (r) ? y0 - 1 - (r) : 0)
-#define BELOW(i) min(end + (i), height - 1)
+#define BELOW(i) (end + (i))
         pixel ya, da, yb, db;
-        STATE_FROM_REACH(ABOVE(r), OVER_CAUSAL_W, ABOVE(REACH), OVER_CAUSAL_HEAD_W)
-        pixel xp = load_src(src, base + (size_t)ABOVE(0) * width, lut) - x0;
+        STATE_FROM_REACH(ABOVE(r), OVER_CAUSAL_W)
+        pixel xr = load_src(src, base + (size_t)ABOVE(0) * width, lut);
         CAUSAL_WALK(CAUSAL_TO_TILE)
 
-        const pixel xl = load_src(src, base + (size_t)(height - 1) * width, lut);
-        const pixel out0 = x0 + (xl - x0) * (coef[6] + coef[14]);
-        {
-            // The anticausal half subtracts xl where the macros subtract x0.
-            const pixel x0 = xl;
 #define ANTI_ROW_W(r) OVER_ANTI_W((r) + 1)
-            STATE_FROM_REACH(BELOW(r + 1), ANTI_ROW_W, BELOW(REACH + 1), OVER_ANTI_TAIL_W)
-            pixel x1 = load_src(src, base + (size_t)BELOW(0) * width, lut) - x0;
-            pixel x2 = load_src(src, base + (size_t)BELOW(1) * width, lut) - x0;
-#define OVERLAP_TO_TILE(i) tile[ly][i][lx] = tile[ly][i][lx] + (ya + yb) + out0;
-            ANTICAUSAL_WALK(OVERLAP_TO_TILE)
-        }
+        STATE_FROM_REACH(BELOW(r + 1), ANTI_ROW_W)
+        xr = load_src(src, base + (size_t)min(end, height - 1) * width, lut);
+        ANTICAUSAL_WALK(ANTICAUSAL_TO_TILE)
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     STORE_TILE_TRANSPOSED

@@ -2,8 +2,9 @@
 // sections, causal then anticausal, clamp-to-edge. One work-item filters one whole line.
 //
 // Follows Deriche (INRIA RR-1893, 1993) with the Farnebäck–Westin normalisation; the section
-// ("delta") form and its coefficients are derived in src/filter/gaussian.rs, and src/cpu/reference.rs runs the
-// same operations in the same order, which is what the tests compare against.
+// ("delta") form, its difference form and their coefficients are derived in
+// src/filter/gaussian.rs, and src/cpu/reference.rs runs the same operations in the same order,
+// which is what the tests compare against.
 //
 // A line is `len` samples `elem_stride` apart; line `l` of plane `p` starts at
 // `p * plane_stride + l * line_stride`. With elem_stride = width and line_stride = 1 each
@@ -11,7 +12,12 @@
 // coalesced "column pass"); with elem_stride = 1 and line_stride = width it is the row pass of
 // version 1 in "Tuning Performance on the GPU", where they do not.
 //
-// coef: per section n0 n1 m1 m2 eps q anticausal_gain (pad), 8 floats each; q = 1 - r^2.
+// coef: the difference form's block (RecursiveGaussian::to_f32_difference_block), per section
+// cw cd aw ad eps q (pad), 8 floats each; q = 1 - r^2. The sections' poles filter the first
+// differences x[i] - x[i-1] (all-pole state w and its step d), their numerators weigh that
+// state (cw w + cd d causally, aw w + ad d anticausally), and the output is the input plus the
+// four: the clamped edges feed zero differences (both halves start from a zero state), and a
+// constant stretch feeds exact zeros, so it comes out unchanged bit for bit.
 
 __kernel void recursive_line(__global const float *src, __global float *dst,
                              __constant float *coef, uint len, uint lines,
@@ -24,46 +30,43 @@ __kernel void recursive_line(__global const float *src, __global float *dst,
     __global const float *in = src + base;
     __global float *out = dst + base;
 
-    const float n0a = coef[0], n1a = coef[1], m1a = coef[2], m2a = coef[3];
-    const float epsa = coef[4], qa = coef[5], ga = coef[6];
-    const float n0b = coef[8], n1b = coef[9], m1b = coef[10], m2b = coef[11];
-    const float epsb = coef[12], qb = coef[13], gb = coef[14];
+    const float cwa = coef[0], cda = coef[1], awa = coef[2], ada = coef[3];
+    const float epsa = coef[4], qa = coef[5];
+    const float cwb = coef[8], cdb = coef[9], awb = coef[10], adb = coef[11];
+    const float epsb = coef[12], qb = coef[13];
 
-    // The first sample is subtracted so that the start-up state is exactly zero and a
-    // constant line comes out unchanged.
-    const float x0 = in[0];
-
-    float ya = 0.0f, da = 0.0f, yb = 0.0f, db = 0.0f, xp = 0.0f;
+    // Causal, on the difference from the sample before (the first sample before the line).
+    float wa = 0.0f, da = 0.0f, wb = 0.0f, db = 0.0f, xp = in[0];
     size_t at = 0;
     for (uint i = 0; i < len; i++, at += elem_stride) {
-        const float x = in[at] - x0;
-        float t = n0a * x + n1a * xp - epsa * ya + (da - qa * da);
+        const float xr = in[at];
+        const float x = xr - xp;
+        float t = x - epsa * wa + (da - qa * da);
         da = t;
-        ya += t;
-        t = n0b * x + n1b * xp - epsb * yb + (db - qb * db);
+        wa += t;
+        t = x - epsb * wb + (db - qb * db);
         db = t;
-        yb += t;
-        out[at] = ya + yb;
-        xp = x;
+        wb += t;
+        out[at] = (cwa * wa + cda * da) + (cwb * wb + cdb * db);
+        xp = xr;
     }
 
-    // Anticausal half, started in its steady state for the clamped last sample.
-    const float xl = in[(size_t)(len - 1) * elem_stride] - x0;
-    ya = ga * xl;
-    yb = gb * xl;
+    // Anticausal, on the difference after each sample (0 past the line's end).
+    wa = 0.0f;
+    wb = 0.0f;
     da = 0.0f;
     db = 0.0f;
-    float x1 = xl, x2 = xl;
+    float x1 = 0.0f;
     at = (size_t)(len - 1) * elem_stride;
     for (uint i = len; i-- > 0; at -= elem_stride) {
-        float t = m1a * x1 + m2a * x2 - epsa * ya + (da - qa * da);
+        float t = x1 - epsa * wa + (da - qa * da);
         da = t;
-        ya += t;
-        t = m1b * x1 + m2b * x2 - epsb * yb + (db - qb * db);
+        wa += t;
+        t = x1 - epsb * wb + (db - qb * db);
         db = t;
-        yb += t;
-        out[at] = out[at] + (ya + yb) + x0;
-        x2 = x1;
-        x1 = in[at] - x0;
+        wb += t;
+        const float xr = in[at];
+        out[at] = xr + (out[at] + ((awa * wa + ada * da) + (awb * wb + adb * db)));
+        x1 = i > 0 ? xr - in[at - elem_stride] : 0.0f;
     }
 }

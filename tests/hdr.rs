@@ -1,5 +1,5 @@
 //! Float images (OpenEXR, 32-bit float TIFF) through every blur path: values above 1 and
-//! below 0 come out unclipped, constant regions stay constant, float TIFF and OpenEXR round
+//! below 0 come out unclipped, constant regions stay constant bit for bit at every sigma, float TIFF and OpenEXR round
 //! trip through files and pipes, and `--dither` breaks the bands of a float gradient written
 //! as 8 bits. The OpenCL paths run on the test device (PoCL in CI) unless
 //! GBLUR_SKIP_OPENCL_TESTS is set.
@@ -106,15 +106,14 @@ fn exr_constant_regions_of_1e4_and_minus_3_survive_the_blur() {
         assert_eq!((big, neg), (0, 0), "fir {args:?}");
         assert_eq!((lo, hi), (NEG, BIG), "fir {args:?}: clipped or overshot");
     }
-    // The recursive filter lands within a few ulps (its f32 steady state; ALGORITHMS.md).
+    // So does the recursive filter, in its difference form (ALGORITHMS.md).
     for args in recursive_paths() {
         let out = dir.path().join("iir.exr");
         let mut a = args.clone();
         a.extend(["--sigma", &sigma, "--method", "recursive"]);
         run(&input, &out, &a);
         let (big, neg, lo, hi) = interior_error(&read_rgba(&out));
-        eprintln!("{args:?}: 1e4 within {big} ulps, -3 within {neg} ulps");
-        assert!(big <= 4 && neg <= 4, "{args:?}: {big} and {neg} ulps");
+        assert_eq!((big, neg), (0, 0), "{args:?}: ulps off 1e4 and -3");
         // Deriche's filter overshoots a step by 1.6e-4 of it: nothing was clipped.
         assert!(hi > BIG && hi < BIG * 1.0002, "{args:?}: max {hi}");
         assert!(lo < NEG && lo > NEG - 1e4 * 2e-4, "{args:?}: min {lo}");
@@ -127,11 +126,101 @@ fn exr_constant_regions_of_1e4_and_minus_3_survive_the_blur() {
     gblur::pixels::finish_planar(&mut out, layout);
     let img = gblur::pixels::from_planar(&out, layout.color, layout.color);
     let (big, neg, _, hi) = interior_error(&img.to_rgba32f());
-    eprintln!("reference: 1e4 within {big} ulps, -3 within {neg} ulps");
-    assert!(
-        big <= 4 && neg <= 4 && hi > BIG,
-        "reference: {big}, {neg} ulps"
-    );
+    assert_eq!((big, neg), (0, 0), "reference: ulps off 1e4 and -3");
+    assert!(hi > BIG, "reference: max {hi}");
+}
+
+/// Stretches of 1e4 and -3 along one axis, each `12 sigma` longer than its interior at either
+/// end, between stretches of 0.25: `len` samples along the axis, 4 across.
+fn constant_stretches(sigma: f64, along_x: bool) -> (Rgb32FImage, [std::ops::Range<u32>; 2]) {
+    let margin = (12.0 * sigma).ceil() as u32;
+    let span = 2 * margin + 16;
+    let big = 8..8 + span;
+    let neg = big.end + span..big.end + 2 * span;
+    let len = neg.end + 8;
+    let value = |i: u32| {
+        if big.contains(&i) {
+            BIG
+        } else if neg.contains(&i) {
+            NEG
+        } else {
+            0.25
+        }
+    };
+    let (w, h) = if along_x { (len, 4) } else { (4, len) };
+    let img = Rgb32FImage::from_fn(w, h, |x, y| {
+        let v = value(if along_x { x } else { y });
+        image::Rgb([v, v, v])
+    });
+    let inner = |r: &std::ops::Range<u32>| r.start + margin..r.end - margin;
+    (img, [inner(&big), inner(&neg)])
+}
+
+/// Worst ulps off 1e4 and off -3 over the stretches' interiors, along x or y.
+fn stretch_error(img: &Rgba32FImage, inner: &[std::ops::Range<u32>; 2], along_x: bool) -> [u32; 2] {
+    let mut worst = [0, 0];
+    for (x, y, p) in img.enumerate_pixels() {
+        let i = if along_x { x } else { y };
+        for (k, want) in [BIG, NEG].into_iter().enumerate() {
+            if inner[k].contains(&i) {
+                for &v in &p.0[..3] {
+                    worst[k] = worst[k].max(ulps(v, want));
+                }
+            }
+        }
+    }
+    worst
+}
+
+#[test]
+fn constant_stretches_stay_exact_at_every_sigma_on_every_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut paths: Vec<Vec<&str>> = recursive_paths()
+        .into_iter()
+        .map(|mut p| {
+            p.extend(["--method", "recursive"]);
+            p
+        })
+        .collect();
+    paths.push(vec!["--device", "rust", "--method", "fir"]);
+    if opencl() {
+        paths.push(vec!["--device", "cpu", "--method", "fir"]);
+    }
+    for sigma in [0.5, 3.0, 10.0, 50.0, 200.0] {
+        for (along_x, ext) in [(true, "exr"), (false, "tif")] {
+            let (img, inner) = constant_stretches(sigma, along_x);
+            let input = dir.path().join(format!("stretch.{ext}"));
+            DynamicImage::ImageRgb32F(img.clone()).save(&input).unwrap();
+            let s = sigma.to_string();
+            for args in &paths {
+                if args.contains(&"fir") && sigma > 50.0 {
+                    continue; // 2001 taps: exact as well, only slow
+                }
+                let out = dir.path().join(format!("out.{ext}"));
+                let mut a = args.clone();
+                a.extend(["--sigma", &s]);
+                run(&input, &out, &a);
+                let worst = stretch_error(&read_rgba(&out), &inner, along_x);
+                assert_eq!(worst, [0, 0], "sigma {sigma} along x {along_x} {args:?}");
+            }
+            // The planar reference, in process.
+            let p = gblur::pixels::to_planar(&DynamicImage::ImageRgb32F(img), false).0;
+            let blur = gblur::filter::Blur2d::new(gblur::filter::Method::Recursive, sigma, sigma);
+            let (out, _) = gblur::cpu::reference::blur(&p, &blur);
+            let plane = (p.width * p.height) as usize;
+            let got = Rgba32FImage::from_fn(p.width as u32, p.height as u32, |x, y| {
+                let at = (y * p.width as u32 + x) as usize;
+                image::Rgba([
+                    out.data[at],
+                    out.data[plane + at],
+                    out.data[2 * plane + at],
+                    1.0,
+                ])
+            });
+            let worst = stretch_error(&got, &inner, along_x);
+            assert_eq!(worst, [0, 0], "sigma {sigma} along x {along_x}: reference");
+        }
+    }
 }
 
 /// The exact blur of `img` in f64: the sampled Gaussian (radius 8 sigma, normalised) along x

@@ -186,10 +186,7 @@ impl Case<'_> {
             self.sigma,
             self.rust,
         );
-        let coefficients = match &self.blur.x {
-            crate::filter::LineFilter::Recursive { coefficients, .. } => *coefficients,
-            _ => unreachable!("Method::Recursive"),
-        };
+        let k = banded::Axis::of(&self.blur.x).expect("Method::Recursive");
         let px = banded::Pixels {
             channels: 1,
             alpha: false,
@@ -201,7 +198,7 @@ impl Case<'_> {
             &mut work,
             |work| work.copy_from_slice(plane),
             |work| {
-                banded::blur_in_place(work, self.size, &px, &coefficients, &coefficients);
+                banded::blur_in_place(work, self.size, &px, k, k);
             },
         );
         timed(r, &stats, 4.0)

@@ -307,6 +307,58 @@ macro_rules! simd_dispatch {
     };
 }
 
+/// While it lives, this thread's f32 arithmetic flushes subnormal results and operands to zero
+/// (x86-64: MXCSR's FTZ and DAZ bits; other targets: nothing), and the thread's previous mode
+/// comes back when it drops. The difference form of the banded blur needs it: inside a
+/// constant region its states decay towards zero, through subnormals that cost x86 cores a
+/// microcode assist per operation; flushed, they reach exact zero instead. Values that small change no output
+/// (the states are added to a sample of at least their size), so the results are the same.
+pub struct FlushSubnormals {
+    #[cfg(target_arch = "x86_64")]
+    saved: Option<u32>,
+}
+
+#[cfg(target_arch = "x86_64")]
+const FTZ_DAZ: u32 = 0x8040;
+
+impl FlushSubnormals {
+    /// Flushes while `on`; otherwise leaves the mode alone.
+    #[allow(deprecated)] // _mm_getcsr / _mm_setcsr: the only stable way to reach MXCSR
+    #[inline]
+    pub fn new(on: bool) -> Self {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::x86_64::{_mm_getcsr, _mm_setcsr};
+            let saved = on.then(|| {
+                // SAFETY: SSE is part of x86-64; only the denormal handling bits change.
+                unsafe {
+                    let csr = _mm_getcsr();
+                    _mm_setcsr(csr | FTZ_DAZ);
+                    csr
+                }
+            });
+            FlushSubnormals { saved }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            let _ = on;
+            FlushSubnormals {}
+        }
+    }
+}
+
+impl Drop for FlushSubnormals {
+    #[allow(deprecated)]
+    #[inline]
+    fn drop(&mut self) {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(csr) = self.saved {
+            // SAFETY: restores the value read in `new`.
+            unsafe { std::arch::x86_64::_mm_setcsr(csr) }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

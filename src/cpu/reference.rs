@@ -73,61 +73,61 @@ pub fn filter_rows(src: &[f32], dst: &mut [f32], line_len: usize, filter: &LineF
 
 pub fn filter_line(src: &[f32], dst: &mut [f32], filter: &LineFilter) {
     match filter {
-        LineFilter::Recursive { coefficients, .. } => recursive_line(src, dst, coefficients),
+        LineFilter::Recursive { differences, .. } => recursive_line(src, dst, differences),
         LineFilter::Fir { taps, .. } => fir_line(src, dst, taps),
     }
 }
 
-/// One line through the causal and anticausal 2nd-order sections (`gaussian::Section`), with
-/// the line's first sample subtracted so that clamp-to-edge start-up is exact and a constant
-/// line passes through unchanged bit for bit.
+/// One line through the causal and anticausal 2nd-order sections in their difference form
+/// (`RecursiveGaussian::to_f32_difference_block`): the sections' poles filter the first
+/// differences `x[i] − x[i−1]`, their numerators weigh the poles' state, and each output is its
+/// input plus the four weighted states. The clamped edges repeat the end samples, whose
+/// differences are 0, so both halves start from a zero state; and where the input is constant
+/// over the filter's reach every difference is exactly 0, what the sections add has decayed
+/// below half an ulp of the input, and the output is the input bit for bit.
 pub fn recursive_line(src: &[f32], dst: &mut [f32], coef: &[f32; 2 * SECTION_FLOATS]) {
     let n = src.len();
     if n == 0 {
         return;
     }
     let s = |k: usize, i: usize| coef[k * SECTION_FLOATS + i];
-    let (n0, n1, m1, m2) = (
+    let (cw, cd, aw, ad) = (
         [s(0, 0), s(1, 0)],
         [s(0, 1), s(1, 1)],
         [s(0, 2), s(1, 2)],
         [s(0, 3), s(1, 3)],
     );
-    let (eps, q, gain) = ([s(0, 4), s(1, 4)], [s(0, 5), s(1, 5)], [s(0, 6), s(1, 6)]);
-    let x0 = src[0];
+    let (eps, q) = ([s(0, 4), s(1, 4)], [s(0, 5), s(1, 5)]);
 
-    // Causal: the signal before the line equals x0, i.e. zero after the offset.
-    let (mut y, mut d) = ([0f32; 2], [0f32; 2]);
-    let mut xp = 0f32;
+    // Causal, on the difference from the sample before (the first sample before the line).
+    let (mut w, mut d) = ([0f32; 2], [0f32; 2]);
+    let mut xp = src[0];
     for i in 0..n {
-        let x = src[i] - x0;
+        let x = src[i] - xp;
         let mut sum = 0f32;
         for k in 0..2 {
-            let t = n0[k] * x + n1[k] * xp - eps[k] * y[k] + (d[k] - q[k] * d[k]);
+            let t = x - eps[k] * w[k] + (d[k] - q[k] * d[k]);
             d[k] = t;
-            y[k] += t;
-            sum += y[k];
+            w[k] += t;
+            sum += cw[k] * w[k] + cd[k] * d[k];
         }
         dst[i] = sum;
-        xp = x;
+        xp = src[i];
     }
 
-    // Anticausal: the signal after the line equals its last sample; start in steady state.
-    let xl = src[n - 1] - x0;
-    let mut y = [gain[0] * xl, gain[1] * xl];
-    let mut d = [0f32; 2];
-    let (mut x1, mut x2) = (xl, xl);
+    // Anticausal, on the difference after each sample (0 past the line's end).
+    let (mut w, mut d) = ([0f32; 2], [0f32; 2]);
+    let mut x1 = 0f32;
     for i in (0..n).rev() {
         let mut sum = 0f32;
         for k in 0..2 {
-            let t = m1[k] * x1 + m2[k] * x2 - eps[k] * y[k] + (d[k] - q[k] * d[k]);
+            let t = x1 - eps[k] * w[k] + (d[k] - q[k] * d[k]);
             d[k] = t;
-            y[k] += t;
-            sum += y[k];
+            w[k] += t;
+            sum += aw[k] * w[k] + ad[k] * d[k];
         }
-        dst[i] = dst[i] + sum + x0;
-        x2 = x1;
-        x1 = src[i] - x0;
+        dst[i] = src[i] + (dst[i] + sum);
+        x1 = if i > 0 { src[i] - src[i - 1] } else { 0.0 };
     }
 }
 

@@ -21,7 +21,13 @@ pub enum Method {
 pub enum LineFilter {
     Recursive {
         sigma: f64,
+        /// The sections on the input itself (`RecursiveGaussian::to_f32_block`): the banded
+        /// blur's for 8- and 16-bit samples, where the output's rounding absorbs a few ulps.
         coefficients: [f32; 2 * gaussian::SECTION_FLOATS],
+        /// The sections on the input's first differences
+        /// (`RecursiveGaussian::to_f32_difference_block`): every path with f32 output, which
+        /// keeps a constant region bit for bit.
+        differences: [f32; 2 * gaussian::SECTION_FLOATS],
     },
     Fir {
         sigma: f64,
@@ -37,9 +43,11 @@ impl LineFilter {
             Method::Fir => false,
         };
         if recursive {
+            let design = RecursiveGaussian::new(sigma);
             LineFilter::Recursive {
                 sigma,
-                coefficients: RecursiveGaussian::new(sigma).to_f32_block(),
+                coefficients: design.to_f32_block(),
+                differences: design.to_f32_difference_block(),
             }
         } else {
             LineFilter::Fir {

@@ -59,7 +59,7 @@ pub(super) fn upload_filter<'a>(
     f: &'a LineFilter,
 ) -> Result<DeviceFilter<'a>, ClError> {
     let coef = match f {
-        LineFilter::Recursive { coefficients, .. } => upload_floats(ctx, coefficients),
+        LineFilter::Recursive { differences, .. } => upload_floats(ctx, differences),
         LineFilter::Fir { taps, .. } => upload_floats(ctx, taps),
     }?;
     Ok(DeviceFilter { line: f, coef })
@@ -91,9 +91,12 @@ pub(super) fn blocked_starts(
     format: PixelFormat,
 ) -> Result<Starts, ClError> {
     let BlockedPlan { chunk, reach } = blocked_plan(f, blocked, len, format);
-    let LineFilter::Recursive { coefficients, .. } = f else {
+    let LineFilter::Recursive { differences, .. } = f else {
         unreachable!("blocked passes are recursive")
     };
+    // The kernels feed the differences to the sections' poles alone: the shares are the
+    // poles', and the transitions the same as any block's.
+    let coefficients = &crate::filter::gaussian::pole_block(differences);
     if let Some(reach) = reach {
         // block_overlap's gain table: the causal shares of the rows above a chunk by distance,
         // the head, the anticausal shares of the rows 1 ..= reach below, the tail.

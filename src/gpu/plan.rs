@@ -152,13 +152,17 @@ pub fn blocked_plan(
     format: PixelFormat,
 ) -> BlockedPlan {
     let chunk = chunk_for(chunk, len, format);
-    let LineFilter::Recursive { coefficients, .. } = f else {
+    let LineFilter::Recursive { differences, .. } = f else {
         unreachable!("blocked passes are recursive")
     };
+    // The sections' poles take the differences alone and their numerators weigh the poles'
+    // state at the output: the state's error within the tolerance over that weight.
+    let poles = crate::filter::gaussian::pole_block(differences);
+    let tolerance = OVERLAP_TOLERANCE / crate::filter::gaussian::largest_output_weight(differences);
     // Past the column's length the sums would only repeat its end rows: a reach of `len`
     // already covers every row a chunk's state depends on.
     let settle = || {
-        crate::filter::gaussian::settle_rows(coefficients, OVERLAP_TOLERANCE, len)
+        crate::filter::gaussian::settle_rows(&poles, tolerance, len)
             .unwrap_or(len)
             .max(1)
     };

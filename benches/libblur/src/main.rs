@@ -1014,7 +1014,7 @@ fn gblur_blur<T: gblur::cpu::banded::Sample>(
     data: &mut [T],
     (w, h): (usize, usize),
     c: usize,
-    k: &[f32; 16],
+    k: gblur::cpu::banded::Axis,
 ) {
     let px = gblur::cpu::banded::Pixels {
         channels: c,
@@ -1043,12 +1043,7 @@ fn paired(
     let mp = (img.size.0 * img.size.1) as f64 / 1e6;
     for &sigma in &a.sigmas {
         let blur = gblur::filter::Blur2d::new(gblur::filter::Method::Recursive, sigma, sigma);
-        let gblur::filter::LineFilter::Recursive {
-            coefficients: k, ..
-        } = blur.x
-        else {
-            unreachable!("a recursive blur");
-        };
+        let k = gblur::cpu::banded::Axis::of(&blur.x).expect("a recursive blur");
         for layout in [Layout::Rgb8, Layout::F32] {
             let peers = [Variant::Gaussian { reach: None }, Variant::Stack];
             let jobs: Vec<Job> = peers
@@ -1082,8 +1077,8 @@ fn paired(
                     }
                     let t = Instant::now();
                     match (tool, layout) {
-                        (0, Layout::Rgb8) => gblur_blur(&mut dst8, img.size, 3, &k),
-                        (0, Layout::F32) => gblur_blur(&mut dstf, img.size, 1, &k),
+                        (0, Layout::Rgb8) => gblur_blur(&mut dst8, img.size, 3, k),
+                        (0, Layout::F32) => gblur_blur(&mut dstf, img.size, 1, k),
                         (_, Layout::Rgb8) => u8::blur(jobs[tool - 1], &img.rgb, &mut dst8),
                         (_, Layout::F32) => f32::blur(jobs[tool - 1], &img.plane, &mut dstf),
                     }

@@ -41,7 +41,9 @@ pub(super) struct Strips {
 }
 
 /// One chunk's column walk between visits: both sections, the input below the next row
-/// (anticausally) and the column offsets.
+/// (anticausally) and the column offsets. In the difference form (`Sample::EXACT`) `x1` is
+/// the sample below the next row, the anticausal input being its difference from that row's,
+/// and `x0` the sample above the next row, which the causal input is the difference from.
 #[derive(Clone, Copy)]
 pub(super) struct Walk {
     pub(super) st: [Sections; VECS],
@@ -68,9 +70,14 @@ impl Walk {
         let last = img.load(img.height - 1, j0, px);
         let mut w = Walk { x0, ..Walk::ZERO };
         for v in 0..VECS {
-            let xl = last[v] - x0[v];
-            w.st[v] = Sections::steady(k, xl);
-            w.x1[v] = xl;
+            if T::EXACT {
+                // Below the edge every difference is 0: a zero state.
+                w.x1[v] = last[v];
+            } else {
+                let xl = last[v] - x0[v];
+                w.st[v] = Sections::steady(k, xl);
+                w.x1[v] = xl;
+            }
         }
         w
     }
@@ -94,6 +101,15 @@ impl Walk {
             }
             let x = img.load(r, j0, px);
             for v in 0..VECS {
+                if T::EXACT {
+                    st[v].step::<I>(k, x1[v] - x[v]);
+                    if STORE {
+                        // The input plus the anticausal part; the causal walk adds its own.
+                        out[(r - out_row0) * VECS + v] = st[v].output::<I>(k.anticausal(), x[v]);
+                    }
+                    x1[v] = x[v];
+                    continue;
+                }
                 st[v].step::<I>(k, x1[v]);
                 if STORE {
                     // With the offset added back: the causal walk adds its part to it.
@@ -118,7 +134,7 @@ impl Walk {
         k: &Coef,
         block: &mut [V; TILE_ROWS * VECS],
     ) {
-        let (mut st, x0) = (self.st, self.x0);
+        let (mut st, mut x0) = (self.st, self.x0);
         // The tile's results, rows in lanes once transposed: [vector][row].
         let mut tile = [[V::ZERO; LANES]; VECS];
         for (i, r) in rows.clone().enumerate() {
@@ -128,10 +144,13 @@ impl Walk {
             let x = img.load(r, j0, px);
             for v in 0..VECS {
                 st[v].step::<I>(k, x[v] - x0[v]);
+                if T::EXACT {
+                    x0[v] = x[v];
+                }
                 tile[v][i] = st[v].output::<I>(k.causal(), block[i * VECS + v]);
             }
         }
-        self.st = st;
+        (self.st, self.x0) = (st, x0);
         for (v, m) in tile.iter().enumerate() {
             let to: &mut [V; LANES] = (&mut block[v * LANES..][..LANES]).try_into().unwrap();
             I::transpose_to(m, to);
@@ -190,7 +209,7 @@ fn columns_impl<T: Sample, I: Isa>(
             let mut w = Walk { x0, ..Walk::ZERO };
             for v in 0..VECS {
                 w.st[v] = Sections::restore(slot, v);
-                w.x1[v] = below[v] - x0[v];
+                w.x1[v] = if T::EXACT { below[v] } else { below[v] - x0[v] };
             }
             w
         };
@@ -230,6 +249,8 @@ fn columns_impl<T: Sample, I: Isa>(
         for v in 0..VECS {
             w.st[v].save(carry, v);
         }
+        // The column offsets, or in the difference form the band's last row.
+        carry[4 * VECS..].copy_from_slice(&w.x0);
     }
 }
 
@@ -265,6 +286,7 @@ pub(super) fn band_columns<T: Sample>(
         .zip(carry.par_chunks_mut(strip * CARRY))
         .enumerate()
         .for_each(|(s, (out, carry))| {
+            let _flush = crate::cpu::lanes::FlushSubnormals::new(T::EXACT);
             let n = carry.len() / CARRY;
             let strip_states =
                 &states[(s * strip * boundaries).min(states.len())..][..n * boundaries];

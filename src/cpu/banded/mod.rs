@@ -18,12 +18,14 @@
 //!    a quarter of the shuffles) and written over the input band, which nothing needs any
 //!    more.
 //!
-//! The filter is `reference::recursive_line`'s (the same sections with the same f32 coefficients,
-//! the same first-sample offset and clamp-edge start-up), with FMA where the CPU has it, but
-//! each section runs its poles first and its two-tap numerator on their state (`Sections`):
-//! the same filter in three fewer operations per sample and direction. It agrees with the
-//! reference to a few f32 roundings (measured on f32 images: 2.4e-7 at σ = 1–30, 1.6e-6 at
-//! σ = 400, against 1.2e-7 and 4.2e-7 with the reference's own order).
+//! On f32 samples the filter is `reference::recursive_line`'s difference form (the same
+//! sections with the same f32 coefficients, poles on the first differences, numerators on the
+//! poles' state, the input added back; `Sample::EXACT`), with FMA where the CPU has it, and
+//! subnormals flushed (`FlushSubnormals`), which keeps constant regions bit for bit. On 8- and
+//! 16-bit samples it is the direct form: the first sample subtracted, a steady-state start at
+//! the clamped end, each section's poles first and its two-tap numerator on their state
+//! (`Sections`), three fewer operations per sample and direction than feeding the numerator
+//! in; the output's rounding absorbs the few ulps by which the direct form misses a constant.
 //!
 //! The files follow the passes: `summaries` is pass 1, `columns` and `rows` are pass 2's two
 //! halves (meeting only at `BandScratch`), `sections` is the filter all three step and
@@ -75,8 +77,8 @@ pub fn blur_in_place<T: Sample>(
     data: &mut [T],
     (width, height): (usize, usize),
     px: &Pixels,
-    kx: &[f32; 2 * SECTION_FLOATS],
-    ky: &[f32; 2 * SECTION_FLOATS],
+    kx: Axis,
+    ky: Axis,
 ) -> Vec<CpuPass> {
     let stride = width * px.channels;
     assert_eq!(data.len(), stride * height, "image buffer size");
@@ -84,8 +86,16 @@ pub fn blur_in_place<T: Sample>(
         return Vec::new();
     }
     let band = BAND_ROWS;
+    let (kx, ky) = (kx.form::<T>(), ky.form::<T>());
     let sums = BandSums::new(ky, band);
-    let (kx, ky) = (Coef::new(kx), Coef::new(ky));
+    let coef = |c| {
+        if T::EXACT {
+            Coef::differences(c)
+        } else {
+            Coef::new(c)
+        }
+    };
+    let (kx, ky) = (coef(kx), coef(ky));
     let bands = height.div_ceil(band);
     let chunks = stride.div_ceil(CHUNK);
     let strips = Strips {
@@ -144,22 +154,45 @@ pub fn blur_in_place<T: Sample>(
 }
 
 /// Both axes' coefficient blocks, where both are recursive (the banded blur runs nothing else).
-fn recursive_blocks(blur: &Blur2d) -> Option<(&CoefficientBlock, &CoefficientBlock)> {
-    match (&blur.x, &blur.y) {
-        (
-            LineFilter::Recursive {
-                coefficients: kx, ..
-            },
-            LineFilter::Recursive {
-                coefficients: ky, ..
-            },
-        ) => Some((kx, ky)),
-        _ => None,
-    }
+fn recursive_blocks(blur: &Blur2d) -> Option<(Axis<'_>, Axis<'_>)> {
+    Some((Axis::of(&blur.x)?, Axis::of(&blur.y)?))
 }
 
-/// One axis's recursive coefficients (`LineFilter::Recursive`).
-type CoefficientBlock = [f32; 2 * crate::filter::gaussian::SECTION_FLOATS];
+/// One axis's recursive coefficient block (`LineFilter::Recursive`).
+type CoefficientBlock = [f32; 2 * SECTION_FLOATS];
+
+/// One axis's recursive filter in both forms, of which the sample type picks one
+/// (`Sample::EXACT`): the difference form for floats, the direct form for integer samples.
+#[derive(Clone, Copy)]
+pub struct Axis<'a> {
+    pub direct: &'a CoefficientBlock,
+    pub differences: &'a CoefficientBlock,
+}
+
+impl<'a> Axis<'a> {
+    /// The blocks of a recursive filter; None for an FIR.
+    pub fn of(f: &'a LineFilter) -> Option<Self> {
+        match f {
+            LineFilter::Recursive {
+                coefficients,
+                differences,
+                ..
+            } => Some(Axis {
+                direct: coefficients,
+                differences,
+            }),
+            LineFilter::Fir { .. } => None,
+        }
+    }
+
+    fn form<T: Sample>(self) -> &'a CoefficientBlock {
+        if T::EXACT {
+            self.differences
+        } else {
+            self.direct
+        }
+    }
+}
 
 /// Blurs every plane of a planar f32 image in place, one plane at a time (each a one-channel
 /// image, nothing premultiplied): the fast host path for planes that are not an image's own

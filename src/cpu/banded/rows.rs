@@ -110,7 +110,13 @@ fn rows_c<T: Sample, I: Isa, const C: usize>(
                 for x in $xs {
                     for c in 0..C {
                         let q = x * C + c;
-                        let xv = blk[q / LANES][q % LANES] - x0[c];
+                        let raw = blk[q / LANES][q % LANES];
+                        let xv = raw - x0[c];
+                        if T::EXACT {
+                            // The difference form: the next input is the difference from
+                            // this sample, and the output this sample plus the sections'.
+                            x0[c] = raw;
+                        }
                         st[c].step::<I>(k, xv);
                         u[q] = st[c].output::<I>(k.causal(), x0[c]);
                         xl[c] = xv;
@@ -128,9 +134,15 @@ fn rows_c<T: Sample, I: Isa, const C: usize>(
     }
 
     // Anticausal, right to left, adding up, finishing pixels and storing 16 at a time.
-    let mut x1 = xl;
+    // The difference form starts from a zero state, `x1` the last sample; the direct form
+    // from the steady state of the last input.
+    let mut x1 = if T::EXACT { x0 } else { xl };
     for c in 0..C {
-        st[c] = Sections::steady(k, xl[c]);
+        st[c] = if T::EXACT {
+            Sections::ZERO
+        } else {
+            Sections::steady(k, xl[c])
+        };
     }
     let colour = if px.alpha { C - 1 } else { C };
     let mut done = [[V::ZERO; LANES]; C];
@@ -143,8 +155,14 @@ fn rows_c<T: Sample, I: Isa, const C: usize>(
                 for x in $xs {
                     for c in 0..C {
                         let q = x * C + c;
-                        st[c].step::<I>(k, x1[c]);
-                        x1[c] = blk[q / LANES][q % LANES] - x0[c];
+                        let raw = blk[q / LANES][q % LANES];
+                        if T::EXACT {
+                            st[c].step::<I>(k, x1[c] - raw);
+                            x1[c] = raw;
+                        } else {
+                            st[c].step::<I>(k, x1[c]);
+                            x1[c] = raw - x0[c];
+                        }
                         done[q / LANES][q % LANES] = st[c].output::<I>(k.anticausal(), u[q]);
                     }
                 }
@@ -218,6 +236,7 @@ pub(super) fn band_rows<T: Sample>(
     out.par_chunks_mut(LANES * stride)
         .enumerate()
         .for_each(|(group, out)| {
+            let _flush = crate::cpu::lanes::FlushSubnormals::new(T::EXACT);
             ROW_BUFFER.with_borrow_mut(|u| {
                 u.resize(padded, V::ZERO);
                 rows(scratch, group * LANES, width, px, k, u, out);

@@ -12,6 +12,10 @@ use crate::cpu::lanes::{Isa, LANES, V};
 pub trait Sample: Copy + Send + Sync + 'static {
     /// Full intensity in working units: the largest level, or 1 for floats.
     const FULL: f32;
+    /// Filtered in the difference form (`RecursiveGaussian::to_f32_difference_block`), which
+    /// keeps a constant region bit for bit: floats, whose output shows every ulp. Integer
+    /// samples take the direct form, whose few ulps of f32 the final rounding absorbs.
+    const EXACT: bool;
     /// The sample in working units.
     fn to_f32(self) -> f32;
     /// Integer samples are clamped and rounded (as `pixels` does); floats pass as they are.
@@ -34,6 +38,7 @@ pub trait Sample: Copy + Send + Sync + 'static {
 
 impl Sample for u8 {
     const FULL: f32 = 255.0;
+    const EXACT: bool = false;
     #[inline(always)]
     fn to_f32(self) -> f32 {
         self as f32
@@ -54,6 +59,7 @@ impl Sample for u8 {
 
 impl Sample for u16 {
     const FULL: f32 = 65535.0;
+    const EXACT: bool = false;
     #[inline(always)]
     fn to_f32(self) -> f32 {
         self as f32
@@ -73,6 +79,7 @@ impl Sample for u16 {
 
 impl Sample for f32 {
     const FULL: f32 = 1.0;
+    const EXACT: bool = true;
     #[inline(always)]
     fn to_f32(self) -> f32 {
         self

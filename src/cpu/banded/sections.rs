@@ -40,6 +40,24 @@ impl Coef {
         }
     }
 
+    /// A difference-form block (`RecursiveGaussian::to_f32_difference_block`), which holds the
+    /// output weights themselves.
+    pub(super) fn differences(c: &[f32; 2 * SECTION_FLOATS]) -> Self {
+        let f = |i: usize| [0, 1].map(|k| V::splat(c[k * SECTION_FLOATS + i]));
+        let sections: [[f64; 2]; 2] =
+            std::array::from_fn(|k| [4, 5].map(|i| c[k * SECTION_FLOATS + i] as f64));
+        let g = |f: fn(&[f64; 2]) -> f64| sections.map(|s| V::splat(f(&s) as f32));
+        Coef {
+            cw: f(0),
+            cd: f(1),
+            aw: f(2),
+            ad: f(3),
+            neps: g(|s| -s[0]),
+            r2: g(|s| 1.0 - s[1]),
+            steady: g(|s| 1.0 / s[0]),
+        }
+    }
+
     #[inline(always)]
     pub(super) fn causal(&self) -> (&[V; 2], &[V; 2]) {
         (&self.cw, &self.cd)

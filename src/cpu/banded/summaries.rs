@@ -111,7 +111,14 @@ fn summarise_impl<T: Sample, I: Isa>(
     for b in (1..bands - 1).rev() {
         let r0 = b * band;
         let mut z = [[[V::ZERO; 4]; VECS]; STRIP];
-        weighted_sums::<T, I>(img, r0, c0, px, sums, &x0, &mut z[..n]);
+        // The difference form's first input is the difference from row r0.
+        let mut offsets = x0;
+        if T::EXACT {
+            for (i, o) in offsets[..n].iter_mut().enumerate() {
+                *o = img.load(r0, (c0 + i) * CHUNK, px);
+            }
+        }
+        weighted_sums::<T, I>(img, r0, c0, px, sums, &mut offsets, &mut z[..n]);
         for (chunk, z) in st[..n].iter_mut().zip(&z) {
             for (s, z) in chunk.iter_mut().zip(z) {
                 sums.carry_across::<I>(s, z);
@@ -123,7 +130,9 @@ fn summarise_impl<T: Sample, I: Isa>(
 
 /// Σ weight · (x − x0) over inputs `r0 + 1 ..= r0 + band` of the strip's chunks (one `z` per
 /// chunk), as far as the weights reach (below the bottom band, so inside the image): per
-/// vector, the `[wa, da, wb, db]` the band adds to the state it hands up.
+/// vector, the `[wa, da, wb, db]` the band adds to the state it hands up. In the difference
+/// form `x0` starts as row `r0` and follows the rows, so that each input is `x[r] − x[r − 1]`
+/// (`Sample::EXACT`).
 #[inline(always)]
 fn weighted_sums<T: Sample, I: Isa>(
     img: Rows<T>,
@@ -131,7 +140,7 @@ fn weighted_sums<T: Sample, I: Isa>(
     c0: usize,
     px: &Pixels,
     sums: &BandSums,
-    x0: &[[V; VECS]; STRIP],
+    x0: &mut [[V; VECS]; STRIP],
     z: &mut [[[V; 4]; VECS]],
 ) {
     let h = img.height;
@@ -145,7 +154,7 @@ fn weighted_sums<T: Sample, I: Isa>(
         for (i, zi) in z.iter_mut().enumerate() {
             let j0 = (c0 + i) * CHUNK;
             // In locals across the tile, so that the sums stay in registers.
-            let (mut z, x0) = (*zi, x0[i]);
+            let (mut z, mut offset) = (*zi, x0[i]);
             for r in rows.clone() {
                 if r + PREFETCH_ROWS < h {
                     img.prefetch(r + PREFETCH_ROWS, j0);
@@ -153,13 +162,16 @@ fn weighted_sums<T: Sample, I: Isa>(
                 let x = img.load(r, j0, px);
                 let w = sums.weights[r - r0 - 1].map(V::splat);
                 for v in 0..VECS {
-                    let xv = x[v] - x0[v];
+                    let xv = x[v] - offset[v];
+                    if T::EXACT {
+                        offset[v] = x[v];
+                    }
                     for f in 0..4 {
                         z[v][f] = V::madd::<I>(w[f], xv, z[v][f]);
                     }
                 }
             }
-            *zi = z;
+            (*zi, x0[i]) = (z, offset);
         }
     }
 }
@@ -185,7 +197,10 @@ pub(super) fn band_states<T: Sample>(
         states
             .par_chunks_mut(strip * boundaries)
             .enumerate()
-            .for_each(|(s, out)| summarise(img, band, s * strip, px, k, out));
+            .for_each(|(s, out)| {
+                let _flush = crate::cpu::lanes::FlushSubnormals::new(T::EXACT);
+                summarise(img, band, s * strip, px, k, out)
+            });
     }
     states
 }
