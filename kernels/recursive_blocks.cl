@@ -423,7 +423,9 @@ block_summary(__global const src_t *src, __global float *sum, __constant float *
     if (x < width) {
         const uint i0 = part * PART_ROWS;
         // The row above the part's first, which its first input is the difference from.
-        pixel above = load_src(src, base + (size_t)(y0 + i0 > 0 ? y0 + i0 - 1 : 0) * width, lut);
+        // Clamped to the column: a part past a short last chunk's end loads a row it never uses.
+        pixel above = load_src(
+            src, base + (size_t)min(y0 + i0 > 0 ? y0 + i0 - 1 : 0u, height - 1) * width, lut);
         if (n == CHUNK) {
 #pragma unroll
             for (uint j = 0; j < PART_ROWS; j++) {

@@ -67,6 +67,6 @@ __kernel void recursive_line(__global const float *src, __global float *dst,
         wb += t;
         const float xr = in[at];
         out[at] = xr + (out[at] + ((awa * wa + ada * da) + (awb * wb + adb * db)));
-        x1 = i > 0 ? xr - in[at - elem_stride] : 0.0f;
+        x1 = xr - in[i > 0 ? at - elem_stride : at]; // 0 before the line's start
     }
 }
