@@ -30,7 +30,7 @@ fn main() -> anyhow::Result<()> {
     anyhow::ensure!(!files.is_empty(), "{}: no JPEG files", dir.display());
     files.sort();
     let opts = EncodeOptions {
-        jpeg_quality: 90,
+        jpeg: codec::jpeg::JpegOptions::default(),
         png_compression: CompressionType::Default,
         dither: false,
     };
@@ -42,7 +42,9 @@ fn main() -> anyhow::Result<()> {
                 let t0 = Instant::now();
                 let d = codec::decode(p, 4096)?;
                 let t1 = Instant::now();
-                let (bytes, _) = codec::encode(&d.image, d.format, d.meta.icc.as_deref(), opts, p)?;
+                let jpeg = opts.jpeg.resolve(d.jpeg.as_ref()).0;
+                let icc = d.meta.icc.as_deref();
+                let (bytes, _) = codec::encode(&d.image, d.format, icc, (opts, jpeg), p)?;
                 std::hint::black_box(bytes);
                 Ok(((t1 - t0).as_secs_f64(), t1.elapsed().as_secs_f64()))
             })

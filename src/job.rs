@@ -34,6 +34,9 @@ pub struct BlurJob {
     /// One device here; `gblur batch` also takes `all` and lists.
     pub device: DeviceSet,
     pub linear: bool,
+    /// A JPEG → JPEG job on the Rust path blurs the YCbCr planes where it can
+    /// (`planes_keep`); false: always RGB (`--jpeg-path rgb`).
+    pub jpeg_planes: bool,
     pub encode: EncodeOptions,
     pub max_memory_mib: u64,
     /// Which of the input's ICC profile, EXIF and XMP the output gets.
@@ -244,6 +247,7 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
     let plan = EdgePlan::new(job.edges, &blur);
 
     let path_keep = Keep::for_path(target.as_ref().map(|t| t.pipeline), &blur);
+    let path_keep = planes_keep(job, path_keep, out_format, &plan);
     let opening = start_opening(target);
     let t = Instant::now();
     let mask_file = job.mask.open(job.max_memory_mib).map_err(setup_text)?;
@@ -301,6 +305,23 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
         report.why = why;
         report
     })
+}
+
+/// `Keep::JpegPlanes` where a JPEG input may be blurred as its YCbCr planes: the Rust path
+/// in place (`path_keep` `Decoded`), JPEG out, and nothing that needs RGB samples (`--linear`,
+/// a selection, an edge mode); `load` then checks the file itself (its layout against
+/// `--subsampling`, its orientation). Else `path_keep`.
+fn planes_keep(job: &BlurJob, path_keep: Keep, out_format: ImageFormat, plan: &EdgePlan) -> Keep {
+    let takes = job.jpeg_planes
+        && path_keep == Keep::Decoded
+        && out_format == ImageFormat::Jpeg
+        && !job.linear
+        && !job.mask.active()
+        && plan.is_none();
+    match takes {
+        true => Keep::JpegPlanes(job.encode.jpeg.subsampling),
+        false => path_keep,
+    }
 }
 
 /// Loads the input as `path_keep` blurs it, with its selection when the job masks: the

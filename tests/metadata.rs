@@ -117,7 +117,11 @@ fn srgb_profile() -> Vec<u8> {
 
 /// The phone JPEG with an ICC profile in APP2 too, after its APP1 segments.
 fn phone_jpeg_with_icc() -> Vec<u8> {
-    let jpeg = phone::phone_jpeg();
+    with_icc(phone::phone_jpeg())
+}
+
+/// `jpeg` (SOI, two APP1 segments, ...) with the sRGB profile in APP2 after them.
+fn with_icc(jpeg: Vec<u8>) -> Vec<u8> {
     let profile = srgb_profile();
     // SOI, then the two APP1 segments.
     let mut at = 2;
@@ -453,4 +457,31 @@ fn a_legacy_png_raw_profile_is_read() {
     assert_eq!(b[&("Tiff0".into(), ORIENTATION)], "Short([1])");
     assert_eq!(a.len(), b.len());
     assert_eq!(a[&("Gps0".into(), 2)], b[&("Gps0".into(), 2)]);
+}
+
+/// An upright phone JPEG blurred at sigma 5 takes the YCbCr-planes path, which writes the
+/// encoded planes and then the metadata: every EXIF field, the XMP packet and the profile
+/// come through unchanged.
+#[test]
+fn the_planes_path_keeps_every_field() {
+    let input = with_icc(phone::phone_jpeg_turned(1));
+    let dir = tempfile::tempdir().unwrap();
+    let (src, out) = (dir.path().join("in.jpg"), dir.path().join("out.jpg"));
+    std::fs::write(&src, &input).unwrap();
+    let run = gblur()
+        .arg(&src)
+        .arg(&out)
+        .args(["--sigma", "5", "--device", "rust", "--json"])
+        .assert()
+        .success();
+    let report = String::from_utf8_lossy(&run.get_output().stdout).to_string();
+    assert!(report.contains("YCbCr"), "{report}");
+    let output = std::fs::read(out).unwrap();
+    assert_eq!(fields(&output), fields(&input));
+    assert_eq!(icc(&output), Some(srgb_profile()));
+    let xmp_of = |b: &[u8]| {
+        let at = b.windows(9).position(|w| w == b"<x:xmpmet").expect("XMP");
+        b[at..at + 200].to_vec()
+    };
+    assert_eq!(xmp_of(&output), xmp_of(&input));
 }

@@ -448,6 +448,8 @@ fn filter_once<'a>(
             Blur2d {
                 x: fir(sigma),
                 y: fir(sigma),
+                method: Method::Fir,
+                truncate: None,
             },
             Pipeline::Direct,
         ),

@@ -9,7 +9,7 @@ pub use bench::BenchCommand;
 
 use crate::backend::DeviceSet;
 use crate::codec::metadata::KeepMetadata;
-use crate::codec::EncodeOptions;
+use crate::codec::{jpeg, EncodeOptions};
 use crate::filter::Method;
 use crate::gpu::opencl::DeviceChoice;
 use crate::gpu::plan::{ChunkStart, PipelineChoice};
@@ -176,9 +176,20 @@ pub struct BlurSettings {
     /// of highlights).
     #[arg(long)]
     pub linear: bool,
-    /// JPEG quality, 1-100.
-    #[arg(long, default_value_t = 90, value_parser = clap::value_parser!(u8).range(1..=100))]
-    pub quality: u8,
+    /// JPEG quality, 1-100, or `same`: the input JPEG's, read from its quantisation tables
+    /// (90 for an input that is not a JPEG).
+    #[arg(long, default_value = "90", value_parser = parse_quality, value_name = "1-100|same")]
+    pub quality: jpeg::Quality,
+    /// JPEG chroma subsampling: `same` keeps a JPEG input's layout (other inputs get 4:2:0
+    /// below quality 90, 4:4:4 from 90 up).
+    #[arg(long, value_enum, default_value_t = SubsamplingArg::Same)]
+    pub subsampling: SubsamplingArg,
+    /// How a JPEG → JPEG job blurs on the Rust path: `auto` blurs the YCbCr planes as the file
+    /// holds them (chroma on its own grid) where the output keeps the input's subsampling and
+    /// nothing needs RGB (--linear, masks, edge modes, an EXIF rotation); `rgb` always
+    /// decodes to RGB.
+    #[arg(long, value_enum, default_value_t = JpegPathArg::Auto)]
+    pub jpeg_path: JpegPathArg,
     /// PNG compression effort (sizes and times: docs/BENCHMARKS.md).
     #[arg(long, value_enum, default_value_t = PngCompression::Fast)]
     pub png_compression: PngCompression,
@@ -291,6 +302,34 @@ pub enum KeepArg {
     Xmp,
 }
 
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum SubsamplingArg {
+    Same,
+    #[value(name = "444")]
+    S444,
+    #[value(name = "422")]
+    S422,
+    #[value(name = "420")]
+    S420,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum JpegPathArg {
+    Auto,
+    Rgb,
+}
+
+/// `--quality`: 1-100 or `same`.
+fn parse_quality(s: &str) -> Result<jpeg::Quality, String> {
+    if s == "same" {
+        return Ok(jpeg::Quality::Same);
+    }
+    match s.parse::<u8>() {
+        Ok(q @ 1..=100) => Ok(jpeg::Quality::Fixed(q)),
+        _ => Err(format!("{s:?} is not a quality: give 1 to 100, or same")),
+    }
+}
+
 #[derive(Clone, Copy, Debug, ValueEnum)]
 pub enum PngCompression {
     /// fdeflate with adaptive row filters: the fastest, and still smaller than zlib's level
@@ -366,8 +405,17 @@ impl BlurSettings {
             },
             device: self.device.clone(),
             linear: self.linear,
+            jpeg_planes: self.jpeg_path == JpegPathArg::Auto,
             encode: EncodeOptions {
-                jpeg_quality: self.quality,
+                jpeg: jpeg::JpegOptions {
+                    quality: self.quality,
+                    subsampling: match self.subsampling {
+                        SubsamplingArg::Same => jpeg::Subsampling::Same,
+                        SubsamplingArg::S444 => jpeg::Subsampling::Fixed(jpeg::Chroma::S444),
+                        SubsamplingArg::S422 => jpeg::Subsampling::Fixed(jpeg::Chroma::S422),
+                        SubsamplingArg::S420 => jpeg::Subsampling::Fixed(jpeg::Chroma::S420),
+                    },
+                },
                 png_compression: match self.png_compression {
                     PngCompression::Fast => CompressionType::Fast,
                     PngCompression::Small => CompressionType::Default,

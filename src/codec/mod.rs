@@ -11,6 +11,7 @@ use image::codecs::jpeg::JpegEncoder;
 use image::codecs::png::{CompressionType, FilterType, PngEncoder};
 use image::codecs::tiff::TiffEncoder;
 use image::codecs::webp::WebPEncoder;
+use image::metadata::Orientation;
 use image::{
     ColorType, DynamicImage, GenericImageView, ImageDecoder, ImageEncoder, ImageError, ImageFormat,
     ImageReader, Limits,
@@ -50,6 +51,8 @@ pub struct DecodedFile {
     pub format: ImageFormat,
     /// Its ICC profile, EXIF and XMP.
     pub meta: metadata::Metadata,
+    /// How a JPEG input was written (None for other formats).
+    pub jpeg: Option<jpeg::JpegTraits>,
 }
 
 /// `-`, which stands for stdin as an input and for stdout as an output.
@@ -148,11 +151,37 @@ pub fn decode_bytes(
 /// decoder reads the header and metadata either way.
 fn decode_from(
     path: &Path,
-    mut reader: impl io::BufRead + io::Seek,
+    reader: impl io::BufRead + io::Seek,
     format: ImageFormat,
     max_memory_mib: u64,
     jpeg: Option<&[u8]>,
 ) -> Result<DecodedFile, ImageIoError> {
+    let (decoder, orientation, meta) = open_decoder(path, reader, format, max_memory_mib)?;
+    let (w, h) = decoder.dimensions();
+    let limit = max_memory_mib.saturating_mul(1 << 20);
+    let mut image = match jpeg.and_then(|bytes| jpeg::decode_pixels(bytes, limit)) {
+        Some(image) if image.dimensions() == (w, h) => image,
+        _ => {
+            DynamicImage::from_decoder(decoder).map_err(|e| image_error(path, e, max_memory_mib))?
+        }
+    };
+    image.apply_orientation(orientation);
+    Ok(DecodedFile {
+        image,
+        format,
+        meta,
+        jpeg: jpeg.map(jpeg::JpegTraits::read),
+    })
+}
+
+/// The `image` crate's decoder for `reader`, with the header read and checked (size, memory
+/// limit), and the orientation and metadata it declares.
+fn open_decoder<'a, R: io::BufRead + io::Seek + 'a>(
+    path: &Path,
+    mut reader: R,
+    format: ImageFormat,
+    max_memory_mib: u64,
+) -> Result<(impl ImageDecoder + 'a, Orientation, metadata::Metadata), ImageIoError> {
     // `image` reads no EXIF from a TIFF (it lives in the file's own directories), nor from a
     // PNG's legacy text chunks.
     let from_file = metadata::read_container(format, &mut reader);
@@ -182,8 +211,7 @@ fn decode_from(
         });
     }
     // A GIF may declare a 6176 × 0 screen, and decoders hand such images over; with no pixel
-    // there is nothing to blur, and the planar split cannot cut planes of zero samples (found
-    // by the decode_blur_encode fuzz target).
+    // there is nothing to blur, and the planar split cannot cut planes of zero samples.
     let (w, h) = decoder.dimensions();
     if w == 0 || h == 0 {
         return Err(ImageIoError::Decode {
@@ -193,17 +221,35 @@ fn decode_from(
     }
     let orientation = decoder.orientation().map_err(map)?;
     let meta = metadata::Metadata::read(&mut decoder, from_file).map_err(map)?;
+    Ok((decoder, orientation, meta))
+}
+
+/// A colour JPEG held in memory as its YCbCr planes in layout `chroma`, with its metadata,
+/// after the checks `decode_bytes` makes; None where the planes do not stand for the picture
+/// as it is to be shown (an EXIF orientation other than upright) or the file is not plain
+/// YCbCr in that layout: `decode_bytes` then decodes it as pixels.
+pub fn decode_jpeg_planes(
+    name: &Path,
+    bytes: &[u8],
+    chroma: jpeg::Chroma,
+    max_memory_mib: u64,
+) -> Result<Option<(jpeg::YccPlanes, metadata::Metadata)>, ImageIoError> {
+    if bytes.is_empty() || image::guess_format(bytes).ok() != Some(ImageFormat::Jpeg) {
+        return Ok(None);
+    }
+    if !jpeg_complete(bytes) {
+        return Err(ImageIoError::Decode {
+            path: name.into(),
+            detail: "the file is truncated (no JPEG end-of-image marker)".into(),
+        });
+    }
+    let (_, orientation, meta) =
+        open_decoder(name, Cursor::new(bytes), ImageFormat::Jpeg, max_memory_mib)?;
+    if orientation != Orientation::NoTransforms {
+        return Ok(None);
+    }
     let limit = max_memory_mib.saturating_mul(1 << 20);
-    let mut image = match jpeg.and_then(|bytes| jpeg::decode_pixels(bytes, limit)) {
-        Some(image) if image.dimensions() == (w, h) => image,
-        _ => DynamicImage::from_decoder(decoder).map_err(map)?,
-    };
-    image.apply_orientation(orientation);
-    Ok(DecodedFile {
-        image,
-        format,
-        meta,
-    })
+    Ok(jpeg::decode_planes(bytes, chroma, limit).map(|planes| (planes, meta)))
 }
 
 /// The reason for a float TIFF the `image` crate refuses: it decodes 32-bit float TIFF as RGB
@@ -401,7 +447,8 @@ pub fn output_color(source: ColorType, format: ImageFormat) -> (ColorType, Optio
 /// Encoder settings from the command line.
 #[derive(Clone, Copy, Debug)]
 pub struct EncodeOptions {
-    pub jpeg_quality: u8,
+    /// `--quality` and `--subsampling`, resolved per image against its input.
+    pub jpeg: jpeg::JpegOptions,
     pub png_compression: CompressionType,
     /// Add TPDF dither before rounding to fewer bits than the input has (`pixels::quantise`).
     pub dither: bool,
@@ -412,7 +459,7 @@ pub fn encode(
     image: &DynamicImage,
     format: ImageFormat,
     icc: Option<&[u8]>,
-    opts: EncodeOptions,
+    (opts, jpeg): (EncodeOptions, jpeg::JpegSettings),
     path: &Path,
 ) -> Result<(Vec<u8>, Option<String>), ImageIoError> {
     let failed = |detail: String| ImageIoError::Encode {
@@ -420,10 +467,11 @@ pub fn encode(
         format: format!("{format:?}"),
         detail,
     };
-    if let Some(ours) = encode_own(image, format, icc, opts) {
+    if let Some(ours) = encode_own(image, format, icc, (opts, jpeg)) {
         return ours.map(|bytes| (bytes, None)).map_err(failed);
     }
-    encode_with_image_crate(image, format, icc, opts).map_err(|e| failed(one_line(&e.to_string())))
+    encode_with_image_crate(image, format, icc, (opts, jpeg))
+        .map_err(|e| failed(one_line(&e.to_string())))
 }
 
 /// gblur's own encoders, where they take the image: PNG (filtered and compressed in stripes
@@ -433,7 +481,7 @@ fn encode_own(
     image: &DynamicImage,
     format: ImageFormat,
     icc: Option<&[u8]>,
-    opts: EncodeOptions,
+    (opts, jpeg): (EncodeOptions, jpeg::JpegSettings),
 ) -> Option<Result<Vec<u8>, String>> {
     match (format, image) {
         (ImageFormat::Png, _) => match opts.png_compression {
@@ -451,7 +499,7 @@ fn encode_own(
                 image.as_bytes(),
                 dims,
                 color,
-                opts.jpeg_quality,
+                (jpeg.quality, jpeg.chroma),
                 icc,
             ))
         }
@@ -464,7 +512,7 @@ fn encode_with_image_crate(
     image: &DynamicImage,
     format: ImageFormat,
     icc: Option<&[u8]>,
-    opts: EncodeOptions,
+    (opts, jpeg): (EncodeOptions, jpeg::JpegSettings),
 ) -> Result<(Vec<u8>, Option<String>), ImageError> {
     let mut out = Cursor::new(Vec::new());
     let mut note = None;
@@ -492,7 +540,7 @@ fn encode_with_image_crate(
             image,
         ),
         ImageFormat::Jpeg => with_icc(
-            JpegEncoder::new_with_quality(&mut out, opts.jpeg_quality),
+            JpegEncoder::new_with_quality(&mut out, jpeg.quality),
             icc,
             &mut note,
             image,

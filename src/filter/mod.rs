@@ -81,6 +81,9 @@ impl LineFilter {
 pub struct Blur2d {
     pub x: LineFilter,
     pub y: LineFilter,
+    /// How the filters were asked for, so that `subsampled` can ask again.
+    pub method: Method,
+    pub truncate: Option<f64>,
 }
 
 /// Largest sigma `--method fir` runs at. The FIR's radius is 5 sigma, so its cost per sample
@@ -94,7 +97,20 @@ impl Blur2d {
         Self {
             x: LineFilter::new(method, sigma_x),
             y: LineFilter::new(method, sigma_y),
+            method,
+            truncate: None,
         }
+    }
+
+    /// The same blur for a plane sampled every `h` pixels across and `v` down (a JPEG's
+    /// chroma): sigma divided by each, the filter family chosen again for the new sigmas.
+    pub fn subsampled(&self, (h, v): (u32, u32)) -> Blur2d {
+        Blur2d::new(
+            self.method,
+            self.x.sigma() / h as f64,
+            self.y.sigma() / v as f64,
+        )
+        .with_truncate(self.truncate)
     }
 
     /// `new` for user input: refuses a FIR wider than `FIR_MAX_SIGMA`.
@@ -112,6 +128,7 @@ impl Blur2d {
     /// radius `floor(truncate * sigma + 0.5)`, at least 1) instead of the default
     /// `gaussian::fir_radius`; None keeps the default. The recursive filter has no radius.
     pub fn with_truncate(mut self, truncate: Option<f64>) -> Self {
+        self.truncate = truncate;
         if let Some(t) = truncate {
             for f in [&mut self.x, &mut self.y] {
                 if let LineFilter::Fir { sigma, taps } = f {

@@ -293,6 +293,7 @@ impl Masked {
                 return blend::mix_alpha(input, &image, select);
             }
             Working::Decoded(image) => image,
+            Working::Ycc(planes) => planes.to_rgb().into(),
             Working::Planar(mut planar) => {
                 if self.weighted() {
                     let channels = color_planes(&planar, self.nan);

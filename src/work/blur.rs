@@ -6,6 +6,7 @@
 
 use super::{Keep, Loaded, Working};
 use crate::backend::Device;
+use crate::codec::jpeg::YccPlanes;
 use crate::codec::ImageIoError;
 use crate::cpu::{banded, lanes, reference};
 use crate::filter::Blur2d;
@@ -13,8 +14,10 @@ use crate::gpu::opencl::ClError;
 use crate::gpu::pipeline;
 use crate::gpu::plan::Upload;
 use crate::gpu::upload;
+use crate::pixels;
 use crate::pixels::planar::Planar;
 use crate::report::{Pass, Stage};
+use image::{ColorType, DynamicImage};
 
 /// How an image was blurred.
 pub struct BlurOutcome {
@@ -101,7 +104,7 @@ fn blur_on_device(
             passes.extend(upload::blur_u8(ctx, image, blur, linear, pipe)?);
             Ok(format!("{}, 8-bit in and out", pipe.describe()))
         }
-        Working::Decoded(_) => Ok(blur_on_host(loaded, blur, passes)),
+        Working::Decoded(_) | Working::Ycc(_) => Ok(blur_on_host(loaded, blur, passes)),
         Working::Planar(planar) => {
             let (out, dev_passes) = pipeline::blur(ctx, std::mem::take(planar), blur, pipe)?;
             *planar = out;
@@ -122,6 +125,14 @@ pub fn blur_on_host(loaded: &mut Loaded, blur: &Blur2d, passes: &mut Vec<Pass>) 
             passes.extend(host_passes(cpu_passes));
             format!("banded, in place ({})", lanes::isa_name())
         }
+        Working::Ycc(planes) => {
+            passes.extend(blur_ycc(planes, blur));
+            format!(
+                "YCbCr {} planes, chroma at sigma / subsampling ({})",
+                planes.chroma.name(),
+                lanes::isa_name()
+            )
+        }
         // Recursive planar images on the host are weighted planes (`mask`), not an image's
         // own samples: the banded blur takes them one plane at a time.
         Working::Planar(planar) => match banded::blur_planes(planar, blur) {
@@ -137,6 +148,34 @@ pub fn blur_on_host(loaded: &mut Loaded, blur: &Blur2d, passes: &mut Vec<Pass>) 
             }
         },
     }
+}
+
+/// Blurs a JPEG's planes in place: Y with `blur`, Cb and Cr on their own grids with sigma
+/// divided by their subsampling factors. A plane whose filter the banded blur does not take
+/// (an FIR at small sigma) goes through the planar reference.
+fn blur_ycc(ycc: &mut YccPlanes, blur: &Blur2d) -> Vec<Pass> {
+    let chroma = blur.subsampled(ycc.chroma.factors());
+    let mut passes = Vec::new();
+    for (plane, name) in ycc.planes.iter_mut().zip(["Y", "Cb", "Cr"]) {
+        let plane_blur = if name == "Y" { blur } else { &chroma };
+        let mut image = DynamicImage::ImageLuma8(std::mem::take(plane));
+        let cpu_passes = match banded::blur_image(&mut image, plane_blur, false) {
+            Some(p) => p,
+            None => {
+                let (planar, _) = pixels::to_planar(&image, false);
+                let (out, p) = reference::blur(&planar, plane_blur);
+                image = pixels::from_planar(&out, ColorType::L8, ColorType::L8);
+                p
+            }
+        };
+        *plane = image.into_luma8();
+        passes.extend(
+            cpu_passes
+                .into_iter()
+                .map(|p| Pass::host_ms(Stage::Blur, &format!("{name} {}", p.name), p.ms)),
+        );
+    }
+    passes
 }
 
 fn host_passes(cpu_passes: Vec<reference::CpuPass>) -> impl Iterator<Item = Pass> {

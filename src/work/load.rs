@@ -3,9 +3,11 @@
 
 use super::edges::{self, EdgePlan};
 use super::{Keep, Loaded, Working};
+use crate::codec::jpeg::{JpegTraits, Subsampling};
 use crate::codec::{self, ImageIoError};
 use crate::pixels;
 use crate::report::{Pass, Stage};
+use image::{ColorType, ImageFormat};
 use std::path::Path;
 use std::time::Instant;
 
@@ -46,6 +48,11 @@ pub fn load_with(
     passes: &mut Vec<Pass>,
 ) -> Result<Loaded, ImageIoError> {
     let t = Instant::now();
+    if let Keep::JpegPlanes(subsampling) = keep {
+        if let Some(loaded) = load_planes(source, subsampling, max_memory_mib, passes)? {
+            return Ok(loaded);
+        }
+    }
     let mut decoded = match source {
         Source::File(path) => codec::decode(path, max_memory_mib)?,
         Source::Memory { name, bytes } => codec::decode_bytes(name, bytes, max_memory_mib)?,
@@ -76,10 +83,66 @@ pub fn load_with(
         width,
         height,
         notes,
+        jpeg: decoded.jpeg,
         padding,
     };
     loaded.adapt(keep, linear, passes);
     Ok(loaded)
+}
+
+/// A colour JPEG whose layout `subsampling` writes, loaded as its YCbCr planes, or None where
+/// the source is not one (`codec::decode_jpeg_planes`) and is to be decoded as pixels. A file
+/// is read whole, as `codec::decode` reads every JPEG.
+fn load_planes(
+    source: Source,
+    subsampling: Subsampling,
+    max_memory_mib: u64,
+    passes: &mut Vec<Pass>,
+) -> Result<Option<Loaded>, ImageIoError> {
+    let t = Instant::now();
+    let read;
+    let (name, bytes) = match source {
+        Source::Memory { name, bytes } => (name, bytes),
+        Source::File(path) => match codec::sniff(path) {
+            Ok(Some(ImageFormat::Jpeg)) => {
+                read = std::fs::read(path).map_err(|cause| ImageIoError::Open {
+                    path: path.into(),
+                    cause,
+                })?;
+                (path, read.as_slice())
+            }
+            // Not a JPEG, or an error the ordinary decode reports.
+            _ => return Ok(None),
+        },
+    };
+    let traits = JpegTraits::read(bytes);
+    let Some(chroma) = traits.chroma else {
+        return Ok(None);
+    };
+    if subsampling != Subsampling::Same && subsampling != Subsampling::Fixed(chroma) {
+        return Ok(None);
+    }
+    let Some((planes, meta)) = codec::decode_jpeg_planes(name, bytes, chroma, max_memory_mib)?
+    else {
+        return Ok(None);
+    };
+    passes.push(Pass::host(Stage::Decode, "decode to YCbCr planes", t));
+    let color = ColorType::Rgb8;
+    Ok(Some(Loaded {
+        layout: pixels::Layout {
+            color,
+            linear: false,
+        },
+        meta,
+        format: ImageFormat::Jpeg,
+        color,
+        width: planes.width,
+        height: planes.height,
+        notes: Vec::new(),
+        jpeg: Some(traits),
+        padding: None,
+        working: Working::Ycc(planes),
+    }))
 }
 
 /// Extends `image` for `plan`'s edge modes (nothing for clamp), refusing an extension over

@@ -20,6 +20,9 @@ pub enum Working {
     Planar(Planar),
     /// The decoded image itself, blurred in place by the banded Rust blur (no f32 copy).
     Decoded(DynamicImage),
+    /// A colour JPEG's YCbCr planes at their own resolutions (`Keep::JpegPlanes`), blurred
+    /// in place on the Rust path and encoded straight back.
+    Ycc(crate::codec::jpeg::YccPlanes),
 }
 
 /// A decoded input, oriented, as the blur will take it.
@@ -34,6 +37,8 @@ pub struct Loaded {
     pub height: u32,
     /// What decoding changed that the report should say (`pixels::sanitize_image`).
     pub notes: Vec<String>,
+    /// How a JPEG input was written, for `--quality same` and `--subsampling same`.
+    pub jpeg: Option<crate::codec::jpeg::JpegTraits>,
     /// Where the image lies in the extension an edge mode other than clamp blurs
     /// (`edges::pad`); `width` and `height` stay the image's own.
     pub padding: Option<edges::Padding>,
@@ -46,6 +51,7 @@ impl Loaded {
     pub fn upload(&self, pipe: Pipeline, blur: &Blur2d) -> Option<Upload> {
         match &self.working {
             Working::Planar(_) => Some(Upload::PlanarF32),
+            Working::Ycc(_) => None,
             Working::Decoded(image) => {
                 match Upload::for_image(image.color(), self.layout.linear, pipe, blur) {
                     u @ Upload::U8 { .. } => Some(u),
@@ -74,6 +80,10 @@ pub enum Keep {
     /// 8-bit gray, gray+alpha, RGB and RGBA as decoded (uploaded as bytes, converted on the
     /// device: `upload::blur_u8`), the rest as planar f32.
     Decoded8Bit,
+    /// A colour JPEG as its YCbCr planes (`Working::Ycc`) where its layout is the one this
+    /// `--subsampling` writes, everything else as `Decoded`: the Rust path of a JPEG → JPEG
+    /// job (`job::planes_keep` says when).
+    JpegPlanes(crate::codec::jpeg::Subsampling),
 }
 
 impl Keep {
@@ -91,7 +101,7 @@ impl Keep {
     pub fn keeps(self, color: ColorType) -> bool {
         match self {
             Keep::Planar => false,
-            Keep::Decoded => true,
+            Keep::Decoded | Keep::JpegPlanes(_) => true,
             Keep::Decoded8Bit => plan::u8_channels(color).is_some(),
         }
     }

@@ -3,7 +3,7 @@
 
 use super::{edges, Loaded, Working};
 use crate::codec::metadata::{self, KeepMetadata};
-use crate::codec::{self, EncodeOptions, ImageIoError};
+use crate::codec::{self, jpeg, EncodeOptions, ImageIoError};
 use crate::pixels;
 use crate::report::{Pass, Stage};
 use image::{ColorType, ImageFormat};
@@ -24,11 +24,78 @@ pub struct Output<'a> {
 /// Converts `blurred` back, encodes it and writes it atomically, adding what the format could
 /// not hold to `notes`; returns the colour type written.
 pub fn save(
-    blurred: Loaded,
+    mut blurred: Loaded,
     output: Output,
     passes: &mut Vec<Pass>,
     notes: &mut Vec<String>,
 ) -> Result<ColorType, ImageIoError> {
+    let stdout = codec::is_stdio(output.path);
+    let name = if stdout {
+        Path::new("stdout")
+    } else {
+        output.path
+    };
+    let (jpeg, quality_note) = output.encode.jpeg.resolve(blurred.jpeg.as_ref());
+    if output.format == ImageFormat::Jpeg {
+        notes.extend(quality_note);
+    }
+    let meta = std::mem::take(&mut blurred.meta).select(output.metadata);
+    let icc = meta.icc.as_deref();
+    let size = (blurred.width, blurred.height);
+    let (bytes, out_color) = match blurred.working {
+        Working::Ycc(planes) if output.format == ImageFormat::Jpeg => {
+            let t = Instant::now();
+            let bytes = jpeg::encode_planes(&planes, jpeg.quality, icc).map_err(|detail| {
+                ImageIoError::Encode {
+                    path: name.into(),
+                    format: "Jpeg".into(),
+                    detail,
+                }
+            })?;
+            passes.push(Pass::host(Stage::Encode, "encode from YCbCr planes", t));
+            (bytes, ColorType::Rgb8)
+        }
+        working => {
+            let loaded = Loaded { working, ..blurred };
+            let image = to_samples(loaded, output, passes, notes);
+            let t = Instant::now();
+            let (bytes, icc_note) =
+                codec::encode(&image, output.format, icc, (output.encode, jpeg), name)?;
+            notes.extend(icc_note);
+            passes.push(Pass::host(Stage::Encode, "encode", t));
+            (bytes, image.color())
+        }
+    };
+    // EXIF and XMP go into the encoded file as a pass of their own, so the report shows what
+    // they cost.
+    let bytes = if meta.exif.is_some() || meta.xmp.is_some() {
+        let t = Instant::now();
+        let (bytes, lost) = metadata::embed(bytes, output.format, &meta, size, name)?;
+        notes.extend(lost);
+        passes.push(Pass::host(Stage::Encode, "metadata", t));
+        bytes
+    } else {
+        bytes
+    };
+    let t = Instant::now();
+    if stdout {
+        codec::write_stdout(&bytes)?;
+    } else {
+        codec::write_atomic(output.path, &bytes)?;
+    }
+    passes.push(Pass::host(Stage::Encode, "write", t));
+    Ok(out_color)
+}
+
+/// The blurred image as samples of the colour type `output`'s format holds: cropped out of
+/// an edge mode's extension, converted from planar f32 or to fewer bits (dithered if asked),
+/// readied for Radiance HDR.
+fn to_samples(
+    blurred: Loaded,
+    output: Output,
+    passes: &mut Vec<Pass>,
+    notes: &mut Vec<String>,
+) -> image::DynamicImage {
     let layout = blurred.layout;
     let (out_color, lost) = codec::output_color(layout.color, output.format);
     notes.extend(lost);
@@ -43,6 +110,12 @@ pub fn save(
             pixels::finish_planar(&mut planar, layout);
             let converted = pixels::from_planar_with(&planar, layout.color, out_color, dither);
             passes.push(Pass::host(Stage::Encode, "from planar", t));
+            converted
+        }
+        Working::Ycc(planes) => {
+            let t = Instant::now();
+            let converted = pixels::convert_with(planes.to_rgb().into(), out_color, dither);
+            passes.push(Pass::host(Stage::Encode, "YCbCr planes to RGB", t));
             converted
         }
         Working::Decoded(mut image) => {
@@ -70,38 +143,7 @@ pub fn save(
     if output.format == ImageFormat::Hdr {
         notes.push(for_rgbe(&mut image));
     }
-    let t = Instant::now();
-    let meta = blurred.meta.select(output.metadata);
-    let stdout = codec::is_stdio(output.path);
-    let name = if stdout {
-        Path::new("stdout")
-    } else {
-        output.path
-    };
-    let icc = meta.icc.as_deref();
-    let (bytes, icc_note) = codec::encode(&image, output.format, icc, output.encode, name)?;
-    notes.extend(icc_note);
-    passes.push(Pass::host(Stage::Encode, "encode", t));
-    // EXIF and XMP go into the encoded file as a pass of their own, so the report shows what
-    // they cost.
-    let bytes = if meta.exif.is_some() || meta.xmp.is_some() {
-        let t = Instant::now();
-        let size = (image.width(), image.height());
-        let (bytes, lost) = metadata::embed(bytes, output.format, &meta, size, name)?;
-        notes.extend(lost);
-        passes.push(Pass::host(Stage::Encode, "metadata", t));
-        bytes
-    } else {
-        bytes
-    };
-    let t = Instant::now();
-    if stdout {
-        codec::write_stdout(&bytes)?;
-    } else {
-        codec::write_atomic(output.path, &bytes)?;
-    }
-    passes.push(Pass::host(Stage::Encode, "write", t));
-    Ok(out_color)
+    image
 }
 
 /// What the conversion to `out` clipped, and what `--dither` did.

@@ -239,6 +239,11 @@ fn pixels((w, h): (u32, u32)) -> RgbImage {
 
 /// The phone JPEG: APP1 EXIF (big-endian, orientation 6, thumbnail) and APP1 XMP after SOI.
 pub fn phone_jpeg() -> Vec<u8> {
+    phone_jpeg_turned(6)
+}
+
+/// The phone JPEG with `orientation` in its EXIF and XMP.
+pub fn phone_jpeg_turned(orientation: u16) -> Vec<u8> {
     let (w, h) = PHONE_STORED;
     let mut plain = Vec::new();
     image::codecs::jpeg::JpegEncoder::new_with_quality(&mut plain, 95)
@@ -256,8 +261,11 @@ pub fn phone_jpeg() -> Vec<u8> {
         out.extend(prefix);
         out.extend(body);
     };
-    app1(b"Exif\0\0", &exif(false, (w, h), 6, true));
-    app1(b"http://ns.adobe.com/xap/1.0/\0", xmp((w, h), 6).as_bytes());
+    app1(b"Exif\0\0", &exif(false, (w, h), orientation, true));
+    app1(
+        b"http://ns.adobe.com/xap/1.0/\0",
+        xmp((w, h), orientation).as_bytes(),
+    );
     // Skip the encoder's JFIF APP0: an EXIF file starts with APP1.
     let rest = if plain[2..4] == [0xFF, 0xE0] {
         4 + u16::from_be_bytes([plain[4], plain[5]]) as usize

@@ -151,7 +151,7 @@ mod tests {
                 &rgb,
                 (40, 24),
                 crate::codec::jpeg::JpegColor::Rgb,
-                75,
+                (75, crate::codec::jpeg::Chroma::S420),
                 None,
             )
             .unwrap(),

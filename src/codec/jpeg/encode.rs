@@ -5,7 +5,8 @@
 //! same quantisation tables for a quality, so every stripe's tables are the same), in
 //! parallel, and the scans are joined under one header with a DRI marker.
 
-use libjpeg_turbo_rs::{Encoder, PixelFormat, Subsampling};
+use super::header::Chroma;
+use libjpeg_turbo_rs::{Encoder, PixelFormat};
 use rayon::prelude::*;
 
 /// Colour layouts this encoder writes: the two JPEG holds.
@@ -24,61 +25,121 @@ impl JpegColor {
     }
 }
 
-/// Encodes `width`×`height` samples at `quality` (1-100), with `icc` embedded if given.
-/// Chroma is subsampled 4:2:0 below quality 90 and kept whole from 90 up (as libvips does).
+/// Encodes `width`×`height` samples at `quality` (1-100) with colour in the `chroma` layout,
+/// with `icc` embedded if given.
 pub fn encode(
     data: &[u8],
     (width, height): (u32, u32),
     color: JpegColor,
-    quality: u8,
+    (quality, chroma): (u8, Chroma),
     icc: Option<&[u8]>,
 ) -> Result<Vec<u8>, String> {
-    let too_big = |v: u32| v == 0 || v > u16::MAX as u32;
-    if too_big(width) || too_big(height) {
-        return Err(format!(
-            "JPEG holds 1 to 65535 pixels per side, not {width}×{height}"
-        ));
-    }
+    let (pixel_format, chroma) = match color {
+        JpegColor::Gray => (PixelFormat::Grayscale, Chroma::S444),
+        JpegColor::Rgb => (PixelFormat::Rgb, chroma),
+    };
+    let (h, v) = chroma.factors();
+    let plan = StripePlan::new((width, height), (8 * h, 8 * v))?;
     let row_bytes = width as usize * color.channels();
     assert_eq!(data.len(), row_bytes * height as usize, "image buffer size");
-    let subsampled = color == JpegColor::Rgb && quality < 90;
-    let (mcu_w, mcu_h) = if subsampled { (16, 16) } else { (8, 8) };
-    let mcus_per_row = width.div_ceil(mcu_w) as usize;
-    let mcu_rows = height.div_ceil(mcu_h) as usize;
-    // Two stripes per thread balance the load; each restart interval must fit in 16 bits.
-    let mut stripes = (2 * rayon::current_num_threads()).min(mcu_rows).max(1);
-    while mcu_rows.div_ceil(stripes) * mcus_per_row > u16::MAX as usize {
-        stripes += 1;
-    }
-    let rows_per_stripe = mcu_rows.div_ceil(stripes) * mcu_h as usize;
-    let stripes = (height as usize).div_ceil(rows_per_stripe);
-
-    let (pixel_format, subsampling) = match color {
-        JpegColor::Gray => (PixelFormat::Grayscale, Subsampling::S444),
-        JpegColor::Rgb if subsampled => (PixelFormat::Rgb, Subsampling::S420),
-        JpegColor::Rgb => (PixelFormat::Rgb, Subsampling::S444),
-    };
-    let one = |i: usize| -> Result<Vec<u8>, String> {
-        let r0 = i * rows_per_stripe;
-        let r1 = (r0 + rows_per_stripe).min(height as usize);
+    encode_stripes(&plan, |r0, r1| {
         let rows = &data[r0 * row_bytes..r1 * row_bytes];
         let mut enc = Encoder::new(rows, width as usize, r1 - r0, pixel_format)
             .quality(quality)
-            .subsampling(subsampling);
-        if let (0, Some(p)) = (i, icc) {
+            .subsampling(chroma.turbo());
+        if let (0, Some(p)) = (r0, icc) {
             enc = enc.icc_profile(p);
         }
         enc.encode().map_err(|e| e.to_string())
-    };
-    if stripes == 1 {
-        return one(0);
+    })
+}
+
+/// How an image is cut into stripes of whole MCU rows, each encoded on its own.
+pub struct StripePlan {
+    height: u32,
+    /// Image rows per stripe (a multiple of the MCU's height).
+    rows_per_stripe: usize,
+    stripes: usize,
+    /// MCUs per stripe: the restart interval.
+    interval: u16,
+}
+
+impl StripePlan {
+    /// Stripes of an image of `width`×`height` pixels in MCUs of `mcu` pixels: two per thread,
+    /// so the load balances, each small enough for a 16-bit restart interval.
+    pub fn new((width, height): (u32, u32), (mcu_w, mcu_h): (u32, u32)) -> Result<Self, String> {
+        let too_big = |v: u32| v == 0 || v > u16::MAX as u32;
+        if too_big(width) || too_big(height) {
+            return Err(format!(
+                "JPEG holds 1 to 65535 pixels per side, not {width}×{height}"
+            ));
+        }
+        let mcus_per_row = width.div_ceil(mcu_w) as usize;
+        let mcu_rows = height.div_ceil(mcu_h) as usize;
+        let mut stripes = (2 * rayon::current_num_threads()).min(mcu_rows).max(1);
+        while mcu_rows.div_ceil(stripes) * mcus_per_row > u16::MAX as usize {
+            stripes += 1;
+        }
+        let mcu_rows_per_stripe = mcu_rows.div_ceil(stripes);
+        let rows_per_stripe = mcu_rows_per_stripe * mcu_h as usize;
+        Ok(StripePlan {
+            height,
+            rows_per_stripe,
+            stripes: (height as usize).div_ceil(rows_per_stripe),
+            interval: (mcu_rows_per_stripe * mcus_per_row) as u16,
+        })
     }
-    let parts = (0..stripes)
+}
+
+/// Encodes every stripe of `plan` with `one(first_row, end_row)` (a whole JPEG of those rows;
+/// only the first stripe's header extras, such as an ICC profile, are kept), in parallel, and
+/// joins them into one file.
+pub fn encode_stripes(
+    plan: &StripePlan,
+    one: impl Fn(usize, usize) -> Result<Vec<u8>, String> + Sync,
+) -> Result<Vec<u8>, String> {
+    let rows = |i: usize| {
+        let r0 = i * plan.rows_per_stripe;
+        (r0, (r0 + plan.rows_per_stripe).min(plan.height as usize))
+    };
+    if plan.stripes == 1 {
+        return one(0, plan.height as usize);
+    }
+    let parts = (0..plan.stripes)
         .into_par_iter()
-        .map(one)
+        .map(|i| {
+            let (r0, r1) = rows(i);
+            one(r0, r1)
+        })
         .collect::<Result<Vec<_>, _>>()?;
-    let interval = (rows_per_stripe / mcu_h as usize * mcus_per_row) as u16;
-    join(&parts, height as u16, interval)
+    join(&parts, plan.height as u16, plan.interval)
+}
+
+/// `jpeg` with `icc` inserted as APP2 ICC_PROFILE segments (split where a segment's 64 KiB
+/// would overflow) after its JFIF header.
+pub fn with_icc(jpeg: Vec<u8>, icc: &[u8]) -> Result<Vec<u8>, String> {
+    const CHUNK: usize = 65535 - 2 - 14;
+    let (head, _) = split(&jpeg)?;
+    let at = 2 + head
+        .iter()
+        .take_while(|s| s.marker == 0xE0)
+        .map(|s| s.bytes.len())
+        .sum::<usize>();
+    let count = icc.len().div_ceil(CHUNK);
+    if count > 255 {
+        return Err("the ICC profile is over 16 MB, more than JPEG can hold".into());
+    }
+    let mut out = Vec::with_capacity(jpeg.len() + icc.len() + 18 * count);
+    out.extend_from_slice(&jpeg[..at]);
+    for (i, part) in icc.chunks(CHUNK).enumerate() {
+        out.extend_from_slice(&[0xFF, 0xE2]);
+        out.extend_from_slice(&((2 + 14 + part.len()) as u16).to_be_bytes());
+        out.extend_from_slice(b"ICC_PROFILE\0");
+        out.extend_from_slice(&[i as u8 + 1, count as u8]);
+        out.extend_from_slice(part);
+    }
+    out.extend_from_slice(&jpeg[at..]);
+    Ok(out)
 }
 
 /// A marker segment of a JPEG header: its marker byte and its whole bytes.
@@ -169,6 +230,7 @@ fn join(parts: &[Vec<u8>], height: u16, interval: u16) -> Result<Vec<u8>, String
 #[cfg(test)]
 mod tests {
     use super::*;
+    use libjpeg_turbo_rs::Subsampling;
 
     fn pattern(w: u32, h: u32, c: usize) -> Vec<u8> {
         (0..w as usize * h as usize * c)
@@ -187,11 +249,11 @@ mod tests {
             for (color, c) in [(JpegColor::Rgb, 3), (JpegColor::Gray, 1)] {
                 for q in [75, 90] {
                     let data = pattern(w, h, c);
-                    let joined = encode(&data, (w, h), color, q, None).unwrap();
-                    let (format, sub) = match (c, q) {
-                        (1, _) => (PixelFormat::Grayscale, Subsampling::S444),
-                        (_, 75) => (PixelFormat::Rgb, Subsampling::S420),
-                        _ => (PixelFormat::Rgb, Subsampling::S444),
+                    let chroma = if q == 75 { Chroma::S420 } else { Chroma::S422 };
+                    let joined = encode(&data, (w, h), color, (q, chroma), None).unwrap();
+                    let (format, sub) = match c {
+                        1 => (PixelFormat::Grayscale, Subsampling::S444),
+                        _ => (PixelFormat::Rgb, chroma.turbo()),
                     };
                     let whole = Encoder::new(&data, w as usize, h as usize, format)
                         .quality(q)
@@ -210,7 +272,14 @@ mod tests {
     fn icc_profile_is_embedded_once() {
         let data = pattern(40, 200, 3);
         let icc = vec![7u8; 300];
-        let jpeg = encode(&data, (40, 200), JpegColor::Rgb, 80, Some(&icc)).unwrap();
+        let jpeg = encode(
+            &data,
+            (40, 200),
+            JpegColor::Rgb,
+            (80, Chroma::S420),
+            Some(&icc),
+        )
+        .unwrap();
         let app2 = jpeg.windows(12).filter(|w| w == b"ICC_PROFILE\0").count();
         assert_eq!(app2, 1);
         use image::ImageDecoder as _;
@@ -220,7 +289,7 @@ mod tests {
 
     #[test]
     fn sides_beyond_jpeg_limits_are_refused() {
-        assert!(encode(&[], (0, 5), JpegColor::Gray, 90, None).is_err());
-        assert!(encode(&[], (70000, 1), JpegColor::Gray, 90, None).is_err());
+        assert!(encode(&[], (0, 5), JpegColor::Gray, (90, Chroma::S444), None).is_err());
+        assert!(encode(&[], (70000, 1), JpegColor::Gray, (90, Chroma::S444), None).is_err());
     }
 }

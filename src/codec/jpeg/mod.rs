@@ -1,8 +1,15 @@
-//! JPEG through `libjpeg-turbo-rs`: decoding colour files with subsampled chroma (`decode`)
-//! and encoding in stripes on every core, joined by restart markers (`encode`).
+//! JPEG through `libjpeg-turbo-rs`: decoding colour files with subsampled chroma to RGB
+//! (`decode`) or to their YCbCr planes (`planes`), encoding in stripes on every core, joined
+//! by restart markers (`encode`), and reading how a file was written (`header`).
 
 mod decode;
 mod encode;
+mod header;
+mod planes;
+mod settings;
 
 pub use decode::decode_pixels;
 pub use encode::{encode, JpegColor};
+pub use header::{estimate_quality, Chroma, JpegTraits};
+pub use planes::{decode_planes, encode_planes, YccPlanes};
+pub use settings::{JpegOptions, JpegSettings, Quality, Subsampling, DEFAULT_QUALITY};

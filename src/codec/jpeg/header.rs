@@ -1,0 +1,219 @@
+//! What a JPEG's header says about how it was written: its chroma subsampling (from the frame's
+//! sampling factors) and the quality its quantisation tables were scaled for. `--subsampling
+//! same` and `--quality same` write the output the same way.
+
+/// The chroma layouts gblur writes, with the subsampling factors of Cb and Cr against Y.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Chroma {
+    /// Full chroma.
+    S444,
+    /// Chroma halved across.
+    S422,
+    /// Chroma halved across and down.
+    S420,
+}
+
+impl Chroma {
+    /// (horizontal, vertical) factors by which the chroma planes are smaller than luma.
+    pub fn factors(self) -> (u32, u32) {
+        match self {
+            Chroma::S444 => (1, 1),
+            Chroma::S422 => (2, 1),
+            Chroma::S420 => (2, 2),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Chroma::S444 => "4:4:4",
+            Chroma::S422 => "4:2:2",
+            Chroma::S420 => "4:2:0",
+        }
+    }
+
+    pub(super) fn turbo(self) -> libjpeg_turbo_rs::Subsampling {
+        match self {
+            Chroma::S444 => libjpeg_turbo_rs::Subsampling::S444,
+            Chroma::S422 => libjpeg_turbo_rs::Subsampling::S422,
+            Chroma::S420 => libjpeg_turbo_rs::Subsampling::S420,
+        }
+    }
+}
+
+/// How a JPEG was written, as far as its header tells.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct JpegTraits {
+    /// The chroma layout of a three-component file whose layout gblur can write; None for
+    /// gray, CMYK and unusual factors (4:1:1, 4:4:0, ...).
+    pub chroma: Option<Chroma>,
+    /// The IJG quality (1-100) whose scaled standard luminance table is nearest to the file's
+    /// own; None where the file has no 8-bit luminance table.
+    pub quality: Option<u8>,
+}
+
+/// The standard luminance quantisation table (ITU-T T.81, Annex K.1), in zigzag order as
+/// DQT segments store it.
+const STD_LUMINANCE_ZIGZAG: [u16; 64] = [
+    16, 11, 12, 14, 12, 10, 16, 14, 13, 14, 18, 17, 16, 19, 24, 40, 26, 24, 22, 22, 24, 49, 35, 37,
+    29, 40, 58, 51, 61, 60, 57, 51, 56, 55, 64, 72, 92, 78, 64, 68, 87, 69, 55, 56, 80, 109, 81,
+    87, 95, 98, 103, 104, 103, 62, 77, 113, 121, 112, 100, 120, 92, 101, 103, 99,
+];
+
+/// The standard table scaled for `quality` as libjpeg scales it (`jpeg_quality_scaling`,
+/// entries clamped to 1..=255 for baseline files).
+fn scaled_table(quality: u8) -> [u16; 64] {
+    let q = quality.clamp(1, 100) as u32;
+    let scale = if q < 50 { 5000 / q } else { 200 - 2 * q };
+    STD_LUMINANCE_ZIGZAG.map(|v| ((v as u32 * scale + 50) / 100).clamp(1, 255) as u16)
+}
+
+/// The quality whose scaled table is nearest `table` (sum of absolute differences); a file
+/// written by libjpeg, libjpeg-turbo, mozjpeg's baseline or Pillow gives its exact setting.
+pub fn estimate_quality(table: &[u16; 64]) -> u8 {
+    let distance = |q: u8| -> u32 {
+        scaled_table(q)
+            .iter()
+            .zip(table)
+            .map(|(a, b)| a.abs_diff(*b) as u32)
+            .sum()
+    };
+    // Ties go to the higher quality: two settings share a table only where both clamp to 1.
+    (1..=100u8).rev().min_by_key(|&q| distance(q)).unwrap_or(90)
+}
+
+impl JpegTraits {
+    /// Reads the header segments up to the first scan; a header it cannot walk gives the
+    /// default (nothing known), and the decoder then says what is wrong with the file.
+    pub fn read(bytes: &[u8]) -> JpegTraits {
+        let mut traits = JpegTraits::default();
+        if bytes.len() < 4 || bytes[..2] != [0xFF, 0xD8] {
+            return traits;
+        }
+        let mut at = 2;
+        while at + 4 <= bytes.len() && bytes[at] == 0xFF {
+            let marker = bytes[at + 1];
+            if marker == 0xFF {
+                at += 1; // fill byte
+                continue;
+            }
+            let len = u16::from_be_bytes([bytes[at + 2], bytes[at + 3]]) as usize;
+            let Some(body) = bytes.get(at + 4..at + 2 + len.max(2)) else {
+                break;
+            };
+            match marker {
+                0xDB => traits.quality = traits.quality.or_else(|| luminance_quality(body)),
+                0xC0..=0xC2 => traits.chroma = chroma_of(body),
+                0xDA => break,
+                _ => {}
+            }
+            at += 2 + len;
+        }
+        traits
+    }
+}
+
+/// The quality of table 0 in a DQT segment's body (8- or 16-bit entries), if it holds it.
+fn luminance_quality(mut body: &[u8]) -> Option<u8> {
+    while let Some(&pq_tq) = body.first() {
+        let wide = pq_tq >> 4 == 1;
+        let size = 1 + 64 * (1 + wide as usize);
+        let table = body.get(1..size)?;
+        if pq_tq & 0x0F == 0 {
+            let mut entries = [0u16; 64];
+            for (i, e) in entries.iter_mut().enumerate() {
+                *e = match wide {
+                    true => u16::from_be_bytes([table[2 * i], table[2 * i + 1]]),
+                    false => table[i] as u16,
+                };
+            }
+            return Some(estimate_quality(&entries));
+        }
+        body = &body[size..];
+    }
+    None
+}
+
+/// The chroma layout of an SOF body: three components, luma's factors over both chroma
+/// components' factors of 1.
+fn chroma_of(body: &[u8]) -> Option<Chroma> {
+    if body.len() < 6 || body[0] != 8 || body[5] != 3 || body.len() < 6 + 9 {
+        return None;
+    }
+    let factors = |c: usize| {
+        let hv = body[6 + 3 * c + 1];
+        (hv >> 4, hv & 0x0F)
+    };
+    if factors(1) != (1, 1) || factors(2) != (1, 1) {
+        return None;
+    }
+    match factors(0) {
+        (1, 1) => Some(Chroma::S444),
+        (2, 1) => Some(Chroma::S422),
+        (2, 2) => Some(Chroma::S420),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use libjpeg_turbo_rs::{Encoder, PixelFormat, Subsampling};
+
+    fn written(quality: u8, sub: Subsampling) -> Vec<u8> {
+        let rgb: Vec<u8> = (0..48 * 32 * 3).map(|i| (i * 37 % 251) as u8).collect();
+        Encoder::new(&rgb, 48, 32, PixelFormat::Rgb)
+            .quality(quality)
+            .subsampling(sub)
+            .encode()
+            .unwrap()
+    }
+
+    #[test]
+    fn reads_the_quality_and_layout_a_file_was_written_with() {
+        for q in [1, 10, 49, 50, 51, 75, 85, 90, 95, 100] {
+            for (sub, chroma) in [
+                (Subsampling::S444, Chroma::S444),
+                (Subsampling::S422, Chroma::S422),
+                (Subsampling::S420, Chroma::S420),
+            ] {
+                let traits = JpegTraits::read(&written(q, sub));
+                assert_eq!(traits.chroma, Some(chroma), "q{q} {sub:?}");
+                let got = traits.quality.unwrap();
+                // Near 100 several settings clamp to the same table of ones.
+                assert!(got == q || (q >= 98 && got >= 98), "q{q}: read {got}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_image_crates_encoder_reads_back_too() {
+        let img = image::RgbImage::from_fn(40, 24, |x, y| image::Rgb([x as u8 * 6, y as u8, 9]));
+        for q in [60, 80, 92] {
+            let mut out = std::io::Cursor::new(Vec::new());
+            image::DynamicImage::from(img.clone())
+                .write_with_encoder(image::codecs::jpeg::JpegEncoder::new_with_quality(
+                    &mut out, q,
+                ))
+                .unwrap();
+            assert_eq!(JpegTraits::read(out.get_ref()).quality, Some(q));
+        }
+    }
+
+    #[test]
+    fn gray_unusual_and_damaged_headers_say_nothing_of_chroma() {
+        let gray = Encoder::new(&[7u8; 64], 8, 8, PixelFormat::Grayscale)
+            .encode()
+            .unwrap();
+        assert_eq!(JpegTraits::read(&gray).chroma, None);
+        assert_eq!(
+            JpegTraits::read(&written(80, Subsampling::S411)).chroma,
+            None
+        );
+        for cut in [0, 3, 10, 30] {
+            let bytes = written(80, Subsampling::S420);
+            let t = JpegTraits::read(&bytes[..cut]);
+            assert_eq!(t.chroma, None, "cut at {cut}");
+        }
+        assert_eq!(JpegTraits::read(b"not a jpeg"), JpegTraits::default());
+    }
+}

@@ -1,0 +1,256 @@
+//! A colour JPEG as its YCbCr planes at their own resolutions, straight from the entropy
+//! decoder's IDCT and straight back into the encoder's FDCT: no colour conversion, no chroma
+//! upsampling or downsampling. JFIF's colour transform is affine and the blur is a normalised
+//! linear filter, so blurring the planes (chroma on its own grid, at sigma over its
+//! subsampling factor) gives the picture that blurring RGB gives, apart from rounding and
+//! the chroma resampling the RGB route adds (docs/ALGORITHMS.md, "JPEG in YCbCr planes").
+
+use super::encode::{encode_stripes, StripePlan};
+use super::header::Chroma;
+use image::{GrayImage, RgbImage};
+use libjpeg_turbo_rs::{ColorSpace, DecodeLimits, Decoder};
+
+/// The three planes of a YCbCr JPEG, each cropped to its own size: Y `width`×`height`, Cb and
+/// Cr `ceil(width / h)`×`ceil(height / v)` for the layout's factors (h, v).
+pub struct YccPlanes {
+    pub width: u32,
+    pub height: u32,
+    pub chroma: Chroma,
+    /// Y, Cb, Cr.
+    pub planes: [GrayImage; 3],
+}
+
+impl YccPlanes {
+    /// Bytes the planes hold.
+    pub fn bytes(&self) -> u64 {
+        self.planes.iter().map(|p| p.len() as u64).sum()
+    }
+
+    /// The picture as RGB (JFIF's full-range BT.601 transform), each pixel's chroma from the
+    /// chroma sample covering it: for a job whose planes must end up as RGB samples after
+    /// all (another output format, a selection to mix in).
+    pub fn to_rgb(&self) -> RgbImage {
+        let (h, v) = self.chroma.factors();
+        let [y, cb, cr] = &self.planes;
+        RgbImage::from_fn(self.width, self.height, |px, py| {
+            let l = y.get_pixel(px, py).0[0] as f32;
+            let b = cb.get_pixel(px / h, py / v).0[0] as f32 - 128.0;
+            let r = cr.get_pixel(px / h, py / v).0[0] as f32 - 128.0;
+            let q = |f: f32| f.round().clamp(0.0, 255.0) as u8;
+            image::Rgb([
+                q(l + 1.402 * r),
+                q(l - 0.344_136 * b - 0.714_136 * r),
+                q(l + 1.772 * b),
+            ])
+        })
+    }
+}
+
+/// The planes of `bytes`, or None where the file is not an 8-bit YCbCr JPEG in a layout
+/// gblur writes (4:4:4, 4:2:2, 4:2:0), or where the decoder refuses it or only decodes it
+/// with warnings (the `image` crate's decoder then reads it, or says what is wrong).
+/// `max_bytes` bounds the decoder's working memory.
+pub fn decode_planes(bytes: &[u8], chroma: Chroma, max_bytes: u64) -> Option<YccPlanes> {
+    let limits = DecodeLimits {
+        max_memory: Some(max_bytes),
+        ..DecodeLimits::default()
+    };
+    let mut decoder = Decoder::new_with_limits(bytes, limits).ok()?;
+    if decoder.header().precision != 8
+        || decoder.jpeg_color_space() != ColorSpace::YCbCr
+        || decoder.jpeg_subsampling() != chroma.turbo()
+    {
+        return None;
+    }
+    decoder.set_stop_on_warning(true);
+    let (raw, warnings) = decoder.decode_raw_with_warnings().ok()?;
+    if !warnings.is_empty() || raw.num_components != 3 {
+        return None;
+    }
+    let (width, height) = (
+        u32::try_from(raw.width).ok()?,
+        u32::try_from(raw.height).ok()?,
+    );
+    let (h, v) = chroma.factors();
+    let sizes = [
+        (width, height),
+        (width.div_ceil(h), height.div_ceil(v)),
+        (width.div_ceil(h), height.div_ceil(v)),
+    ];
+    let mut planes = raw.planes.into_iter().zip(raw.plane_widths).zip(sizes);
+    let mut next = || {
+        let ((data, stride), (w, h)) = planes.next()?;
+        crop(data, stride, (w, h))
+    };
+    let planes = [next()?, next()?, next()?];
+    Some(YccPlanes {
+        width,
+        height,
+        chroma,
+        planes,
+    })
+}
+
+/// The top-left `w`×`h` of a plane whose rows are `stride` samples apart (the decoder pads
+/// planes to whole MCUs), in place.
+fn crop(mut data: Vec<u8>, stride: usize, (w, h): (u32, u32)) -> Option<GrayImage> {
+    let (w, h) = (w as usize, h as usize);
+    if stride < w || data.len() < stride * h {
+        return None;
+    }
+    if stride != w {
+        for row in 1..h {
+            data.copy_within(row * stride..row * stride + w, row * w);
+        }
+    }
+    data.truncate(w * h);
+    GrayImage::from_raw(w as u32, h as u32, data)
+}
+
+/// Encodes the planes at `quality` (1-100) in their own layout, with `icc` embedded if
+/// given: in stripes on every core, joined by restart markers, as `encode` does for RGB.
+pub fn encode_planes(p: &YccPlanes, quality: u8, icc: Option<&[u8]>) -> Result<Vec<u8>, String> {
+    let (h, v) = p.chroma.factors();
+    let plan = StripePlan::new((p.width, p.height), (8 * h, 8 * v))?;
+    encode_stripes(&plan, |r0, r1| {
+        // Luma rows r0..r1 are chroma rows r0 / v .. ceil(r1 / v): stripes start on MCU rows.
+        let rows = |i: usize| {
+            let (f, plane) = if i == 0 {
+                (1, &p.planes[0])
+            } else {
+                (v, &p.planes[i])
+            };
+            let (a, b) = (r0 / f as usize, r1.div_ceil(f as usize));
+            let w = plane.width() as usize;
+            (&plane.as_raw()[a * w..b * w], w, b - a)
+        };
+        let parts = [rows(0), rows(1), rows(2)];
+        let data: Vec<&[u8]> = parts.iter().map(|p| p.0).collect();
+        let widths: Vec<usize> = parts.iter().map(|p| p.1).collect();
+        let heights: Vec<usize> = parts.iter().map(|p| p.2).collect();
+        let mut jpeg = libjpeg_turbo_rs::compress_raw(
+            &data,
+            &widths,
+            &heights,
+            p.width as usize,
+            r1 - r0,
+            quality,
+            p.chroma.turbo(),
+        )
+        .map_err(|e| e.to_string())?;
+        if let (0, Some(profile)) = (r0, icc) {
+            jpeg = super::encode::with_icc(jpeg, profile)?;
+        }
+        Ok(jpeg)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use libjpeg_turbo_rs::{Encoder, PixelFormat};
+
+    fn photo(w: u32, h: u32) -> Vec<u8> {
+        (0..h)
+            .flat_map(|y| {
+                (0..w).flat_map(move |x| {
+                    [
+                        (x * 255 / w) as u8,
+                        (y * 255 / h) as u8,
+                        ((x * 7 + y * 13) % 256) as u8,
+                    ]
+                })
+            })
+            .collect()
+    }
+
+    fn jpeg(w: u32, h: u32, chroma: Chroma) -> Vec<u8> {
+        Encoder::new(&photo(w, h), w as usize, h as usize, PixelFormat::Rgb)
+            .quality(90)
+            .subsampling(chroma.turbo())
+            .encode()
+            .unwrap()
+    }
+
+    /// The file as libjpeg-turbo-rs decodes it (the `image` crate's decoder for 4:4:4): one
+    /// decoder for both files, as decoders differ in the chroma of an odd last column.
+    fn rgb_of(bytes: &[u8]) -> image::RgbImage {
+        match super::super::decode_pixels(bytes, 1 << 30) {
+            Some(image) => image.to_rgb8(),
+            None => image::load_from_memory_with_format(bytes, image::ImageFormat::Jpeg)
+                .unwrap()
+                .to_rgb8(),
+        }
+    }
+
+    /// Planes decoded and encoded again (at 100, stripes and all) decode to the picture the
+    /// file holds, for odd sizes and every layout.
+    #[test]
+    fn planes_round_trip_to_the_same_picture() {
+        for chroma in [Chroma::S444, Chroma::S422, Chroma::S420] {
+            for (w, h) in [(1, 1), (17, 33), (67, 45), (300, 97), (64, 700)] {
+                let file = jpeg(w, h, chroma);
+                let planes = decode_planes(&file, chroma, 1 << 30).expect("plain file");
+                let (hf, vf) = chroma.factors();
+                assert_eq!(planes.planes[0].dimensions(), (w, h));
+                assert_eq!(
+                    planes.planes[1].dimensions(),
+                    (w.div_ceil(hf), h.div_ceil(vf))
+                );
+                let again = encode_planes(&planes, 100, None).unwrap();
+                let (a, b) = (rgb_of(&file), rgb_of(&again));
+                let worst = a.iter().zip(b.iter()).map(|(p, q)| p.abs_diff(*q)).max();
+                assert!(worst.unwrap() <= 4, "{chroma:?} {w}x{h}: {worst:?}");
+                let back = decode_planes(&again, chroma, 1 << 30).unwrap();
+                for (p, q) in planes.planes.iter().zip(&back.planes) {
+                    let worst = p.iter().zip(q.iter()).map(|(a, b)| a.abs_diff(*b)).max();
+                    // Quality 100 quantises by 1: what is left is the DCTs' integer rounding.
+                    assert!(worst.unwrap() <= 4, "{chroma:?} {w}x{h} planes: {worst:?}");
+                }
+            }
+        }
+    }
+
+    /// Full-chroma planes turn into the RGB a decoder gives, within the decoders' rounding.
+    #[test]
+    fn planes_to_rgb_match_a_decoder() {
+        let file = jpeg(67, 45, Chroma::S444);
+        let rgb = decode_planes(&file, Chroma::S444, 1 << 30)
+            .unwrap()
+            .to_rgb();
+        let want = rgb_of(&file);
+        let worst = rgb
+            .iter()
+            .zip(want.iter())
+            .map(|(a, b)| a.abs_diff(*b))
+            .max();
+        // Decoders round the colour transform in fixed point, each its own way.
+        assert!(worst.unwrap() <= 3, "{worst:?}");
+    }
+
+    #[test]
+    fn other_layouts_gray_and_damaged_files_are_not_taken() {
+        let file = jpeg(40, 24, Chroma::S420);
+        assert!(decode_planes(&file, Chroma::S444, 1 << 30).is_none());
+        let gray = Encoder::new(&[9u8; 64 * 8], 64, 8, PixelFormat::Grayscale)
+            .encode()
+            .unwrap();
+        assert!(decode_planes(&gray, Chroma::S444, 1 << 30).is_none());
+        let sos = file.windows(2).position(|w| w == [0xFF, 0xDA]).unwrap();
+        for cut in [10, sos, sos + 40] {
+            assert!(decode_planes(&file[..cut], Chroma::S420, 1 << 30).is_none());
+        }
+        assert!(decode_planes(&file, Chroma::S420, 1000).is_none());
+    }
+
+    #[test]
+    fn the_profile_is_embedded_once() {
+        let planes = decode_planes(&jpeg(40, 300, Chroma::S420), Chroma::S420, 1 << 30).unwrap();
+        let icc = vec![5u8; 200];
+        let out = encode_planes(&planes, 85, Some(&icc)).unwrap();
+        assert_eq!(out.windows(12).filter(|w| w == b"ICC_PROFILE\0").count(), 1);
+        use image::ImageDecoder as _;
+        let mut d = image::codecs::jpeg::JpegDecoder::new(std::io::Cursor::new(&out)).unwrap();
+        assert_eq!(d.icc_profile().unwrap(), Some(icc));
+    }
+}
