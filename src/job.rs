@@ -311,7 +311,12 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
 /// in place (`path_keep` `Decoded`), JPEG out, and nothing that needs RGB samples (`--linear`,
 /// a selection, an edge mode); `load` then checks the file itself (its layout against
 /// `--subsampling`, its orientation). Else `path_keep`.
-fn planes_keep(job: &BlurJob, path_keep: Keep, out_format: ImageFormat, plan: &EdgePlan) -> Keep {
+pub fn planes_keep(
+    job: &BlurJob,
+    path_keep: Keep,
+    out_format: ImageFormat,
+    plan: &EdgePlan,
+) -> Keep {
     let takes = job.jpeg_planes
         && path_keep == Keep::Decoded
         && out_format == ImageFormat::Jpeg

@@ -250,3 +250,27 @@ fn a_truncated_jpeg_is_refused_with_nothing_written() {
     );
     assert!(!out.exists());
 }
+
+/// `gblur batch` blurs JPEG → JPEG as planes too: its files are the main command's, byte for
+/// byte, and differ from the RGB path's.
+#[test]
+fn batch_writes_what_the_main_command_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let input_dir = dir.path().join("in");
+    std::fs::create_dir(&input_dir).unwrap();
+    let input = write_jpeg(&input_dir, "a.jpg", (90, 70), Chroma::S420, 90);
+    let (single, via_rgb) = (dir.path().join("one.jpg"), dir.path().join("rgb.jpg"));
+    run(&input, &single, &["--sigma", "4"]);
+    run(&input, &via_rgb, &["--sigma", "4", "--jpeg-path", "rgb"]);
+    let out_dir = dir.path().join("out");
+    gblur()
+        .arg("batch")
+        .arg(&input_dir)
+        .arg(&out_dir)
+        .args(["--sigma", "4", "--device", "rust", "-q"])
+        .assert()
+        .success();
+    let batch = std::fs::read(out_dir.join("a.jpg")).unwrap();
+    assert_eq!(batch, std::fs::read(&single).unwrap());
+    assert_ne!(batch, std::fs::read(&via_rgb).unwrap());
+}

@@ -11,7 +11,7 @@ use crate::backend::{self, Device, Target};
 use crate::codec::{self, ImageIoError};
 use crate::filter::Blur2d;
 use crate::gpu::opencl::ClError;
-use crate::job::JobError;
+use crate::job::{self, JobError};
 use crate::mask::{self, MaskFile, Masked};
 use crate::report::{self, Backend, Pass, Stage};
 use crate::work::edges::EdgePlan;
@@ -19,6 +19,7 @@ use crate::work::load::{load_with, Source};
 use crate::work::save::{save, Output};
 use crate::work::{self, Keep, Loaded};
 use crossbeam_channel::{bounded, unbounded, Receiver, Sender};
+use image::ImageFormat;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -300,7 +301,7 @@ fn decoder(
             break;
         }
         let mut passes = Vec::new();
-        match load_masked(shared, &task.input, keep, &mut passes) {
+        match load_masked(shared, (&task.input, task.format), keep, &mut passes) {
             Ok((loaded, masked)) => {
                 let _ = dec_tx.send(DecodedTask {
                     task,
@@ -321,12 +322,13 @@ fn decoder(
     }
 }
 
-/// Loads `input` as `keep` says, or as the selection needs it (`mask::MaskOptions::keep`),
-/// and builds its selection; a mask of another size or a rectangle outside the image fails
-/// this image alone.
+/// Loads `input` as `keep` says (as YCbCr planes where a JPEG goes to JPEG on the Rust path:
+/// `job::planes_keep`), or as the selection needs it (`mask::MaskOptions::keep`), and builds
+/// its selection; a mask of another size or a rectangle outside the image fails this image
+/// alone.
 fn load_masked(
     shared: &Shared,
-    input: &Path,
+    (input, format): (&Path, ImageFormat),
     keep: Keep,
     passes: &mut Vec<Pass>,
 ) -> Result<(Loaded, Option<Masked>), String> {
@@ -339,7 +341,7 @@ fn load_masked(
         source,
         limit,
         linear,
-        opts.keep(keep),
+        opts.keep(job::planes_keep(blur_job, keep, format, &plan)),
         opts.sanitize(),
         &plan,
         passes,
