@@ -1,10 +1,11 @@
 //! The codec ceiling of `gblur batch`: every JPEG of a folder decoded and encoded again the
-//! way the batch does it (the `image` crate's decoder, gblur's striped JPEG encoder, quality
-//! 90 as the batch's default), with no blur at all, spread over every core as the batch
-//! spreads its images. No blur, however fast, can take a batch beyond this rate on the same
-//! cores; `benches/batch.sh` prints it beside the peers.
+//! way the batch does it (a colour JPEG as its YCbCr planes, written in its own layout; other
+//! files through RGB; quality 90 as the batch's default), with no blur at all, spread over
+//! every core as the batch spreads its images. No blur, however fast, can take a batch beyond
+//! this rate on the same cores; `benches/batch.sh` prints it beside the peers. With `rgb` as
+//! the third argument every file goes through RGB (`--jpeg-path rgb`).
 //!
-//! Usage: cargo run --release --example codec_ceiling -- DIR [RUNS]
+//! Usage: cargo run --release --example codec_ceiling -- DIR [RUNS] [rgb]
 //! Prints one line per run: images/s, and per image the decode and encode time summed over
 //! threads.
 use gblur::codec::{self, EncodeOptions};
@@ -14,12 +15,13 @@ use std::time::Instant;
 
 fn main() -> anyhow::Result<()> {
     let mut args = std::env::args().skip(1);
-    let usage = "usage: codec_ceiling DIR [RUNS]";
+    let usage = "usage: codec_ceiling DIR [RUNS] [rgb]";
     let dir = std::path::PathBuf::from(args.next().ok_or_else(|| anyhow::anyhow!(usage))?);
     let runs: usize = match args.next() {
         Some(r) => r.parse().map_err(|_| anyhow::anyhow!(usage))?,
         None => 3,
     };
+    let planes = args.next().as_deref() != Some("rgb");
     let mut files = Vec::new();
     for entry in std::fs::read_dir(&dir)? {
         let path = entry?.path();
@@ -39,6 +41,11 @@ fn main() -> anyhow::Result<()> {
         let (decode, encode) = files
             .par_iter()
             .map(|p| -> anyhow::Result<(f64, f64)> {
+                if planes {
+                    if let Some(times) = planes_round_trip(p)? {
+                        return Ok(times);
+                    }
+                }
                 let t0 = Instant::now();
                 let d = codec::decode(p, 4096)?;
                 let t1 = Instant::now();
@@ -59,4 +66,23 @@ fn main() -> anyhow::Result<()> {
         );
     }
     Ok(())
+}
+
+/// Decode and encode times of `path` as its YCbCr planes, or None where it is not a colour
+/// JPEG in a layout gblur writes.
+fn planes_round_trip(path: &std::path::Path) -> anyhow::Result<Option<(f64, f64)>> {
+    let t0 = Instant::now();
+    let bytes = std::fs::read(path)?;
+    let Some(chroma) = codec::jpeg::JpegTraits::read(&bytes).chroma else {
+        return Ok(None);
+    };
+    let Some((planes, meta)) = codec::decode_jpeg_planes(path, &bytes, chroma, 4096)? else {
+        return Ok(None);
+    };
+    let t1 = Instant::now();
+    let quality = codec::jpeg::DEFAULT_QUALITY;
+    let out = codec::jpeg::encode_planes(&planes, quality, meta.icc.as_deref())
+        .map_err(anyhow::Error::msg)?;
+    std::hint::black_box(out);
+    Ok(Some(((t1 - t0).as_secs_f64(), t1.elapsed().as_secs_f64())))
 }
