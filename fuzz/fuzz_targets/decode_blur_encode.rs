@@ -1,11 +1,12 @@
-//! Arbitrary bytes → gblur's decode (by content, under a small memory limit) → the Rust blur
-//! → encode into a format chosen from the input → atomic write → decode again.
+//! Arbitrary bytes → gblur's decode (by content, under a small memory limit; a JPEG also as
+//! its YCbCr planes) → the Rust blur → encode into a format chosen from the input → atomic write → decode again.
 //!
 //! Must never panic, hang or allocate without bound: the decoder limit (8 MiB) bounds every
 //! decoded image, and images over 256 K pixels are decoded but not blurred, to keep the
 //! executions fast. What gblur writes must read back with the same size.
 #![no_main]
 
+use gblur::codec::jpeg::{JpegOptions, Quality, Subsampling};
 use gblur::codec::{self, EncodeOptions};
 use gblur::filter::{Blur2d, Method};
 use gblur::work::edges::{EdgeMode, EdgePlan, Edges};
@@ -58,13 +59,13 @@ fuzz_target!(|data: &[u8]| {
     let input = dir().join("input");
     std::fs::write(&input, data).unwrap();
 
-    // Both ways a decoded image is blurred on the host: as planar f32 (the reference path, and
-    // what the FIR takes) or in place by the banded blur.
+    // Every way a decoded image is blurred on the host: as planar f32 (the reference path, and
+    // what the FIR takes), in place by the banded blur, or as a JPEG's YCbCr planes.
     let blur = Blur2d::new(Method::Auto, sigma, sigma);
-    let keep = if sel & 32 == 0 {
-        Keep::Planar
-    } else {
-        Keep::for_path(None, &blur)
+    let keep = match (sel & 32 == 0, sel & 0x200 == 0) {
+        (true, _) => Keep::Planar,
+        (false, true) => Keep::for_path(None, &blur),
+        (false, false) => Keep::JpegPlanes(Subsampling::Same),
     };
     // Every edge mode: the extension and the crop run on every decoded image.
     let mode = [
@@ -110,7 +111,10 @@ fuzz_target!(|data: &[u8]| {
     let output = dir().join(format!("out.{}", format.extensions_str()[0]));
     let mut notes = Vec::new();
     let encode = EncodeOptions {
-        jpeg_quality: 1 + (sel % 100) as u8,
+        jpeg: JpegOptions {
+            quality: Quality::Fixed(1 + (sel % 100) as u8),
+            subsampling: Subsampling::Same,
+        },
         png_compression: CompressionType::Fast,
         dither: sel & 0x100 != 0,
     };

@@ -48,7 +48,8 @@ pub fn load_with(
     passes: &mut Vec<Pass>,
 ) -> Result<Loaded, ImageIoError> {
     let t = Instant::now();
-    if let Keep::JpegPlanes(subsampling) = keep {
+    // Planes have no edge extension: an edge mode other than clamp blurs RGB.
+    if let (Keep::JpegPlanes(subsampling), true) = (keep, plan.is_none()) {
         if let Some(loaded) = load_planes(source, subsampling, max_memory_mib, passes)? {
             return Ok(loaded);
         }

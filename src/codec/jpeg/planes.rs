@@ -253,4 +253,36 @@ mod tests {
         let mut d = image::codecs::jpeg::JpegDecoder::new(std::io::Cursor::new(&out)).unwrap();
         assert_eq!(d.icc_profile().unwrap(), Some(icc));
     }
+
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(3000))]
+        /// Damaged files (bytes overwritten, cut short) never panic the planes decoder, and
+        /// what it accepts has planes of the sizes its layout gives.
+        #[test]
+        fn damaged_files_never_panic(
+            which in 0usize..3,
+            edits in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..12),
+            cut in any::<prop::sample::Index>(),
+            shorten in any::<bool>(),
+        ) {
+            let chroma = [Chroma::S420, Chroma::S422, Chroma::S444][which];
+            let mut file = jpeg(40, 24, chroma);
+            for (at, byte) in edits {
+                let i = at.index(file.len());
+                file[i] = byte;
+            }
+            if shorten {
+                file.truncate(cut.index(file.len()).max(2));
+            }
+            if let Some(p) = decode_planes(&file, chroma, 64 << 20) {
+                let (h, v) = chroma.factors();
+                prop_assert_eq!(p.planes[0].dimensions(), (p.width, p.height));
+                let chroma_size = (p.width.div_ceil(h), p.height.div_ceil(v));
+                prop_assert_eq!(p.planes[1].dimensions(), chroma_size);
+                prop_assert_eq!(p.planes[2].dimensions(), chroma_size);
+            }
+        }
+    }
 }
