@@ -26,6 +26,11 @@
 //! the clamped end, each section's poles first and its two-tap numerator on their state
 //! (`Sections`), three fewer operations per sample and direction than feeding the numerator
 //! in; the output's rounding absorbs the few ulps by which the direct form misses a constant.
+//! Integer samples are filtered with subnormals flushed too: across a wide zero region (a
+//! transparent area, or the unselected part of a mask carried as alpha 0) the direct form's
+//! states decay through subnormals, and their microcode assists made the rows pass 2.2 times
+//! slower on a 16 MP RGBA image with a transparent disc of radius 1000. Values that small
+//! change no rounded output.
 //!
 //! The files follow the passes: `summaries` is pass 1, `columns` and `rows` are pass 2's two
 //! halves (meeting only at `BandScratch`), `sections` is the filter all three step and

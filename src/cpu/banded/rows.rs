@@ -236,7 +236,7 @@ pub(super) fn band_rows<T: Sample>(
     out.par_chunks_mut(LANES * stride)
         .enumerate()
         .for_each(|(group, out)| {
-            let _flush = crate::cpu::lanes::FlushSubnormals::new(T::EXACT);
+            let _flush = crate::cpu::lanes::FlushSubnormals::new(true);
             ROW_BUFFER.with_borrow_mut(|u| {
                 u.resize(padded, V::ZERO);
                 rows(scratch, group * LANES, width, px, k, u, out);
