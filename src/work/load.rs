@@ -77,6 +77,7 @@ pub fn load_with(
         height,
         notes,
         padding,
+        mix: None,
     };
     loaded.adapt(keep, linear, passes);
     Ok(loaded)
