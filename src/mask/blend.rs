@@ -41,6 +41,11 @@ impl Mix for f32 {
     }
 }
 
+/// One f32 sample's mix, as `mix` makes it (`nan`: `--nan ignore` ran).
+pub fn mix_f32(input: f32, blurred: f32, m: f32, nan: bool) -> f32 {
+    <f32 as Mix>::mix(input, blurred, m, nan)
+}
+
 /// Mixes `blurred` (the input's colour type and size) into `input` by the selection
 /// (None: 1 everywhere). `nan`: `--nan ignore` ran, so non-finite input samples are filled.
 pub fn mix(

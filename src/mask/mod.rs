@@ -329,6 +329,15 @@ impl Masked {
                 return blend::mix_alpha(input, &image, select);
             }
             Working::Decoded(image) => image,
+            Working::Planar(mut planar) if self.nan && !layout.linear && planar.channels == 6 => {
+                // `weights::weighted`'s RGB f32 planes: normalised and mixed in one pass.
+                let DynamicImage::ImageRgb32F(mut input) = self.take_input() else {
+                    panic!("six weighted planes come from an RGB f32 image");
+                };
+                let select = self.select.as_deref().map(Vec::as_slice);
+                weights::nan_mix_rgb(&mut input, &mut planar, select);
+                return DynamicImage::ImageRgb32F(input);
+            }
             Working::Planar(mut planar) => {
                 if self.weighted() {
                     let channels = color_planes(&planar, self.nan);
