@@ -15,6 +15,7 @@
 //! filter's reach (`window`). A job with no selection never comes here.
 
 mod blend;
+mod pages;
 mod select;
 mod weights;
 mod window;

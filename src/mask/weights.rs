@@ -273,7 +273,7 @@ fn add_alpha<T: Copy + Send + Sync + Default, const C: usize>(
     select: &[f32],
     alpha: impl Fn(f32) -> T + Sync,
 ) -> Vec<T> {
-    let mut out = vec![T::default(); select.len() * (C + 1)];
+    let mut out = super::pages::filled::<T>(select.len() * (C + 1));
     out.par_chunks_mut(4096 * (C + 1))
         .zip(raw.par_chunks(4096 * C))
         .zip(select.par_chunks(4096))
