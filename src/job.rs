@@ -346,7 +346,7 @@ fn load_selected(
     let mut loaded =
         load_with(source, limit, linear, keep, sanitize, plan, passes).map_err(JobError::failed)?;
     notes.append(&mut loaded.notes);
-    let masked = match job.mask.active() {
+    let mut masked = match job.mask.active() {
         true => {
             let (name, t) = (stdio_name(&job.input, "stdin"), Instant::now());
             let how = (plan, blur);
@@ -359,7 +359,7 @@ fn load_selected(
         }
         false => None,
     };
-    match &masked {
+    match &mut masked {
         Some(m) => m.apply(&mut loaded, path_keep, passes),
         // Loaded as decoded for a selection that turned out empty: as the path takes it.
         None => loaded.adapt(path_keep, linear, passes),

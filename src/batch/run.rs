@@ -458,11 +458,11 @@ fn device_stage(
             task,
             mut loaded,
             mut passes,
-            masked,
+            mut masked,
         } = d;
         let device = worker.device.as_ref().filter(|_| !device_broken);
         let rust = Keep::for_path(None, shared.blur);
-        match (&masked, device) {
+        match (&mut masked, device) {
             (Some(m), Some(_)) => m.apply(&mut loaded, worker.keep, &mut passes),
             (Some(m), None) => m.apply(&mut loaded, rust, &mut passes),
             (None, Some(_)) => loaded.adapt(worker.keep, job.blur.linear, &mut passes),

@@ -191,6 +191,7 @@ impl Case<'_> {
             channels: 1,
             alpha: false,
             linear: None,
+            mix: None,
         };
         let mut work = plane.to_vec();
         let stats = measure_host(

@@ -3,6 +3,7 @@
 //! of exactly 1 the blurred sample, bit for bit; integer samples in between are rounded.
 
 use super::MIN_WEIGHT;
+use crate::cpu::banded::Sample;
 use image::DynamicImage;
 use rayon::prelude::*;
 
@@ -16,15 +17,8 @@ macro_rules! integer_mix {
         impl Mix for $t {
             #[inline]
             fn mix(input: Self, blurred: Self, m: f32, _nan: bool) -> Self {
-                if m <= 0.0 {
-                    input
-                } else if m >= 1.0 {
-                    blurred
-                } else {
-                    let (a, b) = (input as f32, blurred as f32);
-                    // Between a and b, both in range: no clamp needed.
-                    (a + m * (b - a) + 0.5) as $t
-                }
+                // The banded blur's own mix, which it applies as it writes on the Rust path.
+                <$t as Sample>::mix(input, blurred, m)
             }
         }
     };
@@ -35,16 +29,21 @@ integer_mix!(u16);
 impl Mix for f32 {
     #[inline]
     fn mix(input: Self, blurred: Self, m: f32, nan: bool) -> Self {
-        if m <= 0.0 || blurred.is_nan() {
-            // NaN: no weight reached this sample (`weights::normalise`).
+        if blurred.is_nan() {
+            // No weight reached this sample (`weights::normalise`).
             input
-        } else if m >= 1.0 || (nan && !input.is_finite()) {
+        } else if nan && m > 0.0 && !input.is_finite() {
             // A sample that `--nan ignore` left out is filled, not blended with.
             blurred
         } else {
-            input + m * (blurred - input)
+            <f32 as Sample>::mix(input, blurred, m)
         }
     }
+}
+
+/// One f32 sample's mix, as `mix` makes it (`nan`: `--nan ignore` ran).
+pub fn mix_f32(input: f32, blurred: f32, m: f32, nan: bool) -> f32 {
+    <f32 as Mix>::mix(input, blurred, m, nan)
 }
 
 /// Mixes `blurred` (the input's colour type and size) into `input` by the selection

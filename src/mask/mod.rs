@@ -6,14 +6,16 @@
 //! It wraps the ordinary blur instead of changing it, so every path (the banded Rust blur, the
 //! planar reference, the FIR, every OpenCL pipeline) gets it from one implementation:
 //! `Masked::new` takes the decoded input over and builds the selection, `Masked::apply` puts
-//! the image in the form the path blurs (a copy for `blend`; the selection as alpha, or
-//! premultiplied planar f32 with weight planes, for `exclude` and `--nan ignore`), the path
-//! blurs it, and `Masked::finish` normalises and mixes the result into the input *sample by
-//! sample*, so that a pixel the selection leaves at 0 is the input's sample bit for bit. A
+//! the image in the form the path blurs (for `blend` the input itself with the selection,
+//! which the banded blur mixes in as it writes, or a copy on the other paths; the selection as
+//! alpha, or premultiplied planar f32 with weight planes, for `exclude` and `--nan ignore`),
+//! the path blurs it, and `Masked::finish` normalises and mixes the result into the input
+//! *sample by sample*, so that a pixel the selection leaves at 0 is the input's sample bit for bit. A
 //! selection far smaller than the image is blurred within its bounding box grown by the
 //! filter's reach (`window`). A job with no selection never comes here.
 
 mod blend;
+mod pages;
 mod select;
 mod weights;
 mod window;
@@ -116,6 +118,8 @@ impl MaskOptions {
 pub struct Masked {
     /// The decoded input (extended where an edge mode extends it), taken over from the load.
     original: DynamicImage,
+    /// Its colour type (`original` goes to the blur where `apply` fuses the blend).
+    color: image::ColorType,
     /// Where the selection is small: the part of the image the blur runs on (`window`), and
     /// the input's pixels there.
     window: Option<(window::Window, DynamicImage)>,
@@ -126,6 +130,9 @@ pub struct Masked {
     /// `--nan ignore` on a float image.
     nan: bool,
     linear: bool,
+    /// The input went to the banded blur, which mixes the blur into it by the selection as it
+    /// writes (`apply`): the blurred image is the result.
+    fused: bool,
 }
 
 impl Masked {
@@ -185,12 +192,14 @@ impl Masked {
             unreachable!("matched as decoded above")
         };
         Ok(Some(Masked {
+            color: original.color(),
             original,
             window,
             select,
             mode: opts.mode,
             nan,
             linear: loaded.layout.linear,
+            fused: false,
         }))
     }
 
@@ -225,11 +234,28 @@ impl Masked {
         self.nan || (self.mode == MaskMode::Exclude && self.select.is_some())
     }
 
-    /// Puts the input (the window's part where there is one) into `loaded` in the form its
-    /// path blurs (`loaded` is this image's load, or a second one for a fallback): a copy,
-    /// adapted by `Loaded::adapt`, for `blend`; for `exclude` and `--nan ignore` premultiplied
-    /// planar f32 with every plane multiplied by its weight, followed by the weight planes.
-    pub fn apply(&self, loaded: &mut Loaded, keep: Keep, passes: &mut Vec<Pass>) {
+    /// Puts the input (the window's part where there is one) into `loaded`, this image's
+    /// load, in the form its path blurs. A `blend` on the Rust path (`Keep::Decoded`) hands
+    /// the input itself over with the selection (`Loaded::mix`): the banded blur mixes as it
+    /// writes, so the input needs no copy and the blend no pass of its own. Any other job as
+    /// `apply_copy`.
+    pub fn apply(&mut self, loaded: &mut Loaded, keep: Keep, passes: &mut Vec<Pass>) {
+        if self.weighted() || keep != Keep::Decoded {
+            return self.apply_copy(loaded, keep, passes);
+        }
+        let select = self.select.clone().expect("a blend has a selection");
+        loaded.working = Working::Decoded(self.take_input());
+        loaded.mix = Some(select);
+        self.fused = true;
+    }
+
+    /// Puts a copy of the input (the window's part where there is one) into `loaded` in the
+    /// form its path blurs (`loaded` is this image's load, or a second one for a fallback):
+    /// a copy, adapted by `Loaded::adapt`, for `blend`; for `exclude` and `--nan ignore`
+    /// premultiplied planar f32 with every plane multiplied by its weight, followed by the
+    /// weight planes.
+    pub fn apply_copy(&self, loaded: &mut Loaded, keep: Keep, passes: &mut Vec<Pass>) {
+        assert!(!self.fused, "the input went to the blur (`apply`)");
         let t = Instant::now();
         let input = self.input();
         if !self.weighted() {
@@ -261,7 +287,11 @@ impl Masked {
     /// weighted, and mixes it into the input by the selection: the image `save` writes.
     pub fn finish(mut self, loaded: &mut Loaded, passes: &mut Vec<Pass>) {
         let t = Instant::now();
-        let color = self.original.color();
+        let color = self.color;
+        assert!(
+            loaded.mix.is_none(),
+            "the banded blur takes the selection it mixes by"
+        );
         let working = std::mem::replace(&mut loaded.working, Working::Planar(Default::default()));
         let mixed = self.mixed(working, loaded.layout);
         let image = match self.window.take() {
@@ -283,7 +313,14 @@ impl Masked {
     /// The blurred `working` (in `layout`) in the input's colour type, normalised where it was
     /// weighted and mixed into the input (the window's part where there is one).
     fn mixed(&mut self, working: Working, layout: pixels::Layout) -> DynamicImage {
-        let color = self.original.color();
+        let color = self.color;
+        if self.fused {
+            // Mixed by the banded blur already (`apply`).
+            let Working::Decoded(image) = working else {
+                panic!("a fused blend is blurred in place by the banded blur");
+            };
+            return image;
+        }
         let blurred = match working {
             // `weights::as_alpha`'s route: the weight came back as alpha; normalised already
             // by the premultiplied blur, it is mixed into the input in place, in one pass.
@@ -294,6 +331,15 @@ impl Masked {
             }
             Working::Decoded(image) => image,
             Working::Ycc(planes) => planes.to_rgb().into(),
+            Working::Planar(mut planar) if self.nan && !layout.linear && planar.channels == 6 => {
+                // `weights::weighted`'s RGB f32 planes: normalised and mixed in one pass.
+                let DynamicImage::ImageRgb32F(mut input) = self.take_input() else {
+                    panic!("six weighted planes come from an RGB f32 image");
+                };
+                let select = self.select.as_deref().map(Vec::as_slice);
+                weights::nan_mix_rgb(&mut input, &mut planar, select);
+                return DynamicImage::ImageRgb32F(input);
+            }
             Working::Planar(mut planar) => {
                 if self.weighted() {
                     let channels = color_planes(&planar, self.nan);
@@ -350,7 +396,7 @@ pub fn reload(
         &mut Vec::new(),
     )?;
     if let Some(m) = masked {
-        m.apply(&mut again, keep, &mut Vec::new());
+        m.apply_copy(&mut again, keep, &mut Vec::new());
     }
     Ok(again)
 }

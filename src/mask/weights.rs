@@ -13,13 +13,30 @@ use rayon::prelude::*;
 /// also 0 on non-finite samples, one weight plane per channel (a colour sample counts where it
 /// and its alpha are finite).
 pub fn weighted(original: &DynamicImage, select: Option<&[f32]>, m: &Masked) -> (Planar, Layout) {
-    let (mut p, layout) = if m.nan {
-        pixels::to_planar(&with_nan_marks(original), m.linear)
+    if let (true, DynamicImage::ImageRgb32F(b)) = (m.nan, original) {
+        let layout = Layout {
+            color: image::ColorType::Rgb32F,
+            linear: false,
+        };
+        return (nan_weighted_rgb(b, select), layout);
+    }
+    weighted_planes(original, select, m.nan, m.linear)
+}
+
+/// `weighted` for any image, through a planar copy (`nan`: `--nan ignore`).
+fn weighted_planes(
+    original: &DynamicImage,
+    select: Option<&[f32]>,
+    nan: bool,
+    linear: bool,
+) -> (Planar, Layout) {
+    let (mut p, layout) = if nan {
+        pixels::to_planar(&with_nan_marks(original), linear)
     } else {
-        pixels::to_planar(original, m.linear)
+        pixels::to_planar(original, linear)
     };
     let (channels, plane) = (p.channels, p.plane_len());
-    let weights = if m.nan { channels } else { 1 };
+    let weights = if nan { channels } else { 1 };
     p.data.resize((channels + weights) * plane, 0.0);
     p.channels = channels + weights;
     if plane == 0 {
@@ -27,7 +44,7 @@ pub fn weighted(original: &DynamicImage, select: Option<&[f32]>, m: &Masked) -> 
     }
     let (values, weight_planes) = p.data.split_at_mut(channels * plane);
     let select_at = |i: usize| select.map_or(1.0, |s| s[i]);
-    if m.nan {
+    if nan {
         values
             .par_chunks_mut(plane)
             .zip(weight_planes.par_chunks_mut(plane))
@@ -53,6 +70,93 @@ pub fn weighted(original: &DynamicImage, select: Option<&[f32]>, m: &Masked) -> 
         });
     }
     (p, layout)
+}
+
+/// Pixels per work item of the passes over RGB f32 below: 256 KiB of each plane.
+const RUN: usize = 1 << 16;
+
+/// The planes of `data` (`plane` values each) cut into runs of `RUN` values, grouped by run:
+/// item `i` holds run `i` of every plane, so that one work item fills (or reads) every plane
+/// of a stretch of pixels.
+fn plane_runs(data: &mut [f32], plane: usize) -> Vec<Vec<&mut [f32]>> {
+    let mut planes: Vec<_> = data.chunks_mut(plane).map(|p| p.chunks_mut(RUN)).collect();
+    (0..plane.div_ceil(RUN))
+        .map(|_| planes.iter_mut().filter_map(Iterator::next).collect())
+        .collect()
+}
+
+/// `weighted` for `--nan ignore` on RGB f32 (no alpha to premultiply by, linear already): the
+/// same six planes (value × weight, then the weights) in one pass over the samples, instead of
+/// a marked copy, a planar copy, its growth and a pass over that.
+fn nan_weighted_rgb(raw: &image::Rgb32FImage, select: Option<&[f32]>) -> Planar {
+    let (width, height) = (raw.width() as usize, raw.height() as usize);
+    let plane = width * height;
+    let mut data = vec![0.0f32; 6 * plane];
+    if plane > 0 {
+        let raw: &[f32] = raw;
+        plane_runs(&mut data, plane)
+            .into_par_iter()
+            .enumerate()
+            .for_each(|(r, mut planes)| {
+                let p0 = r * RUN;
+                for i in 0..planes[0].len() {
+                    let m = select.map_or(1.0, |s| s[p0 + i]);
+                    for c in 0..3 {
+                        let v = raw[(p0 + i) * 3 + c];
+                        // As `with_nan_marks` and the loop in `weighted` make them.
+                        let (value, weight) = if v.is_finite() {
+                            (v.clamp(-SAMPLE_LIMIT, SAMPLE_LIMIT), 1.0)
+                        } else {
+                            (0.0, 0.0)
+                        };
+                        let w = weight * m;
+                        planes[c][i] = value * w;
+                        planes[3 + c][i] = w;
+                    }
+                }
+            });
+    }
+    Planar {
+        width,
+        height,
+        channels: 6,
+        data,
+    }
+}
+
+/// `normalise`, `pixels::from_planar` and `blend::mix` at once for `--nan ignore` on RGB f32:
+/// the blurred weighted planes of `nan_weighted_rgb`, divided by their weights, mixed into
+/// `input` in place by the selection (None: 1), a sample no weight reached keeping its input.
+pub fn nan_mix_rgb(input: &mut image::Rgb32FImage, p: &mut Planar, select: Option<&[f32]>) {
+    let plane = p.plane_len();
+    assert_eq!(
+        (p.channels, plane * 3),
+        (6, input.len()),
+        "weighted RGB planes"
+    );
+    if plane == 0 {
+        return;
+    }
+    let input: &mut [f32] = input;
+    input
+        .par_chunks_mut(RUN * 3)
+        .zip(plane_runs(&mut p.data, plane))
+        .enumerate()
+        .for_each(|(r, (out, planes))| {
+            let p0 = r * RUN;
+            for (i, px) in out.chunks_exact_mut(3).enumerate() {
+                let m = select.map_or(1.0, |s| s[p0 + i]);
+                for c in 0..3 {
+                    let w = planes[3 + c][i];
+                    let v = if w >= MIN_WEIGHT {
+                        planes[c][i] / w
+                    } else {
+                        f32::NAN
+                    };
+                    px[c] = super::blend::mix_f32(px[c], v, m, true);
+                }
+            }
+        });
 }
 
 /// A float image with every non-finite sample made NaN and the finite ones cleaned as
@@ -169,7 +273,7 @@ fn add_alpha<T: Copy + Send + Sync + Default, const C: usize>(
     select: &[f32],
     alpha: impl Fn(f32) -> T + Sync,
 ) -> Vec<T> {
-    let mut out = vec![T::default(); select.len() * (C + 1)];
+    let mut out = super::pages::filled::<T>(select.len() * (C + 1));
     out.par_chunks_mut(4096 * (C + 1))
         .zip(raw.par_chunks(4096 * C))
         .zip(select.par_chunks(4096))
@@ -181,4 +285,57 @@ fn add_alpha<T: Copy + Send + Sync + Default, const C: usize>(
             }
         });
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// RGB f32 samples with NaN, ±Inf and magnitudes past `SAMPLE_LIMIT` among them, and a
+    /// selection of 0, 1 and grey values, over more than one `RUN` of pixels.
+    fn input() -> (image::Rgb32FImage, Vec<f32>) {
+        let (w, h) = (301u32, 250u32);
+        let special = [f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 3e31, -2e38];
+        let img = image::Rgb32FImage::from_fn(w, h, |x, y| {
+            image::Rgb(std::array::from_fn(|c| {
+                let k = (x * 7 + y * 13 + c as u32 * 5) % 97;
+                match k {
+                    0..=4 => special[k as usize],
+                    _ => (k as f32 - 40.0) / 37.0,
+                }
+            }))
+        });
+        let select = (0..w * h)
+            .map(|i| [0.0, 1.0, 0.25, 0.8][(i % w / 9 + i / w / 5) as usize % 4])
+            .collect();
+        (img, select)
+    }
+
+    fn bits(v: &[f32]) -> Vec<u32> {
+        v.iter().map(|v| v.to_bits()).collect()
+    }
+
+    #[test]
+    fn rgb_nan_planes_and_their_mix_are_the_general_paths_bit_for_bit() {
+        let (img, select) = input();
+        let image = DynamicImage::ImageRgb32F(img.clone());
+        for select in [None, Some(&select[..])] {
+            let (general, layout) = weighted_planes(&image, select, true, false);
+            let mut fast = nan_weighted_rgb(&img, select);
+            assert_eq!(bits(&fast.data), bits(&general.data));
+            // Stand-ins for the blurred planes: weights scaled down to below `MIN_WEIGHT` in
+            // places, so that every branch of the normalisation runs.
+            let plane = fast.plane_len();
+            for (i, v) in fast.data.iter_mut().enumerate() {
+                *v *= [1.0, 0.7, 1e-4][i % plane % 3];
+            }
+            let mut general = fast.clone();
+            normalise(&mut general, 3, true, None);
+            let blurred = pixels::from_planar(&general, layout.color, layout.color);
+            let want = super::super::blend::mix(&image, blurred, select, true);
+            let mut got = img.clone();
+            nan_mix_rgb(&mut got, &mut fast, select);
+            assert_eq!(bits(&got), bits(want.as_rgb32f().unwrap()));
+        }
+    }
 }

@@ -114,13 +114,16 @@ fn blur_on_device(
     }
 }
 
-/// Blurs `loaded` on the Rust path: in place where it was loaded as decoded, else through the
-/// planar reference. Returns the name of the pipeline that ran.
+/// Blurs `loaded` on the Rust path: in place where it was loaded as decoded (mixed into it by
+/// `loaded.mix`, which it takes, where there is one), else through the planar reference.
+/// Returns the name of the pipeline that ran.
 pub fn blur_on_host(loaded: &mut Loaded, blur: &Blur2d, passes: &mut Vec<Pass>) -> String {
     let linear = loaded.layout.linear;
+    let mix = loaded.mix.take();
     match &mut loaded.working {
         Working::Decoded(image) => {
-            let cpu_passes = banded::blur_image(image, blur, linear)
+            let select = mix.as_deref().map(Vec::as_slice);
+            let cpu_passes = banded::blur_image_mixed(image, blur, linear, select)
                 .expect("loaded in place only for filters the banded blur takes");
             passes.extend(host_passes(cpu_passes));
             format!("banded, in place ({})", lanes::isa_name())

@@ -86,6 +86,7 @@ pub fn load_with(
         notes,
         jpeg: decoded.jpeg,
         padding,
+        mix: None,
     };
     loaded.adapt(keep, linear, passes);
     Ok(loaded)
@@ -142,6 +143,7 @@ fn load_planes(
         notes: Vec::new(),
         jpeg: Some(traits),
         padding: None,
+        mix: None,
         working: Working::Ycc(planes),
     }))
 }

@@ -42,6 +42,9 @@ pub struct Loaded {
     /// Where the image lies in the extension an edge mode other than clamp blurs
     /// (`edges::pad`); `width` and `height` stay the image's own.
     pub padding: Option<edges::Padding>,
+    /// A selection that the banded blur mixes its result into the decoded input by as it
+    /// writes it (`mask`'s blend on the Rust path, `Masked::apply`); the blur takes it.
+    pub mix: Option<std::sync::Arc<Vec<f32>>>,
 }
 
 impl Loaded {

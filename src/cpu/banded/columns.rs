@@ -286,7 +286,7 @@ pub(super) fn band_columns<T: Sample>(
         .zip(carry.par_chunks_mut(strip * CARRY))
         .enumerate()
         .for_each(|(s, (out, carry))| {
-            let _flush = crate::cpu::lanes::FlushSubnormals::new(T::EXACT);
+            let _flush = crate::cpu::lanes::FlushSubnormals::new(true);
             let n = carry.len() / CARRY;
             let strip_states =
                 &states[(s * strip * boundaries).min(states.len())..][..n * boundaries];

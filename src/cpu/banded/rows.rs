@@ -207,7 +207,10 @@ fn rows_c<T: Sample, I: Isa, const C: usize>(
             let m = T::transposed::<I>(block);
             for (r, row) in m.iter().enumerate().take(n_rows) {
                 let dst = &mut out[r * stride + b * LANES..];
-                if n == LANES {
+                if let Some(select) = px.mix {
+                    let select = &select[r * width..][..width];
+                    mix_into::<T, C>(&mut dst[..n], &row[..n], select, b * LANES);
+                } else if n == LANES {
                     dst[..LANES].copy_from_slice(row);
                 } else {
                     dst[..n].copy_from_slice(&row[..n]);
@@ -217,13 +220,34 @@ fn rows_c<T: Sample, I: Isa, const C: usize>(
     }
 }
 
+/// Mixes `blurred`, samples `s0 ..` of a row, into `dst`, the input's samples there, by
+/// `select`, the row's selection (`Sample::mix`). Masks are mostly 0 or 1 over a 16-sample
+/// block: an unselected block keeps its input untouched, a fully selected one is a copy.
+#[inline(always)]
+fn mix_into<T: Sample, const C: usize>(dst: &mut [T], blurred: &[T], select: &[f32], s0: usize) {
+    let Some(last) = (s0 + dst.len()).checked_sub(1) else {
+        return;
+    };
+    let m = &select[s0 / C..=last / C];
+    if m.iter().all(|v| *v <= 0.0) {
+        return;
+    }
+    if m.iter().all(|v| *v >= 1.0) {
+        dst.copy_from_slice(blurred);
+        return;
+    }
+    for (i, (d, b)) in dst.iter_mut().zip(blurred).enumerate() {
+        *d = T::mix(*d, *b, select[(s0 + i) / C]);
+    }
+}
+
 // The rows pass's causal results: one buffer per worker thread, kept across bands and images.
 thread_local! {
     static ROW_BUFFER: RefCell<Vec<V>> = const { RefCell::new(Vec::new()) };
 }
 
 /// Pass 2's rows for a band: `out`, the band's rows of the image, filtered along x from the
-/// band's column results, 16 rows per work item.
+/// band's column results, 16 rows per work item (`px.mix` starts at the band's first row).
 pub(super) fn band_rows<T: Sample>(
     scratch: BandScratch,
     out: &mut [T],
@@ -236,7 +260,12 @@ pub(super) fn band_rows<T: Sample>(
     out.par_chunks_mut(LANES * stride)
         .enumerate()
         .for_each(|(group, out)| {
-            let _flush = crate::cpu::lanes::FlushSubnormals::new(T::EXACT);
+            let _flush = crate::cpu::lanes::FlushSubnormals::new(true);
+            // The group's own rows of the selection.
+            let px = &Pixels {
+                mix: px.mix.map(|s| &s[group * LANES * width..]),
+                ..*px
+            };
             ROW_BUFFER.with_borrow_mut(|u| {
                 u.resize(padded, V::ZERO);
                 rows(scratch, group * LANES, width, px, k, u, out);

@@ -22,6 +22,10 @@ pub trait Sample: Copy + Send + Sync + 'static {
     fn from_f32(v: f32) -> Self;
     /// The sample as a table index (integers only), for sRGB decoding by lookup.
     fn index(self) -> usize;
+    /// `input + m · (blurred − input)`, a selection `m` mixing the blur into the input: `m` ≤ 0
+    /// gives the input and `m` ≥ 1 the blurred sample bit for bit; integers in between are
+    /// rounded (both ends are in range, so no clamp is needed).
+    fn mix(input: Self, blurred: Self, m: f32) -> Self;
     /// A 16×16 block of working values as samples, transposed (rows in lanes become rows).
     #[inline(always)]
     fn transposed<I: Isa>(m: &[V; LANES]) -> [[Self; LANES]; LANES] {
@@ -52,6 +56,17 @@ impl Sample for u8 {
         self as usize
     }
     #[inline(always)]
+    fn mix(input: Self, blurred: Self, m: f32) -> Self {
+        if m <= 0.0 {
+            input
+        } else if m >= 1.0 {
+            blurred
+        } else {
+            let (a, b) = (input as f32, blurred as f32);
+            (a + m * (b - a) + 0.5) as Self
+        }
+    }
+    #[inline(always)]
     fn transposed<I: Isa>(m: &[V; LANES]) -> [[Self; LANES]; LANES] {
         I::transpose_to_u8(m)
     }
@@ -75,6 +90,17 @@ impl Sample for u16 {
     fn index(self) -> usize {
         self as usize
     }
+    #[inline(always)]
+    fn mix(input: Self, blurred: Self, m: f32) -> Self {
+        if m <= 0.0 {
+            input
+        } else if m >= 1.0 {
+            blurred
+        } else {
+            let (a, b) = (input as f32, blurred as f32);
+            (a + m * (b - a) + 0.5) as Self
+        }
+    }
 }
 
 impl Sample for f32 {
@@ -92,6 +118,16 @@ impl Sample for f32 {
     fn index(self) -> usize {
         0
     }
+    #[inline(always)]
+    fn mix(input: Self, blurred: Self, m: f32) -> Self {
+        if m <= 0.0 {
+            input
+        } else if m >= 1.0 {
+            blurred
+        } else {
+            input + m * (blurred - input)
+        }
+    }
 }
 
 /// How samples become premultiplied working values and back.
@@ -103,6 +139,10 @@ pub struct Pixels<'a> {
     /// sRGB decoding table indexed by sample value, in level units (colour channels of
     /// integer images only).
     pub linear: Option<&'a [f32]>,
+    /// A selection, one value per pixel from the first row written: the rows pass mixes its
+    /// output into the input samples it overwrites (`Sample::mix`) instead of storing it, a
+    /// mask's blend with no copy of the input (none: the blur is stored as it is).
+    pub mix: Option<&'a [f32]>,
 }
 
 #[inline(always)]

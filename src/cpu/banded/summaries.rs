@@ -198,7 +198,7 @@ pub(super) fn band_states<T: Sample>(
             .par_chunks_mut(strip * boundaries)
             .enumerate()
             .for_each(|(s, out)| {
-                let _flush = crate::cpu::lanes::FlushSubnormals::new(T::EXACT);
+                let _flush = crate::cpu::lanes::FlushSubnormals::new(true);
                 summarise(img, band, s * strip, px, k, out)
             });
     }

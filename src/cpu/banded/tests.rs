@@ -173,3 +173,85 @@ fn agrees_with_the_reference_to_a_few_roundings() {
         );
     }
 }
+
+/// A selection with runs of 0 and of 1 (whole 16-sample blocks and parts of them) and grey
+/// values between, as a mask with a feathered edge has.
+fn selection(w: usize, h: usize, seed: u64) -> Vec<f32> {
+    let grey = noise(w * h, seed);
+    (0..w * h)
+        .map(|i| match (i % w / 11 + i / w / 7) % 4 {
+            0 => 0.0,
+            1 => 1.0,
+            2 => grey[i],
+            _ => (grey[i] * 3.0 - 1.0).clamp(0.0, 1.0),
+        })
+        .collect()
+}
+
+/// Every sample of `got` is `Sample::mix` of `src`'s and `blurred`'s by its pixel's selection;
+/// returns how many were mixed by a grey value.
+fn mixed_samples<T: Sample + PartialEq + std::fmt::Debug>(
+    (src, blurred, got): (&[T], &[T], &[T]),
+    select: &[f32],
+    what: &str,
+) -> usize {
+    let c = src.len() / select.len().max(1);
+    for (q, ((a, b), g)) in src.iter().zip(blurred).zip(got).enumerate() {
+        assert_eq!(*g, T::mix(*a, *b, select[q / c]), "{what}: sample {q}");
+    }
+    (0..src.len())
+        .filter(|q| select[q / c] > 0.0 && select[q / c] < 1.0)
+        .count()
+}
+
+#[test]
+fn mixing_as_the_rows_are_written_is_the_blend_of_the_blur_bit_for_bit() {
+    let colors = [
+        ColorType::L8,
+        ColorType::La8,
+        ColorType::Rgb8,
+        ColorType::Rgba8,
+        ColorType::L16,
+        ColorType::Rgb16,
+        ColorType::Rgb32F,
+        ColorType::Rgba32F,
+    ];
+    for (i, &(w, h)) in [(1, 1), (13, 5), (70, 133), (301, 270)].iter().enumerate() {
+        for (j, &color) in colors.iter().enumerate() {
+            let src = image_of(color, w, h, (i * 17 + j) as u64);
+            let select = selection(w as usize, h as usize, j as u64);
+            for linear in [false, true] {
+                let blur = Blur2d::new(Method::Recursive, 6.0, 9.0);
+                let mut blurred = src.clone();
+                blur_image(&mut blurred, &blur, linear).unwrap();
+                let mut got = src.clone();
+                blur_image_mixed(&mut got, &blur, linear, Some(&select)).unwrap();
+                let what = format!("{color:?} {w}x{h} linear {linear}");
+                macro_rules! check {
+                    ($($v:ident),*) => {
+                        match (&src, &blurred, &got) {
+                            $((DynamicImage::$v(a), DynamicImage::$v(b), DynamicImage::$v(g)) => {
+                                mixed_samples((a.as_raw(), b.as_raw(), g.as_raw()), &select, &what)
+                            })*
+                            _ => unreachable!("{what}"),
+                        }
+                    };
+                }
+                let mixed = check!(
+                    ImageLuma8,
+                    ImageLumaA8,
+                    ImageRgb8,
+                    ImageRgba8,
+                    ImageLuma16,
+                    ImageRgb16,
+                    ImageRgb32F,
+                    ImageRgba32F
+                );
+                assert!(
+                    w * h < 100 || mixed > 0,
+                    "{what}: the selection has grey values"
+                );
+            }
+        }
+    }
+}
