@@ -202,3 +202,21 @@ fn an_image_without_pixels_is_refused_not_a_panic() {
         .code(1)
         .stderr(predicate::str::contains("the image has no pixels"));
 }
+
+/// decode_blur_encode: a 32×24 OpenEXR written as JPEG at quality 7 came back 32×16. Below
+/// about quality 25 the quantisation tables need 16 bits, the encoder writes an SOF1 header
+/// instead of SOF0, and the stripes' joiner set the full height in SOF0 headers only.
+#[test]
+fn low_quality_jpeg_keeps_every_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.jpg");
+    let input = fixture("tests/fixtures/fuzz/exr_32x24_to_jpeg_quality_7.exr");
+    gblur()
+        .arg(&input)
+        .arg(&out)
+        .args(["--sigma", "5.5", "--quality", "7", "-q", "--device", "rust"])
+        .assert()
+        .success();
+    let img = image::open(&out).unwrap();
+    assert_eq!((img.width(), img.height()), (32, 24));
+}

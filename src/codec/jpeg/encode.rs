@@ -179,6 +179,9 @@ fn split(jpeg: &[u8]) -> Result<(Vec<Segment<'_>>, &[u8]), String> {
 }
 
 const SOF0: u8 = 0xC0;
+/// Extended sequential: what the encoder writes where a quality below about 25 needs 16-bit
+/// quantisation tables.
+const SOF1: u8 = 0xC1;
 const DHT: u8 = 0xC4;
 const DQT: u8 = 0xDB;
 const SOS: u8 = 0xDA;
@@ -212,7 +215,7 @@ fn join(parts: &[Vec<u8>], height: u16, interval: u16) -> Result<Vec<u8>, String
         }
         let start = out.len();
         out.extend_from_slice(s.bytes);
-        if s.marker == SOF0 {
+        if s.marker == SOF0 || s.marker == SOF1 {
             // FF C0, length, precision, then the height.
             out[start + 5..start + 7].copy_from_slice(&height.to_be_bytes());
         }
@@ -265,6 +268,22 @@ mod tests {
                     assert_eq!(a, b, "{w}x{h} {color:?} q{q}");
                 }
             }
+        }
+    }
+
+    /// Low qualities write 16-bit tables under an SOF1 header, whose height is the whole
+    /// image's too.
+    #[test]
+    fn low_qualities_keep_the_full_height() {
+        let data = pattern(32, 200, 3);
+        for q in [1, 7, 20, 30] {
+            let joined = encode(&data, (32, 200), JpegColor::Rgb, (q, Chroma::S420), None).unwrap();
+            assert!(joined.windows(2).any(|w| w == [0xFF, 0xDD]), "striped");
+            assert_eq!(
+                (decode(&joined).width(), decode(&joined).height()),
+                (32, 200),
+                "q{q}"
+            );
         }
     }
 

@@ -59,19 +59,24 @@ const STD_LUMINANCE_ZIGZAG: [u16; 64] = [
     87, 95, 98, 103, 104, 103, 62, 77, 113, 121, 112, 100, 120, 92, 101, 103, 99,
 ];
 
-/// The standard table scaled for `quality` as libjpeg scales it (`jpeg_quality_scaling`,
-/// entries clamped to 1..=255 for baseline files).
-fn scaled_table(quality: u8) -> [u16; 64] {
+/// The standard table scaled for `quality` as libjpeg scales it (`jpeg_quality_scaling`),
+/// entries clamped to 1..=`max` (255 for 8-bit tables, 32767 for 16-bit ones).
+fn scaled_table(quality: u8, max: u32) -> [u16; 64] {
     let q = quality.clamp(1, 100) as u32;
     let scale = if q < 50 { 5000 / q } else { 200 - 2 * q };
-    STD_LUMINANCE_ZIGZAG.map(|v| ((v as u32 * scale + 50) / 100).clamp(1, 255) as u16)
+    STD_LUMINANCE_ZIGZAG.map(|v| ((v as u32 * scale + 50) / 100).clamp(1, max) as u16)
 }
 
 /// The quality whose scaled table is nearest `table` (sum of absolute differences); a file
 /// written by libjpeg, libjpeg-turbo, mozjpeg's baseline or Pillow gives its exact setting.
 pub fn estimate_quality(table: &[u16; 64]) -> u8 {
+    let max = if table.iter().any(|&v| v > 255) {
+        32767
+    } else {
+        255
+    };
     let distance = |q: u8| -> u32 {
-        scaled_table(q)
+        scaled_table(q, max)
             .iter()
             .zip(table)
             .map(|(a, b)| a.abs_diff(*b) as u32)
@@ -170,7 +175,7 @@ mod tests {
 
     #[test]
     fn reads_the_quality_and_layout_a_file_was_written_with() {
-        for q in [1, 10, 49, 50, 51, 75, 85, 90, 95, 100] {
+        for q in [1, 7, 10, 24, 49, 50, 51, 75, 85, 90, 95, 100] {
             for (sub, chroma) in [
                 (Subsampling::S444, Chroma::S444),
                 (Subsampling::S422, Chroma::S422),
