@@ -1,4 +1,4 @@
-//! JPEG output on every core. Baseline JPEG lets a decoder restart the entropy coder at
+//! JPEG output on every core a caller's thread pool has. Baseline JPEG lets a decoder restart the entropy coder at
 //! restart markers (RSTn), with the DC predictors reset; a file whose restart interval is one
 //! horizontal stripe of MCUs is therefore exactly the concatenation of the stripes encoded on
 //! their own. Each stripe is encoded by `libjpeg-turbo-rs` (standard Huffman tables, the
@@ -7,6 +7,11 @@
 
 use libjpeg_turbo_rs::{Encoder, PixelFormat, Subsampling};
 use rayon::prelude::*;
+
+/// MCU rows per stripe: 128 pixel rows at full chroma, 256 at 4:2:0; 16 stripes for a 2000-row
+/// photo, enough to keep 16 threads busy, each stripe costing one restart marker and one copy
+/// of its bytes into the joined file.
+const STRIPE_MCU_ROWS: usize = 16;
 
 /// Colour layouts this encoder writes: the two JPEG holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,12 +50,13 @@ pub fn encode(
     let (mcu_w, mcu_h) = if subsampled { (16, 16) } else { (8, 8) };
     let mcus_per_row = width.div_ceil(mcu_w) as usize;
     let mcu_rows = height.div_ceil(mcu_h) as usize;
-    // Two stripes per thread balance the load; each restart interval must fit in 16 bits.
-    let mut stripes = (2 * rayon::current_num_threads()).min(mcu_rows).max(1);
-    while mcu_rows.div_ceil(stripes) * mcus_per_row > u16::MAX as usize {
-        stripes += 1;
-    }
-    let rows_per_stripe = mcu_rows.div_ceil(stripes) * mcu_h as usize;
+    // Stripes of a fixed height, whatever the number of threads: the file's bytes are the
+    // same on every machine and in every batch lane (a lane of a batch encodes its stripes on
+    // one thread, the main command on all of them).
+    let mcu_rows_per_stripe = STRIPE_MCU_ROWS
+        .min(u16::MAX as usize / mcus_per_row)
+        .clamp(1, mcu_rows);
+    let rows_per_stripe = mcu_rows_per_stripe * mcu_h as usize;
     let stripes = (height as usize).div_ceil(rows_per_stripe);
 
     let (pixel_format, subsampling) = match color {
@@ -204,6 +210,23 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The same bytes whatever the number of threads encoding it.
+    #[test]
+    fn bytes_do_not_depend_on_the_thread_count() {
+        let data = pattern(300, 700, 3);
+        let on = |threads| {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            pool.install(|| encode(&data, (300, 700), JpegColor::Rgb, 90, None).unwrap())
+        };
+        let one = on(1);
+        assert!(one.windows(2).any(|w| w == [0xFF, 0xDD]), "striped");
+        assert_eq!(one, on(3));
+        assert_eq!(one, on(8));
     }
 
     #[test]
