@@ -324,7 +324,7 @@ fn whole_images(
         show_progress(shared, &task.input);
         let record = decode_task(shared, keep, task)
             .and_then(|d| blur_task(worker, None, shared, d))
-            .map_or_else(|failed| failed, |(b, _)| encode_task(shared, b));
+            .map_or_else(|failed| *failed, |(b, _)| encode_task(shared, b));
         let _ = rec_tx.send(record);
     }
 }
@@ -376,13 +376,13 @@ fn decoder(
         }
         let _ = match decode_task(shared, keep, task) {
             Ok(decoded) => dec_tx.send(decoded).map_err(drop),
-            Err(failed) => rec_tx.send(failed).map_err(drop),
+            Err(failed) => rec_tx.send(*failed).map_err(drop),
         };
     }
 }
 
 /// Loads one task's image (`load_masked`), or says why it could not.
-fn decode_task(shared: &Shared, keep: Keep, task: Task) -> Result<DecodedTask, FileRecord> {
+fn decode_task(shared: &Shared, keep: Keep, task: Task) -> Result<DecodedTask, Box<FileRecord>> {
     let mut passes = Vec::new();
     match load_masked(shared, &task.input, keep, &mut passes) {
         Ok((loaded, masked)) => Ok(DecodedTask {
@@ -391,7 +391,12 @@ fn decode_task(shared: &Shared, keep: Keep, task: Task) -> Result<DecodedTask, F
             passes,
             masked,
         }),
-        Err(e) => Err(FileRecord::failed(&task.input, &task.output, e, &passes)),
+        Err(e) => Err(Box::new(FileRecord::failed(
+            &task.input,
+            &task.output,
+            e,
+            &passes,
+        ))),
     }
 }
 
@@ -540,7 +545,7 @@ fn device_stage(
         let (blurred, failure) = match blur_task(slot, device, shared, d) {
             Ok(done) => done,
             Err(failed) => {
-                let _ = rec_fail.send(failed);
+                let _ = rec_fail.send(*failed);
                 continue;
             }
         };
@@ -567,7 +572,7 @@ fn blur_task(
     device: Option<&Device>,
     shared: &Shared,
     d: DecodedTask,
-) -> Result<(BlurredTask, Option<ClError>), FileRecord> {
+) -> Result<(BlurredTask, Option<ClError>), Box<FileRecord>> {
     let DecodedTask {
         task,
         mut loaded,
@@ -590,7 +595,7 @@ fn blur_task(
         Ok(done) => done,
         Err(e) => {
             let failed = FileRecord::failed(&task.input, &task.output, e.to_string(), &passes);
-            return Err(failed);
+            return Err(Box::new(failed));
         }
     };
     notes.extend(done.note);
