@@ -4,7 +4,10 @@
 #   OpenCV (imread, GaussianBlur, imwrite) in a process pool, one process per core.
 # Generates N photo-like 3000×2000 JPEGs first. Prints images/s for each and the ratios.
 # Usage: benches/batch.sh [N_IMAGES=200] [SIGMA=5] [GBLUR_DEVICE=auto]
-# GBLUR_BIN=path uses a prebuilt gblur (machines without cargo). Where libvips cannot be
+# ROUNDS=k (default 1) times every tool k times, in turn within each round (paired,
+# alternating), and prints the median; on a shared machine take 5 or more.
+# GBLUR_BIN=path uses a prebuilt gblur (machines without cargo); GBLUR_BINS="a=path b=path"
+# times several builds side by side, each under its label. Where libvips cannot be
 # installed (no package registry), its row is left out and the script says so.
 # GBLUR_DEVICES="gpu rust" times gblur once per listed --device value (default: GBLUR_DEVICE),
 # each followed by gblur's own summary (where the time went).
@@ -15,7 +18,7 @@
 # Where PyTorch sees a CUDA device, torchvision's nvJPEG pipeline (benches/torch_nvjpeg.py)
 # runs too: timed as a process, like the others, and after its warm-up batch.
 set -euo pipefail
-n=${1:-200} sigma=${2:-5} device=${3:-auto}
+n=${1:-200} sigma=${2:-5} device=${3:-auto} rounds=${ROUNDS:-1}
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -61,17 +64,9 @@ for i in range(n):
 PY
 
 seconds() { local t0 t1; t0=$(date +%s.%N); "$@"; t1=$(date +%s.%N); awk "BEGIN { print $t1 - $t0 }"; }
+median() { tr ' ' '\n' | grep . | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+rate() { awk "BEGIN { printf \"%.2f\", $n / $1 }"; }
 
-devices=${GBLUR_DEVICES:-$device}
-declare -A t_dev
-for d in $devices; do
-    rm -rf "$work/gblur"
-    t_dev[$d]=$(seconds "$gblur" batch "$work/in" "$work/gblur" --sigma "$sigma" --device "$d" 2>"$work/summary_$d.txt")
-done
-t_vips=""
-if command -v vips >/dev/null; then
-    t_vips=$(seconds sh -c "cd '$work/in' && ls | xargs -P $cores -I{} vips gaussblur {} '$work/vips/{}' $sigma")
-fi
 cat >"$work/cv.py" <<PY
 import sys, os, cv2
 from multiprocessing import Pool
@@ -85,51 +80,79 @@ if __name__ == "__main__":
     with Pool($cores) as p:
         p.map(one, sorted(os.listdir(src)))
 PY
-t_cv=$(seconds "$py" "$work/cv.py" "$work/in" "$work/opencv" "$sigma")
-mkdir -p "$work/opencv_codecs"
-t_cv_codecs=$(seconds "$py" "$work/cv.py" "$work/in" "$work/opencv_codecs" 0)
-t_torch=""
-if "$py" -c 'import sys, torch, torchvision; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
-    t_torch=$(seconds sh -c "'$py' '$root/benches/torch_nvjpeg.py' '$work/in' '$work/torch' $sigma >'$work/torch.txt'")
-fi
-ceiling=""
-if [ -n "$codecs" ]; then
-    # Median of three runs of gblur's codecs alone.
-    ceiling=$("$codecs" "$work/in" 3 | tee "$work/ceiling.txt" | sed -E 's/.*= ([0-9.]+) images.*/\1/' | sort -n | sed -n 2p)
-fi
 
-for d in gblur $peers; do
+devices=${GBLUR_DEVICES:-$device}
+bins=${GBLUR_BINS:-gblur=$gblur}
+# Keys of the gblur rows: label/device.
+keys=()
+for b in $bins; do for d in $devices; do keys+=("${b%%=*}/$d"); done; done
+declare -A times
+for r in $(seq "$rounds"); do
+    for b in $bins; do
+        for d in $devices; do
+            k="${b%%=*}/$d"
+            rm -rf "$work/gblur"
+            times[$k]+=" $(seconds "${b#*=}" batch "$work/in" "$work/gblur" --sigma "$sigma" --device "$d" 2>"$work/summary_${k//\//_}.txt")"
+            got=$(ls "$work/gblur" | wc -l)
+            [ "$got" -eq "$n" ] || { echo "$k wrote $got of $n files" >&2; exit 1; }
+        done
+    done
+    if command -v vips >/dev/null; then
+        rm -rf "$work/vips"; mkdir -p "$work/vips"
+        times[vips]+=" $(seconds sh -c "cd '$work/in' && ls | xargs -P $cores -I{} vips gaussblur {} '$work/vips/{}' $sigma")"
+    fi
+    rm -rf "$work/opencv" "$work/opencv_codecs"; mkdir -p "$work/opencv" "$work/opencv_codecs"
+    times[cv]+=" $(seconds "$py" "$work/cv.py" "$work/in" "$work/opencv" "$sigma")"
+    times[cv_codecs]+=" $(seconds "$py" "$work/cv.py" "$work/in" "$work/opencv_codecs" 0)"
+    if "$py" -c 'import sys, torch, torchvision; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
+        times[torch]+=" $(seconds sh -c "'$py' '$root/benches/torch_nvjpeg.py' '$work/in' '$work/torch' $sigma >'$work/torch.txt'")"
+    fi
+    if [ -n "$codecs" ]; then
+        # gblur's codecs alone, one run per round (three in a single round).
+        runs=1; [ "$rounds" -gt 1 ] || runs=3
+        "$codecs" "$work/in" $runs | tee -a "$work/ceiling.txt" >/dev/null
+    fi
+done
+for d in $peers; do
     got=$(ls "$work/$d" | wc -l)
     [ "$got" -eq "$n" ] || { echo "$d wrote $got of $n files" >&2; exit 1; }
 done
-echo "machine: $(nproc) cores; $n JPEGs of 3000x2000 (6 MP); sigma $sigma"
-for d in $devices; do
-    t=${t_dev[$d]}
-    printf '%-28s %8s s %8.2f images/s\n' "gblur batch --device $d" "$t" "$(awk "BEGIN { print $n / $t }")"
-    grep -E "^(device|stages)" "$work/summary_$d.txt" | sed 's/^/    /'
+
+t_cv=$(echo "${times[cv]}" | median)
+ceiling=""
+[ -z "$codecs" ] || ceiling=$(sed -E 's/.*= ([0-9.]+) images.*/\1/' "$work/ceiling.txt" | tr '\n' ' ' | median)
+echo "machine: $(nproc) cores; $n JPEGs of 3000x2000 (6 MP); sigma $sigma; median of $rounds round(s)"
+row() { printf '%-34s %8.2f s %8.2f images/s   (%s)\n' "$1" "$2" "$(rate "$2")" "$3"; }
+for k in "${keys[@]}"; do
+    t=$(echo "${times[$k]}" | median)
+    label=${k%%/*} d=${k#*/}
+    [ "$label" = gblur ] && name="gblur batch --device $d" || name="gblur[$label] batch --device $d"
+    row "$name" "$t" "${times[$k]# }"
+    grep -E "^(device|stages)" "$work/summary_${k//\//_}.txt" | sed 's/^/    /'
 done
-if [ -n "$t_vips" ]; then
-    printf '%-28s %8s s %8.2f images/s\n' "vips gaussblur (xargs -P$cores)" "$t_vips" "$(awk "BEGIN { print $n / $t_vips }")"
+if [ -n "${times[vips]:-}" ]; then
+    row "vips gaussblur (xargs -P$cores)" "$(echo "${times[vips]}" | median)" "${times[vips]# }"
 else
     echo "vips gaussblur: not installed here, not measured"
 fi
-printf '%-28s %8s s %8.2f images/s\n' "OpenCV pool ($cores procs)" "$t_cv" "$(awk "BEGIN { print $n / $t_cv }")"
-printf '%-28s %8s s %8.2f images/s\n' "OpenCV codecs only (no blur)" "$t_cv_codecs" "$(awk "BEGIN { print $n / $t_cv_codecs }")"
-if [ -n "$t_torch" ]; then
-    printf '%-28s %8s s %8.2f images/s (process; after warm-up: %s)\n' "torchvision nvJPEG + blur" "$t_torch" \
-        "$(awk "BEGIN { print $n / $t_torch }")" "$(cut -d' ' -f2- "$work/torch.txt")"
+row "OpenCV pool ($cores procs)" "$t_cv" "${times[cv]# }"
+row "OpenCV codecs only (no blur)" "$(echo "${times[cv_codecs]}" | median)" "${times[cv_codecs]# }"
+if [ -n "${times[torch]:-}" ]; then
+    printf '%-34s %8.2f s %8.2f images/s (process; after warm-up: %s)\n' "torchvision nvJPEG + blur" \
+        "$(echo "${times[torch]}" | median)" "$(rate "$(echo "${times[torch]}" | median)")" "$(cut -d' ' -f2- "$work/torch.txt")"
 fi
 if [ -n "$ceiling" ]; then
-    printf '%-28s %8s   %8.2f images/s (median of 3)\n' "gblur codecs only (no blur)" "" "$ceiling"
+    printf '%-34s %8s   %8.2f images/s (median)\n' "gblur codecs only (no blur)" "" "$ceiling"
     sed 's/^/    /' "$work/ceiling.txt"
     printf 'gblur codec ceiling / OpenCV pool %.2f (no blur speed can take gblur past this)\n' \
         "$(awk "BEGIN { print $ceiling * $t_cv / $n }")"
 else
     echo "gblur codecs only: not measured (no cargo to build benches/codec_ceiling.rs, no GBLUR_CODEC_BIN)"
 fi
-for d in $devices; do
-    t=${t_dev[$d]}
-    [ -z "$t_vips" ] || printf 'gblur --device %s / vips   %.2f\n' "$d" "$(awk "BEGIN { print $t_vips / $t }")"
-    printf 'gblur --device %s / OpenCV %.2f\n' "$d" "$(awk "BEGIN { print $t_cv / $t }")"
-    [ -z "$t_torch" ] || printf 'gblur --device %s / torchvision %.2f\n' "$d" "$(awk "BEGIN { print $t_torch / $t }")"
+for k in "${keys[@]}"; do
+    t=$(echo "${times[$k]}" | median)
+    [ -z "${times[vips]:-}" ] || printf '%s / vips   %.2f\n' "$k" "$(awk "BEGIN { print $(echo "${times[vips]}" | median) / $t }")"
+    printf '%s / OpenCV %.2f\n' "$k" "$(awk "BEGIN { print $t_cv / $t }")"
+    [ -z "${times[torch]:-}" ] || printf '%s / torchvision %.2f\n' "$k" "$(awk "BEGIN { print $(echo "${times[torch]}" | median) / $t }")"
+    [ -z "$ceiling" ] || printf '%s / its codec ceiling %.2f\n' "$k" "$(awk "BEGIN { print $n / $t / $ceiling }")"
 done

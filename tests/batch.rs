@@ -354,6 +354,46 @@ fn opencl_expected() -> bool {
     std::env::var_os("GBLUR_SKIP_OPENCL_TESTS").is_none()
 }
 
+/// The Rust path's lanes (one whole image per core) write each JPEG byte for byte as the main
+/// command does on every core: with more images than cores and with fewer.
+#[test]
+fn rust_path_lanes_write_what_the_main_command_writes() {
+    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+    for count in [1, 2 * cores + 1] {
+        let input = tempfile::tempdir().unwrap();
+        for i in 0..count {
+            std::fs::copy(
+                fixture("samples/chelsea.jpg"),
+                input.path().join(format!("c{i}.jpg")),
+            )
+            .unwrap();
+        }
+        let out = tempfile::tempdir().unwrap();
+        let v = batch_with(
+            &["--sigma", "3", "--device", "rust"],
+            input.path(),
+            out.path(),
+            0,
+        );
+        assert_eq!(v["blurred"], count);
+        let reference = out.path().join("reference.jpg");
+        gblur()
+            .arg(fixture("samples/chelsea.jpg"))
+            .arg(&reference)
+            .args(["--sigma", "3", "-q", "--device", "rust"])
+            .assert()
+            .success();
+        let want = std::fs::read(&reference).unwrap();
+        for i in 0..count {
+            let got = std::fs::read(out.path().join(format!("c{i}.jpg"))).unwrap();
+            assert!(
+                got == want,
+                "c{i}.jpg of {count} differs from the main command's"
+            );
+        }
+    }
+}
+
 /// `photo_folder` with 10 more images, enough for every device worker to take some.
 fn busy_folder() -> tempfile::TempDir {
     let dir = photo_folder();

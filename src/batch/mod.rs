@@ -1,6 +1,7 @@
 //! `gblur batch`: blur every image under a folder into a mirrored folder. `plan` walks the
-//! folder into tasks, `run` drives them through overlapped decode, blur and encode stages
-//! (the scheduler), and `summary` accounts for every file. A file that fails is reported and
+//! folder into tasks, `run` drives them (the scheduler: whole images per core on the Rust
+//! path, overlapped decode, blur and encode stages with a device), and `summary` accounts for
+//! every file. A file that fails is reported and
 //! the batch goes on; outputs are written through temporary files, so an interrupted batch
 //! leaves only complete files. `shard` picks the slice of the folder this process runs (by
 //! hand or from a cluster scheduler), and `ledger` records each shard's outcome and merges

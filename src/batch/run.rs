@@ -1,4 +1,11 @@
-//! The batch scheduler. Decoding and encoding run on a pool of CPU threads and blurring on one
+//! The batch scheduler. On the Rust path alone (`--device rust`, or what auto picks without a
+//! usable OpenCL device) every core takes whole images: it decodes, blurs and encodes one image
+//! on its own, as a pool of single-threaded processes would, so no image's work is split over
+//! threads that the other images need (each stage's threads striping one image while the other
+//! stages run beside them oversubscribed the cores and left the batch at 40% of its codec
+//! ceiling on 16 cores). Fewer images than cores share the cores out.
+//!
+//! With a device, decoding and encoding run on a pool of CPU threads and blurring on one
 //! worker per device (`--device all` or a list gives several), overlapped through bounded
 //! queues: the device workers all take from one queue of decoded images, so a faster device
 //! takes more of them. At most `2 × threads + 4 + devices` images are in memory at once,
@@ -91,6 +98,9 @@ struct Shared<'a> {
     rust_name: &'a str,
     /// `--mask`, decoded once for every image.
     mask_file: Option<&'a MaskFile>,
+    /// Every worker is the Rust path, so a JPEG going to JPEG may be loaded as its YCbCr
+    /// planes (`job::planes_keep`): a device worker would blur it another way.
+    rust_only: bool,
 }
 
 /// The checked folders and filter of a batch.
@@ -211,6 +221,7 @@ pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
         names: &names,
         rust_name: &rust_name,
         mask_file: mask_file.as_ref(),
+        rust_only: workers.iter().all(|w| w.device.is_none()),
     };
     let stopped = run_stages(&shared, tasks, workers, keep, &mut records);
     bar.finish_and_clear();
@@ -234,8 +245,9 @@ pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
     Ok(summary)
 }
 
-/// Runs the decoders, the device workers and the encoders over `tasks` until every task has
-/// a record in `records`; returns why each worker's device stopped early, if it did.
+/// Runs every task until it has a record in `records`: on the Rust path alone, one whole
+/// image per core (`whole_images`); with a device, through the decoders, the device workers and
+/// the encoders. Returns why each worker's device stopped early, if it did.
 fn run_stages(
     shared: &Shared,
     tasks: Vec<Task>,
@@ -244,40 +256,31 @@ fn run_stages(
     records: &mut Vec<FileRecord>,
 ) -> Vec<Option<String>> {
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let images = tasks.len();
     let (task_tx, task_rx) = unbounded::<Task>();
     for t in tasks {
         task_tx.send(t).expect("receiver alive");
     }
     drop(task_tx);
-    let (dec_tx, dec_rx) = bounded::<DecodedTask>(QUEUE);
-    let (enc_tx, enc_rx) = bounded::<BlurredTask>(QUEUE);
     let (rec_tx, rec_rx) = unbounded::<FileRecord>();
+    if let [rust @ Worker { device: None, .. }] = &workers[..] {
+        let rust = (rust.index, rust.keep);
+        let lanes = threads.min(images).max(1);
+        std::thread::scope(|scope| {
+            for _ in 0..lanes {
+                let (task_rx, rec_tx) = (task_rx.clone(), rec_tx.clone());
+                let run = move || whole_images(rust, shared, keep, task_rx, rec_tx);
+                scope.spawn(move || on_own_threads(threads / lanes, run));
+            }
+            drop(rec_tx);
+            collect(shared, rec_rx, records);
+        });
+        // The Rust path never stops early.
+        return vec![None];
+    }
     std::thread::scope(|scope| {
-        for _ in 0..threads {
-            let (task_rx, dec_tx, rec_tx) = (task_rx.clone(), dec_tx.clone(), rec_tx.clone());
-            scope.spawn(move || decoder(shared, keep, task_rx, dec_tx, rec_tx));
-        }
-        drop(dec_tx);
-        for _ in 0..threads {
-            let (enc_rx, rec_tx) = (enc_rx.clone(), rec_tx.clone());
-            scope.spawn(move || encoder(shared, enc_rx, rec_tx));
-        }
-        drop(enc_rx);
-        // The device stage: one worker per device, each on its own thread with its own
-        // context, all taking from the one queue of decoded images.
-        let handles: Vec<_> = workers
-            .into_iter()
-            .map(|worker| {
-                let (dec_rx, enc_tx, rec_fail) = (dec_rx.clone(), enc_tx.clone(), rec_tx.clone());
-                scope.spawn(move || device_stage(&worker, shared, dec_rx, enc_tx, rec_fail))
-            })
-            .collect();
-        drop((dec_rx, enc_tx, rec_tx));
-        // Records arrive as encoders finish; the bar counts them.
-        for r in rec_rx.iter() {
-            shared.bar.inc(1);
-            records.push(r);
-        }
+        let handles = staged(scope, shared, (threads, keep), task_rx, workers, rec_tx);
+        collect(shared, rec_rx, records);
         handles
             .into_iter()
             .map(|h| {
@@ -286,6 +289,82 @@ fn run_stages(
             })
             .collect()
     })
+}
+
+/// Records arrive as images finish; the bar counts them.
+fn collect(shared: &Shared, rec_rx: Receiver<FileRecord>, records: &mut Vec<FileRecord>) {
+    for r in rec_rx.iter() {
+        shared.bar.inc(1);
+        records.push(r);
+    }
+}
+
+/// Runs `work` where the codecs' and the blur's parallel loops (rayon) get `threads` threads
+/// of their own, and so do not spread one image over the cores that other images' lanes are
+/// busy on. A pool that cannot be built leaves the global one.
+fn on_own_threads(threads: usize, work: impl FnOnce() + Send) {
+    match rayon::ThreadPoolBuilder::new()
+        .num_threads(threads.max(1))
+        .thread_name(|_| "gblur-lane".into())
+        .build()
+    {
+        Ok(pool) => pool.install(work),
+        Err(_) => work(),
+    }
+}
+
+/// One lane of the Rust path (`worker`: its index and what it keeps): decodes, blurs and encodes whole images, one after another,
+/// until there are none left or the batch is interrupted.
+fn whole_images(
+    worker: (usize, Keep),
+    shared: &Shared,
+    keep: Keep,
+    task_rx: Receiver<Task>,
+    rec_tx: Sender<FileRecord>,
+) {
+    while let Ok(task) = task_rx.recv() {
+        if shared.interrupted.load(Ordering::SeqCst) {
+            break;
+        }
+        show_progress(shared, &task.input);
+        let record = decode_task(shared, keep, task)
+            .and_then(|d| blur_task(worker, None, shared, d))
+            .map_or_else(|failed| *failed, |(b, _)| encode_task(shared, b));
+        let _ = rec_tx.send(record);
+    }
+}
+
+type StageHandle<'scope> = std::thread::ScopedJoinHandle<'scope, Option<String>>;
+
+/// Starts the decoders, the device workers and the encoders on `scope`; returns the device
+/// workers' threads.
+fn staged<'scope, 'env>(
+    scope: &'scope std::thread::Scope<'scope, 'env>,
+    shared: &'env Shared<'env>,
+    (threads, keep): (usize, Keep),
+    task_rx: Receiver<Task>,
+    workers: Vec<Worker>,
+    rec_tx: Sender<FileRecord>,
+) -> Vec<StageHandle<'scope>> {
+    let (dec_tx, dec_rx) = bounded::<DecodedTask>(QUEUE);
+    let (enc_tx, enc_rx) = bounded::<BlurredTask>(QUEUE);
+    for _ in 0..threads {
+        let (task_rx, dec_tx, rec_tx) = (task_rx.clone(), dec_tx.clone(), rec_tx.clone());
+        scope.spawn(move || decoder(shared, keep, task_rx, dec_tx, rec_tx));
+    }
+    for _ in 0..threads {
+        let (enc_rx, rec_tx) = (enc_rx.clone(), rec_tx.clone());
+        scope.spawn(move || encoder(shared, enc_rx, rec_tx));
+    }
+    // The device stage: one worker per device, each on its own thread with its own
+    // context, all taking from the one queue of decoded images.
+    workers
+        .into_iter()
+        .map(|worker| {
+            let (dec_rx, enc_tx, rec_fail) = (dec_rx.clone(), enc_tx.clone(), rec_tx.clone());
+            scope.spawn(move || device_stage(&worker, shared, dec_rx, enc_tx, rec_fail))
+        })
+        .collect()
 }
 
 /// A decoder thread: loads tasks until there are none left or the batch is interrupted.
@@ -300,25 +379,29 @@ fn decoder(
         if shared.interrupted.load(Ordering::SeqCst) {
             break;
         }
-        let mut passes = Vec::new();
-        match load_masked(shared, (&task.input, task.format), keep, &mut passes) {
-            Ok((loaded, masked)) => {
-                let _ = dec_tx.send(DecodedTask {
-                    task,
-                    loaded,
-                    passes,
-                    masked,
-                });
-            }
-            Err(e) => {
-                let _ = rec_tx.send(FileRecord::failed(
-                    &task.input,
-                    &task.output,
-                    e.to_string(),
-                    &passes,
-                ));
-            }
-        }
+        let _ = match decode_task(shared, keep, task) {
+            Ok(decoded) => dec_tx.send(decoded).map_err(drop),
+            Err(failed) => rec_tx.send(*failed).map_err(drop),
+        };
+    }
+}
+
+/// Loads one task's image (`load_masked`), or says why it could not.
+fn decode_task(shared: &Shared, keep: Keep, task: Task) -> Result<DecodedTask, Box<FileRecord>> {
+    let mut passes = Vec::new();
+    match load_masked(shared, (&task.input, task.format), keep, &mut passes) {
+        Ok((loaded, masked)) => Ok(DecodedTask {
+            task,
+            loaded,
+            passes,
+            masked,
+        }),
+        Err(e) => Err(Box::new(FileRecord::failed(
+            &task.input,
+            &task.output,
+            e,
+            &passes,
+        ))),
     }
 }
 
@@ -341,7 +424,10 @@ fn load_masked(
         source,
         limit,
         linear,
-        opts.keep(job::planes_keep(blur_job, keep, format, &plan)),
+        opts.keep(match shared.rust_only {
+            true => job::planes_keep(blur_job, keep, format, &plan),
+            false => keep,
+        }),
         opts.sanitize(),
         &plan,
         passes,
@@ -386,42 +472,47 @@ fn reload_for_rust(
 /// An encoder thread: writes blurred images and sends their records.
 fn encoder(shared: &Shared, enc_rx: Receiver<BlurredTask>, rec_tx: Sender<FileRecord>) {
     while let Ok(b) = enc_rx.recv() {
-        let (mut passes, mut notes) = (b.passes, b.notes);
-        let output = &b.task.output;
-        let megapixels = b.loaded.width as f64 * b.loaded.height as f64 * 1e-6;
-        let mut loaded = b.loaded;
-        if let Some(m) = b.masked {
-            m.finish(&mut loaded, &mut passes);
-        }
-        let saved = plan::check_inside(shared.out_dir, output)
-            .and_then(|()| create_parent(output))
-            .and_then(|()| {
-                let to = Output {
-                    path: output,
-                    format: b.task.format,
-                    encode: shared.job.blur.encode,
-                    metadata: shared.job.blur.metadata,
-                };
-                save(loaded, to, &mut passes, &mut notes)
-            });
-        let mut record = FileRecord::new(&b.task.input, Outcome::Blurred, output);
-        record.megapixels = megapixels;
-        record.decode_ms = report::stage_ms(&passes, Stage::Decode);
-        record.blur_ms = b.blur_ms;
-        record.encode_ms = report::stage_ms(&passes, Stage::Encode);
-        record.notes = notes;
-        record.device = Some(if b.on_device {
-            shared.names[b.worker].clone()
-        } else {
-            shared.rust_name.to_string()
-        });
-        record.worker = Some(b.worker);
-        if let Err(e) = saved {
-            record.outcome = Outcome::Failed;
-            record.error = Some(e.to_string());
-        }
-        let _ = rec_tx.send(record);
+        let _ = rec_tx.send(encode_task(shared, b));
     }
+}
+
+/// Writes one blurred image; returns its record.
+fn encode_task(shared: &Shared, b: BlurredTask) -> FileRecord {
+    let (mut passes, mut notes) = (b.passes, b.notes);
+    let output = &b.task.output;
+    let megapixels = b.loaded.width as f64 * b.loaded.height as f64 * 1e-6;
+    let mut loaded = b.loaded;
+    if let Some(m) = b.masked {
+        m.finish(&mut loaded, &mut passes);
+    }
+    let saved = plan::check_inside(shared.out_dir, output)
+        .and_then(|()| create_parent(output))
+        .and_then(|()| {
+            let to = Output {
+                path: output,
+                format: b.task.format,
+                encode: shared.job.blur.encode,
+                metadata: shared.job.blur.metadata,
+            };
+            save(loaded, to, &mut passes, &mut notes)
+        });
+    let mut record = FileRecord::new(&b.task.input, Outcome::Blurred, output);
+    record.megapixels = megapixels;
+    record.decode_ms = report::stage_ms(&passes, Stage::Decode);
+    record.blur_ms = b.blur_ms;
+    record.encode_ms = report::stage_ms(&passes, Stage::Encode);
+    record.notes = notes;
+    record.device = Some(if b.on_device {
+        shared.names[b.worker].clone()
+    } else {
+        shared.rust_name.to_string()
+    });
+    record.worker = Some(b.worker);
+    if let Err(e) = saved {
+        record.outcome = Outcome::Failed;
+        record.error = Some(e.to_string());
+    }
+    record
 }
 
 fn create_parent(output: &Path) -> Result<(), ImageIoError> {
@@ -434,6 +525,16 @@ fn create_parent(output: &Path) -> Result<(), ImageIoError> {
     }
 }
 
+/// The progress bar's rate and the file being worked on.
+fn show_progress(shared: &Shared, input: &Path) {
+    let done_mp = shared.megapixels_done.load(Ordering::Relaxed) as f64 * 1e-6;
+    let secs = shared.t_total.elapsed().as_secs_f64();
+    let input = input.display();
+    shared
+        .bar
+        .set_message(format!("{:.1} MP/s  {input}", done_mp / secs));
+}
+
 /// The device stage of one worker: takes decoded images until the queue closes, blurs each
 /// on its device (the Rust path where the device fails on it), and hands it to the encoders.
 /// Returns why its device stopped before the end, if it did.
@@ -444,74 +545,84 @@ fn device_stage(
     enc_tx: Sender<BlurredTask>,
     rec_fail: Sender<FileRecord>,
 ) -> Option<String> {
-    let job = shared.job;
     let mut device_broken = false;
     let mut stopped = None;
     while let Ok(d) = dec_rx.recv() {
-        let done_mp = shared.megapixels_done.load(Ordering::Relaxed) as f64 * 1e-6;
-        let secs = shared.t_total.elapsed().as_secs_f64();
-        let input = d.task.input.display();
-        shared
-            .bar
-            .set_message(format!("{:.1} MP/s  {input}", done_mp / secs));
-        let DecodedTask {
-            task,
-            mut loaded,
-            mut passes,
-            mut masked,
-        } = d;
+        show_progress(shared, &d.task.input);
         let device = worker.device.as_ref().filter(|_| !device_broken);
-        let rust = Keep::for_path(None, shared.blur);
-        match (&mut masked, device) {
-            (Some(m), Some(_)) => m.apply(&mut loaded, worker.keep, &mut passes),
-            (Some(m), None) => m.apply(&mut loaded, rust, &mut passes),
-            (None, Some(_)) => loaded.adapt(worker.keep, job.blur.linear, &mut passes),
-            (None, None) => {}
-        }
-        let t = Instant::now();
-        let mut notes = std::mem::take(&mut loaded.notes);
-        // Too large for the device, out of device memory and the like: this image goes
-        // the Rust way (work::blur).
-        let reload = || reload_for_rust(shared, &task.input, masked.as_ref());
-        let done = match work::blur::blur(device, &mut loaded, shared.blur, &mut passes, reload) {
+        let slot = (worker.index, worker.keep);
+        let (blurred, failure) = match blur_task(slot, device, shared, d) {
             Ok(done) => done,
-            Err(e) => {
-                let _ = rec_fail.send(FileRecord::failed(
-                    &task.input,
-                    &task.output,
-                    e.to_string(),
-                    &passes,
-                ));
+            Err(failed) => {
+                let _ = rec_fail.send(*failed);
                 continue;
             }
         };
-        notes.extend(done.note);
         let mut leave = false;
-        if let Some(ClError::Build { .. }) = done.failure {
+        if let Some(ClError::Build { .. }) = failure {
             device_broken = true;
             let (why, last) = stop_device(worker, shared);
             stopped = Some(why);
             leave = !last;
         }
-        let megapixels = loaded.width as u64 * loaded.height as u64;
-        shared
-            .megapixels_done
-            .fetch_add(megapixels, Ordering::Relaxed);
-        let _ = enc_tx.send(BlurredTask {
-            task,
-            loaded,
-            passes,
-            notes,
-            blur_ms: t.elapsed().as_secs_f64() * 1e3,
-            worker: worker.index,
-            on_device: done.on_device,
-            masked,
-        });
+        let _ = enc_tx.send(blurred);
         if leave {
             break;
         }
     }
     stopped
+}
+
+/// Blurs one decoded image for the worker `index`, whose device path keeps `keep`, on `device`
+/// (None: the Rust path), the Rust path taking it where the device fails on it. Returns it with the device's error, if there was one, or the
+/// image's failure record.
+fn blur_task(
+    (index, keep): (usize, Keep),
+    device: Option<&Device>,
+    shared: &Shared,
+    d: DecodedTask,
+) -> Result<(BlurredTask, Option<ClError>), Box<FileRecord>> {
+    let DecodedTask {
+        task,
+        mut loaded,
+        mut passes,
+        mut masked,
+    } = d;
+    let rust = Keep::for_path(None, shared.blur);
+    match (&mut masked, device) {
+        (Some(m), Some(_)) => m.apply(&mut loaded, keep, &mut passes),
+        (Some(m), None) => m.apply(&mut loaded, rust, &mut passes),
+        (None, Some(_)) => loaded.adapt(keep, shared.job.blur.linear, &mut passes),
+        (None, None) => {}
+    }
+    let t = Instant::now();
+    let mut notes = std::mem::take(&mut loaded.notes);
+    // Too large for the device, out of device memory and the like: this image goes
+    // the Rust way (work::blur).
+    let reload = || reload_for_rust(shared, &task.input, masked.as_ref());
+    let done = match work::blur::blur(device, &mut loaded, shared.blur, &mut passes, reload) {
+        Ok(done) => done,
+        Err(e) => {
+            let failed = FileRecord::failed(&task.input, &task.output, e.to_string(), &passes);
+            return Err(Box::new(failed));
+        }
+    };
+    notes.extend(done.note);
+    let megapixels = loaded.width as u64 * loaded.height as u64;
+    shared
+        .megapixels_done
+        .fetch_add(megapixels, Ordering::Relaxed);
+    let blurred = BlurredTask {
+        task,
+        loaded,
+        passes,
+        notes,
+        blur_ms: t.elapsed().as_secs_f64() * 1e3,
+        worker: index,
+        on_device: done.on_device,
+        masked,
+    };
+    Ok((blurred, done.failure))
 }
 
 /// Kernels that did not build will not build for the next image. The device takes no more

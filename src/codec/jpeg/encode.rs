@@ -1,4 +1,4 @@
-//! JPEG output on every core. Baseline JPEG lets a decoder restart the entropy coder at
+//! JPEG output on every core a caller's thread pool has. Baseline JPEG lets a decoder restart the entropy coder at
 //! restart markers (RSTn), with the DC predictors reset; a file whose restart interval is one
 //! horizontal stripe of MCUs is therefore exactly the concatenation of the stripes encoded on
 //! their own. Each stripe is encoded by `libjpeg-turbo-rs` (standard Huffman tables, the
@@ -8,6 +8,11 @@
 use super::header::Chroma;
 use libjpeg_turbo_rs::{Encoder, PixelFormat};
 use rayon::prelude::*;
+
+/// MCU rows per stripe: 128 pixel rows at full chroma, 256 at 4:2:0; 16 stripes for a 2000-row
+/// photo, enough to keep 16 threads busy, each stripe costing one restart marker and one copy
+/// of its bytes into the joined file.
+const STRIPE_MCU_ROWS: usize = 16;
 
 /// Colour layouts this encoder writes: the two JPEG holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -65,8 +70,11 @@ pub struct StripePlan {
 }
 
 impl StripePlan {
-    /// Stripes of an image of `width`×`height` pixels in MCUs of `mcu` pixels: two per thread,
-    /// so the load balances, each small enough for a 16-bit restart interval.
+    /// Stripes of an image of `width`×`height` pixels in MCUs of `mcu` pixels:
+    /// `STRIPE_MCU_ROWS` MCU rows each (fewer where a 16-bit restart interval needs it),
+    /// whatever the number of threads, so that the file's bytes are the same on every
+    /// machine and in every batch lane (a lane encodes its stripes on one thread, the main
+    /// command on all of them).
     pub fn new((width, height): (u32, u32), (mcu_w, mcu_h): (u32, u32)) -> Result<Self, String> {
         let too_big = |v: u32| v == 0 || v > u16::MAX as u32;
         if too_big(width) || too_big(height) {
@@ -76,11 +84,9 @@ impl StripePlan {
         }
         let mcus_per_row = width.div_ceil(mcu_w) as usize;
         let mcu_rows = height.div_ceil(mcu_h) as usize;
-        let mut stripes = (2 * rayon::current_num_threads()).min(mcu_rows).max(1);
-        while mcu_rows.div_ceil(stripes) * mcus_per_row > u16::MAX as usize {
-            stripes += 1;
-        }
-        let mcu_rows_per_stripe = mcu_rows.div_ceil(stripes);
+        let mcu_rows_per_stripe = STRIPE_MCU_ROWS
+            .min(u16::MAX as usize / mcus_per_row)
+            .clamp(1, mcu_rows);
         let rows_per_stripe = mcu_rows_per_stripe * mcu_h as usize;
         Ok(StripePlan {
             height,
@@ -275,16 +281,35 @@ mod tests {
     /// image's too.
     #[test]
     fn low_qualities_keep_the_full_height() {
-        let data = pattern(32, 200, 3);
+        let data = pattern(32, 600, 3);
         for q in [1, 7, 20, 30] {
-            let joined = encode(&data, (32, 200), JpegColor::Rgb, (q, Chroma::S420), None).unwrap();
+            let joined = encode(&data, (32, 600), JpegColor::Rgb, (q, Chroma::S420), None).unwrap();
             assert!(joined.windows(2).any(|w| w == [0xFF, 0xDD]), "striped");
             assert_eq!(
                 (decode(&joined).width(), decode(&joined).height()),
-                (32, 200),
+                (32, 600),
                 "q{q}"
             );
         }
+    }
+
+    /// The same bytes whatever the number of threads encoding it.
+    #[test]
+    fn bytes_do_not_depend_on_the_thread_count() {
+        let data = pattern(300, 700, 3);
+        let on = |threads| {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            pool.install(|| {
+                encode(&data, (300, 700), JpegColor::Rgb, (90, Chroma::S420), None).unwrap()
+            })
+        };
+        let one = on(1);
+        assert!(one.windows(2).any(|w| w == [0xFF, 0xDD]), "striped");
+        assert_eq!(one, on(3));
+        assert_eq!(one, on(8));
     }
 
     #[test]
