@@ -167,7 +167,10 @@ fn png_with_metadata(path: &Path) {
     w.finish().unwrap();
 }
 
-fn metadata_of(path: &Path) -> (Option<Vec<u8>>, Option<Vec<u8>>, Option<Vec<u8>>) {
+/// ICC profile, EXIF and XMP.
+type Meta = (Option<Vec<u8>>, Option<Vec<u8>>, Option<Vec<u8>>);
+
+fn metadata_of(path: &Path) -> Meta {
     let file = std::io::BufReader::new(std::fs::File::open(path).unwrap());
     let mut d = image::codecs::png::PngDecoder::new(file).unwrap();
     (
@@ -281,6 +284,8 @@ fn large_png(path: &Path, w: u32, h: u32) {
 
 /// Runs `cmd` to its end; returns its exit status, its stderr and its peak resident set in
 /// bytes, measured for this child alone (`wait4`), whatever other tests run at once.
+// The child is reaped by `wait4`, which gives its own resource use; `Child::wait` would not.
+#[allow(clippy::zombie_processes)]
 fn run_measured(cmd: &mut std::process::Command) -> (i32, String, u64) {
     use std::io::Read;
     let mut child = cmd.stderr(std::process::Stdio::piped()).spawn().unwrap();

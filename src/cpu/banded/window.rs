@@ -300,7 +300,10 @@ mod tests {
         let p = StripPlan::new((3 * 32768, 1), 100.0, 64 << 20, None);
         // Shortened to fit, or to the shortest strip where nothing fits.
         let fits = p.bytes(3 * 32768, 1) <= 64 << 20;
-        assert!(p.strip.is_multiple_of(16) && (fits || p.strip == 16), "{p:?}");
+        assert!(
+            p.strip.is_multiple_of(16) && (fits || p.strip == 16),
+            "{p:?}"
+        );
         assert!(p.strip < 640, "{p:?}");
         assert_eq!(StripPlan::new((10, 1), 1.0, u64::MAX, Some(130)).strip, 256);
         assert_eq!(StripPlan::new((10, 1), 1.0, u64::MAX, Some(5)).strip, 16);
