@@ -9,9 +9,9 @@ use crate::gpu::plan::PipelineChoice;
 use crate::gpu::plan::Upload;
 use crate::mask::{self, MaskFile, MaskOptions, Masked};
 use crate::report::{Backend, ImageSummary, Pass, Report, Stage};
-use crate::stream::{self, Engine, Opened, PngRows};
+use crate::stream::{self, Engine, Opened, PngRows, StripJob};
 use crate::work::blur::failure_note;
-use crate::work::edges::{EdgePlan, Edges};
+use crate::work::edges::{EdgeMode, EdgePlan, Edges};
 use crate::work::load::{load_with, Source};
 use crate::work::save::{save, Output};
 use crate::work::{self, Keep, Loaded};
@@ -243,8 +243,9 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
         explain(job, &chosen);
     }
     let rust = chosen.target.is_none();
-    if let Some(rows) = strip_input(job, rust, &blur, out_format)? {
-        return run_strips(job, &blur, rows, chosen.why, t_total);
+    if let Some((rows, format)) = strip_input(job, rust, &blur, out_format)? {
+        let strip_job = strip_job(job, rust, format);
+        return run_strips(&strip_job, job, &blur, rows, (chosen.why, t_total));
     }
     let Choice { target, why, .. } = chosen;
     let mut notes = Vec::new();
@@ -319,7 +320,7 @@ fn strip_input(
     rust: bool,
     blur: &Blur2d,
     format: ImageFormat,
-) -> Result<Option<PngRows>, JobError> {
+) -> Result<Option<(PngRows, ImageFormat)>, JobError> {
     let forced = job.engine == Engine::Strips;
     let refuse = |why: String| match forced {
         true => Err(setup_text(format!("--engine strips: {why}"))),
@@ -328,7 +329,8 @@ fn strip_input(
     if job.engine == Engine::Whole {
         return Ok(None);
     }
-    if let Some(why) = stream::unsupported(job, rust, blur, format) {
+    let strip_job = strip_job(job, rust, format);
+    if let Some(why) = stream::unsupported(&strip_job, blur) {
         return refuse(why);
     }
     let opened = match stream::open(&job.input) {
@@ -341,23 +343,39 @@ fn strip_input(
         Opened::Unsupported(why) => refuse(format!("{}: {why}", job.input.display())),
         Opened::Rows(rows) => {
             let over = stream::decoded_bytes(&rows) > job.max_memory_mib.saturating_mul(1 << 20);
-            Ok((forced || over).then_some(*rows))
+            Ok((forced || over).then_some((*rows, format)))
         }
+    }
+}
+
+/// `job` as the strip engine sees it.
+fn strip_job(job: &BlurJob, rust: bool, format: ImageFormat) -> StripJob<'_> {
+    StripJob {
+        input: &job.input,
+        output: &job.output,
+        format,
+        sigma_y: job.sigma_y,
+        linear: job.linear,
+        max_memory_mib: job.max_memory_mib,
+        png_compression: job.encode.png_compression,
+        rust,
+        masked: job.mask.active(),
+        clamp: job.edges.x == EdgeMode::Clamp && job.edges.y == EdgeMode::Clamp,
     }
 }
 
 /// Blurs `rows` through the strip engine and builds the report.
 fn run_strips(
+    strip_job: &StripJob,
     job: &BlurJob,
     blur: &Blur2d,
     rows: PngRows,
-    why: Option<String>,
-    t_total: Instant,
+    (why, t_total): (Option<String>, Instant),
 ) -> Result<Report, JobError> {
     let size = (rows.width, rows.height);
     let name = stdio_name(&job.input, "stdin");
     let input = summary(name, ImageFormat::Png, size, rows.color);
-    let done = stream::run(job, blur, rows).map_err(JobError::failed)?;
+    let done = stream::run(strip_job, blur, rows).map_err(JobError::failed)?;
     Ok(Report {
         device: backend::rust_device_name(),
         backend: Backend::Rust,

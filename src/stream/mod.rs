@@ -16,11 +16,11 @@ use crate::codec::metadata::Metadata;
 use crate::codec::{self, ImageIoError};
 use crate::cpu::banded::{blur_streamed, srgb_table, Axis, Pixels, Sample, StripPlan};
 use crate::filter::Blur2d;
-use crate::job::BlurJob;
 use crate::report::{Pass, Stage};
-use crate::work::edges::EdgeMode;
 use crossbeam_channel::{bounded, Receiver, Sender};
+use image::codecs::png::CompressionType;
 use image::{ColorType, ImageFormat};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 pub use png_in::{open, Opened, PngRows};
@@ -74,28 +74,39 @@ impl StreamSample for u16 {
     }
 }
 
-/// Why the strip engine cannot run `job` on the Rust path (`rust`: the device chosen is the
-/// Rust path) with `blur` into `format`, from the job alone; None where it can as far as
-/// that tells (the input's header may still say no: `open`).
-pub fn unsupported(
-    job: &BlurJob,
-    rust: bool,
-    blur: &Blur2d,
-    format: ImageFormat,
-) -> Option<String> {
-    let why = if codec::is_stdio(&job.input) || codec::is_stdio(&job.output) {
+/// A main-command job as the strip engine sees it.
+pub struct StripJob<'a> {
+    pub input: &'a Path,
+    pub output: &'a Path,
+    pub format: ImageFormat,
+    pub sigma_y: f64,
+    pub linear: bool,
+    pub max_memory_mib: u64,
+    pub png_compression: CompressionType,
+    /// The device chosen is the Rust path.
+    pub rust: bool,
+    /// `--region` or `--mask` selects part of the image.
+    pub masked: bool,
+    /// Both axes' edge mode is clamp.
+    pub clamp: bool,
+}
+
+/// Why the strip engine cannot run `job` with `blur`, from the job alone; None where it can
+/// as far as that tells (the input's header may still say no: `open`).
+pub fn unsupported(job: &StripJob, blur: &Blur2d) -> Option<String> {
+    let why = if codec::is_stdio(job.input) || codec::is_stdio(job.output) {
         "it reads and writes files, not stdin or stdout"
-    } else if !rust {
+    } else if !job.rust {
         "it runs on the built-in Rust path only (--device rust)"
-    } else if job.mask.active() {
+    } else if job.masked {
         "it blurs the whole image: no --region or --mask"
-    } else if job.edges.x != EdgeMode::Clamp || job.edges.y != EdgeMode::Clamp {
+    } else if !job.clamp {
         "its edge mode is clamp only"
     } else if Axis::of(&blur.x).is_none() || Axis::of(&blur.y).is_none() {
         "it runs the recursive filter only (sigma >= 2 with --method auto, or --method recursive)"
-    } else if format != ImageFormat::Png {
+    } else if job.format != ImageFormat::Png {
         "it writes PNG only"
-    } else if codec::sniff(&job.input).ok().flatten() != Some(ImageFormat::Png) {
+    } else if codec::sniff(job.input).ok().flatten() != Some(ImageFormat::Png) {
         "it reads PNG only"
     } else {
         return None;
@@ -124,7 +135,7 @@ enum Stop {
 }
 
 /// Blurs `rows` into `job.output` through the strip engine.
-pub fn run(job: &BlurJob, blur: &Blur2d, rows: PngRows) -> Result<Streamed, ImageIoError> {
+pub fn run(job: &StripJob, blur: &Blur2d, rows: PngRows) -> Result<Streamed, ImageIoError> {
     match rows.color.bytes_per_pixel() / rows.color.channel_count() {
         1 => run_typed::<u8>(job, blur, rows),
         _ => run_typed::<u16>(job, blur, rows),
@@ -132,7 +143,7 @@ pub fn run(job: &BlurJob, blur: &Blur2d, rows: PngRows) -> Result<Streamed, Imag
 }
 
 fn run_typed<T: StreamSample>(
-    job: &BlurJob,
+    job: &StripJob,
     blur: &Blur2d,
     mut rows: PngRows,
 ) -> Result<Streamed, ImageIoError> {
@@ -151,7 +162,8 @@ fn run_typed<T: StreamSample>(
     // Half the budget for the window; the rest for the strips in flight and the codecs.
     let budget = job.max_memory_mib.saturating_mul(1 << 20) / 2;
     let bytes = std::mem::size_of::<T>();
-    let plan = StripPlan::new((stride, bytes), job.sigma_y, budget, forced);
+    let reach = crate::filter::gaussian::recursive_reach(job.sigma_y);
+    let plan = StripPlan::new((stride, bytes), reach, budget, forced);
     let axes = (Axis::of(&blur.x), Axis::of(&blur.y));
     let (Some(kx), Some(ky)) = axes else {
         unreachable!("`unsupported` refuses FIR axes");
@@ -161,13 +173,13 @@ fn run_typed<T: StreamSample>(
         size: (width, height),
         color,
         meta: &meta,
-        compression: job.encode.png_compression,
+        compression: job.png_compression,
     };
     let (in_tx, in_rx) = bounded::<Result<Vec<T>, ImageIoError>>(2);
     let (out_tx, out_rx) = bounded::<Vec<T>>(1);
     let (blurred, decode_busy, encoded) = std::thread::scope(|s| {
         let decoder = s.spawn(move || decode(rows, in_tx));
-        let encoder = s.spawn(move || png_out::write::<T>(&job.output, header, out_rx));
+        let encoder = s.spawn(move || png_out::write::<T>(job.output, header, out_rx));
         let dims = (width as usize, height as usize);
         let blurred = blur_stage(dims, &px, (kx, ky), plan, in_rx, out_tx);
         (blurred, join(decoder), join(encoder))

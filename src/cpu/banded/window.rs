@@ -14,7 +14,7 @@
 //!   elsewhere it treats the rows below the window as repeats of its last row, and what that
 //!   changes in a strip's output is the filter's weights more than `reach` rows away times
 //!   the samples' range: under 5e-5 of full scale with `reach = ceil(5.5 σ) + 3`
-//!   (`edges::recursive_reach`, whose test bounds the tail; `truncation_stays_in_budget`
+//!   (`gaussian::recursive_reach`, whose test in `work::edges` bounds the tail; `truncation_stays_in_budget`
 //!   measures it here);
 //! - the rows pass is untouched.
 //!
@@ -39,23 +39,22 @@ pub struct StripPlan {
     /// Rows blurred and handed on per step: a multiple of 16, and of 128 from 128 up, so that
     /// every band of a strip but the image's last is whole.
     pub strip: usize,
-    /// Rows below a strip the anticausal filter starts from (`edges::recursive_reach`).
+    /// Rows below a strip the anticausal filter starts from (`gaussian::recursive_reach`).
     pub reach: usize,
 }
 
 impl StripPlan {
     /// The plan for rows of `row_samples` samples of `sample_bytes` each, blurred vertically
-    /// at `sigma_y`, in at most `budget` bytes where that can be had: strips of
+    /// by a filter that needs `reach` rows below a strip, in at most `budget` bytes where that can be had: strips of
     /// `max(256, reach)` rows (rounded up to 128), so that the window's summaries cost at most
     /// about twice the strip's own, made shorter (down to 16 rows) to fit the budget. `rows`
     /// forces the strip (rounded up to 16, or to 128 from 128 up).
     pub fn new(
         (row_samples, sample_bytes): (usize, usize),
-        sigma_y: f64,
+        reach: usize,
         budget: u64,
         rows: Option<usize>,
     ) -> StripPlan {
-        let reach = crate::work::edges::recursive_reach(sigma_y);
         if let Some(rows) = rows {
             return StripPlan {
                 strip: round_strip(rows.max(1)),
@@ -217,7 +216,8 @@ mod tests {
             alpha: false,
             linear: None,
         };
-        let plan = StripPlan::new((w, 4), sigma, u64::MAX, Some(rows));
+        let reach = crate::filter::gaussian::recursive_reach(sigma);
+        let plan = StripPlan::new((w, 4), reach, u64::MAX, Some(rows));
         let (mut next, mut out) = (0, Vec::new());
         let fill = |dst: &mut [T]| -> Result<(), ()> {
             dst.copy_from_slice(&src[next..next + dst.len()]);
@@ -251,7 +251,7 @@ mod tests {
         // the strip's last row, in float samples (no rounding to hide behind). Bound: the
         // tail of 5e-5 plus f32 rounding.
         for sigma in [0.5, 1.0, 2.0, 5.0, 13.0, 40.0, 100.0] {
-            let reach = crate::work::edges::recursive_reach(sigma);
+            let reach = crate::filter::gaussian::recursive_reach(sigma);
             let (w, strip) = (16, 16);
             let h = strip + reach + 1 + 4 * reach;
             let src: Vec<f32> = (0..w * h)
@@ -293,11 +293,12 @@ mod tests {
 
     #[test]
     fn plans_fit_the_budget_and_divide_into_bands() {
-        let p = StripPlan::new((3 * 32768, 1), 10.0, 256 << 20, None);
+        let reach = crate::filter::gaussian::recursive_reach;
+        let p = StripPlan::new((3 * 32768, 1), reach(10.0), 256 << 20, None);
         assert_eq!(p.strip, 256);
-        let p = StripPlan::new((3 * 32768, 1), 10.0, 64 << 20, None);
+        let p = StripPlan::new((3 * 32768, 1), reach(10.0), 64 << 20, None);
         assert!(p.strip < 256 && p.bytes(3 * 32768, 1) <= 64 << 20, "{p:?}");
-        let p = StripPlan::new((3 * 32768, 1), 100.0, 64 << 20, None);
+        let p = StripPlan::new((3 * 32768, 1), reach(100.0), 64 << 20, None);
         // Shortened to fit, or to the shortest strip where nothing fits.
         let fits = p.bytes(3 * 32768, 1) <= 64 << 20;
         assert!(
@@ -305,7 +306,13 @@ mod tests {
             "{p:?}"
         );
         assert!(p.strip < 640, "{p:?}");
-        assert_eq!(StripPlan::new((10, 1), 1.0, u64::MAX, Some(130)).strip, 256);
-        assert_eq!(StripPlan::new((10, 1), 1.0, u64::MAX, Some(5)).strip, 16);
+        assert_eq!(
+            StripPlan::new((10, 1), reach(1.0), u64::MAX, Some(130)).strip,
+            256
+        );
+        assert_eq!(
+            StripPlan::new((10, 1), reach(1.0), u64::MAX, Some(5)).strip,
+            16
+        );
     }
 }
