@@ -190,7 +190,28 @@ fn run_typed<T: StreamSample>(
         Err(Stop::Failed(e)) => return Err(e),
         Err(Stop::Gone) => return Err(encoded.expect_err("the encoder stopped the blur")),
     };
-    let encode_busy = encoded?;
+    let busy = (decode_busy, blur_busy, encoded?);
+    let (passes, notes) = report(passes, busy, (plan, (stride, bytes)), wall);
+    Ok(Streamed {
+        passes,
+        notes,
+        color,
+        pipeline: format!(
+            "strips of {} rows, banded ({})",
+            plan.strip,
+            crate::cpu::lanes::isa_name()
+        ),
+    })
+}
+
+/// The streamed job's passes (each stage's busy time, the blur's passes between) and the note
+/// that sets them against the wall since `wall`; `row` (samples, bytes each) sizes the window.
+fn report(
+    passes: Vec<Pass>,
+    (decode_busy, blur_busy, encode_busy): (Duration, f64, Duration),
+    (plan, row): (StripPlan, (usize, usize)),
+    wall: Instant,
+) -> (Vec<Pass>, Vec<String>) {
     let wall_ms = wall.elapsed().as_secs_f64() * 1e3;
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
     let mut all = vec![Pass::host_ms(
@@ -209,22 +230,13 @@ fn run_typed<T: StreamSample>(
         "strip engine: {} rows per strip and {} rows of reach below it; window and scratch {} MiB; stages overlap: wall {:.0} ms, busy decode {:.0} ms, blur {:.0} ms, encode {:.0} ms",
         plan.strip,
         plan.reach,
-        mib(plan.bytes(stride, bytes)),
+        mib(plan.bytes(row.0, row.1)),
         wall_ms,
         ms(decode_busy),
         blur_busy,
         ms(encode_busy),
     )];
-    Ok(Streamed {
-        passes: all,
-        notes,
-        color,
-        pipeline: format!(
-            "strips of {} rows, banded ({})",
-            plan.strip,
-            crate::cpu::lanes::isa_name()
-        ),
-    })
+    (all, notes)
 }
 
 /// A stage's result, its panic carried on to the caller.

@@ -156,33 +156,18 @@ pub fn blur_streamed<T: Sample, E>(
         let t = Instant::now();
         let states = band_states(window, band, strips, px, (&ky, &sums), &carry);
         time.summaries += ms(t);
-        for b in 0..n.div_ceil(band) {
-            let (r0, r1) = (b * band, ((b + 1) * band).min(n));
-            let t = Instant::now();
-            let window = Rows {
-                data: &data[..want * stride],
-                stride,
-                height: want,
-            };
-            let starts = (&states[..], &mut carry[..]);
-            band_columns(
-                window,
-                (r0, r1, false),
-                strips,
-                px,
-                &ky,
-                starts,
-                &mut scratch,
-            );
-            time.columns += ms(t);
-            let t = Instant::now();
-            let bs = BandScratch {
-                data: &scratch,
-                chunks,
-            };
-            band_rows(bs, &mut data[r0 * stride..r1 * stride], width, px, &kx);
-            time.rows += ms(t);
-        }
+        let (blocks, buffers) = ((&kx, &ky), (&mut carry[..], &mut scratch[..]));
+        let rows = &mut data[..want * stride];
+        blur_bands(
+            rows,
+            (width, n, band),
+            strips,
+            px,
+            blocks,
+            &states,
+            buffers,
+            &mut time,
+        );
         emit(&data[..n * stride])?;
         let t = Instant::now();
         data.copy_within(n * stride..want * stride, 0);
@@ -196,6 +181,50 @@ pub fn blur_streamed<T: Sample, E>(
         pass("rows (x)", time.rows),
         pass("window moves", time.moves),
     ])
+}
+
+/// The first `n` rows of the window `data` (`width` pixels a row) blurred in place, band by
+/// band, as `blur_in_place` blurs them: columns from the carried causal state and the
+/// window's band `states`, then rows.
+#[allow(clippy::too_many_arguments)]
+fn blur_bands<T: Sample>(
+    data: &mut [T],
+    (width, n, band): (usize, usize, usize),
+    strips: Strips,
+    px: &Pixels,
+    (kx, ky): (&Coef, &Coef),
+    states: &[V],
+    (carry, scratch): (&mut [V], &mut [V]),
+    time: &mut Timing,
+) {
+    let stride = width * px.channels;
+    let height = data.len() / stride;
+    for b in 0..n.div_ceil(band) {
+        let (r0, r1) = (b * band, ((b + 1) * band).min(n));
+        let t = Instant::now();
+        let window = Rows {
+            data: &*data,
+            stride,
+            height,
+        };
+        band_columns(
+            window,
+            (r0, r1, false),
+            strips,
+            px,
+            ky,
+            (states, &mut *carry),
+            scratch,
+        );
+        time.columns += ms(t);
+        let t = Instant::now();
+        let bs = BandScratch {
+            data: scratch,
+            chunks: strips.chunks,
+        };
+        band_rows(bs, &mut data[r0 * stride..r1 * stride], width, px, kx);
+        time.rows += ms(t);
+    }
 }
 
 fn ms(t: Instant) -> f64 {
