@@ -9,8 +9,9 @@ use crate::gpu::plan::PipelineChoice;
 use crate::gpu::plan::Upload;
 use crate::mask::{self, MaskFile, MaskOptions, Masked};
 use crate::report::{Backend, ImageSummary, Pass, Report, Stage};
+use crate::stream::{self, Engine, Opened, PngRows, StripJob};
 use crate::work::blur::failure_note;
-use crate::work::edges::{EdgePlan, Edges};
+use crate::work::edges::{EdgeMode, EdgePlan, Edges};
 use crate::work::load::{load_with, Source};
 use crate::work::save::{save, Output};
 use crate::work::{self, Keep, Loaded};
@@ -50,6 +51,8 @@ pub struct BlurJob {
     pub truncate: Option<f64>,
     /// Print on stderr why the path was chosen, with the cost model's prediction.
     pub explain: bool,
+    /// The whole-image path or the strip engine (`stream`).
+    pub engine: Engine,
 }
 
 /// Why a job failed: set-up problems (exit 2) or the blur itself (exit 1).
@@ -242,6 +245,11 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
     if job.explain {
         explain(job, &chosen);
     }
+    let rust = chosen.target.is_none();
+    if let Some((rows, format)) = strip_input(job, rust, &blur, out_format)? {
+        let strip_job = strip_job(job, rust, format);
+        return run_strips(&strip_job, job, &blur, rows, (chosen.why, t_total));
+    }
     let Choice { target, why, .. } = chosen;
     let mut notes = Vec::new();
     let plan = EdgePlan::new(job.edges, &blur);
@@ -327,6 +335,88 @@ pub fn planes_keep(
         true => Keep::JpegPlanes(job.encode.jpeg.subsampling),
         false => path_keep,
     }
+}
+
+/// The PNG to stream where `--engine` takes the strip engine for this job; None for the
+/// whole-image path. `auto` streams a job the engine runs whose decoded image is over
+/// `--max-memory` (which the whole-image path refuses); `strips` makes a job it does not run
+/// a set-up error that says why.
+fn strip_input(
+    job: &BlurJob,
+    rust: bool,
+    blur: &Blur2d,
+    format: ImageFormat,
+) -> Result<Option<(PngRows, ImageFormat)>, JobError> {
+    let forced = job.engine == Engine::Strips;
+    let refuse = |why: String| match forced {
+        true => Err(setup_text(format!("--engine strips: {why}"))),
+        false => Ok(None),
+    };
+    if job.engine == Engine::Whole {
+        return Ok(None);
+    }
+    let strip_job = strip_job(job, rust, format);
+    if let Some(why) = stream::unsupported(&strip_job, blur) {
+        return refuse(why);
+    }
+    let opened = match stream::open(&job.input) {
+        Ok(opened) => opened,
+        Err(e) if forced => return Err(JobError::failed(e)),
+        // The whole-image path decodes it again and says what is wrong.
+        Err(_) => return Ok(None),
+    };
+    match opened {
+        Opened::Unsupported(why) => refuse(format!("{}: {why}", job.input.display())),
+        Opened::Rows(rows) => {
+            let over = stream::decoded_bytes(&rows) > job.max_memory_mib.saturating_mul(1 << 20);
+            Ok((forced || over).then_some((*rows, format)))
+        }
+    }
+}
+
+/// `job` as the strip engine sees it.
+fn strip_job(job: &BlurJob, rust: bool, format: ImageFormat) -> StripJob<'_> {
+    StripJob {
+        input: &job.input,
+        output: &job.output,
+        format,
+        sigma_y: job.sigma_y,
+        linear: job.linear,
+        max_memory_mib: job.max_memory_mib,
+        png_compression: job.encode.png_compression,
+        rust,
+        masked: job.mask.active(),
+        clamp: job.edges.x == EdgeMode::Clamp && job.edges.y == EdgeMode::Clamp,
+    }
+}
+
+/// Blurs `rows` through the strip engine and builds the report.
+fn run_strips(
+    strip_job: &StripJob,
+    job: &BlurJob,
+    blur: &Blur2d,
+    rows: PngRows,
+    (why, t_total): (Option<String>, Instant),
+) -> Result<Report, JobError> {
+    let size = (rows.width, rows.height);
+    let name = stdio_name(&job.input, "stdin");
+    let input = summary(name, ImageFormat::Png, size, rows.color);
+    let done = stream::run(strip_job, blur, rows).map_err(JobError::failed)?;
+    Ok(Report {
+        device: backend::rust_device_name(),
+        backend: Backend::Rust,
+        input,
+        output: summary(&job.output, ImageFormat::Png, size, done.color),
+        sigma_x: job.sigma_x,
+        sigma_y: job.sigma_y,
+        method: blur.method_name(),
+        pipeline: done.pipeline,
+        linear: job.linear,
+        passes: done.passes,
+        total_ms: t_total.elapsed().as_secs_f64() * 1e3,
+        why,
+        notes: done.notes,
+    })
 }
 
 /// Loads the input as `path_keep` blurs it, with its selection when the job masks: the

@@ -22,4 +22,5 @@ pub mod job;
 pub mod mask;
 pub mod pixels;
 pub mod report;
+pub mod stream;
 pub mod work;

@@ -80,7 +80,9 @@ fn over_the_memory_limit() {
     let dir = tempfile::tempdir().unwrap();
     let big = dir.path().join("big.png");
     image::GrayImage::new(2000, 1500).save(&big).unwrap();
-    fails(&big, &["--max-memory", "1"], 1, "memory limit of 1 MiB");
+    // The whole-image path refuses it; `--engine auto` would stream it (tests/stream.rs).
+    let args = ["--max-memory", "1", "--engine", "whole"];
+    fails(&big, &args, 1, "memory limit of 1 MiB");
 }
 
 #[test]

@@ -408,15 +408,25 @@ fn gblur_with_bounded_memory(args: &[&std::ffi::OsStr]) -> Output {
 #[test]
 fn decompression_bombs_are_refused_before_allocating() {
     let dir = tempfile::tempdir().unwrap();
-    for (name, bytes, refusal) in [
+    // A PNG over the limit that the strip engine runs is streamed by `--engine auto`, in a
+    // window of rows, and found to hold no such data; the whole-image path refuses its size.
+    for (name, bytes, engine, refusal) in [
         (
             "bomb.png",
             png_bomb(),
+            "whole",
             "decoding needs more than the memory limit of 512 MiB",
+        ),
+        (
+            "bomb.png",
+            png_bomb(),
+            "auto",
+            "cannot decode: IDAT or fDAT chunk does not have enough data",
         ),
         (
             "bomb.bmp",
             bmp_bomb(),
+            "auto",
             "cannot decode: Format error decoding Bmp: Image too large",
         ),
     ] {
@@ -430,6 +440,8 @@ fn decompression_bombs_are_refused_before_allocating() {
             "2".as_ref(),
             "--device".as_ref(),
             "rust".as_ref(),
+            "--engine".as_ref(),
+            engine.as_ref(),
         ]);
         let err = stderr(&o);
         assert_eq!(o.status.code(), Some(1), "{name}: {err}");

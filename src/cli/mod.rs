@@ -16,6 +16,7 @@ use crate::gpu::plan::{ChunkStart, PipelineChoice};
 use crate::gpu::transpose::TransposeKind;
 use crate::job::BlurJob;
 use crate::mask::{parse_region, MaskMode, MaskOptions, NanPolicy, Region};
+use crate::stream::Engine;
 use crate::work::edges::{EdgeMode, Edges};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use image::codecs::png::CompressionType;
@@ -114,8 +115,22 @@ pub struct BlurArgs {
     /// time the cost model predicts for each path and where its figures came from.
     #[arg(long)]
     pub explain: bool,
+    /// whole: decode, blur and encode the whole image in turn; strips: stream a PNG through a
+    /// window of rows (decode, blur and encode on their own threads, memory bounded by the
+    /// window: docs/ALGORITHMS.md); auto: strips where the decoded image is over --max-memory
+    /// and the job is one the strip engine runs (PNG in and out, files, the Rust path, clamp
+    /// edges, the recursive filter, no mask), whole otherwise.
+    #[arg(long, value_enum, default_value_t = EngineArg::Auto)]
+    pub engine: EngineArg,
     #[command(flatten)]
     pub settings: BlurSettings,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum EngineArg {
+    Auto,
+    Whole,
+    Strips,
 }
 
 /// Blur options shared by the main command and batch.
@@ -198,7 +213,8 @@ pub struct BlurSettings {
     /// so smooth gradients do not band.
     #[arg(long)]
     pub dither: bool,
-    /// Decoder memory limit in MiB.
+    /// Memory limit in MiB: the decoder's on the whole-image path; the strip engine's window
+    /// takes at most half of it (--engine).
     #[arg(long, default_value_t = 512, value_name = "MIB")]
     pub max_memory: u64,
     /// Write no metadata: no ICC profile, EXIF (with its thumbnail, GPS position, camera and
@@ -444,6 +460,7 @@ impl BlurSettings {
             },
             truncate: self.truncate,
             explain: false,
+            engine: Engine::Whole,
         }
     }
 
@@ -490,6 +507,11 @@ impl BlurArgs {
         let mut job = self.settings.to_job(input, output);
         job.output_format = format;
         job.explain = self.explain;
+        job.engine = match self.engine {
+            EngineArg::Auto => Engine::Auto,
+            EngineArg::Whole => Engine::Whole,
+            EngineArg::Strips => Engine::Strips,
+        };
         Ok(job)
     }
 }

@@ -573,30 +573,46 @@ pub fn write_stdout(bytes: &[u8]) -> Result<(), ImageIoError> {
 /// Writes `bytes` to `path` through a temporary file in the same folder and a rename, keeping
 /// the permissions of the file it replaces (or 0644 for a new one).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ImageIoError> {
-    let err = |cause: io::Error| ImageIoError::Write {
+    let mut tmp = temp_beside(path)?;
+    let _removed_on_ctrl_c = crate::interrupt::writing(tmp.path());
+    tmp.write_all(bytes).map_err(write_error(path))?;
+    persist(tmp, path)
+}
+
+fn write_error(path: &Path) -> impl Fn(io::Error) -> ImageIoError + '_ {
+    move |cause| ImageIoError::Write {
         path: path.into(),
         cause,
-    };
+    }
+}
+
+/// A temporary file in `path`'s folder, for `persist` to rename over it (removed if dropped
+/// first). The caller registers it with `interrupt::writing` while it writes.
+pub fn temp_beside(path: &Path) -> Result<tempfile::NamedTempFile, ImageIoError> {
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     };
-    let mut tmp = tempfile::Builder::new()
+    tempfile::Builder::new()
         .prefix(".gblur-")
         .suffix(".tmp")
         .tempfile_in(dir)
         // tempfile's message names the random temporary path; the kind is what matters.
-        .map_err(|e| err(io::Error::from(e.kind())))?;
-    let _removed_on_ctrl_c = crate::interrupt::writing(tmp.path());
-    tmp.write_all(bytes).map_err(err)?;
-    tmp.as_file().sync_all().map_err(err)?;
+        .map_err(|e| write_error(path)(io::Error::from(e.kind())))
+}
+
+/// Syncs the fully written `tmp` and renames it over `path`, with the permissions of the
+/// file it replaces (or 0644 for a new one).
+pub fn persist(tmp: tempfile::NamedTempFile, path: &Path) -> Result<(), ImageIoError> {
+    let err = write_error(path);
+    tmp.as_file().sync_all().map_err(&err)?;
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
         let perms = std::fs::metadata(path)
             .map(|m| m.permissions())
             .unwrap_or_else(|_| std::fs::Permissions::from_mode(0o644));
-        tmp.as_file().set_permissions(perms).map_err(err)?;
+        tmp.as_file().set_permissions(perms).map_err(&err)?;
     }
     tmp.persist(path).map_err(|e| err(e.error))?;
     Ok(())

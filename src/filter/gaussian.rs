@@ -30,6 +30,14 @@ const TERMS: [(f64, f64, f64, f64); 2] = [
 /// taps here.
 pub const FIR_BELOW_SIGMA: f64 = 2.0;
 
+/// How many samples the recursive filter at `sigma` needs beyond an edge: the least K with
+/// the weights beyond K under 5e-5 (`edges::RECURSIVE_TAIL`). Deriche's response decays as exp(-1.72 n /
+/// sigma), so K grows as 5.43 sigma for large sigma (5.5 sigma at 10, 6 at 2, 8 at 0.5: see
+/// the test); ceil(5.5 sigma) + 3 covers every sigma.
+pub fn recursive_reach(sigma: f64) -> usize {
+    (5.5 * sigma).ceil() as usize + 3
+}
+
 /// How far the FIR reaches, in sigmas: the Gaussian mass left outside is 6e-7.
 const FIR_RADIUS_SIGMAS: f64 = 5.0;
 

@@ -147,13 +147,7 @@ impl Edges {
 /// a full-scale step there moves an output by at most this much per side.
 pub const RECURSIVE_TAIL: f64 = 5e-5;
 
-/// How many samples the recursive filter at `sigma` needs beyond an edge: the least K with
-/// the weights beyond K under `RECURSIVE_TAIL`. Deriche's response decays as exp(-1.72 n /
-/// sigma), so K grows as 5.43 sigma for large sigma (5.5 sigma at 10, 6 at 2, 8 at 0.5: see
-/// the test); ceil(5.5 sigma) + 3 covers every sigma.
-pub fn recursive_reach(sigma: f64) -> usize {
-    (5.5 * sigma).ceil() as usize + 3
-}
+pub use crate::filter::gaussian::recursive_reach;
 
 /// How far `filter` reaches beyond an edge with `mode`: 0 for clamp (the blur's own), 1 for
 /// constant (the clamp beyond it is the constant), else the filter's support.

@@ -69,7 +69,25 @@ fn png_chunk(out: &mut Vec<u8>, kind: &[u8; 4], data: &[u8]) -> Result<(), Strin
     Ok(())
 }
 
-/// PNG: an eXIf chunk and an uncompressed iTXt `XML:com.adobe.xmp`, before the first IDAT
+/// PNG's metadata chunks, type and data: an eXIf chunk and an uncompressed iTXt
+/// `XML:com.adobe.xmp`.
+pub fn png_chunks(exif: Option<&[u8]>, xmp: Option<&[u8]>) -> Vec<([u8; 4], Vec<u8>)> {
+    let mut chunks = Vec::new();
+    if let Some(e) = exif {
+        chunks.push((*b"eXIf", e.to_vec()));
+    }
+    if let Some(x) = xmp {
+        // Keyword, NUL, compression flag 0, method 0, empty language tag and translated
+        // keyword (each NUL-ended), then the text.
+        let mut data = XMP_PNG_KEYWORD.to_vec();
+        data.extend_from_slice(&[0, 0, 0, 0, 0]);
+        data.extend_from_slice(x);
+        chunks.push((*b"iTXt", data));
+    }
+    chunks
+}
+
+/// PNG: `png_chunks`, before the first IDAT
 /// (where readers that stop at the pixels still see them).
 pub fn png(bytes: Vec<u8>, exif: Option<&[u8]>, xmp: Option<&[u8]>) -> Result<Vec<u8>, String> {
     let mut at = 8;
@@ -83,16 +101,8 @@ pub fn png(bytes: Vec<u8>, exif: Option<&[u8]>, xmp: Option<&[u8]>) -> Result<Ve
         at += 12 + u32::from_be_bytes([head[0], head[1], head[2], head[3]]) as usize;
     }
     let mut chunks = Vec::new();
-    if let Some(e) = exif {
-        png_chunk(&mut chunks, b"eXIf", e)?;
-    }
-    if let Some(x) = xmp {
-        // Keyword, NUL, compression flag 0, method 0, empty language tag and translated
-        // keyword (each NUL-ended), then the text.
-        let mut data = XMP_PNG_KEYWORD.to_vec();
-        data.extend_from_slice(&[0, 0, 0, 0, 0]);
-        data.extend_from_slice(x);
-        png_chunk(&mut chunks, b"iTXt", &data)?;
+    for (kind, data) in png_chunks(exif, xmp) {
+        png_chunk(&mut chunks, &kind, &data)?;
     }
     let mut out = Vec::with_capacity(bytes.len() + chunks.len());
     out.extend_from_slice(&bytes[..at]);

@@ -151,6 +151,13 @@ fn for_output(meta: &Metadata, (w, h): (u32, u32)) -> (Option<Vec<u8>>, Option<V
     (exif, xmp)
 }
 
+/// `meta`'s EXIF and XMP as PNG chunks (type, data) for an image of `size`, adjusted to the
+/// output as `embed` adjusts them: what a PNG written row by row puts before its pixels.
+pub fn png_chunks(meta: &Metadata, size: (u32, u32)) -> Vec<([u8; 4], Vec<u8>)> {
+    let (exif, xmp) = for_output(meta, size);
+    containers::png_chunks(exif.as_deref(), xmp.as_deref())
+}
+
 /// Adds `meta`'s EXIF and XMP to `bytes`, an image of `size` (width, height) already encoded
 /// as `format` by `codec::encode` (which wrote the pixels and the ICC profile), where the
 /// format can hold them; notes say what it could not hold. `path` is what errors call the

@@ -174,12 +174,13 @@ pub(super) fn tiles(
 /// Pass 2, columns, for the strip of chunks starting at `c0`: filters rows `r0..r1` both
 /// ways into `out` (per chunk, `band` rows of `VECS` vectors). `states` holds the strip's
 /// pass-1 boundary states (empty if the image is one band); `carry` holds each chunk's causal
-/// state and column offsets from the band above.
+/// state and column offsets from the band above, and is started here when `first` (row `r0`
+/// is the image's top row).
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 fn columns_impl<T: Sample, I: Isa>(
     img: Rows<T>,
-    (r0, r1): (usize, usize),
+    (r0, r1, first): (usize, usize, bool),
     c0: usize,
     px: &Pixels,
     k: &Coef,
@@ -195,9 +196,8 @@ fn columns_impl<T: Sample, I: Isa>(
     for (i, w) in walks[..n].iter_mut().enumerate() {
         let j0 = (c0 + i) * CHUNK;
         let carry = &mut carry[i * CARRY..][..CARRY];
-        if r0 == 0 {
-            carry.fill(V::ZERO);
-            carry[4 * VECS..].copy_from_slice(&img.load(0, j0, px));
+        if first {
+            start_carry(img, r0, j0, px, carry);
         }
         let mut x0 = [V::ZERO; VECS];
         x0.copy_from_slice(&carry[4 * VECS..]);
@@ -254,14 +254,28 @@ fn columns_impl<T: Sample, I: Isa>(
     }
 }
 
-simd_dispatch!(fn columns<T: Sample>(img: Rows<T>, rows: (usize, usize), c0: usize, px: &Pixels, k: &Coef, states: &[V], carry: &mut [V], out: &mut [&mut [V]]) => columns_impl);
+simd_dispatch!(fn columns<T: Sample>(img: Rows<T>, rows: (usize, usize, bool), c0: usize, px: &Pixels, k: &Coef, states: &[V], carry: &mut [V], out: &mut [&mut [V]]) => columns_impl);
+
+/// One chunk's carry at the image's top row `r0`: no causal state, and the row itself as the
+/// column offsets (in the difference form, as the row above the first input).
+#[inline(always)]
+pub(super) fn start_carry<T: Sample>(
+    img: Rows<T>,
+    r0: usize,
+    j0: usize,
+    px: &Pixels,
+    carry: &mut [V],
+) {
+    carry.fill(V::ZERO);
+    carry[4 * VECS..].copy_from_slice(&img.load(r0, j0, px));
+}
 
 /// Pass 2's columns for band rows `r0..r1`, every strip in parallel, into `scratch` (laid out
 /// as `BandScratch` reads it). `carry` holds each chunk's state out of the band above and
-/// takes the state out of this one.
+/// takes the state out of this one; `first` starts it (row `r0` is the image's top row).
 pub(super) fn band_columns<T: Sample>(
     img: Rows<T>,
-    (r0, r1): (usize, usize),
+    rows: (usize, usize, bool),
     strips: Strips,
     px: &Pixels,
     k: &Coef,
@@ -290,6 +304,6 @@ pub(super) fn band_columns<T: Sample>(
             let n = carry.len() / CARRY;
             let strip_states =
                 &states[(s * strip * boundaries).min(states.len())..][..n * boundaries];
-            columns(img, (r0, r1), s * strip, px, k, strip_states, carry, out);
+            columns(img, rows, s * strip, px, k, strip_states, carry, out);
         });
 }

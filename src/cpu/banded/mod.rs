@@ -47,8 +47,10 @@ mod sections;
 mod summaries;
 #[cfg(test)]
 mod tests;
+mod window;
 
 pub use samples::{Pixels, Sample};
+pub use window::{blur_streamed, StripPlan};
 
 use crate::cpu::lanes::{LANES, V};
 use crate::cpu::reference::CpuPass;
@@ -120,7 +122,7 @@ pub fn blur_in_place<T: Sample>(
         stride,
         height,
     };
-    let states = band_states(img, band, strips, px, (&ky, &sums));
+    let states = band_states(img, band, strips, px, (&ky, &sums), &[]);
     let summaries_ms = ms(t);
 
     let (mut columns_ms, mut rows_ms) = (0.0, 0.0);
@@ -135,7 +137,7 @@ pub fn blur_in_place<T: Sample>(
             height,
         };
         let starts = (&states[..], &mut carry[..]);
-        band_columns(img, (r0, r1), strips, px, &ky, starts, &mut scratch);
+        band_columns(img, (r0, r1, b == 0), strips, px, &ky, starts, &mut scratch);
         columns_ms += ms(t);
 
         let t = Instant::now();
@@ -238,7 +240,7 @@ pub fn blur_planes(p: &mut Planar, blur: &Blur2d) -> Option<Vec<CpuPass>> {
 }
 
 /// sRGB decoding tables for integer samples, indexed by sample value, in level units.
-fn srgb_table(levels: usize) -> Vec<f32> {
+pub fn srgb_table(levels: usize) -> Vec<f32> {
     let max = (levels - 1) as f32;
     (0..levels)
         .map(|v| srgb_to_linear(v as f32 / max) * max)

@@ -5,7 +5,7 @@
 use super::columns::{tiles, Strips, Walk, PREFETCH_ROWS, STRIP};
 use super::samples::{Pixels, Rows, Sample};
 use super::sections::{Coef, Sections};
-use super::{BOUNDARY, CHUNK, VECS};
+use super::{BOUNDARY, CARRY, CHUNK, VECS};
 use crate::cpu::lanes::{Isa, V};
 use crate::filter::gaussian::SECTION_FLOATS;
 use crate::simd_dispatch;
@@ -70,7 +70,10 @@ impl BandSums {
 /// each band boundary, from the bottom edge up, into `out` (per chunk, one `BOUNDARY` block
 /// per boundary). The bottom band is walked from the edge's steady state; every band above
 /// adds the weighted sum of its inputs to its transition of the state from below, which is
-/// the walk's result without its chain of dependent steps.
+/// the walk's result without its chain of dependent steps. The column offsets of the direct
+/// form are the chunks' in `carry` (`CARRY` fields per chunk, as the columns pass keeps them)
+/// where it is not empty, else row 0's: the states must be of the same offsets as the walks
+/// that start from them.
 #[inline(always)]
 fn summarise_impl<T: Sample, I: Isa>(
     img: Rows<T>,
@@ -78,7 +81,7 @@ fn summarise_impl<T: Sample, I: Isa>(
     c0: usize,
     px: &Pixels,
     (k, sums): (&Coef, &BandSums),
-    out: &mut [V],
+    (carry, out): (&[V], &mut [V]),
 ) {
     let h = img.height;
     let bands = h.div_ceil(band);
@@ -87,7 +90,11 @@ fn summarise_impl<T: Sample, I: Isa>(
     let mut walks = [Walk::ZERO; STRIP];
     for (i, w) in walks[..n].iter_mut().enumerate() {
         let j0 = (c0 + i) * CHUNK;
-        *w = Walk::from_bottom::<T>(img, j0, px, k, img.load(0, j0, px));
+        let x0 = match carry.get(i * CARRY..(i + 1) * CARRY) {
+            Some(c) => c[4 * VECS..].try_into().expect("VECS offsets"),
+            None => img.load(0, j0, px),
+        };
+        *w = Walk::from_bottom::<T>(img, j0, px, k, x0);
     }
     for rows in tiles((bands - 1) * band..h, true) {
         for (i, w) in walks[..n].iter_mut().enumerate() {
@@ -176,16 +183,18 @@ fn weighted_sums<T: Sample, I: Isa>(
     }
 }
 
-simd_dispatch!(fn summarise<T: Sample>(img: Rows<T>, band: usize, c0: usize, px: &Pixels, k: (&Coef, &BandSums), out: &mut [V]) => summarise_impl);
+simd_dispatch!(fn summarise<T: Sample>(img: Rows<T>, band: usize, c0: usize, px: &Pixels, k: (&Coef, &BandSums), out: (&[V], &mut [V])) => summarise_impl);
 
 /// Pass 1 on every strip in parallel: each chunk's boundary states, one after another (none
-/// where the image is one band).
+/// where the image is one band). `carry`, where not empty, holds every chunk's column offsets
+/// (`summarise_impl`).
 pub(super) fn band_states<T: Sample>(
     img: Rows<T>,
     band: usize,
     strips: Strips,
     px: &Pixels,
     k: (&Coef, &BandSums),
+    carry: &[V],
 ) -> Vec<V> {
     let Strips {
         chunks,
@@ -199,7 +208,9 @@ pub(super) fn band_states<T: Sample>(
             .enumerate()
             .for_each(|(s, out)| {
                 let _flush = crate::cpu::lanes::FlushSubnormals::new(true);
-                summarise(img, band, s * strip, px, k, out)
+                let from = (s * strip * CARRY).min(carry.len());
+                let carry = &carry[from..(from + strip * CARRY).min(carry.len())];
+                summarise(img, band, s * strip, px, k, (carry, out))
             });
     }
     states

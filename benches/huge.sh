@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# The strip engine on a large PNG against `vips gaussblur`, and its overlap on a 16 MP photo.
+#
+# 1. A photo-like RGB8 PNG of SIZE×SIZE (default 8192; SIZE=32768 for a gigapixel), written
+#    row band by row band (benches/huge_image.py), blurred at SIGMA (default 10) by
+#    `gblur --engine strips --device rust` and by `vips gaussblur` (libvips streams too; its
+#    kernel is cut at min-ampl 0.2 by default, so MIN_AMPL=0.005 is passed for a kernel as wide
+#    as the recursive filter's), both writing PNG at zlib level 1 (gblur's default `fast`,
+#    vips `[compression=1]`). ROUNDS (default 3) paired rounds, the two alternating in each;
+#    medians of wall time and peak RSS (GNU time), and their ratio.
+# 2. A 16 MP (4896×3264) PNG through gblur with --engine strips and --engine whole, alternating:
+#    median walls, and the strip engine's wall against its slowest stage (its report's busy
+#    times, which count time on a core, so with fewer cores than busy threads they include
+#    waiting for one).
+# Usage: [SIZE=32768] [SIGMA=10] [ROUNDS=3] benches/huge.sh      Prints Markdown tables.
+set -euo pipefail
+size=${SIZE:-8192} sigma=${SIGMA:-10} rounds=${ROUNDS:-3} min_ampl=${MIN_AMPL:-0.005}
+root=$(cd "$(dirname "$0")/.." && pwd)
+work=$(mktemp -d "${TMPDIR:-/tmp}/huge.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+(cd "$root" && cargo build --release -q)
+gblur="$root/target/release/gblur"
+py=/usr/bin/python3
+[ -x "$py" ] || py=python3
+
+# Wall seconds and peak RSS in MiB of a command, "WALL RSS" (a failure stops the script).
+measure() {
+    /usr/bin/time -f "%e %M" -o "$work/t" "$@" >/dev/null 2>"$work/err" || { cat "$work/err" >&2; exit 1; }
+    awk '{ printf "%s %d\n", $1, $2 / 1024 }' "$work/t"
+}
+median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+
+$py "$root/benches/huge_image.py" "$work/in.png" "$size" "$size"
+echo "input: ${size}x${size} RGB8 PNG, $(( $(stat -c %s "$work/in.png") >> 20 )) MiB; sigma $sigma; $(nproc) cores"
+: >"$work/g"; : >"$work/v"
+for _ in $(seq "$rounds"); do
+    measure "$gblur" "$work/in.png" "$work/g.png" --sigma "$sigma" --device rust --engine strips -q >>"$work/g"
+    rm -f "$work/g.png"
+    measure vips gaussblur "$work/in.png" "$work/v.png[compression=1]" "$sigma" --min-ampl "$min_ampl" >>"$work/v"
+    rm -f "$work/v.png"
+done
+gw=$(cut -d' ' -f1 "$work/g" | median) gr=$(cut -d' ' -f2 "$work/g" | median)
+vw=$(cut -d' ' -f1 "$work/v" | median) vr=$(cut -d' ' -f2 "$work/v" | median)
+echo
+echo "| ${size}² RGB8, sigma $sigma | wall (s) | peak RSS (MiB) |"
+echo "|---|---:|---:|"
+echo "| gblur --engine strips | $gw | $gr |"
+echo "| vips gaussblur (min-ampl $min_ampl) | $vw | $vr |"
+echo "| gblur / vips | $(echo "scale=2; $gw / $vw" | bc) | $(echo "scale=2; $gr / $vr" | bc) |"
+
+# 2. Whole against strips where both fit, at 1, 4 and 16 MP (where auto's line lies), and the
+#    16 MP strip engine's wall against its slowest stage.
+echo
+echo "| RGB8 PNG, sigma $sigma | --engine whole (s) | --engine strips (s) | strips / whole |"
+echo "|---|---:|---:|---:|"
+for dims in 1024x1024 2048x2048 4896x3264; do
+    $py "$root/benches/huge_image.py" "$work/m.png" "${dims%x*}" "${dims#*x}" 2
+    : >"$work/s"; : >"$work/w"; : >"$work/busy"
+    for _ in $(seq "$rounds"); do
+        /usr/bin/time -f "%e" -o "$work/t" "$gblur" "$work/m.png" "$work/o.png" --sigma "$sigma" --device rust --engine strips 2>"$work/err" >/dev/null
+        cat "$work/t" >>"$work/s"
+        # "wall W ms, busy decode A ms, blur B ms, encode C ms": W A B C and the slowest stage.
+        grep -o 'wall [0-9]* ms, busy decode [0-9]* ms, blur [0-9]* ms, encode [0-9]* ms' "$work/err" |
+            tr -dc '0-9 \n' | awk '{ m = $2; if ($3 > m) m = $3; if ($4 > m) m = $4; print $1, $2, $3, $4, m }' >>"$work/busy"
+        measure "$gblur" "$work/m.png" "$work/o.png" --sigma "$sigma" --device rust --engine whole -q | cut -d' ' -f1 >>"$work/w"
+    done
+    sw=$(median <"$work/s") ww=$(median <"$work/w")
+    echo "| $dims | $ww | $sw | $(echo "scale=2; $sw / $ww" | bc) |"
+done
+inner=$(cut -d' ' -f1 "$work/busy" | median) slowest=$(cut -d' ' -f5 "$work/busy" | median)
+echo
+echo "| 16 MP strips, sigma $sigma | |"
+echo "|---|---:|"
+echo "| pipeline wall (ms, median) | $inner |"
+echo "| busy decode / blur / encode (ms, each round) | $(cut -d' ' -f2-4 "$work/busy" | tr ' ' / | paste -sd' ') |"
+echo "| pipeline wall / slowest stage (median) | $(echo "scale=2; $inner / $slowest" | bc) |"

@@ -1,0 +1,318 @@
+//! The strip engine: a PNG streamed from its decoder through the banded blur's sliding window
+//! (`cpu::banded::blur_streamed`) to its encoder, each on its own thread, so that memory
+//! stays bounded by the window whatever the image's size, and a job costs about its slowest
+//! stage rather than the sum of the three.
+//!
+//! Decoder thread: rows in batches of `DECODE_ROWS` → a channel of 2 batches → the blur on the
+//! calling thread (its passes on the rayon pool) → a channel of one strip → encoder thread:
+//! rows into the PNG stream writer and a temporary file, renamed over the output when every
+//! row is written (`png_out`). An error anywhere drops the channels, which stops the other
+//! stages; the temporary file is removed and the output left as it was.
+
+mod png_in;
+mod png_out;
+
+use crate::codec::metadata::Metadata;
+use crate::codec::{self, ImageIoError};
+use crate::cpu::banded::{blur_streamed, srgb_table, Axis, Pixels, Sample, StripPlan};
+use crate::filter::Blur2d;
+use crate::report::{Pass, Stage};
+use crossbeam_channel::{bounded, Receiver, Sender};
+use image::codecs::png::CompressionType;
+use image::{ColorType, ImageFormat};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+pub use png_in::{open, Opened, PngRows};
+
+/// Which engine blurs the main command's image (`--engine`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Engine {
+    /// The strip engine where the decoded image would not fit `--max-memory` and the job is
+    /// one it runs; the whole-image path otherwise.
+    Auto,
+    /// Decode, blur and encode the whole image, one after the other.
+    Whole,
+    /// The strip engine; a job it does not run is an error.
+    Strips,
+}
+
+/// Rows per batch from the decoder: small, so the blur's first strip starts early.
+const DECODE_ROWS: usize = 16;
+
+/// Test hook: `GBLUR_STRIP_ROWS=N` forces strips of N rows (rounded up to 16, or to 128 from
+/// 128 up), so that small images cross many strips.
+const STRIP_ROWS_VAR: &str = "GBLUR_STRIP_ROWS";
+
+/// Samples a PNG row holds: 8-bit as they are, 16-bit big-endian.
+pub trait StreamSample: Sample {
+    /// Distinct values, for the sRGB table of `--linear`.
+    const LEVELS: usize;
+    fn from_png(bytes: &[u8], out: &mut [Self]);
+    fn to_png(samples: &[Self], out: &mut Vec<u8>);
+}
+
+impl StreamSample for u8 {
+    const LEVELS: usize = 256;
+    fn from_png(bytes: &[u8], out: &mut [u8]) {
+        out.copy_from_slice(bytes);
+    }
+    fn to_png(samples: &[u8], out: &mut Vec<u8>) {
+        out.extend_from_slice(samples);
+    }
+}
+
+impl StreamSample for u16 {
+    const LEVELS: usize = 65536;
+    fn from_png(bytes: &[u8], out: &mut [u16]) {
+        for (o, b) in out.iter_mut().zip(bytes.chunks_exact(2)) {
+            *o = u16::from_be_bytes([b[0], b[1]]);
+        }
+    }
+    fn to_png(samples: &[u16], out: &mut Vec<u8>) {
+        out.extend(samples.iter().flat_map(|s| s.to_be_bytes()));
+    }
+}
+
+/// A main-command job as the strip engine sees it.
+pub struct StripJob<'a> {
+    pub input: &'a Path,
+    pub output: &'a Path,
+    pub format: ImageFormat,
+    pub sigma_y: f64,
+    pub linear: bool,
+    pub max_memory_mib: u64,
+    pub png_compression: CompressionType,
+    /// The device chosen is the Rust path.
+    pub rust: bool,
+    /// `--region` or `--mask` selects part of the image.
+    pub masked: bool,
+    /// Both axes' edge mode is clamp.
+    pub clamp: bool,
+}
+
+/// Why the strip engine cannot run `job` with `blur`, from the job alone; None where it can
+/// as far as that tells (the input's header may still say no: `open`).
+pub fn unsupported(job: &StripJob, blur: &Blur2d) -> Option<String> {
+    let why = if codec::is_stdio(job.input) || codec::is_stdio(job.output) {
+        "it reads and writes files, not stdin or stdout"
+    } else if !job.rust {
+        "it runs on the built-in Rust path only (--device rust)"
+    } else if job.masked {
+        "it blurs the whole image: no --region or --mask"
+    } else if !job.clamp {
+        "its edge mode is clamp only"
+    } else if Axis::of(&blur.x).is_none() || Axis::of(&blur.y).is_none() {
+        "it runs the recursive filter only (sigma >= 2 with --method auto, or --method recursive)"
+    } else if job.format != ImageFormat::Png {
+        "it writes PNG only"
+    } else if codec::sniff(job.input).ok().flatten() != Some(ImageFormat::Png) {
+        "it reads PNG only"
+    } else {
+        return None;
+    };
+    Some(why.into())
+}
+
+/// The decoded image's size in bytes, which the whole-image path holds at once.
+pub fn decoded_bytes(rows: &PngRows) -> u64 {
+    rows.width as u64 * rows.height as u64 * rows.color.bytes_per_pixel() as u64
+}
+
+/// What a streamed job did, for its report.
+pub struct Streamed {
+    pub passes: Vec<Pass>,
+    pub notes: Vec<String>,
+    pub color: ColorType,
+    pub pipeline: String,
+}
+
+/// Why a stage stopped.
+enum Stop {
+    Failed(ImageIoError),
+    /// The other end of a channel is gone: the stage there failed and says why.
+    Gone,
+}
+
+/// Blurs `rows` into `job.output` through the strip engine.
+pub fn run(job: &StripJob, blur: &Blur2d, rows: PngRows) -> Result<Streamed, ImageIoError> {
+    match rows.color.bytes_per_pixel() / rows.color.channel_count() {
+        1 => run_typed::<u8>(job, blur, rows),
+        _ => run_typed::<u16>(job, blur, rows),
+    }
+}
+
+fn run_typed<T: StreamSample>(
+    job: &StripJob,
+    blur: &Blur2d,
+    mut rows: PngRows,
+) -> Result<Streamed, ImageIoError> {
+    let wall = Instant::now();
+    let (width, height, color) = (rows.width, rows.height, rows.color);
+    let stride = rows.row_samples();
+    let table = job.linear.then(|| srgb_table(T::LEVELS));
+    let px = Pixels {
+        channels: color.channel_count() as usize,
+        alpha: color.has_alpha(),
+        linear: table.as_deref(),
+        mix: None,
+    };
+    let forced = std::env::var(STRIP_ROWS_VAR)
+        .ok()
+        .and_then(|v| v.parse().ok());
+    // Half the budget for the window; the rest for the strips in flight and the codecs.
+    let budget = job.max_memory_mib.saturating_mul(1 << 20) / 2;
+    let bytes = std::mem::size_of::<T>();
+    let reach = crate::filter::gaussian::recursive_reach(job.sigma_y);
+    let plan = StripPlan::new((stride, bytes), reach, budget, forced);
+    let axes = (Axis::of(&blur.x), Axis::of(&blur.y));
+    let (Some(kx), Some(ky)) = axes else {
+        unreachable!("`unsupported` refuses FIR axes");
+    };
+    let meta: Metadata = std::mem::take(&mut rows.meta);
+    let header = png_out::PngHeader {
+        size: (width, height),
+        color,
+        meta: &meta,
+        compression: job.png_compression,
+    };
+    let (in_tx, in_rx) = bounded::<Result<Vec<T>, ImageIoError>>(2);
+    let (out_tx, out_rx) = bounded::<Vec<T>>(1);
+    let (blurred, decode_busy, encoded) = std::thread::scope(|s| {
+        let decoder = s.spawn(move || decode(rows, in_tx));
+        let encoder = s.spawn(move || png_out::write::<T>(job.output, header, out_rx));
+        let dims = (width as usize, height as usize);
+        let blurred = blur_stage(dims, &px, (kx, ky), plan, in_rx, out_tx);
+        (blurred, join(decoder), join(encoder))
+    });
+    // The first stage to fail says why; a stage that stopped because another did says nothing.
+    let (passes, blur_busy) = match blurred {
+        Ok(done) => done,
+        Err(Stop::Failed(e)) => return Err(e),
+        Err(Stop::Gone) => return Err(encoded.expect_err("the encoder stopped the blur")),
+    };
+    let busy = (decode_busy, blur_busy, encoded?);
+    let (passes, notes) = report(passes, busy, (plan, (stride, bytes)), wall);
+    Ok(Streamed {
+        passes,
+        notes,
+        color,
+        pipeline: format!(
+            "strips of {} rows, banded ({})",
+            plan.strip,
+            crate::cpu::lanes::isa_name()
+        ),
+    })
+}
+
+/// The streamed job's passes (each stage's busy time, the blur's passes between) and the note
+/// that sets them against the wall since `wall`; `row` (samples, bytes each) sizes the window.
+fn report(
+    passes: Vec<Pass>,
+    (decode_busy, blur_busy, encode_busy): (Duration, f64, Duration),
+    (plan, row): (StripPlan, (usize, usize)),
+    wall: Instant,
+) -> (Vec<Pass>, Vec<String>) {
+    let wall_ms = wall.elapsed().as_secs_f64() * 1e3;
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    let mut all = vec![Pass::host_ms(
+        Stage::Decode,
+        "decode (thread, busy)",
+        ms(decode_busy),
+    )];
+    all.extend(passes);
+    all.push(Pass::host_ms(
+        Stage::Encode,
+        "encode (thread, busy)",
+        ms(encode_busy),
+    ));
+    let mib = |b: u64| b.div_ceil(1 << 20);
+    let notes = vec![format!(
+        "strip engine: {} rows per strip and {} rows of reach below it; window and scratch {} MiB; stages overlap: wall {:.0} ms, busy decode {:.0} ms, blur {:.0} ms, encode {:.0} ms",
+        plan.strip,
+        plan.reach,
+        mib(plan.bytes(row.0, row.1)),
+        wall_ms,
+        ms(decode_busy),
+        blur_busy,
+        ms(encode_busy),
+    )];
+    (all, notes)
+}
+
+/// A stage's result, its panic carried on to the caller.
+fn join<R>(h: std::thread::ScopedJoinHandle<'_, R>) -> R {
+    h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
+}
+
+/// The decoder thread: every row of `rows`, in batches, into `out`; stops early when the
+/// blur is gone. Returns the time spent decoding, not waiting.
+fn decode<T: StreamSample>(
+    mut rows: PngRows,
+    out: Sender<Result<Vec<T>, ImageIoError>>,
+) -> Duration {
+    let (stride, height) = (rows.row_samples(), rows.height as usize);
+    let mut busy = Duration::ZERO;
+    let mut done = 0;
+    while done < height {
+        let t = Instant::now();
+        let n = DECODE_ROWS.min(height - done);
+        let mut batch = vec![T::from_f32(0.0); n * stride];
+        let read = rows.read(&mut batch).map(|()| batch);
+        busy += t.elapsed();
+        let failed = read.is_err();
+        if out.send(read).is_err() || failed {
+            break;
+        }
+        done += n;
+    }
+    busy
+}
+
+/// The blur stage, on the calling thread: rows from the decoder through the window to the
+/// encoder. Returns the blur's passes and its busy time in ms (the passes and the copies in
+/// and out, not the waits).
+fn blur_stage<T: StreamSample>(
+    dims: (usize, usize),
+    px: &Pixels,
+    axes: (Axis, Axis),
+    plan: StripPlan,
+    input: Receiver<Result<Vec<T>, ImageIoError>>,
+    output: Sender<Vec<T>>,
+) -> Result<(Vec<Pass>, f64), Stop> {
+    let mut copies = Duration::ZERO;
+    let (mut batch, mut at) = (Vec::new(), 0);
+    let fill = |dst: &mut [T]| -> Result<(), Stop> {
+        let mut filled = 0;
+        while filled < dst.len() {
+            if at == batch.len() {
+                batch = match input.recv() {
+                    Ok(Ok(b)) => b,
+                    Ok(Err(e)) => return Err(Stop::Failed(e)),
+                    Err(_) => return Err(Stop::Gone),
+                };
+                at = 0;
+            }
+            let t = Instant::now();
+            let n = (dst.len() - filled).min(batch.len() - at);
+            dst[filled..filled + n].copy_from_slice(&batch[at..at + n]);
+            (filled, at) = (filled + n, at + n);
+            copies += t.elapsed();
+        }
+        Ok(())
+    };
+    let mut out_copies = Duration::ZERO;
+    let emit = |rows: &[T]| -> Result<(), Stop> {
+        let t = Instant::now();
+        let owned = rows.to_vec();
+        out_copies += t.elapsed();
+        output.send(owned).map_err(|_| Stop::Gone)
+    };
+    let passes = blur_streamed(dims, px, axes, plan, fill, emit)?;
+    let busy = passes.iter().map(|p| p.ms).sum::<f64>() + (copies + out_copies).as_secs_f64() * 1e3;
+    let passes = passes
+        .into_iter()
+        .map(|p| Pass::host_ms(Stage::Blur, p.name, p.ms))
+        .collect();
+    Ok((passes, busy))
+}

@@ -1,0 +1,105 @@
+//! PNG rows in: the header and metadata as the whole-image decode reads them (the `image`
+//! crate's decoder, with `metadata::read_container`), then the pixels one row at a time from
+//! the `png` crate, expanded as the `image` crate expands them (palette and low bit depths to
+//! 8 bits, tRNS to alpha).
+
+use super::StreamSample;
+use crate::codec::metadata::{self, Metadata};
+use crate::codec::ImageIoError;
+use image::{ColorType, ImageDecoder, ImageFormat};
+use std::fs::File;
+use std::io::{BufReader, Seek};
+use std::path::{Path, PathBuf};
+
+/// A PNG being read row by row.
+pub struct PngRows {
+    reader: png::Reader<BufReader<File>>,
+    path: PathBuf,
+    pub width: u32,
+    pub height: u32,
+    pub color: ColorType,
+    pub meta: Metadata,
+}
+
+/// What `open` found.
+pub enum Opened {
+    Rows(Box<PngRows>),
+    /// The file is a PNG the strip engine does not stream, and why.
+    Unsupported(String),
+}
+
+fn decode_error(path: &Path, detail: impl ToString) -> ImageIoError {
+    ImageIoError::Decode {
+        path: path.into(),
+        detail: detail.to_string(),
+    }
+}
+
+/// Opens `path` (a PNG) for reading by rows: Unsupported for an interlaced file, one turned
+/// by its EXIF orientation, or a layout the banded blur does not take.
+pub fn open(path: &Path) -> Result<Opened, ImageIoError> {
+    let open_err = |cause| ImageIoError::Open {
+        path: path.into(),
+        cause,
+    };
+    let mut file = BufReader::new(File::open(path).map_err(open_err)?);
+    let from_file = metadata::read_container(ImageFormat::Png, &mut file);
+    file.rewind().map_err(open_err)?;
+    let mut head = image::codecs::png::PngDecoder::new(file).map_err(|e| decode_error(path, e))?;
+    let orientation = head.orientation().map_err(|e| decode_error(path, e))?;
+    if orientation != image::metadata::Orientation::NoTransforms {
+        return Ok(Opened::Unsupported(
+            "its EXIF orientation turns the image".into(),
+        ));
+    }
+    let meta = Metadata::read(&mut head, from_file).map_err(|e| decode_error(path, e))?;
+    let color = head.color_type();
+    let (width, height) = head.dimensions();
+    drop(head);
+    if width == 0 || height == 0 {
+        return Err(decode_error(
+            path,
+            format!("the image has no pixels ({width} × {height})"),
+        ));
+    }
+    let file = BufReader::new(File::open(path).map_err(open_err)?);
+    let mut decoder = png::Decoder::new(file);
+    decoder.set_transformations(png::Transformations::EXPAND);
+    let reader = decoder.read_info().map_err(|e| decode_error(path, e))?;
+    if reader.info().interlaced {
+        return Ok(Opened::Unsupported("it is interlaced (Adam7)".into()));
+    }
+    let expected = color.bytes_per_pixel() as usize * width as usize;
+    if reader.output_line_size(width) != Some(expected) {
+        return Ok(Opened::Unsupported(format!("its layout {color:?}")));
+    }
+    Ok(Opened::Rows(Box::new(PngRows {
+        reader,
+        path: path.into(),
+        width,
+        height,
+        color,
+        meta,
+    })))
+}
+
+impl PngRows {
+    /// Samples per row.
+    pub fn row_samples(&self) -> usize {
+        self.width as usize * self.color.channel_count() as usize
+    }
+
+    /// Fills `out` with the next rows (whole rows), in native order.
+    pub fn read<T: StreamSample>(&mut self, out: &mut [T]) -> Result<(), ImageIoError> {
+        let n = self.row_samples();
+        for dst in out.chunks_exact_mut(n) {
+            let row = self
+                .reader
+                .next_row()
+                .map_err(|e| decode_error(&self.path, e))?
+                .ok_or_else(|| decode_error(&self.path, "the image data ends early"))?;
+            T::from_png(row.data(), dst);
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,109 @@
+//! PNG rows out: the container as the whole-image encoder writes it (IHDR, the ICC profile in
+//! iCCP, then eXIf and XMP before the pixels), the rows through the `png` crate's stream
+//! writer, into a temporary file renamed over the output once complete. `--png-compression
+//! fast` is the whole-image path's own streamed encoder (fdeflate, adaptive filters); `small`
+//! and `best` are zlib levels 6 and 9 as there, in one stream on the encoder's thread.
+
+use super::StreamSample;
+use crate::codec::metadata::{self, Metadata};
+use crate::codec::{self, ImageIoError};
+use crossbeam_channel::Receiver;
+use image::codecs::png::CompressionType;
+use image::ColorType;
+use std::io::{BufWriter, Write};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// What the PNG is to hold besides its rows.
+pub struct PngHeader<'a> {
+    pub size: (u32, u32),
+    pub color: ColorType,
+    pub meta: &'a Metadata,
+    pub compression: CompressionType,
+}
+
+fn layout(color: ColorType) -> (png::ColorType, png::BitDepth) {
+    use png::{BitDepth, ColorType as P};
+    let depth = match color.bytes_per_pixel() / color.channel_count() {
+        1 => BitDepth::Eight,
+        _ => BitDepth::Sixteen,
+    };
+    let kind = match color.channel_count() {
+        1 => P::Grayscale,
+        2 => P::GrayscaleAlpha,
+        3 => P::Rgb,
+        _ => P::Rgba,
+    };
+    (kind, depth)
+}
+
+/// Writes the rows `rows` delivers (batches of whole rows, top to bottom) as a PNG at `path`,
+/// atomically: nothing is renamed over `path` unless every row arrived and was written, so a
+/// sender that stops early (an error upstream) leaves no output. Returns the time spent
+/// converting and writing, not waiting.
+pub fn write<T: StreamSample>(
+    path: &Path,
+    header: PngHeader,
+    rows: Receiver<Vec<T>>,
+) -> Result<Duration, ImageIoError> {
+    let encode_err = |detail: String| ImageIoError::Encode {
+        path: path.into(),
+        format: "Png".into(),
+        detail,
+    };
+    let mut busy = Duration::ZERO;
+    let t = Instant::now();
+    let tmp = codec::temp_beside(path)?;
+    let _removed_on_ctrl_c = crate::interrupt::writing(tmp.path());
+    let (w, h) = header.size;
+    let (kind, depth) = layout(header.color);
+    let mut info = png::Info::with_size(w, h);
+    info.color_type = kind;
+    info.bit_depth = depth;
+    info.icc_profile = header.meta.icc.clone().map(Into::into);
+    let file = BufWriter::with_capacity(1 << 20, tmp.as_file());
+    let mut e = png::Encoder::with_info(file, info).map_err(|e| encode_err(e.to_string()))?;
+    match header.compression {
+        CompressionType::Fast => e.set_compression(png::Compression::Fast),
+        CompressionType::Best => e.set_deflate_compression(png::DeflateCompression::Level(9)),
+        _ => e.set_deflate_compression(png::DeflateCompression::Level(6)),
+    }
+    e.set_filter(png::Filter::Adaptive);
+    let row_samples = w as usize * header.color.channel_count() as usize;
+    let expected = row_samples * h as usize;
+    let mut done = 0usize;
+    let written = (|| -> Result<(), png::EncodingError> {
+        let mut writer = e.write_header()?;
+        for (kind, data) in metadata::png_chunks(header.meta, header.size) {
+            writer.write_chunk(png::chunk::ChunkType(kind), &data)?;
+        }
+        let mut stream = writer.stream_writer()?;
+        let mut bytes = Vec::new();
+        busy += t.elapsed();
+        for batch in rows.iter() {
+            let t = Instant::now();
+            bytes.clear();
+            T::to_png(&batch, &mut bytes);
+            stream.write_all(&bytes)?;
+            done += batch.len();
+            busy += t.elapsed();
+        }
+        let t = Instant::now();
+        if done == expected {
+            stream.finish()?;
+            writer.finish()?;
+        }
+        busy += t.elapsed();
+        Ok(())
+    })();
+    written.map_err(|e| encode_err(e.to_string()))?;
+    if done != expected {
+        return Err(encode_err(format!(
+            "the blur stopped after {} of {h} rows",
+            done / row_samples.max(1)
+        )));
+    }
+    let t = Instant::now();
+    codec::persist(tmp, path)?;
+    Ok(busy + t.elapsed())
+}
