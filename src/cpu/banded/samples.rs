@@ -40,6 +40,20 @@ pub trait Sample: Copy + Send + Sync + 'static {
     }
 }
 
+/// An integer sample's mix (`Sample::mix`): the input where `m` is 0 or less, the blurred
+/// sample where it is 1 or more, else the blend rounded to the nearest level by `round`.
+#[inline(always)]
+fn mix_levels<T: Copy + Into<f32>>(input: T, blurred: T, m: f32, round: impl Fn(f32) -> T) -> T {
+    if m <= 0.0 {
+        input
+    } else if m >= 1.0 {
+        blurred
+    } else {
+        let (a, b) = (input.into(), blurred.into());
+        round(a + m * (b - a) + 0.5)
+    }
+}
+
 impl Sample for u8 {
     const FULL: f32 = 255.0;
     const EXACT: bool = false;
@@ -57,14 +71,7 @@ impl Sample for u8 {
     }
     #[inline(always)]
     fn mix(input: Self, blurred: Self, m: f32) -> Self {
-        if m <= 0.0 {
-            input
-        } else if m >= 1.0 {
-            blurred
-        } else {
-            let (a, b) = (input as f32, blurred as f32);
-            (a + m * (b - a) + 0.5) as Self
-        }
+        mix_levels(input, blurred, m, |v| v as Self)
     }
     #[inline(always)]
     fn transposed<I: Isa>(m: &[V; LANES]) -> [[Self; LANES]; LANES] {
@@ -92,14 +99,7 @@ impl Sample for u16 {
     }
     #[inline(always)]
     fn mix(input: Self, blurred: Self, m: f32) -> Self {
-        if m <= 0.0 {
-            input
-        } else if m >= 1.0 {
-            blurred
-        } else {
-            let (a, b) = (input as f32, blurred as f32);
-            (a + m * (b - a) + 0.5) as Self
-        }
+        mix_levels(input, blurred, m, |v| v as Self)
     }
 }
 

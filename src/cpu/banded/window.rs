@@ -236,16 +236,18 @@ mod tests {
     use super::*;
     use crate::filter::{Blur2d, Method};
 
+    const ONE_CHANNEL: Pixels<'static> = Pixels {
+        channels: 1,
+        alpha: false,
+        linear: None,
+        mix: None,
+    };
+
     /// `blur_streamed` over `src` (one channel, `w` wide) at strips of `rows`.
     fn streamed<T: Sample>(src: &[T], w: usize, sigma: f64, rows: usize) -> Vec<T> {
         let blur = Blur2d::new(Method::Recursive, sigma, sigma);
         let axes = (Axis::of(&blur.x).unwrap(), Axis::of(&blur.y).unwrap());
-        let px = Pixels {
-            channels: 1,
-            alpha: false,
-            linear: None,
-            mix: None,
-        };
+        let px = ONE_CHANNEL;
         let reach = crate::filter::gaussian::recursive_reach(sigma);
         let plan = StripPlan::new((w, 4), reach, u64::MAX, Some(rows));
         let (mut next, mut out) = (0, Vec::new());
@@ -265,12 +267,7 @@ mod tests {
     fn whole<T: Sample>(src: &[T], w: usize, sigma: f64) -> Vec<T> {
         let blur = Blur2d::new(Method::Recursive, sigma, sigma);
         let axes = (Axis::of(&blur.x).unwrap(), Axis::of(&blur.y).unwrap());
-        let px = Pixels {
-            channels: 1,
-            alpha: false,
-            linear: None,
-            mix: None,
-        };
+        let px = ONE_CHANNEL;
         let mut out = src.to_vec();
         super::super::blur_in_place(&mut out, (w, src.len() / w), &px, axes.0, axes.1);
         out
