@@ -62,10 +62,12 @@ fuzz_target!(|data: &[u8]| {
     // Every way a decoded image is blurred on the host: as planar f32 (the reference path, and
     // what the FIR takes), in place by the banded blur, or as a JPEG's YCbCr planes.
     let blur = Blur2d::new(Method::Auto, sigma, sigma);
+    // Planes as the main command asks for them: only where the Rust path blurs in place.
+    let in_place = Keep::for_path(None, &blur);
     let keep = match (sel & 32 == 0, sel & 0x200 == 0) {
         (true, _) => Keep::Planar,
-        (false, true) => Keep::for_path(None, &blur),
-        (false, false) => Keep::JpegPlanes(Subsampling::Same),
+        (false, false) if in_place == Keep::Decoded => Keep::JpegPlanes(Subsampling::Same),
+        (false, _) => in_place,
     };
     // Every edge mode: the extension and the crop run on every decoded image.
     let mode = [
