@@ -519,7 +519,8 @@ fn a_rust_worker_beside_a_device_writes_what_each_writes_alone() {
     }
     let input = busy_folder();
     // Sigma 3 loads images for the in-place Rust path (the device worker converts its own);
-    // sigma 1.5 takes the FIR, planar for both.
+    // sigma 1.5 takes the FIR, planar for both. Beside a device, the Rust worker blurs JPEGs
+    // in RGB (a device worker could take any image), so its lone run is asked for that path.
     for sigma in ["3", "1.5"] {
         let (dev, rust, mixed) = (
             tempfile::tempdir().unwrap(),
@@ -533,7 +534,7 @@ fn a_rust_worker_beside_a_device_writes_what_each_writes_alone() {
             1,
         );
         let on_rust = batch_with(
-            &["--sigma", sigma, "--device", "rust"],
+            &["--sigma", sigma, "--device", "rust", "--jpeg-path", "rgb"],
             input.path(),
             rust.path(),
             1,
