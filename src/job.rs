@@ -14,7 +14,7 @@ use crate::work::blur::failure_note;
 use crate::work::edges::{EdgeMode, EdgePlan, Edges};
 use crate::work::load::{load_with, Source};
 use crate::work::save::{save, Output};
-use crate::work::{self, Keep, Loaded};
+use crate::work::{self, Keep, Loaded, Working};
 use image::ImageFormat;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -105,7 +105,15 @@ fn open_device(
     let upload = loaded
         .upload(device.pipeline, blur)
         .unwrap_or(Upload::PlanarF32);
-    let prepared = device.prepare(blur, loaded.size(), upload);
+    let mut prepared = device.prepare(blur, loaded.size(), upload);
+    // YCbCr planes: the chroma planes' own sizes and sigmas too, where the device blurs them.
+    if let (Working::Ycc(planes), Ok(())) = (&loaded.working, &prepared) {
+        let chroma = blur.subsampled(planes.chroma.factors());
+        let (w, h) = planes.planes[1].dimensions();
+        if chroma.x.is_recursive() && chroma.y.is_recursive() {
+            prepared = device.prepare(&chroma, (w as usize, h as usize), upload);
+        }
+    }
     let builds = device.ctx.builds();
     if builds.rejected > 0 {
         notes.push(format!(
@@ -288,7 +296,8 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
         notes.push("--linear ignored: float images are linear already".into());
     }
 
-    let rust = Keep::for_path(None, &blur);
+    // A fallback loads the image as `--device rust` would: as planes where that path takes them.
+    let rust = planes_keep(job, Keep::for_path(None, &blur), out_format, &plan);
     let memory = (job.max_memory_mib, job.linear);
     let reload = || mask::reload(source, &job.mask, masked.as_ref(), memory, &plan, rust);
     let mut done = work::blur::blur(device.as_ref(), &mut loaded, &blur, &mut passes, reload)
@@ -315,10 +324,11 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
     })
 }
 
-/// `Keep::JpegPlanes` where a JPEG input may be blurred as its YCbCr planes: the Rust path
-/// in place (`path_keep` `Decoded`), JPEG out, and nothing that needs RGB samples (`--linear`,
-/// a selection, an edge mode); `load` then checks the file itself (its layout against
-/// `--subsampling`, its orientation). Else `path_keep`.
+/// `Keep::JpegPlanes` where a JPEG input may be blurred as its YCbCr planes: in place on the
+/// Rust path (`path_keep` `Decoded`) or as bytes on the blocked pipeline (`Decoded8Bit`),
+/// JPEG out, and nothing that needs RGB samples (`--linear`, a selection, an edge mode);
+/// `load` then checks the file itself (its layout against `--subsampling`, its orientation).
+/// Else `path_keep`.
 pub fn planes_keep(
     job: &BlurJob,
     path_keep: Keep,
@@ -326,13 +336,16 @@ pub fn planes_keep(
     plan: &EdgePlan,
 ) -> Keep {
     let takes = job.jpeg_planes
-        && path_keep == Keep::Decoded
+        && matches!(path_keep, Keep::Decoded | Keep::Decoded8Bit)
         && out_format == ImageFormat::Jpeg
         && !job.linear
         && !job.mask.active()
         && plan.is_none();
     match takes {
-        true => Keep::JpegPlanes(job.encode.jpeg.subsampling),
+        true => Keep::JpegPlanes {
+            subsampling: job.encode.jpeg.subsampling,
+            on_device: path_keep == Keep::Decoded8Bit,
+        },
         false => path_keep,
     }
 }

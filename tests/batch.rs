@@ -519,28 +519,47 @@ fn a_rust_worker_beside_a_device_writes_what_each_writes_alone() {
     }
     let input = busy_folder();
     // Sigma 3 loads images for the in-place Rust path (the device worker converts its own);
-    // sigma 1.5 takes the FIR, planar for both. Beside a device, the Rust worker blurs JPEGs
-    // in RGB (a device worker could take any image), so its lone run is asked for that path.
-    for sigma in ["3", "1.5"] {
+    // sigma 1.5 takes the FIR, planar for both. Beside a device on the direct pipeline (PoCL's
+    // default), which does not take JPEG planes, the Rust worker blurs JPEGs in RGB, so its
+    // lone run is asked for that path; beside the blocked pipeline both blur planes.
+    for (sigma, pipeline) in [("3", "auto"), ("1.5", "auto"), ("3", "blocked")] {
+        let rust_path = match pipeline {
+            "auto" => "rgb",
+            _ => "auto",
+        };
         let (dev, rust, mixed) = (
             tempfile::tempdir().unwrap(),
             tempfile::tempdir().unwrap(),
             tempfile::tempdir().unwrap(),
         );
         let on_dev = batch_with(
-            &["--sigma", sigma, "--device", "0"],
+            &["--sigma", sigma, "--device", "0", "--pipeline", pipeline],
             input.path(),
             dev.path(),
             1,
         );
         let on_rust = batch_with(
-            &["--sigma", sigma, "--device", "rust", "--jpeg-path", "rgb"],
+            &[
+                "--sigma",
+                sigma,
+                "--device",
+                "rust",
+                "--jpeg-path",
+                rust_path,
+            ],
             input.path(),
             rust.path(),
             1,
         );
         let v = batch_with(
-            &["--sigma", sigma, "--device", "0,rust"],
+            &[
+                "--sigma",
+                sigma,
+                "--device",
+                "0,rust",
+                "--pipeline",
+                pipeline,
+            ],
             input.path(),
             mixed.path(),
             1,

@@ -46,17 +46,25 @@ fn write_jpeg(dir: &Path, name: &str, (w, h): (u32, u32), chroma: Chroma, q: u8)
     path
 }
 
-/// Runs gblur on `input` into `out` with `args`; returns the report's pipeline.
+/// Runs gblur on `input` into `out` with `args` on the Rust path; returns the report's
+/// pipeline.
 fn run(input: &Path, out: &Path, args: &[&str]) -> String {
+    report(input, out, &[&["--device", "rust"][..], args].concat())["pipeline"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+/// Runs gblur on `input` into `out` with `args`; returns the report.
+fn report(input: &Path, out: &Path, args: &[&str]) -> serde_json::Value {
     let assert = gblur()
         .arg(input)
         .arg(out)
-        .args(["--device", "rust", "--json"])
+        .arg("--json")
         .args(args)
         .assert()
         .success();
-    let report: serde_json::Value = serde_json::from_slice(&assert.get_output().stdout).unwrap();
-    report["pipeline"].as_str().unwrap().to_string()
+    serde_json::from_slice(&assert.get_output().stdout).unwrap()
 }
 
 fn rgb(path: &Path) -> image::RgbImage {
@@ -145,6 +153,38 @@ fn every_layout_blurs_as_planes_as_close_as_rgb() {
             p_mean <= r_mean * 1.25 + 0.1,
             "{chroma:?}: planes {p_mean}, rgb {r_mean} ({r_worst})"
         );
+    }
+}
+
+/// On the blocked pipeline the device blurs the planes, up and down as bytes (a chroma plane
+/// whose sigma takes the FIR on the host, as the Rust path does), and writes what the Rust path
+/// writes within its rounding: at quality 100, a mean under 0.3 LSB and at most 4 LSB apart
+/// after both are decoded to RGB.
+#[test]
+fn the_blocked_pipeline_blurs_the_planes_on_the_device() {
+    if std::env::var_os("GBLUR_SKIP_OPENCL_TESTS").is_some() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (on_device, on_rust) = (dir.path().join("d.jpg"), dir.path().join("r.jpg"));
+    for chroma in [Chroma::S420, Chroma::S422, Chroma::S444] {
+        let input = write_jpeg(dir.path(), "in.jpg", (161, 97), chroma, 95);
+        // Sigma 3: the subsampled chroma (1.5) is an FIR, blurred on the host.
+        for sigma in ["5", "3"] {
+            let args = ["--sigma", sigma, "--quality", "100"];
+            let device = ["--device", "0", "--pipeline", "blocked"];
+            let r = report(&input, &on_device, &[&device[..], &args].concat());
+            let want = format!("blocked, YCbCr {} planes 8-bit in and out", chroma.name());
+            assert_eq!(r["pipeline"], want.as_str(), "{chroma:?} sigma {sigma}");
+            assert_eq!(r["backend"], "opencl", "{r}");
+            run(&input, &on_rust, &args);
+            let rust: Vec<f64> = rgb(&on_rust).as_raw().iter().map(|&v| v as f64).collect();
+            let (mean, worst) = distance(&rgb(&on_device), &rust, 0);
+            assert!(
+                mean < 0.3 && worst <= 4.0,
+                "{chroma:?} sigma {sigma}: {mean} {worst}"
+            );
+        }
     }
 }
 

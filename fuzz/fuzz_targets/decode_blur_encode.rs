@@ -66,7 +66,10 @@ fuzz_target!(|data: &[u8]| {
     let in_place = Keep::for_path(None, &blur);
     let keep = match (sel & 32 == 0, sel & 0x200 == 0) {
         (true, _) => Keep::Planar,
-        (false, false) if in_place == Keep::Decoded => Keep::JpegPlanes(Subsampling::Same),
+        (false, false) if in_place == Keep::Decoded => Keep::JpegPlanes {
+            subsampling: Subsampling::Same,
+            on_device: false,
+        },
         (false, _) => in_place,
     };
     // Every edge mode: the extension and the crop run on every decoded image.

@@ -98,9 +98,10 @@ struct Shared<'a> {
     rust_name: &'a str,
     /// `--mask`, decoded once for every image.
     mask_file: Option<&'a MaskFile>,
-    /// Every worker is the Rust path, so a JPEG going to JPEG may be loaded as its YCbCr
-    /// planes (`job::planes_keep`): a device worker would blur it another way.
-    rust_only: bool,
+    /// Every worker blurs a JPEG going to JPEG as its YCbCr planes where it can
+    /// (`job::planes_keep`: the Rust path, the blocked pipeline), so the decoders may load
+    /// them so.
+    planes: bool,
 }
 
 /// The checked folders and filter of a batch.
@@ -221,7 +222,9 @@ pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
         names: &names,
         rust_name: &rust_name,
         mask_file: mask_file.as_ref(),
-        rust_only: workers.iter().all(|w| w.device.is_none()),
+        planes: workers
+            .iter()
+            .all(|w| matches!(w.keep, Keep::Decoded | Keep::Decoded8Bit)),
     };
     let stopped = run_stages(&shared, tasks, workers, keep, &mut records);
     bar.finish_and_clear();
@@ -424,7 +427,7 @@ fn load_masked(
         source,
         limit,
         linear,
-        opts.keep(match shared.rust_only {
+        opts.keep(match shared.planes {
             true => job::planes_keep(blur_job, keep, format, &plan),
             false => keep,
         }),
@@ -448,16 +451,16 @@ fn load_masked(
     Ok((loaded, masked))
 }
 
-/// The image loaded again as the Rust path takes it (with its selection), for a device that
-/// could not blur it.
+/// The image loaded again as the Rust path takes it alone (with its selection; as planes
+/// where a JPEG goes to JPEG), for a device that could not blur it.
 fn reload_for_rust(
     shared: &Shared,
-    input: &Path,
+    (input, format): (&Path, ImageFormat),
     masked: Option<&Masked>,
 ) -> Result<Loaded, ImageIoError> {
     let blur_job = &shared.job.blur;
-    let rust = Keep::for_path(None, shared.blur);
     let plan = EdgePlan::new(blur_job.edges, shared.blur);
+    let rust = job::planes_keep(blur_job, Keep::for_path(None, shared.blur), format, &plan);
     let memory = (blur_job.max_memory_mib, blur_job.linear);
     mask::reload(
         Source::File(input),
@@ -599,7 +602,7 @@ fn blur_task(
     let mut notes = std::mem::take(&mut loaded.notes);
     // Too large for the device, out of device memory and the like: this image goes
     // the Rust way (work::blur).
-    let reload = || reload_for_rust(shared, &task.input, masked.as_ref());
+    let reload = || reload_for_rust(shared, (&task.input, task.format), masked.as_ref());
     let done = match work::blur::blur(device, &mut loaded, shared.blur, &mut passes, reload) {
         Ok(done) => done,
         Err(e) => {

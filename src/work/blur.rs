@@ -10,14 +10,14 @@ use crate::codec::jpeg::YccPlanes;
 use crate::codec::ImageIoError;
 use crate::cpu::{banded, lanes, reference};
 use crate::filter::Blur2d;
-use crate::gpu::opencl::ClError;
+use crate::gpu::opencl::{ClContext, ClError};
 use crate::gpu::pipeline;
-use crate::gpu::plan::Upload;
+use crate::gpu::plan::{Pipeline, Upload};
 use crate::gpu::upload;
 use crate::pixels;
 use crate::pixels::planar::Planar;
 use crate::report::{Pass, Stage};
-use image::{ColorType, DynamicImage};
+use image::{ColorType, DynamicImage, GrayImage};
 
 /// How an image was blurred.
 pub struct BlurOutcome {
@@ -104,6 +104,14 @@ fn blur_on_device(
             passes.extend(upload::blur_u8(ctx, image, blur, linear, pipe)?);
             Ok(format!("{}, 8-bit in and out", pipe.describe()))
         }
+        Working::Ycc(planes) if takes_bytes => {
+            passes.extend(blur_ycc_on_device(ctx, planes, blur, pipe)?);
+            Ok(format!(
+                "{}, YCbCr {} planes 8-bit in and out",
+                pipe.describe(),
+                planes.chroma.name()
+            ))
+        }
         Working::Decoded(_) | Working::Ycc(_) => Ok(blur_on_host(loaded, blur, passes)),
         Working::Planar(planar) => {
             let (out, dev_passes) = pipeline::blur(ctx, std::mem::take(planar), blur, pipe)?;
@@ -154,31 +162,66 @@ pub fn blur_on_host(loaded: &mut Loaded, blur: &Blur2d, passes: &mut Vec<Pass>) 
 }
 
 /// Blurs a JPEG's planes in place: Y with `blur`, Cb and Cr on their own grids with sigma
-/// divided by their subsampling factors. A plane whose filter the banded blur does not take
-/// (an FIR at small sigma) goes through the planar reference.
+/// divided by their subsampling factors (`Blur2d::subsampled`).
 fn blur_ycc(ycc: &mut YccPlanes, blur: &Blur2d) -> Vec<Pass> {
     let chroma = blur.subsampled(ycc.chroma.factors());
     let mut passes = Vec::new();
-    for (plane, name) in ycc.planes.iter_mut().zip(["Y", "Cb", "Cr"]) {
+    for (plane, name) in ycc.planes.iter_mut().zip(YCC_NAMES) {
         let plane_blur = if name == "Y" { blur } else { &chroma };
-        let mut image = DynamicImage::ImageLuma8(std::mem::take(plane));
-        let cpu_passes = match banded::blur_image(&mut image, plane_blur, false) {
-            Some(p) => p,
-            None => {
-                let (planar, _) = pixels::to_planar(&image, false);
-                let (out, p) = reference::blur(&planar, plane_blur);
-                image = pixels::from_planar(&out, ColorType::L8, ColorType::L8);
-                p
-            }
-        };
-        *plane = image.into_luma8();
-        passes.extend(
-            cpu_passes
-                .into_iter()
-                .map(|p| Pass::host_ms(Stage::Blur, &format!("{name} {}", p.name), p.ms)),
-        );
+        passes.extend(blur_plane_on_host(plane, plane_blur, name));
     }
     passes
+}
+
+const YCC_NAMES: [&str; 3] = ["Y", "Cb", "Cr"];
+
+/// `blur_ycc` on a device running the blocked pipeline: each plane goes up as bytes and comes
+/// back as bytes (`upload::blur_u8`), one after another through the same buffers' sizes; a
+/// plane whose filter is an FIR (chroma below twice `FIR_BELOW_SIGMA`) is blurred on the host,
+/// as the Rust path blurs it.
+fn blur_ycc_on_device(
+    ctx: &ClContext,
+    ycc: &mut YccPlanes,
+    blur: &Blur2d,
+    pipe: Pipeline,
+) -> Result<Vec<Pass>, ClError> {
+    let chroma = blur.subsampled(ycc.chroma.factors());
+    let mut passes = Vec::new();
+    for (plane, name) in ycc.planes.iter_mut().zip(YCC_NAMES) {
+        let plane_blur = if name == "Y" { blur } else { &chroma };
+        if !(plane_blur.x.is_recursive() && plane_blur.y.is_recursive()) {
+            passes.extend(blur_plane_on_host(plane, plane_blur, name));
+            continue;
+        }
+        let mut image = DynamicImage::ImageLuma8(std::mem::take(plane));
+        let device_passes = upload::blur_u8(ctx, &mut image, plane_blur, false, pipe);
+        *plane = image.into_luma8();
+        passes.extend(device_passes?.into_iter().map(|mut p| {
+            p.name = format!("{name} {}", p.name);
+            p
+        }));
+    }
+    Ok(passes)
+}
+
+/// Blurs one 8-bit plane in place on the host, through the planar reference where the banded
+/// blur does not take its filter (an FIR at small sigma); the passes are named after `name`.
+fn blur_plane_on_host(plane: &mut GrayImage, blur: &Blur2d, name: &str) -> Vec<Pass> {
+    let mut image = DynamicImage::ImageLuma8(std::mem::take(plane));
+    let cpu_passes = match banded::blur_image(&mut image, blur, false) {
+        Some(p) => p,
+        None => {
+            let (planar, _) = pixels::to_planar(&image, false);
+            let (out, p) = reference::blur(&planar, blur);
+            image = pixels::from_planar(&out, ColorType::L8, ColorType::L8);
+            p
+        }
+    };
+    *plane = image.into_luma8();
+    cpu_passes
+        .into_iter()
+        .map(|p| Pass::host_ms(Stage::Blur, &format!("{name} {}", p.name), p.ms))
+        .collect()
 }
 
 fn host_passes(cpu_passes: Vec<reference::CpuPass>) -> impl Iterator<Item = Pass> {

@@ -49,7 +49,7 @@ pub fn load_with(
 ) -> Result<Loaded, ImageIoError> {
     let t = Instant::now();
     // Planes have no edge extension: an edge mode other than clamp blurs RGB.
-    if let (Keep::JpegPlanes(subsampling), true) = (keep, plan.is_none()) {
+    if let (Keep::JpegPlanes { subsampling, .. }, true) = (keep, plan.is_none()) {
         if let Some(loaded) = load_planes(source, subsampling, max_memory_mib, passes)? {
             return Ok(loaded);
         }

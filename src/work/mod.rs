@@ -21,7 +21,8 @@ pub enum Working {
     /// The decoded image itself, blurred in place by the banded Rust blur (no f32 copy).
     Decoded(DynamicImage),
     /// A colour JPEG's YCbCr planes at their own resolutions (`Keep::JpegPlanes`), blurred
-    /// in place on the Rust path and encoded straight back.
+    /// in place (on the Rust path, or up and down as bytes on the blocked pipeline) and
+    /// encoded straight back.
     Ycc(crate::codec::jpeg::YccPlanes),
 }
 
@@ -54,7 +55,11 @@ impl Loaded {
     pub fn upload(&self, pipe: Pipeline, blur: &Blur2d) -> Option<Upload> {
         match &self.working {
             Working::Planar(_) => Some(Upload::PlanarF32),
-            Working::Ycc(_) => None,
+            // The planes go up one at a time as 8-bit gray; the Y plane is the largest.
+            Working::Ycc(_) => match Upload::for_image(ColorType::L8, false, pipe, blur) {
+                u @ Upload::U8 { .. } => Some(u),
+                Upload::PlanarF32 => None,
+            },
             Working::Decoded(image) => {
                 match Upload::for_image(image.color(), self.layout.linear, pipe, blur) {
                     u @ Upload::U8 { .. } => Some(u),
@@ -83,10 +88,14 @@ pub enum Keep {
     /// 8-bit gray, gray+alpha, RGB and RGBA as decoded (uploaded as bytes, converted on the
     /// device: `upload::blur_u8`), the rest as planar f32.
     Decoded8Bit,
-    /// A colour JPEG as its YCbCr planes (`Working::Ycc`) where its layout is the one this
-    /// `--subsampling` writes, everything else as `Decoded`: the Rust path of a JPEG → JPEG
-    /// job (`job::planes_keep` says when).
-    JpegPlanes(crate::codec::jpeg::Subsampling),
+    /// A colour JPEG as its YCbCr planes (`Working::Ycc`) where its layout is the one
+    /// `subsampling` writes, everything else as `Decoded` keeps it (`Decoded8Bit` where
+    /// `on_device`): a JPEG → JPEG job on the Rust path or the blocked pipeline
+    /// (`job::planes_keep` says when).
+    JpegPlanes {
+        subsampling: crate::codec::jpeg::Subsampling,
+        on_device: bool,
+    },
 }
 
 impl Keep {
@@ -104,8 +113,14 @@ impl Keep {
     pub fn keeps(self, color: ColorType) -> bool {
         match self {
             Keep::Planar => false,
-            Keep::Decoded | Keep::JpegPlanes(_) => true,
-            Keep::Decoded8Bit => plan::u8_channels(color).is_some(),
+            Keep::Decoded
+            | Keep::JpegPlanes {
+                on_device: false, ..
+            } => true,
+            Keep::Decoded8Bit
+            | Keep::JpegPlanes {
+                on_device: true, ..
+            } => plan::u8_channels(color).is_some(),
         }
     }
 }
