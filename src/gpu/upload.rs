@@ -79,27 +79,28 @@ pub fn blur_u8(
         _ => unreachable!("Upload::for_image sends only 8-bit images here"),
     };
     let n = samples.len() as u64;
-    let mut bytes = ctx.buffer::<u8>(samples.len(), false)?;
-    let mid = ctx.buffer::<f32>(samples.len(), false)?;
+    let mut scratch = ctx.u8_scratch(samples.len())?;
     let mut commands = vec![Enqueued {
-        timed: ctx.write(&mut bytes, samples, "upload (8-bit)")?,
+        timed: ctx.write(&mut scratch.bytes, samples, "upload (8-bit)")?,
         kind: PassKind::Transfer,
         bytes: n,
     }];
     commands.extend(enqueue_u8(
         ctx,
-        &bytes,
-        &mid,
+        &scratch.bytes,
+        &scratch.mid,
         (w, h, channels),
         blur,
         linear,
         (chunk, start),
     )?);
     commands.push(Enqueued {
-        timed: ctx.read(&bytes, samples, "download (8-bit)")?,
+        timed: ctx.read(&scratch.bytes, samples, "download (8-bit)")?,
         kind: PassKind::Transfer,
         bytes: n,
     });
+    // The blocking download has finished every command that used the buffers.
+    ctx.keep_u8_scratch(scratch);
     commands
         .into_iter()
         .map(|c| c.into_pass(ctx))

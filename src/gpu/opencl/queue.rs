@@ -51,6 +51,19 @@ pub struct ClContext {
     /// None where the cache is off (`GBLUR_NO_CACHE`) or no cache folder is known.
     cache: Option<ProgramCache>,
     builds: Cell<Builds>,
+    /// The 8-bit path's two large buffers, kept for the next image or plane (`u8_scratch`).
+    scratch: RefCell<Option<U8Scratch>>,
+}
+
+/// The 8-bit path's device memory for images of up to `len` samples: the bytes going up and
+/// coming back, and the f32 intermediate between the two axes. Kept by the context between
+/// images, because allocating (and freeing) tens of MiB per image costs the driver more than
+/// the blur itself: a batch of one size allocates once, and a JPEG's chroma planes reuse the
+/// Y plane's memory.
+pub struct U8Scratch {
+    pub bytes: Buffer<u8>,
+    pub mid: Buffer<f32>,
+    len: usize,
 }
 
 /// How many programs a context compiled from source, took from the program cache, and found
@@ -84,6 +97,7 @@ impl ClContext {
             programs: RefCell::new(HashMap::new()),
             cache,
             builds: Cell::new(Builds::default()),
+            scratch: RefCell::new(None),
         })
     }
 
@@ -220,6 +234,27 @@ impl ClContext {
         // SAFETY: no host pointer is passed; the buffer is owned by the returned value.
         unsafe { Buffer::<T>::create(&self.context, flags, len.max(1), ptr::null_mut()) }
             .map_err(|e| api(&self.info, &format!("allocating {} MiB", bytes >> 20), e))
+    }
+
+    /// Device memory for an 8-bit image of `len` samples: the kept buffers where they are
+    /// large enough, else new ones (the kept ones freed first, so that one image's memory is
+    /// held at most). Hand them back with `keep_u8_scratch`.
+    pub fn u8_scratch(&self, len: usize) -> Result<U8Scratch, ClError> {
+        let mut kept = self.scratch.borrow_mut();
+        if let Some(scratch) = kept.take_if(|s| s.len >= len) {
+            return Ok(scratch);
+        }
+        *kept = None;
+        Ok(U8Scratch {
+            bytes: self.buffer(len, false)?,
+            mid: self.buffer(len, false)?,
+            len,
+        })
+    }
+
+    /// Keeps `scratch` for the next `u8_scratch`.
+    pub fn keep_u8_scratch(&self, scratch: U8Scratch) {
+        *self.scratch.borrow_mut() = Some(scratch);
     }
 
     /// Non-blocking upload; the in-order queue orders it before later commands.
