@@ -34,17 +34,10 @@ fn auto_runs_the_rust_path_without_a_gpu_and_says_why() {
 /// PoCL-only installs does not trust: auto lists the devices, finds no GPU, and runs Rust.
 #[test]
 fn auto_lists_devices_and_still_finds_no_gpu() {
-    let vendors = tempfile::tempdir().unwrap();
-    let Some(pocl) = std::fs::read_dir("/etc/OpenCL/vendors")
-        .into_iter()
-        .flatten()
-        .flatten()
-        .find(|e| e.file_name().to_string_lossy().contains("pocl"))
-    else {
+    let Some(vendors) = pocl_vendors() else {
         eprintln!("no PoCL ICD registered: skipped");
         return;
     };
-    std::fs::copy(pocl.path(), vendors.path().join("pocl.icd")).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let assert = gblur()
         .env("OCL_ICD_VENDORS", vendors.path())
@@ -61,6 +54,64 @@ fn auto_lists_devices_and_still_finds_no_gpu() {
         report["why"].as_str().unwrap().starts_with("no GPU"),
         "{report}"
     );
+}
+
+/// A folder with PoCL alone registered through OCL_ICD_VENDORS (which the PoCL-only shortcut
+/// does not trust, as on a machine with a GPU), or None where PoCL is not registered.
+fn pocl_vendors() -> Option<tempfile::TempDir> {
+    let pocl = std::fs::read_dir("/etc/OpenCL/vendors")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .find(|e| e.file_name().to_string_lossy().contains("pocl"))?;
+    let vendors = tempfile::tempdir().unwrap();
+    std::fs::copy(pocl.path(), vendors.path().join("pocl.icd")).unwrap();
+    Some(vendors)
+}
+
+/// `gblur batch --device auto` where a GPU could be: the Rust path without a driver while no
+/// GPU is calibrated, or while the model predicts it no slower per image than the GPU's
+/// transfers and kernels; where the GPU could win, the devices are listed (PoCL here: no GPU,
+/// so the Rust path all the same, with no note).
+#[test]
+fn batch_auto_weighs_the_first_image_before_loading_a_driver() {
+    let Some(vendors) = pocl_vendors() else {
+        eprintln!("no PoCL ICD registered: skipped");
+        return;
+    };
+    let input = tempfile::tempdir().unwrap();
+    std::fs::copy(fixture("samples/coffee.png"), input.path().join("a.png")).unwrap();
+    let rust_always_wins = "rust=1e12,open=0,compile=0,cached=0,up=1,down=1,kernel=1";
+    for (figures, note) in [
+        (None, Some("no GPU calibrated")),
+        (Some(rust_always_wins), Some("set-up paid once")),
+        (Some(DEVICE_ALWAYS_WINS), None),
+    ] {
+        let (cache, out) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let mut cmd = gblur();
+        if let Some(figures) = figures {
+            cmd.env("GBLUR_COST_FIGURES", figures);
+        }
+        let assert = cmd
+            .env("OCL_ICD_VENDORS", vendors.path())
+            .env("GBLUR_CACHE_DIR", cache.path())
+            .arg("batch")
+            .args([input.path(), out.path()])
+            .args(["--sigma", "3", "--json", "-q"])
+            .assert()
+            .success();
+        let v: serde_json::Value = serde_json::from_slice(&assert.get_output().stdout).unwrap();
+        assert_eq!(v["blurred"], 1, "{v}");
+        let notes = v["notes"].as_array().unwrap();
+        match note {
+            Some(note) => assert!(
+                notes.len() == 1 && notes[0].as_str().unwrap().contains(note),
+                "{figures:?}: {v}"
+            ),
+            None => assert!(notes.is_empty(), "{figures:?}: {v}"),
+        }
+        assert_eq!(v["devices"][0]["backend"], "rust", "{v}");
+    }
 }
 
 #[test]
