@@ -209,7 +209,7 @@ fn choose(job: &BlurJob, stdin: Option<&[u8]>) -> Result<(Choice, Blur2d), JobEr
 
 /// The work of the input as its header describes it; None where the header cannot be read
 /// (the decode then says why, or reads a format the probe does not know).
-pub fn probe(input: &Path, stdin: Option<&[u8]>) -> Option<Work> {
+fn probe(input: &Path, stdin: Option<&[u8]>) -> Option<Work> {
     fn header<R: std::io::BufRead + std::io::Seek>(
         reader: image::ImageReader<R>,
     ) -> Option<((u32, u32), image::ColorType)> {

@@ -120,9 +120,7 @@ struct Setup {
 fn set_up(job: &BatchJob) -> anyhow::Result<Setup> {
     let (in_dir, out_dir) = (&job.blur.input, &job.blur.output);
     anyhow::ensure!(in_dir.is_dir(), "{}: not a folder", in_dir.display());
-    let first = || first_work(in_dir);
-    let (targets, device_note) =
-        backend::choose_devices(&job.blur.device, job.blur.pipeline, first)?;
+    let (targets, device_note) = backend::choose_devices(&job.blur.device, job.blur.pipeline)?;
     std::fs::create_dir_all(out_dir)
         .map_err(|e| anyhow::anyhow!("{}: cannot create: {e}", out_dir.display()))?;
     let in_dir = in_dir.canonicalize()?;
@@ -172,18 +170,6 @@ fn open_workers(targets: Vec<Option<Target>>, blur: &Blur2d) -> Result<Vec<Worke
         });
     }
     Ok(workers)
-}
-
-/// The work of the first image under `in_dir` (in name order) whose header reads, for
-/// `auto`'s model; None where the first files are none that gblur reads.
-fn first_work(in_dir: &Path) -> Option<backend::Work> {
-    walkdir::WalkDir::new(in_dir)
-        .sort_by_file_name()
-        .into_iter()
-        .flatten()
-        .filter(|e| e.file_type().is_file())
-        .take(16)
-        .find_map(|e| job::probe(e.path(), None))
 }
 
 /// Blurs every file under IN_DIR into OUT_DIR and accounts for each one.
