@@ -53,6 +53,17 @@ pub struct BlurJob {
     pub explain: bool,
     /// The whole-image path or the strip engine (`stream`).
     pub engine: Engine,
+    /// A progress bar on stderr for one long image (the strip engine's rows); off with
+    /// `--quiet`.
+    pub progress: bool,
+}
+
+impl BlurJob {
+    /// The job with its progress bar on (`progress`) or off.
+    pub fn with_progress(mut self, progress: bool) -> BlurJob {
+        self.progress = progress;
+        self
+    }
 }
 
 /// Why a job failed: set-up problems (exit 2) or the blur itself (exit 1).
@@ -400,6 +411,7 @@ fn strip_job(job: &BlurJob, rust: bool, format: ImageFormat) -> StripJob<'_> {
         rust,
         masked: job.mask.active(),
         clamp: job.edges.x == EdgeMode::Clamp && job.edges.y == EdgeMode::Clamp,
+        progress: job.progress,
     }
 }
 

@@ -33,7 +33,7 @@ fn main() -> ExitCode {
             cli.blur
                 .to_job()
                 .map_err(|e| JobError::Setup(anyhow::anyhow!(e)))
-                .and_then(|job| gblur::job::run(&job))
+                .and_then(|job| gblur::job::run(&job.with_progress(!cli.quiet)))
                 .map(|report| gblur::report::emit(&report, cli.blur.settings.json, cli.quiet))
         }
     };

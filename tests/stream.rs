@@ -331,3 +331,48 @@ fn a_hundred_megapixels_stay_within_max_memory() {
     let d = image::codecs::png::PngDecoder::new(file).unwrap();
     assert_eq!(d.dimensions(), (10_000, 10_000));
 }
+
+/// Runs gblur on a terminal (util-linux's `script` gives it one) and returns what it printed
+/// there; None where `script` is missing.
+fn on_a_terminal(args: &[&str], progress_after_ms: Option<&str>) -> Option<String> {
+    let line = std::iter::once(env!("CARGO_BIN_EXE_gblur"))
+        .chain(args.iter().copied())
+        .map(|a| format!("'{a}'"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let mut cmd = std::process::Command::new("script");
+    cmd.args(["-qec", &line, "/dev/null"])
+        .env("GBLUR_STRIP_ROWS", "16")
+        .env_remove("GBLUR_PROGRESS_AFTER_MS");
+    if let Some(ms) = progress_after_ms {
+        cmd.env("GBLUR_PROGRESS_AFTER_MS", ms);
+    }
+    let out = cmd.output().ok()?;
+    assert!(out.status.success(), "{line}: {out:?}");
+    Some(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// One long image shows its rows, MP/s and time left on a terminal once it has run a while
+/// (here at once, through the test hook); a short job, and any job under --quiet, shows none.
+#[test]
+fn a_long_image_shows_its_progress_on_a_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let (input, output) = (dir.path().join("in.png"), dir.path().join("out.png"));
+    image(300, 400, 3, false, 7).save(&input).unwrap();
+    let (i, o) = (input.to_str().unwrap(), output.to_str().unwrap());
+    let args = [
+        i, o, "--sigma", "5", "--engine", "strips", "--device", "rust",
+    ];
+    let Some(shown) = on_a_terminal(&args, Some("0")) else {
+        eprintln!("no `script` to run gblur on a terminal: skipped");
+        return;
+    };
+    assert!(
+        shown.contains("/400 rows") && shown.contains("MP/s") && shown.contains("left"),
+        "{shown}"
+    );
+    let short = on_a_terminal(&args, None).unwrap();
+    assert!(!short.contains("/400 rows"), "{short}");
+    let quiet = on_a_terminal(&[&args[..], &["-q"]].concat(), Some("0")).unwrap();
+    assert!(quiet.is_empty(), "{quiet}");
+}

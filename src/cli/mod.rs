@@ -461,6 +461,7 @@ impl BlurSettings {
             truncate: self.truncate,
             explain: false,
             engine: Engine::Whole,
+            progress: false,
         }
     }
 

@@ -89,6 +89,65 @@ pub struct StripJob<'a> {
     pub masked: bool,
     /// Both axes' edge mode is clamp.
     pub clamp: bool,
+    /// Show the rows' progress bar once the job has run `PROGRESS_AFTER`.
+    pub progress: bool,
+}
+
+/// A job shorter than this shows no progress bar.
+const PROGRESS_AFTER: Duration = Duration::from_secs(1);
+
+/// Test hook: `GBLUR_PROGRESS_AFTER_MS=N` shows the bar after N ms instead.
+const PROGRESS_AFTER_VAR: &str = "GBLUR_PROGRESS_AFTER_MS";
+
+/// The progress bar of one long image on stderr: rows blurred and handed to the encoder, MP/s
+/// and the time left. It stays hidden until the job has run `PROGRESS_AFTER` (so a short job
+/// prints nothing), and indicatif hides it where stderr is not a terminal.
+struct RowsBar {
+    bar: indicatif::ProgressBar,
+    /// When the bar is drawn; None: never (`--quiet`).
+    show_at: Option<Instant>,
+    stride: usize,
+}
+
+impl RowsBar {
+    fn new((width, height): (u32, u32), stride: usize, show: bool) -> RowsBar {
+        let bar = indicatif::ProgressBar::with_draw_target(
+            Some(height as u64),
+            indicatif::ProgressDrawTarget::hidden(),
+        );
+        let megapixels_per_row = width as f64 / 1e6;
+        let style = indicatif::ProgressStyle::with_template(
+            "{elapsed_precise} [{bar:32}] {pos}/{len} rows  {rate}  {eta} left",
+        )
+        .expect("valid template")
+        .progress_chars("=> ")
+        .with_key(
+            "rate",
+            move |state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                let _ = write!(w, "{:.0} MP/s", state.per_sec() * megapixels_per_row);
+            },
+        );
+        bar.set_style(style);
+        let after = std::env::var(PROGRESS_AFTER_VAR)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .map_or(PROGRESS_AFTER, Duration::from_millis);
+        RowsBar {
+            bar,
+            show_at: show.then(|| Instant::now() + after),
+            stride,
+        }
+    }
+
+    /// Counts the rows in `samples`, and draws the bar from its time on.
+    fn advance(&mut self, samples: usize) {
+        if self.show_at.is_some_and(|at| Instant::now() >= at) {
+            self.bar
+                .set_draw_target(indicatif::ProgressDrawTarget::stderr());
+            self.show_at = None;
+        }
+        self.bar.inc((samples / self.stride.max(1)) as u64);
+    }
 }
 
 /// Why the strip engine cannot run `job` with `blur`, from the job alone; None where it can
@@ -178,13 +237,15 @@ fn run_typed<T: StreamSample>(
     };
     let (in_tx, in_rx) = bounded::<Result<Vec<T>, ImageIoError>>(2);
     let (out_tx, out_rx) = bounded::<Vec<T>>(1);
+    let mut bar = RowsBar::new((width, height), stride, job.progress);
     let (blurred, decode_busy, encoded) = std::thread::scope(|s| {
         let decoder = s.spawn(move || decode(rows, in_tx));
         let encoder = s.spawn(move || png_out::write::<T>(job.output, header, out_rx));
         let dims = (width as usize, height as usize);
-        let blurred = blur_stage(dims, &px, (kx, ky), plan, in_rx, out_tx);
+        let blurred = blur_stage(dims, &px, (kx, ky), plan, in_rx, (out_tx, &mut bar));
         (blurred, join(decoder), join(encoder))
     });
+    bar.bar.finish_and_clear();
     // The first stage to fail says why; a stage that stopped because another did says nothing.
     let (passes, blur_busy) = match blurred {
         Ok(done) => done,
@@ -278,7 +339,7 @@ fn blur_stage<T: StreamSample>(
     axes: (Axis, Axis),
     plan: StripPlan,
     input: Receiver<Result<Vec<T>, ImageIoError>>,
-    output: Sender<Vec<T>>,
+    (output, bar): (Sender<Vec<T>>, &mut RowsBar),
 ) -> Result<(Vec<Pass>, f64), Stop> {
     let mut copies = Duration::ZERO;
     let (mut batch, mut at) = (Vec::new(), 0);
@@ -306,7 +367,9 @@ fn blur_stage<T: StreamSample>(
         let t = Instant::now();
         let owned = rows.to_vec();
         out_copies += t.elapsed();
-        output.send(owned).map_err(|_| Stop::Gone)
+        output.send(owned).map_err(|_| Stop::Gone)?;
+        bar.advance(rows.len());
+        Ok(())
     };
     let passes = blur_streamed(dims, px, axes, plan, fill, emit)?;
     let busy = passes.iter().map(|p| p.ms).sum::<f64>() + (copies + out_copies).as_secs_f64() * 1e3;
