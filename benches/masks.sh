@@ -10,7 +10,7 @@
 #    central disc of radius 1000, so the blur covers the whole image) with blend and with
 #    --mask-mode exclude; --region (a 500×500 box) with blend and with exclude. Then a 16 MP
 #    RGB f32 TIFF (the smooth image, 1% of its samples NaN): plain (NaN made 0) against
-#    --nan ignore. Runs alternate (plain, blend, exclude, ..., plain, ...) so that a busy
+#    --nan ignore; then the same with 1% of its pixels NaN in all three samples (nodata). Runs alternate (plain, blend, exclude, ..., plain, ...) so that a busy
 #    machine slows every configuration alike; prints the median of gblur's own wall time
 #    (`total_ms`, PPM or TIFF in, BMP or TIFF out, so that the codecs weigh little) and each
 #    median's ratio to the plain blur's in the same series.
@@ -43,18 +43,24 @@ y, x = np.mgrid[0:h, 0:w].astype(np.float32)
 smooth = np.stack([0.5 + 0.4 * np.sin(x / 700 + c) * np.cos(y / 500 - c) for c in range(3)], 2)
 pnm(f'{d}/smooth.ppm', smooth * 255 + 0.5)
 pnm(f'{d}/big_bg.pgm', (np.hypot(x - w / 2, y - h / 2) > 1000) * 255)
-# An uncompressed RGB f32 TIFF, 1% of its samples NaN.
+# Uncompressed RGB f32 TIFFs: 1% of the samples NaN (float.tif), and 1% of the pixels NaN in
+# all three samples, as rasters mark nodata (nodata.tif).
 import struct
-f = smooth.astype('<f4')
+def tif(path, f):
+    data = f.astype('<f4').tobytes()
+    tags = [(256, 4, 1, w), (257, 4, 1, h), (258, 3, 3, 8 + len(data)), (259, 3, 1, 1),
+            (262, 3, 1, 2), (273, 4, 1, 8), (277, 3, 1, 3), (278, 4, 1, h),
+            (279, 4, 1, len(data)), (284, 3, 1, 1), (339, 3, 3, 8 + len(data) + 6)]
+    ifd = struct.pack('<H', len(tags)) + b''.join(struct.pack('<HHII', *t) for t in tags) + bytes(4)
+    with open(path, 'wb') as out:
+        out.write(struct.pack('<2sHI', b'II', 42, 8 + len(data) + 12) + data)
+        out.write(struct.pack('<6H', 32, 32, 32, 3, 3, 3) + ifd)
+f = smooth.copy()
 f[rng.random(f.shape) < 0.01] = np.nan
-data = f.tobytes()
-tags = [(256, 4, 1, w), (257, 4, 1, h), (258, 3, 3, 8 + len(data)), (259, 3, 1, 1), (262, 3, 1, 2),
-        (273, 4, 1, 8), (277, 3, 1, 3), (278, 4, 1, h), (279, 4, 1, len(data)), (284, 3, 1, 1),
-        (339, 3, 3, 8 + len(data) + 6)]
-ifd = struct.pack('<H', len(tags)) + b''.join(struct.pack('<HHII', *t) for t in tags) + bytes(4)
-with open(f'{d}/float.tif', 'wb') as out:
-    out.write(struct.pack('<2sHI', b'II', 42, 8 + len(data) + 12) + data)
-    out.write(struct.pack('<6H', 32, 32, 32, 3, 3, 3) + ifd)
+tif(f'{d}/float.tif', f)
+f = smooth.copy()
+f[rng.random(f.shape[:2]) < 0.01] = np.nan
+tif(f'{d}/nodata.tif', f)
 PY
 
 echo "== leak: disc radius 200 excluded, sigma 20, 1024², largest value within 10 px outside it (of 255)"
@@ -112,6 +118,8 @@ for kind in noisy smooth; do
 done
 echo "== speed: 16 MP RGB f32 TIFF, 1% NaN, sigma 20, --device rust, $runs alternating runs each"
 series float "$work/float.tif" tif "$runs" "plain=--device rust" "nan-ignore=--device rust --nan ignore"
+echo "== speed: the same with 1% of the pixels NaN in all three samples (nodata), $runs runs each"
+series nodata "$work/nodata.tif" tif "$runs" "plain=--device rust" "nan-ignore=--device rust --nan ignore"
 echo "== speed: PoCL (--device cpu), 16 MP RGB8 noisy, sigma 20, $pocl_runs alternating runs each"
 series pocl "$work/noisy.ppm" bmp "$pocl_runs" "plain=--device cpu" \
     "exclude=--device cpu $bg --mask-mode exclude" "region=--device cpu $box"

@@ -331,10 +331,13 @@ impl Masked {
             }
             Working::Decoded(image) => image,
             Working::Ycc(planes) => planes.to_rgb().into(),
-            Working::Planar(mut planar) if self.nan && !layout.linear && planar.channels == 6 => {
-                // `weights::weighted`'s RGB f32 planes: normalised and mixed in one pass.
+            Working::Planar(mut planar)
+                if self.nan && !layout.linear && layout.color == image::ColorType::Rgb32F =>
+            {
+                // `weights::weighted`'s RGB f32 planes (`nan_weighted_rgb`: four or six):
+                // normalised and mixed in one pass.
                 let DynamicImage::ImageRgb32F(mut input) = self.take_input() else {
-                    panic!("six weighted planes come from an RGB f32 image");
+                    panic!("the RGB f32 weighted planes come from an RGB f32 image");
                 };
                 let select = self.select.as_deref().map(Vec::as_slice);
                 weights::nan_mix_rgb(&mut input, &mut planar, select);

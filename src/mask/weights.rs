@@ -85,13 +85,29 @@ fn plane_runs(data: &mut [f32], plane: usize) -> Vec<Vec<&mut [f32]>> {
         .collect()
 }
 
+/// Whether each pixel's three samples are finite together or not at all, as rasters mark
+/// their nodata pixels: then the three weight planes would be one plane three times. Stops at
+/// the first pixel where they differ.
+fn nan_by_pixel(raw: &[f32]) -> bool {
+    raw.par_chunks(RUN * 3).all(|run| {
+        run.chunks_exact(3).all(|px| {
+            let finite = px[0].is_finite();
+            px[1].is_finite() == finite && px[2].is_finite() == finite
+        })
+    })
+}
+
 /// `weighted` for `--nan ignore` on RGB f32 (no alpha to premultiply by, linear already): the
-/// same six planes (value × weight, then the weights) in one pass over the samples, instead of
-/// a marked copy, a planar copy, its growth and a pass over that.
+/// same planes (value × weight, then the weights) in one pass over the samples, instead of a
+/// marked copy, a planar copy, its growth and a pass over that. Where the non-finite samples
+/// come by whole pixels (`nan_by_pixel`), one weight plane serves the three channels: four
+/// planes to blur instead of six, the same results to the bit.
 fn nan_weighted_rgb(raw: &image::Rgb32FImage, select: Option<&[f32]>) -> Planar {
     let (width, height) = (raw.width() as usize, raw.height() as usize);
     let plane = width * height;
-    let mut data = vec![0.0f32; 6 * plane];
+    let shared = nan_by_pixel(raw);
+    let channels = if shared { 4 } else { 6 };
+    let mut data = vec![0.0f32; channels * plane];
     if plane > 0 {
         let raw: &[f32] = raw;
         plane_runs(&mut data, plane)
@@ -111,7 +127,7 @@ fn nan_weighted_rgb(raw: &image::Rgb32FImage, select: Option<&[f32]>) -> Planar 
                         };
                         let w = weight * m;
                         planes[c][i] = value * w;
-                        planes[3 + c][i] = w;
+                        planes[if shared { 3 } else { 3 + c }][i] = w;
                     }
                 }
             });
@@ -119,21 +135,22 @@ fn nan_weighted_rgb(raw: &image::Rgb32FImage, select: Option<&[f32]>) -> Planar 
     Planar {
         width,
         height,
-        channels: 6,
+        channels,
         data,
     }
 }
 
 /// `normalise`, `pixels::from_planar` and `blend::mix` at once for `--nan ignore` on RGB f32:
-/// the blurred weighted planes of `nan_weighted_rgb`, divided by their weights, mixed into
-/// `input` in place by the selection (None: 1), a sample no weight reached keeping its input.
+/// the blurred weighted planes of `nan_weighted_rgb` (three weight planes, or one for all),
+/// divided by their weights, mixed into `input` in place by the selection (None: 1), a sample
+/// no weight reached keeping its input.
 pub fn nan_mix_rgb(input: &mut image::Rgb32FImage, p: &mut Planar, select: Option<&[f32]>) {
     let plane = p.plane_len();
-    assert_eq!(
-        (p.channels, plane * 3),
-        (6, input.len()),
+    assert!(
+        matches!(p.channels, 4 | 6) && plane * 3 == input.len(),
         "weighted RGB planes"
     );
+    let last_weight = p.channels - 1;
     if plane == 0 {
         return;
     }
@@ -147,7 +164,7 @@ pub fn nan_mix_rgb(input: &mut image::Rgb32FImage, p: &mut Planar, select: Optio
             for (i, px) in out.chunks_exact_mut(3).enumerate() {
                 let m = select.map_or(1.0, |s| s[p0 + i]);
                 for c in 0..3 {
-                    let w = planes[3 + c][i];
+                    let w = planes[(3 + c).min(last_weight)][i];
                     let v = if w >= MIN_WEIGHT {
                         planes[c][i] / w
                     } else {
@@ -313,6 +330,45 @@ mod tests {
 
     fn bits(v: &[f32]) -> Vec<u32> {
         v.iter().map(|v| v.to_bits()).collect()
+    }
+
+    /// NaN by whole pixels (nodata): one weight plane for the three channels, whose planes
+    /// and mix are the six-plane route's to the bit.
+    #[test]
+    fn nan_by_whole_pixels_shares_one_weight_plane() {
+        let (img, select) = input();
+        let by_pixel = image::Rgb32FImage::from_fn(img.width(), img.height(), |x, y| {
+            let px = *img.get_pixel(x, y);
+            match px.0[0].is_finite() {
+                true => image::Rgb(px.0.map(|v| if v.is_finite() { v } else { 0.5 })),
+                false => image::Rgb([f32::NAN; 3]),
+            }
+        });
+        let image = DynamicImage::ImageRgb32F(by_pixel.clone());
+        for select in [None, Some(&select[..])] {
+            let mut shared = nan_weighted_rgb(&by_pixel, select);
+            assert_eq!(shared.channels, 4);
+            let (general, _) = weighted_planes(&image, select, true, false);
+            let plane = shared.plane_len();
+            assert_eq!(bits(&shared.data), bits(&general.data[..4 * plane]));
+            for c in 4..6 {
+                let w = &general.data[c * plane..(c + 1) * plane];
+                assert_eq!(bits(w), bits(&shared.data[3 * plane..]));
+            }
+            // Stand-ins for the blurred planes, the same on every weight plane.
+            for (i, v) in shared.data.iter_mut().enumerate() {
+                *v *= [1.0, 0.7, 1e-4][i % plane % 3];
+            }
+            let mut six = shared.clone();
+            six.data.extend_from_within(3 * plane..);
+            six.data.extend_from_within(3 * plane..4 * plane);
+            six.channels = 6;
+            let (mut want, mut got) = (by_pixel.clone(), by_pixel.clone());
+            nan_mix_rgb(&mut want, &mut six, select);
+            nan_mix_rgb(&mut got, &mut shared, select);
+            assert_eq!(bits(&got), bits(&want));
+        }
+        assert!(!nan_by_pixel(&img));
     }
 
     #[test]
