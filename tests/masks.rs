@@ -285,6 +285,14 @@ fn fir(plane: &[f64], (w, h): (usize, usize), sigma: f64, along_x: bool) -> Vec<
 
 #[test]
 fn nan_ignore_is_the_normalised_convolution_over_the_valid_samples() {
+    // Scattered NaN and ±Inf by sample, then by whole pixels (nodata: the Rust path then
+    // carries the weight as alpha, `weights::nan_as_alpha`).
+    for by_pixel in [false, true] {
+        nan_ignore_matches_the_normalised_convolution(by_pixel);
+    }
+}
+
+fn nan_ignore_matches_the_normalised_convolution(by_pixel: bool) {
     let dir = tempfile::tempdir().unwrap();
     let (w, h) = (48usize, 40usize);
     // Scattered NaN and ±Inf, and a 22×22 hole far wider than the blur in one corner.
@@ -292,7 +300,7 @@ fn nan_ignore_is_the_normalised_convolution_over_the_valid_samples() {
     let img = Rgb32FImage::from_fn(w as u32, h as u32, |x, y| {
         let (x, y) = (x as usize, y as usize);
         let v = |c: usize| ((x * 3 + y * 5 + c * 7) % 11) as f32 * 0.25 - 0.5;
-        let bad = |c: usize| (x * 7 + y * 3 + c).is_multiple_of(9);
+        let bad = |c: usize| (x * 7 + y * 3 + if by_pixel { 0 } else { c }).is_multiple_of(9);
         let s = |c: usize| {
             if hole(x, y) {
                 f32::NAN
@@ -343,13 +351,14 @@ fn nan_ignore_is_the_normalised_convolution_over_the_valid_samples() {
                     }
                     if den[i] < 1e-3 {
                         // Nothing valid reaches it: the input sample, bit for bit.
-                        assert_eq!(o.to_bits(), input.to_bits(), "{path:?} ({x}, {y}, {c})");
+                        let at = format!("{path:?} by pixel {by_pixel} ({x}, {y}, {c})");
+                        assert_eq!(o.to_bits(), input.to_bits(), "{at}");
                         assert!(hole(x, y), "({x}, {y}) is reached by valid samples");
                     } else {
                         let want = num[i] / den[i];
                         assert!(
                             (o as f64 - want).abs() < tolerance,
-                            "{path:?} ({x}, {y}, {c}): {o} vs {want}"
+                            "{path:?} by pixel {by_pixel} ({x}, {y}, {c}): {o} vs {want}"
                         );
                     }
                 }

@@ -118,18 +118,24 @@ fn rows<T: Mix>(
         });
 }
 
-/// `mix` for `weights::as_alpha`'s route, in one pass over `input` itself: `blurred` is the
-/// input's colour with the blurred weight as alpha (`C + 1` samples a pixel), and a pixel whose
-/// weight / `full` is below `MIN_WEIGHT` (nothing selected reaches it) keeps its input, as an
-/// unselected one does.
-pub fn mix_alpha(input: DynamicImage, blurred: &DynamicImage, select: &[f32]) -> DynamicImage {
+/// `mix` for the routes that carry the weight as alpha (`weights::as_alpha`,
+/// `weights::nan_as_alpha`), in one pass over `input` itself: `blurred` is the input's colour
+/// with the blurred weight as alpha (`C + 1` samples a pixel), and a pixel whose weight /
+/// `full` is below `MIN_WEIGHT` (nothing selected or valid reaches it) keeps its input, as an
+/// unselected one does. The selection None is 1 everywhere; `nan` as `mix`'s.
+pub fn mix_alpha(
+    input: DynamicImage,
+    blurred: &DynamicImage,
+    select: Option<&[f32]>,
+    nan: bool,
+) -> DynamicImage {
     let width = input.width() as usize;
     let mut input = input;
     macro_rules! run {
         ($(($v:ident, $a:ident, $c:literal, $full:expr)),*) => {
             match (&mut input, blurred) {
                 $((DynamicImage::$v(a), DynamicImage::$a(b)) => {
-                    alpha_rows::<_, $c>(a, b.as_raw(), select, width, $full)
+                    alpha_rows::<_, $c>(a, b.as_raw(), (select, nan), width, $full)
                 })*
                 _ => panic!("the blurred image is the input's colour type with alpha"),
             }
@@ -148,7 +154,7 @@ pub fn mix_alpha(input: DynamicImage, blurred: &DynamicImage, select: &[f32]) ->
 fn alpha_rows<T: Mix + Into<f64>, const C: usize>(
     out: &mut [T],
     blurred: &[T],
-    select: &[f32],
+    (select, nan): (Option<&[f32]>, bool),
     width: usize,
     full: f64,
 ) {
@@ -160,13 +166,15 @@ fn alpha_rows<T: Mix + Into<f64>, const C: usize>(
     let limit = full * f64::from(MIN_WEIGHT);
     out.par_chunks_mut(width * C)
         .zip(blurred.par_chunks(width * (C + 1)))
-        .zip(select.par_chunks(width))
-        .for_each(|((out, blurred), m)| {
+        .enumerate()
+        .for_each(|(y, (out, blurred))| {
+            let m = select.map(|s| &s[y * width..(y + 1) * width]);
             let pixels = out.chunks_exact_mut(C).zip(blurred.chunks_exact(C + 1));
-            for ((o, b), m) in pixels.zip(m) {
-                if *m > 0.0 && b[C].into() >= limit {
+            for (x, (o, b)) in pixels.enumerate() {
+                let m = m.map_or(1.0, |m| m[x]);
+                if m > 0.0 && b[C].into() >= limit {
                     for c in 0..C {
-                        o[c] = T::mix(o[c], b[c], *m, false);
+                        o[c] = T::mix(o[c], b[c], m, nan);
                     }
                 }
             }

@@ -265,6 +265,18 @@ impl Masked {
             loaded.adapt(keep, self.linear, passes);
             return;
         }
+        let select = self.select.as_deref().map(Vec::as_slice);
+        if let (Keep::Decoded, true) = (keep, self.nan) {
+            if let Some(image) = weights::nan_as_alpha(input, select) {
+                loaded.layout = pixels::Layout {
+                    color: image.color(),
+                    linear: false,
+                };
+                loaded.working = Working::Decoded(image);
+                passes.push(Pass::host(Stage::Decode, "valid pixels as alpha", t));
+                return;
+            }
+        }
         if let (Keep::Decoded, false, Some(select)) = (keep, self.nan, &self.select) {
             if let Some(image) = weights::as_alpha(input, select) {
                 loaded.layout = pixels::Layout {
@@ -276,7 +288,6 @@ impl Masked {
                 return;
             }
         }
-        let select = self.select.as_deref().map(Vec::as_slice);
         let (planar, layout) = weights::weighted(input, select, self);
         loaded.working = Working::Planar(planar);
         loaded.layout = layout;
@@ -326,8 +337,8 @@ impl Masked {
             // by the premultiplied blur, it is mixed into the input in place, in one pass.
             Working::Decoded(image) if image.color() != color => {
                 let input = self.take_input();
-                let select = self.select.as_deref().expect("weighted by a selection");
-                return blend::mix_alpha(input, &image, select);
+                let select = self.select.as_deref().map(Vec::as_slice);
+                return blend::mix_alpha(input, &image, select, self.nan);
             }
             Working::Decoded(image) => image,
             Working::Ycc(planes) => planes.to_rgb().into(),

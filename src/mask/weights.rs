@@ -275,6 +275,40 @@ pub fn as_alpha(original: &DynamicImage, select: &[f32]) -> Option<DynamicImage>
     })
 }
 
+/// `--nan ignore` on the Rust path for RGB f32 whose non-finite samples come by whole pixels
+/// (`nan_by_pixel`): the pixels as RGBA f32 with the weight (valid, times the selection) as
+/// alpha, a non-finite pixel's colour 0, so that the banded blur's premultiplied path
+/// computes the normalised convolution in place over four interleaved channels, as
+/// `as_alpha` does for `exclude`. None for any other image.
+pub fn nan_as_alpha(original: &DynamicImage, select: Option<&[f32]>) -> Option<DynamicImage> {
+    let DynamicImage::ImageRgb32F(raw) = original else {
+        return None;
+    };
+    if !nan_by_pixel(raw) {
+        return None;
+    }
+    let (w, h) = (raw.width(), raw.height());
+    let mut out = super::pages::filled::<f32>(w as usize * h as usize * 4);
+    out.par_chunks_mut(RUN * 4)
+        .zip(raw.par_chunks(RUN * 3))
+        .enumerate()
+        .for_each(|(r, (out, raw))| {
+            let p0 = r * RUN;
+            for (i, (o, px)) in out.chunks_exact_mut(4).zip(raw.chunks_exact(3)).enumerate() {
+                let m = select.map_or(1.0, |s| s[p0 + i]);
+                if px[0].is_finite() {
+                    for c in 0..3 {
+                        o[c] = px[c].clamp(-SAMPLE_LIMIT, SAMPLE_LIMIT);
+                    }
+                    o[3] = m;
+                } else {
+                    o.fill(0.0);
+                }
+            }
+        });
+    Some(DynamicImage::ImageRgba32F(buffer(w, h, out)))
+}
+
 fn buffer<P: image::Pixel>(
     w: u32,
     h: u32,
