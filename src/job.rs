@@ -7,7 +7,7 @@ use crate::filter::{Blur2d, Method};
 use crate::gpu::opencl::ClError;
 use crate::gpu::plan::PipelineChoice;
 use crate::gpu::plan::Upload;
-use crate::mask::{self, MaskFile, MaskOptions, Masked};
+use crate::mask::{self, MaskOptions, Masked};
 use crate::report::{Backend, ImageSummary, Pass, Report, Stage};
 use crate::stream::{self, Engine, Opened, PngRows, StripJob};
 use crate::work::blur::failure_note;
@@ -276,11 +276,6 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
     let path_keep = Keep::for_path(target.as_ref().map(|t| t.pipeline), &blur);
     let path_keep = planes_keep(job, path_keep, out_format, &plan);
     let opening = start_opening(target);
-    let t = Instant::now();
-    let mask_file = job.mask.open(job.max_memory_mib).map_err(setup_text)?;
-    if mask_file.is_some() {
-        passes.push(Pass::host(Stage::Decode, "decode mask", t));
-    }
     let source = match &stdin {
         Some(bytes) => Source::Memory {
             name: Path::new("stdin"),
@@ -293,7 +288,6 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
         source,
         (&plan, &blur),
         path_keep,
-        mask_file,
         &mut passes,
         &mut notes,
     )?;
@@ -452,14 +446,32 @@ fn load_selected(
     source: Source,
     (plan, blur): (&EdgePlan, &Blur2d),
     path_keep: Keep,
-    mask_file: Option<MaskFile>,
     passes: &mut Vec<Pass>,
     notes: &mut Vec<String>,
 ) -> Result<(Loaded, Option<Masked>), JobError> {
     let (limit, linear, sanitize) = (job.max_memory_mib, job.linear, job.mask.sanitize());
     let keep = job.mask.keep(path_keep);
-    let mut loaded =
-        load_with(source, limit, linear, keep, sanitize, plan, passes).map_err(JobError::failed)?;
+    // `--mask` decodes on its own thread while the image does: neither needs the other until
+    // the selection is built.
+    let (loaded, mask_file) = std::thread::scope(|s| {
+        let mask = s.spawn(|| {
+            let t = Instant::now();
+            job.mask.open(limit).map(|file| (file, t.elapsed()))
+        });
+        let loaded = load_with(source, limit, linear, keep, sanitize, plan, passes);
+        (loaded, mask.join())
+    });
+    let mask_file = match mask_file.unwrap_or_else(|panic| std::panic::resume_unwind(panic)) {
+        Ok((Some(file), took)) => {
+            let ms = took.as_secs_f64() * 1e3;
+            passes.push(Pass::host_ms(Stage::Decode, "decode mask (overlapped)", ms));
+            Some(file)
+        }
+        Ok((None, _)) => None,
+        // A mask that cannot be read is a set-up error, as it was before the image was read.
+        Err(e) => return Err(setup_text(e)),
+    };
+    let mut loaded = loaded.map_err(JobError::failed)?;
     notes.append(&mut loaded.notes);
     let mut masked = match job.mask.active() {
         true => {
