@@ -105,7 +105,10 @@ fn blur_on_device(
             Ok(format!("{}, 8-bit in and out", pipe.describe()))
         }
         Working::Ycc(planes) if takes_bytes => {
-            passes.extend(blur_ycc_on_device(ctx, planes, blur, pipe)?);
+            let on_device = |p: &mut GrayImage, b: &Blur2d, name: &str| {
+                blur_plane_on_device((ctx, pipe), p, b, name)
+            };
+            passes.extend(blur_ycc(planes, blur, on_device)?);
             Ok(format!(
                 "{}, YCbCr {} planes 8-bit in and out",
                 pipe.describe(),
@@ -137,7 +140,11 @@ pub fn blur_on_host(loaded: &mut Loaded, blur: &Blur2d, passes: &mut Vec<Pass>) 
             format!("banded, in place ({})", lanes::isa_name())
         }
         Working::Ycc(planes) => {
-            passes.extend(blur_ycc(planes, blur));
+            let on_host = |p: &mut GrayImage, b: &Blur2d, name: &str| {
+                Ok::<_, std::convert::Infallible>(blur_plane_on_host(p, b, name))
+            };
+            let Ok(plane_passes) = blur_ycc(planes, blur, on_host);
+            passes.extend(plane_passes);
             format!(
                 "YCbCr {} planes, chroma at sigma / subsampling ({})",
                 planes.chroma.name(),
@@ -161,47 +168,46 @@ pub fn blur_on_host(loaded: &mut Loaded, blur: &Blur2d, passes: &mut Vec<Pass>) 
     }
 }
 
-/// Blurs a JPEG's planes in place: Y with `blur`, Cb and Cr on their own grids with sigma
-/// divided by their subsampling factors (`Blur2d::subsampled`).
-fn blur_ycc(ycc: &mut YccPlanes, blur: &Blur2d) -> Vec<Pass> {
-    let chroma = blur.subsampled(ycc.chroma.factors());
-    let mut passes = Vec::new();
-    for (plane, name) in ycc.planes.iter_mut().zip(YCC_NAMES) {
-        let plane_blur = if name == "Y" { blur } else { &chroma };
-        passes.extend(blur_plane_on_host(plane, plane_blur, name));
-    }
-    passes
-}
-
-const YCC_NAMES: [&str; 3] = ["Y", "Cb", "Cr"];
-
-/// `blur_ycc` on a device running the blocked pipeline: each plane goes up as bytes and comes
-/// back as bytes (`upload::blur_u8`), one after another through the same buffers' sizes; a
-/// plane whose filter is an FIR (chroma below twice `FIR_BELOW_SIGMA`) is blurred on the host,
-/// as the Rust path blurs it.
-fn blur_ycc_on_device(
-    ctx: &ClContext,
+/// Blurs a JPEG's planes in place, each through `blur_plane` (the host's or a device's): Y
+/// with `blur`, Cb and Cr on their own grids with sigma divided by their subsampling factors
+/// (`Blur2d::subsampled`).
+fn blur_ycc<E>(
     ycc: &mut YccPlanes,
     blur: &Blur2d,
-    pipe: Pipeline,
-) -> Result<Vec<Pass>, ClError> {
+    mut blur_plane: impl FnMut(&mut GrayImage, &Blur2d, &str) -> Result<Vec<Pass>, E>,
+) -> Result<Vec<Pass>, E> {
     let chroma = blur.subsampled(ycc.chroma.factors());
     let mut passes = Vec::new();
-    for (plane, name) in ycc.planes.iter_mut().zip(YCC_NAMES) {
+    for (plane, name) in ycc.planes.iter_mut().zip(["Y", "Cb", "Cr"]) {
         let plane_blur = if name == "Y" { blur } else { &chroma };
-        if !(plane_blur.x.is_recursive() && plane_blur.y.is_recursive()) {
-            passes.extend(blur_plane_on_host(plane, plane_blur, name));
-            continue;
-        }
-        let mut image = DynamicImage::ImageLuma8(std::mem::take(plane));
-        let device_passes = upload::blur_u8(ctx, &mut image, plane_blur, false, pipe);
-        *plane = image.into_luma8();
-        passes.extend(device_passes?.into_iter().map(|mut p| {
-            p.name = format!("{name} {}", p.name);
-            p
-        }));
+        passes.extend(blur_plane(plane, plane_blur, name)?);
     }
     Ok(passes)
+}
+
+/// One plane of `blur_ycc` on a device running the blocked pipeline: up as bytes and back as
+/// bytes (`upload::blur_u8`, whose buffers the next plane reuses); a plane whose filter is an
+/// FIR (chroma below twice `FIR_BELOW_SIGMA`) is blurred on the host, as the Rust path blurs
+/// it.
+fn blur_plane_on_device(
+    (ctx, pipe): (&ClContext, Pipeline),
+    plane: &mut GrayImage,
+    blur: &Blur2d,
+    name: &str,
+) -> Result<Vec<Pass>, ClError> {
+    if !(blur.x.is_recursive() && blur.y.is_recursive()) {
+        return Ok(blur_plane_on_host(plane, blur, name));
+    }
+    let mut image = DynamicImage::ImageLuma8(std::mem::take(plane));
+    let device_passes = upload::blur_u8(ctx, &mut image, blur, false, pipe);
+    *plane = image.into_luma8();
+    Ok(device_passes?
+        .into_iter()
+        .map(|mut p| {
+            p.name = format!("{name} {}", p.name);
+            p
+        })
+        .collect())
 }
 
 /// Blurs one 8-bit plane in place on the host, through the planar reference where the banded
