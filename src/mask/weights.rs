@@ -97,6 +97,16 @@ fn nan_by_pixel(raw: &[f32]) -> bool {
     })
 }
 
+/// An RGB f32 sample as `--nan ignore` weighs it, and its weight: as `with_nan_marks` and the
+/// loop in `weighted` make them (a finite value cleaned, with weight 1; anything else 0, 0).
+fn valid_sample(v: f32) -> (f32, f32) {
+    if v.is_finite() {
+        (v.clamp(-SAMPLE_LIMIT, SAMPLE_LIMIT), 1.0)
+    } else {
+        (0.0, 0.0)
+    }
+}
+
 /// `weighted` for `--nan ignore` on RGB f32 (no alpha to premultiply by, linear already): the
 /// same planes (value × weight, then the weights) in one pass over the samples, instead of a
 /// marked copy, a planar copy, its growth and a pass over that. Where the non-finite samples
@@ -118,13 +128,7 @@ fn nan_weighted_rgb(raw: &image::Rgb32FImage, select: Option<&[f32]>) -> Planar 
                 for i in 0..planes[0].len() {
                     let m = select.map_or(1.0, |s| s[p0 + i]);
                     for c in 0..3 {
-                        let v = raw[(p0 + i) * 3 + c];
-                        // As `with_nan_marks` and the loop in `weighted` make them.
-                        let (value, weight) = if v.is_finite() {
-                            (v.clamp(-SAMPLE_LIMIT, SAMPLE_LIMIT), 1.0)
-                        } else {
-                            (0.0, 0.0)
-                        };
+                        let (value, weight) = valid_sample(raw[(p0 + i) * 3 + c]);
                         let w = weight * m;
                         planes[c][i] = value * w;
                         planes[if shared { 3 } else { 3 + c }][i] = w;
@@ -296,13 +300,11 @@ pub fn nan_as_alpha(original: &DynamicImage, select: Option<&[f32]>) -> Option<D
             let p0 = r * RUN;
             for (i, (o, px)) in out.chunks_exact_mut(4).zip(raw.chunks_exact(3)).enumerate() {
                 let m = select.map_or(1.0, |s| s[p0 + i]);
-                if px[0].is_finite() {
-                    for c in 0..3 {
-                        o[c] = px[c].clamp(-SAMPLE_LIMIT, SAMPLE_LIMIT);
-                    }
-                    o[3] = m;
-                } else {
-                    o.fill(0.0);
+                // The pixel's samples are valid together or not at all (`nan_by_pixel`).
+                for c in 0..3 {
+                    let (value, weight) = valid_sample(px[c]);
+                    o[c] = value;
+                    o[3] = weight * m;
                 }
             }
         });
