@@ -468,7 +468,7 @@ fn load_selected(
             Some(file)
         }
         Ok((None, _)) => None,
-        // A mask that cannot be read is a set-up error, as it was before the image was read.
+        // A mask that cannot be read is a set-up error (exit 2), whatever the image's decode did.
         Err(e) => return Err(setup_text(e)),
     };
     let mut loaded = loaded.map_err(JobError::failed)?;
