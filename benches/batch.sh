@@ -16,7 +16,8 @@
 # imread + imwrite in the same pool. No blur can take a tool past its ceiling, so ceiling ÷
 # the best peer bounds what any blur speed-up can give gblur.
 # Where PyTorch sees a CUDA device, torchvision's nvJPEG pipeline (benches/torch_nvjpeg.py)
-# runs too: timed as a process, like the others, and after its warm-up batch.
+# runs too: timed as a process, like the others, and after its warm-up batch (TORCH=0 leaves
+# it out).
 set -euo pipefail
 n=${1:-200} sigma=${2:-5} device=${3:-auto} rounds=${ROUNDS:-1}
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -104,7 +105,7 @@ for r in $(seq "$rounds"); do
     rm -rf "$work/opencv" "$work/opencv_codecs"; mkdir -p "$work/opencv" "$work/opencv_codecs"
     times[cv]+=" $(seconds "$py" "$work/cv.py" "$work/in" "$work/opencv" "$sigma")"
     times[cv_codecs]+=" $(seconds "$py" "$work/cv.py" "$work/in" "$work/opencv_codecs" 0)"
-    if "$py" -c 'import sys, torch, torchvision; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
+    if [ "${TORCH:-1}" != 0 ] && "$py" -c 'import sys, torch, torchvision; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
         times[torch]+=" $(seconds sh -c "'$py' '$root/benches/torch_nvjpeg.py' '$work/in' '$work/torch' $sigma >'$work/torch.txt'")"
     fi
     if [ -n "$codecs" ]; then

@@ -347,3 +347,31 @@ fn a_kernel_build_failure_names_device_source_options_and_log() {
         "the compiler log is missing: {msg}"
     );
 }
+
+#[test]
+fn a_context_keeps_its_tables_and_scratch_for_the_next_image() {
+    use opencl3::memory::ClMem;
+    let Some(ctx) = common::context() else { return };
+    let a = ctx.constant(&[1.0, 2.0]).expect("table");
+    let again = ctx.constant(&[1.0, 2.0]).expect("table");
+    assert!(
+        std::sync::Arc::ptr_eq(&a, &again),
+        "same contents, same buffer"
+    );
+    let other = ctx.constant(&[1.0, 3.0]).expect("table");
+    assert!(!std::sync::Arc::ptr_eq(&a, &other));
+    let mut back = [0f32; 2];
+    ctx.read(&other, &mut back, "read back").expect("download");
+    assert_eq!(back, [1.0, 3.0]);
+    let (len, scratch) = ctx.scratch_f32(100).expect("scratch");
+    let handle = scratch.get();
+    ctx.spare_f32((len, scratch));
+    let (len, reused) = ctx.scratch_f32(50).expect("scratch");
+    assert_eq!(
+        (len, reused.get()),
+        (100, handle),
+        "the spare one, not a new one"
+    );
+    let (bigger, _) = ctx.scratch_f32(101).expect("scratch");
+    assert_eq!(bigger, 101);
+}

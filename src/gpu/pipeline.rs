@@ -20,6 +20,7 @@ use crate::pixels;
 use crate::pixels::planar::Planar;
 use crate::report::{Pass, PassKind};
 use opencl3::memory::Buffer;
+use std::sync::Arc;
 
 /// Global-memory accesses per sample of each pass kind: the recursive pass reads the input
 /// twice and the output once and writes the output twice; FIR taps beyond the first hit cache.
@@ -42,14 +43,18 @@ enum Along {
 pub(super) struct Run<'a> {
     ctx: &'a ClContext,
     timed: Vec<Enqueued>,
-    /// Scratch buffers that must live until the queue has finished.
-    keep: Vec<Buffer<f32>>,
+    /// Tables that must live until the queue has finished.
+    keep: Vec<Arc<Buffer<f32>>>,
+    /// Scratch buffers (`ClContext::scratch_f32`), handed back when the queue has finished.
+    scratch: Vec<(usize, Buffer<f32>)>,
+    /// Whether the queue has finished everything enqueued so far.
+    finished: bool,
 }
 
 /// A line filter with its coefficient block or taps on the device.
 pub(super) struct DeviceFilter<'a> {
     line: &'a LineFilter,
-    pub(super) coef: Buffer<f32>,
+    pub(super) coef: Arc<Buffer<f32>>,
 }
 
 /// Uploads a filter's coefficient block or taps (blocking: it is tiny, and a wait inside the
@@ -73,12 +78,12 @@ pub(super) enum Starts {
     Overlap {
         chunk: usize,
         reach: usize,
-        gains: Buffer<f32>,
+        gains: Arc<Buffer<f32>>,
     },
     Carried {
         chunk: usize,
-        matrices: Buffer<f32>,
-        gains: Buffer<f32>,
+        matrices: Arc<Buffer<f32>>,
+        gains: Arc<Buffer<f32>>,
     },
 }
 
@@ -153,13 +158,11 @@ pub(super) fn blocked_starts(
     })
 }
 
-/// A small read-only buffer holding `data`, written with a blocking call because `data` may
-/// not outlive this function (a non-blocking write may read it later). Done before the first
-/// kernel, so the wait is not a gap inside the timed sequence.
-pub(super) fn upload_floats(ctx: &ClContext, data: &[f32]) -> Result<Buffer<f32>, ClError> {
-    let mut buf = ctx.buffer(data.len(), true)?;
-    ctx.write_blocking(&mut buf, data, "coefficients")?;
-    Ok(buf)
+/// A small read-only buffer holding `data` (`ClContext::constant`: kept by the context for
+/// the next image). Done before the first kernel, so a first upload's wait is not a gap inside
+/// the timed sequence.
+pub(super) fn upload_floats(ctx: &ClContext, data: &[f32]) -> Result<Arc<Buffer<f32>>, ClError> {
+    ctx.constant(data)
 }
 
 /// One axis of the blocked pipeline: `src` walked down the columns of `dims` (`w`×`h` pixels
@@ -334,23 +337,60 @@ impl BlockedAxis<'_> {
     }
 }
 
+/// A run dropped before it finished (an enqueue failed) still waits for the queue: commands
+/// already in it read and write host memory and buffers that go with it.
+impl Drop for Run<'_> {
+    fn drop(&mut self) {
+        if !self.finished {
+            let _ = self.ctx.finish();
+        }
+    }
+}
+
 impl<'a> Run<'a> {
     pub(super) fn new(ctx: &'a ClContext) -> Self {
         Self {
             ctx,
             timed: Vec::new(),
             keep: Vec::new(),
+            scratch: Vec::new(),
+            finished: false,
         }
     }
 
-    /// Waits for the queue, then frees the scratch buffers; returns the commands.
-    pub(super) fn finish(self) -> Result<Vec<Enqueued>, ClError> {
+    /// Waits for the queue, then hands the scratch buffers back to the context; returns the
+    /// commands.
+    pub(super) fn finish(mut self) -> Result<Vec<Enqueued>, ClError> {
+        self.finish_now()
+    }
+
+    /// `finish` for an owner that has more to do with the run's context before it goes.
+    pub(super) fn finish_now(&mut self) -> Result<Vec<Enqueued>, ClError> {
         self.ctx.finish()?;
-        drop(self.keep);
-        Ok(self.timed)
+        self.finished = true;
+        self.keep.clear();
+        for s in self.scratch.drain(..) {
+            self.ctx.spare_f32(s);
+        }
+        Ok(std::mem::take(&mut self.timed))
+    }
+
+    pub(super) fn ctx(&self) -> &'a ClContext {
+        self.ctx
+    }
+
+    /// Commands enqueued so far.
+    pub(super) fn len(&self) -> usize {
+        self.timed.len()
+    }
+
+    /// Records a transfer enqueued beside the run's kernels (an upload or a download).
+    pub(super) fn transfer(&mut self, timed: Timed, bytes: u64) {
+        self.record(timed, PassKind::Transfer, bytes);
     }
 
     fn record(&mut self, timed: Timed, kind: PassKind, bytes: u64) {
+        self.finished = false;
         self.timed.push(Enqueued { timed, kind, bytes });
     }
 
@@ -379,18 +419,19 @@ impl<'a> Run<'a> {
                 let ch = axis.format.channels;
                 let sum = self
                     .ctx
-                    .buffer(8 * axis.chunks(chunk) * w * planes * ch, false)?;
+                    .scratch_f32(8 * axis.chunks(chunk) * w * planes * ch)?;
                 // Bytes of the summaries, written once and read by the carries and the final
                 // pass.
                 let summaries = axis.samples() * 32 / chunk as u64;
-                let t = axis.summaries(self.ctx, chunk, &sum, &gains)?;
+                let t = axis.summaries(self.ctx, chunk, &sum.1, &gains)?;
                 self.record(t, PassKind::Filter, read + summaries);
-                let t = axis.carries(self.ctx, chunk, &sum, &matrices)?;
+                let t = axis.carries(self.ctx, chunk, &sum.1, &matrices)?;
                 self.record(t, PassKind::Filter, 2 * summaries);
-                let t = axis.final_walk(self.ctx, chunk, &sum)?;
+                let t = axis.final_walk(self.ctx, chunk, &sum.1)?;
                 self.record(t, PassKind::Filter, 2 * read + written + summaries);
                 // The summary and carry buffers must outlive the kernels that read them.
-                self.keep.extend([sum, matrices, gains]);
+                self.keep.extend([matrices, gains]);
+                self.scratch.push(sum);
             }
         }
         Ok(())

@@ -3,12 +3,12 @@
 //! take it); anything else goes up as planar f32 (`pipeline::blur`).
 
 use crate::filter::Blur2d;
-use crate::gpu::opencl::queue::Arg;
+use crate::gpu::opencl::queue::{Arg, U8Scratch};
 use crate::gpu::opencl::{ClContext, ClError, Enqueued};
 use crate::gpu::pipeline::{blocked_starts, upload_filter, upload_floats, BlockedAxis, Run};
 use crate::gpu::plan::{ChunkStart, Pipeline, Upload};
 use crate::pixels;
-use crate::report::{Pass, PassKind};
+use crate::report::Pass;
 use image::DynamicImage;
 use opencl3::memory::Buffer;
 
@@ -19,11 +19,26 @@ pub fn enqueue_u8(
     ctx: &ClContext,
     bytes: &Buffer<u8>,
     mid: &Buffer<f32>,
-    (w, h, channels): (usize, usize, usize),
+    dims: (usize, usize, usize),
     blur: &Blur2d,
     linear: bool,
     blocked: (usize, ChunkStart),
 ) -> Result<Vec<Enqueued>, ClError> {
+    let mut run = Run::new(ctx);
+    enqueue_u8_on(&mut run, (bytes, mid), dims, blur, linear, blocked)?;
+    run.finish()
+}
+
+/// `enqueue_u8` onto `run`, which keeps its tables until the queue has finished.
+fn enqueue_u8_on(
+    run: &mut Run,
+    (bytes, mid): (&Buffer<u8>, &Buffer<f32>),
+    (w, h, channels): (usize, usize, usize),
+    blur: &Blur2d,
+    linear: bool,
+    blocked: (usize, ChunkStart),
+) -> Result<(), ClError> {
+    let ctx = run.ctx();
     let (cx, cy) = (upload_filter(ctx, &blur.x)?, upload_filter(ctx, &blur.y)?);
     let lut = upload_floats(ctx, &pixels::u8_lut(linear))?;
     let [fy, fx] = Upload::U8 { channels, linear }.formats();
@@ -31,7 +46,6 @@ pub fn enqueue_u8(
         blocked_starts(ctx, &blur.y, blocked, h, fy)?,
         blocked_starts(ctx, &blur.x, blocked, w, fx)?,
     ];
-    let mut run = Run::new(ctx);
     let [carry_y, carry_x] = carries;
     let y = BlockedAxis {
         coef: &cy.coef,
@@ -52,8 +66,7 @@ pub fn enqueue_u8(
         format: fx,
         name: "x",
     };
-    run.blocked(&x, carry_x)?;
-    run.finish()
+    run.blocked(&x, carry_x)
 }
 
 /// Blurs an 8-bit image (gray, gray+alpha, RGB, RGBA) on the device in place: its samples go
@@ -68,9 +81,6 @@ pub fn blur_u8(
 ) -> Result<Vec<Pass>, ClError> {
     let (w, h) = (image.width() as usize, image.height() as usize);
     let channels = image.color().channel_count() as usize;
-    let Pipeline::Blocked { chunk, start } = pipeline else {
-        unreachable!("Upload::for_image sends 8-bit images only to the blocked pipeline")
-    };
     let samples: &mut [u8] = match image {
         DynamicImage::ImageLuma8(b) => b,
         DynamicImage::ImageLumaA8(b) => b,
@@ -78,31 +88,87 @@ pub fn blur_u8(
         DynamicImage::ImageRgba8(b) => b,
         _ => unreachable!("Upload::for_image sends only 8-bit images here"),
     };
-    let n = samples.len() as u64;
-    let mut scratch = ctx.u8_scratch(samples.len())?;
-    let mut commands = vec![Enqueued {
-        timed: ctx.write(&mut scratch.bytes, samples, "upload (8-bit)")?,
-        kind: PassKind::Transfer,
-        bytes: n,
-    }];
-    commands.extend(enqueue_u8(
-        ctx,
-        &scratch.bytes,
-        &scratch.mid,
-        (w, h, channels),
-        blur,
-        linear,
-        (chunk, start),
-    )?);
-    commands.push(Enqueued {
-        timed: ctx.read(&scratch.bytes, samples, "download (8-bit)")?,
-        kind: PassKind::Transfer,
-        bytes: n,
-    });
-    // The blocking download has finished every command that used the buffers.
-    ctx.keep_u8_scratch(scratch);
-    commands
-        .into_iter()
-        .map(|c| c.into_pass(ctx))
-        .collect::<Result<Vec<_>, ClError>>()
+    let mut images = InPlaceU8::new(ctx, samples.len(), pipeline)?;
+    images.add(samples, (w, h, channels), blur, linear, "")?;
+    images.finish()
+}
+
+/// 8-bit images blurred in place on the device with one wait for them all (a JPEG's three
+/// planes): each goes up, is blurred and comes back in queue order through the context's kept
+/// buffers, which the in-order queue hands to the next image only after the last one's
+/// download. A wait per image left the device idle while the host read the counters and
+/// enqueued the next one. Dropped unfinished (an enqueue failed), it still waits for the queue
+/// before the images' memory may go.
+pub struct InPlaceU8<'a> {
+    run: Run<'a>,
+    scratch: Option<U8Scratch>,
+    blocked: (usize, ChunkStart),
+    /// Each image's name for its passes, and the number of commands enqueued before it.
+    names: Vec<(usize, String)>,
+    /// The images' memory, written by downloads still in the queue.
+    images: std::marker::PhantomData<&'a mut [u8]>,
+}
+
+impl<'a> InPlaceU8<'a> {
+    /// Room for images of up to `largest` samples, on the blocked `pipeline`.
+    pub fn new(ctx: &'a ClContext, largest: usize, pipeline: Pipeline) -> Result<Self, ClError> {
+        let Pipeline::Blocked { chunk, start } = pipeline else {
+            unreachable!("Upload::for_image sends 8-bit images only to the blocked pipeline")
+        };
+        Ok(Self {
+            run: Run::new(ctx),
+            scratch: Some(ctx.u8_scratch(largest)?),
+            blocked: (chunk, start),
+            names: Vec::new(),
+            images: std::marker::PhantomData,
+        })
+    }
+
+    /// Enqueues the blur of `samples` (`w`×`h` pixels of `channels`, at most `largest` in
+    /// all) in place; `name` prefixes its passes' names. Both axes of `blur` must be recursive.
+    pub fn add(
+        &mut self,
+        samples: &'a mut [u8],
+        dims: (usize, usize, usize),
+        blur: &Blur2d,
+        linear: bool,
+        name: &str,
+    ) -> Result<(), ClError> {
+        let ctx = self.run.ctx();
+        let scratch = self.scratch.as_mut().expect("kept until finish");
+        assert!(
+            samples.len() <= scratch.len(),
+            "sized for the largest image"
+        );
+        self.names.push((self.run.len(), name.to_string()));
+        let n = samples.len() as u64;
+        let up = ctx.write(&mut scratch.bytes, samples, "upload (8-bit)")?;
+        self.run.transfer(up, n);
+        let buffers = (&scratch.bytes, &scratch.mid);
+        enqueue_u8_on(&mut self.run, buffers, dims, blur, linear, self.blocked)?;
+        let down = ctx.read_later(&scratch.bytes, samples, "download (8-bit)")?;
+        self.run.transfer(down, n);
+        Ok(())
+    }
+
+    /// Waits for the queue; returns every image's passes, named after their images.
+    pub fn finish(mut self) -> Result<Vec<Pass>, ClError> {
+        let ctx = self.run.ctx();
+        let commands = self.run.finish_now()?;
+        if let Some(scratch) = self.scratch.take() {
+            ctx.keep_u8_scratch(scratch);
+        }
+        let mut passes = Vec::with_capacity(commands.len());
+        for (i, command) in commands.into_iter().enumerate() {
+            let mut pass = command.into_pass(ctx)?;
+            // The image whose commands this one's index falls among: the last to start at
+            // or before it.
+            let image = self.names.iter().rev().find(|(first, _)| *first <= i);
+            if let Some((_, prefix)) = image.filter(|(_, p)| !p.is_empty()) {
+                pass.name = format!("{prefix} {}", pass.name);
+            }
+            passes.push(pass);
+        }
+        Ok(passes)
+    }
 }

@@ -105,14 +105,11 @@ fn blur_on_device(
             Ok(format!("{}, 8-bit in and out", pipe.describe()))
         }
         Working::Ycc(planes) if takes_bytes => {
-            let on_device = |p: &mut GrayImage, b: &Blur2d, name: &str| {
-                blur_plane_on_device((ctx, pipe), p, b, name)
-            };
-            passes.extend(blur_ycc(planes, blur, on_device)?);
+            let chroma = planes.chroma.name();
+            passes.extend(blur_ycc_on_device((ctx, pipe), planes, blur)?);
             Ok(format!(
-                "{}, YCbCr {} planes 8-bit in and out",
+                "{}, YCbCr {chroma} planes 8-bit in and out",
                 pipe.describe(),
-                planes.chroma.name()
             ))
         }
         Working::Decoded(_) | Working::Ycc(_) => Ok(blur_on_host(loaded, blur, passes)),
@@ -140,11 +137,9 @@ pub fn blur_on_host(loaded: &mut Loaded, blur: &Blur2d, passes: &mut Vec<Pass>) 
             format!("banded, in place ({})", lanes::isa_name())
         }
         Working::Ycc(planes) => {
-            let on_host = |p: &mut GrayImage, b: &Blur2d, name: &str| {
-                Ok::<_, std::convert::Infallible>(blur_plane_on_host(p, b, name))
-            };
-            let Ok(plane_passes) = blur_ycc(planes, blur, on_host);
-            passes.extend(plane_passes);
+            for (plane, plane_blur, name) in ycc_planes(planes, blur) {
+                passes.extend(blur_plane_on_host(plane, &plane_blur, name));
+            }
             format!(
                 "YCbCr {} planes, chroma at sigma / subsampling ({})",
                 planes.chroma.name(),
@@ -168,46 +163,43 @@ pub fn blur_on_host(loaded: &mut Loaded, blur: &Blur2d, passes: &mut Vec<Pass>) 
     }
 }
 
-/// Blurs a JPEG's planes in place, each through `blur_plane` (the host's or a device's): Y
-/// with `blur`, Cb and Cr on their own grids with sigma divided by their subsampling factors
-/// (`Blur2d::subsampled`).
-fn blur_ycc<E>(
-    ycc: &mut YccPlanes,
+/// A JPEG's planes with the blur of each: Y with `blur`, Cb and Cr on their own grids with
+/// sigma divided by their subsampling factors (`Blur2d::subsampled`).
+fn ycc_planes<'p>(
+    ycc: &'p mut YccPlanes,
     blur: &Blur2d,
-    mut blur_plane: impl FnMut(&mut GrayImage, &Blur2d, &str) -> Result<Vec<Pass>, E>,
-) -> Result<Vec<Pass>, E> {
+) -> impl Iterator<Item = (&'p mut GrayImage, Blur2d, &'static str)> {
     let chroma = blur.subsampled(ycc.chroma.factors());
-    let mut passes = Vec::new();
-    for (plane, name) in ycc.planes.iter_mut().zip(["Y", "Cb", "Cr"]) {
-        let plane_blur = if name == "Y" { blur } else { &chroma };
-        passes.extend(blur_plane(plane, plane_blur, name)?);
-    }
-    Ok(passes)
+    let blurs = [blur.clone(), chroma.clone(), chroma];
+    ycc.planes
+        .iter_mut()
+        .zip(blurs)
+        .zip(["Y", "Cb", "Cr"])
+        .map(|((plane, blur), name)| (plane, blur, name))
 }
 
-/// One plane of `blur_ycc` on a device running the blocked pipeline: up as bytes and back as
-/// bytes (`upload::blur_u8`, whose buffers the next plane reuses); a plane whose filter is an
+/// A JPEG's planes blurred in place on a device running the blocked pipeline, up as bytes and
+/// back as bytes, all three with one wait (`upload::InPlaceU8`); a plane whose filter is an
 /// FIR (chroma below twice `FIR_BELOW_SIGMA`) is blurred on the host, as the Rust path blurs
 /// it.
-fn blur_plane_on_device(
+fn blur_ycc_on_device(
     (ctx, pipe): (&ClContext, Pipeline),
-    plane: &mut GrayImage,
+    ycc: &mut YccPlanes,
     blur: &Blur2d,
-    name: &str,
 ) -> Result<Vec<Pass>, ClError> {
-    if !(blur.x.is_recursive() && blur.y.is_recursive()) {
-        return Ok(blur_plane_on_host(plane, blur, name));
+    let largest = ycc.planes.iter().map(|p| p.len()).max().unwrap_or(0);
+    let mut passes = Vec::new();
+    let mut on_device = upload::InPlaceU8::new(ctx, largest, pipe)?;
+    for (plane, plane_blur, name) in ycc_planes(ycc, blur) {
+        if plane_blur.x.is_recursive() && plane_blur.y.is_recursive() {
+            let dims = (plane.width() as usize, plane.height() as usize, 1);
+            on_device.add(plane, dims, &plane_blur, false, name)?;
+        } else {
+            passes.extend(blur_plane_on_host(plane, &plane_blur, name));
+        }
     }
-    let mut image = DynamicImage::ImageLuma8(std::mem::take(plane));
-    let device_passes = upload::blur_u8(ctx, &mut image, blur, false, pipe);
-    *plane = image.into_luma8();
-    Ok(device_passes?
-        .into_iter()
-        .map(|mut p| {
-            p.name = format!("{name} {}", p.name);
-            p
-        })
-        .collect())
+    passes.extend(on_device.finish()?);
+    Ok(passes)
 }
 
 /// Blurs one 8-bit plane in place on the host, through the planar reference where the banded

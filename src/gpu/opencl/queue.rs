@@ -18,6 +18,16 @@ use opencl3::types::{CL_BLOCKING, CL_NON_BLOCKING};
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::ptr;
+use std::sync::Arc;
+
+/// How many distinct constant tables (`ClContext::constant`) a context keeps: a batch of one
+/// sigma and size needs a handful (the two axes' coefficients and start tables, per plane
+/// size, and the 8-bit table); past this the oldest go.
+const CONSTANTS_KEPT: usize = 48;
+
+/// How many f32 scratch buffers (`ClContext::scratch_f32`) a context keeps for reuse: the
+/// carried starts' summaries need one per axis of each plane in flight.
+const SCRATCH_KEPT: usize = 8;
 
 /// A kernel argument.
 #[derive(Clone, Copy)]
@@ -53,6 +63,10 @@ pub struct ClContext {
     builds: Cell<Builds>,
     /// The 8-bit path's two large buffers, kept for the next image or plane (`u8_scratch`).
     scratch: RefCell<Option<U8Scratch>>,
+    /// Small read-only tables already on the device, with their contents (`constant`).
+    constants: RefCell<Vec<(Vec<f32>, Arc<Buffer<f32>>)>>,
+    /// f32 scratch buffers handed back after use, with their lengths (`scratch_f32`).
+    spare: RefCell<Vec<(usize, Buffer<f32>)>>,
 }
 
 /// The 8-bit path's device memory for images of up to `len` samples: the bytes going up and
@@ -64,6 +78,17 @@ pub struct U8Scratch {
     pub bytes: Buffer<u8>,
     pub mid: Buffer<f32>,
     len: usize,
+}
+
+impl U8Scratch {
+    /// The samples it holds room for.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
 }
 
 /// How many programs a context compiled from source, took from the program cache, and found
@@ -98,6 +123,8 @@ impl ClContext {
             cache,
             builds: Cell::new(Builds::default()),
             scratch: RefCell::new(None),
+            constants: RefCell::new(Vec::new()),
+            spare: RefCell::new(Vec::new()),
         })
     }
 
@@ -257,6 +284,53 @@ impl ClContext {
         *self.scratch.borrow_mut() = Some(scratch);
     }
 
+    /// A read-only device buffer holding `data`: the one uploaded earlier with the same
+    /// contents, else a new one (written with a blocking call, because `data` may not outlive
+    /// the call). Every image of a batch needs the same coefficient and start tables, and
+    /// allocating and writing them afresh for every plane cost more on a GPU's driver than
+    /// the plane's blur.
+    pub fn constant(&self, data: &[f32]) -> Result<Arc<Buffer<f32>>, ClError> {
+        let mut kept = self.constants.borrow_mut();
+        if let Some((_, buf)) = kept.iter().find(|(d, _)| d.as_slice() == data) {
+            return Ok(Arc::clone(buf));
+        }
+        let mut buf = self.buffer(data.len(), true)?;
+        self.write_blocking(&mut buf, data, "coefficients")?;
+        let buf = Arc::new(buf);
+        if kept.len() == CONSTANTS_KEPT {
+            kept.remove(0);
+        }
+        kept.push((data.to_vec(), Arc::clone(&buf)));
+        Ok(buf)
+    }
+
+    /// An f32 scratch buffer of at least `len` elements: the smallest handed back that holds
+    /// it, else a new one. Hand it back with `spare_f32` once the queue has finished with it.
+    pub fn scratch_f32(&self, len: usize) -> Result<(usize, Buffer<f32>), ClError> {
+        let mut spare = self.spare.borrow_mut();
+        let fits = spare
+            .iter()
+            .enumerate()
+            .filter(|(_, (n, _))| *n >= len)
+            .min_by_key(|(_, (n, _))| *n)
+            .map(|(i, _)| i);
+        match fits {
+            Some(i) => Ok(spare.swap_remove(i)),
+            None => Ok((len, self.buffer(len, false)?)),
+        }
+    }
+
+    /// Keeps `scratch` (from `scratch_f32`) for a later one, up to `SCRATCH_KEPT` of them:
+    /// past that the smallest is freed.
+    pub fn spare_f32(&self, scratch: (usize, Buffer<f32>)) {
+        let mut spare = self.spare.borrow_mut();
+        spare.push(scratch);
+        if spare.len() > SCRATCH_KEPT {
+            let smallest = (0..spare.len()).min_by_key(|&i| spare[i].0).unwrap_or(0);
+            spare.swap_remove(smallest);
+        }
+    }
+
     /// Non-blocking upload; the in-order queue orders it before later commands.
     pub fn write<T>(&self, buf: &mut Buffer<T>, data: &[T], name: &str) -> Result<Timed, ClError> {
         // SAFETY: `data` outlives the command: callers finish the queue before returning.
@@ -284,6 +358,26 @@ impl ClContext {
                 .enqueue_write_buffer(buf, CL_BLOCKING, 0, data, &[])
         }
         .map_err(|e| api(&self.info, "uploading", e))?;
+        Ok(Timed {
+            name: name.into(),
+            event,
+        })
+    }
+
+    /// Non-blocking download of the whole buffer into `data`: the caller must leave `data`
+    /// alone until it has finished the queue.
+    pub fn read_later<T>(
+        &self,
+        buf: &Buffer<T>,
+        data: &mut [T],
+        name: &str,
+    ) -> Result<Timed, ClError> {
+        // SAFETY: callers finish the queue before touching or freeing `data`.
+        let event = unsafe {
+            self.queue
+                .enqueue_read_buffer(buf, CL_NON_BLOCKING, 0, data, &[])
+        }
+        .map_err(|e| api(&self.info, "downloading", e))?;
         Ok(Timed {
             name: name.into(),
             event,
