@@ -64,7 +64,7 @@ pub struct ClContext {
     /// The 8-bit path's two large buffers, kept for the next image or plane (`u8_scratch`).
     scratch: RefCell<Option<U8Scratch>>,
     /// Small read-only tables already on the device, with their contents (`constant`).
-    constants: RefCell<Vec<(Vec<f32>, Arc<Buffer<f32>>)>>,
+    constants: RefCell<Vec<KeptTable>>,
     /// f32 scratch buffers handed back after use, with their lengths (`scratch_f32`).
     spare: RefCell<Vec<(usize, Buffer<f32>)>>,
 }
@@ -90,6 +90,9 @@ impl U8Scratch {
         self.len == 0
     }
 }
+
+/// A table on the device (`ClContext::constant`) with the contents it was written from.
+type KeptTable = (Vec<f32>, Arc<Buffer<f32>>);
 
 /// How many programs a context compiled from source, took from the program cache, and found
 /// in the cache but refused (corrupt, stale, or not accepted by the driver) and compiled.
