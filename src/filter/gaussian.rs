@@ -318,9 +318,15 @@ fn pair(block: &[f32; 2 * SECTION_FLOATS], s: usize, at: usize) -> (f64, f64) {
 pub fn unit_responses(block: &[f32; 2 * SECTION_FLOATS], n: usize) -> Vec<[f64; 4]> {
     let steps = block_transition(block, 1);
     let mut g = Vec::with_capacity(n + 1);
-    let mut v = [[1.0, 1.0], [1.0, 1.0]];
+    let mut v: [[f64; 2]; 2] = [[1.0, 1.0], [1.0, 1.0]];
     for _ in 0..=n {
         g.push([v[0][0], v[0][1], v[1][0], v[1][1]]);
+        if v.iter().flatten().all(|x| x.abs() < NEGLIGIBLE) {
+            // What is left is zero to any precision the filter has; walking on into
+            // subnormal numbers costs some CPUs a hundred times a normal step.
+            g.resize(n + 1, [0.0; 4]);
+            break;
+        }
         v = [0, 1].map(|s| {
             let t = steps[s];
             [
@@ -331,6 +337,13 @@ pub fn unit_responses(block: &[f32; 2 * SECTION_FLOATS], n: usize) -> Vec<[f64; 
     }
     g
 }
+
+/// A response this small, relative to a unit start, is taken as zero: far below anything an
+/// f32 image or an f64 bound can tell apart from it, and far above the subnormal numbers
+/// (below 2.2e-308) whose arithmetic takes microcode assists on many x86 CPUs (measured on
+/// an H200 host: the overlap reach of a 3000-row column took 3.6 ms walking into them,
+/// against 0.1 ms for a 1500-row one).
+const NEGLIGIBLE: f64 = 1e-200;
 
 fn mat_mul(a: [f64; 4], b: [f64; 4]) -> [f64; 4] {
     [
@@ -386,6 +399,10 @@ pub fn settle_rows(
         let t = steps[s];
         let (mut a, mut b) = (1.0f64, 0.0f64);
         for slot in bound.iter_mut() {
+            if a.abs() + b.abs() < NEGLIGIBLE {
+                // The rest adds nothing (see `unit_responses`).
+                break;
+            }
             *slot += numerator * (a.abs() * size_y + b.abs() * size_d);
             (a, b) = (a * t[0] + b * t[2], a * t[1] + b * t[3]);
         }
