@@ -305,8 +305,15 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
     let rust = planes_keep(job, Keep::for_path(None, &blur), out_format, &plan);
     let memory = (job.max_memory_mib, job.linear);
     let reload = || mask::reload(source, &job.mask, masked.as_ref(), memory, &plan, rust);
-    let mut done = work::blur::blur(device.as_ref(), &mut loaded, &blur, &mut passes, reload)
-        .map_err(JobError::failed)?;
+    let mut done = work::blur::blur(
+        device.as_ref(),
+        &mut loaded,
+        &blur,
+        &mut passes,
+        reload,
+        None,
+    )
+    .map_err(JobError::failed)?;
     notes.extend(done.note);
     if let Some(m) = masked {
         done.pipeline = format!("{}, {}", done.pipeline, m.describe());

@@ -188,6 +188,51 @@ fn the_blocked_pipeline_blurs_the_planes_on_the_device() {
     }
 }
 
+/// A batch on the device stages JPEG planes in pinned memory (after the first images, which
+/// make the slots) and writes byte for byte what the main command writes on the same device,
+/// also where the chroma is blurred on the host (sigma 3) and where the images differ in
+/// size, so that a slot sized for a smaller image is replaced.
+#[test]
+fn a_device_batch_through_pinned_memory_writes_what_the_main_command_writes() {
+    if std::env::var_os("GBLUR_SKIP_OPENCL_TESTS").is_some() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    std::fs::create_dir(&input).unwrap();
+    let sizes = (0..10).map(|i| if i < 6 { (96, 64) } else { (161, 97) });
+    for (i, size) in sizes.enumerate() {
+        write_jpeg(&input, &format!("{i:02}.jpg"), size, Chroma::S420, 90);
+    }
+    let device = ["--device", "0", "--pipeline", "blocked", "--quality", "90"];
+    for sigma in ["5", "3"] {
+        let out = dir.path().join(format!("out{sigma}"));
+        let run = gblur()
+            .args(["batch", "--json", "--sigma", sigma])
+            .args(device)
+            .arg(&input)
+            .arg(&out)
+            .assert()
+            .success();
+        let v: serde_json::Value = serde_json::from_slice(&run.get_output().stdout).unwrap();
+        assert_eq!(v["blurred"], 10);
+        let pinned = v["devices"][0]["pinned"].as_u64().unwrap();
+        let files = v["files"].as_array().unwrap();
+        let flagged = files.iter().filter(|f| f["pinned"] == true).count() as u64;
+        assert!(
+            pinned >= 1 && pinned == flagged,
+            "sigma {sigma}: {pinned}, {flagged}"
+        );
+        for f in files {
+            let single = dir.path().join("single.jpg");
+            let from = Path::new(f["input"].as_str().unwrap());
+            report(from, &single, &[&["--sigma", sigma][..], &device].concat());
+            let got = std::fs::read(f["output"].as_str().unwrap()).unwrap();
+            assert!(got == std::fs::read(&single).unwrap(), "sigma {sigma}: {f}");
+        }
+    }
+}
+
 /// Small sigmas put the chroma below the recursive filter's range: it runs as the FIR.
 #[test]
 fn small_sigmas_blur_the_chroma_with_the_fir() {

@@ -32,6 +32,8 @@ pub struct FileRecord {
     pub device: Option<String>,
     /// The device worker that took the file: its position in `--device` (0 for one device).
     pub worker: Option<usize>,
+    /// Whether its planes went to the device and back through pinned memory.
+    pub pinned: bool,
 }
 
 /// What one device worker did.
@@ -49,6 +51,8 @@ pub struct WorkerSummary {
     pub rust_fallbacks: usize,
     /// Its blur time, summed over those files.
     pub blur_s: f64,
+    /// Of those, how many went to the device and back through pinned memory.
+    pub pinned: usize,
     /// Why its device stopped blurring before the end, if it did, and what the worker did then.
     pub stopped: Option<String>,
 }
@@ -95,6 +99,7 @@ impl FileRecord {
             notes: Vec::new(),
             device: None,
             worker: None,
+            pinned: false,
         }
     }
 
@@ -131,6 +136,7 @@ impl WorkerSummary {
                 .filter(|r| r.device.as_ref() != Some(&device))
                 .count(),
             blur_s: mine.iter().map(|r| r.blur_ms).sum::<f64>() * 1e-3,
+            pinned: mine.iter().filter(|r| r.pinned).count(),
             stopped,
             device,
         }
@@ -183,8 +189,16 @@ impl Summary {
     pub fn table(&self) -> String {
         use std::fmt::Write as _;
         let mut s = String::new();
-        if let [_] = self.devices[..] {
-            let _ = writeln!(s, "device    {}", self.device);
+        if let [d] = &self.devices[..] {
+            let _ = write!(s, "device    {}", self.device);
+            if d.pinned > 0 {
+                let _ = write!(
+                    s,
+                    "; {} of {} images through pinned memory",
+                    d.pinned, d.images
+                );
+            }
+            let _ = writeln!(s);
         } else {
             for d in &self.devices {
                 let _ = write!(

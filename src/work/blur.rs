@@ -10,6 +10,7 @@ use crate::codec::jpeg::YccPlanes;
 use crate::codec::ImageIoError;
 use crate::cpu::{banded, lanes, reference};
 use crate::filter::Blur2d;
+use crate::gpu::opencl::pinned::Staging;
 use crate::gpu::opencl::{ClContext, ClError};
 use crate::gpu::pipeline;
 use crate::gpu::plan::{Pipeline, Upload};
@@ -35,13 +36,16 @@ pub struct BlurOutcome {
 /// path. A fallback decodes the image again with `reload` (as the Rust path takes it, in place
 /// where it can), so it writes the same bytes as `--device rust`; a device failure has consumed
 /// the image anyway, and keeping a second copy for a rare case is not worth the memory. Only
-/// that I/O can fail.
+/// that I/O can fail. `staging`, where a batch's decoder copied a JPEG's planes into pinned
+/// memory, is where the device reads them and writes them back (`Staging::blurred` then says
+/// so).
 pub fn blur(
     device: Option<&Device>,
     loaded: &mut Loaded,
     blur: &Blur2d,
     passes: &mut Vec<Pass>,
     reload: impl FnOnce() -> Result<Loaded, ImageIoError>,
+    staging: Option<&mut Staging>,
 ) -> Result<BlurOutcome, ImageIoError> {
     let rust = |loaded: &mut Loaded, passes: &mut Vec<Pass>, note, failure| BlurOutcome {
         pipeline: blur_on_host(loaded, blur, passes),
@@ -66,7 +70,7 @@ pub fn blur(
         ),
         None => {
             let before = passes.len();
-            match blur_on_device(device, loaded, blur, passes) {
+            match blur_on_device(device, loaded, blur, passes, staging) {
                 Ok(pipeline) => {
                     return Ok(BlurOutcome {
                         pipeline,
@@ -95,6 +99,7 @@ fn blur_on_device(
     loaded: &mut Loaded,
     blur: &Blur2d,
     passes: &mut Vec<Pass>,
+    staging: Option<&mut Staging>,
 ) -> Result<String, ClError> {
     let (ctx, pipe) = (&device.ctx, device.pipeline);
     let takes_bytes = loaded.upload(pipe, blur).is_some();
@@ -106,7 +111,7 @@ fn blur_on_device(
         }
         Working::Ycc(planes) if takes_bytes => {
             let chroma = planes.chroma.name();
-            passes.extend(blur_ycc_on_device((ctx, pipe), planes, blur)?);
+            passes.extend(blur_ycc_on_device((ctx, pipe), planes, blur, staging)?);
             Ok(format!(
                 "{}, YCbCr {chroma} planes 8-bit in and out",
                 pipe.describe(),
@@ -181,25 +186,92 @@ fn ycc_planes<'p>(
 /// A JPEG's planes blurred in place on a device running the blocked pipeline, up as bytes and
 /// back as bytes, all three with one wait (`upload::InPlaceU8`); a plane whose filter is an
 /// FIR (chroma below twice `FIR_BELOW_SIGMA`) is blurred on the host, as the Rust path blurs
-/// it.
+/// it. With `staging` (the planes one after another in pinned memory), the device reads and
+/// writes the staged copies, and the host's result is staged too.
 fn blur_ycc_on_device(
     (ctx, pipe): (&ClContext, Pipeline),
     ycc: &mut YccPlanes,
     blur: &Blur2d,
+    mut staging: Option<&mut Staging>,
 ) -> Result<Vec<Pass>, ClError> {
-    let largest = ycc.planes.iter().map(|p| p.len()).max().unwrap_or(0);
+    let lens: Vec<usize> = ycc.planes.iter().map(|p| p.len()).collect();
+    let largest = lens.iter().copied().max().unwrap_or(0);
+    let staged = staging
+        .as_deref_mut()
+        .filter(|s| s.bytes().len() >= lens.iter().sum())
+        .map(|s| split_planes(s.bytes_mut(), &lens));
+    let mut regions = staged
+        .into_iter()
+        .flatten()
+        .map(Some)
+        .chain(std::iter::repeat_with(|| None));
     let mut passes = Vec::new();
     let mut on_device = upload::InPlaceU8::new(ctx, largest, pipe)?;
+    let mut all_staged = true;
     for (plane, plane_blur, name) in ycc_planes(ycc, blur) {
+        let region = regions.next().flatten();
+        all_staged &= region.is_some();
         if plane_blur.x.is_recursive() && plane_blur.y.is_recursive() {
             let dims = (plane.width() as usize, plane.height() as usize, 1);
-            on_device.add(plane, dims, &plane_blur, false, name)?;
+            let samples: &mut [u8] = match region {
+                Some(r) => r,
+                None => plane,
+            };
+            on_device.add(samples, dims, &plane_blur, false, name)?;
         } else {
             passes.extend(blur_plane_on_host(plane, &plane_blur, name));
+            if let Some(r) = region {
+                r.copy_from_slice(plane);
+            }
         }
     }
     passes.extend(on_device.finish()?);
+    if let Some(s) = staging {
+        s.blurred = all_staged;
+    }
     Ok(passes)
+}
+
+/// `bytes` cut into consecutive pieces of `lens` bytes (it must hold their sum).
+fn split_planes<'b>(mut bytes: &'b mut [u8], lens: &[usize]) -> Vec<&'b mut [u8]> {
+    lens.iter()
+        .map(|&n| {
+            let (head, tail) = std::mem::take(&mut bytes).split_at_mut(n);
+            bytes = tail;
+            head
+        })
+        .collect()
+}
+
+/// Copies a JPEG's planes into `staging`, one after another (what `blur_ycc_on_device` reads);
+/// false where they do not fit.
+pub fn stage_planes(ycc: &YccPlanes, staging: &mut Staging) -> bool {
+    let lens: Vec<usize> = ycc.planes.iter().map(|p| p.len()).collect();
+    if staging.bytes().len() < lens.iter().sum() {
+        return false;
+    }
+    for (region, plane) in split_planes(staging.bytes_mut(), &lens)
+        .into_iter()
+        .zip(&ycc.planes)
+    {
+        region.copy_from_slice(plane);
+    }
+    true
+}
+
+/// Copies the blurred planes back out of `staging` where the device left them there; returns
+/// whether it did.
+pub fn unstage_planes(ycc: &mut YccPlanes, staging: &Staging) -> bool {
+    if !staging.blurred {
+        return false;
+    }
+    let mut at = 0;
+    for plane in ycc.planes.iter_mut() {
+        let n = plane.len();
+        plane.copy_from_slice(&staging.bytes()[at..at + n]);
+        at += n;
+    }
+    true
 }
 
 /// Blurs one 8-bit plane in place on the host, through the planar reference where the banded

@@ -131,6 +131,18 @@ impl ClContext {
         })
     }
 
+    pub(super) fn context(&self) -> &Context {
+        &self.context
+    }
+
+    pub(super) fn queue(&self) -> &CommandQueue {
+        &self.queue
+    }
+
+    pub(super) fn api_error(&self, what: &str, e: opencl3::error_codes::ClError) -> ClError {
+        api(&self.info, what, e)
+    }
+
     pub fn device_name(&self) -> String {
         self.info.label()
     }
