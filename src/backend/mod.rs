@@ -305,10 +305,11 @@ fn weigh(d: DeviceInfo, work: Work) -> anyhow::Result<Choice> {
 
 /// Why a batch's `auto` runs the Rust path where a GPU could be, without loading a driver.
 /// A batch's CPU time goes mostly to the codecs, which every image needs whatever blurs it,
-/// and the Rust lanes blur each image on its own core beside them; a device blurs one image
-/// at a time, paying its transfers and per-image overheads in series. On both GPU hosts
-/// measured (an H100 and an H200, 16 cores each: docs/BENCHMARKS.md) the Rust path made
-/// 2.2–2.6× the GPU's images per second, even where the per-image cost model, calibrated,
+/// and the Rust lanes blur each image on its own core beside them; a device takes the blur
+/// off the cores but pays the driver's set-up (about 0.3 s) and a worker's per-image cost.
+/// On both GPU hosts measured (an H100 and an H200, 16 cores each: docs/BENCHMARKS.md) the
+/// Rust path made more images per second than the GPU (on the H200, 1.1–1.2× with the GPU's
+/// planes staged in pinned memory), even where the per-image cost model, calibrated,
 /// predicted the GPU faster; so a batch runs a GPU only where `--device` names one.
 const BATCH_AUTO_WHY: &str = "--device auto: ran the built-in Rust path without loading a \
      driver: in a batch the codecs take most of the time on every path, and the Rust lanes \
