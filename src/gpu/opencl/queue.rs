@@ -387,26 +387,27 @@ impl ClContext {
         data: &mut [T],
         name: &str,
     ) -> Result<Timed, ClError> {
-        // SAFETY: callers finish the queue before touching or freeing `data`.
-        let event = unsafe {
-            self.queue
-                .enqueue_read_buffer(buf, CL_NON_BLOCKING, 0, data, &[])
-        }
-        .map_err(|e| api(&self.info, "downloading", e))?;
-        Ok(Timed {
-            name: name.into(),
-            event,
-        })
+        // SAFETY (of the non-blocking read): callers finish the queue before touching or
+        // freeing `data`.
+        self.download(buf, data, CL_NON_BLOCKING, name)
     }
 
     /// Blocking download of the whole buffer into `data`.
     pub fn read<T>(&self, buf: &Buffer<T>, data: &mut [T], name: &str) -> Result<Timed, ClError> {
-        // SAFETY: blocking read into a slice of the buffer's length.
-        let event = unsafe {
-            self.queue
-                .enqueue_read_buffer(buf, CL_BLOCKING, 0, data, &[])
-        }
-        .map_err(|e| api(&self.info, "downloading", e))?;
+        self.download(buf, data, CL_BLOCKING, name)
+    }
+
+    fn download<T>(
+        &self,
+        buf: &Buffer<T>,
+        data: &mut [T],
+        blocking: cl3::types::cl_bool,
+        name: &str,
+    ) -> Result<Timed, ClError> {
+        // SAFETY: a read into a slice of the buffer's length; `read_later` says when the
+        // slice may be used again.
+        let event = unsafe { self.queue.enqueue_read_buffer(buf, blocking, 0, data, &[]) }
+            .map_err(|e| api(&self.info, "downloading", e))?;
         Ok(Timed {
             name: name.into(),
             event,
