@@ -37,12 +37,13 @@ use std::time::Instant;
 /// worker holds the one image it is blurring, so memory grows by one image per device.
 const QUEUE: usize = 2;
 
-/// Pinned slots a batch's device worker may stage images in (`StagingPool`): one for each
-/// image in the two queues and in the device worker's hands, and four for decoders that
-/// finish while those are taken (a decoder that finds none sends its image by pageable
-/// memory). On an H200 host (200 JPEGs of 6 MP, 16 cores) 8 slots made 169 images/s and
-/// 22 made 165: the codecs set the pace once the transfers stop doing so.
-const STAGING_SLOTS: usize = 2 * QUEUE + 4;
+/// Pinned slots a batch's device worker may stage images in (`StagingPool`), for `threads`
+/// decoders: one for each image in the two queues and in the device worker's hands, and one
+/// for each decoder, which holds its slot while it waits to queue the image (a decoder that
+/// finds none free sends its image by pageable memory). `STAGING_BYTES` bounds them too.
+fn staging_slots(threads: usize) -> usize {
+    2 * QUEUE + 2 + threads
+}
 
 /// A bound on the page-locked memory, which the system cannot swap, that a batch takes.
 const STAGING_BYTES: usize = 256 << 20;
@@ -231,6 +232,7 @@ pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
     let planes = workers
         .iter()
         .all(|w| matches!(w.keep, Keep::Decoded | Keep::Decoded8Bit));
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
     let one_device = matches!(
         &workers[..],
         [Worker {
@@ -239,7 +241,7 @@ pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
         }]
     );
     let staging = (planes && one_device && mask_file.is_none() && !job.blur.mask.active())
-        .then(|| Arc::new(StagingPool::new(STAGING_SLOTS, STAGING_BYTES)));
+        .then(|| Arc::new(StagingPool::new(staging_slots(threads), STAGING_BYTES)));
     let mut shared = Shared {
         job,
         blur: &blur,
