@@ -9,7 +9,7 @@ use crate::gpu::plan::PipelineChoice;
 use crate::gpu::plan::Upload;
 use crate::mask::{self, MaskOptions, Masked};
 use crate::report::{Backend, ImageSummary, Pass, Report, Stage};
-use crate::stream::{self, Engine, Opened, PngRows, StripJob};
+use crate::stream::{self, Engine, Opened, Rows, StripJob};
 use crate::work::blur::failure_note;
 use crate::work::edges::{EdgeMode, EdgePlan, Edges};
 use crate::work::load::{load_with, Source};
@@ -371,7 +371,7 @@ fn strip_input(
     rust: bool,
     blur: &Blur2d,
     format: ImageFormat,
-) -> Result<Option<(PngRows, ImageFormat)>, JobError> {
+) -> Result<Option<(Rows, ImageFormat)>, JobError> {
     let forced = job.engine == Engine::Strips;
     let refuse = |why: String| match forced {
         true => Err(setup_text(format!("--engine strips: {why}"))),
@@ -384,7 +384,7 @@ fn strip_input(
     if let Some(why) = stream::unsupported(&strip_job, blur) {
         return refuse(why);
     }
-    let opened = match stream::open(&job.input) {
+    let opened = match stream::open(&job.input, format, job.max_memory_mib) {
         Ok(opened) => opened,
         Err(e) if forced => return Err(JobError::failed(e)),
         // The whole-image path decodes it again and says what is wrong.
@@ -421,18 +421,18 @@ fn run_strips(
     strip_job: &StripJob,
     job: &BlurJob,
     blur: &Blur2d,
-    rows: PngRows,
+    rows: Rows,
     (why, t_total): (Option<String>, Instant),
 ) -> Result<Report, JobError> {
-    let size = (rows.width, rows.height);
+    let size = rows.size();
     let name = stdio_name(&job.input, "stdin");
-    let input = summary(name, ImageFormat::Png, size, rows.color);
+    let input = summary(name, rows.format(), size, rows.color());
     let done = stream::run(strip_job, blur, rows).map_err(JobError::failed)?;
     Ok(Report {
         device: backend::rust_device_name(),
         backend: Backend::Rust,
         input,
-        output: summary(&job.output, ImageFormat::Png, size, done.color),
+        output: summary(&job.output, strip_job.format, size, done.color),
         sigma_x: job.sigma_x,
         sigma_y: job.sigma_y,
         method: blur.method_name(),

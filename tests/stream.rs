@@ -211,7 +211,7 @@ fn refuses_what_it_does_not_run_in_one_line() {
         (&["--edge", "reflect"], "clamp"),
         (&["--method", "fir"], "recursive"),
         (&["--device", "cpu"], "Rust path"),
-        (&[], "writes PNG only"),
+        (&[], "writes PNG and TIFF only"),
     ];
     for (i, (extra, says)) in cases.iter().enumerate() {
         let target = if i == 4 {
@@ -375,4 +375,207 @@ fn a_long_image_shows_its_progress_on_a_terminal() {
     assert!(!short.contains("/400 rows"), "{short}");
     let quiet = on_a_terminal(&[&args[..], &["-q"]].concat(), Some("0")).unwrap();
     assert!(quiet.is_empty(), "{quiet}");
+}
+
+/// Writes `img` (8 or 16 bits, gray, RGB or RGBA) as a strip TIFF with `rows_per_strip`, so
+/// that a small image still spans many strips.
+fn write_tiff(path: &Path, img: &DynamicImage, rows_per_strip: u32) {
+    use tiff::encoder::{colortype, TiffEncoder};
+    let file = std::fs::File::create(path).unwrap();
+    let mut e = TiffEncoder::new(file).unwrap();
+    let (w, h) = (img.width(), img.height());
+    macro_rules! put {
+        ($c:ty, $data:expr) => {{
+            let mut image = e.new_image::<$c>(w, h).unwrap();
+            image.rows_per_strip(rows_per_strip).unwrap();
+            image.write_data($data).unwrap();
+        }};
+    }
+    match img {
+        DynamicImage::ImageLuma8(b) => put!(colortype::Gray8, b.as_raw()),
+        DynamicImage::ImageRgb8(b) => put!(colortype::RGB8, b.as_raw()),
+        DynamicImage::ImageRgba8(b) => put!(colortype::RGBA8, b.as_raw()),
+        DynamicImage::ImageLuma16(b) => put!(colortype::Gray16, b.as_raw()),
+        DynamicImage::ImageRgb16(b) => put!(colortype::RGB16, b.as_raw()),
+        DynamicImage::ImageRgba16(b) => put!(colortype::RGBA16, b.as_raw()),
+        other => panic!("no TIFF layout for {:?}", other.color()),
+    }
+}
+
+#[test]
+fn tiff_strips_match_the_whole_image() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = |name: &str| dir.path().join(name);
+    let layouts = [
+        (1, false),
+        (3, false),
+        (4, false),
+        (1, true),
+        (3, true),
+        (4, true),
+    ];
+    let mut cases = 0;
+    for (i, &(w, h)) in [(37, 29), (1, 70), (130, 301)].iter().enumerate() {
+        for (j, &(channels, sixteen)) in layouts.iter().enumerate() {
+            let img = image(w, h, channels, sixteen, (i * 10 + j) as u64);
+            // Input strips of 1, 7 and 64 rows: strips end inside the blur's batches.
+            write_tiff(&d("in.tif"), &img, [1, 7, 64][cases % 3]);
+            for sigma in [3.0, 20.0] {
+                let rows = [16, 48][cases % 2];
+                run(&d("in.tif"), &d("whole.tif"), "whole", sigma, rows, &[]);
+                run(&d("in.tif"), &d("strips.tif"), "strips", sigma, rows, &[]);
+                let (a, b) = (
+                    image::open(d("whole.tif")).unwrap(),
+                    image::open(d("strips.tif")).unwrap(),
+                );
+                let steps = max_steps(&a, &b);
+                assert!(
+                    steps <= 1,
+                    "{w}x{h} {:?} sigma {sigma}: {steps} steps",
+                    a.color()
+                );
+                cases += 1;
+            }
+        }
+    }
+    // Across formats: PNG in, TIFF out and back.
+    let img = image(130, 301, 3, false, 7);
+    img.save(d("in.png")).unwrap();
+    run(&d("in.png"), &d("whole.tif"), "whole", 5.0, 16, &[]);
+    run(&d("in.png"), &d("strips.tif"), "strips", 5.0, 16, &[]);
+    let (a, b) = (
+        image::open(d("whole.tif")).unwrap(),
+        image::open(d("strips.tif")).unwrap(),
+    );
+    assert!(max_steps(&a, &b) <= 1);
+    run(&d("strips.tif"), &d("back.png"), "strips", 5.0, 16, &[]);
+    run(
+        &d("strips.tif"),
+        &d("back_whole.png"),
+        "whole",
+        5.0,
+        16,
+        &[],
+    );
+    let (a, b) = (
+        image::open(d("back.png")).unwrap(),
+        image::open(d("back_whole.png")).unwrap(),
+    );
+    assert!(max_steps(&a, &b) <= 1);
+}
+
+/// The ICC profile goes into the streamed TIFF as the whole-image path writes it.
+#[test]
+fn a_streamed_tiff_carries_the_icc_profile() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = |name: &str| dir.path().join(name);
+    let img = image(40, 50, 3, false, 3);
+    let mut info = png::Info::with_size(40, 50);
+    info.color_type = png::ColorType::Rgb;
+    info.bit_depth = png::BitDepth::Eight;
+    info.icc_profile = Some(vec![7u8; 300].into());
+    let file = std::io::BufWriter::new(std::fs::File::create(d("icc.png")).unwrap());
+    let mut w = png::Encoder::with_info(file, info)
+        .unwrap()
+        .write_header()
+        .unwrap();
+    w.write_image_data(img.as_bytes()).unwrap();
+    w.finish().unwrap();
+    run(&d("icc.png"), &d("strips.tif"), "strips", 3.0, 16, &[]);
+    run(&d("icc.png"), &d("whole.tif"), "whole", 3.0, 16, &[]);
+    let icc = |p: &Path| {
+        let file = std::io::BufReader::new(std::fs::File::open(p).unwrap());
+        image::codecs::tiff::TiffDecoder::new(file)
+            .unwrap()
+            .icc_profile()
+            .unwrap()
+    };
+    assert_eq!(icc(&d("strips.tif")), Some(vec![7u8; 300]));
+    assert_eq!(icc(&d("strips.tif")), icc(&d("whole.tif")));
+}
+
+/// Past the classic format's offsets the output is BigTIFF (forced here by the test hook at
+/// 0 bytes): the same pixels, read back by the `image` crate.
+#[test]
+fn a_large_tiff_output_is_bigtiff() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = |name: &str| dir.path().join(name);
+    write_tiff(&d("in.tif"), &image(90, 70, 3, true, 3), 5);
+    run(&d("in.tif"), &d("classic.tif"), "strips", 4.0, 16, &[]);
+    gblur()
+        .env("GBLUR_STRIP_ROWS", "16")
+        .env("GBLUR_BIGTIFF_OVER", "0")
+        .args([d("in.tif").as_os_str(), d("big.tif").as_os_str()])
+        .args([
+            "--sigma",
+            "4",
+            "--method",
+            "recursive",
+            "--device",
+            "rust",
+            "--engine",
+            "strips",
+        ])
+        .assert()
+        .success();
+    let (classic, big) = (
+        std::fs::read(d("classic.tif")).unwrap(),
+        std::fs::read(d("big.tif")).unwrap(),
+    );
+    assert_eq!(&classic[..4], b"II*\0");
+    assert_eq!(&big[..4], b"II+\0", "BigTIFF's version 43");
+    let (a, b) = (
+        image::open(d("classic.tif")).unwrap(),
+        image::open(d("big.tif")).unwrap(),
+    );
+    assert_eq!(a, b);
+}
+
+#[test]
+fn tiffs_it_does_not_stream_are_refused_or_left_to_the_whole_image() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = |name: &str| dir.path().join(name);
+    // Gray with alpha has no TIFF layout in the streamed writer: forced, a one-line refusal;
+    // by default the whole-image path writes it.
+    image(30, 20, 2, false, 4).save(d("la.png")).unwrap();
+    let forced = gblur()
+        .args([d("la.png").as_os_str(), d("la.tif").as_os_str()])
+        .args(["--sigma", "3", "--device", "rust", "--engine", "strips"])
+        .assert()
+        .failure()
+        .code(2);
+    let err = String::from_utf8_lossy(&forced.get_output().stderr).to_string();
+    assert!(
+        err.contains("gray with alpha") && err.trim_end().lines().count() == 1,
+        "{err}"
+    );
+    assert!(!d("la.tif").exists());
+    gblur()
+        .args([d("la.png").as_os_str(), d("la.tif").as_os_str()])
+        .args(["--sigma", "3", "--device", "rust", "--max-memory", "1"])
+        .assert()
+        .success();
+    // EXIF and XMP go to TIFF through the whole-image path, which writes them.
+    png_with_metadata(&d("meta.png"));
+    let forced = gblur()
+        .args([d("meta.png").as_os_str(), d("meta.tif").as_os_str()])
+        .args(["--sigma", "3", "--device", "rust", "--engine", "strips"])
+        .assert()
+        .failure()
+        .code(2);
+    let err = String::from_utf8_lossy(&forced.get_output().stderr).to_string();
+    assert!(err.contains("EXIF or XMP"), "{err}");
+    // A TIFF cut short: exit 1 naming the file, nothing written.
+    write_tiff(&d("in.tif"), &image(200, 300, 3, false, 5), 8);
+    let bytes = std::fs::read(d("in.tif")).unwrap();
+    std::fs::write(d("cut.tif"), &bytes[..bytes.len() / 2]).unwrap();
+    let cut = gblur()
+        .env("GBLUR_STRIP_ROWS", "16")
+        .args([d("cut.tif").as_os_str(), d("out.tif").as_os_str()])
+        .args(["--sigma", "3", "--device", "rust", "--engine", "strips"])
+        .assert()
+        .failure();
+    let err = String::from_utf8_lossy(&cut.get_output().stderr).to_string();
+    assert!(err.contains("cut.tif"), "{err}");
+    assert!(!d("out.tif").exists());
 }

@@ -11,6 +11,8 @@
 
 mod png_in;
 mod png_out;
+mod tiff_in;
+mod tiff_out;
 
 use crate::codec::metadata::Metadata;
 use crate::codec::{self, ImageIoError};
@@ -23,7 +25,102 @@ use image::{ColorType, ImageFormat};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-pub use png_in::{open, Opened, PngRows};
+pub use png_in::PngRows;
+pub use tiff_in::TiffRows;
+
+/// An input being read row by row: a PNG a row at a time, a TIFF a strip at a time.
+pub enum Rows {
+    Png(Box<PngRows>),
+    Tiff(Box<TiffRows>),
+}
+
+impl Rows {
+    pub fn size(&self) -> (u32, u32) {
+        match self {
+            Rows::Png(r) => (r.width, r.height),
+            Rows::Tiff(r) => (r.width, r.height),
+        }
+    }
+
+    pub fn color(&self) -> ColorType {
+        match self {
+            Rows::Png(r) => r.color,
+            Rows::Tiff(r) => r.color,
+        }
+    }
+
+    pub fn format(&self) -> ImageFormat {
+        match self {
+            Rows::Png(_) => ImageFormat::Png,
+            Rows::Tiff(_) => ImageFormat::Tiff,
+        }
+    }
+
+    fn take_meta(&mut self) -> Metadata {
+        match self {
+            Rows::Png(r) => std::mem::take(&mut r.meta),
+            Rows::Tiff(r) => std::mem::take(&mut r.meta),
+        }
+    }
+
+    /// Samples per row.
+    pub fn row_samples(&self) -> usize {
+        let (width, _) = self.size();
+        width as usize * self.color().channel_count() as usize
+    }
+
+    /// Fills `out` with the next rows (whole rows).
+    fn read<T: StreamSample>(&mut self, out: &mut [T]) -> Result<(), ImageIoError> {
+        match self {
+            Rows::Png(r) => r.read(out),
+            Rows::Tiff(r) => r.read(out),
+        }
+    }
+}
+
+/// What `open` found.
+pub enum Opened {
+    Rows(Box<Rows>),
+    /// The file is one the strip engine does not stream, or not into `output`, and why.
+    Unsupported(String),
+}
+
+/// Opens `path` (a PNG or a TIFF, as `unsupported` checked) for reading by rows into an
+/// `output` file, within a memory budget of `max_memory_mib`.
+pub fn open(path: &Path, output: ImageFormat, max_memory_mib: u64) -> Result<Opened, ImageIoError> {
+    let rows = match codec::sniff(path).ok().flatten() {
+        Some(ImageFormat::Tiff) => {
+            // A strip of the file is held while its rows go to the blur: a quarter of the
+            // budget at most.
+            let most = max_memory_mib.saturating_mul(1 << 20) / 4;
+            match tiff_in::open(path, most)? {
+                Ok(rows) => Rows::Tiff(Box::new(rows)),
+                Err(why) => return Ok(Opened::Unsupported(why)),
+            }
+        }
+        _ => match png_in::open(path)? {
+            png_in::Opened::Rows(rows) => Rows::Png(rows),
+            png_in::Opened::Unsupported(why) => return Ok(Opened::Unsupported(why)),
+        },
+    };
+    if output == ImageFormat::Tiff {
+        let (exif, xmp) = match &rows {
+            Rows::Png(r) => (r.meta.exif.is_some(), r.meta.xmp.is_some()),
+            Rows::Tiff(r) => (r.meta.exif.is_some(), r.meta.xmp.is_some()),
+        };
+        let why = if rows.color().channel_count() == 2 {
+            "gray with alpha goes to TIFF through the whole-image path"
+        } else if exif || xmp {
+            "its EXIF or XMP goes to TIFF through the whole-image path"
+        } else {
+            ""
+        };
+        if !why.is_empty() {
+            return Ok(Opened::Unsupported(why.into()));
+        }
+    }
+    Ok(Opened::Rows(Box::new(rows)))
+}
 
 /// Which engine blurs the main command's image (`--engine`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -44,12 +141,23 @@ const DECODE_ROWS: usize = 16;
 /// 128 up), so that small images cross many strips.
 const STRIP_ROWS_VAR: &str = "GBLUR_STRIP_ROWS";
 
-/// Samples a PNG row holds: 8-bit as they are, 16-bit big-endian.
-pub trait StreamSample: Sample {
+/// Samples a PNG row holds (8-bit as they are, 16-bit big-endian), and a TIFF strip's as the
+/// `tiff` crate decodes them (native values).
+pub trait StreamSample: Sample + tiff_out::TiffSample {
     /// Distinct values, for the sRGB table of `--linear`.
     const LEVELS: usize;
     fn from_png(bytes: &[u8], out: &mut [Self]);
     fn to_png(samples: &[Self], out: &mut Vec<u8>);
+    /// Copies `src` into `out` where its samples are of this type; false where they are not.
+    fn from_native<S: Copy + 'static>(src: &[S], out: &mut [Self]) -> bool {
+        if std::any::TypeId::of::<S>() != std::any::TypeId::of::<Self>() {
+            return false;
+        }
+        // SAFETY: S is Self (same TypeId), so the slice is a slice of Self.
+        let same = unsafe { std::slice::from_raw_parts(src.as_ptr().cast::<Self>(), src.len()) };
+        out.copy_from_slice(same);
+        true
+    }
 }
 
 impl StreamSample for u8 {
@@ -163,10 +271,13 @@ pub fn unsupported(job: &StripJob, blur: &Blur2d) -> Option<String> {
         "its edge mode is clamp only"
     } else if Axis::of(&blur.x).is_none() || Axis::of(&blur.y).is_none() {
         "it runs the recursive filter only (sigma >= 2 with --method auto, or --method recursive)"
-    } else if job.format != ImageFormat::Png {
-        "it writes PNG only"
-    } else if codec::sniff(job.input).ok().flatten() != Some(ImageFormat::Png) {
-        "it reads PNG only"
+    } else if !matches!(job.format, ImageFormat::Png | ImageFormat::Tiff) {
+        "it writes PNG and TIFF only"
+    } else if !matches!(
+        codec::sniff(job.input).ok().flatten(),
+        Some(ImageFormat::Png | ImageFormat::Tiff)
+    ) {
+        "it reads PNG and TIFF only"
     } else {
         return None;
     };
@@ -174,8 +285,9 @@ pub fn unsupported(job: &StripJob, blur: &Blur2d) -> Option<String> {
 }
 
 /// The decoded image's size in bytes, which the whole-image path holds at once.
-pub fn decoded_bytes(rows: &PngRows) -> u64 {
-    rows.width as u64 * rows.height as u64 * rows.color.bytes_per_pixel() as u64
+pub fn decoded_bytes(rows: &Rows) -> u64 {
+    let (width, height) = rows.size();
+    width as u64 * height as u64 * rows.color().bytes_per_pixel() as u64
 }
 
 /// What a streamed job did, for its report.
@@ -194,8 +306,9 @@ enum Stop {
 }
 
 /// Blurs `rows` into `job.output` through the strip engine.
-pub fn run(job: &StripJob, blur: &Blur2d, rows: PngRows) -> Result<Streamed, ImageIoError> {
-    match rows.color.bytes_per_pixel() / rows.color.channel_count() {
+pub fn run(job: &StripJob, blur: &Blur2d, rows: Rows) -> Result<Streamed, ImageIoError> {
+    let color = rows.color();
+    match color.bytes_per_pixel() / color.channel_count() {
         1 => run_typed::<u8>(job, blur, rows),
         _ => run_typed::<u16>(job, blur, rows),
     }
@@ -204,10 +317,10 @@ pub fn run(job: &StripJob, blur: &Blur2d, rows: PngRows) -> Result<Streamed, Ima
 fn run_typed<T: StreamSample>(
     job: &StripJob,
     blur: &Blur2d,
-    mut rows: PngRows,
+    mut rows: Rows,
 ) -> Result<Streamed, ImageIoError> {
     let wall = Instant::now();
-    let (width, height, color) = (rows.width, rows.height, rows.color);
+    let ((width, height), color) = (rows.size(), rows.color());
     let stride = rows.row_samples();
     let table = job.linear.then(|| srgb_table(T::LEVELS));
     let px = Pixels {
@@ -228,19 +341,13 @@ fn run_typed<T: StreamSample>(
     let (Some(kx), Some(ky)) = axes else {
         unreachable!("`unsupported` refuses FIR axes");
     };
-    let meta: Metadata = std::mem::take(&mut rows.meta);
-    let header = png_out::PngHeader {
-        size: (width, height),
-        color,
-        meta: &meta,
-        compression: job.png_compression,
-    };
+    let meta: Metadata = rows.take_meta();
     let (in_tx, in_rx) = bounded::<Result<Vec<T>, ImageIoError>>(2);
     let (out_tx, out_rx) = bounded::<Vec<T>>(1);
     let mut bar = RowsBar::new((width, height), stride, job.progress);
     let (blurred, decode_busy, encoded) = std::thread::scope(|s| {
         let decoder = s.spawn(move || decode(rows, in_tx));
-        let encoder = s.spawn(move || png_out::write::<T>(job.output, header, out_rx));
+        let encoder = s.spawn(|| encode::<T>(job, (width, height, color), &meta, out_rx));
         let dims = (width as usize, height as usize);
         let blurred = blur_stage(dims, &px, (kx, ky), plan, in_rx, (out_tx, &mut bar));
         (blurred, join(decoder), join(encoder))
@@ -301,6 +408,35 @@ fn report(
     (all, notes)
 }
 
+/// The encoder thread: the rows into `job.output` as PNG or TIFF (`unsupported` allows no
+/// other). Returns the time spent writing, not waiting.
+fn encode<T: StreamSample>(
+    job: &StripJob,
+    (width, height, color): (u32, u32, ColorType),
+    meta: &Metadata,
+    rows: Receiver<Vec<T>>,
+) -> Result<Duration, ImageIoError> {
+    match job.format {
+        ImageFormat::Tiff => {
+            let header = tiff_out::TiffHeader {
+                size: (width, height),
+                channels: color.channel_count() as usize,
+                icc: meta.icc.as_deref(),
+            };
+            tiff_out::write::<T>(job.output, header, rows)
+        }
+        _ => {
+            let header = png_out::PngHeader {
+                size: (width, height),
+                color,
+                meta,
+                compression: job.png_compression,
+            };
+            png_out::write::<T>(job.output, header, rows)
+        }
+    }
+}
+
 /// A stage's result, its panic carried on to the caller.
 fn join<R>(h: std::thread::ScopedJoinHandle<'_, R>) -> R {
     h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
@@ -308,11 +444,8 @@ fn join<R>(h: std::thread::ScopedJoinHandle<'_, R>) -> R {
 
 /// The decoder thread: every row of `rows`, in batches, into `out`; stops early when the
 /// blur is gone. Returns the time spent decoding, not waiting.
-fn decode<T: StreamSample>(
-    mut rows: PngRows,
-    out: Sender<Result<Vec<T>, ImageIoError>>,
-) -> Duration {
-    let (stride, height) = (rows.row_samples(), rows.height as usize);
+fn decode<T: StreamSample>(mut rows: Rows, out: Sender<Result<Vec<T>, ImageIoError>>) -> Duration {
+    let (stride, height) = (rows.row_samples(), rows.size().1 as usize);
     let mut busy = Duration::ZERO;
     let mut done = 0;
     while done < height {

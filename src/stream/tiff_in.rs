@@ -1,0 +1,178 @@
+//! TIFF rows in: the header and metadata as the whole-image decode reads them (the `image`
+//! crate's decoder, with `metadata::read_container`), then the pixels a strip at a time from
+//! the `tiff` crate, so that only one strip of the file is held at once.
+
+use super::StreamSample;
+use crate::codec::metadata::{self, Metadata};
+use crate::codec::ImageIoError;
+use image::{ColorType, ImageDecoder, ImageFormat};
+use std::fs::File;
+use std::io::{BufReader, Seek};
+use std::path::{Path, PathBuf};
+use tiff::decoder::{ChunkType, Decoder, DecodingResult};
+use tiff::tags::{PhotometricInterpretation, PlanarConfiguration, Tag};
+
+/// A strip-organised TIFF being read strip by strip.
+pub struct TiffRows {
+    decoder: Decoder<BufReader<File>>,
+    path: PathBuf,
+    pub width: u32,
+    pub height: u32,
+    pub color: ColorType,
+    pub meta: Metadata,
+    /// The samples of the strip being read, and how many of them were handed out.
+    strip: Vec<u16>,
+    strip_bytes: Vec<u8>,
+    taken: usize,
+    next_strip: u32,
+}
+
+fn decode_error(path: &Path, detail: impl ToString) -> ImageIoError {
+    ImageIoError::Decode {
+        path: path.into(),
+        detail: detail.to_string(),
+    }
+}
+
+/// Opens `path` (a TIFF) for reading by strips. `Err(why)` inside the Ok: a TIFF the strip
+/// engine does not stream (tiles, separate planes, a colour model or depth the banded blur does
+/// not take here, an EXIF orientation, or strips over `most_strip_bytes` each), which the
+/// whole-image path reads instead.
+pub fn open(path: &Path, most_strip_bytes: u64) -> Result<Result<TiffRows, String>, ImageIoError> {
+    let open_err = |cause| ImageIoError::Open {
+        path: path.into(),
+        cause,
+    };
+    let mut file = BufReader::new(File::open(path).map_err(open_err)?);
+    let from_file = metadata::read_container(ImageFormat::Tiff, &mut file);
+    file.rewind().map_err(open_err)?;
+    let mut head =
+        image::codecs::tiff::TiffDecoder::new(file).map_err(|e| decode_error(path, e))?;
+    let orientation = head.orientation().map_err(|e| decode_error(path, e))?;
+    if orientation != image::metadata::Orientation::NoTransforms {
+        return Ok(Err("its EXIF orientation turns the image".into()));
+    }
+    let meta = Metadata::read(&mut head, from_file).map_err(|e| decode_error(path, e))?;
+    let color = head.color_type();
+    let (width, height) = head.dimensions();
+    drop(head);
+    if !matches!(
+        color,
+        ColorType::L8
+            | ColorType::Rgb8
+            | ColorType::Rgba8
+            | ColorType::L16
+            | ColorType::Rgb16
+            | ColorType::Rgba16
+    ) {
+        return Ok(Err(format!("its layout {color:?}")));
+    }
+    if width == 0 || height == 0 {
+        return Err(decode_error(
+            path,
+            format!("the image has no pixels ({width} × {height})"),
+        ));
+    }
+    let file = BufReader::new(File::open(path).map_err(open_err)?);
+    let mut decoder = Decoder::new(file).map_err(|e| decode_error(path, e))?;
+    if decoder.get_chunk_type() != ChunkType::Strip {
+        return Ok(Err("it is tiled".into()));
+    }
+    let tag = |d: &mut Decoder<_>, t| d.find_tag_unsigned::<u16>(t).ok().flatten();
+    if tag(&mut decoder, Tag::PlanarConfiguration)
+        .is_some_and(|p| p != PlanarConfiguration::Chunky.to_u16())
+    {
+        return Ok(Err("its samples are stored plane by plane".into()));
+    }
+    let photometric = tag(&mut decoder, Tag::PhotometricInterpretation);
+    let expected = match color.channel_count() {
+        1 => PhotometricInterpretation::BlackIsZero,
+        _ => PhotometricInterpretation::RGB,
+    };
+    if photometric != Some(expected.to_u16()) {
+        return Ok(Err(
+            "its colour model is not gray (black is zero) or RGB".into()
+        ));
+    }
+    let row_bytes = width as u64 * color.bytes_per_pixel() as u64;
+    let strip_bytes = decoder.chunk_dimensions().1 as u64 * row_bytes;
+    if strip_bytes > most_strip_bytes {
+        return Ok(Err(format!(
+            "its strips hold {} MiB each, over the memory budget's share",
+            strip_bytes >> 20
+        )));
+    }
+    Ok(Ok(TiffRows {
+        decoder,
+        path: path.into(),
+        width,
+        height,
+        color,
+        meta,
+        strip: Vec::new(),
+        strip_bytes: Vec::new(),
+        taken: 0,
+        next_strip: 0,
+    }))
+}
+
+impl TiffRows {
+    /// Samples per row.
+    pub fn row_samples(&self) -> usize {
+        self.width as usize * self.color.channel_count() as usize
+    }
+
+    /// Fills `out` with the next rows (whole rows).
+    pub fn read<T: StreamSample>(&mut self, out: &mut [T]) -> Result<(), ImageIoError> {
+        let mut filled = 0;
+        while filled < out.len() {
+            let held = self.strip.len().max(self.strip_bytes.len());
+            if self.taken == held {
+                self.next()?;
+                continue;
+            }
+            let n = (out.len() - filled).min(held - self.taken);
+            let dst = &mut out[filled..filled + n];
+            let (at, to) = (self.taken, self.taken + n);
+            let same_depth = match self.strip_bytes.is_empty() {
+                true => T::from_native(&self.strip[at..to], dst),
+                false => T::from_native(&self.strip_bytes[at..to], dst),
+            };
+            if !same_depth {
+                return Err(decode_error(&self.path, "a strip of another bit depth"));
+            }
+            self.taken += n;
+            filled += n;
+        }
+        Ok(())
+    }
+
+    /// Decodes the next strip.
+    fn next(&mut self) -> Result<(), ImageIoError> {
+        let strips = self
+            .decoder
+            .strip_count()
+            .map_err(|e| decode_error(&self.path, e))?;
+        if self.next_strip >= strips {
+            return Err(decode_error(&self.path, "the image data ends early"));
+        }
+        let read = self.decoder.read_chunk(self.next_strip);
+        let data = read.map_err(|e| decode_error(&self.path, e))?;
+        (self.strip, self.strip_bytes) = match data {
+            DecodingResult::U8(v) => (Vec::new(), v),
+            DecodingResult::U16(v) => (v, Vec::new()),
+            _ => {
+                return Err(decode_error(
+                    &self.path,
+                    "a strip of unexpected sample type",
+                ))
+            }
+        };
+        if self.strip.is_empty() && self.strip_bytes.is_empty() {
+            return Err(decode_error(&self.path, "an empty strip"));
+        }
+        self.taken = 0;
+        self.next_strip += 1;
+        Ok(())
+    }
+}
