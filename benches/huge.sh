@@ -12,6 +12,8 @@
 #    median walls, and the strip engine's wall against its slowest stage (its report's busy
 #    times, which count time on a core, so with fewer cores than busy threads they include
 #    waiting for one).
+#    FORMATS="png tiff" (the default) also runs the pair TIFF -> TIFF (uncompressed, the input
+#    written by vips from the PNG); WHOLE_TABLE=0 stops after these.
 # Usage: [SIZE=32768] [SIGMA=10] [ROUNDS=3] benches/huge.sh      Prints Markdown tables.
 set -euo pipefail
 size=${SIZE:-8192} sigma=${SIGMA:-10} rounds=${ROUNDS:-3} min_ampl=${MIN_AMPL:-0.005}
@@ -32,21 +34,41 @@ median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
 $py "$root/benches/huge_image.py" "$work/in.png" "$size" "$size"
 echo "input: ${size}x${size} RGB8 PNG, $(( $(stat -c %s "$work/in.png") >> 20 )) MiB; sigma $sigma; $(nproc) cores"
-: >"$work/g"; : >"$work/v"
-for _ in $(seq "$rounds"); do
-    measure "$gblur" "$work/in.png" "$work/g.png" --sigma "$sigma" --device rust --engine strips -q >>"$work/g"
-    rm -f "$work/g.png"
-    measure vips gaussblur "$work/in.png" "$work/v.png[compression=1]" "$sigma" --min-ampl "$min_ampl" >>"$work/v"
-    rm -f "$work/v.png"
+
+# Paired rounds of gblur and vips on INPUT, writing OUT_EXT (vips with VIPS_OPTS); one table.
+pair() {
+    local input=$1 ext=$2 vips_opts=$3 label=$4
+    : >"$work/g"; : >"$work/v"
+    for _ in $(seq "$rounds"); do
+        measure "$gblur" "$input" "$work/g.$ext" --sigma "$sigma" --device rust --engine strips -q >>"$work/g"
+        rm -f "$work/g.$ext"
+        measure vips gaussblur "$input" "$work/v.$ext$vips_opts" "$sigma" --min-ampl "$min_ampl" >>"$work/v"
+        rm -f "$work/v.$ext"
+    done
+    local gw gr vw vr
+    gw=$(cut -d' ' -f1 "$work/g" | median) gr=$(cut -d' ' -f2 "$work/g" | median)
+    vw=$(cut -d' ' -f1 "$work/v" | median) vr=$(cut -d' ' -f2 "$work/v" | median)
+    echo
+    echo "| ${size}² RGB8 $label, sigma $sigma | wall (s) | peak RSS (MiB) |"
+    echo "|---|---:|---:|"
+    echo "| gblur --engine strips | $gw | $gr |"
+    echo "| vips gaussblur (min-ampl $min_ampl) | $vw | $vr |"
+    echo "| gblur / vips | $(awk "BEGIN { printf \"%.3f\", $gw / $vw }") | $(awk "BEGIN { printf \"%.2f\", $gr / $vr }") |"
+}
+# FORMATS picks the tables: png (PNG -> PNG at zlib level 1), tiff (uncompressed strip TIFF
+# -> TIFF, the input written by vips from the PNG).
+# SIGMAS="5 50" runs the pairs at each sigma in turn (default: SIGMA).
+for f in ${FORMATS:-png tiff}; do
+    [ "$f" != tiff ] || vips copy "$work/in.png" "$work/in.tif"
+    for sigma in ${SIGMAS:-$sigma}; do
+        case $f in
+            png) pair "$work/in.png" png "[compression=1]" "PNG -> PNG" ;;
+            tiff) pair "$work/in.tif" tif "" "TIFF -> TIFF" ;;
+        esac
+    done
+    rm -f "$work/in.tif"
 done
-gw=$(cut -d' ' -f1 "$work/g" | median) gr=$(cut -d' ' -f2 "$work/g" | median)
-vw=$(cut -d' ' -f1 "$work/v" | median) vr=$(cut -d' ' -f2 "$work/v" | median)
-echo
-echo "| ${size}² RGB8, sigma $sigma | wall (s) | peak RSS (MiB) |"
-echo "|---|---:|---:|"
-echo "| gblur --engine strips | $gw | $gr |"
-echo "| vips gaussblur (min-ampl $min_ampl) | $vw | $vr |"
-echo "| gblur / vips | $(echo "scale=2; $gw / $vw" | bc) | $(echo "scale=2; $gr / $vr" | bc) |"
+[ "${WHOLE_TABLE:-1}" = 1 ] || exit 0
 
 # 2. Whole against strips where both fit, at 1, 4 and 16 MP (where auto's line lies), and the
 #    16 MP strip engine's wall against its slowest stage.

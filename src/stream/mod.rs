@@ -344,12 +344,20 @@ fn run_typed<T: StreamSample>(
     let meta: Metadata = rows.take_meta();
     let (in_tx, in_rx) = bounded::<Result<Vec<T>, ImageIoError>>(2);
     let (out_tx, out_rx) = bounded::<Vec<T>>(1);
+    // Buffers that went through each channel come back for the next batch or strip: a fresh
+    // one is zeroed (the decoder's) or faulted in page by page (a strip's tens of MiB, from
+    // the system each time), which on a gigapixel image cost more than the copies themselves.
+    let (in_back, in_spare) = bounded::<Vec<T>>(4);
+    let (out_back, out_spare) = bounded::<Vec<T>>(2);
     let mut bar = RowsBar::new((width, height), stride, job.progress);
     let (blurred, decode_busy, encoded) = std::thread::scope(|s| {
-        let decoder = s.spawn(move || decode(rows, in_tx));
-        let encoder = s.spawn(|| encode::<T>(job, (width, height, color), &meta, out_rx));
+        let decoder = s.spawn(move || decode(rows, (in_tx, in_spare)));
+        let (header, meta) = ((width, height, color), &meta);
+        let encoder = s.spawn(move || encode::<T>(job, header, meta, (out_rx, out_back)));
         let dims = (width as usize, height as usize);
-        let blurred = blur_stage(dims, &px, (kx, ky), plan, in_rx, (out_tx, &mut bar));
+        let input = (in_rx, in_back);
+        let output = (out_tx, out_spare, &mut bar);
+        let blurred = blur_stage(dims, &px, (kx, ky), plan, input, output);
         (blurred, join(decoder), join(encoder))
     });
     bar.bar.finish_and_clear();
@@ -414,7 +422,7 @@ fn encode<T: StreamSample>(
     job: &StripJob,
     (width, height, color): (u32, u32, ColorType),
     meta: &Metadata,
-    rows: Receiver<Vec<T>>,
+    rows: (Receiver<Vec<T>>, Sender<Vec<T>>),
 ) -> Result<Duration, ImageIoError> {
     match job.format {
         ImageFormat::Tiff => {
@@ -444,14 +452,20 @@ fn join<R>(h: std::thread::ScopedJoinHandle<'_, R>) -> R {
 
 /// The decoder thread: every row of `rows`, in batches, into `out`; stops early when the
 /// blur is gone. Returns the time spent decoding, not waiting.
-fn decode<T: StreamSample>(mut rows: Rows, out: Sender<Result<Vec<T>, ImageIoError>>) -> Duration {
+fn decode<T: StreamSample>(
+    mut rows: Rows,
+    (out, spare): (Sender<Result<Vec<T>, ImageIoError>>, Receiver<Vec<T>>),
+) -> Duration {
     let (stride, height) = (rows.row_samples(), rows.size().1 as usize);
     let mut busy = Duration::ZERO;
     let mut done = 0;
     while done < height {
         let t = Instant::now();
         let n = DECODE_ROWS.min(height - done);
-        let mut batch = vec![T::from_f32(0.0); n * stride];
+        let mut batch = spare.try_recv().unwrap_or_default();
+        if batch.len() != n * stride {
+            batch.resize(n * stride, T::from_f32(0.0));
+        }
         let read = rows.read(&mut batch).map(|()| batch);
         busy += t.elapsed();
         let failed = read.is_err();
@@ -471,8 +485,8 @@ fn blur_stage<T: StreamSample>(
     px: &Pixels,
     axes: (Axis, Axis),
     plan: StripPlan,
-    input: Receiver<Result<Vec<T>, ImageIoError>>,
-    (output, bar): (Sender<Vec<T>>, &mut RowsBar),
+    (input, back): (Receiver<Result<Vec<T>, ImageIoError>>, Sender<Vec<T>>),
+    (output, spare, bar): (Sender<Vec<T>>, Receiver<Vec<T>>, &mut RowsBar),
 ) -> Result<(Vec<Pass>, f64), Stop> {
     let mut copies = Duration::ZERO;
     let (mut batch, mut at) = (Vec::new(), 0);
@@ -480,11 +494,13 @@ fn blur_stage<T: StreamSample>(
         let mut filled = 0;
         while filled < dst.len() {
             if at == batch.len() {
-                batch = match input.recv() {
+                let next = match input.recv() {
                     Ok(Ok(b)) => b,
                     Ok(Err(e)) => return Err(Stop::Failed(e)),
                     Err(_) => return Err(Stop::Gone),
                 };
+                // The decoder's next batch goes into this one's memory.
+                let _ = back.try_send(std::mem::replace(&mut batch, next));
                 at = 0;
             }
             let t = Instant::now();
@@ -498,7 +514,9 @@ fn blur_stage<T: StreamSample>(
     let mut out_copies = Duration::ZERO;
     let emit = |rows: &[T]| -> Result<(), Stop> {
         let t = Instant::now();
-        let owned = rows.to_vec();
+        let mut owned = spare.try_recv().unwrap_or_default();
+        owned.clear();
+        owned.extend_from_slice(rows);
         out_copies += t.elapsed();
         output.send(owned).map_err(|_| Stop::Gone)?;
         bar.advance(rows.len());

@@ -7,7 +7,7 @@
 use super::StreamSample;
 use crate::codec::metadata::{self, Metadata};
 use crate::codec::{self, ImageIoError};
-use crossbeam_channel::Receiver;
+use crossbeam_channel::{Receiver, Sender};
 use image::codecs::png::CompressionType;
 use image::ColorType;
 use std::io::{BufWriter, Write};
@@ -44,7 +44,7 @@ fn layout(color: ColorType) -> (png::ColorType, png::BitDepth) {
 pub fn write<T: StreamSample>(
     path: &Path,
     header: PngHeader,
-    rows: Receiver<Vec<T>>,
+    (rows, back): (Receiver<Vec<T>>, Sender<Vec<T>>),
 ) -> Result<Duration, ImageIoError> {
     let encode_err = |detail: String| ImageIoError::Encode {
         path: path.into(),
@@ -86,6 +86,8 @@ pub fn write<T: StreamSample>(
             T::to_png(&batch, &mut bytes);
             stream.write_all(&bytes)?;
             done += batch.len();
+            // The blur's next strip goes into this one's memory.
+            let _ = back.try_send(batch);
             busy += t.elapsed();
         }
         let t = Instant::now();

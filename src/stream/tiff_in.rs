@@ -9,7 +9,7 @@ use image::{ColorType, ImageDecoder, ImageFormat};
 use std::fs::File;
 use std::io::{BufReader, Seek};
 use std::path::{Path, PathBuf};
-use tiff::decoder::{ChunkType, Decoder, DecodingResult};
+use tiff::decoder::{ChunkType, Decoder};
 use tiff::tags::{PhotometricInterpretation, PlanarConfiguration, Tag};
 
 /// A strip-organised TIFF being read strip by strip.
@@ -147,28 +147,36 @@ impl TiffRows {
         Ok(())
     }
 
-    /// Decodes the next strip.
+    /// Decodes the next strip into the strip buffer of its depth, which the strips share.
     fn next(&mut self) -> Result<(), ImageIoError> {
-        let strips = self
-            .decoder
-            .strip_count()
-            .map_err(|e| decode_error(&self.path, e))?;
+        let err = |e: tiff::TiffError| decode_error(&self.path, e);
+        let strips = self.decoder.strip_count().map_err(err)?;
         if self.next_strip >= strips {
             return Err(decode_error(&self.path, "the image data ends early"));
         }
-        let read = self.decoder.read_chunk(self.next_strip);
-        let data = read.map_err(|e| decode_error(&self.path, e))?;
-        (self.strip, self.strip_bytes) = match data {
-            DecodingResult::U8(v) => (Vec::new(), v),
-            DecodingResult::U16(v) => (v, Vec::new()),
+        let (w, rows) = self.decoder.chunk_data_dimensions(self.next_strip);
+        let samples = w as usize * rows as usize * self.color.channel_count() as usize;
+        let read = match self.color.bytes_per_pixel() / self.color.channel_count() {
+            1 => {
+                self.strip_bytes.resize(samples, 0);
+                self.decoder
+                    .read_chunk_bytes(self.next_strip, &mut self.strip_bytes)
+            }
             _ => {
-                return Err(decode_error(
-                    &self.path,
-                    "a strip of unexpected sample type",
-                ))
+                self.strip.resize(samples, 0);
+                // SAFETY: any bytes are valid u16 halves; the decoder writes the samples in
+                // native order, as `read_chunk` would return them.
+                let bytes = unsafe {
+                    std::slice::from_raw_parts_mut(
+                        self.strip.as_mut_ptr().cast::<u8>(),
+                        samples * 2,
+                    )
+                };
+                self.decoder.read_chunk_bytes(self.next_strip, bytes)
             }
         };
-        if self.strip.is_empty() && self.strip_bytes.is_empty() {
+        read.map_err(|e| decode_error(&self.path, e))?;
+        if samples == 0 {
             return Err(decode_error(&self.path, "an empty strip"));
         }
         self.taken = 0;

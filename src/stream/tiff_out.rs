@@ -4,7 +4,7 @@
 //! file renamed over the output once complete.
 
 use crate::codec::{self, ImageIoError};
-use crossbeam_channel::Receiver;
+use crossbeam_channel::{Receiver, Sender};
 use std::io::{Seek, Write};
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -23,6 +23,10 @@ const BIG_OVER_VAR: &str = "GBLUR_BIGTIFF_OVER";
 /// strip is little memory beside the blur's window.
 const STRIP_BYTES: u64 = 1 << 20;
 
+/// Test hook: `GBLUR_TIFF_STRIP_BYTES=N` aims at strips of N bytes instead, so that a small
+/// image's strips end inside the blur's batches.
+const STRIP_BYTES_VAR: &str = "GBLUR_TIFF_STRIP_BYTES";
+
 /// What the TIFF is to hold besides its rows.
 pub struct TiffHeader<'a> {
     pub size: (u32, u32),
@@ -37,7 +41,7 @@ pub trait TiffSample: Copy + Sized {
     fn write<W: Write + Seek, K: TiffKind>(
         e: &mut TiffEncoder<W, K>,
         header: &TiffHeader,
-        rows: &Receiver<Vec<Self>>,
+        rows: &(Receiver<Vec<Self>>, Sender<Vec<Self>>),
         busy: &mut Duration,
     ) -> TiffResult<usize>;
 }
@@ -48,7 +52,7 @@ macro_rules! tiff_sample {
             fn write<W: Write + Seek, K: TiffKind>(
                 e: &mut TiffEncoder<W, K>,
                 header: &TiffHeader,
-                rows: &Receiver<Vec<Self>>,
+                rows: &(Receiver<Vec<Self>>, Sender<Vec<Self>>),
                 busy: &mut Duration,
             ) -> TiffResult<usize> {
                 match header.channels {
@@ -68,7 +72,7 @@ tiff_sample!(u16, colortype::Gray16, colortype::RGB16, colortype::RGBA16);
 fn write_image<C: colortype::ColorType, W: Write + Seek, K: TiffKind>(
     e: &mut TiffEncoder<W, K>,
     header: &TiffHeader,
-    rows: &Receiver<Vec<C::Inner>>,
+    (rows, back): &(Receiver<Vec<C::Inner>>, Sender<Vec<C::Inner>>),
     busy: &mut Duration,
 ) -> TiffResult<usize>
 where
@@ -79,7 +83,11 @@ where
     let (w, h) = header.size;
     let row = w as usize * header.channels;
     let row_bytes = (row * std::mem::size_of::<C::Inner>()) as u64;
-    let rows_per_strip = (STRIP_BYTES / row_bytes.max(1)).clamp(1, h as u64) as usize;
+    let strip_bytes = std::env::var(STRIP_BYTES_VAR)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(STRIP_BYTES);
+    let rows_per_strip = (strip_bytes / row_bytes.max(1)).clamp(1, h as u64) as usize;
     let mut image = e.new_image::<C>(w, h)?;
     image.rows_per_strip(rows_per_strip as u32)?;
     if let Some(icc) = header.icc {
@@ -92,6 +100,14 @@ where
         let t = Instant::now();
         let mut rest = &batch[..];
         while !rest.is_empty() {
+            let whole = rows_per_strip * row;
+            if strip.is_empty() && rest.len() >= whole {
+                // A whole strip in the batch goes out from it, not through a copy.
+                image.write_strip(&rest[..whole])?;
+                rest = &rest[whole..];
+                done += whole;
+                continue;
+            }
             let take = (rows_per_strip * row - strip.len()).min(rest.len());
             strip.extend_from_slice(&rest[..take]);
             rest = &rest[take..];
@@ -102,6 +118,8 @@ where
                 strip.clear();
             }
         }
+        // The blur's next strip goes into this one's memory.
+        let _ = back.try_send(batch);
         *busy += t.elapsed();
     }
     let t = Instant::now();
@@ -118,7 +136,7 @@ where
 pub fn write<T: TiffSample>(
     path: &Path,
     header: TiffHeader,
-    rows: Receiver<Vec<T>>,
+    rows: (Receiver<Vec<T>>, Sender<Vec<T>>),
 ) -> Result<Duration, ImageIoError> {
     let encode_err = |detail: String| ImageIoError::Encode {
         path: path.into(),
