@@ -134,6 +134,12 @@ pub enum Engine {
     Strips,
 }
 
+/// Batches of rows one way and their emptied buffers back the other, for the next batch.
+pub type Batches<T> = (Receiver<Vec<T>>, Sender<Vec<T>>);
+
+/// A decoded batch (or why the decoder stopped) going to the blur.
+type DecodedBatch<T> = Result<Vec<T>, ImageIoError>;
+
 /// Rows per batch from the decoder: small, so the blur's first strip starts early.
 const DECODE_ROWS: usize = 16;
 
@@ -342,7 +348,7 @@ fn run_typed<T: StreamSample>(
         unreachable!("`unsupported` refuses FIR axes");
     };
     let meta: Metadata = rows.take_meta();
-    let (in_tx, in_rx) = bounded::<Result<Vec<T>, ImageIoError>>(2);
+    let (in_tx, in_rx) = bounded::<DecodedBatch<T>>(2);
     let (out_tx, out_rx) = bounded::<Vec<T>>(1);
     // Buffers that went through each channel come back for the next batch or strip: a fresh
     // one is zeroed (the decoder's) or faulted in page by page (a strip's tens of MiB, from
@@ -422,7 +428,7 @@ fn encode<T: StreamSample>(
     job: &StripJob,
     (width, height, color): (u32, u32, ColorType),
     meta: &Metadata,
-    rows: (Receiver<Vec<T>>, Sender<Vec<T>>),
+    rows: Batches<T>,
 ) -> Result<Duration, ImageIoError> {
     match job.format {
         ImageFormat::Tiff => {
@@ -454,7 +460,7 @@ fn join<R>(h: std::thread::ScopedJoinHandle<'_, R>) -> R {
 /// blur is gone. Returns the time spent decoding, not waiting.
 fn decode<T: StreamSample>(
     mut rows: Rows,
-    (out, spare): (Sender<Result<Vec<T>, ImageIoError>>, Receiver<Vec<T>>),
+    (out, spare): (Sender<DecodedBatch<T>>, Receiver<Vec<T>>),
 ) -> Duration {
     let (stride, height) = (rows.row_samples(), rows.size().1 as usize);
     let mut busy = Duration::ZERO;
@@ -485,7 +491,7 @@ fn blur_stage<T: StreamSample>(
     px: &Pixels,
     axes: (Axis, Axis),
     plan: StripPlan,
-    (input, back): (Receiver<Result<Vec<T>, ImageIoError>>, Sender<Vec<T>>),
+    (input, back): (Receiver<DecodedBatch<T>>, Sender<Vec<T>>),
     (output, spare, bar): (Sender<Vec<T>>, Receiver<Vec<T>>, &mut RowsBar),
 ) -> Result<(Vec<Pass>, f64), Stop> {
     let mut copies = Duration::ZERO;

@@ -4,10 +4,10 @@
 //! fast` is the whole-image path's own streamed encoder (fdeflate, adaptive filters); `small`
 //! and `best` are zlib levels 6 and 9 as there, in one stream on the encoder's thread.
 
+use super::Batches;
 use super::StreamSample;
 use crate::codec::metadata::{self, Metadata};
 use crate::codec::{self, ImageIoError};
-use crossbeam_channel::{Receiver, Sender};
 use image::codecs::png::CompressionType;
 use image::ColorType;
 use std::io::{BufWriter, Write};
@@ -44,7 +44,7 @@ fn layout(color: ColorType) -> (png::ColorType, png::BitDepth) {
 pub fn write<T: StreamSample>(
     path: &Path,
     header: PngHeader,
-    (rows, back): (Receiver<Vec<T>>, Sender<Vec<T>>),
+    (rows, back): Batches<T>,
 ) -> Result<Duration, ImageIoError> {
     let encode_err = |detail: String| ImageIoError::Encode {
         path: path.into(),

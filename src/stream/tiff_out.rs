@@ -3,8 +3,8 @@
 //! where the pixels alone come near the classic format's 4 GiB of offsets. Into a temporary
 //! file renamed over the output once complete.
 
+use super::Batches;
 use crate::codec::{self, ImageIoError};
-use crossbeam_channel::{Receiver, Sender};
 use std::io::{Seek, Write};
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -41,7 +41,7 @@ pub trait TiffSample: Copy + Sized {
     fn write<W: Write + Seek, K: TiffKind>(
         e: &mut TiffEncoder<W, K>,
         header: &TiffHeader,
-        rows: &(Receiver<Vec<Self>>, Sender<Vec<Self>>),
+        rows: &Batches<Self>,
         busy: &mut Duration,
     ) -> TiffResult<usize>;
 }
@@ -52,7 +52,7 @@ macro_rules! tiff_sample {
             fn write<W: Write + Seek, K: TiffKind>(
                 e: &mut TiffEncoder<W, K>,
                 header: &TiffHeader,
-                rows: &(Receiver<Vec<Self>>, Sender<Vec<Self>>),
+                rows: &Batches<Self>,
                 busy: &mut Duration,
             ) -> TiffResult<usize> {
                 match header.channels {
@@ -72,7 +72,7 @@ tiff_sample!(u16, colortype::Gray16, colortype::RGB16, colortype::RGBA16);
 fn write_image<C: colortype::ColorType, W: Write + Seek, K: TiffKind>(
     e: &mut TiffEncoder<W, K>,
     header: &TiffHeader,
-    (rows, back): &(Receiver<Vec<C::Inner>>, Sender<Vec<C::Inner>>),
+    (rows, back): &Batches<C::Inner>,
     busy: &mut Duration,
 ) -> TiffResult<usize>
 where
@@ -136,7 +136,7 @@ where
 pub fn write<T: TiffSample>(
     path: &Path,
     header: TiffHeader,
-    rows: (Receiver<Vec<T>>, Sender<Vec<T>>),
+    rows: Batches<T>,
 ) -> Result<Duration, ImageIoError> {
     let encode_err = |detail: String| ImageIoError::Encode {
         path: path.into(),
