@@ -50,6 +50,17 @@ fn image(w: u32, h: u32, channels: usize, sixteen: bool, seed: u64) -> DynamicIm
     }
 }
 
+/// The sample layouts the strip engine streams: (channels, 16-bit).
+const LAYOUTS: [(usize, bool); 7] = [
+    (1, false),
+    (2, false),
+    (3, false),
+    (4, false),
+    (1, true),
+    (3, true),
+    (4, true),
+];
+
 /// Runs gblur on `input` into `output` with `engine`, strips of `rows` rows.
 fn run(input: &Path, output: &Path, engine: &str, sigma: f64, rows: usize, extra: &[&str]) {
     let sigma = sigma.to_string();
@@ -96,18 +107,9 @@ fn strips_match_the_whole_image() {
     );
     // Odd sizes; one row and one column; heights of many strips and of less than the reach.
     let sizes = [(37, 29), (1, 70), (61, 1), (130, 301)];
-    let layouts = [
-        (1, false),
-        (2, false),
-        (3, false),
-        (4, false),
-        (1, true),
-        (3, true),
-        (4, true),
-    ];
     let mut cases = 0;
     for (i, &(w, h)) in sizes.iter().enumerate() {
-        for (j, &(channels, sixteen)) in layouts.iter().enumerate() {
+        for (j, &(channels, sixteen)) in LAYOUTS.iter().enumerate() {
             image(w, h, channels, sixteen, (i * 10 + j) as u64)
                 .save(&input)
                 .unwrap();
@@ -406,17 +408,11 @@ fn write_tiff(path: &Path, img: &DynamicImage, rows_per_strip: u32) {
 fn tiff_strips_match_the_whole_image() {
     let dir = tempfile::tempdir().unwrap();
     let d = |name: &str| dir.path().join(name);
-    let layouts = [
-        (1, false),
-        (3, false),
-        (4, false),
-        (1, true),
-        (3, true),
-        (4, true),
-    ];
+    // Gray with alpha has no streamed TIFF layout (`tiffs_it_does_not_stream_…`).
+    let layouts = LAYOUTS.iter().filter(|(channels, _)| *channels != 2);
     let mut cases = 0;
     for (i, &(w, h)) in [(37, 29), (1, 70), (130, 301)].iter().enumerate() {
-        for (j, &(channels, sixteen)) in layouts.iter().enumerate() {
+        for (j, &(channels, sixteen)) in layouts.clone().enumerate() {
             let img = image(w, h, channels, sixteen, (i * 10 + j) as u64);
             // Input strips of 1, 7 and 64 rows: strips end inside the blur's batches.
             write_tiff(&d("in.tif"), &img, [1, 7, 64][cases % 3]);

@@ -9,6 +9,7 @@
 //! row is written (`png_out`). An error anywhere drops the channels, which stops the other
 //! stages; the temporary file is removed and the output left as it was.
 
+mod header;
 mod png_in;
 mod png_out;
 mod tiff_in;

@@ -3,12 +3,14 @@
 //! the `png` crate, expanded as the `image` crate expands them (palette and low bit depths to
 //! 8 bits, tRNS to alpha).
 
+use super::header::{decode_error, open_error, Header};
 use super::StreamSample;
-use crate::codec::metadata::{self, Metadata};
+use crate::codec::metadata::Metadata;
 use crate::codec::ImageIoError;
-use image::{ColorType, ImageDecoder, ImageFormat};
+use image::codecs::png::PngDecoder;
+use image::{ColorType, ImageFormat};
 use std::fs::File;
-use std::io::{BufReader, Seek};
+use std::io::BufReader;
 use std::path::{Path, PathBuf};
 
 /// A PNG being read row by row.
@@ -28,41 +30,20 @@ pub enum Opened {
     Unsupported(String),
 }
 
-fn decode_error(path: &Path, detail: impl ToString) -> ImageIoError {
-    ImageIoError::Decode {
-        path: path.into(),
-        detail: detail.to_string(),
-    }
-}
-
 /// Opens `path` (a PNG) for reading by rows: Unsupported for an interlaced file, one turned
 /// by its EXIF orientation, or a layout the banded blur does not take.
 pub fn open(path: &Path) -> Result<Opened, ImageIoError> {
-    let open_err = |cause| ImageIoError::Open {
-        path: path.into(),
-        cause,
+    let header = match super::header::read(path, ImageFormat::Png, PngDecoder::new)? {
+        Ok(header) => header,
+        Err(why) => return Ok(Opened::Unsupported(why)),
     };
-    let mut file = BufReader::new(File::open(path).map_err(open_err)?);
-    let from_file = metadata::read_container(ImageFormat::Png, &mut file);
-    file.rewind().map_err(open_err)?;
-    let mut head = image::codecs::png::PngDecoder::new(file).map_err(|e| decode_error(path, e))?;
-    let orientation = head.orientation().map_err(|e| decode_error(path, e))?;
-    if orientation != image::metadata::Orientation::NoTransforms {
-        return Ok(Opened::Unsupported(
-            "its EXIF orientation turns the image".into(),
-        ));
-    }
-    let meta = Metadata::read(&mut head, from_file).map_err(|e| decode_error(path, e))?;
-    let color = head.color_type();
-    let (width, height) = head.dimensions();
-    drop(head);
-    if width == 0 || height == 0 {
-        return Err(decode_error(
-            path,
-            format!("the image has no pixels ({width} × {height})"),
-        ));
-    }
-    let file = BufReader::new(File::open(path).map_err(open_err)?);
+    let Header {
+        meta,
+        color,
+        width,
+        height,
+    } = header;
+    let file = BufReader::new(File::open(path).map_err(open_error(path))?);
     let mut decoder = png::Decoder::new(file);
     decoder.set_transformations(png::Transformations::EXPAND);
     let reader = decoder.read_info().map_err(|e| decode_error(path, e))?;

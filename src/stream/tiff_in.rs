@@ -2,12 +2,14 @@
 //! crate's decoder, with `metadata::read_container`), then the pixels a strip at a time from
 //! the `tiff` crate, so that only one strip of the file is held at once.
 
+use super::header::{decode_error, open_error, Header};
 use super::StreamSample;
-use crate::codec::metadata::{self, Metadata};
+use crate::codec::metadata::Metadata;
 use crate::codec::ImageIoError;
-use image::{ColorType, ImageDecoder, ImageFormat};
+use image::codecs::tiff::TiffDecoder;
+use image::{ColorType, ImageFormat};
 use std::fs::File;
-use std::io::{BufReader, Seek};
+use std::io::BufReader;
 use std::path::{Path, PathBuf};
 use tiff::decoder::{ChunkType, Decoder};
 use tiff::tags::{PhotometricInterpretation, PlanarConfiguration, Tag};
@@ -27,35 +29,21 @@ pub struct TiffRows {
     next_strip: u32,
 }
 
-fn decode_error(path: &Path, detail: impl ToString) -> ImageIoError {
-    ImageIoError::Decode {
-        path: path.into(),
-        detail: detail.to_string(),
-    }
-}
-
 /// Opens `path` (a TIFF) for reading by strips. `Err(why)` inside the Ok: a TIFF the strip
 /// engine does not stream (tiles, separate planes, a colour model or depth the banded blur does
 /// not take here, an EXIF orientation, or strips over `most_strip_bytes` each), which the
 /// whole-image path reads instead.
 pub fn open(path: &Path, most_strip_bytes: u64) -> Result<Result<TiffRows, String>, ImageIoError> {
-    let open_err = |cause| ImageIoError::Open {
-        path: path.into(),
-        cause,
+    let header = match super::header::read(path, ImageFormat::Tiff, TiffDecoder::new)? {
+        Ok(header) => header,
+        Err(why) => return Ok(Err(why)),
     };
-    let mut file = BufReader::new(File::open(path).map_err(open_err)?);
-    let from_file = metadata::read_container(ImageFormat::Tiff, &mut file);
-    file.rewind().map_err(open_err)?;
-    let mut head =
-        image::codecs::tiff::TiffDecoder::new(file).map_err(|e| decode_error(path, e))?;
-    let orientation = head.orientation().map_err(|e| decode_error(path, e))?;
-    if orientation != image::metadata::Orientation::NoTransforms {
-        return Ok(Err("its EXIF orientation turns the image".into()));
-    }
-    let meta = Metadata::read(&mut head, from_file).map_err(|e| decode_error(path, e))?;
-    let color = head.color_type();
-    let (width, height) = head.dimensions();
-    drop(head);
+    let Header {
+        meta,
+        color,
+        width,
+        height,
+    } = header;
     if !matches!(
         color,
         ColorType::L8
@@ -67,13 +55,7 @@ pub fn open(path: &Path, most_strip_bytes: u64) -> Result<Result<TiffRows, Strin
     ) {
         return Ok(Err(format!("its layout {color:?}")));
     }
-    if width == 0 || height == 0 {
-        return Err(decode_error(
-            path,
-            format!("the image has no pixels ({width} × {height})"),
-        ));
-    }
-    let file = BufReader::new(File::open(path).map_err(open_err)?);
+    let file = BufReader::new(File::open(path).map_err(open_error(path))?);
     let mut decoder = Decoder::new(file).map_err(|e| decode_error(path, e))?;
     if decoder.get_chunk_type() != ChunkType::Strip {
         return Ok(Err("it is tiled".into()));
