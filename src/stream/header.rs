@@ -17,6 +17,13 @@ pub struct Header {
     pub height: u32,
 }
 
+impl Header {
+    /// Samples per row.
+    pub fn row_samples(&self) -> usize {
+        self.width as usize * self.color.channel_count() as usize
+    }
+}
+
 pub fn decode_error(path: &Path, detail: impl ToString) -> ImageIoError {
     ImageIoError::Decode {
         path: path.into(),

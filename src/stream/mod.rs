@@ -36,18 +36,27 @@ pub enum Rows {
 }
 
 impl Rows {
-    pub fn size(&self) -> (u32, u32) {
+    /// The input's metadata, sample layout and size.
+    fn header(&self) -> &header::Header {
         match self {
-            Rows::Png(r) => (r.width, r.height),
-            Rows::Tiff(r) => (r.width, r.height),
+            Rows::Png(r) => &r.header,
+            Rows::Tiff(r) => &r.header,
         }
     }
 
-    pub fn color(&self) -> ColorType {
+    fn header_mut(&mut self) -> &mut header::Header {
         match self {
-            Rows::Png(r) => r.color,
-            Rows::Tiff(r) => r.color,
+            Rows::Png(r) => &mut r.header,
+            Rows::Tiff(r) => &mut r.header,
         }
+    }
+
+    pub fn size(&self) -> (u32, u32) {
+        (self.header().width, self.header().height)
+    }
+
+    pub fn color(&self) -> ColorType {
+        self.header().color
     }
 
     pub fn format(&self) -> ImageFormat {
@@ -57,17 +66,9 @@ impl Rows {
         }
     }
 
-    fn take_meta(&mut self) -> Metadata {
-        match self {
-            Rows::Png(r) => std::mem::take(&mut r.meta),
-            Rows::Tiff(r) => std::mem::take(&mut r.meta),
-        }
-    }
-
     /// Samples per row.
     pub fn row_samples(&self) -> usize {
-        let (width, _) = self.size();
-        width as usize * self.color().channel_count() as usize
+        self.header().row_samples()
     }
 
     /// Fills `out` with the next rows (whole rows).
@@ -90,33 +91,26 @@ pub enum Opened {
 /// `output` file, within a memory budget of `max_memory_mib`.
 pub fn open(path: &Path, output: ImageFormat, max_memory_mib: u64) -> Result<Opened, ImageIoError> {
     let rows = match codec::sniff(path).ok().flatten() {
-        Some(ImageFormat::Tiff) => {
-            // A strip of the file is held while its rows go to the blur: a quarter of the
-            // budget at most.
-            let most = max_memory_mib.saturating_mul(1 << 20) / 4;
-            match tiff_in::open(path, most)? {
-                Ok(rows) => Rows::Tiff(Box::new(rows)),
-                Err(why) => return Ok(Opened::Unsupported(why)),
-            }
-        }
-        _ => match png_in::open(path)? {
-            png_in::Opened::Rows(rows) => Rows::Png(rows),
-            png_in::Opened::Unsupported(why) => return Ok(Opened::Unsupported(why)),
-        },
+        // A strip of the file is held while its rows go to the blur: a quarter of the budget
+        // at most.
+        Some(ImageFormat::Tiff) => tiff_in::open(path, max_memory_mib.saturating_mul(1 << 20) / 4)?
+            .map(|rows| Rows::Tiff(Box::new(rows))),
+        _ => png_in::open(path)?.map(|rows| Rows::Png(Box::new(rows))),
+    };
+    let rows = match rows {
+        Ok(rows) => rows,
+        Err(why) => return Ok(Opened::Unsupported(why)),
     };
     if output == ImageFormat::Tiff {
-        let (exif, xmp) = match &rows {
-            Rows::Png(r) => (r.meta.exif.is_some(), r.meta.xmp.is_some()),
-            Rows::Tiff(r) => (r.meta.exif.is_some(), r.meta.xmp.is_some()),
-        };
+        let meta = &rows.header().meta;
         let why = if rows.color().channel_count() == 2 {
-            "gray with alpha goes to TIFF through the whole-image path"
-        } else if exif || xmp {
-            "its EXIF or XMP goes to TIFF through the whole-image path"
+            Some("gray with alpha goes to TIFF through the whole-image path")
+        } else if meta.exif.is_some() || meta.xmp.is_some() {
+            Some("its EXIF or XMP goes to TIFF through the whole-image path")
         } else {
-            ""
+            None
         };
-        if !why.is_empty() {
+        if let Some(why) = why {
             return Ok(Opened::Unsupported(why.into()));
         }
     }
@@ -348,7 +342,7 @@ fn run_typed<T: StreamSample>(
     let (Some(kx), Some(ky)) = axes else {
         unreachable!("`unsupported` refuses FIR axes");
     };
-    let meta: Metadata = rows.take_meta();
+    let meta: Metadata = std::mem::take(&mut rows.header_mut().meta);
     let (in_tx, in_rx) = bounded::<DecodedBatch<T>>(2);
     let (out_tx, out_rx) = bounded::<Vec<T>>(1);
     // Buffers that went through each channel come back for the next batch or strip: a fresh

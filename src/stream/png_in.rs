@@ -5,10 +5,9 @@
 
 use super::header::{decode_error, open_error, Header};
 use super::StreamSample;
-use crate::codec::metadata::Metadata;
 use crate::codec::ImageIoError;
 use image::codecs::png::PngDecoder;
-use image::{ColorType, ImageFormat};
+use image::ImageFormat;
 use std::fs::File;
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
@@ -17,62 +16,40 @@ use std::path::{Path, PathBuf};
 pub struct PngRows {
     reader: png::Reader<BufReader<File>>,
     path: PathBuf,
-    pub width: u32,
-    pub height: u32,
-    pub color: ColorType,
-    pub meta: Metadata,
+    pub header: Header,
 }
 
-/// What `open` found.
-pub enum Opened {
-    Rows(Box<PngRows>),
-    /// The file is a PNG the strip engine does not stream, and why.
-    Unsupported(String),
-}
-
-/// Opens `path` (a PNG) for reading by rows: Unsupported for an interlaced file, one turned
-/// by its EXIF orientation, or a layout the banded blur does not take.
-pub fn open(path: &Path) -> Result<Opened, ImageIoError> {
+/// Opens `path` (a PNG) for reading by rows. `Err(why)` inside the Ok: a PNG the strip engine
+/// does not stream (interlaced, turned by its EXIF orientation, or a layout the banded blur
+/// does not take), which the whole-image path reads instead.
+pub fn open(path: &Path) -> Result<Result<PngRows, String>, ImageIoError> {
     let header = match super::header::read(path, ImageFormat::Png, PngDecoder::new)? {
         Ok(header) => header,
-        Err(why) => return Ok(Opened::Unsupported(why)),
+        Err(why) => return Ok(Err(why)),
     };
-    let Header {
-        meta,
-        color,
-        width,
-        height,
-    } = header;
     let file = BufReader::new(File::open(path).map_err(open_error(path))?);
     let mut decoder = png::Decoder::new(file);
     decoder.set_transformations(png::Transformations::EXPAND);
     let reader = decoder.read_info().map_err(|e| decode_error(path, e))?;
     if reader.info().interlaced {
-        return Ok(Opened::Unsupported("it is interlaced (Adam7)".into()));
+        return Ok(Err("it is interlaced (Adam7)".into()));
     }
+    let (color, width) = (header.color, header.width);
     let expected = color.bytes_per_pixel() as usize * width as usize;
     if reader.output_line_size(width) != Some(expected) {
-        return Ok(Opened::Unsupported(format!("its layout {color:?}")));
+        return Ok(Err(format!("its layout {color:?}")));
     }
-    Ok(Opened::Rows(Box::new(PngRows {
+    Ok(Ok(PngRows {
         reader,
         path: path.into(),
-        width,
-        height,
-        color,
-        meta,
-    })))
+        header,
+    }))
 }
 
 impl PngRows {
-    /// Samples per row.
-    pub fn row_samples(&self) -> usize {
-        self.width as usize * self.color.channel_count() as usize
-    }
-
     /// Fills `out` with the next rows (whole rows), in native order.
     pub fn read<T: StreamSample>(&mut self, out: &mut [T]) -> Result<(), ImageIoError> {
-        let n = self.row_samples();
+        let n = self.header.row_samples();
         for dst in out.chunks_exact_mut(n) {
             let row = self
                 .reader

@@ -4,7 +4,6 @@
 
 use super::header::{decode_error, open_error, Header};
 use super::StreamSample;
-use crate::codec::metadata::Metadata;
 use crate::codec::ImageIoError;
 use image::codecs::tiff::TiffDecoder;
 use image::{ColorType, ImageFormat};
@@ -18,10 +17,7 @@ use tiff::tags::{PhotometricInterpretation, PlanarConfiguration, Tag};
 pub struct TiffRows {
     decoder: Decoder<BufReader<File>>,
     path: PathBuf,
-    pub width: u32,
-    pub height: u32,
-    pub color: ColorType,
-    pub meta: Metadata,
+    pub header: Header,
     /// The samples of the strip being read, and how many of them were handed out.
     strip: Vec<u16>,
     strip_bytes: Vec<u8>,
@@ -38,12 +34,7 @@ pub fn open(path: &Path, most_strip_bytes: u64) -> Result<Result<TiffRows, Strin
         Ok(header) => header,
         Err(why) => return Ok(Err(why)),
     };
-    let Header {
-        meta,
-        color,
-        width,
-        height,
-    } = header;
+    let (color, width) = (header.color, header.width);
     if !matches!(
         color,
         ColorType::L8
@@ -87,10 +78,7 @@ pub fn open(path: &Path, most_strip_bytes: u64) -> Result<Result<TiffRows, Strin
     Ok(Ok(TiffRows {
         decoder,
         path: path.into(),
-        width,
-        height,
-        color,
-        meta,
+        header,
         strip: Vec::new(),
         strip_bytes: Vec::new(),
         taken: 0,
@@ -99,11 +87,6 @@ pub fn open(path: &Path, most_strip_bytes: u64) -> Result<Result<TiffRows, Strin
 }
 
 impl TiffRows {
-    /// Samples per row.
-    pub fn row_samples(&self) -> usize {
-        self.width as usize * self.color.channel_count() as usize
-    }
-
     /// Fills `out` with the next rows (whole rows).
     pub fn read<T: StreamSample>(&mut self, out: &mut [T]) -> Result<(), ImageIoError> {
         let mut filled = 0;
@@ -137,8 +120,9 @@ impl TiffRows {
             return Err(decode_error(&self.path, "the image data ends early"));
         }
         let (w, rows) = self.decoder.chunk_data_dimensions(self.next_strip);
-        let samples = w as usize * rows as usize * self.color.channel_count() as usize;
-        let read = match self.color.bytes_per_pixel() / self.color.channel_count() {
+        let color = self.header.color;
+        let samples = w as usize * rows as usize * color.channel_count() as usize;
+        let read = match color.bytes_per_pixel() / color.channel_count() {
             1 => {
                 self.strip_bytes.resize(samples, 0);
                 self.decoder
