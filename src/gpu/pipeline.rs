@@ -64,8 +64,8 @@ pub(super) fn upload_filter<'a>(
     f: &'a LineFilter,
 ) -> Result<DeviceFilter<'a>, ClError> {
     let coef = match f {
-        LineFilter::Recursive { differences, .. } => upload_floats(ctx, differences),
-        LineFilter::Fir { taps, .. } => upload_floats(ctx, taps),
+        LineFilter::Recursive { differences, .. } => ctx.constant(differences),
+        LineFilter::Fir { taps, .. } => ctx.constant(taps),
     }?;
     Ok(DeviceFilter { line: f, coef })
 }
@@ -116,7 +116,7 @@ pub(super) fn blocked_starts(
             .flatten()
             .map(|&v| v as f32)
             .collect();
-        let gains = upload_floats(ctx, &gains)?;
+        let gains = ctx.constant(&gains)?;
         return Ok(Starts::Overlap {
             chunk,
             reach,
@@ -153,16 +153,9 @@ pub(super) fn blocked_starts(
         .collect();
     Ok(Starts::Carried {
         chunk,
-        matrices: upload_floats(ctx, &matrices)?,
-        gains: upload_floats(ctx, &gains)?,
+        matrices: ctx.constant(&matrices)?,
+        gains: ctx.constant(&gains)?,
     })
-}
-
-/// A small read-only buffer holding `data` (`ClContext::constant`: kept by the context for
-/// the next image). Done before the first kernel, so a first upload's wait is not a gap inside
-/// the timed sequence.
-pub(super) fn upload_floats(ctx: &ClContext, data: &[f32]) -> Result<Arc<Buffer<f32>>, ClError> {
-    ctx.constant(data)
 }
 
 /// One axis of the blocked pipeline: `src` walked down the columns of `dims` (`w`×`h` pixels
@@ -458,7 +451,7 @@ impl<'a> Run<'a> {
                 false => None,
             });
         }
-        let lut = upload_floats(ctx, &pixels::u8_lut(false))?;
+        let lut = ctx.constant(&pixels::u8_lut(false))?;
         let axes = [(fy, (w, h, c), "y"), (fx, (h, w, c), "x")];
         for ((f, dims, name), carry) in axes.into_iter().zip(carries) {
             let (cur, other) = if in_a { (a, b) } else { (b, a) };

@@ -5,7 +5,7 @@
 use crate::filter::Blur2d;
 use crate::gpu::opencl::queue::{Arg, U8Scratch};
 use crate::gpu::opencl::{ClContext, ClError, Enqueued};
-use crate::gpu::pipeline::{blocked_starts, upload_filter, upload_floats, BlockedAxis, Run};
+use crate::gpu::pipeline::{blocked_starts, upload_filter, BlockedAxis, Run};
 use crate::gpu::plan::{ChunkStart, Pipeline, Upload};
 use crate::pixels;
 use crate::report::Pass;
@@ -40,7 +40,7 @@ fn enqueue_u8_on(
 ) -> Result<(), ClError> {
     let ctx = run.ctx();
     let (cx, cy) = (upload_filter(ctx, &blur.x)?, upload_filter(ctx, &blur.y)?);
-    let lut = upload_floats(ctx, &pixels::u8_lut(linear))?;
+    let lut = ctx.constant(&pixels::u8_lut(linear))?;
     let [fy, fx] = Upload::U8 { channels, linear }.formats();
     let carries = [
         blocked_starts(ctx, &blur.y, blocked, h, fy)?,

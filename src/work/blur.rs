@@ -200,17 +200,13 @@ fn blur_ycc_on_device(
         .as_deref_mut()
         .filter(|s| s.bytes().len() >= lens.iter().sum())
         .map(|s| split_planes(s.bytes_mut(), &lens));
-    let mut regions = staged
-        .into_iter()
-        .flatten()
-        .map(Some)
-        .chain(std::iter::repeat_with(|| None));
+    let is_staged = staged.is_some();
+    // Each plane's region of the slot, or none at all.
+    let mut regions = staged.unwrap_or_default().into_iter();
     let mut passes = Vec::new();
     let mut on_device = upload::InPlaceU8::new(ctx, largest, pipe)?;
-    let mut all_staged = true;
     for (plane, plane_blur, name) in ycc_planes(ycc, blur) {
-        let region = regions.next().flatten();
-        all_staged &= region.is_some();
+        let region = regions.next();
         if plane_blur.x.is_recursive() && plane_blur.y.is_recursive() {
             let dims = (plane.width() as usize, plane.height() as usize, 1);
             let samples: &mut [u8] = match region {
@@ -227,7 +223,7 @@ fn blur_ycc_on_device(
     }
     passes.extend(on_device.finish()?);
     if let Some(s) = staging {
-        s.blurred = all_staged;
+        s.blurred = is_staged;
     }
     Ok(passes)
 }
