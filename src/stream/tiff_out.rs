@@ -93,14 +93,15 @@ where
     if let Some(icc) = header.icc {
         image.encoder().write_tag(Tag::IccProfile, icc)?;
     }
-    let mut strip: Vec<C::Inner> = Vec::with_capacity(rows_per_strip * row);
+    // Samples in a whole strip and in the image.
+    let (whole, total) = (rows_per_strip * row, row * h as usize);
+    let mut strip: Vec<C::Inner> = Vec::with_capacity(whole);
     let mut done = 0;
     *busy += t.elapsed();
     for batch in rows.iter() {
         let t = Instant::now();
         let mut rest = &batch[..];
         while !rest.is_empty() {
-            let whole = rows_per_strip * row;
             if strip.is_empty() && rest.len() >= whole {
                 // A whole strip in the batch goes out from it, not through a copy.
                 image.write_strip(&rest[..whole])?;
@@ -108,12 +109,11 @@ where
                 done += whole;
                 continue;
             }
-            let take = (rows_per_strip * row - strip.len()).min(rest.len());
+            let take = (whole - strip.len()).min(rest.len());
             strip.extend_from_slice(&rest[..take]);
             rest = &rest[take..];
             done += take;
-            let last = done == row * h as usize;
-            if strip.len() == rows_per_strip * row || last {
+            if strip.len() == whole || done == total {
                 image.write_strip(&strip)?;
                 strip.clear();
             }
@@ -123,7 +123,7 @@ where
         *busy += t.elapsed();
     }
     let t = Instant::now();
-    if done == row * h as usize {
+    if done == total {
         image.finish()?;
     }
     *busy += t.elapsed();
