@@ -12,8 +12,9 @@
 #    median walls, and the strip engine's wall against its slowest stage (its report's busy
 #    times, which count time on a core, so with fewer cores than busy threads they include
 #    waiting for one).
-#    FORMATS="png tiff" (the default) also runs the pair TIFF -> TIFF (uncompressed, the input
-#    written by vips from the PNG); WHOLE_TABLE=0 stops after these.
+#    FORMATS="png tiff jpeg" (the default) also runs the pairs TIFF -> TIFF (uncompressed) and
+#    JPEG -> JPEG (quality 90, both writing quality 90), their inputs written by vips from the
+#    PNG; WHOLE_TABLE=0 stops after these.
 # Usage: [SIZE=32768] [SIGMA=10] [ROUNDS=3] benches/huge.sh      Prints Markdown tables.
 set -euo pipefail
 size=${SIZE:-8192} sigma=${SIGMA:-10} rounds=${ROUNDS:-3} min_ampl=${MIN_AMPL:-0.005}
@@ -56,17 +57,20 @@ pair() {
     echo "| gblur / vips | $(awk "BEGIN { printf \"%.3f\", $gw / $vw }") | $(awk "BEGIN { printf \"%.2f\", $gr / $vr }") |"
 }
 # FORMATS picks the tables: png (PNG -> PNG at zlib level 1), tiff (uncompressed strip TIFF
-# -> TIFF, the input written by vips from the PNG).
+# -> TIFF), jpeg (quality 90 JPEG -> quality 90 JPEG, whose 4:4:4 chroma gblur keeps and vips
+# writes at that quality); the inputs written by vips from the PNG.
 # SIGMAS="5 50" runs the pairs at each sigma in turn (default: SIGMA).
-for f in ${FORMATS:-png tiff}; do
+for f in ${FORMATS:-png tiff jpeg}; do
     [ "$f" != tiff ] || vips copy "$work/in.png" "$work/in.tif"
+    [ "$f" != jpeg ] || vips copy "$work/in.png" "$work/in.jpg[Q=90]"
     for sigma in ${SIGMAS:-$sigma}; do
         case $f in
             png) pair "$work/in.png" png "[compression=1]" "PNG -> PNG" ;;
             tiff) pair "$work/in.tif" tif "" "TIFF -> TIFF" ;;
+            jpeg) pair "$work/in.jpg" jpg "[Q=90]" "JPEG -> JPEG" ;;
         esac
     done
-    rm -f "$work/in.tif"
+    rm -f "$work/in.tif" "$work/in.jpg"
 done
 [ "${WHOLE_TABLE:-1}" = 1 ] || exit 0
 

@@ -5,6 +5,7 @@ use crate::codec::metadata::KeepMetadata;
 use crate::codec::{self, EncodeOptions};
 use crate::filter::{Blur2d, Method};
 use crate::gpu::opencl::ClError;
+use crate::gpu::plan::Pipeline;
 use crate::gpu::plan::PipelineChoice;
 use crate::gpu::plan::Upload;
 use crate::mask::{self, MaskOptions, Masked};
@@ -264,10 +265,11 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
     if job.explain {
         explain(job, &chosen);
     }
-    let rust = chosen.target.is_none();
-    if let Some((rows, format)) = strip_input(job, rust, &blur, out_format)? {
-        let strip_job = strip_job(job, rust, format);
-        return run_strips(&strip_job, job, &blur, rows, (chosen.why, t_total));
+    let gpu = chosen.target.as_ref().map(|t| t.pipeline);
+    if let Some((rows, format)) = strip_input(job, gpu, &blur, out_format)? {
+        let strip_job = strip_job(job, gpu, format);
+        let Choice { target, why, .. } = chosen;
+        return run_strips(&strip_job, job, (&blur, target), rows, (why, t_total));
     }
     let Choice { target, why, .. } = chosen;
     let mut notes = Vec::new();
@@ -368,7 +370,7 @@ pub fn planes_keep(
 /// a set-up error that says why.
 fn strip_input(
     job: &BlurJob,
-    rust: bool,
+    gpu: Option<Pipeline>,
     blur: &Blur2d,
     format: ImageFormat,
 ) -> Result<Option<(Rows, ImageFormat)>, JobError> {
@@ -380,7 +382,7 @@ fn strip_input(
     if job.engine == Engine::Whole {
         return Ok(None);
     }
-    let strip_job = strip_job(job, rust, format);
+    let strip_job = strip_job(job, gpu, format);
     if let Some(why) = stream::unsupported(&strip_job, blur) {
         return refuse(why);
     }
@@ -400,7 +402,7 @@ fn strip_input(
 }
 
 /// `job` as the strip engine sees it.
-fn strip_job(job: &BlurJob, rust: bool, format: ImageFormat) -> StripJob<'_> {
+fn strip_job(job: &BlurJob, gpu: Option<Pipeline>, format: ImageFormat) -> StripJob<'_> {
     StripJob {
         input: &job.input,
         output: &job.output,
@@ -409,28 +411,43 @@ fn strip_job(job: &BlurJob, rust: bool, format: ImageFormat) -> StripJob<'_> {
         linear: job.linear,
         max_memory_mib: job.max_memory_mib,
         png_compression: job.encode.png_compression,
-        rust,
+        jpeg: job.encode.jpeg,
+        gpu,
         masked: job.mask.active(),
         clamp: job.edges.x == EdgeMode::Clamp && job.edges.y == EdgeMode::Clamp,
         progress: job.progress,
     }
 }
 
-/// Blurs `rows` through the strip engine and builds the report.
+/// Blurs `rows` through the strip engine, on `target`'s device where one is chosen, and builds
+/// the report.
 fn run_strips(
     strip_job: &StripJob,
     job: &BlurJob,
-    blur: &Blur2d,
+    (blur, target): (&Blur2d, Option<Target>),
     rows: Rows,
     (why, t_total): (Option<String>, Instant),
 ) -> Result<Report, JobError> {
     let size = rows.size();
     let name = stdio_name(&job.input, "stdin");
     let input = summary(name, rows.format(), size, rows.color());
-    let done = stream::run(strip_job, blur, rows).map_err(JobError::failed)?;
+    let t = Instant::now();
+    let device = target
+        .map(Device::open)
+        .transpose()
+        .map_err(JobError::setup)?;
+    let opened = device
+        .as_ref()
+        .map(|_| Pass::host(Stage::Setup, "open device", t));
+    let done = stream::run(strip_job, blur, rows, device.as_ref()).map_err(JobError::failed)?;
+    let on_device = device.as_ref().filter(|_| done.on_device);
+    let (device_name, backend) = match on_device {
+        Some(d) => (d.name(), Backend::Opencl),
+        None => (backend::rust_device_name(), Backend::Rust),
+    };
     Ok(Report {
-        device: backend::rust_device_name(),
-        backend: Backend::Rust,
+        device: device_name,
+        backend,
         input,
         output: summary(&job.output, strip_job.format, size, done.color),
         sigma_x: job.sigma_x,
@@ -438,7 +455,7 @@ fn run_strips(
         method: blur.method_name(),
         pipeline: done.pipeline,
         linear: job.linear,
-        passes: done.passes,
+        passes: opened.into_iter().chain(done.passes).collect(),
         total_ms: t_total.elapsed().as_secs_f64() * 1e3,
         why,
         notes: done.notes,

@@ -579,7 +579,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ImageIoError> {
     persist(tmp, path)
 }
 
-fn write_error(path: &Path) -> impl Fn(io::Error) -> ImageIoError + '_ {
+pub fn write_error(path: &Path) -> impl Fn(io::Error) -> ImageIoError + '_ {
     move |cause| ImageIoError::Write {
         path: path.into(),
         cause,

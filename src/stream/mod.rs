@@ -9,30 +9,43 @@
 //! row is written (`png_out`). An error anywhere drops the channels, which stops the other
 //! stages; the temporary file is removed and the output left as it was.
 
+mod gpu_bands;
 mod header;
+mod jpeg_in;
+mod jpeg_out;
 mod png_in;
 mod png_out;
+mod stage;
 mod tiff_in;
 mod tiff_out;
 
+use crate::backend::Device;
+use crate::codec::jpeg::{JpegColor, JpegOptions, JpegSettings};
 use crate::codec::metadata::Metadata;
 use crate::codec::{self, ImageIoError};
 use crate::cpu::banded::{blur_streamed, srgb_table, Axis, Pixels, Sample, StripPlan};
 use crate::filter::Blur2d;
+use crate::gpu::opencl::ClError;
+use crate::gpu::plan::{Pipeline, Upload};
 use crate::report::{Pass, Stage};
 use crossbeam_channel::{bounded, Receiver, Sender};
+use gpu_bands::BandPlan;
 use image::codecs::png::CompressionType;
 use image::{ColorType, ImageFormat};
+use stage::{Feed, Sink};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+pub use jpeg_in::JpegRows;
 pub use png_in::PngRows;
 pub use tiff_in::TiffRows;
 
-/// An input being read row by row: a PNG a row at a time, a TIFF a strip at a time.
+/// An input being read row by row: a PNG a row at a time, a TIFF a strip at a time, a JPEG a
+/// scanline at a time.
 pub enum Rows {
     Png(Box<PngRows>),
     Tiff(Box<TiffRows>),
+    Jpeg(Box<JpegRows>),
 }
 
 impl Rows {
@@ -41,6 +54,7 @@ impl Rows {
         match self {
             Rows::Png(r) => &r.header,
             Rows::Tiff(r) => &r.header,
+            Rows::Jpeg(r) => &r.header,
         }
     }
 
@@ -48,6 +62,7 @@ impl Rows {
         match self {
             Rows::Png(r) => &mut r.header,
             Rows::Tiff(r) => &mut r.header,
+            Rows::Jpeg(r) => &mut r.header,
         }
     }
 
@@ -63,6 +78,7 @@ impl Rows {
         match self {
             Rows::Png(_) => ImageFormat::Png,
             Rows::Tiff(_) => ImageFormat::Tiff,
+            Rows::Jpeg(_) => ImageFormat::Jpeg,
         }
     }
 
@@ -76,6 +92,7 @@ impl Rows {
         match self {
             Rows::Png(r) => r.read(out),
             Rows::Tiff(r) => r.read(out),
+            Rows::Jpeg(r) => r.read(out),
         }
     }
 }
@@ -87,7 +104,7 @@ pub enum Opened {
     Unsupported(String),
 }
 
-/// Opens `path` (a PNG or a TIFF, as `unsupported` checked) for reading by rows into an
+/// Opens `path` (a PNG, TIFF or JPEG, as `unsupported` checked) for reading by rows into an
 /// `output` file, within a memory budget of `max_memory_mib`.
 pub fn open(path: &Path, output: ImageFormat, max_memory_mib: u64) -> Result<Opened, ImageIoError> {
     let rows = match codec::sniff(path).ok().flatten() {
@@ -95,12 +112,17 @@ pub fn open(path: &Path, output: ImageFormat, max_memory_mib: u64) -> Result<Ope
         // at most.
         Some(ImageFormat::Tiff) => tiff_in::open(path, max_memory_mib.saturating_mul(1 << 20) / 4)?
             .map(|rows| Rows::Tiff(Box::new(rows))),
+        Some(ImageFormat::Jpeg) => jpeg_in::open(path)?.map(|rows| Rows::Jpeg(Box::new(rows))),
         _ => png_in::open(path)?.map(|rows| Rows::Png(Box::new(rows))),
     };
     let rows = match rows {
         Ok(rows) => rows,
         Err(why) => return Ok(Opened::Unsupported(why)),
     };
+    if output == ImageFormat::Jpeg && !matches!(rows.color(), ColorType::L8 | ColorType::Rgb8) {
+        let why = "16-bit samples or alpha go to JPEG through the whole-image path";
+        return Ok(Opened::Unsupported(why.into()));
+    }
     if output == ImageFormat::Tiff {
         let meta = &rows.header().meta;
         let why = if rows.color().channel_count() == 2 {
@@ -138,6 +160,9 @@ type DecodedBatch<T> = Result<Vec<T>, ImageIoError>;
 /// Rows per batch from the decoder: small, so the blur's first strip starts early.
 const DECODE_ROWS: usize = 16;
 
+/// Test hook: `GBLUR_BAND_ROWS=N` forces the device's bands to N rows.
+const BAND_ROWS_VAR: &str = "GBLUR_BAND_ROWS";
+
 /// Test hook: `GBLUR_STRIP_ROWS=N` forces strips of N rows (rounded up to 16, or to 128 from
 /// 128 up), so that small images cross many strips.
 const STRIP_ROWS_VAR: &str = "GBLUR_STRIP_ROWS";
@@ -149,6 +174,9 @@ pub trait StreamSample: Sample + tiff_out::TiffSample {
     const LEVELS: usize;
     fn from_png(bytes: &[u8], out: &mut [Self]);
     fn to_png(samples: &[Self], out: &mut Vec<u8>);
+    /// The samples as bytes where they are 8-bit; None where they are not.
+    fn as_bytes(samples: &[Self]) -> Option<&[u8]>;
+    fn as_bytes_mut(samples: &mut [Self]) -> Option<&mut [u8]>;
     /// Copies `src` into `out` where its samples are of this type; false where they are not.
     fn from_native<S: Copy + 'static>(src: &[S], out: &mut [Self]) -> bool {
         if std::any::TypeId::of::<S>() != std::any::TypeId::of::<Self>() {
@@ -169,6 +197,12 @@ impl StreamSample for u8 {
     fn to_png(samples: &[u8], out: &mut Vec<u8>) {
         out.extend_from_slice(samples);
     }
+    fn as_bytes(samples: &[u8]) -> Option<&[u8]> {
+        Some(samples)
+    }
+    fn as_bytes_mut(samples: &mut [u8]) -> Option<&mut [u8]> {
+        Some(samples)
+    }
 }
 
 impl StreamSample for u16 {
@@ -181,6 +215,12 @@ impl StreamSample for u16 {
     fn to_png(samples: &[u16], out: &mut Vec<u8>) {
         out.extend(samples.iter().flat_map(|s| s.to_be_bytes()));
     }
+    fn as_bytes(_: &[u16]) -> Option<&[u8]> {
+        None
+    }
+    fn as_bytes_mut(_: &mut [u16]) -> Option<&mut [u8]> {
+        None
+    }
 }
 
 /// A main-command job as the strip engine sees it.
@@ -192,8 +232,10 @@ pub struct StripJob<'a> {
     pub linear: bool,
     pub max_memory_mib: u64,
     pub png_compression: CompressionType,
-    /// The device chosen is the Rust path.
-    pub rust: bool,
+    /// `--quality` and `--subsampling`, for JPEG output.
+    pub jpeg: JpegOptions,
+    /// The OpenCL device's pipeline where one is chosen; None for the Rust path.
+    pub gpu: Option<Pipeline>,
     /// `--region` or `--mask` selects part of the image.
     pub masked: bool,
     /// Both axes' edge mode is clamp.
@@ -264,25 +306,33 @@ impl RowsBar {
 pub fn unsupported(job: &StripJob, blur: &Blur2d) -> Option<String> {
     let why = if codec::is_stdio(job.input) || codec::is_stdio(job.output) {
         "it reads and writes files, not stdin or stdout"
-    } else if !job.rust {
-        "it runs on the built-in Rust path only (--device rust)"
+    } else if job
+        .gpu
+        .is_some_and(|p| !matches!(p, Pipeline::Blocked { .. }))
+    {
+        "on an OpenCL device it runs the blocked pipeline only (--pipeline blocked)"
     } else if job.masked {
         "it blurs the whole image: no --region or --mask"
     } else if !job.clamp {
         "its edge mode is clamp only"
     } else if Axis::of(&blur.x).is_none() || Axis::of(&blur.y).is_none() {
         "it runs the recursive filter only (sigma >= 2 with --method auto, or --method recursive)"
-    } else if !matches!(job.format, ImageFormat::Png | ImageFormat::Tiff) {
-        "it writes PNG and TIFF only"
-    } else if !matches!(
-        codec::sniff(job.input).ok().flatten(),
-        Some(ImageFormat::Png | ImageFormat::Tiff)
-    ) {
-        "it reads PNG and TIFF only"
+    } else if !streamed(Some(job.format)) {
+        "it writes PNG, TIFF and JPEG only"
+    } else if !streamed(codec::sniff(job.input).ok().flatten()) {
+        "it reads PNG, TIFF and JPEG only"
     } else {
         return None;
     };
     Some(why.into())
+}
+
+/// Whether the strip engine reads and writes `format`.
+fn streamed(format: Option<ImageFormat>) -> bool {
+    matches!(
+        format,
+        Some(ImageFormat::Png | ImageFormat::Tiff | ImageFormat::Jpeg)
+    )
 }
 
 /// The decoded image's size in bytes, which the whole-image path holds at once.
@@ -294,33 +344,72 @@ pub fn decoded_bytes(rows: &Rows) -> u64 {
 /// What a streamed job did, for its report.
 pub struct Streamed {
     pub passes: Vec<Pass>,
+    /// Whether the device blurred it (false: the Rust path).
+    pub on_device: bool,
     pub notes: Vec<String>,
     pub color: ColorType,
     pub pipeline: String,
 }
 
+/// Why the strip engine failed.
+#[derive(Debug, thiserror::Error)]
+pub enum StripError {
+    #[error(transparent)]
+    Io(#[from] ImageIoError),
+    #[error("{device} failed while blurring a band of rows: {error}")]
+    Device { device: String, error: Box<ClError> },
+}
+
 /// Why a stage stopped.
 enum Stop {
     Failed(ImageIoError),
+    Device(ClError),
     /// The other end of a channel is gone: the stage there failed and says why.
     Gone,
 }
 
-/// Blurs `rows` into `job.output` through the strip engine.
-pub fn run(job: &StripJob, blur: &Blur2d, rows: Rows) -> Result<Streamed, ImageIoError> {
+/// Blurs `rows` into `job.output` through the strip engine: in bands on `device` (opened for
+/// `job.gpu`) where it takes them, on the Rust path's sliding window otherwise.
+pub fn run(
+    job: &StripJob,
+    blur: &Blur2d,
+    rows: Rows,
+    device: Option<&Device>,
+) -> Result<Streamed, StripError> {
     let color = rows.color();
     match color.bytes_per_pixel() / color.channel_count() {
-        1 => run_typed::<u8>(job, blur, rows),
-        _ => run_typed::<u16>(job, blur, rows),
+        1 => run_typed::<u8>(job, blur, rows, device),
+        _ => run_typed::<u16>(job, blur, rows, device),
     }
+}
+
+/// The band plan for `device` where it blurs a `T` image with rows of `row_samples` within
+/// half of `job`'s budget; else why the Rust path blurs it.
+fn gpu_plan<T: StreamSample>(
+    job: &StripJob,
+    device: &Device,
+    (row_samples, height): (usize, usize),
+) -> Result<BandPlan, String> {
+    if T::as_bytes(&[]).is_none() {
+        return Err("the device takes 8-bit images in bands".into());
+    }
+    let reach = crate::filter::gaussian::recursive_reach(job.sigma_y);
+    let budget = job.max_memory_mib.saturating_mul(1 << 20) / 2;
+    let alloc = device.ctx.info.max_alloc_mib.saturating_mul(1 << 20);
+    let forced = std::env::var(BAND_ROWS_VAR)
+        .ok()
+        .and_then(|v| v.parse().ok());
+    BandPlan::new((row_samples, height), reach, (budget, alloc), forced).ok_or_else(|| {
+        format!("a band of 16 rows and {reach} rows of reach each side does not fit the memory budget (raise --max-memory)")
+    })
 }
 
 fn run_typed<T: StreamSample>(
     job: &StripJob,
     blur: &Blur2d,
     mut rows: Rows,
-) -> Result<Streamed, ImageIoError> {
-    let wall = Instant::now();
+    device: Option<&Device>,
+) -> Result<Streamed, StripError> {
     let ((width, height), color) = (rows.size(), rows.color());
     let stride = rows.row_samples();
     let table = job.linear.then(|| srgb_table(T::LEVELS));
@@ -342,7 +431,35 @@ fn run_typed<T: StreamSample>(
     let (Some(kx), Some(ky)) = axes else {
         unreachable!("`unsupported` refuses FIR axes");
     };
+    let mut notes = Vec::new();
+    let bands = device.and_then(|d| match gpu_plan::<T>(job, d, (stride, height as usize)) {
+        Ok(plan) => Some((d, plan)),
+        Err(why) => {
+            notes.push(format!("{why}: blurred on the built-in Rust path"));
+            None
+        }
+    });
+    let mut setup = Vec::new();
+    if let Some((device, b)) = bands {
+        let t = Instant::now();
+        let upload = Upload::for_image(color, job.linear, device.pipeline, blur);
+        let rows = (b.band + 2 * b.reach).min(height as usize);
+        device
+            .prepare(blur, (width as usize, rows), upload)
+            .map_err(|error| StripError::Device {
+                device: device.name(),
+                error: Box::new(error),
+            })?;
+        setup.push(Pass::host(Stage::Setup, "kernels", t));
+    }
+    // The stages' overlap is measured from here: set-up comes before any of them.
+    let wall = Instant::now();
     let meta: Metadata = std::mem::take(&mut rows.header_mut().meta);
+    let traits = match &rows {
+        Rows::Jpeg(r) => Some(r.traits),
+        _ => None,
+    };
+    let (jpeg, quality_note) = job.jpeg.resolve(traits.as_ref());
     let (in_tx, in_rx) = bounded::<DecodedBatch<T>>(2);
     let (out_tx, out_rx) = bounded::<Vec<T>>(1);
     // Buffers that went through each channel come back for the next batch or strip: a fresh
@@ -353,43 +470,81 @@ fn run_typed<T: StreamSample>(
     let mut bar = RowsBar::new((width, height), stride, job.progress);
     let (blurred, decode_busy, encoded) = std::thread::scope(|s| {
         let decoder = s.spawn(move || decode(rows, (in_tx, in_spare)));
-        let (header, meta) = ((width, height, color), &meta);
+        let (header, meta) = ((width, height, color), (&meta, jpeg));
         let encoder = s.spawn(move || encode::<T>(job, header, meta, (out_rx, out_back)));
         let dims = (width as usize, height as usize);
-        let input = (in_rx, in_back);
-        let output = (out_tx, out_spare, &mut bar);
-        let blurred = blur_stage(dims, &px, (kx, ky), plan, input, output);
+        let feed = Feed::new((in_rx, in_back));
+        let sink = Sink::new((out_tx, out_spare, &mut bar));
+        let blurred = match bands {
+            Some((device, bands)) => {
+                let image = (dims.0, dims.1, px.channels);
+                let filter = (blur, job.linear);
+                gpu_bands::blur_bands(device, image, filter, bands, (feed, sink))
+            }
+            None => blur_stage(dims, &px, (kx, ky), plan, (feed, sink)),
+        };
         (blurred, join(decoder), join(encoder))
     });
     bar.bar.finish_and_clear();
     // The first stage to fail says why; a stage that stopped because another did says nothing.
     let (passes, blur_busy) = match blurred {
         Ok(done) => done,
-        Err(Stop::Failed(e)) => return Err(e),
-        Err(Stop::Gone) => return Err(encoded.expect_err("the encoder stopped the blur")),
+        Err(Stop::Failed(e)) => return Err(e.into()),
+        Err(Stop::Device(error)) => {
+            let device = device.map_or_else(String::new, Device::name);
+            let error = Box::new(error);
+            return Err(StripError::Device { device, error });
+        }
+        Err(Stop::Gone) => return Err(encoded.expect_err("the encoder stopped the blur").into()),
     };
-    let busy = (decode_busy, blur_busy, encoded?);
-    let (passes, notes) = report(passes, busy, (plan, (stride, bytes)), wall);
+    let (encode_busy, output_notes) = encoded?;
+    let busy = (decode_busy, blur_busy, encode_busy);
+    let held = match bands {
+        Some((_, b)) => Held::Bands(b, b.bytes(stride)),
+        None => Held::Window(plan, plan.bytes(stride, bytes)),
+    };
+    let (passes, summary) = report(passes, busy, held, wall);
+    let passes = setup.into_iter().chain(passes).collect();
+    notes.insert(0, summary);
+    if job.format == ImageFormat::Jpeg {
+        notes.extend(quality_note);
+    }
+    notes.extend(output_notes);
     Ok(Streamed {
         passes,
+        on_device: bands.is_some(),
         notes,
         color,
-        pipeline: format!(
-            "strips of {} rows, banded ({})",
-            plan.strip,
-            crate::cpu::lanes::isa_name()
-        ),
+        pipeline: match bands {
+            Some((device, b)) => format!(
+                "bands of {} rows with {} rows of reach each side, {}, 8-bit in and out",
+                b.band,
+                b.reach,
+                device.pipeline.describe()
+            ),
+            None => format!(
+                "strips of {} rows, banded ({})",
+                plan.strip,
+                crate::cpu::lanes::isa_name()
+            ),
+        },
     })
 }
 
+/// What the blur stage held: the Rust path's window, or the device's bands, with their bytes.
+enum Held {
+    Window(StripPlan, u64),
+    Bands(BandPlan, u64),
+}
+
 /// The streamed job's passes (each stage's busy time, the blur's passes between) and the note
-/// that sets them against the wall since `wall`; `row` (samples, bytes each) sizes the window.
+/// that sets them against the wall since `wall`, with what the blur held.
 fn report(
     passes: Vec<Pass>,
     (decode_busy, blur_busy, encode_busy): (Duration, f64, Duration),
-    (plan, row): (StripPlan, (usize, usize)),
+    held: Held,
     wall: Instant,
-) -> (Vec<Pass>, Vec<String>) {
+) -> (Vec<Pass>, String) {
     let wall_ms = wall.elapsed().as_secs_f64() * 1e3;
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
     let mut all = vec![Pass::host_ms(
@@ -404,46 +559,83 @@ fn report(
         ms(encode_busy),
     ));
     let mib = |b: u64| b.div_ceil(1 << 20);
-    let notes = vec![format!(
-        "strip engine: {} rows per strip and {} rows of reach below it; window and scratch {} MiB; stages overlap: wall {:.0} ms, busy decode {:.0} ms, blur {:.0} ms, encode {:.0} ms",
-        plan.strip,
-        plan.reach,
-        mib(plan.bytes(row.0, row.1)),
-        wall_ms,
+    let held = match held {
+        Held::Window(plan, bytes) => format!(
+            "{} rows per strip and {} rows of reach below it; window and scratch {} MiB",
+            plan.strip,
+            plan.reach,
+            mib(bytes)
+        ),
+        Held::Bands(plan, bytes) => format!(
+            "device bands of {} rows and {} rows of reach each side; rows held {} MiB",
+            plan.band,
+            plan.reach,
+            mib(bytes)
+        ),
+    };
+    let note = format!(
+        "strip engine: {held}; stages overlap: wall {wall_ms:.0} ms, busy decode {:.0} ms, blur {blur_busy:.0} ms, encode {:.0} ms",
         ms(decode_busy),
-        blur_busy,
         ms(encode_busy),
-    )];
-    (all, notes)
+    );
+    (all, note)
 }
 
-/// The encoder thread: the rows into `job.output` as PNG or TIFF (`unsupported` allows no
-/// other). Returns the time spent writing, not waiting.
+/// The encoder thread: the rows into `job.output` as PNG, TIFF or JPEG (`unsupported` allows
+/// no other). Returns the time spent writing, not waiting, and notes on what the output
+/// could not hold.
 fn encode<T: StreamSample>(
     job: &StripJob,
     (width, height, color): (u32, u32, ColorType),
-    meta: &Metadata,
+    (meta, jpeg): (&Metadata, JpegSettings),
     rows: Batches<T>,
-) -> Result<Duration, ImageIoError> {
-    match job.format {
+) -> Result<(Duration, Vec<String>), ImageIoError> {
+    let size = (width, height);
+    let busy = match job.format {
         ImageFormat::Tiff => {
             let header = tiff_out::TiffHeader {
-                size: (width, height),
+                size,
                 channels: color.channel_count() as usize,
                 icc: meta.icc.as_deref(),
             };
             tiff_out::write::<T>(job.output, header, rows)
         }
+        ImageFormat::Jpeg => {
+            let color = match color.channel_count() {
+                1 => JpegColor::Gray,
+                _ => JpegColor::Rgb,
+            };
+            let header = jpeg_out::JpegHeader {
+                size,
+                color,
+                settings: jpeg,
+                meta,
+                stripes_at_once: stripes_at_once(job, width as usize * color.channels()),
+            };
+            return jpeg_out::write::<T>(job.output, header, rows);
+        }
         _ => {
             let header = png_out::PngHeader {
-                size: (width, height),
+                size,
                 color,
                 meta,
                 compression: job.png_compression,
             };
             png_out::write::<T>(job.output, header, rows)
         }
-    }
+    };
+    busy.map(|busy| (busy, Vec::new()))
+}
+
+/// How many JPEG stripes the encoder holds and encodes at once: one per thread of the rayon
+/// pool, within an eighth of the job's memory budget. A stripe in the encoder costs about four
+/// times its rows' bytes (measured): its rows, the encoder's working copies, its output.
+fn stripes_at_once(job: &StripJob, row_bytes: usize) -> usize {
+    let stripe = (4 * 256 * row_bytes) as u64;
+    let budget = job.max_memory_mib.saturating_mul(1 << 20) / 8;
+    (rayon::current_num_threads() as u64)
+        .min(budget / stripe.max(1))
+        .max(1) as usize
 }
 
 /// A stage's result, its panic carried on to the caller.
@@ -486,45 +678,13 @@ fn blur_stage<T: StreamSample>(
     px: &Pixels,
     axes: (Axis, Axis),
     plan: StripPlan,
-    (input, back): (Receiver<DecodedBatch<T>>, Sender<Vec<T>>),
-    (output, spare, bar): (Sender<Vec<T>>, Receiver<Vec<T>>, &mut RowsBar),
+    (mut feed, mut sink): (Feed<T>, Sink<T>),
 ) -> Result<(Vec<Pass>, f64), Stop> {
-    let mut copies = Duration::ZERO;
-    let (mut batch, mut at) = (Vec::new(), 0);
-    let fill = |dst: &mut [T]| -> Result<(), Stop> {
-        let mut filled = 0;
-        while filled < dst.len() {
-            if at == batch.len() {
-                let next = match input.recv() {
-                    Ok(Ok(b)) => b,
-                    Ok(Err(e)) => return Err(Stop::Failed(e)),
-                    Err(_) => return Err(Stop::Gone),
-                };
-                // The decoder's next batch goes into this one's memory.
-                let _ = back.try_send(std::mem::replace(&mut batch, next));
-                at = 0;
-            }
-            let t = Instant::now();
-            let n = (dst.len() - filled).min(batch.len() - at);
-            dst[filled..filled + n].copy_from_slice(&batch[at..at + n]);
-            (filled, at) = (filled + n, at + n);
-            copies += t.elapsed();
-        }
-        Ok(())
-    };
-    let mut out_copies = Duration::ZERO;
-    let emit = |rows: &[T]| -> Result<(), Stop> {
-        let t = Instant::now();
-        let mut owned = spare.try_recv().unwrap_or_default();
-        owned.clear();
-        owned.extend_from_slice(rows);
-        out_copies += t.elapsed();
-        output.send(owned).map_err(|_| Stop::Gone)?;
-        bar.advance(rows.len());
-        Ok(())
-    };
+    let fill = |dst: &mut [T]| feed.fill(dst);
+    let emit = |rows: &[T]| sink.emit(rows);
     let passes = blur_streamed(dims, px, axes, plan, fill, emit)?;
-    let busy = passes.iter().map(|p| p.ms).sum::<f64>() + (copies + out_copies).as_secs_f64() * 1e3;
+    let copies = feed.copies + sink.copies;
+    let busy = passes.iter().map(|p| p.ms).sum::<f64>() + copies.as_secs_f64() * 1e3;
     let passes = passes
         .into_iter()
         .map(|p| Pass::host_ms(Stage::Blur, p.name, p.ms))

@@ -8,6 +8,7 @@
 use super::header::Chroma;
 use libjpeg_turbo_rs::{Encoder, PixelFormat};
 use rayon::prelude::*;
+use std::io::{self, Write};
 
 /// MCU rows per stripe: 128 pixel rows at full chroma, 256 at 4:2:0; 16 stripes for a 2000-row
 /// photo, enough to keep 16 threads busy, each stripe costing one restart marker and one copy
@@ -22,11 +23,20 @@ pub enum JpegColor {
 }
 
 impl JpegColor {
-    fn channels(self) -> usize {
+    pub fn channels(self) -> usize {
         match self {
             JpegColor::Gray => 1,
             JpegColor::Rgb => 3,
         }
+    }
+
+    /// The size in pixels of an MCU with colour in the `chroma` layout (a gray file's is 8×8).
+    pub fn mcu(self, chroma: Chroma) -> (u32, u32) {
+        let (h, v) = match self {
+            JpegColor::Gray => (1, 1),
+            JpegColor::Rgb => chroma.factors(),
+        };
+        (8 * h, 8 * v)
     }
 }
 
@@ -39,24 +49,42 @@ pub fn encode(
     (quality, chroma): (u8, Chroma),
     icc: Option<&[u8]>,
 ) -> Result<Vec<u8>, String> {
-    let (pixel_format, chroma) = match color {
-        JpegColor::Gray => (PixelFormat::Grayscale, Chroma::S444),
-        JpegColor::Rgb => (PixelFormat::Rgb, chroma),
-    };
-    let (h, v) = chroma.factors();
-    let plan = StripePlan::new((width, height), (8 * h, 8 * v))?;
+    let plan = StripePlan::new((width, height), color.mcu(chroma))?;
     let row_bytes = width as usize * color.channels();
     assert_eq!(data.len(), row_bytes * height as usize, "image buffer size");
     encode_stripes(&plan, |r0, r1| {
         let rows = &data[r0 * row_bytes..r1 * row_bytes];
-        let mut enc = Encoder::new(rows, width as usize, r1 - r0, pixel_format)
-            .quality(quality)
-            .subsampling(chroma.turbo());
-        if let (0, Some(p)) = (r0, icc) {
-            enc = enc.icc_profile(p);
-        }
-        enc.encode().map_err(|e| e.to_string())
+        encode_stripe(
+            rows,
+            width,
+            color,
+            (quality, chroma),
+            icc.filter(|_| r0 == 0),
+        )
     })
+}
+
+/// One stripe of rows (whole rows of `width` samples) as a JPEG of its own, with `icc`
+/// embedded if given.
+pub fn encode_stripe(
+    rows: &[u8],
+    width: u32,
+    color: JpegColor,
+    (quality, chroma): (u8, Chroma),
+    icc: Option<&[u8]>,
+) -> Result<Vec<u8>, String> {
+    let (pixel_format, chroma) = match color {
+        JpegColor::Gray => (PixelFormat::Grayscale, Chroma::S444),
+        JpegColor::Rgb => (PixelFormat::Rgb, chroma),
+    };
+    let height = rows.len() / (width as usize * color.channels());
+    let mut enc = Encoder::new(rows, width as usize, height, pixel_format)
+        .quality(quality)
+        .subsampling(chroma.turbo());
+    if let Some(p) = icc {
+        enc = enc.icc_profile(p);
+    }
+    enc.encode().map_err(|e| e.to_string())
 }
 
 /// How an image is cut into stripes of whole MCU rows, each encoded on its own.
@@ -95,6 +123,22 @@ impl StripePlan {
             interval: (mcu_rows_per_stripe * mcus_per_row) as u16,
         })
     }
+
+    /// Image rows per stripe: every stripe's but the last's.
+    pub fn rows_per_stripe(&self) -> usize {
+        self.rows_per_stripe
+    }
+
+    /// A joiner that writes this plan's stripes into `out` as they come.
+    pub fn joiner<W: Write>(&self, out: W) -> StripeJoiner<W> {
+        StripeJoiner {
+            out,
+            height: self.height as u16,
+            interval: self.interval,
+            tables: None,
+            joined: 0,
+        }
+    }
 }
 
 /// Encodes every stripe of `plan` with `one(first_row, end_row)` (a whole JPEG of those rows;
@@ -118,7 +162,7 @@ pub fn encode_stripes(
             one(r0, r1)
         })
         .collect::<Result<Vec<_>, _>>()?;
-    join(&parts, plan.height as u16, plan.interval)
+    join(&parts, plan)
 }
 
 /// `jpeg` with `icc` inserted as APP2 ICC_PROFILE segments (split where a segment's 64 KiB
@@ -192,48 +236,77 @@ const DHT: u8 = 0xC4;
 const DQT: u8 = 0xDB;
 const SOS: u8 = 0xDA;
 
-/// Joins stripe JPEGs into one file: the first stripe's header with the full height and a
-/// restart interval of one stripe, then every stripe's scan with RSTn between them.
-fn join(parts: &[Vec<u8>], height: u16, interval: u16) -> Result<Vec<u8>, String> {
-    let (head, first_scan) = split(&parts[0])?;
-    let tables = |segs: &[Segment]| -> Vec<Vec<u8>> {
-        segs.iter()
+/// Writes stripe JPEGs, in order and as they come, as one file: the first stripe's header
+/// with the full height and a restart interval of one stripe, then every stripe's scan with
+/// RSTn between them, then EOI (`finish`).
+pub struct StripeJoiner<W> {
+    out: W,
+    height: u16,
+    interval: u16,
+    /// The first stripe's quantisation and Huffman tables, which every stripe must share.
+    tables: Option<Vec<Vec<u8>>>,
+    joined: usize,
+}
+
+impl<W: Write> StripeJoiner<W> {
+    /// Writes the next stripe (a whole JPEG from `encode_stripe`).
+    pub fn push(&mut self, part: &[u8]) -> io::Result<()> {
+        let (head, scan) = split(part).map_err(io::Error::other)?;
+        let tables: Vec<Vec<u8>> = head
+            .iter()
             .filter(|s| s.marker == DQT || s.marker == DHT)
             .map(|s| s.bytes.to_vec())
-            .collect()
-    };
-    let first_tables = tables(&head);
-    let mut scans = vec![first_scan];
-    for p in &parts[1..] {
-        let (h, scan) = split(p)?;
-        if tables(&h) != first_tables {
-            return Err("stripes were encoded with different tables".into());
+            .collect();
+        match &self.tables {
+            None => {
+                self.out.write_all(&[0xFF, 0xD8])?;
+                for s in &head {
+                    if s.marker == SOS {
+                        self.out.write_all(&[0xFF, 0xDD, 0, 4])?;
+                        self.out.write_all(&self.interval.to_be_bytes())?;
+                    }
+                    if s.marker == SOF0 || s.marker == SOF1 {
+                        // FF C0, length, precision, then the height.
+                        let mut sof = s.bytes.to_vec();
+                        sof[5..7].copy_from_slice(&self.height.to_be_bytes());
+                        self.out.write_all(&sof)?;
+                    } else {
+                        self.out.write_all(s.bytes)?;
+                    }
+                }
+                self.tables = Some(tables);
+            }
+            Some(first) if *first != tables => {
+                return Err(io::Error::other(
+                    "stripes were encoded with different tables",
+                ))
+            }
+            Some(_) => {
+                let rst = 0xD0 + ((self.joined - 1) % 8) as u8;
+                self.out.write_all(&[0xFF, rst])?;
+            }
         }
-        scans.push(scan);
+        self.out.write_all(scan)?;
+        self.joined += 1;
+        Ok(())
     }
+
+    /// Ends the file; returns where it went.
+    pub fn finish(mut self) -> io::Result<W> {
+        self.out.write_all(&[0xFF, 0xD9])?;
+        Ok(self.out)
+    }
+}
+
+/// Joins stripe JPEGs into one file (`StripeJoiner`).
+fn join(parts: &[Vec<u8>], plan: &StripePlan) -> Result<Vec<u8>, String> {
     let total: usize = parts.iter().map(Vec::len).sum();
-    let mut out = Vec::with_capacity(total + 16 * parts.len());
-    out.extend_from_slice(&[0xFF, 0xD8]);
-    for s in &head {
-        if s.marker == SOS {
-            out.extend_from_slice(&[0xFF, 0xDD, 0, 4]);
-            out.extend_from_slice(&interval.to_be_bytes());
-        }
-        let start = out.len();
-        out.extend_from_slice(s.bytes);
-        if s.marker == SOF0 || s.marker == SOF1 {
-            // FF C0, length, precision, then the height.
-            out[start + 5..start + 7].copy_from_slice(&height.to_be_bytes());
-        }
-    }
-    for (i, scan) in scans.iter().enumerate() {
-        if i > 0 {
-            out.extend_from_slice(&[0xFF, 0xD0 + ((i - 1) % 8) as u8]);
-        }
-        out.extend_from_slice(scan);
-    }
-    out.extend_from_slice(&[0xFF, 0xD9]);
-    Ok(out)
+    let mut joiner = plan.joiner(Vec::with_capacity(total + 16 * parts.len()));
+    parts
+        .iter()
+        .try_for_each(|p| joiner.push(p))
+        .and_then(|()| joiner.finish())
+        .map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@ mod planes;
 mod settings;
 
 pub use decode::decode_pixels;
-pub use encode::{encode, JpegColor};
+pub use encode::{encode, encode_stripe, JpegColor, StripeJoiner, StripePlan};
 pub use header::{estimate_quality, Chroma, JpegTraits};
 pub use planes::{decode_planes, encode_planes, YccPlanes};
 pub use settings::{JpegOptions, JpegSettings, Quality, Subsampling, DEFAULT_QUALITY};
