@@ -103,7 +103,10 @@ fn refuses_what_it_does_not_run_in_one_line() {
         (&["--region", "0,0,5,5"], "--region"),
         (&["--edge", "reflect"], "clamp"),
         (&["--method", "fir"], "recursive"),
-        (&["--device", "cpu", "--pipeline", "transpose"], "blocked pipeline"),
+        (
+            &["--device", "cpu", "--pipeline", "transpose"],
+            "blocked pipeline",
+        ),
         (&[], "writes PNG, TIFF and JPEG only"),
     ];
     for (i, (extra, says)) in cases.iter().enumerate() {

@@ -99,3 +99,35 @@ fn sixteen_bit_images_stream_on_the_rust_path_and_say_so() {
     );
     assert!(max_steps(&a, &b) <= 1);
 }
+
+#[test]
+fn an_image_larger_than_the_device_allows_goes_through_in_bands() {
+    if common::context().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = |name: &str| dir.path().join(name);
+    // 400 × 300 RGB: 360 KB as bytes, 1.4 MB as the f32 intermediate, over a 1 MiB device.
+    image(400, 300, 3, false, 8).save(path("in.png")).unwrap();
+    let assert = gblur()
+        .env("GBLUR_MAX_ALLOC_MIB", "1")
+        .args([path("in.png").as_os_str(), path("bands.png").as_os_str()])
+        .args(["--sigma", "6", "--device", "cpu", "--pipeline", "blocked"])
+        .args(["--engine", "strips"])
+        .assert()
+        .success();
+    let said = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
+    let band: usize = said
+        .split("device bands of ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{said}"));
+    assert!(band < 300, "{said}");
+    run(&path("in.png"), &path("whole.png"), "whole", 6.0, 16, &[]);
+    let (a, b) = (
+        image::open(path("whole.png")).unwrap(),
+        image::open(path("bands.png")).unwrap(),
+    );
+    assert!(max_steps(&a, &b) <= 1);
+}

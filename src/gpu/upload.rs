@@ -134,6 +134,27 @@ impl<'a> InPlaceU8<'a> {
         linear: bool,
         name: &str,
     ) -> Result<(), ClError> {
+        self.upload(samples, name)?;
+        self.blur_and_download(samples, dims, (blur, linear))
+    }
+
+    /// As `add`, reading the image from `source` and writing the blurred one into
+    /// `destination` (of the same length), neither touched until `finish`.
+    pub fn add_from(
+        &mut self,
+        source: &'a [u8],
+        destination: &'a mut [u8],
+        dims: (usize, usize, usize),
+        (blur, linear): (&Blur2d, bool),
+    ) -> Result<(), ClError> {
+        assert_eq!(source.len(), destination.len(), "one image's samples");
+        self.upload(source, "")?;
+        self.blur_and_download(destination, dims, (blur, linear))
+    }
+
+    /// Enqueues the upload of an image's `samples` into the kept buffers; `name` prefixes
+    /// its passes' names.
+    fn upload(&mut self, samples: &[u8], name: &str) -> Result<(), ClError> {
         let ctx = self.run.ctx();
         let scratch = self.scratch.as_mut().expect("kept until finish");
         assert!(
@@ -141,13 +162,24 @@ impl<'a> InPlaceU8<'a> {
             "sized for the largest image"
         );
         self.names.push((self.run.len(), name.to_string()));
-        let n = samples.len() as u64;
         let up = ctx.write(&mut scratch.bytes, samples, "upload (8-bit)")?;
-        self.run.transfer(up, n);
+        self.run.transfer(up, samples.len() as u64);
+        Ok(())
+    }
+
+    /// Enqueues the blur of the image just uploaded and its download into `destination`.
+    fn blur_and_download(
+        &mut self,
+        destination: &'a mut [u8],
+        dims: (usize, usize, usize),
+        (blur, linear): (&Blur2d, bool),
+    ) -> Result<(), ClError> {
+        let ctx = self.run.ctx();
+        let scratch = self.scratch.as_ref().expect("kept until finish");
         let buffers = (&scratch.bytes, &scratch.mid);
         enqueue_u8_on(&mut self.run, buffers, dims, blur, linear, self.blocked)?;
-        let down = ctx.read_later(&scratch.bytes, samples, "download (8-bit)")?;
-        self.run.transfer(down, n);
+        let down = ctx.read_later(&scratch.bytes, destination, "download (8-bit)")?;
+        self.run.transfer(down, destination.len() as u64);
         Ok(())
     }
 

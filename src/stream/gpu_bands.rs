@@ -6,16 +6,23 @@
 //! `gaussian::recursive_reach`), so bands join without a seam; at the image's own edges the
 //! clamp is the image's.
 //!
-//! Each band's upload, blur and download are queued without a wait (`upload::InPlaceU8`), and
-//! the host reads the next band's rows from the decoder while the device works through them.
+//! Each band's upload, blur and download are queued without a wait (`upload::InPlaceU8`), from
+//! and into page-locked memory, and the host reads the next band's rows from the decoder
+//! while the device works through them.
 
 use super::stage::{Feed, Sink};
 use super::{Stop, StreamSample};
 use crate::backend::Device;
 use crate::filter::Blur2d;
+use crate::gpu::opencl::pinned::Pinned;
 use crate::gpu::upload::InPlaceU8;
 use crate::report::{Pass, Stage};
-use std::time::Instant;
+use std::ops::Range;
+use std::time::{Duration, Instant};
+
+/// The most bytes of blurred rows sent to the encoder at once: its channel holds a few such
+/// pieces, which a whole band each (hundreds of MiB) would make the job's largest cost.
+const EMIT_BYTES: usize = 16 << 20;
 
 /// Rows per band and the rows of reach above and below it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -24,16 +31,18 @@ pub struct BandPlan {
     pub reach: usize,
 }
 
-/// The fewest rows a band may have: fewer would spend most of the device's work on reach.
+/// The fewest rows a band may have, and at least twice the reach: the device then blurs at
+/// most twice the image's rows (a 1 GP image at sigma 50 in bands of 33 rows took 2.5 times
+/// the Rust path's time on an H200 host).
 const LEAST_BAND: usize = 16;
 
 impl BandPlan {
-    /// Bands of an image `height` rows of `row_bytes` (8-bit samples) with `reach` rows each side, as many rows
-    /// as fit twice in `host_budget` bytes (the rows held from the decoder and the band's copy
-    /// the device blurs in place) and on the device, whose blocked pipeline holds the band's
+    /// Bands of an image `height` rows of `row_bytes` (8-bit samples) with `reach` rows each
+    /// side, as many rows as fit three times in `host_budget` bytes (`blur_bands`' page-locked
+    /// buffers) and on the device, whose blocked pipeline holds the band's
     /// bytes and an f32 copy (5 bytes a sample) in buffers of at most `device_alloc` bytes.
-    /// `forced` (a test hook) sets the band's rows. None where not even `LEAST_BAND` rows (or
-    /// the image's `height`) fit.
+    /// `forced` (a test hook) sets the band's rows. None where not even `LEAST_BAND` rows and
+    /// twice the reach (or the image's `height`) fit.
     pub fn new(
         (row_bytes, height): (usize, usize),
         reach: usize,
@@ -41,11 +50,12 @@ impl BandPlan {
         forced: Option<usize>,
     ) -> Option<BandPlan> {
         let row = row_bytes.max(1) as u64;
-        let by_host = host_budget / (2 * row);
+        let by_host = host_budget / (3 * row);
         let by_device = device_alloc / (4 * row);
         let rows = by_host.min(by_device) as usize;
         let band = forced.unwrap_or(rows.saturating_sub(2 * reach));
-        let fits = band >= LEAST_BAND.min(height) || forced.is_some();
+        let least = LEAST_BAND.max(2 * reach).min(height);
+        let fits = band >= least || forced.is_some();
         fits.then_some(BandPlan {
             band: band.clamp(1, height.max(1)),
             reach: reach.min(height),
@@ -54,13 +64,17 @@ impl BandPlan {
 
     /// Host bytes the bands hold for rows of `row_bytes`.
     pub fn bytes(&self, row_bytes: usize) -> u64 {
-        2 * ((self.band + 2 * self.reach) * row_bytes) as u64
+        3 * ((self.band + 2 * self.reach) * row_bytes) as u64
     }
 }
 
 /// Blurs the image (`w`×`h` pixels of `channels` 8-bit samples) in bands on `device`, from
 /// `feed` to `sink`. Returns the device's passes (summed over the bands) and the stage's busy
 /// time in ms (the device's work as its events time it, and the host's copies).
+///
+/// Two page-locked buffers take turns holding a band's rows and its reach: the device reads
+/// one while the host copies the reach the next band shares into the other and reads the
+/// decoder's next rows after it; a third takes the blurred band back.
 pub fn blur_bands<T: StreamSample>(
     device: &Device,
     (w, h, channels): (usize, usize, usize),
@@ -70,51 +84,60 @@ pub fn blur_bands<T: StreamSample>(
 ) -> Result<(Vec<Pass>, f64), Stop> {
     let row = w * channels;
     let (ctx, pipeline) = (&device.ctx, device.pipeline);
-    let mut passes: Vec<Pass> = Vec::new();
-    let mut band_copies = 0.0;
-    // Input rows `held_from..` of the image, as read from the decoder.
-    let (mut held, mut held_from) = (Vec::<T>::new(), 0usize);
-    let mut band = Vec::<T>::new();
+    let most = (plan.band + 2 * plan.reach).min(h) * row;
+    let pinned = || ctx.pinned(most).map_err(Stop::Device);
+    let (mut this, mut next, mut out) = (pinned()?, pinned()?, pinned()?);
     let span = |y0: usize| {
         let y1 = (y0 + plan.band).min(h);
         (y0.saturating_sub(plan.reach), y1, (y1 + plan.reach).min(h))
     };
-    let mut read_to = |held: &mut Vec<T>, held_from: usize, end: usize| {
-        let at = held.len();
-        held.resize((end - held_from) * row, T::from_f32(0.0));
-        feed.fill(&mut held[at..])
-    };
-    read_to(&mut held, 0, span(0).2)?;
+    let mut passes: Vec<Pass> = Vec::new();
+    let mut shared_copies = Duration::ZERO;
+    let (_, _, bottom) = span(0);
+    feed.fill(rows_of(&mut this, 0..bottom, row))?;
     let mut y0 = 0;
     while y0 < h {
         let (top, y1, bottom) = span(y0);
-        let t = Instant::now();
-        band.clear();
-        band.extend_from_slice(&held[(top - held_from) * row..(bottom - held_from) * row]);
-        band_copies += t.elapsed().as_secs_f64() * 1e3;
-        let dims = (w, bottom - top, channels);
-        let bytes = T::as_bytes_mut(&mut band).expect("the device takes 8-bit bands only");
-        let mut images = InPlaceU8::new(ctx, bytes.len(), pipeline).map_err(Stop::Device)?;
+        let len = (bottom - top) * row;
+        let mut images = InPlaceU8::new(ctx, len, pipeline).map_err(Stop::Device)?;
+        let (source, blurred) = (&this.as_slice()[..len], &mut out.as_mut_slice()[..len]);
         images
-            .add(bytes, dims, blur, linear, "")
+            .add_from(source, blurred, (w, bottom - top, channels), (blur, linear))
             .map_err(Stop::Device)?;
-        // While the device works: drop the rows no later band reads, read the next band's.
-        let (next_top, _, next_bottom) = span(y1);
+        // While the device works: the next band's rows, those it shares with this one first.
         if y1 < h {
+            let (next_top, _, next_bottom) = span(y1);
             let t = Instant::now();
-            held.drain(..(next_top - held_from) * row);
-            held_from = next_top;
-            band_copies += t.elapsed().as_secs_f64() * 1e3;
-            read_to(&mut held, held_from, next_bottom)?;
+            let shared = (next_top - top) * row..len;
+            let kept = shared.len() / row;
+            next.as_mut_slice()[..shared.len()].copy_from_slice(&this.as_slice()[shared]);
+            shared_copies += t.elapsed();
+            feed.fill(rows_of(&mut next, kept..next_bottom - next_top, row))?;
         }
         add_up(&mut passes, images.finish().map_err(Stop::Device)?);
-        sink.emit(&band[(y0 - top) * row..(y1 - top) * row])?;
+        // To the encoder in pieces, so that the strips in flight stay small beside the bands.
+        let piece = (EMIT_BYTES / row).max(1);
+        for y in (y0..y1).step_by(piece) {
+            let rows = y - top..(y + piece).min(y1) - top;
+            sink.emit(rows_of::<T>(&mut out, rows, row))?;
+        }
+        std::mem::swap(&mut this, &mut next);
         y0 = y1;
     }
-    let copies = (feed.copies + sink.copies).as_secs_f64() * 1e3 + band_copies;
-    passes.push(Pass::host_ms(Stage::Blur, "band copies", copies));
+    let copies = feed.copies + sink.copies + shared_copies;
+    passes.push(Pass::host_ms(
+        Stage::Blur,
+        "copies in and out",
+        copies.as_secs_f64() * 1e3,
+    ));
     let busy = passes.iter().map(|p| p.ms).sum();
     Ok((passes, busy))
+}
+
+/// Rows `rows` of `pinned` (rows of `row` 8-bit samples) as samples of `T`.
+fn rows_of<T: StreamSample>(pinned: &mut Pinned, rows: Range<usize>, row: usize) -> &mut [T] {
+    let bytes = &mut pinned.as_mut_slice()[rows.start * row..rows.end * row];
+    T::from_bytes_mut(bytes).expect("the device takes 8-bit bands only")
 }
 
 /// Adds each of `band`'s passes to the pass of the same name in `all` (a new one the first

@@ -174,9 +174,12 @@ pub trait StreamSample: Sample + tiff_out::TiffSample {
     const LEVELS: usize;
     fn from_png(bytes: &[u8], out: &mut [Self]);
     fn to_png(samples: &[Self], out: &mut Vec<u8>);
-    /// The samples as bytes where they are 8-bit; None where they are not.
+    /// The samples as bytes where they are 8-bit, and bytes as samples; None where they are
+    /// not.
     fn as_bytes(samples: &[Self]) -> Option<&[u8]>;
     fn as_bytes_mut(samples: &mut [Self]) -> Option<&mut [u8]>;
+    fn from_bytes(bytes: &[u8]) -> Option<&[Self]>;
+    fn from_bytes_mut(bytes: &mut [u8]) -> Option<&mut [Self]>;
     /// Copies `src` into `out` where its samples are of this type; false where they are not.
     fn from_native<S: Copy + 'static>(src: &[S], out: &mut [Self]) -> bool {
         if std::any::TypeId::of::<S>() != std::any::TypeId::of::<Self>() {
@@ -203,6 +206,12 @@ impl StreamSample for u8 {
     fn as_bytes_mut(samples: &mut [u8]) -> Option<&mut [u8]> {
         Some(samples)
     }
+    fn from_bytes(bytes: &[u8]) -> Option<&[u8]> {
+        Some(bytes)
+    }
+    fn from_bytes_mut(bytes: &mut [u8]) -> Option<&mut [u8]> {
+        Some(bytes)
+    }
 }
 
 impl StreamSample for u16 {
@@ -219,6 +228,12 @@ impl StreamSample for u16 {
         None
     }
     fn as_bytes_mut(_: &mut [u16]) -> Option<&mut [u8]> {
+        None
+    }
+    fn from_bytes(_: &[u8]) -> Option<&[u16]> {
+        None
+    }
+    fn from_bytes_mut(_: &mut [u8]) -> Option<&mut [u16]> {
         None
     }
 }
@@ -351,6 +366,19 @@ pub struct Streamed {
     pub pipeline: String,
 }
 
+/// The process's resident memory (Linux: /proc/self/statm); 0 where it cannot be read.
+fn resident_bytes() -> u64 {
+    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
+    let pages: u64 = statm
+        .split_whitespace()
+        .nth(1)
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(0);
+    // SAFETY: sysconf only reads a configuration value.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    pages * page.max(0) as u64
+}
+
 /// Why the strip engine failed.
 #[derive(Debug, thiserror::Error)]
 pub enum StripError {
@@ -384,23 +412,28 @@ pub fn run(
 }
 
 /// The band plan for `device` where it blurs a `T` image with rows of `row_samples` within
-/// half of `job`'s budget; else why the Rust path blurs it.
+/// half of what `job`'s budget leaves beside the process as it stands (the device's driver
+/// alone holds a few hundred MiB); else why the Rust path blurs it.
 fn gpu_plan<T: StreamSample>(
     job: &StripJob,
     device: &Device,
     (row_samples, height): (usize, usize),
-) -> Result<BandPlan, String> {
+) -> Result<(BandPlan, u64), String> {
     if T::as_bytes(&[]).is_none() {
         return Err("the device takes 8-bit images in bands".into());
     }
     let reach = crate::filter::gaussian::recursive_reach(job.sigma_y);
-    let budget = job.max_memory_mib.saturating_mul(1 << 20) / 2;
+    let resident = resident_bytes();
+    let budget = job.max_memory_mib.saturating_mul(1 << 20);
+    let budget = budget.saturating_sub(resident) / 2;
     let alloc = device.ctx.info.max_alloc_mib.saturating_mul(1 << 20);
     let forced = std::env::var(BAND_ROWS_VAR)
         .ok()
         .and_then(|v| v.parse().ok());
-    BandPlan::new((row_samples, height), reach, (budget, alloc), forced).ok_or_else(|| {
-        format!("a band of 16 rows and {reach} rows of reach each side does not fit the memory budget (raise --max-memory)")
+    let plan = BandPlan::new((row_samples, height), reach, (budget, alloc), forced);
+    let least = (2 * reach).max(16);
+    plan.map(|p| (p, resident)).ok_or_else(|| {
+        format!("device bands of {least} rows and {reach} rows of reach each side do not fit the memory budget beside the {} MiB the process holds with the device open (raise --max-memory)", resident >> 20)
     })
 }
 
@@ -433,14 +466,14 @@ fn run_typed<T: StreamSample>(
     };
     let mut notes = Vec::new();
     let bands = device.and_then(|d| match gpu_plan::<T>(job, d, (stride, height as usize)) {
-        Ok(plan) => Some((d, plan)),
+        Ok((plan, resident)) => Some((d, plan, resident)),
         Err(why) => {
             notes.push(format!("{why}: blurred on the built-in Rust path"));
             None
         }
     });
     let mut setup = Vec::new();
-    if let Some((device, b)) = bands {
+    if let Some((device, b, _)) = bands {
         let t = Instant::now();
         let upload = Upload::for_image(color, job.linear, device.pipeline, blur);
         let rows = (b.band + 2 * b.reach).min(height as usize);
@@ -476,7 +509,7 @@ fn run_typed<T: StreamSample>(
         let feed = Feed::new((in_rx, in_back));
         let sink = Sink::new((out_tx, out_spare, &mut bar));
         let blurred = match bands {
-            Some((device, bands)) => {
+            Some((device, bands, _)) => {
                 let image = (dims.0, dims.1, px.channels);
                 let filter = (blur, job.linear);
                 gpu_bands::blur_bands(device, image, filter, bands, (feed, sink))
@@ -500,7 +533,7 @@ fn run_typed<T: StreamSample>(
     let (encode_busy, output_notes) = encoded?;
     let busy = (decode_busy, blur_busy, encode_busy);
     let held = match bands {
-        Some((_, b)) => Held::Bands(b, b.bytes(stride)),
+        Some((_, b, resident)) => Held::Bands(b, b.bytes(stride), resident),
         None => Held::Window(plan, plan.bytes(stride, bytes)),
     };
     let (passes, summary) = report(passes, busy, held, wall);
@@ -516,7 +549,7 @@ fn run_typed<T: StreamSample>(
         notes,
         color,
         pipeline: match bands {
-            Some((device, b)) => format!(
+            Some((device, b, _)) => format!(
                 "bands of {} rows with {} rows of reach each side, {}, 8-bit in and out",
                 b.band,
                 b.reach,
@@ -534,7 +567,8 @@ fn run_typed<T: StreamSample>(
 /// What the blur stage held: the Rust path's window, or the device's bands, with their bytes.
 enum Held {
     Window(StripPlan, u64),
-    Bands(BandPlan, u64),
+    /// And the process's resident bytes with the device open, before the bands.
+    Bands(BandPlan, u64, u64),
 }
 
 /// The streamed job's passes (each stage's busy time, the blur's passes between) and the note
@@ -566,11 +600,12 @@ fn report(
             plan.reach,
             mib(bytes)
         ),
-        Held::Bands(plan, bytes) => format!(
-            "device bands of {} rows and {} rows of reach each side; rows held {} MiB",
+        Held::Bands(plan, bytes, resident) => format!(
+            "device bands of {} rows and {} rows of reach each side; rows held {} MiB, beside {} MiB resident with the device open",
             plan.band,
             plan.reach,
-            mib(bytes)
+            mib(bytes),
+            mib(resident)
         ),
     };
     let note = format!(
