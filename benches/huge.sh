@@ -5,7 +5,8 @@
 #    row band by row band (benches/huge_image.py), blurred at SIGMA (default 10) by
 #    `gblur --engine strips --device rust` and by `vips gaussblur` (libvips streams too; its
 #    kernel is cut at min-ampl 0.2 by default, so MIN_AMPL=0.005 is passed for a kernel as wide
-#    as the recursive filter's), both writing PNG at zlib level 1 (gblur's default `fast`,
+#    as the recursive filter's; MIN_AMPL=default runs vips with its default settings), both
+#    writing PNG at zlib level 1 (gblur's default `fast`,
 #    vips `[compression=1]`). ROUNDS (default 3) paired rounds, the two alternating in each;
 #    medians of wall time and peak RSS (GNU time), and their ratio.
 # 2. A 16 MP (4896×3264) PNG through gblur with --engine strips and --engine whole, alternating:
@@ -18,6 +19,8 @@
 # Usage: [SIZE=32768] [SIGMA=10] [ROUNDS=3] benches/huge.sh      Prints Markdown tables.
 set -euo pipefail
 size=${SIZE:-8192} sigma=${SIGMA:-10} rounds=${ROUNDS:-3} min_ampl=${MIN_AMPL:-0.005}
+ampl=(--min-ampl "$min_ampl")
+[ "$min_ampl" != default ] || ampl=()
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/huge.XXXXXX")
 trap 'rm -rf "$work"' EXIT
@@ -43,7 +46,7 @@ pair() {
     for _ in $(seq "$rounds"); do
         measure "$gblur" "$input" "$work/g.$ext" --sigma "$sigma" --device rust --engine strips -q >>"$work/g"
         rm -f "$work/g.$ext"
-        measure vips gaussblur "$input" "$work/v.$ext$vips_opts" "$sigma" --min-ampl "$min_ampl" >>"$work/v"
+        measure vips gaussblur "$input" "$work/v.$ext$vips_opts" "$sigma" "${ampl[@]}" >>"$work/v"
         rm -f "$work/v.$ext"
     done
     local gw gr vw vr

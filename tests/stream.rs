@@ -10,7 +10,10 @@ mod strips;
 use common::gblur;
 use image::{DynamicImage, ImageDecoder};
 use std::path::Path;
-use strips::{image, max_steps, png_with_metadata, run, LAYOUTS};
+use strips::{
+    check_metadata_like_the_whole_image, image, max_steps, metadata_of, png_with_metadata, run,
+    LAYOUTS,
+};
 
 #[test]
 fn strips_match_the_whole_image() {
@@ -60,37 +63,12 @@ fn linear_light_matches_the_whole_image() {
     assert!(max_steps(&a, &b) <= 1);
 }
 
-/// ICC profile, EXIF and XMP.
-type Meta = (Option<Vec<u8>>, Option<Vec<u8>>, Option<Vec<u8>>);
-
-fn metadata_of(path: &Path) -> Meta {
-    let file = std::io::BufReader::new(std::fs::File::open(path).unwrap());
-    let mut d = image::codecs::png::PngDecoder::new(file).unwrap();
-    (
-        d.icc_profile().unwrap(),
-        d.exif_metadata().unwrap(),
-        d.xmp_metadata().unwrap(),
-    )
-}
-
 #[test]
 fn writes_the_metadata_the_whole_image_path_writes() {
     let dir = tempfile::tempdir().unwrap();
-    let (input, whole, strips) = (
-        dir.path().join("in.png"),
-        dir.path().join("whole.png"),
-        dir.path().join("strips.png"),
-    );
-    png_with_metadata(&input);
-    run(&input, &whole, "whole", 4.0, 16, &[]);
-    run(&input, &strips, "strips", 4.0, 16, &[]);
-    let (a, b) = (metadata_of(&whole), metadata_of(&strips));
-    assert_eq!(a.0.as_deref(), Some(&[7u8; 300][..]));
-    assert!(
-        a.1.is_some() && a.2.is_some(),
-        "the whole path kept EXIF and XMP"
-    );
-    assert_eq!(a, b);
+    check_metadata_like_the_whole_image(dir.path(), "png", |p| {
+        metadata_of(p, image::codecs::png::PngDecoder::new)
+    });
 }
 
 #[test]
@@ -404,4 +382,27 @@ fn tiffs_it_does_not_stream_are_refused_or_left_to_the_whole_image() {
     let err = String::from_utf8_lossy(&cut.get_output().stderr).to_string();
     assert!(err.contains("cut.tif"), "{err}");
     assert!(!d("out.tif").exists());
+}
+
+#[test]
+fn a_window_over_the_budget_is_refused_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let (input, out) = (dir.path().join("in.png"), dir.path().join("out.png"));
+    image(2000, 600, 3, false, 4).save(&input).unwrap();
+    // Sigma 1000 reaches 5503 rows: the window is the whole 600-row image, 3.6 MB, over the
+    // 2 MiB half of a 4 MiB budget.
+    let assert = gblur()
+        .args([input.as_os_str(), out.as_os_str()])
+        .args(["--sigma", "1000", "--engine", "strips", "--device", "rust"])
+        .args(["--max-memory", "4"])
+        .assert()
+        .failure()
+        .code(1);
+    let err = String::from_utf8_lossy(&assert.get_output().stderr).to_string();
+    assert!(
+        err.contains("in.png") && err.contains("window") && err.contains("--max-memory"),
+        "{err}"
+    );
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(!out.exists());
 }

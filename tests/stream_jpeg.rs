@@ -9,9 +9,9 @@ mod common;
 #[path = "support/strips.rs"]
 mod strips;
 use common::gblur;
-use image::{DynamicImage, ImageDecoder};
+use image::DynamicImage;
 use std::path::Path;
-use strips::{image, max_steps, png_with_metadata, run};
+use strips::{check_metadata_like_the_whole_image, image, max_steps, metadata_of, run};
 
 /// `img` as a JPEG at `quality` (the `image` crate's encoder: 4:2:0 colour).
 fn save_jpeg(img: &DynamicImage, path: &Path, quality: u8) {
@@ -151,32 +151,9 @@ fn writes_the_quality_layout_and_metadata_the_whole_image_path_writes() {
         assert_eq!(found, segments(&strips, marker), "marker {marker:X}");
     }
     // The ICC profile, EXIF and XMP of a PNG, into JPEG.
-    png_with_metadata(&path("meta.png"));
-    run(&path("meta.png"), &path("whole.jpg"), "whole", 4.0, 16, &[]);
-    run(
-        &path("meta.png"),
-        &path("strips.jpg"),
-        "strips",
-        4.0,
-        16,
-        &[],
-    );
-    let meta = |p: &Path| {
-        let bytes = std::fs::read(p).unwrap();
-        let mut d = image::codecs::jpeg::JpegDecoder::new(std::io::Cursor::new(bytes)).unwrap();
-        (
-            d.icc_profile().unwrap(),
-            d.exif_metadata().unwrap(),
-            d.xmp_metadata().unwrap(),
-        )
-    };
-    let (a, b) = (meta(&path("whole.jpg")), meta(&path("strips.jpg")));
-    assert_eq!(a.0.as_deref(), Some(&[7u8; 300][..]));
-    assert!(
-        a.1.is_some() && a.2.is_some(),
-        "the whole path kept EXIF and XMP"
-    );
-    assert_eq!(a, b);
+    check_metadata_like_the_whole_image(dir.path(), "jpg", |p| {
+        metadata_of(p, image::codecs::jpeg::JpegDecoder::new)
+    });
 }
 
 #[test]

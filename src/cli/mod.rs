@@ -115,11 +115,12 @@ pub struct BlurArgs {
     /// time the cost model predicts for each path and where its figures came from.
     #[arg(long)]
     pub explain: bool,
-    /// whole: decode, blur and encode the whole image in turn; strips: stream a PNG or TIFF
-    /// through a window of rows (decode, blur and encode on their own threads, memory bounded
-    /// by the window: docs/ALGORITHMS.md); auto: strips where the decoded image is over
-    /// --max-memory and the job is one the strip engine runs (PNG or TIFF in and out, files,
-    /// the Rust path, clamp edges, the recursive filter, no mask), whole otherwise.
+    /// whole: decode, blur and encode the whole image in turn; strips: stream a PNG, TIFF or
+    /// JPEG through a window of rows, or through an OpenCL device's blocked pipeline in bands
+    /// of rows (decode, blur and encode on their own threads, memory bounded by --max-memory:
+    /// docs/ALGORITHMS.md); auto: strips where the decoded image is over --max-memory and the
+    /// job is one the strip engine runs (PNG, TIFF or JPEG files in and out, clamp edges, the
+    /// recursive filter, no mask), whole otherwise.
     #[arg(long, value_enum, default_value_t = EngineArg::Auto)]
     pub engine: EngineArg,
     #[command(flatten)]

@@ -33,7 +33,7 @@ use gpu_bands::BandPlan;
 use image::codecs::png::CompressionType;
 use image::{ColorType, ImageFormat};
 use stage::{Feed, Sink};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 pub use jpeg_in::JpegRows;
@@ -384,6 +384,8 @@ fn resident_bytes() -> u64 {
 pub enum StripError {
     #[error(transparent)]
     Io(#[from] ImageIoError),
+    #[error("{}: {detail} (raise it with --max-memory)", path.display())]
+    OverBudget { path: PathBuf, detail: String },
     #[error("{device} failed while blurring a band of rows: {error}")]
     Device { device: String, error: Box<ClError> },
 }
@@ -473,6 +475,26 @@ fn run_typed<T: StreamSample>(
         }
     });
     let mut setup = Vec::new();
+    // The window must fit its half of the budget; the exact two-pass method that would need
+    // less is not built, so a job whose reach alone is over it stops here and says so.
+    let window = StripPlan {
+        strip: plan.strip,
+        reach: plan.reach.min(height as usize),
+    }
+    .bytes(stride, bytes);
+    if bands.is_none() && forced.is_none() && window > budget {
+        return Err(StripError::OverBudget {
+            path: job.input.into(),
+            detail: format!(
+                "sigma {} needs a window of {} rows in {} MiB (the filter reaches {} rows), over the {} MiB half of --max-memory gives it",
+                job.sigma_y,
+                plan.strip + plan.reach.min(height as usize),
+                window.div_ceil(1 << 20),
+                plan.reach,
+                budget >> 20
+            ),
+        });
+    }
     if let Some((device, b, _)) = bands {
         let t = Instant::now();
         let upload = Upload::for_image(color, job.linear, device.pipeline, blur);

@@ -169,3 +169,41 @@ pub fn large_png(path: &Path, w: u32, h: u32) {
     stream.finish().unwrap();
     writer.finish().unwrap();
 }
+
+/// ICC profile, EXIF and XMP, as a decoder reads them.
+pub type Meta = (Option<Vec<u8>>, Option<Vec<u8>>, Option<Vec<u8>>);
+
+/// The metadata `decoder` reads from the file at `path`.
+pub fn metadata_of<D: image::ImageDecoder>(
+    path: &Path,
+    decoder: impl FnOnce(std::io::BufReader<std::fs::File>) -> image::ImageResult<D>,
+) -> Meta {
+    let file = std::io::BufReader::new(std::fs::File::open(path).unwrap());
+    let mut d = decoder(file).unwrap();
+    (
+        d.icc_profile().unwrap(),
+        d.exif_metadata().unwrap(),
+        d.xmp_metadata().unwrap(),
+    )
+}
+
+/// Runs a PNG with metadata (`png_with_metadata`, written into `dir`) through both engines
+/// into `ext` files and checks that the strip engine wrote what the whole-image path wrote,
+/// as `read` reads them: the ICC profile, EXIF and XMP.
+pub fn check_metadata_like_the_whole_image(dir: &Path, ext: &str, read: impl Fn(&Path) -> Meta) {
+    let input = dir.join("meta.png");
+    let (whole, strips) = (
+        dir.join(format!("whole.{ext}")),
+        dir.join(format!("strips.{ext}")),
+    );
+    png_with_metadata(&input);
+    run(&input, &whole, "whole", 4.0, 16, &[]);
+    run(&input, &strips, "strips", 4.0, 16, &[]);
+    let (a, b) = (read(&whole), read(&strips));
+    assert_eq!(a.0.as_deref(), Some(&[7u8; 300][..]));
+    assert!(
+        a.1.is_some() && a.2.is_some(),
+        "the whole path kept EXIF and XMP"
+    );
+    assert_eq!(a, b);
+}

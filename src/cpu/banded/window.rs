@@ -278,7 +278,8 @@ mod tests {
         // The worst case for the window's start: a full-scale step just beyond the reach of
         // the strip's last row, in float samples (no rounding to hide behind). Bound: the
         // tail of 5e-5 plus f32 rounding.
-        for sigma in [0.5, 1.0, 2.0, 5.0, 13.0, 40.0, 100.0] {
+        // Up to sigma 1000, where the reach is 5503 rows.
+        for sigma in [0.5, 1.0, 2.0, 5.0, 13.0, 40.0, 100.0, 300.0, 1000.0] {
             let reach = crate::filter::gaussian::recursive_reach(sigma);
             let (w, strip) = (16, 16);
             let h = strip + reach + 1 + 4 * reach;
