@@ -11,8 +11,8 @@ use common::gblur;
 use image::{DynamicImage, ImageDecoder};
 use std::path::Path;
 use strips::{
-    check_metadata_like_the_whole_image, image, max_steps, metadata_of, png_with_metadata, run,
-    LAYOUTS,
+    assert_refused, check_metadata_like_the_whole_image, image, max_steps, metadata_of,
+    png_with_metadata, run, LAYOUTS,
 };
 
 #[test]
@@ -93,20 +93,7 @@ fn refuses_what_it_does_not_run_in_one_line() {
         } else {
             out.clone()
         };
-        let assert = gblur()
-            .args([input.as_os_str(), target.as_os_str()])
-            .args(["--sigma", "3", "--engine", "strips"])
-            .args(*extra)
-            .assert()
-            .failure()
-            .code(2);
-        let err = String::from_utf8_lossy(&assert.get_output().stderr).to_string();
-        assert!(
-            err.contains("--engine strips") && err.contains(says),
-            "{extra:?}: {err}"
-        );
-        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
-        assert!(!target.exists());
+        assert_refused(&input, &target, extra, says);
     }
 }
 
@@ -342,18 +329,8 @@ fn tiffs_it_does_not_stream_are_refused_or_left_to_the_whole_image() {
     // Gray with alpha has no TIFF layout in the streamed writer: forced, a one-line refusal;
     // by default the whole-image path writes it.
     image(30, 20, 2, false, 4).save(d("la.png")).unwrap();
-    let forced = gblur()
-        .args([d("la.png").as_os_str(), d("la.tif").as_os_str()])
-        .args(["--sigma", "3", "--device", "rust", "--engine", "strips"])
-        .assert()
-        .failure()
-        .code(2);
-    let err = String::from_utf8_lossy(&forced.get_output().stderr).to_string();
-    assert!(
-        err.contains("gray with alpha") && err.trim_end().lines().count() == 1,
-        "{err}"
-    );
-    assert!(!d("la.tif").exists());
+    let rust = ["--device", "rust"];
+    assert_refused(&d("la.png"), &d("la.tif"), &rust, "gray with alpha");
     gblur()
         .args([d("la.png").as_os_str(), d("la.tif").as_os_str()])
         .args(["--sigma", "3", "--device", "rust", "--max-memory", "1"])
@@ -361,14 +338,7 @@ fn tiffs_it_does_not_stream_are_refused_or_left_to_the_whole_image() {
         .success();
     // EXIF and XMP go to TIFF through the whole-image path, which writes them.
     png_with_metadata(&d("meta.png"));
-    let forced = gblur()
-        .args([d("meta.png").as_os_str(), d("meta.tif").as_os_str()])
-        .args(["--sigma", "3", "--device", "rust", "--engine", "strips"])
-        .assert()
-        .failure()
-        .code(2);
-    let err = String::from_utf8_lossy(&forced.get_output().stderr).to_string();
-    assert!(err.contains("EXIF or XMP"), "{err}");
+    assert_refused(&d("meta.png"), &d("meta.tif"), &rust, "EXIF or XMP");
     // A TIFF cut short: exit 1 naming the file, nothing written.
     write_tiff(&d("in.tif"), &image(200, 300, 3, false, 5), 8);
     let bytes = std::fs::read(d("in.tif")).unwrap();

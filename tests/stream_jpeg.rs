@@ -11,7 +11,9 @@ mod strips;
 use common::gblur;
 use image::DynamicImage;
 use std::path::Path;
-use strips::{check_metadata_like_the_whole_image, image, max_steps, metadata_of, run};
+use strips::{
+    assert_refused, check_metadata_like_the_whole_image, image, max_steps, metadata_of, run,
+};
 
 /// `img` as a JPEG at `quality` (the `image` crate's encoder: 4:2:0 colour).
 fn save_jpeg(img: &DynamicImage, path: &Path, quality: u8) {
@@ -202,20 +204,7 @@ fn jpegs_it_does_not_stream_are_refused_in_one_line() {
         (turned.clone(), "EXIF orientation"),
     ];
     for (input, says) in &cases {
-        let out = path("out.jpg");
-        let assert = gblur()
-            .args([input.as_os_str(), out.as_os_str()])
-            .args(["--sigma", "3", "--engine", "strips", "--device", "rust"])
-            .assert()
-            .failure()
-            .code(2);
-        let err = String::from_utf8_lossy(&assert.get_output().stderr).to_string();
-        assert!(
-            err.contains("--engine strips") && err.contains(says),
-            "{err}"
-        );
-        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
-        assert!(!out.exists());
+        assert_refused(input, &path("out.jpg"), &["--device", "rust"], says);
     }
     // auto leaves them to the whole-image path.
     let out = path("out.jpg");

@@ -207,3 +207,22 @@ pub fn check_metadata_like_the_whole_image(dir: &Path, ext: &str, read: impl Fn(
     );
     assert_eq!(a, b);
 }
+
+/// Runs `--engine strips` on `input` into `output` with `extra` arguments and checks the
+/// refusal: exit 2, one line that names the option and says `says`, no output written.
+pub fn assert_refused(input: &Path, output: &Path, extra: &[&str], says: &str) {
+    let assert = gblur()
+        .args([input.as_os_str(), output.as_os_str()])
+        .args(["--sigma", "3", "--engine", "strips"])
+        .args(extra)
+        .assert()
+        .failure()
+        .code(2);
+    let err = String::from_utf8_lossy(&assert.get_output().stderr).to_string();
+    assert!(
+        err.contains("--engine strips") && err.contains(says),
+        "{extra:?}: {err}"
+    );
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(!output.exists());
+}
