@@ -32,7 +32,7 @@ pub struct BandPlan {
 }
 
 /// The fewest rows a band may have, and at least twice the reach: the device then blurs at
-/// most twice the image's rows (a 1 GP image at sigma 50 in bands of 33 rows took 2.5 times
+/// most twice the image's rows (a 1 GP image at sigma 50 in bands of 33 rows takes 2.5 times
 /// the Rust path's time on an H200 host).
 const LEAST_BAND: usize = 16;
 
