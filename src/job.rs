@@ -440,11 +440,7 @@ fn run_strips(
         .as_ref()
         .map(|_| Pass::host(Stage::Setup, "open device", t));
     let done = stream::run(strip_job, blur, rows, device.as_ref()).map_err(JobError::failed)?;
-    let on_device = device.as_ref().filter(|_| done.on_device);
-    let (device_name, backend) = match on_device {
-        Some(d) => (d.name(), Backend::Opencl),
-        None => (backend::rust_device_name(), Backend::Rust),
-    };
+    let (device_name, backend) = blurred_on(device.as_ref().filter(|_| done.on_device));
     Ok(Report {
         device: device_name,
         backend,
@@ -518,6 +514,15 @@ fn load_selected(
     Ok((loaded, masked))
 }
 
+/// What the report calls the device that blurred an image (None: the Rust path), and its
+/// backend.
+fn blurred_on(device: Option<&Device>) -> (String, Backend) {
+    match device {
+        Some(device) => (device.name(), Backend::Opencl),
+        None => (backend::rust_device_name(), Backend::Rust),
+    }
+}
+
 /// Saves the blurred image and builds the report (its total time is the caller's to set):
 /// `on_device` is the device that blurred it, None for the Rust path; `names` the method and
 /// pipeline that ran.
@@ -530,10 +535,7 @@ fn finish(
     mut passes: Vec<Pass>,
     mut notes: Vec<String>,
 ) -> Result<Report, JobError> {
-    let (device_name, backend) = match on_device {
-        Some(device) => (device.name(), Backend::Opencl),
-        None => (backend::rust_device_name(), Backend::Rust),
-    };
+    let (device_name, backend) = blurred_on(on_device);
     let size = (loaded.width, loaded.height);
     let input = summary(
         stdio_name(&job.input, "stdin"),

@@ -4,7 +4,7 @@
 //! complete. The same pixels give the same bytes as the whole-image path: the ICC profile in
 //! the first stripe's header, EXIF and XMP after its JFIF segment.
 
-use super::{Batches, StreamSample};
+use super::{all_rows, encode_error, Batches, StreamSample};
 use crate::codec::jpeg::{encode_stripe, JpegColor, JpegSettings, StripePlan};
 use crate::codec::metadata::{self, Metadata};
 use crate::codec::{self, ImageIoError};
@@ -33,15 +33,11 @@ pub fn write<T: StreamSample>(
     header: JpegHeader,
     (rows, back): Batches<T>,
 ) -> Result<(Duration, Vec<String>), ImageIoError> {
-    let encode_err = |detail: String| ImageIoError::Encode {
-        path: path.into(),
-        format: "Jpeg".into(),
-        detail,
-    };
+    let encode_err = encode_error(path, "Jpeg");
     let t = Instant::now();
     let (width, height) = header.size;
     let settings = (header.settings.quality, header.settings.chroma);
-    let plan = StripePlan::new(header.size, header.color.mcu(settings.1)).map_err(encode_err)?;
+    let plan = StripePlan::new(header.size, header.color.mcu(settings.1)).map_err(&encode_err)?;
     let tmp = codec::temp_beside(path)?;
     let _removed_on_ctrl_c = crate::interrupt::writing(tmp.path());
     let mut joiner = plan.joiner(BufWriter::with_capacity(1 << 20, tmp.as_file()));
@@ -67,7 +63,7 @@ pub fn write<T: StreamSample>(
                 encode_stripe(rows, width, header.color, settings, icc)
             })
             .collect::<Result<Vec<_>, _>>()
-            .map_err(encode_err)?;
+            .map_err(&encode_err)?;
         for (i, stripe) in encoded.into_iter().enumerate() {
             let stripe = match first && i == 0 {
                 true => {
@@ -99,12 +95,7 @@ pub fn write<T: StreamSample>(
         }
         busy += t.elapsed();
     }
-    if done != expected {
-        return Err(encode_err(format!(
-            "the blur stopped after {} of {height} rows",
-            done / row_bytes.max(1)
-        )));
-    }
+    all_rows(done, (row_bytes, height)).map_err(&encode_err)?;
     let t = Instant::now();
     let file = joiner.finish().map_err(codec::write_error(path))?;
     file.into_inner()

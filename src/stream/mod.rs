@@ -294,10 +294,7 @@ impl RowsBar {
             },
         );
         bar.set_style(style);
-        let after = std::env::var(PROGRESS_AFTER_VAR)
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .map_or(PROGRESS_AFTER, Duration::from_millis);
+        let after = env_number(PROGRESS_AFTER_VAR).map_or(PROGRESS_AFTER, Duration::from_millis);
         RowsBar {
             bar,
             show_at: show.then(|| Instant::now() + after),
@@ -366,6 +363,32 @@ pub struct Streamed {
     pub pipeline: String,
 }
 
+/// An encoding error of the streamed output `path`, written as `format`.
+fn encode_error<'a>(path: &'a Path, format: &'a str) -> impl Fn(String) -> ImageIoError + 'a {
+    move |detail| ImageIoError::Encode {
+        path: path.into(),
+        format: format.into(),
+        detail,
+    }
+}
+
+/// Whether an encoder was handed every row of an image `height` rows of `row` samples, having
+/// been handed `done` samples; else where the rows stopped.
+fn all_rows(done: usize, (row, height): (usize, u32)) -> Result<(), String> {
+    match done == row * height as usize {
+        true => Ok(()),
+        false => Err(format!(
+            "the blur stopped after {} of {height} rows",
+            done / row.max(1)
+        )),
+    }
+}
+
+/// A test hook's number, where the variable is set to one.
+fn env_number<N: std::str::FromStr>(var: &str) -> Option<N> {
+    std::env::var(var).ok().and_then(|v| v.parse().ok())
+}
+
 /// The process's resident memory (Linux: /proc/self/statm); 0 where it cannot be read.
 fn resident_bytes() -> u64 {
     let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
@@ -388,6 +411,15 @@ pub enum StripError {
     OverBudget { path: PathBuf, detail: String },
     #[error("{device} failed while blurring a band of rows: {error}")]
     Device { device: String, error: Box<ClError> },
+}
+
+impl StripError {
+    fn device(device: &Device, error: ClError) -> StripError {
+        StripError::Device {
+            device: device.name(),
+            error: Box::new(error),
+        }
+    }
 }
 
 /// Why a stage stopped.
@@ -413,25 +445,24 @@ pub fn run(
     }
 }
 
-/// The band plan for `device` where it blurs a `T` image with rows of `row_samples` within
+/// The band plan for `device` where it blurs a `T` image with rows of `row_samples` (and the
+/// filter's `reach`) within
 /// half of what `job`'s budget leaves beside the process as it stands (the device's driver
 /// alone holds a few hundred MiB); else why the Rust path blurs it.
 fn gpu_plan<T: StreamSample>(
     job: &StripJob,
     device: &Device,
     (row_samples, height): (usize, usize),
+    reach: usize,
 ) -> Result<(BandPlan, u64), String> {
     if T::as_bytes(&[]).is_none() {
         return Err("the device takes 8-bit images in bands".into());
     }
-    let reach = crate::filter::gaussian::recursive_reach(job.sigma_y);
     let resident = resident_bytes();
     let budget = job.max_memory_mib.saturating_mul(1 << 20);
     let budget = budget.saturating_sub(resident) / 2;
     let alloc = device.ctx.info.max_alloc_mib.saturating_mul(1 << 20);
-    let forced = std::env::var(BAND_ROWS_VAR)
-        .ok()
-        .and_then(|v| v.parse().ok());
+    let forced = env_number(BAND_ROWS_VAR);
     let plan = BandPlan::new((row_samples, height), reach, (budget, alloc), forced);
     let least = (2 * reach).max(16);
     plan.map(|p| (p, resident)).ok_or_else(|| {
@@ -454,9 +485,7 @@ fn run_typed<T: StreamSample>(
         linear: table.as_deref(),
         mix: None,
     };
-    let forced = std::env::var(STRIP_ROWS_VAR)
-        .ok()
-        .and_then(|v| v.parse().ok());
+    let forced = env_number(STRIP_ROWS_VAR);
     // Half the budget for the window; the rest for the strips in flight and the codecs.
     let budget = job.max_memory_mib.saturating_mul(1 << 20) / 2;
     let bytes = std::mem::size_of::<T>();
@@ -467,7 +496,8 @@ fn run_typed<T: StreamSample>(
         unreachable!("`unsupported` refuses FIR axes");
     };
     let mut notes = Vec::new();
-    let bands = device.and_then(|d| match gpu_plan::<T>(job, d, (stride, height as usize)) {
+    let image = (stride, height as usize);
+    let bands = device.and_then(|d| match gpu_plan::<T>(job, d, image, reach) {
         Ok((plan, resident)) => Some((d, plan, resident)),
         Err(why) => {
             notes.push(format!("{why}: blurred on the built-in Rust path"));
@@ -477,18 +507,14 @@ fn run_typed<T: StreamSample>(
     let mut setup = Vec::new();
     // The window must fit its half of the budget; the exact two-pass method that would need
     // less is not built, so a job whose reach alone is over it stops here and says so.
-    let window = StripPlan {
-        strip: plan.strip,
-        reach: plan.reach.min(height as usize),
-    }
-    .bytes(stride, bytes);
+    let window = plan.bytes(stride, bytes, height as usize);
     if bands.is_none() && forced.is_none() && window > budget {
         return Err(StripError::OverBudget {
             path: job.input.into(),
             detail: format!(
                 "sigma {} needs a window of {} rows in {} MiB (the filter reaches {} rows), over the {} MiB half of --max-memory gives it",
                 job.sigma_y,
-                plan.strip + plan.reach.min(height as usize),
+                (plan.strip + plan.reach).min(height as usize),
                 window.div_ceil(1 << 20),
                 plan.reach,
                 budget >> 20
@@ -501,10 +527,7 @@ fn run_typed<T: StreamSample>(
         let rows = (b.band + 2 * b.reach).min(height as usize);
         device
             .prepare(blur, (width as usize, rows), upload)
-            .map_err(|error| StripError::Device {
-                device: device.name(),
-                error: Box::new(error),
-            })?;
+            .map_err(|error| StripError::device(device, error))?;
         setup.push(Pass::host(Stage::Setup, "kernels", t));
     }
     // The stages' overlap is measured from here: set-up comes before any of them.
@@ -546,9 +569,8 @@ fn run_typed<T: StreamSample>(
         Ok(done) => done,
         Err(Stop::Failed(e)) => return Err(e.into()),
         Err(Stop::Device(error)) => {
-            let device = device.map_or_else(String::new, Device::name);
-            let error = Box::new(error);
-            return Err(StripError::Device { device, error });
+            let device = device.expect("only a device's bands stop with a device error");
+            return Err(StripError::device(device, error));
         }
         Err(Stop::Gone) => return Err(encoded.expect_err("the encoder stopped the blur").into()),
     };
@@ -556,7 +578,7 @@ fn run_typed<T: StreamSample>(
     let busy = (decode_busy, blur_busy, encode_busy);
     let held = match bands {
         Some((_, b, resident)) => Held::Bands(b, b.bytes(stride), resident),
-        None => Held::Window(plan, plan.bytes(stride, bytes)),
+        None => Held::Window(plan, window),
     };
     let (passes, summary) = report(passes, busy, held, wall);
     let passes = setup.into_iter().chain(passes).collect();

@@ -4,8 +4,8 @@
 //! fast` is the whole-image path's own streamed encoder (fdeflate, adaptive filters); `small`
 //! and `best` are zlib levels 6 and 9 as there, in one stream on the encoder's thread.
 
-use super::Batches;
 use super::StreamSample;
+use super::{all_rows, encode_error, Batches};
 use crate::codec::metadata::{self, Metadata};
 use crate::codec::{self, ImageIoError};
 use image::codecs::png::CompressionType;
@@ -46,11 +46,7 @@ pub fn write<T: StreamSample>(
     header: PngHeader,
     (rows, back): Batches<T>,
 ) -> Result<Duration, ImageIoError> {
-    let encode_err = |detail: String| ImageIoError::Encode {
-        path: path.into(),
-        format: "Png".into(),
-        detail,
-    };
+    let encode_err = encode_error(path, "Png");
     let mut busy = Duration::ZERO;
     let t = Instant::now();
     let tmp = codec::temp_beside(path)?;
@@ -99,12 +95,7 @@ pub fn write<T: StreamSample>(
         Ok(())
     })();
     written.map_err(|e| encode_err(e.to_string()))?;
-    if done != expected {
-        return Err(encode_err(format!(
-            "the blur stopped after {} of {h} rows",
-            done / row_samples.max(1)
-        )));
-    }
+    all_rows(done, (row_samples, h)).map_err(&encode_err)?;
     let t = Instant::now();
     codec::persist(tmp, path)?;
     Ok(busy + t.elapsed())

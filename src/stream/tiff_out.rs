@@ -3,7 +3,7 @@
 //! where the pixels alone come near the classic format's 4 GiB of offsets. Into a temporary
 //! file renamed over the output once complete.
 
-use super::Batches;
+use super::{all_rows, encode_error, Batches};
 use crate::codec::{self, ImageIoError};
 use std::io::{Seek, Write};
 use std::path::Path;
@@ -138,11 +138,7 @@ pub fn write<T: TiffSample>(
     header: TiffHeader,
     rows: Batches<T>,
 ) -> Result<Duration, ImageIoError> {
-    let encode_err = |detail: String| ImageIoError::Encode {
-        path: path.into(),
-        format: "Tiff".into(),
-        detail,
-    };
+    let encode_err = encode_error(path, "Tiff");
     let t = Instant::now();
     let tmp = codec::temp_beside(path)?;
     let _removed_on_ctrl_c = crate::interrupt::writing(tmp.path());
@@ -162,13 +158,7 @@ pub fn write<T: TiffSample>(
         TiffEncoder::new(file).and_then(|mut e| T::write(&mut e, &header, &rows, &mut busy))
     };
     let done = written.map_err(|e| encode_err(e.to_string()))?;
-    let row = w as usize * header.channels;
-    if done != row * h as usize {
-        return Err(encode_err(format!(
-            "the blur stopped after {} of {h} rows",
-            done / row.max(1)
-        )));
-    }
+    all_rows(done, (w as usize * header.channels, h)).map_err(&encode_err)?;
     let t = Instant::now();
     codec::persist(tmp, path)?;
     Ok(busy + t.elapsed())

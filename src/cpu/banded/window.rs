@@ -61,7 +61,9 @@ impl StripPlan {
                 reach,
             };
         }
-        let fits = |strip| StripPlan { strip, reach }.bytes(row_samples, sample_bytes) <= budget;
+        // The image's height is not known here: the window as if it were taller than it.
+        let bytes = |strip| StripPlan { strip, reach }.bytes(row_samples, sample_bytes, usize::MAX);
+        let fits = |strip| bytes(strip) <= budget;
         let mut strip = round_strip(reach.max(2 * BAND_ROWS));
         while strip > 16 && !fits(strip) {
             strip = round_strip(if strip > BAND_ROWS {
@@ -73,10 +75,11 @@ impl StripPlan {
         StripPlan { strip, reach }
     }
 
-    /// The blur's memory for rows of `row_samples` samples of `sample_bytes` each: the
-    /// window, the band scratch, the boundary states and the carry (module doc).
-    pub fn bytes(&self, row_samples: usize, sample_bytes: usize) -> u64 {
-        let rows = (self.strip + self.reach) as u64;
+    /// The blur's memory for an image `height` rows of `row_samples` samples of
+    /// `sample_bytes` each: the window (no more rows than the image), the band scratch, the
+    /// boundary states and the carry (module doc).
+    pub fn bytes(&self, row_samples: usize, sample_bytes: usize, height: usize) -> u64 {
+        let rows = (self.strip + self.reach).min(height) as u64;
         let padded = row_samples.div_ceil(CHUNK) as u64 * CHUNK as u64;
         let band = self.strip.min(BAND_ROWS) as u64;
         let boundaries = rows.div_ceil(band);
@@ -326,10 +329,13 @@ mod tests {
         let p = StripPlan::new((3 * 32768, 1), reach(10.0), 256 << 20, None);
         assert_eq!(p.strip, 256);
         let p = StripPlan::new((3 * 32768, 1), reach(10.0), 64 << 20, None);
-        assert!(p.strip < 256 && p.bytes(3 * 32768, 1) <= 64 << 20, "{p:?}");
+        assert!(
+            p.strip < 256 && p.bytes(3 * 32768, 1, usize::MAX) <= 64 << 20,
+            "{p:?}"
+        );
         let p = StripPlan::new((3 * 32768, 1), reach(100.0), 64 << 20, None);
         // Shortened to fit, or to the shortest strip where nothing fits.
-        let fits = p.bytes(3 * 32768, 1) <= 64 << 20;
+        let fits = p.bytes(3 * 32768, 1, usize::MAX) <= 64 << 20;
         assert!(
             p.strip.is_multiple_of(16) && (fits || p.strip == 16),
             "{p:?}"
