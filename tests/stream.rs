@@ -12,7 +12,7 @@ use image::{DynamicImage, ImageDecoder};
 use std::path::Path;
 use strips::{
     assert_refused, check_metadata_like_the_whole_image, image, max_steps, metadata_of,
-    png_with_metadata, run, LAYOUTS,
+    png_with_metadata, run, run_two_pass, LAYOUTS,
 };
 
 #[test]
@@ -46,6 +46,87 @@ fn strips_match_the_whole_image() {
             }
         }
     }
+}
+
+#[test]
+fn the_exact_two_pass_method_matches_the_whole_image() {
+    // Forced (`GBLUR_TWO_PASS`): every layout, odd sizes, one row, strips shorter and longer
+    // than the image, sigma past the image's height; PNG and JPEG read twice.
+    let dir = tempfile::tempdir().unwrap();
+    let d = |name: &str| dir.path().join(name);
+    let sizes = [(37, 29), (61, 1), (130, 301)];
+    let mut cases = 0;
+    for (i, &(w, h)) in sizes.iter().enumerate() {
+        for (j, &(channels, sixteen)) in LAYOUTS.iter().enumerate() {
+            image(w, h, channels, sixteen, (i * 10 + j) as u64)
+                .save(d("in.png"))
+                .unwrap();
+            for sigma in [3.0, 100.0, 1000.0] {
+                let rows = [16, 48, 256][cases % 3];
+                run(&d("in.png"), &d("whole.png"), "whole", sigma, rows, &[]);
+                run_two_pass(&d("in.png"), &d("exact.png"), sigma, rows, &[]);
+                let (a, b) = (
+                    image::open(d("whole.png")).unwrap(),
+                    image::open(d("exact.png")).unwrap(),
+                );
+                let steps = max_steps(&a, &b);
+                assert!(
+                    steps <= 1,
+                    "{w}x{h} {:?} sigma {sigma} strips of {rows}: {steps} steps",
+                    a.color()
+                );
+                cases += 1;
+            }
+        }
+    }
+    image(90, 200, 4, false, 7).save(d("in.png")).unwrap();
+    run(
+        &d("in.png"),
+        &d("whole.png"),
+        "whole",
+        60.0,
+        16,
+        &["--linear"],
+    );
+    run_two_pass(&d("in.png"), &d("exact.png"), 60.0, 16, &["--linear"]);
+    let (a, b) = (
+        image::open(d("whole.png")).unwrap(),
+        image::open(d("exact.png")).unwrap(),
+    );
+    assert!(max_steps(&a, &b) <= 1, "--linear");
+    image(300, 200, 3, false, 8).save(d("in.jpg")).unwrap();
+    run(&d("in.jpg"), &d("window.png"), "strips", 400.0, 48, &[]);
+    run_two_pass(&d("in.jpg"), &d("exact.png"), 400.0, 48, &[]);
+    let (a, b) = (
+        image::open(d("window.png")).unwrap(),
+        image::open(d("exact.png")).unwrap(),
+    );
+    assert!(max_steps(&a, &b) <= 1, "JPEG");
+}
+
+#[test]
+fn a_window_over_the_budget_runs_the_exact_two_pass_method() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = |name: &str| dir.path().join(name);
+    image(2000, 3000, 3, false, 5).save(d("in.png")).unwrap();
+    // Sigma 1000 reaches 5503 rows: a window of the whole image, 18 MB, over the 8 MiB half of
+    // a 16 MiB budget; the two-pass method needs about 7.
+    let assert = gblur()
+        .args([d("in.png").as_os_str(), d("exact.png").as_os_str()])
+        .args(["--sigma", "1000", "--engine", "strips", "--device", "rust"])
+        .args(["--max-memory", "16", "--json"])
+        .assert()
+        .success();
+    let report: serde_json::Value = serde_json::from_slice(&assert.get_output().stdout).unwrap();
+    let text = report.to_string();
+    assert!(text.contains("exact two-pass method"), "{text}");
+    assert!(text.contains("pass 1"), "{text}");
+    run(&d("in.png"), &d("whole.png"), "whole", 1000.0, 256, &[]);
+    let (a, b) = (
+        image::open(d("whole.png")).unwrap(),
+        image::open(d("exact.png")).unwrap(),
+    );
+    assert!(max_steps(&a, &b) <= 1);
 }
 
 #[test]
@@ -355,12 +436,12 @@ fn tiffs_it_does_not_stream_are_refused_or_left_to_the_whole_image() {
 }
 
 #[test]
-fn a_window_over_the_budget_is_refused_in_one_line() {
+fn a_job_over_the_budget_either_way_is_refused_in_one_line() {
     let dir = tempfile::tempdir().unwrap();
     let (input, out) = (dir.path().join("in.png"), dir.path().join("out.png"));
     image(2000, 600, 3, false, 4).save(&input).unwrap();
     // Sigma 1000 reaches 5503 rows: the window is the whole 600-row image, 3.6 MB, over the
-    // 2 MiB half of a 4 MiB budget.
+    // 2 MiB half of a 4 MiB budget; the two-pass method's band scratch alone is 3 MB.
     let assert = gblur()
         .args([input.as_os_str(), out.as_os_str()])
         .args(["--sigma", "1000", "--engine", "strips", "--device", "rust"])
@@ -370,7 +451,10 @@ fn a_window_over_the_budget_is_refused_in_one_line() {
         .code(1);
     let err = String::from_utf8_lossy(&assert.get_output().stderr).to_string();
     assert!(
-        err.contains("in.png") && err.contains("window") && err.contains("--max-memory"),
+        err.contains("in.png")
+            && err.contains("window")
+            && err.contains("two-pass")
+            && err.contains("--max-memory"),
         "{err}"
     );
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");

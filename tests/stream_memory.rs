@@ -11,7 +11,7 @@ use image::ImageDecoder;
 use strips::{large_png, run_measured};
 
 #[test]
-fn a_hundred_megapixels_stay_within_max_memory() {
+fn a_hundred_megapixels_stay_within_max_memory_at_any_sigma() {
     let dir = tempfile::tempdir().unwrap();
     let (input, out) = (dir.path().join("big.png"), dir.path().join("out.png"));
     large_png(&input, 10_000, 10_000);
@@ -32,6 +32,20 @@ fn a_hundred_megapixels_stay_within_max_memory() {
     let file = std::io::BufReader::new(std::fs::File::open(&out).unwrap());
     let d = image::codecs::png::PngDecoder::new(file).unwrap();
     assert_eq!(d.dimensions(), (10_000, 10_000));
+    // Sigma 1000 reaches 5503 rows, a window of 55 MB: the exact two-pass method runs instead.
+    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("gblur"));
+    cmd.args([input.as_os_str(), out.as_os_str()]).args([
+        "--sigma",
+        "1000",
+        "--device",
+        "rust",
+        "--max-memory",
+        "64",
+    ]);
+    let (code, err, peak) = run_measured(&mut cmd);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("exact two-pass method"), "{err}");
+    assert!(peak < 64 << 20, "peak RSS {} MiB", peak >> 20);
 }
 
 #[test]

@@ -15,15 +15,20 @@ mod jpeg_in;
 mod jpeg_out;
 mod png_in;
 mod png_out;
+mod report;
 mod stage;
 mod tiff_in;
 mod tiff_out;
+mod two_pass;
 
 use crate::backend::Device;
 use crate::codec::jpeg::{JpegColor, JpegOptions, JpegSettings};
 use crate::codec::metadata::Metadata;
 use crate::codec::{self, ImageIoError};
-use crate::cpu::banded::{blur_streamed, srgb_table, Axis, Pixels, Sample, StripPlan};
+use crate::cpu::banded::{
+    blur_streamed, srgb_table, two_pass_bytes, two_pass_plan, Axis, ColumnStates, Pixels, Sample,
+    StripPlan,
+};
 use crate::filter::Blur2d;
 use crate::gpu::opencl::ClError;
 use crate::gpu::plan::{Pipeline, Upload};
@@ -32,6 +37,7 @@ use crossbeam_channel::{bounded, Receiver, Sender};
 use gpu_bands::BandPlan;
 use image::codecs::png::CompressionType;
 use image::{ColorType, ImageFormat};
+use report::{report, Held, RowsBar};
 use stage::{Feed, Sink};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -163,6 +169,9 @@ const DECODE_ROWS: usize = 16;
 /// Test hook: `GBLUR_BAND_ROWS=N` forces the device's bands to N rows.
 const BAND_ROWS_VAR: &str = "GBLUR_BAND_ROWS";
 
+/// Test hook: `GBLUR_TWO_PASS=1` runs the exact two-pass method whatever the budget.
+const TWO_PASS_VAR: &str = "GBLUR_TWO_PASS";
+
 /// Test hook: `GBLUR_STRIP_ROWS=N` forces strips of N rows (rounded up to 16, or to 128 from
 /// 128 up), so that small images cross many strips.
 const STRIP_ROWS_VAR: &str = "GBLUR_STRIP_ROWS";
@@ -257,60 +266,6 @@ pub struct StripJob<'a> {
     pub clamp: bool,
     /// Show the rows' progress bar once the job has run `PROGRESS_AFTER`.
     pub progress: bool,
-}
-
-/// A job shorter than this shows no progress bar.
-const PROGRESS_AFTER: Duration = Duration::from_secs(1);
-
-/// Test hook: `GBLUR_PROGRESS_AFTER_MS=N` shows the bar after N ms instead.
-const PROGRESS_AFTER_VAR: &str = "GBLUR_PROGRESS_AFTER_MS";
-
-/// The progress bar of one long image on stderr: rows blurred and handed to the encoder, MP/s
-/// and the time left. It stays hidden until the job has run `PROGRESS_AFTER` (so a short job
-/// prints nothing), and indicatif hides it where stderr is not a terminal.
-struct RowsBar {
-    bar: indicatif::ProgressBar,
-    /// When the bar is drawn; None: never (`--quiet`).
-    show_at: Option<Instant>,
-    stride: usize,
-}
-
-impl RowsBar {
-    fn new((width, height): (u32, u32), stride: usize, show: bool) -> RowsBar {
-        let bar = indicatif::ProgressBar::with_draw_target(
-            Some(height as u64),
-            indicatif::ProgressDrawTarget::hidden(),
-        );
-        let megapixels_per_row = width as f64 / 1e6;
-        let style = indicatif::ProgressStyle::with_template(
-            "{elapsed_precise} [{bar:32}] {pos}/{len} rows  {rate}  {eta} left",
-        )
-        .expect("valid template")
-        .progress_chars("=> ")
-        .with_key(
-            "rate",
-            move |state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
-                let _ = write!(w, "{:.0} MP/s", state.per_sec() * megapixels_per_row);
-            },
-        );
-        bar.set_style(style);
-        let after = env_number(PROGRESS_AFTER_VAR).map_or(PROGRESS_AFTER, Duration::from_millis);
-        RowsBar {
-            bar,
-            show_at: show.then(|| Instant::now() + after),
-            stride,
-        }
-    }
-
-    /// Counts the rows in `samples`, and draws the bar from its time on.
-    fn advance(&mut self, samples: usize) {
-        if self.show_at.is_some_and(|at| Instant::now() >= at) {
-            self.bar
-                .set_draw_target(indicatif::ProgressDrawTarget::stderr());
-            self.show_at = None;
-        }
-        self.bar.inc((samples / self.stride.max(1)) as u64);
-    }
 }
 
 /// Why the strip engine cannot run `job` with `blur`, from the job alone; None where it can
@@ -470,6 +425,44 @@ fn gpu_plan<T: StreamSample>(
     })
 }
 
+/// The Rust path's plan for an image `height` rows of `row_samples` samples of `bytes` each,
+/// its memory, and whether it is the exact two-pass method: the sliding `window` where it
+/// fits its half of `job`'s budget, else the two-pass method where that fits (or where the test
+/// hook `GBLUR_TWO_PASS=1` asks for it), else an error that says what each would need.
+/// `forced` strips (`GBLUR_STRIP_ROWS`) run whatever they need.
+fn window_plan(
+    job: &StripJob,
+    (row_samples, bytes): (usize, usize),
+    height: usize,
+    window: StripPlan,
+    forced: Option<usize>,
+) -> Result<(StripPlan, u64, bool), StripError> {
+    let budget = job.max_memory_mib.saturating_mul(1 << 20) / 2;
+    let needs = window.bytes(row_samples, bytes, height);
+    let asked = env_number::<u8>(TWO_PASS_VAR) == Some(1);
+    if !asked && (needs <= budget || forced.is_some()) {
+        return Ok((window, needs, false));
+    }
+    let exact = two_pass_plan((row_samples, bytes), height, forced);
+    let exact_needs = two_pass_bytes(exact, (row_samples, bytes), height);
+    if exact_needs <= budget || forced.is_some() || asked {
+        return Ok((exact, exact_needs, true));
+    }
+    let mib = |b: u64| b.div_ceil(1 << 20);
+    Err(StripError::OverBudget {
+        path: job.input.into(),
+        detail: format!(
+            "sigma {} needs a window of {} rows in {} MiB (the filter reaches {} rows), and the exact two-pass method {} MiB, over the {} MiB half of --max-memory gives them",
+            job.sigma_y,
+            (window.strip + window.reach).min(height),
+            mib(needs),
+            window.reach,
+            mib(exact_needs),
+            budget >> 20
+        ),
+    })
+}
+
 fn run_typed<T: StreamSample>(
     job: &StripJob,
     blur: &Blur2d,
@@ -505,22 +498,10 @@ fn run_typed<T: StreamSample>(
         }
     });
     let mut setup = Vec::new();
-    // The window must fit its half of the budget; the exact two-pass method that would need
-    // less is not built, so a job whose reach alone is over it stops here and says so.
-    let window = plan.bytes(stride, bytes, height as usize);
-    if bands.is_none() && forced.is_none() && window > budget {
-        return Err(StripError::OverBudget {
-            path: job.input.into(),
-            detail: format!(
-                "sigma {} needs a window of {} rows in {} MiB (the filter reaches {} rows), over the {} MiB half of --max-memory gives it",
-                job.sigma_y,
-                (plan.strip + plan.reach).min(height as usize),
-                window.div_ceil(1 << 20),
-                plan.reach,
-                budget >> 20
-            ),
-        });
-    }
+    let (plan, window, two_pass) = match bands {
+        Some(_) => (plan, 0, false),
+        None => window_plan(job, (stride, bytes), height as usize, plan, forced)?,
+    };
     if let Some((device, b, _)) = bands {
         let t = Instant::now();
         let upload = Upload::for_image(color, job.linear, device.pipeline, blur);
@@ -530,14 +511,26 @@ fn run_typed<T: StreamSample>(
             .map_err(|error| StripError::device(device, error))?;
         setup.push(Pass::host(Stage::Setup, "kernels", t));
     }
-    // The stages' overlap is measured from here: set-up comes before any of them.
-    let wall = Instant::now();
     let meta: Metadata = std::mem::take(&mut rows.header_mut().meta);
     let traits = match &rows {
         Rows::Jpeg(r) => Some(r.traits),
         _ => None,
     };
     let (jpeg, quality_note) = job.jpeg.resolve(traits.as_ref());
+    let passes_over = if two_pass { 2 } else { 1 };
+    let mut bar = RowsBar::new((width, passes_over * height as u64), stride, job.progress);
+    let first = match two_pass {
+        true => {
+            let dims = (width as usize, height as usize);
+            let first = two_pass::first_pass::<T>(rows, (dims, &px, ky), plan.strip, &mut bar)?;
+            rows = two_pass::reopen(job, ((width, height), color))?;
+            rows.header_mut().meta = Metadata::default();
+            Some(first)
+        }
+        false => None,
+    };
+    // The stages' overlap is measured from here: set-up and pass 1 come before any of them.
+    let wall = Instant::now();
     let (in_tx, in_rx) = bounded::<DecodedBatch<T>>(2);
     let (out_tx, out_rx) = bounded::<Vec<T>>(1);
     // Buffers that went through each channel come back for the next batch or strip: a fresh
@@ -545,7 +538,6 @@ fn run_typed<T: StreamSample>(
     // the system each time), which on a gigapixel image cost more than the copies themselves.
     let (in_back, in_spare) = bounded::<Vec<T>>(4);
     let (out_back, out_spare) = bounded::<Vec<T>>(2);
-    let mut bar = RowsBar::new((width, height), stride, job.progress);
     let (blurred, decode_busy, encoded) = std::thread::scope(|s| {
         let decoder = s.spawn(move || decode(rows, (in_tx, in_spare)));
         let (header, meta) = ((width, height, color), (&meta, jpeg));
@@ -559,7 +551,10 @@ fn run_typed<T: StreamSample>(
                 let filter = (blur, job.linear);
                 gpu_bands::blur_bands(device, image, filter, bands, (feed, sink))
             }
-            None => blur_stage(dims, &px, (kx, ky), plan, (feed, sink)),
+            None => {
+                let exact = first.as_ref().map(|f| &f.states);
+                blur_stage(dims, &px, (kx, ky), (plan, exact), (feed, sink))
+            }
         };
         (blurred, join(decoder), join(encoder))
     });
@@ -576,12 +571,18 @@ fn run_typed<T: StreamSample>(
     };
     let (encode_busy, output_notes) = encoded?;
     let busy = (decode_busy, blur_busy, encode_busy);
-    let held = match bands {
-        Some((_, b, resident)) => Held::Bands(b, b.bytes(stride), resident),
-        None => Held::Window(plan, window),
+    let held = match (bands, &first) {
+        (Some((_, b, resident)), _) => Held::Bands(b, b.bytes(stride), resident),
+        (None, Some(first)) => Held::TwoPass(plan, window, reach, first.wall_ms),
+        (None, None) => Held::Window(plan, window),
     };
     let (passes, summary) = report(passes, busy, held, wall);
-    let passes = setup.into_iter().chain(passes).collect();
+    let first_passes = first.map(|f| f.passes).unwrap_or_default();
+    let passes = setup
+        .into_iter()
+        .chain(first_passes)
+        .chain(passes)
+        .collect();
     notes.insert(0, summary);
     if job.format == ImageFormat::Jpeg {
         notes.extend(quality_note);
@@ -600,64 +601,13 @@ fn run_typed<T: StreamSample>(
                 device.pipeline.describe()
             ),
             None => format!(
-                "strips of {} rows, banded ({})",
+                "strips of {} rows, banded ({}){}",
                 plan.strip,
-                crate::cpu::lanes::isa_name()
+                crate::cpu::lanes::isa_name(),
+                if two_pass { ", exact two-pass" } else { "" }
             ),
         },
     })
-}
-
-/// What the blur stage held: the Rust path's window, or the device's bands, with their bytes.
-enum Held {
-    Window(StripPlan, u64),
-    /// And the process's resident bytes with the device open, before the bands.
-    Bands(BandPlan, u64, u64),
-}
-
-/// The streamed job's passes (each stage's busy time, the blur's passes between) and the note
-/// that sets them against the wall since `wall`, with what the blur held.
-fn report(
-    passes: Vec<Pass>,
-    (decode_busy, blur_busy, encode_busy): (Duration, f64, Duration),
-    held: Held,
-    wall: Instant,
-) -> (Vec<Pass>, String) {
-    let wall_ms = wall.elapsed().as_secs_f64() * 1e3;
-    let ms = |d: Duration| d.as_secs_f64() * 1e3;
-    let mut all = vec![Pass::host_ms(
-        Stage::Decode,
-        "decode (thread, busy)",
-        ms(decode_busy),
-    )];
-    all.extend(passes);
-    all.push(Pass::host_ms(
-        Stage::Encode,
-        "encode (thread, busy)",
-        ms(encode_busy),
-    ));
-    let mib = |b: u64| b.div_ceil(1 << 20);
-    let held = match held {
-        Held::Window(plan, bytes) => format!(
-            "{} rows per strip and {} rows of reach below it; window and scratch {} MiB",
-            plan.strip,
-            plan.reach,
-            mib(bytes)
-        ),
-        Held::Bands(plan, bytes, resident) => format!(
-            "device bands of {} rows and {} rows of reach each side; rows held {} MiB, beside {} MiB resident with the device open",
-            plan.band,
-            plan.reach,
-            mib(bytes),
-            mib(resident)
-        ),
-    };
-    let note = format!(
-        "strip engine: {held}; stages overlap: wall {wall_ms:.0} ms, busy decode {:.0} ms, blur {blur_busy:.0} ms, encode {:.0} ms",
-        ms(decode_busy),
-        ms(encode_busy),
-    );
-    (all, note)
 }
 
 /// The encoder thread: the rows into `job.output` as PNG, TIFF or JPEG (`unsupported` allows
@@ -756,7 +706,7 @@ fn blur_stage<T: StreamSample>(
     dims: (usize, usize),
     px: &Pixels,
     axes: (Axis, Axis),
-    plan: StripPlan,
+    plan: (StripPlan, Option<&ColumnStates>),
     (mut feed, mut sink): (Feed<T>, Sink<T>),
 ) -> Result<(Vec<Pass>, f64), Stop> {
     let fill = |dst: &mut [T]| feed.fill(dst);

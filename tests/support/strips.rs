@@ -61,8 +61,28 @@ pub const LAYOUTS: [(usize, bool); 7] = [
 
 /// Runs gblur on `input` into `output` with `engine`, strips of `rows` rows.
 pub fn run(input: &Path, output: &Path, engine: &str, sigma: f64, rows: usize, extra: &[&str]) {
+    run_env(input, output, engine, (sigma, rows), extra, &[]);
+}
+
+/// `run` by the exact two-pass method (`GBLUR_TWO_PASS`).
+pub fn run_two_pass(input: &Path, output: &Path, sigma: f64, rows: usize, extra: &[&str]) {
+    let env = [("GBLUR_TWO_PASS", "1")];
+    let err = run_env(input, output, "strips", (sigma, rows), extra, &env);
+    assert!(err.contains("exact two-pass method"), "{err}");
+}
+
+/// `run`'s command with `env` set, which must succeed; returns its stderr.
+fn run_env(
+    input: &Path,
+    output: &Path,
+    engine: &str,
+    (sigma, rows): (f64, usize),
+    extra: &[&str],
+    env: &[(&str, &str)],
+) -> String {
     let sigma = sigma.to_string();
-    gblur()
+    let assert = gblur()
+        .envs(env.iter().copied())
         .env("GBLUR_STRIP_ROWS", rows.to_string())
         .args([input.as_os_str(), output.as_os_str()])
         .args([
@@ -77,6 +97,7 @@ pub fn run(input: &Path, output: &Path, engine: &str, sigma: f64, rows: usize, e
         .args(extra)
         .assert()
         .success();
+    String::from_utf8_lossy(&assert.get_output().stderr).into_owned()
 }
 
 /// The largest difference between two images' samples, in steps.

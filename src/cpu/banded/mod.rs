@@ -34,13 +34,16 @@
 //!
 //! The files follow the passes: `summaries` is pass 1, `columns` and `rows` are pass 2's two
 //! halves (meeting only at `BandScratch`), `sections` is the filter all three step and
-//! `samples` how all three read the image.
+//! `samples` how all three read the image. `window` runs them over a window of rows sliding
+//! down a streamed image, and `exact` gives it the true states where the window would be too
+//! large.
 
 // Lane loops index several arrays in step; written with indices they vectorise reliably (the
 // submodules inherit this).
 #![allow(clippy::needless_range_loop)]
 
 mod columns;
+mod exact;
 mod rows;
 mod samples;
 mod sections;
@@ -49,6 +52,7 @@ mod summaries;
 mod tests;
 mod window;
 
+pub use exact::{summarise_streamed, two_pass_bytes, two_pass_plan, ColumnStates};
 pub use samples::{Pixels, Sample};
 pub use window::{blur_streamed, StripPlan};
 
@@ -122,7 +126,7 @@ pub fn blur_in_place<T: Sample>(
         stride,
         height,
     };
-    let states = band_states(img, band, strips, px, (&ky, &sums), &[]);
+    let states = band_states(img, band, strips, px, (&ky, &sums), (&[], &[]));
     let summaries_ms = ms(t);
 
     let (mut columns_ms, mut rows_ms) = (0.0, 0.0);

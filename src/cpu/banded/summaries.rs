@@ -56,7 +56,7 @@ impl BandSums {
     /// Carries boundary state `s` up across a band: its transition `T^band` plus the band's
     /// own weighted inputs `z` (`weighted_sums`).
     #[inline(always)]
-    fn carry_across<I: Isa>(&self, s: &mut Sections, z: &[V; 4]) {
+    pub(super) fn carry_across<I: Isa>(&self, s: &mut Sections, z: &[V; 4]) {
         for f in 0..2 {
             let t = &self.across[f];
             let (w, d) = (s.w[f], s.d[f]);
@@ -73,7 +73,9 @@ impl BandSums {
 /// the walk's result without its chain of dependent steps. The column offsets of the direct
 /// form are the chunks' in `carry` (`CARRY` fields per chunk, as the columns pass keeps them)
 /// where it is not empty, else row 0's: the states must be of the same offsets as the walks
-/// that start from them.
+/// that start from them. Where `below` is not empty it holds each chunk's state at the last
+/// boundary (`BOUNDARY` fields per chunk, the exact two-pass method's `ColumnStates`), which
+/// then replaces the bottom band's walk.
 #[inline(always)]
 fn summarise_impl<T: Sample, I: Isa>(
     img: Rows<T>,
@@ -81,7 +83,7 @@ fn summarise_impl<T: Sample, I: Isa>(
     c0: usize,
     px: &Pixels,
     (k, sums): (&Coef, &BandSums),
-    (carry, out): (&[V], &mut [V]),
+    (carry, below, out): (&[V], &[V], &mut [V]),
 ) {
     let h = img.height;
     let bands = h.div_ceil(band);
@@ -96,14 +98,22 @@ fn summarise_impl<T: Sample, I: Isa>(
         };
         *w = Walk::from_bottom::<T>(img, j0, px, k, x0);
     }
-    for rows in tiles((bands - 1) * band..h, true) {
-        for (i, w) in walks[..n].iter_mut().enumerate() {
-            w.up::<T, I, false>(img, rows.clone(), (c0 + i) * CHUNK, px, k, (&mut [], 0));
-        }
-    }
     let mut st = [[Sections::ZERO; VECS]; STRIP];
-    for (i, w) in walks[..n].iter().enumerate() {
-        st[i] = w.st;
+    if below.is_empty() {
+        for rows in tiles((bands - 1) * band..h, true) {
+            for (i, w) in walks[..n].iter_mut().enumerate() {
+                w.up::<T, I, false>(img, rows.clone(), (c0 + i) * CHUNK, px, k, (&mut [], 0));
+            }
+        }
+        for (i, w) in walks[..n].iter().enumerate() {
+            st[i] = w.st;
+        }
+    } else {
+        for (i, chunk) in st[..n].iter_mut().enumerate() {
+            for (v, s) in chunk.iter_mut().enumerate() {
+                *s = Sections::restore(&below[i * BOUNDARY..][..BOUNDARY], v);
+            }
+        }
     }
     let save = |out: &mut [V], b: usize, st: &[[Sections; VECS]; STRIP]| {
         for (i, chunk) in st[..n].iter().enumerate() {
@@ -141,7 +151,7 @@ fn summarise_impl<T: Sample, I: Isa>(
 /// form `x0` starts as row `r0` and follows the rows, so that each input is `x[r] − x[r − 1]`
 /// (`Sample::EXACT`).
 #[inline(always)]
-fn weighted_sums<T: Sample, I: Isa>(
+pub(super) fn weighted_sums<T: Sample, I: Isa>(
     img: Rows<T>,
     r0: usize,
     c0: usize,
@@ -183,18 +193,18 @@ fn weighted_sums<T: Sample, I: Isa>(
     }
 }
 
-simd_dispatch!(fn summarise<T: Sample>(img: Rows<T>, band: usize, c0: usize, px: &Pixels, k: (&Coef, &BandSums), out: (&[V], &mut [V])) => summarise_impl);
+simd_dispatch!(fn summarise<T: Sample>(img: Rows<T>, band: usize, c0: usize, px: &Pixels, k: (&Coef, &BandSums), out: (&[V], &[V], &mut [V])) => summarise_impl);
 
 /// Pass 1 on every strip in parallel: each chunk's boundary states, one after another (none
-/// where the image is one band). `carry`, where not empty, holds every chunk's column offsets
-/// (`summarise_impl`).
+/// where the image is one band). `carry`, where not empty, holds every chunk's column offsets;
+/// `below`, where not empty, every chunk's state at the last boundary (`summarise_impl`).
 pub(super) fn band_states<T: Sample>(
     img: Rows<T>,
     band: usize,
     strips: Strips,
     px: &Pixels,
     k: (&Coef, &BandSums),
-    carry: &[V],
+    (carry, below): (&[V], &[V]),
 ) -> Vec<V> {
     let Strips {
         chunks,
@@ -210,7 +220,9 @@ pub(super) fn band_states<T: Sample>(
                 let _flush = crate::cpu::lanes::FlushSubnormals::new(true);
                 let from = (s * strip * CARRY).min(carry.len());
                 let carry = &carry[from..(from + strip * CARRY).min(carry.len())];
-                summarise(img, band, s * strip, px, k, (carry, out))
+                let from = (s * strip * BOUNDARY).min(below.len());
+                let below = &below[from..(from + strip * BOUNDARY).min(below.len())];
+                summarise(img, band, s * strip, px, k, (carry, below, out))
             });
     }
     states

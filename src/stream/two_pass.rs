@@ -1,0 +1,88 @@
+//! Pass 1 of the exact two-pass method (`cpu::banded::exact`): the input decoded once on its
+//! own thread into the column states from which pass 2, the streamed job itself, starts each
+//! strip's anticausal filter. Then the input is opened again for pass 2.
+
+use super::report::RowsBar;
+use super::stage::Feed;
+use super::{decode, join, open, DecodedBatch, Opened, Rows, Stop, StreamSample, StripJob};
+use crate::codec::ImageIoError;
+use crate::cpu::banded::{summarise_streamed, Axis, ColumnStates, Pixels};
+use crate::report::{Pass, Stage};
+use crossbeam_channel::bounded;
+use image::ColorType;
+use std::time::Instant;
+
+/// What pass 1 left: the states, its passes (the decoder's busy time and the sums') and its
+/// wall in ms.
+pub(super) struct FirstPass {
+    pub states: ColumnStates,
+    pub passes: Vec<Pass>,
+    pub wall_ms: f64,
+}
+
+/// Pass 1 over `rows` (`width`×`height`, samples as `px` reads them) in strips of `strip`
+/// rows, the rows counted on `bar`.
+pub(super) fn first_pass<T: StreamSample>(
+    rows: Rows,
+    (dims, px, ky): ((usize, usize), &Pixels, Axis),
+    strip: usize,
+    bar: &mut RowsBar,
+) -> Result<FirstPass, ImageIoError> {
+    let wall = Instant::now();
+    let (tx, rx) = bounded::<DecodedBatch<T>>(2);
+    let (back, spare) = bounded::<Vec<T>>(4);
+    let (summed, copies, decode_busy) = std::thread::scope(|s| {
+        let decoder = s.spawn(move || decode(rows, (tx, spare)));
+        let mut feed = Feed::new((rx, back));
+        let fill = |dst: &mut [T]| {
+            feed.fill(dst)?;
+            bar.advance(dst.len());
+            Ok(())
+        };
+        let summed = summarise_streamed(dims, px, ky, strip, fill);
+        let copies = feed.copies;
+        // The decoder stops once its channel is gone, where the sums stopped early.
+        drop(feed);
+        (summed, copies, join(decoder))
+    });
+    let (states, sums_ms) = match summed {
+        Ok(done) => done,
+        Err(Stop::Failed(e)) => return Err(e),
+        Err(Stop::Gone | Stop::Device(_)) => {
+            unreachable!("the decoder says why it stopped, and no device runs pass 1")
+        }
+    };
+    let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
+    let passes = vec![
+        Pass::host_ms(
+            Stage::Decode,
+            "decode (pass 1, thread, busy)",
+            ms(decode_busy),
+        ),
+        Pass::host_ms(
+            Stage::Blur,
+            "column states (y, pass 1)",
+            sums_ms + ms(copies),
+        ),
+    ];
+    Ok(FirstPass {
+        states,
+        passes,
+        wall_ms: ms(wall.elapsed()),
+    })
+}
+
+/// The job's input opened again for pass 2; an error where it is no longer the image pass 1
+/// read (`size` and `color`).
+pub(super) fn reopen(
+    job: &StripJob,
+    (size, color): ((u32, u32), ColorType),
+) -> Result<Rows, ImageIoError> {
+    match open(job.input, job.format, job.max_memory_mib)? {
+        Opened::Rows(rows) if rows.size() == size && rows.color() == color => Ok(*rows),
+        _ => Err(ImageIoError::Decode {
+            path: job.input.into(),
+            detail: "the file changed between the two passes of the exact method".into(),
+        }),
+    }
+}
