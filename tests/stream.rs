@@ -51,7 +51,8 @@ fn strips_match_the_whole_image() {
 #[test]
 fn the_exact_two_pass_method_matches_the_whole_image() {
     // Forced (`GBLUR_TWO_PASS`): every layout, odd sizes, one row, strips shorter and longer
-    // than the image, sigma past the image's height; PNG and JPEG read twice.
+    // than the image, sigma past the image's height, states in memory and in a file; PNG and
+    // JPEG read twice.
     let dir = tempfile::tempdir().unwrap();
     let d = |name: &str| dir.path().join(name);
     let sizes = [(37, 29), (61, 1), (130, 301)];
@@ -64,7 +65,8 @@ fn the_exact_two_pass_method_matches_the_whole_image() {
             for sigma in [3.0, 100.0, 1000.0] {
                 let rows = [16, 48, 256][cases % 3];
                 run(&d("in.png"), &d("whole.png"), "whole", sigma, rows, &[]);
-                run_two_pass(&d("in.png"), &d("exact.png"), sigma, rows, &[]);
+                let spill = cases % 2 == 1;
+                run_two_pass(&d("in.png"), &d("exact.png"), (sigma, rows), spill, &[]);
                 let (a, b) = (
                     image::open(d("whole.png")).unwrap(),
                     image::open(d("exact.png")).unwrap(),
@@ -88,7 +90,13 @@ fn the_exact_two_pass_method_matches_the_whole_image() {
         16,
         &["--linear"],
     );
-    run_two_pass(&d("in.png"), &d("exact.png"), 60.0, 16, &["--linear"]);
+    run_two_pass(
+        &d("in.png"),
+        &d("exact.png"),
+        (60.0, 16),
+        true,
+        &["--linear"],
+    );
     let (a, b) = (
         image::open(d("whole.png")).unwrap(),
         image::open(d("exact.png")).unwrap(),
@@ -96,7 +104,7 @@ fn the_exact_two_pass_method_matches_the_whole_image() {
     assert!(max_steps(&a, &b) <= 1, "--linear");
     image(300, 200, 3, false, 8).save(d("in.jpg")).unwrap();
     run(&d("in.jpg"), &d("window.png"), "strips", 400.0, 48, &[]);
-    run_two_pass(&d("in.jpg"), &d("exact.png"), 400.0, 48, &[]);
+    run_two_pass(&d("in.jpg"), &d("exact.png"), (400.0, 48), false, &[]);
     let (a, b) = (
         image::open(d("window.png")).unwrap(),
         image::open(d("exact.png")).unwrap(),
@@ -127,6 +135,35 @@ fn a_window_over_the_budget_runs_the_exact_two_pass_method() {
         image::open(d("exact.png")).unwrap(),
     );
     assert!(max_steps(&a, &b) <= 1);
+}
+
+#[test]
+fn states_over_the_budget_go_to_a_temporary_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = |name: &str| dir.path().join(name);
+    image(200, 60_000, 1, false, 6).save(d("in.png")).unwrap();
+    // Sigma 1000 on a tall gray image at a 1 MiB budget: the window needs 1.1 MB, the two-pass
+    // method 630 KB with its 58 states in memory, over the 512 KiB half; its window alone fits.
+    let assert = gblur()
+        .args([d("in.png").as_os_str(), d("exact.png").as_os_str()])
+        .args(["--sigma", "1000", "--engine", "strips", "--device", "rust"])
+        .args(["--max-memory", "1"])
+        .assert()
+        .success();
+    let err = String::from_utf8_lossy(&assert.get_output().stderr).to_string();
+    assert!(err.contains("kept in a temporary file"), "{err}");
+    run(&d("in.png"), &d("whole.png"), "whole", 1000.0, 256, &[]);
+    let (a, b) = (
+        image::open(d("whole.png")).unwrap(),
+        image::open(d("exact.png")).unwrap(),
+    );
+    assert!(max_steps(&a, &b) <= 1);
+    let mut left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["exact.png", "in.png", "whole.png"]);
 }
 
 #[test]
@@ -439,13 +476,14 @@ fn tiffs_it_does_not_stream_are_refused_or_left_to_the_whole_image() {
 fn a_job_over_the_budget_either_way_is_refused_in_one_line() {
     let dir = tempfile::tempdir().unwrap();
     let (input, out) = (dir.path().join("in.png"), dir.path().join("out.png"));
-    image(2000, 600, 3, false, 4).save(&input).unwrap();
-    // Sigma 1000 reaches 5503 rows: the window is the whole 600-row image, 3.6 MB, over the
-    // 2 MiB half of a 4 MiB budget; the two-pass method's band scratch alone is 3 MB.
+    image(20_000, 40, 3, false, 4).save(&input).unwrap();
+    // Sigma 1000 reaches 5503 rows: the window is the whole 40-row image, 2.4 MB, over the
+    // 512 KiB half of a 1 MiB budget; the two-pass method's shortest strips, 16 rows with
+    // their scratch, take 4.8 MB.
     let assert = gblur()
         .args([input.as_os_str(), out.as_os_str()])
         .args(["--sigma", "1000", "--engine", "strips", "--device", "rust"])
-        .args(["--max-memory", "4"])
+        .args(["--max-memory", "1"])
         .assert()
         .failure()
         .code(1);

@@ -20,10 +20,6 @@ use crate::report::{Pass, Stage};
 use std::ops::Range;
 use std::time::{Duration, Instant};
 
-/// The most bytes of blurred rows sent to the encoder at once: its channel holds a few such
-/// pieces, which a whole band each (hundreds of MiB) would make the job's largest cost.
-const EMIT_BYTES: usize = 16 << 20;
-
 /// Rows per band and the rows of reach above and below it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BandPlan {
@@ -115,12 +111,8 @@ pub fn blur_bands<T: StreamSample>(
             feed.fill(rows_of(&mut next, kept..next_bottom - next_top, row))?;
         }
         add_up(&mut passes, images.finish().map_err(Stop::Device)?);
-        // To the encoder in pieces, so that the strips in flight stay small beside the bands.
-        let piece = (EMIT_BYTES / row).max(1);
-        for y in (y0..y1).step_by(piece) {
-            let rows = y - top..(y + piece).min(y1) - top;
-            sink.emit(rows_of::<T>(&mut out, rows, row))?;
-        }
+        // To the encoder (in pieces, so that the rows in flight stay small beside the bands).
+        sink.emit(rows_of::<T>(&mut out, y0 - top..y1 - top, row))?;
         std::mem::swap(&mut this, &mut next);
         y0 = y1;
     }

@@ -26,8 +26,8 @@ use crate::codec::jpeg::{JpegColor, JpegOptions, JpegSettings};
 use crate::codec::metadata::Metadata;
 use crate::codec::{self, ImageIoError};
 use crate::cpu::banded::{
-    blur_streamed, srgb_table, two_pass_bytes, two_pass_plan, Axis, ColumnStates, Pixels, Sample,
-    StripPlan,
+    blur_streamed, spilled_plan, srgb_table, two_pass_bytes, two_pass_plan, Axis, ColumnStates,
+    Pixels, Sample, StripPlan,
 };
 use crate::filter::Blur2d;
 use crate::gpu::opencl::ClError;
@@ -383,6 +383,14 @@ enum Stop {
     Device(ClError),
     /// The other end of a channel is gone: the stage there failed and says why.
     Gone,
+    /// The exact two-pass method's file of column states failed.
+    Spill(std::io::Error),
+}
+
+impl From<std::io::Error> for Stop {
+    fn from(e: std::io::Error) -> Self {
+        Stop::Spill(e)
+    }
 }
 
 /// Blurs `rows` into `job.output` through the strip engine: in bands on `device` (opened for
@@ -425,40 +433,71 @@ fn gpu_plan<T: StreamSample>(
     })
 }
 
+/// How the Rust path's window starts each strip's anticausal column filter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Vertical {
+    /// From the window's last row, `reach` rows below the strip.
+    Window,
+    /// From the exact two-pass method's stored states, in a temporary file where `spill`.
+    TwoPass { spill: bool },
+}
+
 /// The Rust path's plan for an image `height` rows of `row_samples` samples of `bytes` each,
-/// its memory, and whether it is the exact two-pass method: the sliding `window` where it
-/// fits its half of `job`'s budget, else the two-pass method where that fits (or where the test
-/// hook `GBLUR_TWO_PASS=1` asks for it), else an error that says what each would need.
-/// `forced` strips (`GBLUR_STRIP_ROWS`) run whatever they need.
+/// its memory and its method: the sliding `window` where it fits its half of `job`'s budget,
+/// else the exact two-pass method with its states in memory where that fits, else with them
+/// in a temporary file where its window fits, else an error that says what each would need.
+/// `forced` strips (`GBLUR_STRIP_ROWS`) run whatever they need; the test hook
+/// `GBLUR_TWO_PASS=1` (states in memory) or `2` (in a file) forces the two-pass method.
 fn window_plan(
     job: &StripJob,
     (row_samples, bytes): (usize, usize),
     height: usize,
     window: StripPlan,
     forced: Option<usize>,
-) -> Result<(StripPlan, u64, bool), StripError> {
+) -> Result<(StripPlan, u64, Vertical), StripError> {
     let budget = job.max_memory_mib.saturating_mul(1 << 20) / 2;
     let needs = window.bytes(row_samples, bytes, height);
-    let asked = env_number::<u8>(TWO_PASS_VAR) == Some(1);
-    if !asked && (needs <= budget || forced.is_some()) {
-        return Ok((window, needs, false));
+    let asked = env_number::<u8>(TWO_PASS_VAR);
+    if asked.is_none() && (needs <= budget || forced.is_some()) {
+        return Ok((window, needs, Vertical::Window));
     }
     let exact = two_pass_plan((row_samples, bytes), height, forced);
     let exact_needs = two_pass_bytes(exact, (row_samples, bytes), height);
-    if exact_needs <= budget || forced.is_some() || asked {
-        return Ok((exact, exact_needs, true));
+    let spilled = |plan: StripPlan| {
+        let needs = plan.bytes(row_samples, bytes, height);
+        Ok((plan, needs, Vertical::TwoPass { spill: true }))
+    };
+    match asked {
+        Some(2) => return spilled(exact),
+        Some(_) => return Ok((exact, exact_needs, Vertical::TwoPass { spill: false })),
+        None if exact_needs <= budget || forced.is_some() => {
+            return Ok((exact, exact_needs, Vertical::TwoPass { spill: false }))
+        }
+        None => {}
+    }
+    if let Some(plan) = spilled_plan((row_samples, bytes), height, budget) {
+        return spilled(plan);
     }
     let mib = |b: u64| b.div_ceil(1 << 20);
+    let least = StripPlan {
+        strip: 16,
+        reach: 1,
+    }
+    .bytes(row_samples, bytes, height);
     Err(StripError::OverBudget {
         path: job.input.into(),
         detail: format!(
-            "sigma {} needs a window of {} rows in {} MiB (the filter reaches {} rows), and the exact two-pass method {} MiB, over the {} MiB half of --max-memory gives them",
+            "sigma {} needs a window of {} rows in {} MiB (the filter reaches {} rows), and the exact two-pass method {} MiB with its states in memory or {} MiB with them in a file, over the {} half of --max-memory gives them",
             job.sigma_y,
             (window.strip + window.reach).min(height),
             mib(needs),
             window.reach,
             mib(exact_needs),
-            budget >> 20
+            mib(least),
+            match budget >= 1 << 20 {
+                true => format!("{} MiB", budget >> 20),
+                false => format!("{} KiB", budget >> 10),
+            }
         ),
     })
 }
@@ -498,8 +537,8 @@ fn run_typed<T: StreamSample>(
         }
     });
     let mut setup = Vec::new();
-    let (plan, window, two_pass) = match bands {
-        Some(_) => (plan, 0, false),
+    let (plan, window, vertical) = match bands {
+        Some(_) => (plan, 0, Vertical::Window),
         None => window_plan(job, (stride, bytes), height as usize, plan, forced)?,
     };
     if let Some((device, b, _)) = bands {
@@ -517,12 +556,18 @@ fn run_typed<T: StreamSample>(
         _ => None,
     };
     let (jpeg, quality_note) = job.jpeg.resolve(traits.as_ref());
+    let two_pass = vertical != Vertical::Window;
     let passes_over = if two_pass { 2 } else { 1 };
     let mut bar = RowsBar::new((width, passes_over * height as u64), stride, job.progress);
-    let first = match two_pass {
+    let mut first = match two_pass {
         true => {
             let dims = (width as usize, height as usize);
-            let first = two_pass::first_pass::<T>(rows, (dims, &px, ky), plan.strip, &mut bar)?;
+            let spill = match vertical {
+                Vertical::TwoPass { spill: true } => Some(two_pass::spill_file(job)?),
+                _ => None,
+            };
+            let strips = (plan.strip, spill);
+            let first = two_pass::first_pass::<T>(job, rows, (dims, &px, ky), strips, &mut bar)?;
             rows = two_pass::reopen(job, ((width, height), color))?;
             rows.header_mut().meta = Metadata::default();
             Some(first)
@@ -552,7 +597,7 @@ fn run_typed<T: StreamSample>(
                 gpu_bands::blur_bands(device, image, filter, bands, (feed, sink))
             }
             None => {
-                let exact = first.as_ref().map(|f| &f.states);
+                let exact = first.as_mut().map(|f| &mut f.states);
                 blur_stage(dims, &px, (kx, ky), (plan, exact), (feed, sink))
             }
         };
@@ -568,12 +613,16 @@ fn run_typed<T: StreamSample>(
             return Err(StripError::device(device, error));
         }
         Err(Stop::Gone) => return Err(encoded.expect_err("the encoder stopped the blur").into()),
+        Err(Stop::Spill(e)) => return Err(two_pass::spill_error(job, e).into()),
     };
     let (encode_busy, output_notes) = encoded?;
     let busy = (decode_busy, blur_busy, encode_busy);
     let held = match (bands, &first) {
         (Some((_, b, resident)), _) => Held::Bands(b, b.bytes(stride), resident),
-        (None, Some(first)) => Held::TwoPass(plan, window, reach, first.wall_ms),
+        (None, Some(first)) => {
+            let spilled = first.states.spilled();
+            Held::TwoPass(plan, window, reach, first.wall_ms, spilled)
+        }
         (None, None) => Held::Window(plan, window),
     };
     let (passes, summary) = report(passes, busy, held, wall);
@@ -706,7 +755,7 @@ fn blur_stage<T: StreamSample>(
     dims: (usize, usize),
     px: &Pixels,
     axes: (Axis, Axis),
-    plan: (StripPlan, Option<&ColumnStates>),
+    plan: (StripPlan, Option<&mut ColumnStates>),
     (mut feed, mut sink): (Feed<T>, Sink<T>),
 ) -> Result<(Vec<Pass>, f64), Stop> {
     let fill = |dst: &mut [T]| feed.fill(dst);

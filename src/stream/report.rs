@@ -20,7 +20,8 @@ pub(super) struct RowsBar {
     pub(super) bar: indicatif::ProgressBar,
     /// When the bar is drawn; None: never (`--quiet`).
     show_at: Option<Instant>,
-    stride: usize,
+    /// Samples per row.
+    pub(super) stride: usize,
 }
 
 impl RowsBar {
@@ -66,9 +67,9 @@ impl RowsBar {
 /// What the blur stage held: the Rust path's window, or the device's bands, with their bytes.
 pub(super) enum Held {
     Window(StripPlan, u64),
-    /// The exact two-pass method's window and stored states, the filter's reach, and the first
-    /// pass's wall in ms.
-    TwoPass(StripPlan, u64, usize, f64),
+    /// The exact two-pass method's window and stored states (those in memory), the filter's
+    /// reach, the first pass's wall in ms, and whether the states went to a temporary file.
+    TwoPass(StripPlan, u64, usize, f64, bool),
     /// And the process's resident bytes with the device open, before the bands.
     Bands(BandPlan, u64, u64),
 }
@@ -102,9 +103,11 @@ pub(super) fn report(
             plan.reach,
             mib(bytes)
         ),
-        Held::TwoPass(plan, bytes, reach, first_ms) => format!(
-            "exact two-pass method (a window for the filter's reach of {reach} rows is over the budget): pass 1 read the image for the column states every {} rows in {first_ms:.0} ms; pass 2's window, scratch and states {} MiB",
+        Held::TwoPass(plan, bytes, reach, first_ms, spilled) => format!(
+            "exact two-pass method (a window for the filter's reach of {reach} rows is over the budget): pass 1 read the image for the column states every {} rows in {first_ms:.0} ms{}; pass 2's window, scratch{} {} MiB",
             plan.strip,
+            if spilled { ", kept in a temporary file beside the output" } else { "" },
+            if spilled { "" } else { " and states" },
             mib(bytes)
         ),
         Held::Bands(plan, bytes, resident) => format!(

@@ -52,6 +52,11 @@ impl<T: Copy> Feed<T> {
     }
 }
 
+/// The most bytes of blurred rows sent to the encoder at once: its channel and the buffers
+/// coming back hold a few such pieces, which a whole strip or band each (up to hundreds of
+/// MiB at a large sigma) would make the job's largest cost.
+const EMIT_BYTES: usize = 16 << 20;
+
 /// The encoder's channel, with the progress bar the rows advance.
 pub struct Sink<'a, T> {
     output: Sender<Vec<T>>,
@@ -71,15 +76,19 @@ impl<'a, T: Copy> Sink<'a, T> {
         }
     }
 
-    /// Sends a copy of `rows` (whole rows) to the encoder.
+    /// Sends a copy of `rows` (whole rows) to the encoder, in pieces of at most `EMIT_BYTES`.
     pub fn emit(&mut self, rows: &[T]) -> Result<(), Stop> {
-        let t = Instant::now();
-        let mut owned = self.spare.try_recv().unwrap_or_default();
-        owned.clear();
-        owned.extend_from_slice(rows);
-        self.copies += t.elapsed();
-        self.output.send(owned).map_err(|_| Stop::Gone)?;
-        self.bar.advance(rows.len());
+        let row = self.bar.stride.max(1);
+        let piece = (EMIT_BYTES / (row * size_of::<T>())).max(1) * row;
+        for rows in rows.chunks(piece) {
+            let t = Instant::now();
+            let mut owned = self.spare.try_recv().unwrap_or_default();
+            owned.clear();
+            owned.extend_from_slice(rows);
+            self.copies += t.elapsed();
+            self.output.send(owned).map_err(|_| Stop::Gone)?;
+            self.bar.advance(rows.len());
+        }
         Ok(())
     }
 }

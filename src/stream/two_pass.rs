@@ -10,6 +10,8 @@ use crate::cpu::banded::{summarise_streamed, Axis, ColumnStates, Pixels};
 use crate::report::{Pass, Stage};
 use crossbeam_channel::bounded;
 use image::ColorType;
+use std::fs::File;
+use std::path::Path;
 use std::time::Instant;
 
 /// What pass 1 left: the states, its passes (the decoder's busy time and the sums') and its
@@ -20,12 +22,13 @@ pub(super) struct FirstPass {
     pub wall_ms: f64,
 }
 
-/// Pass 1 over `rows` (`width`×`height`, samples as `px` reads them) in strips of `strip`
-/// rows, the rows counted on `bar`.
+/// Pass 1 of `job` over `rows` (`width`×`height`, samples as `px` reads them) in `strips` of
+/// rows (and the states' temporary file, where they go to one), the rows counted on `bar`.
 pub(super) fn first_pass<T: StreamSample>(
+    job: &StripJob,
     rows: Rows,
     (dims, px, ky): ((usize, usize), &Pixels, Axis),
-    strip: usize,
+    strips: (usize, Option<File>),
     bar: &mut RowsBar,
 ) -> Result<FirstPass, ImageIoError> {
     let wall = Instant::now();
@@ -39,7 +42,7 @@ pub(super) fn first_pass<T: StreamSample>(
             bar.advance(dst.len());
             Ok(())
         };
-        let summed = summarise_streamed(dims, px, ky, strip, fill);
+        let summed = summarise_streamed(dims, px, ky, strips, fill);
         let copies = feed.copies;
         // The decoder stops once its channel is gone, where the sums stopped early.
         drop(feed);
@@ -48,6 +51,7 @@ pub(super) fn first_pass<T: StreamSample>(
     let (states, sums_ms) = match summed {
         Ok(done) => done,
         Err(Stop::Failed(e)) => return Err(e),
+        Err(Stop::Spill(e)) => return Err(spill_error(job, e)),
         Err(Stop::Gone | Stop::Device(_)) => {
             unreachable!("the decoder says why it stopped, and no device runs pass 1")
         }
@@ -84,5 +88,24 @@ pub(super) fn reopen(
             path: job.input.into(),
             detail: "the file changed between the two passes of the exact method".into(),
         }),
+    }
+}
+
+/// An unnamed temporary file for the column states, in the output's folder: the disk that
+/// takes the output has room for what it is written from, and an unnamed file goes when the
+/// process does, however it ends.
+pub(super) fn spill_file(job: &StripJob) -> Result<File, ImageIoError> {
+    let folder = match job.output.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    tempfile::tempfile_in(folder).map_err(|e| spill_error(job, e))
+}
+
+/// A failure of the states' temporary file, as an error of the output it is written for.
+pub(super) fn spill_error(job: &StripJob, e: std::io::Error) -> ImageIoError {
+    ImageIoError::Write {
+        path: job.output.into(),
+        cause: std::io::Error::new(e.kind(), format!("a temporary file of column states: {e}")),
     }
 }

@@ -64,9 +64,16 @@ pub fn run(input: &Path, output: &Path, engine: &str, sigma: f64, rows: usize, e
     run_env(input, output, engine, (sigma, rows), extra, &[]);
 }
 
-/// `run` by the exact two-pass method (`GBLUR_TWO_PASS`).
-pub fn run_two_pass(input: &Path, output: &Path, sigma: f64, rows: usize, extra: &[&str]) {
-    let env = [("GBLUR_TWO_PASS", "1")];
+/// `run` by the exact two-pass method (`GBLUR_TWO_PASS`), its states in a temporary file
+/// where `spill`.
+pub fn run_two_pass(
+    input: &Path,
+    output: &Path,
+    (sigma, rows): (f64, usize),
+    spill: bool,
+    extra: &[&str],
+) {
+    let env = [("GBLUR_TWO_PASS", if spill { "2" } else { "1" })];
     let err = run_env(input, output, "strips", (sigma, rows), extra, &env);
     assert!(err.contains("exact two-pass method"), "{err}");
 }

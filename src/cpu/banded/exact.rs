@@ -19,6 +19,8 @@
 //! states (`StripPlan::bytes`), plus 16 bytes per sample column for each of the
 //! `(height − 1) / strip` stored states. The strip is chosen to make the sum least, about
 //! `4 √height` rows: a 32768² RGB image at 8 bits needs about 200 MiB whatever sigma is.
+//! Where that is over the budget (a slide 100 000 pixels wide needs 1.2 GiB) the states go to
+//! a temporary file instead (`spilled_plan`), and the window alone must fit.
 
 use super::columns::{start_carry, strip_chunks, Walk, STRIP};
 use super::samples::{Pixels, Rows, Sample};
@@ -29,29 +31,96 @@ use super::{Axis, BAND_ROWS, BOUNDARY, CARRY, CHUNK, VECS};
 use crate::cpu::lanes::{Isa, V};
 use crate::simd_dispatch;
 use rayon::prelude::*;
+use std::fs::File;
+use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::time::Instant;
 
 /// The anticausal column filter's exact state at every `strip`-th row of an image, as the
 /// first pass leaves them for the second.
 pub struct ColumnStates {
     strip: usize,
-    /// Per boundary `k · strip` (k = 1, 2, …, below the image's last row), every chunk's
-    /// `BOUNDARY` fields, chunk after chunk.
-    states: Vec<V>,
+    /// Fields of one boundary: every chunk's `BOUNDARY` fields, chunk after chunk.
     per_boundary: usize,
+    store: Store,
+}
+
+/// Where the states are kept: in memory, or where they do not fit it in a temporary file
+/// (unnamed, so that it goes whatever happens to the process), read back a boundary at a time.
+enum Store {
+    /// Boundary `k · strip` (k = 1, 2, …, above the image's last row) at `k − 1`.
+    Memory(Vec<V>),
+    File {
+        file: File,
+        read: Vec<V>,
+    },
 }
 
 impl ColumnStates {
+    fn new(strip: usize, per_boundary: usize, count: usize, spill: Option<File>) -> Self {
+        let store = match spill {
+            Some(file) => Store::File {
+                file,
+                read: vec![V::ZERO; per_boundary],
+            },
+            None => Store::Memory(vec![V::ZERO; count * per_boundary]),
+        };
+        ColumnStates {
+            strip,
+            per_boundary,
+            store,
+        }
+    }
+
     /// The states at row `row` (a multiple of the strip, inside the image).
-    pub(super) fn at(&self, row: usize) -> &[V] {
+    pub(super) fn at(&mut self, row: usize) -> io::Result<&[V]> {
         debug_assert!(row > 0 && row.is_multiple_of(self.strip));
-        let b = row / self.strip - 1;
-        &self.states[b * self.per_boundary..][..self.per_boundary]
+        self.get(row / self.strip - 1)
     }
 
     pub fn strip(&self) -> usize {
         self.strip
     }
+
+    /// Whether the states are in a temporary file.
+    pub fn spilled(&self) -> bool {
+        matches!(self.store, Store::File { .. })
+    }
+
+    /// Boundary `b`'s states.
+    fn get(&mut self, b: usize) -> io::Result<&[V]> {
+        let n = self.per_boundary;
+        match &mut self.store {
+            Store::Memory(all) => Ok(&all[b * n..][..n]),
+            Store::File { file, read } => {
+                file.seek(SeekFrom::Start((b * n * size_of::<V>()) as u64))?;
+                file.read_exact(as_bytes_mut(read))?;
+                Ok(read)
+            }
+        }
+    }
+
+    /// Stores `states` as boundary `b`'s.
+    fn put(&mut self, b: usize, states: &[V]) -> io::Result<()> {
+        let n = self.per_boundary;
+        match &mut self.store {
+            Store::Memory(all) => all[b * n..][..n].copy_from_slice(states),
+            Store::File { file, .. } => {
+                file.seek(SeekFrom::Start((b * n * size_of::<V>()) as u64))?;
+                file.write_all(as_bytes(states))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn as_bytes(v: &[V]) -> &[u8] {
+    // SAFETY: V is `repr(C)` 16 f32s with no padding; any bytes are some f32s.
+    unsafe { std::slice::from_raw_parts(v.as_ptr().cast(), size_of_val(v)) }
+}
+
+fn as_bytes_mut(v: &mut [V]) -> &mut [u8] {
+    // SAFETY: as `as_bytes`; the bytes read in are f32 bit patterns this process wrote.
+    unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast(), size_of_val(v)) }
 }
 
 /// Row boundaries the first pass stores for an image `height` rows tall in strips of `strip`.
@@ -96,25 +165,44 @@ pub fn two_pass_plan(
     plan(strip)
 }
 
+/// Where the states do not fit `budget` beside the window: the plan whose window (with its
+/// scratch and boundary states) fits it, strips as long as `two_pass_plan`'s at most (fewer
+/// states to write) and down to 16 rows, its states then kept in a temporary file. None where
+/// not even 16 rows fit.
+pub fn spilled_plan(
+    (row_samples, sample_bytes): (usize, usize),
+    height: usize,
+    budget: u64,
+) -> Option<StripPlan> {
+    let longest = two_pass_plan((row_samples, sample_bytes), height, None).strip;
+    let fits = |strip: usize| {
+        let plan = StripPlan { strip, reach: 1 };
+        plan.bytes(row_samples, sample_bytes, height) <= budget
+    };
+    let shorter = |s: usize| if s > BAND_ROWS { s - BAND_ROWS } else { s - 16 };
+    let mut strip = longest;
+    while strip > 16 && !fits(strip) {
+        strip = shorter(strip);
+    }
+    fits(strip).then_some(StripPlan { strip, reach: 1 })
+}
+
 /// Pass 1: reads a `width`×`height` image of interleaved samples from `fill` (whole rows, top
-/// to bottom) and returns the anticausal column states at every `strip`-th row, with the time
-/// the sums took in ms (not the reads). Stops at `fill`'s first error.
-pub fn summarise_streamed<T: Sample, E>(
+/// to bottom) and returns the anticausal column states at every `strip`-th row, kept in
+/// `spill` where given, with the time the sums took in ms (not the reads). Stops at the first
+/// error of `fill` or of the file.
+pub fn summarise_streamed<T: Sample, E: From<io::Error>>(
     (width, height): (usize, usize),
     px: &Pixels,
     ky: Axis,
-    strip: usize,
+    (strip, spill): (usize, Option<File>),
     mut fill: impl FnMut(&mut [T]) -> Result<(), E>,
 ) -> Result<(ColumnStates, f64), E> {
     let stride = width * px.channels;
     let chunks = stride.div_ceil(CHUNK);
     let per_boundary = chunks * BOUNDARY;
     let count = boundaries(height, strip);
-    let mut out = ColumnStates {
-        strip,
-        states: vec![V::ZERO; count * per_boundary],
-        per_boundary,
-    };
+    let mut out = ColumnStates::new(strip, per_boundary, count, spill);
     if stride == 0 || height == 0 {
         return Ok((out, 0.0));
     }
@@ -127,6 +215,7 @@ pub fn summarise_streamed<T: Sample, E>(
     let per_strip = strip_chunks(chunks);
     let mut carry = vec![V::ZERO; chunks * CARRY];
     let mut data = vec![T::from_f32(0.0); (strip + 1).min(height) * stride];
+    let mut this = vec![V::ZERO; per_boundary];
     let mut ms = 0.0;
     let (mut top, mut held) = (0, 0);
     while top < height {
@@ -146,15 +235,14 @@ pub fn summarise_streamed<T: Sample, E>(
             // The last boundary's state is the walk from the bottom edge; every other one
             // starts as the weighted sum of the strip below it.
             let walk = top == count * strip;
-            let b = top / strip - 1;
-            out.states[b * per_boundary..][..per_boundary]
-                .par_chunks_mut(per_strip * BOUNDARY)
+            this.par_chunks_mut(per_strip * BOUNDARY)
                 .zip(carry.par_chunks(per_strip * CARRY))
                 .enumerate()
                 .for_each(|(s, (out, carry))| {
                     let _flush = crate::cpu::lanes::FlushSubnormals::new(true);
                     strip_sums(window, s * per_strip, px, (&k, &sums), (carry, out), walk);
                 });
+            out.put(top / strip - 1, &this)?;
         }
         ms += t.elapsed().as_secs_f64() * 1e3;
         let n = strip.min(height - top);
@@ -162,11 +250,16 @@ pub fn summarise_streamed<T: Sample, E>(
         (top, held) = (top + n, want - n);
     }
     let t = Instant::now();
-    for b in (0..count.saturating_sub(1)).rev() {
-        let (this, below) = out.states[b * per_boundary..].split_at_mut(per_boundary);
-        this.par_chunks_mut(BOUNDARY)
-            .zip(below[..per_boundary].par_chunks(BOUNDARY))
-            .for_each(|(z, s)| carry_up(&sums, s, z));
+    if count > 1 {
+        let mut below = out.get(count - 1)?.to_vec();
+        for b in (0..count - 1).rev() {
+            this.copy_from_slice(out.get(b)?);
+            this.par_chunks_mut(BOUNDARY)
+                .zip(below.par_chunks(BOUNDARY))
+                .for_each(|(z, s)| carry_up(&sums, s, z));
+            out.put(b, &this)?;
+            std::mem::swap(&mut this, &mut below);
+        }
     }
     ms += t.elapsed().as_secs_f64() * 1e3;
     Ok((out, ms))

@@ -52,7 +52,7 @@ mod summaries;
 mod tests;
 mod window;
 
-pub use exact::{summarise_streamed, two_pass_bytes, two_pass_plan, ColumnStates};
+pub use exact::{spilled_plan, summarise_streamed, two_pass_bytes, two_pass_plan, ColumnStates};
 pub use samples::{Pixels, Sample};
 pub use window::{blur_streamed, StripPlan};
 

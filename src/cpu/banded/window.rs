@@ -114,11 +114,11 @@ struct Timing {
 /// `plan.strip` and a reach of 1), each strip's anticausal filter starts from them instead of
 /// from its window's last row. Stops at the first error of either. Returns the time of each
 /// pass, as `blur_in_place` does.
-pub fn blur_streamed<T: Sample, E>(
+pub fn blur_streamed<T: Sample, E: From<std::io::Error>>(
     (width, height): (usize, usize),
     px: &Pixels,
     (kx, ky): (Axis, Axis),
-    (plan, exact): (StripPlan, Option<&ColumnStates>),
+    (plan, mut exact): (StripPlan, Option<&mut ColumnStates>),
     mut fill: impl FnMut(&mut [T]) -> Result<(), E>,
     mut emit: impl FnMut(&[T]) -> Result<(), E>,
 ) -> Result<Vec<CpuPass>, E> {
@@ -128,7 +128,9 @@ pub fn blur_streamed<T: Sample, E>(
     }
     let (strip, band) = (plan.strip, plan.strip.min(BAND_ROWS));
     assert!(
-        exact.is_none_or(|e| e.strip() == strip && plan.reach == 1),
+        exact
+            .as_ref()
+            .is_none_or(|e| e.strip() == strip && plan.reach == 1),
         "the states are for this plan's strips"
     );
     let (kx, ky) = (kx.form::<T>(), ky.form::<T>());
@@ -164,8 +166,8 @@ pub fn blur_streamed<T: Sample, E>(
             strip: strip_chunks(chunks),
             boundaries: (want.div_ceil(band) - 1) * BOUNDARY,
         };
-        let below = match exact {
-            Some(states) if top + want < height => states.at(top + strip),
+        let below = match exact.as_mut() {
+            Some(states) if top + want < height => states.at(top + strip)?,
             _ => &[],
         };
         let t = Instant::now();
@@ -260,12 +262,13 @@ mod tests {
 
     /// `blur_streamed` over `src` (one channel, `w` wide) at strips of `rows`.
     fn streamed<T: Sample>(src: &[T], w: usize, sigma: f64, rows: usize) -> Vec<T> {
-        run_streamed(src, w, sigma, rows, false)
+        run_streamed(src, w, sigma, rows, (false, false))
     }
 
-    /// `blur_streamed` over `src` by the exact two-pass method at strips of `rows`.
-    fn two_pass<T: Sample>(src: &[T], w: usize, sigma: f64, rows: usize) -> Vec<T> {
-        run_streamed(src, w, sigma, rows, true)
+    /// `blur_streamed` over `src` by the exact two-pass method at strips of `rows`, its states
+    /// in a temporary file where `spill`.
+    fn two_pass<T: Sample>(src: &[T], w: usize, sigma: f64, rows: usize, spill: bool) -> Vec<T> {
+        run_streamed(src, w, sigma, rows, (true, spill))
     }
 
     fn run_streamed<T: Sample>(
@@ -273,7 +276,7 @@ mod tests {
         w: usize,
         sigma: f64,
         rows: usize,
-        exact: bool,
+        (exact, spill): (bool, bool),
     ) -> Vec<T> {
         let blur = Blur2d::new(Method::Recursive, sigma, sigma);
         let axes = (Axis::of(&blur.x).unwrap(), Axis::of(&blur.y).unwrap());
@@ -285,23 +288,25 @@ mod tests {
             false => StripPlan::new((w, 4), reach, u64::MAX, Some(rows)),
         };
         let reader = |mut next: usize| {
-            move |dst: &mut [T]| -> Result<(), ()> {
+            move |dst: &mut [T]| -> std::io::Result<()> {
                 dst.copy_from_slice(&src[next..next + dst.len()]);
                 next += dst.len();
                 Ok(())
             }
         };
-        let states = exact.then(|| {
-            super::super::summarise_streamed((w, h), &px, axes.1, plan.strip, reader(0))
+        let spill = spill.then(|| tempfile::tempfile().unwrap());
+        let mut states = exact.then(|| {
+            let strips = (plan.strip, spill);
+            super::super::summarise_streamed((w, h), &px, axes.1, strips, reader(0))
                 .unwrap()
                 .0
         });
         let mut out = Vec::new();
-        let emit = |rows: &[T]| -> Result<(), ()> {
+        let emit = |rows: &[T]| -> std::io::Result<()> {
             out.extend_from_slice(rows);
             Ok(())
         };
-        let plan = (plan, states.as_ref());
+        let plan = (plan, states.as_mut());
         blur_streamed((w, h), &px, axes, plan, reader(0), emit).unwrap();
         out
     }
@@ -366,7 +371,8 @@ mod tests {
     fn two_pass_matches_the_whole_image() {
         // The exact method has no truncation: float samples agree with the whole-image blur to
         // f32 rounding at every sigma, across strips of 16 to 256 rows, on images shorter than
-        // a strip, one row taller than one, and of odd sizes; 8-bit within one step.
+        // a strip, one row taller than one, and of odd sizes, its states in memory and in a
+        // file; 8-bit within one step.
         let noise = |n: usize, seed: u64| -> Vec<f32> {
             let mut s = seed;
             (0..n)
@@ -379,8 +385,9 @@ mod tests {
         for (w, h) in [(1, 1), (7, 300), (130, 57), (33, 700), (5, 129), (3, 257)] {
             let src = noise(w * h, (w * h) as u64);
             for sigma in [0.7, 3.0, 30.0, 300.0, 1000.0] {
-                for rows in [16, 48, 128, 256] {
-                    let (a, b) = (two_pass(&src, w, sigma, rows), whole(&src, w, sigma));
+                for (case, rows) in [16, 48, 128, 256].into_iter().enumerate() {
+                    let spill = case % 2 == 1;
+                    let (a, b) = (two_pass(&src, w, sigma, rows, spill), whole(&src, w, sigma));
                     let d = a
                         .iter()
                         .zip(&b)
@@ -388,7 +395,10 @@ mod tests {
                         .fold(0.0, f32::max);
                     assert!(d < 2e-5, "{w}x{h} sigma {sigma} rows {rows}: {d}");
                     let bytes: Vec<u8> = src.iter().map(|v| (v * 255.0) as u8).collect();
-                    let (a, b) = (two_pass(&bytes, w, sigma, rows), whole(&bytes, w, sigma));
+                    let (a, b) = (
+                        two_pass(&bytes, w, sigma, rows, spill),
+                        whole(&bytes, w, sigma),
+                    );
                     let d = a.iter().zip(&b).map(|(x, y)| x.abs_diff(*y)).max();
                     assert!(
                         d <= Some(1),
