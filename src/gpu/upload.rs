@@ -184,14 +184,24 @@ impl<'a> InPlaceU8<'a> {
     }
 
     /// Waits for the queue; returns every image's passes, named after their images.
-    pub fn finish(mut self) -> Result<Vec<Pass>, ClError> {
+    pub fn finish(self) -> Result<Vec<Pass>, ClError> {
+        self.finish_spanned().map(|(passes, _)| passes)
+    }
+
+    /// `finish`, with the span of the device's clock the commands took, from the first one's
+    /// start to the last one's end (ns).
+    pub fn finish_spanned(mut self) -> Result<(Vec<Pass>, (u64, u64)), ClError> {
         let ctx = self.run.ctx();
         let commands = self.run.finish_now()?;
         if let Some(scratch) = self.scratch.take() {
             ctx.keep_u8_scratch(scratch);
         }
+        let mut span = (u64::MAX, 0);
         let mut passes = Vec::with_capacity(commands.len());
         for (i, command) in commands.into_iter().enumerate() {
+            let (start, end) = (command.timed.span_ns())
+                .map_err(|e| ctx.api_error("reading profiling counters", e))?;
+            span = (span.0.min(start), span.1.max(end));
             let mut pass = command.into_pass(ctx)?;
             // The image whose commands this one's index falls among: the last to start at
             // or before it.
@@ -201,6 +211,6 @@ impl<'a> InPlaceU8<'a> {
             }
             passes.push(pass);
         }
-        Ok(passes)
+        Ok((passes, span))
     }
 }

@@ -65,8 +65,9 @@ impl BandPlan {
 }
 
 /// Blurs the image (`w`×`h` pixels of `channels` 8-bit samples) in bands on `device`, from
-/// `feed` to `sink`. Returns the device's passes (summed over the bands) and the stage's busy
-/// time in ms (the device's work as its events time it, and the host's copies).
+/// `feed` to `sink`. Returns the device's passes (summed over the bands), the stage's busy
+/// time in ms (the device's work as its events time it, and the host's copies) and a note on
+/// how long the device held a band: the rest of the time it waits for the host.
 ///
 /// Two page-locked buffers take turns holding a band's rows and its reach: the device reads
 /// one while the host copies the reach the next band shares into the other and reads the
@@ -77,7 +78,7 @@ pub fn blur_bands<T: StreamSample>(
     (blur, linear): (&Blur2d, bool),
     plan: BandPlan,
     (mut feed, mut sink): (Feed<T>, Sink<T>),
-) -> Result<(Vec<Pass>, f64), Stop> {
+) -> Result<(Vec<Pass>, f64, Option<String>), Stop> {
     let row = w * channels;
     let (ctx, pipeline) = (&device.ctx, device.pipeline);
     let most = (plan.band + 2 * plan.reach).min(h) * row;
@@ -88,6 +89,7 @@ pub fn blur_bands<T: StreamSample>(
         (y0.saturating_sub(plan.reach), y1, (y1 + plan.reach).min(h))
     };
     let mut passes: Vec<Pass> = Vec::new();
+    let (mut bands, mut on_device) = (0, 0);
     let mut shared_copies = Duration::ZERO;
     let (_, _, bottom) = span(0);
     feed.fill(rows_of(&mut this, 0..bottom, row))?;
@@ -110,7 +112,9 @@ pub fn blur_bands<T: StreamSample>(
             shared_copies += t.elapsed();
             feed.fill(rows_of(&mut next, kept..next_bottom - next_top, row))?;
         }
-        add_up(&mut passes, images.finish().map_err(Stop::Device)?);
+        let (band, (start, end)) = images.finish_spanned().map_err(Stop::Device)?;
+        add_up(&mut passes, band);
+        (bands, on_device) = (bands + 1, on_device + end.saturating_sub(start));
         // To the encoder (in pieces, so that the rows in flight stay small beside the bands).
         sink.emit(rows_of::<T>(&mut out, y0 - top..y1 - top, row))?;
         std::mem::swap(&mut this, &mut next);
@@ -123,7 +127,11 @@ pub fn blur_bands<T: StreamSample>(
         copies.as_secs_f64() * 1e3,
     ));
     let busy = passes.iter().map(|p| p.ms).sum();
-    Ok((passes, busy))
+    let note = format!(
+        "device bands: {bands} bands, each on the device from its upload's start to its download's end, {:.0} ms in all",
+        on_device as f64 * 1e-6
+    );
+    Ok((passes, busy, Some(note)))
 }
 
 /// Rows `rows` of `pinned` (rows of `row` 8-bit samples) as samples of `T`.

@@ -599,13 +599,14 @@ fn run_typed<T: StreamSample>(
             None => {
                 let exact = first.as_mut().map(|f| &mut f.states);
                 blur_stage(dims, &px, (kx, ky), (plan, exact), (feed, sink))
+                    .map(|(passes, busy)| (passes, busy, None))
             }
         };
         (blurred, join(decoder), join(encoder))
     });
     bar.bar.finish_and_clear();
     // The first stage to fail says why; a stage that stopped because another did says nothing.
-    let (passes, blur_busy) = match blurred {
+    let (passes, blur_busy, bands_note) = match blurred {
         Ok(done) => done,
         Err(Stop::Failed(e)) => return Err(e.into()),
         Err(Stop::Device(error)) => {
@@ -633,6 +634,7 @@ fn run_typed<T: StreamSample>(
         .chain(passes)
         .collect();
     notes.insert(0, summary);
+    notes.extend(bands_note);
     if job.format == ImageFormat::Jpeg {
         notes.extend(quality_note);
     }

@@ -47,9 +47,15 @@ pub struct Timed {
 impl Timed {
     /// Device time between the command's start and end, from the profiling counters.
     pub fn device_ms(&self) -> Result<f64, opencl3::error_codes::ClError> {
+        let (start, end) = self.span_ns()?;
+        Ok(end.saturating_sub(start) as f64 * 1e-6)
+    }
+
+    /// The command's start and end on the device's clock, in ns.
+    pub fn span_ns(&self) -> Result<(u64, u64), opencl3::error_codes::ClError> {
         let start = self.event.profiling_command_start()?;
         let end = self.event.profiling_command_end()?;
-        Ok(end.saturating_sub(start) as f64 * 1e-6)
+        Ok((start, end))
     }
 }
 
@@ -139,7 +145,7 @@ impl ClContext {
         &self.queue
     }
 
-    pub(super) fn api_error(&self, what: &str, e: opencl3::error_codes::ClError) -> ClError {
+    pub(crate) fn api_error(&self, what: &str, e: opencl3::error_codes::ClError) -> ClError {
         api(&self.info, what, e)
     }
 
