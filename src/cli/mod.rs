@@ -118,7 +118,8 @@ pub struct BlurArgs {
     /// whole: decode, blur and encode the whole image in turn; strips: stream a PNG, TIFF or
     /// JPEG through a window of rows, or through an OpenCL device's blocked pipeline in bands
     /// of rows (decode, blur and encode on their own threads, memory bounded by --max-memory:
-    /// docs/ALGORITHMS.md); auto: strips where the decoded image is over --max-memory and the
+    /// docs/ALGORITHMS.md; where a large sigma's window would not fit, the image is read
+    /// twice, the first time for the filter's state every few hundred rows); auto: strips where the decoded image is over --max-memory and the
     /// job is one the strip engine runs (PNG, TIFF or JPEG files in and out, clamp edges, the
     /// recursive filter, no mask), whole otherwise.
     #[arg(long, value_enum, default_value_t = EngineArg::Auto)]
@@ -214,8 +215,9 @@ pub struct BlurSettings {
     /// so smooth gradients do not band.
     #[arg(long)]
     pub dither: bool,
-    /// Memory limit in MiB: the decoder's on the whole-image path; the strip engine's window
-    /// takes at most half of it (--engine).
+    /// Memory limit in MiB: the decoder's on the whole-image path; the strip engine's whole
+    /// job, its window (or the exact two-pass method's, where a large sigma's window would not
+    /// fit) taking at most half of it (--engine).
     #[arg(long, default_value_t = 512, value_name = "MIB")]
     pub max_memory: u64,
     /// Write no metadata: no ICC profile, EXIF (with its thumbnail, GPS position, camera and
