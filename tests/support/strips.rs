@@ -107,6 +107,11 @@ fn run_env(
     String::from_utf8_lossy(&assert.get_output().stderr).into_owned()
 }
 
+/// The largest difference between the samples of the image files `a` and `b`, in steps.
+pub fn files_apart(a: &Path, b: &Path) -> u32 {
+    max_steps(&image::open(a).unwrap(), &image::open(b).unwrap())
+}
+
 /// The largest difference between two images' samples, in steps.
 pub fn max_steps(a: &DynamicImage, b: &DynamicImage) -> u32 {
     assert_eq!(a.color(), b.color());

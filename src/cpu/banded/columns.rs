@@ -259,15 +259,16 @@ simd_dispatch!(fn columns<T: Sample>(img: Rows<T>, rows: (usize, usize, bool), c
 /// One chunk's carry at the image's top row `r0`: no causal state, and the row itself as the
 /// column offsets (in the difference form, as the row above the first input).
 #[inline(always)]
-pub(super) fn start_carry<T: Sample>(
-    img: Rows<T>,
-    r0: usize,
-    j0: usize,
-    px: &Pixels,
-    carry: &mut [V],
-) {
+fn start_carry<T: Sample>(img: Rows<T>, r0: usize, j0: usize, px: &Pixels, carry: &mut [V]) {
     carry.fill(V::ZERO);
     carry[4 * VECS..].copy_from_slice(&img.load(r0, j0, px));
+}
+
+/// Every chunk's carry at the top row of `img` (`start_carry`), `CARRY` fields a chunk.
+pub(super) fn start_carries<T: Sample>(img: Rows<T>, px: &Pixels, carry: &mut [V]) {
+    for (i, c) in carry.chunks_exact_mut(CARRY).enumerate() {
+        start_carry(img, 0, i * CHUNK, px, c);
+    }
 }
 
 /// Pass 2's columns for band rows `r0..r1`, every strip in parallel, into `scratch` (laid out

@@ -22,7 +22,7 @@
 //! Where that is over the budget (a slide 100 000 pixels wide needs 1.2 GiB) the states go to
 //! a temporary file instead (`spilled_plan`), and the window alone must fit.
 
-use super::columns::{start_carry, strip_chunks, Walk, STRIP};
+use super::columns::{start_carries, strip_chunks, Walk, STRIP};
 use super::samples::{Pixels, Rows, Sample};
 use super::sections::{Coef, Sections};
 use super::summaries::{weighted_sums, BandSums};
@@ -228,9 +228,7 @@ pub fn summarise_streamed<T: Sample, E: From<io::Error>>(
             height: want,
         };
         if top == 0 {
-            for (i, c) in carry.chunks_exact_mut(CARRY).enumerate() {
-                start_carry(window, 0, i * CHUNK, px, c);
-            }
+            start_carries(window, px, &mut carry);
         } else {
             // The last boundary's state is the walk from the bottom edge; every other one
             // starts as the weighted sum of the strip below it.

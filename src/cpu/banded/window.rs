@@ -23,7 +23,7 @@
 //! up to 64 samples), plus 16 bytes per sample column for each band boundary of the window and
 //! 80 for the carry.
 
-use super::columns::{band_columns, start_carry, strip_chunks, Strips};
+use super::columns::{band_columns, start_carries, strip_chunks, Strips};
 use super::exact::ColumnStates;
 use super::rows::{band_rows, BandScratch};
 use super::samples::{Pixels, Rows, Sample};
@@ -157,9 +157,7 @@ pub fn blur_streamed<T: Sample, E: From<std::io::Error>>(
             height: want,
         };
         if top == 0 {
-            for (i, c) in carry.chunks_exact_mut(CARRY).enumerate() {
-                start_carry(window, 0, i * CHUNK, px, c);
-            }
+            start_carries(window, px, &mut carry);
         }
         let strips = Strips {
             chunks,
