@@ -433,6 +433,14 @@ fn gpu_plan<T: StreamSample>(
     })
 }
 
+/// The Rust path's window's share of `job`'s budget: half of what the process (its code, and
+/// a device's driver where one is open) leaves of it; the rest is for the rows in flight and
+/// the codecs.
+fn window_budget(job: &StripJob) -> u64 {
+    let budget = job.max_memory_mib.saturating_mul(1 << 20);
+    budget.saturating_sub(resident_bytes()) / 2
+}
+
 /// How the Rust path's window starts each strip's anticausal column filter.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Vertical {
@@ -455,7 +463,7 @@ fn window_plan(
     window: StripPlan,
     forced: Option<usize>,
 ) -> Result<(StripPlan, u64, Vertical), StripError> {
-    let budget = job.max_memory_mib.saturating_mul(1 << 20) / 2;
+    let budget = window_budget(job);
     let needs = window.bytes(row_samples, bytes, height);
     let asked = env_number::<u8>(TWO_PASS_VAR);
     if asked.is_none() && (needs <= budget || forced.is_some()) {
@@ -487,7 +495,7 @@ fn window_plan(
     Err(StripError::OverBudget {
         path: job.input.into(),
         detail: format!(
-            "sigma {} needs a window of {} rows in {} MiB (the filter reaches {} rows), and the exact two-pass method {} MiB with its states in memory or {} MiB with them in a file, over the {} half of --max-memory gives them",
+            "sigma {} needs a window of {} rows in {} MiB (the filter reaches {} rows), and the exact two-pass method {} MiB with its states in memory or {} MiB with them in a file, over the {} that --max-memory leaves them",
             job.sigma_y,
             (window.strip + window.reach).min(height),
             mib(needs),
@@ -518,8 +526,7 @@ fn run_typed<T: StreamSample>(
         mix: None,
     };
     let forced = env_number(STRIP_ROWS_VAR);
-    // Half the budget for the window; the rest for the strips in flight and the codecs.
-    let budget = job.max_memory_mib.saturating_mul(1 << 20) / 2;
+    let budget = window_budget(job);
     let bytes = std::mem::size_of::<T>();
     let reach = crate::filter::gaussian::recursive_reach(job.sigma_y);
     let plan = StripPlan::new((stride, bytes), reach, budget, forced);
