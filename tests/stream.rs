@@ -127,13 +127,14 @@ fn a_window_over_the_budget_runs_the_exact_two_pass_method() {
 fn states_over_the_budget_go_to_a_temporary_file() {
     let dir = tempfile::tempdir().unwrap();
     let d = |name: &str| dir.path().join(name);
-    image(200, 60_000, 1, false, 6).save(d("in.png")).unwrap();
-    // Sigma 1000 on a tall gray image at a 1 MiB budget: the window needs 1.1 MB, the two-pass
-    // method 630 KB with its 58 states in memory, over the 512 KiB half; its window alone fits.
+    image(4000, 15_000, 1, false, 6).save(d("in.png")).unwrap();
+    // Sigma 1000 on a wide gray image at a 16 MiB budget, 7–12 MiB of which the process holds:
+    // the window needs 23 MB, the two-pass method 6.3 MB with its 29 states in memory, over the
+    // 2–4.5 MiB share; a window of 64 rows with its scratch, 1.4 MB, fits.
     let assert = gblur()
         .args([d("in.png").as_os_str(), d("exact.png").as_os_str()])
         .args(["--sigma", "1000", "--engine", "strips", "--device", "rust"])
-        .args(["--max-memory", "1"])
+        .args(["--max-memory", "16"])
         .assert()
         .success();
     let err = String::from_utf8_lossy(&assert.get_output().stderr).to_string();

@@ -495,7 +495,7 @@ fn window_plan(
     Err(StripError::OverBudget {
         path: job.input.into(),
         detail: format!(
-            "sigma {} needs a window of {} rows in {} MiB (the filter reaches {} rows), and the exact two-pass method {} MiB with its states in memory or {} MiB with them in a file, over the {} that --max-memory leaves them",
+            "sigma {} needs a window of {} rows in {} MiB (the filter reaches {} rows), and the exact two-pass method {} MiB with its states in memory or {} MiB with them in a file, over the {} it may take (half of --max-memory less the {} MiB the process holds)",
             job.sigma_y,
             (window.strip + window.reach).min(height),
             mib(needs),
@@ -505,7 +505,8 @@ fn window_plan(
             match budget >= 1 << 20 {
                 true => format!("{} MiB", budget >> 20),
                 false => format!("{} KiB", budget >> 10),
-            }
+            },
+            resident_bytes().div_ceil(1 << 20)
         ),
     })
 }
