@@ -13,8 +13,10 @@ mod gpu_bands;
 mod header;
 mod jpeg_in;
 mod jpeg_out;
+mod method;
 mod png_in;
 mod png_out;
+mod progress;
 mod report;
 mod stage;
 mod tiff_in;
@@ -26,8 +28,7 @@ use crate::codec::jpeg::{JpegColor, JpegOptions, JpegSettings};
 use crate::codec::metadata::Metadata;
 use crate::codec::{self, ImageIoError};
 use crate::cpu::banded::{
-    blur_streamed, spilled_plan, srgb_table, two_pass_bytes, two_pass_plan, Axis, ColumnStates,
-    Pixels, Sample, StripPlan,
+    blur_streamed, srgb_table, Axis, ColumnStates, Pixels, Sample, StripPlan,
 };
 use crate::filter::Blur2d;
 use crate::gpu::opencl::ClError;
@@ -37,7 +38,9 @@ use crossbeam_channel::{bounded, Receiver, Sender};
 use gpu_bands::BandPlan;
 use image::codecs::png::CompressionType;
 use image::{ColorType, ImageFormat};
-use report::{report, Held, RowsBar};
+use method::{window_budget, window_plan, Vertical};
+use progress::RowsBar;
+use report::{report, Held};
 use stage::{Feed, Sink};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -430,84 +433,6 @@ fn gpu_plan<T: StreamSample>(
     let least = (2 * reach).max(16);
     plan.map(|p| (p, resident)).ok_or_else(|| {
         format!("device bands of {least} rows and {reach} rows of reach each side do not fit the memory budget beside the {} MiB the process holds with the device open (raise --max-memory)", resident >> 20)
-    })
-}
-
-/// The Rust path's window's share of `job`'s budget: half of what the process (its code, and
-/// a device's driver where one is open) leaves of it; the rest is for the rows in flight and
-/// the codecs.
-fn window_budget(job: &StripJob) -> u64 {
-    let budget = job.max_memory_mib.saturating_mul(1 << 20);
-    budget.saturating_sub(resident_bytes()) / 2
-}
-
-/// How the Rust path's window starts each strip's anticausal column filter.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Vertical {
-    /// From the window's last row, `reach` rows below the strip.
-    Window,
-    /// From the exact two-pass method's stored states, in a temporary file where `spill`.
-    TwoPass { spill: bool },
-}
-
-/// The Rust path's plan for an image `height` rows of `row_samples` samples of `bytes` each,
-/// its memory and its method: the sliding `window` where it fits its half of `job`'s budget,
-/// else the exact two-pass method with its states in memory where that fits, else with them
-/// in a temporary file where its window fits, else an error that says what each would need.
-/// `forced` strips (`GBLUR_STRIP_ROWS`) run whatever they need; the test hook
-/// `GBLUR_TWO_PASS=1` (states in memory) or `2` (in a file) forces the two-pass method.
-fn window_plan(
-    job: &StripJob,
-    (row_samples, bytes): (usize, usize),
-    height: usize,
-    window: StripPlan,
-    forced: Option<usize>,
-) -> Result<(StripPlan, u64, Vertical), StripError> {
-    let budget = window_budget(job);
-    let needs = window.bytes(row_samples, bytes, height);
-    let asked = env_number::<u8>(TWO_PASS_VAR);
-    if asked.is_none() && (needs <= budget || forced.is_some()) {
-        return Ok((window, needs, Vertical::Window));
-    }
-    let exact = two_pass_plan((row_samples, bytes), height, forced);
-    let exact_needs = two_pass_bytes(exact, (row_samples, bytes), height);
-    let spilled = |plan: StripPlan| {
-        let needs = plan.bytes(row_samples, bytes, height);
-        Ok((plan, needs, Vertical::TwoPass { spill: true }))
-    };
-    match asked {
-        Some(2) => return spilled(exact),
-        Some(_) => return Ok((exact, exact_needs, Vertical::TwoPass { spill: false })),
-        None if exact_needs <= budget || forced.is_some() => {
-            return Ok((exact, exact_needs, Vertical::TwoPass { spill: false }))
-        }
-        None => {}
-    }
-    if let Some(plan) = spilled_plan((row_samples, bytes), height, budget) {
-        return spilled(plan);
-    }
-    let mib = |b: u64| b.div_ceil(1 << 20);
-    let least = StripPlan {
-        strip: 16,
-        reach: 1,
-    }
-    .bytes(row_samples, bytes, height);
-    Err(StripError::OverBudget {
-        path: job.input.into(),
-        detail: format!(
-            "sigma {} needs a window of {} rows in {} MiB (the filter reaches {} rows), and the exact two-pass method {} MiB with its states in memory or {} MiB with them in a file, over the {} it may take (half of --max-memory less the {} MiB the process holds)",
-            job.sigma_y,
-            (window.strip + window.reach).min(height),
-            mib(needs),
-            window.reach,
-            mib(exact_needs),
-            mib(least),
-            match budget >= 1 << 20 {
-                true => format!("{} MiB", budget >> 20),
-                false => format!("{} KiB", budget >> 10),
-            },
-            resident_bytes().div_ceil(1 << 20)
-        ),
     })
 }
 

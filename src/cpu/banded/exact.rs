@@ -26,8 +26,7 @@ use super::columns::{start_carries, strip_chunks, Walk, STRIP};
 use super::samples::{Pixels, Rows, Sample};
 use super::sections::{Coef, Sections};
 use super::summaries::{weighted_sums, BandSums};
-use super::window::StripPlan;
-use super::{Axis, BAND_ROWS, BOUNDARY, CARRY, CHUNK, VECS};
+use super::{Axis, BOUNDARY, CARRY, CHUNK, VECS};
 use crate::cpu::lanes::{Isa, V};
 use crate::simd_dispatch;
 use rayon::prelude::*;
@@ -124,67 +123,8 @@ fn as_bytes_mut(v: &mut [V]) -> &mut [u8] {
 }
 
 /// Row boundaries the first pass stores for an image `height` rows tall in strips of `strip`.
-fn boundaries(height: usize, strip: usize) -> usize {
+pub(super) fn boundaries(height: usize, strip: usize) -> usize {
     height.saturating_sub(1) / strip
-}
-
-/// The bytes of the stored states for rows of `row_samples` samples.
-fn states_bytes(row_samples: usize, height: usize, strip: usize) -> u64 {
-    let padded = row_samples.div_ceil(CHUNK) * CHUNK;
-    (boundaries(height, strip) * padded * 16) as u64
-}
-
-/// The method's memory for an image `height` rows of `row_samples` samples of
-/// `sample_bytes` each, in strips of `plan.strip` (the module doc).
-pub fn two_pass_bytes(
-    plan: StripPlan,
-    (row_samples, sample_bytes): (usize, usize),
-    height: usize,
-) -> u64 {
-    plan.bytes(row_samples, sample_bytes, height) + states_bytes(row_samples, height, plan.strip)
-}
-
-/// The two-pass plan for an image `height` rows of `row_samples` samples of `sample_bytes`:
-/// the multiple of 128 rows that needs the least memory; `rows` forces the strip (rounded up
-/// to 16, or to 128 from 128 up).
-pub fn two_pass_plan(
-    (row_samples, sample_bytes): (usize, usize),
-    height: usize,
-    rows: Option<usize>,
-) -> StripPlan {
-    let plan = |strip| StripPlan { strip, reach: 1 };
-    if let Some(rows) = rows {
-        return plan(StripPlan::new((row_samples, sample_bytes), 1, 0, Some(rows)).strip);
-    }
-    let bytes = |strip| two_pass_bytes(plan(strip), (row_samples, sample_bytes), height);
-    let tallest = height.next_multiple_of(BAND_ROWS).max(BAND_ROWS);
-    let strip = (BAND_ROWS..=tallest)
-        .step_by(BAND_ROWS)
-        .min_by_key(|&s| bytes(s))
-        .expect("one strip at least");
-    plan(strip)
-}
-
-/// Where the states do not fit `budget` beside the window: the plan whose window (with its
-/// scratch and boundary states) fits it, strips as long as `two_pass_plan`'s at most (fewer
-/// states to write) and down to 16 rows, its states then kept in a temporary file. None where
-/// not even 16 rows fit.
-pub fn spilled_plan(
-    (row_samples, sample_bytes): (usize, usize),
-    height: usize,
-    budget: u64,
-) -> Option<StripPlan> {
-    let longest = two_pass_plan((row_samples, sample_bytes), height, None).strip;
-    let fits = |strip: usize| {
-        let plan = StripPlan { strip, reach: 1 };
-        plan.bytes(row_samples, sample_bytes, height) <= budget
-    };
-    let shorter = |s: usize| if s > BAND_ROWS { s - BAND_ROWS } else { s - 16 };
-    let mut strip = longest;
-    while strip > 16 && !fits(strip) {
-        strip = shorter(strip);
-    }
-    fits(strip).then_some(StripPlan { strip, reach: 1 })
 }
 
 /// Pass 1: reads a `width`×`height` image of interleaved samples from `fill` (whole rows, top

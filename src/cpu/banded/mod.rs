@@ -52,9 +52,9 @@ mod summaries;
 mod tests;
 mod window;
 
-pub use exact::{spilled_plan, summarise_streamed, two_pass_bytes, two_pass_plan, ColumnStates};
+pub use exact::{summarise_streamed, ColumnStates};
 pub use samples::{Pixels, Sample};
-pub use window::{blur_streamed, StripPlan};
+pub use window::{blur_streamed, spilled_plan, two_pass_bytes, two_pass_plan, StripPlan};
 
 use crate::cpu::lanes::{LANES, V};
 use crate::cpu::reference::CpuPass;

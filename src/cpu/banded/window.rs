@@ -24,7 +24,7 @@
 //! 80 for the carry.
 
 use super::columns::{band_columns, start_carries, strip_chunks, Strips};
-use super::exact::ColumnStates;
+use super::exact::{boundaries, ColumnStates};
 use super::rows::{band_rows, BandScratch};
 use super::samples::{Pixels, Rows, Sample};
 use super::sections::Coef;
@@ -96,6 +96,65 @@ fn round_strip(rows: usize) -> usize {
     } else {
         rows.next_multiple_of(16)
     }
+}
+
+/// The bytes of the stored states for rows of `row_samples` samples.
+fn states_bytes(row_samples: usize, height: usize, strip: usize) -> u64 {
+    let padded = row_samples.div_ceil(CHUNK) * CHUNK;
+    (boundaries(height, strip) * padded * 16) as u64
+}
+
+/// The method's memory for an image `height` rows of `row_samples` samples of
+/// `sample_bytes` each, in strips of `plan.strip` (`exact`'s module doc).
+pub fn two_pass_bytes(
+    plan: StripPlan,
+    (row_samples, sample_bytes): (usize, usize),
+    height: usize,
+) -> u64 {
+    plan.bytes(row_samples, sample_bytes, height) + states_bytes(row_samples, height, plan.strip)
+}
+
+/// The two-pass plan for an image `height` rows of `row_samples` samples of `sample_bytes`:
+/// the multiple of 128 rows that needs the least memory; `rows` forces the strip (rounded up
+/// to 16, or to 128 from 128 up).
+pub fn two_pass_plan(
+    (row_samples, sample_bytes): (usize, usize),
+    height: usize,
+    rows: Option<usize>,
+) -> StripPlan {
+    let plan = |strip| StripPlan { strip, reach: 1 };
+    if let Some(rows) = rows {
+        return plan(StripPlan::new((row_samples, sample_bytes), 1, 0, Some(rows)).strip);
+    }
+    let bytes = |strip| two_pass_bytes(plan(strip), (row_samples, sample_bytes), height);
+    let tallest = height.next_multiple_of(BAND_ROWS).max(BAND_ROWS);
+    let strip = (BAND_ROWS..=tallest)
+        .step_by(BAND_ROWS)
+        .min_by_key(|&s| bytes(s))
+        .expect("one strip at least");
+    plan(strip)
+}
+
+/// Where the states do not fit `budget` beside the window: the plan whose window (with its
+/// scratch and boundary states) fits it, strips as long as `two_pass_plan`'s at most (fewer
+/// states to write) and down to 16 rows, its states then kept in a temporary file. None where
+/// not even 16 rows fit.
+pub fn spilled_plan(
+    (row_samples, sample_bytes): (usize, usize),
+    height: usize,
+    budget: u64,
+) -> Option<StripPlan> {
+    let longest = two_pass_plan((row_samples, sample_bytes), height, None).strip;
+    let fits = |strip: usize| {
+        let plan = StripPlan { strip, reach: 1 };
+        plan.bytes(row_samples, sample_bytes, height) <= budget
+    };
+    let shorter = |s: usize| if s > BAND_ROWS { s - BAND_ROWS } else { s - 16 };
+    let mut strip = longest;
+    while strip > 16 && !fits(strip) {
+        strip = shorter(strip);
+    }
+    fits(strip).then_some(StripPlan { strip, reach: 1 })
 }
 
 /// Time spent in each part of the window's blur, summed over the strips.

@@ -1,0 +1,84 @@
+//! Which way the Rust path's window runs a job: sliding with the filter's reach below each
+//! strip where that fits the budget, else the exact two-pass method with its states in memory,
+//! else with them in a temporary file, else a one-line refusal that gives each one's size.
+
+use super::{env_number, resident_bytes, StripError, StripJob, TWO_PASS_VAR};
+use crate::cpu::banded::{spilled_plan, two_pass_bytes, two_pass_plan, StripPlan};
+
+/// The Rust path's window's share of `job`'s budget: half of what the process (its code, and
+/// a device's driver where one is open) leaves of it; the rest is for the rows in flight and
+/// the codecs.
+pub(super) fn window_budget(job: &StripJob) -> u64 {
+    let budget = job.max_memory_mib.saturating_mul(1 << 20);
+    budget.saturating_sub(resident_bytes()) / 2
+}
+
+/// How the Rust path's window starts each strip's anticausal column filter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Vertical {
+    /// From the window's last row, `reach` rows below the strip.
+    Window,
+    /// From the exact two-pass method's stored states, in a temporary file where `spill`.
+    TwoPass { spill: bool },
+}
+
+/// The Rust path's plan for an image `height` rows of `row_samples` samples of `bytes` each,
+/// its memory and its method: the sliding `window` where it fits its half of `job`'s budget,
+/// else the exact two-pass method with its states in memory where that fits, else with them
+/// in a temporary file where its window fits, else an error that says what each would need.
+/// `forced` strips (`GBLUR_STRIP_ROWS`) run whatever they need; the test hook
+/// `GBLUR_TWO_PASS=1` (states in memory) or `2` (in a file) forces the two-pass method.
+pub(super) fn window_plan(
+    job: &StripJob,
+    (row_samples, bytes): (usize, usize),
+    height: usize,
+    window: StripPlan,
+    forced: Option<usize>,
+) -> Result<(StripPlan, u64, Vertical), StripError> {
+    let budget = window_budget(job);
+    let needs = window.bytes(row_samples, bytes, height);
+    let asked = env_number::<u8>(TWO_PASS_VAR);
+    if asked.is_none() && (needs <= budget || forced.is_some()) {
+        return Ok((window, needs, Vertical::Window));
+    }
+    let exact = two_pass_plan((row_samples, bytes), height, forced);
+    let exact_needs = two_pass_bytes(exact, (row_samples, bytes), height);
+    let spilled = |plan: StripPlan| {
+        let needs = plan.bytes(row_samples, bytes, height);
+        Ok((plan, needs, Vertical::TwoPass { spill: true }))
+    };
+    match asked {
+        Some(2) => return spilled(exact),
+        Some(_) => return Ok((exact, exact_needs, Vertical::TwoPass { spill: false })),
+        None if exact_needs <= budget || forced.is_some() => {
+            return Ok((exact, exact_needs, Vertical::TwoPass { spill: false }))
+        }
+        None => {}
+    }
+    if let Some(plan) = spilled_plan((row_samples, bytes), height, budget) {
+        return spilled(plan);
+    }
+    let mib = |b: u64| b.div_ceil(1 << 20);
+    let least = StripPlan {
+        strip: 16,
+        reach: 1,
+    }
+    .bytes(row_samples, bytes, height);
+    Err(StripError::OverBudget {
+        path: job.input.into(),
+        detail: format!(
+            "sigma {} needs a window of {} rows in {} MiB (the filter reaches {} rows), and the exact two-pass method {} MiB with its states in memory or {} MiB with them in a file, over the {} it may take (half of --max-memory less the {} MiB the process holds)",
+            job.sigma_y,
+            (window.strip + window.reach).min(height),
+            mib(needs),
+            window.reach,
+            mib(exact_needs),
+            mib(least),
+            match budget >= 1 << 20 {
+                true => format!("{} MiB", budget >> 20),
+                false => format!("{} KiB", budget >> 10),
+            },
+            resident_bytes().div_ceil(1 << 20)
+        ),
+    })
+}
