@@ -15,7 +15,8 @@
 #    waiting for one).
 #    FORMATS="png tiff jpeg" (the default) also runs the pairs TIFF -> TIFF (uncompressed) and
 #    JPEG -> JPEG (quality 90, both writing quality 90), their inputs written by vips from the
-#    PNG; WHOLE_TABLE=0 stops after these.
+#    PNG; WHOLE_TABLE=0 stops after these. VIPS=0 leaves vips out (SIGMAS=1000, where its
+#    kernel takes hours); MAX_MEMORY=N passes --max-memory N to gblur.
 # Usage: [SIZE=32768] [SIGMA=10] [ROUNDS=3] benches/huge.sh      Prints Markdown tables.
 set -euo pipefail
 size=${SIZE:-8192} sigma=${SIGMA:-10} rounds=${ROUNDS:-3} min_ampl=${MIN_AMPL:-0.005}
@@ -40,22 +41,33 @@ $py "$root/benches/huge_image.py" "$work/in.png" "$size" "$size"
 echo "input: ${size}x${size} RGB8 PNG, $(( $(stat -c %s "$work/in.png") >> 20 )) MiB; sigma $sigma; $(nproc) cores"
 
 # Paired rounds of gblur and vips on INPUT, writing OUT_EXT (vips with VIPS_OPTS); one table.
+# VIPS=0 runs gblur alone (at a sigma where vips takes hours); MAX_MEMORY passes
+# --max-memory to gblur. The table says how gblur's window ran: sliding, or the exact
+# two-pass method with its states in memory or in a file.
 pair() {
     local input=$1 ext=$2 vips_opts=$3 label=$4
+    local budget=()
+    [ -z "${MAX_MEMORY:-}" ] || budget=(--max-memory "$MAX_MEMORY")
     : >"$work/g"; : >"$work/v"
     for _ in $(seq "$rounds"); do
-        measure "$gblur" "$input" "$work/g.$ext" --sigma "$sigma" --device rust --engine strips -q >>"$work/g"
+        measure "$gblur" "$input" "$work/g.$ext" --sigma "$sigma" --device rust --engine strips "${budget[@]}" >>"$work/g"
+        cp "$work/err" "$work/gerr"
         rm -f "$work/g.$ext"
+        [ "${VIPS:-1}" = 0 ] && continue
         measure vips gaussblur "$input" "$work/v.$ext$vips_opts" "$sigma" "${ampl[@]}" >>"$work/v"
         rm -f "$work/v.$ext"
     done
+    local method=window
+    if grep -q 'kept in a temporary file' "$work/gerr"; then method="two-pass, states in a file"
+    elif grep -q 'exact two-pass method' "$work/gerr"; then method="two-pass, states in memory"; fi
     local gw gr vw vr
     gw=$(cut -d' ' -f1 "$work/g" | median) gr=$(cut -d' ' -f2 "$work/g" | median)
-    vw=$(cut -d' ' -f1 "$work/v" | median) vr=$(cut -d' ' -f2 "$work/v" | median)
     echo
     echo "| ${size}² RGB8 $label, sigma $sigma | wall (s) | peak RSS (MiB) |"
     echo "|---|---:|---:|"
-    echo "| gblur --engine strips | $gw | $gr |"
+    echo "| gblur --engine strips ${budget[*]} ($method) | $gw | $gr |"
+    [ "${VIPS:-1}" = 0 ] && return
+    vw=$(cut -d' ' -f1 "$work/v" | median) vr=$(cut -d' ' -f2 "$work/v" | median)
     echo "| vips gaussblur (min-ampl $min_ampl) | $vw | $vr |"
     echo "| gblur / vips | $(awk "BEGIN { printf \"%.3f\", $gw / $vw }") | $(awk "BEGIN { printf \"%.2f\", $gr / $vr }") |"
 }

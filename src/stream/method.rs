@@ -5,14 +5,6 @@
 use super::{env_number, resident_bytes, StripError, StripJob, TWO_PASS_VAR};
 use crate::cpu::banded::{spilled_plan, two_pass_bytes, two_pass_plan, StripPlan};
 
-/// The Rust path's window's share of `job`'s budget: half of what the process (its code, and
-/// a device's driver where one is open) leaves of it; the rest is for the rows in flight and
-/// the codecs.
-pub(super) fn window_budget(job: &StripJob) -> u64 {
-    let budget = job.max_memory_mib.saturating_mul(1 << 20);
-    budget.saturating_sub(resident_bytes()) / 2
-}
-
 /// How the Rust path's window starts each strip's anticausal column filter.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Vertical {
@@ -22,20 +14,30 @@ pub(super) enum Vertical {
     TwoPass { spill: bool },
 }
 
-/// The Rust path's plan for an image `height` rows of `row_samples` samples of `bytes` each,
-/// its memory and its method: the sliding `window` where it fits its half of `job`'s budget,
-/// else the exact two-pass method with its states in memory where that fits, else with them
-/// in a temporary file where its window fits, else an error that says what each would need.
+/// The Rust path's plan for an image `height` rows of `row_samples` samples of `bytes` each
+/// and a filter that reaches `reach` rows, its memory and its method, within the window's
+/// share of `job`'s budget: half of what the process (its code, and a device's driver where
+/// one is open) leaves of it, the rest being for the rows in flight and the codecs. The
+/// sliding window where it fits (its strips shortened to fit, down to 16 rows), else the
+/// exact two-pass method with its states in memory where that fits, else with them in a
+/// temporary file where its window fits, else an error that says what each would need.
 /// `forced` strips (`GBLUR_STRIP_ROWS`) run whatever they need; the test hook
 /// `GBLUR_TWO_PASS=1` (states in memory) or `2` (in a file) forces the two-pass method.
 pub(super) fn window_plan(
     job: &StripJob,
     (row_samples, bytes): (usize, usize),
     height: usize,
-    window: StripPlan,
+    reach: usize,
     forced: Option<usize>,
 ) -> Result<(StripPlan, u64, Vertical), StripError> {
-    let budget = window_budget(job);
+    // Measured once: the plans and the refusal must agree on the share.
+    let resident = resident_bytes();
+    let budget = job
+        .max_memory_mib
+        .saturating_mul(1 << 20)
+        .saturating_sub(resident)
+        / 2;
+    let window = StripPlan::new((row_samples, bytes), reach, budget, forced);
     let needs = window.bytes(row_samples, bytes, height);
     let asked = env_number::<u8>(TWO_PASS_VAR);
     if asked.is_none() && (needs <= budget || forced.is_some()) {
@@ -78,7 +80,7 @@ pub(super) fn window_plan(
                 true => format!("{} MiB", budget >> 20),
                 false => format!("{} KiB", budget >> 10),
             },
-            resident_bytes().div_ceil(1 << 20)
+            resident.div_ceil(1 << 20)
         ),
     })
 }

@@ -38,7 +38,7 @@ use crossbeam_channel::{bounded, Receiver, Sender};
 use gpu_bands::BandPlan;
 use image::codecs::png::CompressionType;
 use image::{ColorType, ImageFormat};
-use method::{window_budget, window_plan, Vertical};
+use method::{window_plan, Vertical};
 use progress::RowsBar;
 use report::{report, Held};
 use stage::{Feed, Sink};
@@ -452,10 +452,8 @@ fn run_typed<T: StreamSample>(
         mix: None,
     };
     let forced = env_number(STRIP_ROWS_VAR);
-    let budget = window_budget(job);
     let bytes = std::mem::size_of::<T>();
     let reach = crate::filter::gaussian::recursive_reach(job.sigma_y);
-    let plan = StripPlan::new((stride, bytes), reach, budget, forced);
     let axes = (Axis::of(&blur.x), Axis::of(&blur.y));
     let (Some(kx), Some(ky)) = axes else {
         unreachable!("`unsupported` refuses FIR axes");
@@ -471,8 +469,9 @@ fn run_typed<T: StreamSample>(
     });
     let mut setup = Vec::new();
     let (plan, window, vertical) = match bands {
-        Some(_) => (plan, 0, Vertical::Window),
-        None => window_plan(job, (stride, bytes), height as usize, plan, forced)?,
+        // Not used: the device's bands blur the image.
+        Some(_) => (StripPlan { strip: 0, reach }, 0, Vertical::Window),
+        None => window_plan(job, (stride, bytes), height as usize, reach, forced)?,
     };
     if let Some((device, b, _)) = bands {
         let t = Instant::now();
