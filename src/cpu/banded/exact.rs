@@ -148,10 +148,7 @@ pub fn summarise_streamed<T: Sample, E: From<io::Error>>(
     }
     let ky = ky.form::<T>();
     let sums = BandSums::new(ky, strip);
-    let k = match T::EXACT {
-        true => Coef::differences(ky),
-        false => Coef::new(ky),
-    };
+    let k = Coef::of::<T>(ky);
     let per_strip = strip_chunks(chunks);
     let mut carry = vec![V::ZERO; chunks * CARRY];
     let mut data = vec![T::from_f32(0.0); (strip + 1).min(height) * stride];

@@ -103,14 +103,7 @@ pub fn blur_in_place<T: Sample>(
     let band = BAND_ROWS;
     let (kx, ky) = (kx.form::<T>(), ky.form::<T>());
     let sums = BandSums::new(ky, band);
-    let coef = |c| {
-        if T::EXACT {
-            Coef::differences(c)
-        } else {
-            Coef::new(c)
-        }
-    };
-    let (kx, ky) = (coef(kx), coef(ky));
+    let (kx, ky) = (Coef::of::<T>(kx), Coef::of::<T>(ky));
     let bands = height.div_ceil(band);
     let chunks = stride.div_ceil(CHUNK);
     let strips = Strips {

@@ -2,6 +2,7 @@
 //! (`Coef`) and both sections' state run poles first (`Sections`). One module for the
 //! summaries, the columns and the rows, so that all three filter identically.
 
+use super::samples::Sample;
 use super::VECS;
 use crate::cpu::lanes::{Isa, V};
 use crate::filter::gaussian::SECTION_FLOATS;
@@ -37,6 +38,15 @@ impl Coef {
             neps: f(|s| -s[4]),
             r2: f(|s| 1.0 - s[5]),
             steady: f(|s| 1.0 / s[4]),
+        }
+    }
+
+    /// The coefficients of block `c` in the form samples of `T` are filtered in: the
+    /// difference form where `Sample::EXACT`, else the direct form.
+    pub(super) fn of<T: Sample>(c: &[f32; 2 * SECTION_FLOATS]) -> Self {
+        match T::EXACT {
+            true => Coef::differences(c),
+            false => Coef::new(c),
         }
     }
 

@@ -65,14 +65,7 @@ impl StripPlan {
         // The image's height is not known here: the window as if it were taller than it.
         let bytes = |strip| StripPlan { strip, reach }.bytes(row_samples, sample_bytes, usize::MAX);
         let fits = |strip| bytes(strip) <= budget;
-        let mut strip = round_strip(reach.max(2 * BAND_ROWS));
-        while strip > 16 && !fits(strip) {
-            strip = round_strip(if strip > BAND_ROWS {
-                strip - BAND_ROWS
-            } else {
-                strip - 16
-            });
-        }
+        let strip = longest_fitting(round_strip(reach.max(2 * BAND_ROWS)), fits);
         StripPlan { strip, reach }
     }
 
@@ -87,6 +80,20 @@ impl StripPlan {
         let window = rows * row_samples as u64 * sample_bytes as u64;
         window + band * padded * 4 + padded * (16 * boundaries + 80)
     }
+}
+
+/// The longest strip from `start` down (128 rows at a time, 16 at a time below 128) that
+/// `fits`; 16 rows where none does.
+fn longest_fitting(start: usize, fits: impl Fn(usize) -> bool) -> usize {
+    let mut strip = start;
+    while strip > 16 && !fits(strip) {
+        strip = round_strip(if strip > BAND_ROWS {
+            strip - BAND_ROWS
+        } else {
+            strip - 16
+        });
+    }
+    strip
 }
 
 /// A strip length the bands divide: a multiple of 16 below 128, of 128 from there up.
@@ -124,7 +131,7 @@ pub fn two_pass_plan(
 ) -> StripPlan {
     let plan = |strip| StripPlan { strip, reach: 1 };
     if let Some(rows) = rows {
-        return plan(StripPlan::new((row_samples, sample_bytes), 1, 0, Some(rows)).strip);
+        return plan(round_strip(rows.max(1)));
     }
     let bytes = |strip| two_pass_bytes(plan(strip), (row_samples, sample_bytes), height);
     let tallest = height.next_multiple_of(BAND_ROWS).max(BAND_ROWS);
@@ -149,11 +156,7 @@ pub fn spilled_plan(
         let plan = StripPlan { strip, reach: 1 };
         plan.bytes(row_samples, sample_bytes, height) <= budget
     };
-    let shorter = |s: usize| if s > BAND_ROWS { s - BAND_ROWS } else { s - 16 };
-    let mut strip = longest;
-    while strip > 16 && !fits(strip) {
-        strip = shorter(strip);
-    }
+    let strip = longest_fitting(longest, fits);
     fits(strip).then_some(StripPlan { strip, reach: 1 })
 }
 
@@ -194,11 +197,7 @@ pub fn blur_streamed<T: Sample, E: From<std::io::Error>>(
     );
     let (kx, ky) = (kx.form::<T>(), ky.form::<T>());
     let sums = BandSums::new(ky, band);
-    let coef = |c| match T::EXACT {
-        true => Coef::differences(c),
-        false => Coef::new(c),
-    };
-    let (kx, ky) = (coef(kx), coef(ky));
+    let (kx, ky) = (Coef::of::<T>(kx), Coef::of::<T>(ky));
     let chunks = stride.div_ceil(CHUNK);
     let rows_held = (strip + plan.reach).min(height);
     let mut data = vec![T::from_f32(0.0); rows_held * stride];
