@@ -2,7 +2,7 @@
 //! strip where that fits the budget, else the exact two-pass method with its states in memory,
 //! else with them in a temporary file, else a one-line refusal that gives each one's size.
 
-use super::{env_number, resident_bytes, StripError, StripJob, TWO_PASS_VAR};
+use super::{blur_share, env_number, resident_bytes, StripError, StripJob, TWO_PASS_VAR};
 use crate::cpu::banded::{spilled_plan, two_pass_bytes, two_pass_plan, StripPlan};
 
 /// How the Rust path's window starts each strip's anticausal column filter.
@@ -32,11 +32,7 @@ pub(super) fn window_plan(
 ) -> Result<(StripPlan, u64, Vertical), StripError> {
     // Measured once: the plans and the refusal must agree on the share.
     let resident = resident_bytes();
-    let budget = job
-        .max_memory_mib
-        .saturating_mul(1 << 20)
-        .saturating_sub(resident)
-        / 2;
+    let budget = blur_share(job, resident);
     let window = StripPlan::new((row_samples, bytes), reach, budget, forced);
     let needs = window.bytes(row_samples, bytes, height);
     let asked = env_number::<u8>(TWO_PASS_VAR);

@@ -360,6 +360,13 @@ fn resident_bytes() -> u64 {
     pages * page.max(0) as u64
 }
 
+/// The blur stage's share of `job`'s budget beside a process holding `resident` bytes: half
+/// of what is left, the rest being for the rows in flight and the codecs.
+fn blur_share(job: &StripJob, resident: u64) -> u64 {
+    let budget = job.max_memory_mib.saturating_mul(1 << 20);
+    budget.saturating_sub(resident) / 2
+}
+
 /// Why the strip engine failed.
 #[derive(Debug, thiserror::Error)]
 pub enum StripError {
@@ -425,8 +432,7 @@ fn gpu_plan<T: StreamSample>(
         return Err("the device takes 8-bit images in bands".into());
     }
     let resident = resident_bytes();
-    let budget = job.max_memory_mib.saturating_mul(1 << 20);
-    let budget = budget.saturating_sub(resident) / 2;
+    let budget = blur_share(job, resident);
     let alloc = device.ctx.info.max_alloc_mib.saturating_mul(1 << 20);
     let forced = env_number(BAND_ROWS_VAR);
     let plan = BandPlan::new((row_samples, height), reach, (budget, alloc), forced);

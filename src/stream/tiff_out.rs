@@ -3,7 +3,7 @@
 //! where the pixels alone come near the classic format's 4 GiB of offsets. Into a temporary
 //! file renamed over the output once complete.
 
-use super::{all_rows, encode_error, Batches};
+use super::{all_rows, encode_error, env_number, Batches};
 use crate::codec::{self, ImageIoError};
 use std::io::{Seek, Write};
 use std::path::Path;
@@ -83,10 +83,7 @@ where
     let (w, h) = header.size;
     let row = w as usize * header.channels;
     let row_bytes = (row * std::mem::size_of::<C::Inner>()) as u64;
-    let strip_bytes = std::env::var(STRIP_BYTES_VAR)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(STRIP_BYTES);
+    let strip_bytes = env_number(STRIP_BYTES_VAR).unwrap_or(STRIP_BYTES);
     let rows_per_strip = (strip_bytes / row_bytes.max(1)).clamp(1, h as u64) as usize;
     let mut image = e.new_image::<C>(w, h)?;
     image.rows_per_strip(rows_per_strip as u32)?;
@@ -144,10 +141,7 @@ pub fn write<T: TiffSample>(
     let _removed_on_ctrl_c = crate::interrupt::writing(tmp.path());
     let (w, h) = header.size;
     let pixel_bytes = w as u64 * h as u64 * (header.channels * std::mem::size_of::<T>()) as u64;
-    let big_over = std::env::var(BIG_OVER_VAR)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(BIG_OVER);
+    let big_over = env_number(BIG_OVER_VAR).unwrap_or(BIG_OVER);
     let mut busy = t.elapsed();
     // Unbuffered: the strips go out in writes of about 1 MiB, and an error in a buffer's
     // final flush would go unseen when the encoder drops it.
