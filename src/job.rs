@@ -177,14 +177,24 @@ fn output_format(job: &BlurJob) -> Result<ImageFormat, JobError> {
     }
 }
 
-/// Stdin's content when the input is `-`, timed as a pass.
-fn read_stdin(job: &BlurJob, passes: &mut Vec<Pass>) -> Result<Option<Vec<u8>>, JobError> {
-    if !codec::is_stdio(&job.input) {
+/// The input's content where it is not a regular file (stdin, a named pipe, a device): read
+/// once, within the memory budget, timed as a pass; None for a file, which is decoded as it
+/// is read.
+fn read_in_memory(job: &BlurJob, passes: &mut Vec<Pass>) -> Result<Option<Vec<u8>>, JobError> {
+    let regular = std::fs::metadata(&job.input).is_ok_and(|m| m.is_file() || m.is_dir());
+    if regular && !codec::is_stdio(&job.input) {
         return Ok(None);
     }
     let t = Instant::now();
-    let bytes = codec::read_stdin().map_err(JobError::failed)?;
-    passes.push(Pass::host(Stage::Decode, "read stdin", t));
+    let input = codec::read::open(&job.input, job.max_memory_mib).map_err(JobError::failed)?;
+    let codec::read::Content::Bytes(bytes) = input.content else {
+        return Ok(None);
+    };
+    let name = match codec::is_stdio(&job.input) {
+        true => "read stdin",
+        false => "read input",
+    };
+    passes.push(Pass::host(Stage::Decode, name, t));
     Ok(Some(bytes))
 }
 
@@ -260,13 +270,14 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
     let t_total = Instant::now();
     let out_format = output_format(job)?;
     let mut passes = Vec::new();
-    let stdin = read_stdin(job, &mut passes)?;
+    let stdin = read_in_memory(job, &mut passes)?;
     let (chosen, blur) = choose(job, stdin.as_deref())?;
     if job.explain {
         explain(job, &chosen);
     }
     let gpu = chosen.target.as_ref().map(|t| t.pipeline);
-    if let Some((rows, format)) = strip_input(job, gpu, &blur, out_format)? {
+    let streamable = stdin.is_none();
+    if let Some((rows, format)) = strip_input(job, gpu, &blur, out_format, streamable)? {
         let strip_job = strip_job(job, gpu, format);
         let Choice { target, why, .. } = chosen;
         return run_strips(&strip_job, job, (&blur, target), rows, (why, t_total));
@@ -280,7 +291,7 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
     let opening = start_opening(target);
     let source = match &stdin {
         Some(bytes) => Source::Memory {
-            name: Path::new("stdin"),
+            name: stdio_name(&job.input, "stdin"),
             bytes,
         },
         None => Source::File(&job.input),
@@ -373,6 +384,7 @@ fn strip_input(
     gpu: Option<Pipeline>,
     blur: &Blur2d,
     format: ImageFormat,
+    streamable: bool,
 ) -> Result<Option<(Rows, ImageFormat)>, JobError> {
     let forced = job.engine == Engine::Strips;
     let refuse = |why: String| match forced {
@@ -381,6 +393,12 @@ fn strip_input(
     };
     if job.engine == Engine::Whole {
         return Ok(None);
+    }
+    if !streamable {
+        return refuse(format!(
+            "{}: the input is read into memory (stdin, a pipe or a device), not streamed",
+            stdio_name(&job.input, "stdin").display()
+        ));
     }
     let strip_job = strip_job(job, gpu, format);
     if let Some(why) = stream::unsupported(&strip_job, blur) {

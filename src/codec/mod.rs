@@ -1,21 +1,26 @@
-//! Files in and out: decoding by content (not by extension) under a memory limit, with EXIF
-//! orientation applied and the metadata kept (`metadata`: ICC profile, EXIF, XMP); choosing the output colour type the output
+//! Files in and out: reading within the memory budget (`read`), decoding by content (not by
+//! extension) behind a guard against decoders' panics, upright, with the metadata kept
+//! (`decode`, `metadata`: ICC profile, EXIF, XMP); choosing the output colour type the output
 //! format can hold; encoding into memory and writing through a temporary file that is renamed
 //! over OUT, so a failure never leaves a partial file or destroys an existing one.
 
+mod decode;
+pub mod guard;
+mod ico;
 pub mod jpeg;
 pub mod metadata;
 pub mod png;
+pub mod read;
+mod tiff;
+
+pub use decode::{decode, decode_bytes, decode_jpeg_planes, recognise, DecodedFile};
+pub use read::sniff;
 
 use image::codecs::jpeg::JpegEncoder;
 use image::codecs::png::{CompressionType, FilterType, PngEncoder};
 use image::codecs::tiff::TiffEncoder;
 use image::codecs::webp::WebPEncoder;
-use image::metadata::Orientation;
-use image::{
-    ColorType, DynamicImage, GenericImageView, ImageDecoder, ImageEncoder, ImageError, ImageFormat,
-    ImageReader, Limits,
-};
+use image::{ColorType, DynamicImage, ImageEncoder, ImageError, ImageFormat};
 use std::io::{self, Cursor, Write};
 use std::path::{Path, PathBuf};
 use thiserror::Error;
@@ -30,6 +35,8 @@ pub enum ImageIoError {
     Decode { path: PathBuf, detail: String },
     #[error("{}: decoding needs more than the memory limit of {limit_mib} MiB (raise it with --max-memory)", path.display())]
     OverLimit { path: PathBuf, limit_mib: u64 },
+    #[error("{}: more than the memory limit of {limit_mib} MiB to read (raise it with --max-memory)", path.display())]
+    ReadOverLimit { path: PathBuf, limit_mib: u64 },
     #[error("{}: cannot encode as {format}: {detail}", path.display())]
     Encode {
         path: PathBuf,
@@ -45,302 +52,53 @@ pub enum ImageIoError {
     EdgesOverLimit { path: PathBuf, detail: String },
 }
 
-/// A decoded input, already turned the way its EXIF orientation says.
-pub struct DecodedFile {
-    pub image: DynamicImage,
-    pub format: ImageFormat,
-    /// Its ICC profile, EXIF and XMP.
-    pub meta: metadata::Metadata,
-    /// How a JPEG input was written (None for other formats).
-    pub jpeg: Option<jpeg::JpegTraits>,
-}
-
 /// `-`, which stands for stdin as an input and for stdout as an output.
 pub fn is_stdio(path: &Path) -> bool {
     path.as_os_str() == "-"
 }
 
-/// Decodes the file at `path`: the file-system checks, then `decode_bytes` on its content.
-pub fn decode(path: &Path, max_memory_mib: u64) -> Result<DecodedFile, ImageIoError> {
-    let open_err = |cause| ImageIoError::Open {
-        path: path.into(),
-        cause,
-    };
-    let meta = std::fs::metadata(path).map_err(open_err)?;
-    if meta.is_dir() {
-        return Err(open_err(io::Error::new(
-            io::ErrorKind::IsADirectory,
-            "is a directory",
-        )));
-    }
-    if meta.len() == 0 {
-        return Err(ImageIoError::Decode {
-            path: path.into(),
-            detail: "the file is empty (0 bytes)".into(),
-        });
-    }
-    // A file is decoded as it is read, so a large PNG or TIFF is never held twice; only a
-    // JPEG, whose end marker must be checked, is read whole, through `decode_bytes`.
-    let sniffed = sniff(path).map_err(open_err)?;
-    if sniffed == Some(ImageFormat::Jpeg) {
-        let bytes = std::fs::read(path).map_err(open_err)?;
-        return decode_bytes(path, &bytes, max_memory_mib);
-    }
-    let format = recognise(path, sniffed)?;
-    let file = std::fs::File::open(path).map_err(open_err)?;
-    decode_from(path, io::BufReader::new(file), format, max_memory_mib, None)
-}
-
-/// The input's format: what its content announces, or TGA (which has no signature) on its
-/// file extension alone.
-fn recognise(path: &Path, sniffed: Option<ImageFormat>) -> Result<ImageFormat, ImageIoError> {
-    match (sniffed, ImageFormat::from_path(path)) {
-        (Some(f), _) => Ok(f),
-        (None, Ok(ImageFormat::Tga)) => Ok(ImageFormat::Tga),
-        _ => Err(ImageIoError::Unsupported {
-            path: path.into(),
-            detail: "the content matches no known image format".into(),
-        }),
-    }
-}
-
-/// Reads all of stdin (a pipe, a redirected file) into memory.
-pub fn read_stdin() -> Result<Vec<u8>, ImageIoError> {
-    use std::io::Read;
-    let mut bytes = Vec::new();
-    io::stdin()
-        .lock()
-        .read_to_end(&mut bytes)
-        .map_err(|cause| ImageIoError::Open {
-            path: "stdin".into(),
-            cause,
-        })?;
-    Ok(bytes)
-}
-
-/// Decodes an image held in memory, recognised by its content, under the memory limit;
-/// `name` is what errors call it (a path, or `stdin`).
-pub fn decode_bytes(
-    name: &Path,
-    bytes: &[u8],
-    max_memory_mib: u64,
-) -> Result<DecodedFile, ImageIoError> {
-    let path = name;
-    if bytes.is_empty() {
-        return Err(ImageIoError::Decode {
-            path: path.into(),
-            detail: "the input is empty (0 bytes)".into(),
-        });
-    }
-    let format = recognise(path, image::guess_format(bytes).ok())?;
-    // The JPEG decoder fills a truncated file's missing rows with gray and reports success;
-    // gblur refuses it like every other truncated file (the fault drills check it).
-    if format == ImageFormat::Jpeg && !jpeg_complete(bytes) {
-        return Err(ImageIoError::Decode {
-            path: path.into(),
-            detail: "the file is truncated (no JPEG end-of-image marker)".into(),
-        });
-    }
-    let jpeg = (format == ImageFormat::Jpeg).then_some(bytes);
-    decode_from(path, Cursor::new(bytes), format, max_memory_mib, jpeg)
-}
-
-/// Decodes `reader` as `format` under the memory limit, with EXIF orientation applied and
-/// the ICC profile kept; `path` is what errors call it. A JPEG's whole bytes, `jpeg`, go to
-/// the faster JPEG decoder for the pixels where it takes the file; the `image` crate's
-/// decoder reads the header and metadata either way.
-fn decode_from(
-    path: &Path,
-    reader: impl io::BufRead + io::Seek,
-    format: ImageFormat,
-    max_memory_mib: u64,
-    jpeg: Option<&[u8]>,
-) -> Result<DecodedFile, ImageIoError> {
-    let (decoder, orientation, meta) = open_decoder(path, reader, format, max_memory_mib)?;
-    let (w, h) = decoder.dimensions();
-    let limit = max_memory_mib.saturating_mul(1 << 20);
-    let mut image = match jpeg.and_then(|bytes| jpeg::decode_pixels(bytes, limit)) {
-        Some(image) if image.dimensions() == (w, h) => image,
-        _ => {
-            DynamicImage::from_decoder(decoder).map_err(|e| image_error(path, e, max_memory_mib))?
-        }
-    };
-    image.apply_orientation(orientation);
-    Ok(DecodedFile {
-        image,
-        format,
-        meta,
-        jpeg: jpeg.map(jpeg::JpegTraits::read),
-    })
-}
-
-/// The `image` crate's decoder for `reader`, with the header read and checked (size, memory
-/// limit), and the orientation and metadata it declares.
-fn open_decoder<'a, R: io::BufRead + io::Seek + 'a>(
-    path: &Path,
-    mut reader: R,
-    format: ImageFormat,
-    max_memory_mib: u64,
-) -> Result<(impl ImageDecoder + 'a, Orientation, metadata::Metadata), ImageIoError> {
-    // `image` reads no EXIF from a TIFF (it lives in the file's own directories), nor from a
-    // PNG's legacy text chunks.
-    let from_file = metadata::read_container(format, &mut reader);
-    io::Seek::rewind(&mut reader).map_err(|cause| ImageIoError::Open {
-        path: path.into(),
-        cause,
-    })?;
-    let mut reader = ImageReader::with_format(reader, format);
-    let mut limits = Limits::default();
-    limits.max_alloc = Some(max_memory_mib.saturating_mul(1 << 20));
-    reader.limits(limits);
-    let map = |e: ImageError| image_error(path, e, max_memory_mib);
-    let mut decoder = reader
-        .into_decoder()
-        .map_err(|e| match gray_float_tiff(&e) {
-            Some(detail) => ImageIoError::Unsupported {
-                path: path.into(),
-                detail: detail.into(),
-            },
-            None => map(e),
-        })?;
-    // Not every decoder checks max_alloc against the image it is about to allocate.
-    if decoder.total_bytes() > max_memory_mib.saturating_mul(1 << 20) {
-        return Err(ImageIoError::OverLimit {
-            path: path.into(),
-            limit_mib: max_memory_mib,
-        });
-    }
-    // A GIF may declare a 6176 × 0 screen, and decoders hand such images over; with no pixel
-    // there is nothing to blur, and the planar split cannot cut planes of zero samples.
-    let (w, h) = decoder.dimensions();
-    if w == 0 || h == 0 {
-        return Err(ImageIoError::Decode {
-            path: path.into(),
-            detail: format!("the image has no pixels ({w} × {h})"),
-        });
-    }
-    let orientation = decoder.orientation().map_err(map)?;
-    let meta = metadata::Metadata::read(&mut decoder, from_file).map_err(map)?;
-    Ok((decoder, orientation, meta))
-}
-
-/// A colour JPEG held in memory as its YCbCr planes in layout `chroma`, with its metadata,
-/// after the checks `decode_bytes` makes; None where the planes do not stand for the picture
-/// as it is to be shown (an EXIF orientation other than upright) or the file is not plain
-/// YCbCr in that layout: `decode_bytes` then decodes it as pixels.
-pub fn decode_jpeg_planes(
-    name: &Path,
-    bytes: &[u8],
-    chroma: jpeg::Chroma,
-    max_memory_mib: u64,
-) -> Result<Option<(jpeg::YccPlanes, metadata::Metadata)>, ImageIoError> {
-    if bytes.is_empty() || image::guess_format(bytes).ok() != Some(ImageFormat::Jpeg) {
-        return Ok(None);
-    }
-    if !jpeg_complete(bytes) {
-        return Err(ImageIoError::Decode {
-            path: name.into(),
-            detail: "the file is truncated (no JPEG end-of-image marker)".into(),
-        });
-    }
-    let (_, orientation, meta) =
-        open_decoder(name, Cursor::new(bytes), ImageFormat::Jpeg, max_memory_mib)?;
-    if orientation != Orientation::NoTransforms {
-        return Ok(None);
-    }
-    let limit = max_memory_mib.saturating_mul(1 << 20);
-    Ok(jpeg::decode_planes(bytes, chroma, limit).map(|planes| (planes, meta)))
-}
-
-/// The reason for a float TIFF the `image` crate refuses: it decodes 32-bit float TIFF as RGB
-/// or RGBA only, and names a gray one's layout by its bits alone (`Unknown(32)`).
-fn gray_float_tiff(e: &ImageError) -> Option<&'static str> {
-    use image::error::{ImageFormatHint, UnsupportedErrorKind};
-    use image::ExtendedColorType::Unknown;
-    let ImageError::Unsupported(u) = e else {
-        return None;
-    };
-    match (u.format_hint(), u.kind()) {
-        (ImageFormatHint::Exact(ImageFormat::Tiff), UnsupportedErrorKind::Color(Unknown(32))) => {
-            Some("a gray 32-bit float TIFF; float TIFF is read as RGB or RGBA only")
-        }
-        (ImageFormatHint::Exact(ImageFormat::Tiff), UnsupportedErrorKind::Color(Unknown(64))) => {
-            Some("a gray+alpha 32-bit float TIFF; float TIFF is read as RGB or RGBA only")
-        }
-        _ => None,
-    }
-}
-
-/// Whether a JPEG's marker structure reaches its end-of-image marker (EOI). Segments are
-/// skipped by their length, so thumbnails inside APP segments do not count, and in
-/// entropy-coded data only `FF` followed by a marker byte other than stuffing (`00`) and
-/// restarts (`D0`–`D7`) is a marker. Bytes after the EOI (motion photos append a video) are
-/// fine.
+/// Whether a JPEG's marker structure reaches its end-of-image marker (EOI). Bytes after the
+/// EOI (motion photos append a video) are fine.
 pub fn jpeg_complete(b: &[u8]) -> bool {
-    let mut i = 2;
+    jpeg_end(b, 2).is_ok()
+}
+
+/// Walks a JPEG's markers from `at` (just after the start-of-image marker, or where an
+/// earlier walk stopped): `Ok` with the offset just past the end-of-image marker (EOI), or
+/// `Err` with where to walk on from once more bytes are read. Segments are skipped by their
+/// length, so thumbnails inside APP segments do not count, and in entropy-coded data only
+/// `FF` followed by a marker byte other than stuffing (`00`) and restarts (`D0`–`D7`) is a
+/// marker.
+pub fn jpeg_end(b: &[u8], mut at: usize) -> Result<usize, usize> {
     loop {
-        while i < b.len() && b[i] != 0xFF {
-            i += 1;
+        while at < b.len() && b[at] != 0xFF {
+            at += 1;
         }
-        while i < b.len() && b[i] == 0xFF {
-            i += 1;
+        let marker_at = at;
+        while at < b.len() && b[at] == 0xFF {
+            at += 1;
         }
-        let Some(&marker) = b.get(i) else {
-            return false;
+        let Some(&marker) = b.get(at) else {
+            return Err(marker_at);
         };
-        i += 1;
+        at += 1;
         match marker {
-            0xD9 => return true,
+            0xD9 => return Ok(at),
             0x00 | 0x01 | 0xD0..=0xD7 => {}
             _ => {
-                let Some(len) = b.get(i..i + 2) else {
-                    return false;
+                let Some(len) = b.get(at..at + 2) else {
+                    return Err(marker_at);
                 };
-                i += u16::from_be_bytes([len[0], len[1]]) as usize;
+                at += u16::from_be_bytes([len[0], len[1]]) as usize;
             }
         }
     }
-}
-
-/// The format the first bytes of `path` announce, if any.
-pub fn sniff(path: &Path) -> io::Result<Option<ImageFormat>> {
-    use std::io::Read;
-    let mut head = Vec::with_capacity(64);
-    std::fs::File::open(path)?.take(64).read_to_end(&mut head)?;
-    Ok(image::guess_format(&head).ok())
 }
 
 /// A decoder's message on one line: some end theirs with a newline, which would break the
 /// one-line error promise (the `decode_blur_encode` fuzz target feeds such JPEGs).
 fn one_line(detail: &str) -> String {
     detail.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-fn image_error(path: &Path, e: ImageError, limit_mib: u64) -> ImageIoError {
-    match e {
-        ImageError::Limits(_) => ImageIoError::OverLimit {
-            path: path.into(),
-            limit_mib,
-        },
-        ImageError::Unsupported(u) => ImageIoError::Unsupported {
-            path: path.into(),
-            detail: one_line(&u.to_string()),
-        },
-        ImageError::IoError(source) if source.kind() == io::ErrorKind::UnexpectedEof => {
-            ImageIoError::Decode {
-                path: path.into(),
-                detail: "the file is truncated".into(),
-            }
-        }
-        ImageError::IoError(cause) => ImageIoError::Open {
-            path: path.into(),
-            cause,
-        },
-        other => ImageIoError::Decode {
-            path: path.into(),
-            detail: one_line(&other.to_string()),
-        },
-    }
 }
 
 /// The colour types each writable format's encoder accepts (image 0.25).

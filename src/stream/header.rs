@@ -39,8 +39,8 @@ pub fn open_error(path: &Path) -> impl Fn(std::io::Error) -> ImageIoError + '_ {
 }
 
 /// The header of `path`, a `format` file that `decoder` reads. `Err(why)` inside the Ok: its
-/// EXIF orientation turns the image, which the strip engine does not do. An image without
-/// pixels is an error.
+/// orientation (EXIF, the TIFF's own tag or XMP) turns the image, which the strip engine does
+/// not do, or its alpha is associated (premultiplied). An image without pixels is an error.
 pub fn read<D: ImageDecoder>(
     path: &Path,
     format: ImageFormat,
@@ -50,11 +50,13 @@ pub fn read<D: ImageDecoder>(
     let from_file = metadata::read_container(format, &mut file);
     file.rewind().map_err(open_error(path))?;
     let mut head = decoder(file).map_err(|e| decode_error(path, e))?;
-    let orientation = head.orientation().map_err(|e| decode_error(path, e))?;
-    if orientation != image::metadata::Orientation::NoTransforms {
-        return Ok(Err("its EXIF orientation turns the image".into()));
-    }
     let meta = Metadata::read(&mut head, from_file).map_err(|e| decode_error(path, e))?;
+    if meta.orientation.is_some() {
+        return Ok(Err("its orientation turns the image".into()));
+    }
+    if meta.associated_alpha {
+        return Ok(Err("its alpha is associated (premultiplied)".into()));
+    }
     let color = head.color_type();
     let (width, height) = head.dimensions();
     if width == 0 || height == 0 {

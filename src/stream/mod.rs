@@ -97,11 +97,22 @@ impl Rows {
     }
 
     /// Fills `out` with the next rows (whole rows).
+    /// The next rows into `out`, behind the decoder guard: a decoder's panic is a decode
+    /// error of the input.
     fn read<T: StreamSample>(&mut self, out: &mut [T]) -> Result<(), ImageIoError> {
-        match self {
+        let read = codec::guard::catch(|| match self {
             Rows::Png(r) => r.read(out),
             Rows::Tiff(r) => r.read(out),
             Rows::Jpeg(r) => r.read(out),
+        });
+        read.unwrap_or_else(|panic| Err(decoder_failed(self.path(), &panic)))
+    }
+
+    fn path(&self) -> &Path {
+        match self {
+            Rows::Png(r) => &r.path,
+            Rows::Tiff(r) => &r.path,
+            Rows::Jpeg(r) => &r.path,
         }
     }
 }
@@ -113,9 +124,26 @@ pub enum Opened {
     Unsupported(String),
 }
 
+/// A decoder's or encoder's panic, caught by the guard, as an error of `path`.
+fn decoder_failed(path: &Path, panic: &str) -> ImageIoError {
+    ImageIoError::Decode {
+        path: path.into(),
+        detail: format!("the decoder failed ({panic})"),
+    }
+}
+
 /// Opens `path` (a PNG, TIFF or JPEG, as `unsupported` checked) for reading by rows into an
-/// `output` file, within a memory budget of `max_memory_mib`.
+/// `output` file, within a memory budget of `max_memory_mib`, behind the decoder guard.
 pub fn open(path: &Path, output: ImageFormat, max_memory_mib: u64) -> Result<Opened, ImageIoError> {
+    codec::guard::catch(|| open_rows(path, output, max_memory_mib))
+        .unwrap_or_else(|panic| Err(decoder_failed(path, &panic)))
+}
+
+fn open_rows(
+    path: &Path,
+    output: ImageFormat,
+    max_memory_mib: u64,
+) -> Result<Opened, ImageIoError> {
     let rows = match codec::sniff(path).ok().flatten() {
         // A strip of the file is held while its rows go to the blur: a quarter of the budget
         // at most.
@@ -603,6 +631,23 @@ fn run_typed<T: StreamSample>(
 /// no other). Returns the time spent writing, not waiting, and notes on what the output
 /// could not hold.
 fn encode<T: StreamSample>(
+    job: &StripJob,
+    (width, height, color): (u32, u32, ColorType),
+    (meta, jpeg): (&Metadata, JpegSettings),
+    rows: Batches<T>,
+) -> Result<(Duration, Vec<String>), ImageIoError> {
+    let encoded =
+        codec::guard::catch(|| encode_rows(job, (width, height, color), (meta, jpeg), rows));
+    encoded.unwrap_or_else(|panic| {
+        Err(ImageIoError::Encode {
+            path: job.output.into(),
+            format: format!("{:?}", job.format),
+            detail: format!("the encoder failed ({panic})"),
+        })
+    })
+}
+
+fn encode_rows<T: StreamSample>(
     job: &StripJob,
     (width, height, color): (u32, u32, ColorType),
     (meta, jpeg): (&Metadata, JpegSettings),

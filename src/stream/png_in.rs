@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 /// A PNG being read row by row.
 pub struct PngRows {
     reader: png::Reader<BufReader<File>>,
-    path: PathBuf,
+    pub path: PathBuf,
     pub header: Header,
 }
 

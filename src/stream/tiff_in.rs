@@ -16,7 +16,7 @@ use tiff::tags::{PhotometricInterpretation, PlanarConfiguration, Tag};
 /// A strip-organised TIFF being read strip by strip.
 pub struct TiffRows {
     decoder: Decoder<BufReader<File>>,
-    path: PathBuf,
+    pub path: PathBuf,
     pub header: Header,
     /// The samples of the strip being read, and how many of them were handed out.
     strip: Vec<u16>,

@@ -65,6 +65,7 @@ pub fn load_with(
         .into_iter()
         .collect();
     notes.append(&mut decoded.meta.unread);
+    notes.append(&mut decoded.notes);
     let mut image = decoded.image;
     let (color, width, height) = (image.color(), image.width(), image.height());
     let name = match source {
@@ -94,7 +95,8 @@ pub fn load_with(
 
 /// A colour JPEG whose layout `subsampling` writes, loaded as its YCbCr planes, or None where
 /// the source is not one (`codec::decode_jpeg_planes`) and is to be decoded as pixels. A file
-/// is read whole, as `codec::decode` reads every JPEG.
+/// is read into memory up to its end-of-image marker, within the budget, as `codec::decode`
+/// reads every JPEG.
 fn load_planes(
     source: Source,
     subsampling: Subsampling,
@@ -105,12 +107,13 @@ fn load_planes(
     let read;
     let (name, bytes) = match source {
         Source::Memory { name, bytes } => (name, bytes),
-        Source::File(path) => match codec::sniff(path) {
-            Ok(Some(ImageFormat::Jpeg)) => {
-                read = std::fs::read(path).map_err(|cause| ImageIoError::Open {
-                    path: path.into(),
-                    cause,
-                })?;
+        Source::File(path) => match codec::read::open(path, max_memory_mib) {
+            Ok(codec::read::Input {
+                content: codec::read::Content::Bytes(bytes),
+                sniffed: Some(ImageFormat::Jpeg),
+                ..
+            }) => {
+                read = bytes;
                 (path, read.as_slice())
             }
             // Not a JPEG, or an error the ordinary decode reports.

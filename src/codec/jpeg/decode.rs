@@ -7,8 +7,11 @@
 //! metadata and the orientation: behaviour on unusual and damaged files stays the `image`
 //! crate's.
 
-use image::{DynamicImage, RgbImage};
+use image::{ColorType, DynamicImage, GrayAlphaImage, GrayImage, RgbImage, RgbaImage};
 use libjpeg_turbo_rs::{ColorSpace, DecodeLimits, Decoder, PixelFormat, Subsampling};
+use zune_core::bytestream::ZCursor;
+use zune_core::colorspace::ColorSpace as ZuneColor;
+use zune_core::options::DecoderOptions;
 
 /// The pixels of `bytes` as 8-bit RGB, or None where the `image` crate should decode them
 /// instead. `max_bytes` bounds the decoder's working memory.
@@ -37,6 +40,42 @@ pub fn decode_pixels(bytes: &[u8], max_bytes: u64) -> Option<DynamicImage> {
     let w = u32::try_from(image.width).ok()?;
     let h = u32::try_from(image.height).ok()?;
     RgbImage::from_raw(w, h, image.data).map(DynamicImage::from)
+}
+
+/// The pixels of `bytes` as the `image` crate's decoder (zune-jpeg) gives them, as `color`
+/// (what that decoder's header announced), but with zune-jpeg's strict mode on: damaged
+/// entropy-coded data is an error instead of gray rows. At most `max_bytes` of pixels.
+pub fn decode_strict(
+    bytes: &[u8],
+    color: ColorType,
+    max_bytes: u64,
+) -> Result<DynamicImage, String> {
+    let out = match color {
+        ColorType::L8 => ZuneColor::Luma,
+        ColorType::La8 => ZuneColor::LumaA,
+        ColorType::Rgba8 => ZuneColor::RGBA,
+        _ => ZuneColor::RGB,
+    };
+    let options = DecoderOptions::default()
+        .set_strict_mode(true)
+        .set_max_width(usize::MAX)
+        .set_max_height(usize::MAX)
+        .jpeg_set_out_colorspace(out);
+    let mut decoder = zune_jpeg::JpegDecoder::new_with_options(ZCursor::new(bytes), options);
+    decoder.decode_headers().map_err(|e| e.to_string())?;
+    let (w, h) = decoder.dimensions().ok_or("no frame header")?;
+    if (w * h * out.num_components()) as u64 > max_bytes {
+        return Err("over the memory limit".into());
+    }
+    let pixels = decoder.decode().map_err(|e| e.to_string())?;
+    let (w, h) = (w as u32, h as u32);
+    let image = match out {
+        ZuneColor::Luma => GrayImage::from_raw(w, h, pixels).map(DynamicImage::from),
+        ZuneColor::LumaA => GrayAlphaImage::from_raw(w, h, pixels).map(DynamicImage::from),
+        ZuneColor::RGBA => RgbaImage::from_raw(w, h, pixels).map(DynamicImage::from),
+        _ => RgbImage::from_raw(w, h, pixels).map(DynamicImage::from),
+    };
+    image.ok_or_else(|| "fewer pixels than the header declares".into())
 }
 
 #[cfg(test)]

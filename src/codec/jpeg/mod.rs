@@ -5,10 +5,11 @@
 mod decode;
 mod encode;
 mod header;
+pub mod libjpeg;
 mod planes;
 mod settings;
 
-pub use decode::decode_pixels;
+pub use decode::{decode_pixels, decode_strict};
 pub use encode::{encode, encode_stripe, JpegColor, StripeJoiner, StripePlan};
 pub use header::{estimate_quality, Chroma, JpegTraits};
 pub use planes::{decode_planes, encode_planes, YccPlanes};

@@ -1,7 +1,9 @@
 //! The TIFF structure that EXIF is made of: a header naming the byte order, then image file
 //! directories (IFDs) of 12-byte entries whose values sit inline (4 bytes or less) or at an
 //! offset. Read from any byte source that can be read at an offset (an EXIF blob in memory, a
-//! TIFF file on disk), patched in place, and written back out at any base offset.
+//! TIFF file on disk, BigTIFF too: 20-byte entries, 8-byte counts and offsets), patched in
+//! place, and written back out (classic TIFF) at any base offset. Every read is bounds-checked:
+//! arbitrary bytes give None, never a panic.
 
 use std::io::{Read, Seek, SeekFrom};
 
@@ -26,13 +28,65 @@ pub enum Order {
     Big,
 }
 
+/// A classic TIFF structure's byte order and the offset of its first directory, from its
+/// 8-byte header; None where `blob` does not start with a whole one.
+pub fn header(blob: &[u8]) -> Option<(Order, u32)> {
+    let order = Order::from_header(blob)?;
+    Some((order, order.u32(blob.get(4..8)?)))
+}
+
+/// How a TIFF file lays out its directories: classic (12-byte entries, 4-byte offsets) or
+/// BigTIFF (20-byte entries, 8-byte counts and offsets).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Layout {
+    pub order: Order,
+    pub big: bool,
+}
+
+impl Layout {
+    /// The layout and first directory's offset a file's header announces (`II*\0`, `MM\0*`,
+    /// or BigTIFF's `II+\0` / `MM\0+` with offset size 8).
+    pub fn of_file(src: &mut impl Source) -> Option<(Layout, u64)> {
+        let head = src.read_at(0, 8)?;
+        if let Some((order, first)) = header(&head) {
+            return Some((Layout { order, big: false }, first as u64));
+        }
+        let order = match head[..4] {
+            [0x49, 0x49, 43, 0] => Order::Little,
+            [0x4D, 0x4D, 0, 43] => Order::Big,
+            _ => return None,
+        };
+        if order.u16(&head[4..6]) != 8 || order.u16(&head[6..8]) != 0 {
+            return None;
+        }
+        let first = order.u64(&src.read_at(8, 8)?);
+        Some((Layout { order, big: true }, first))
+    }
+
+    /// The bytes of an entry, of the entry count, and of an inline value.
+    fn sizes(self) -> (u64, u64, u64) {
+        match self.big {
+            false => (12, 2, 4),
+            true => (20, 8, 8),
+        }
+    }
+}
+
 impl Order {
-    /// The byte order a TIFF header announces.
+    /// The byte order a classic TIFF header announces.
     pub fn from_header(head: &[u8]) -> Option<Order> {
         match head.get(..4)? {
             [0x49, 0x49, 42, 0] => Some(Order::Little),
             [0x4D, 0x4D, 0, 42] => Some(Order::Big),
             _ => None,
+        }
+    }
+
+    pub fn u64(self, b: &[u8]) -> u64 {
+        let b: [u8; 8] = b[..8].try_into().expect("eight bytes");
+        match self {
+            Order::Little => u64::from_le_bytes(b),
+            Order::Big => u64::from_be_bytes(b),
         }
     }
 
@@ -83,7 +137,7 @@ fn type_size(typ: u16) -> Option<u64> {
         1 | 2 | 6 | 7 => 1,
         3 | 8 => 2,
         4 | 9 | 11 | 13 => 4,
-        5 | 10 | 12 => 8,
+        5 | 10 | 12 | 16 | 17 | 18 => 8,
         _ => return None,
     })
 }
@@ -107,6 +161,20 @@ impl Entry {
             4 | 13 => (self.data.len() >= 4).then(|| order.u32(&self.data)),
             _ => None,
         }
+    }
+
+    /// The first value as an offset: `number`, or a BigTIFF LONG8 or IFD8.
+    pub fn offset(&self, order: Order) -> Option<u64> {
+        match self.typ {
+            16 | 18 => (self.data.len() >= 8).then(|| order.u64(&self.data)),
+            _ => self.number(order).map(u64::from),
+        }
+    }
+
+    /// Whether a classic TIFF structure (EXIF) can hold it: BigTIFF's 8-byte integer types
+    /// cannot.
+    pub fn classic(&self) -> bool {
+        !matches!(self.typ, 16..=18)
     }
 }
 
@@ -159,25 +227,57 @@ impl<R: Read + Seek> Source for Reader<R> {
     }
 }
 
-/// Reads the IFD at `offset`: its entries (values resolved) and the offset of the next IFD.
-/// Entries of unknown types and values that cannot be read are left out; an IFD whose entry
-/// table cannot be read is None.
+/// Reads the IFD at `offset` of a classic TIFF structure: its entries (values resolved) and
+/// the offset of the next IFD. Entries of unknown types and values that cannot be read are
+/// left out; an IFD whose entry table cannot be read is None.
 pub fn read_ifd(src: &mut impl Source, order: Order, offset: u32) -> Option<(Vec<Entry>, u32)> {
-    let n = order.u16(&src.read_at(offset as u64, 2)?);
-    if n > MAX_ENTRIES {
+    let layout = Layout { order, big: false };
+    let (entries, next) = read_ifd_in(src, layout, offset as u64)?;
+    Some((entries, u32::try_from(next).ok()?))
+}
+
+/// `read_ifd` in either layout, with 8-byte offsets.
+pub fn read_ifd_in(
+    src: &mut impl Source,
+    layout: Layout,
+    offset: u64,
+) -> Option<(Vec<Entry>, u64)> {
+    let order = layout.order;
+    let (entry_len, count_len, inline) = layout.sizes();
+    let head = src.read_at(offset, count_len as usize)?;
+    let n = match layout.big {
+        false => order.u16(&head) as u64,
+        true => order.u64(&head),
+    };
+    if n > MAX_ENTRIES as u64 {
         return None;
     }
-    let table = src.read_at(offset as u64 + 2, n as usize * 12 + 4)?;
+    let table = src.read_at(
+        offset.checked_add(count_len)?,
+        (n * entry_len + inline) as usize,
+    )?;
     let mut entries = Vec::with_capacity(n as usize);
-    for raw in table.chunks_exact(12) {
-        let (tag, typ, count) = (order.u16(raw), order.u16(&raw[2..]), order.u32(&raw[4..]));
-        let Some(size) = type_size(typ).map(|s| s * count as u64) else {
+    for raw in table.chunks_exact(entry_len as usize) {
+        let (tag, typ) = (order.u16(raw), order.u16(&raw[2..]));
+        let count = match layout.big {
+            false => order.u32(&raw[4..]) as u64,
+            true => order.u64(&raw[4..]),
+        };
+        let value = &raw[entry_len as usize - inline as usize..];
+        let Some(size) = type_size(typ).and_then(|s| s.checked_mul(count)) else {
             continue;
         };
-        let data = if size <= 4 {
-            raw[8..8 + size as usize].to_vec()
+        let Ok(count) = u32::try_from(count) else {
+            continue;
+        };
+        let data = if size <= inline {
+            value[..size as usize].to_vec()
         } else if size <= MAX_VALUE {
-            match src.read_at(order.u32(&raw[8..]) as u64, size as usize) {
+            let at = match layout.big {
+                false => order.u32(value) as u64,
+                true => order.u64(value),
+            };
+            match src.read_at(at, size as usize) {
                 Some(d) => d,
                 None => continue,
             }
@@ -191,20 +291,30 @@ pub fn read_ifd(src: &mut impl Source, order: Order, offset: u32) -> Option<(Vec
             data,
         });
     }
-    let next = order.u32(&table[n as usize * 12..]);
+    let tail = &table[(n * entry_len) as usize..];
+    let next = match layout.big {
+        false => order.u32(tail) as u64,
+        true => order.u64(tail),
+    };
     Some((entries, next))
 }
 
-/// Reads the directory at `offset` with its EXIF, GPS and interoperability directories.
-/// `depth` bounds the recursion (a corrupt file may point a directory at itself).
+/// Reads the directory at `offset` of a classic TIFF structure with its EXIF, GPS and
+/// interoperability directories. `depth` bounds the recursion (a corrupt file may point a
+/// directory at itself).
 pub fn read_dir(src: &mut impl Source, order: Order, offset: u32, depth: u32) -> Option<Dir> {
-    let (entries, _) = read_ifd(src, order, offset)?;
+    read_dir_in(src, Layout { order, big: false }, offset as u64, depth)
+}
+
+/// `read_dir` in either layout.
+pub fn read_dir_in(src: &mut impl Source, layout: Layout, offset: u64, depth: u32) -> Option<Dir> {
+    let (entries, _) = read_ifd_in(src, layout, offset)?;
     let mut dir = Dir::default();
     for e in entries {
         let pointer = matches!(e.tag, EXIF_IFD | GPS_IFD | INTEROP_IFD);
-        match e.number(order) {
+        match e.offset(layout.order) {
             Some(at) if pointer && depth > 0 => {
-                if let Some(sub) = read_dir(src, order, at, depth - 1) {
+                if let Some(sub) = read_dir_in(src, layout, at, depth - 1) {
                     dir.subs.push((e.tag, sub));
                 }
             }

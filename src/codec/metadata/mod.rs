@@ -5,6 +5,7 @@
 //! (orientation 1, since the decoder turned the pixels; pixel dimensions of the output), and
 //! written into the encoded file where its format can hold it.
 
+mod bmp;
 mod containers;
 pub mod ifd;
 mod png_text;
@@ -12,6 +13,7 @@ mod tiff;
 mod xmp;
 
 use super::ImageIoError;
+use image::metadata::Orientation;
 use image::{ImageDecoder, ImageFormat};
 use std::io::{BufRead, Seek};
 use std::path::Path;
@@ -27,6 +29,13 @@ pub struct Metadata {
     pub xmp: Option<Vec<u8>>,
     /// What was present but could not be read, for the report.
     pub unread: Vec<String>,
+    /// How the stored pixels are turned for display (None: upright), from the EXIF, else the
+    /// file's own tag (TIFF), else the XMP: what every decoder applies, and what the written
+    /// EXIF and XMP then reset to 1.
+    pub orientation: Option<Orientation>,
+    /// The stored colour is premultiplied by alpha (a TIFF's associated alpha): the decoder
+    /// divides it out.
+    pub associated_alpha: bool,
 }
 
 /// Which kinds of metadata a job writes (`--strip`, `--keep`).
@@ -57,7 +66,7 @@ impl Metadata {
             icc: self.icc.filter(|_| keep.icc),
             exif: self.exif.filter(|_| keep.exif),
             xmp: self.xmp.filter(|_| keep.xmp),
-            unread: self.unread,
+            ..self
         }
     }
 
@@ -94,13 +103,37 @@ impl Metadata {
             }
             normal
         });
+        let orientation = exif
+            .as_deref()
+            .and_then(exif_orientation)
+            .or(file.orientation)
+            .or_else(|| xmp.as_deref().and_then(xmp::orientation))
+            .and_then(Orientation::from_exif)
+            .filter(|o| *o != Orientation::NoTransforms);
         Ok(Metadata {
             icc,
             exif,
             xmp,
             unread,
+            orientation,
+            associated_alpha: file.associated_alpha,
         })
     }
+
+    /// How the decoded pixels are to be turned to stand upright.
+    pub fn orientation(&self) -> Orientation {
+        self.orientation.unwrap_or(Orientation::NoTransforms)
+    }
+}
+
+/// The Orientation value (1 to 8) of an EXIF structure's first directory.
+fn exif_orientation(blob: &[u8]) -> Option<u8> {
+    let (order, first) = ifd::header(blob)?;
+    let (entries, _) = ifd::read_ifd(&mut &blob[..], order, first)?;
+    let entry = entries.iter().find(|e| e.tag == ifd::ORIENTATION)?;
+    u8::try_from(entry.number(order)?)
+        .ok()
+        .filter(|v| (1..=8).contains(v))
 }
 
 /// EXIF as a bare TIFF structure: some writers keep JPEG's `Exif\0\0` prefix in PNG and WebP
@@ -109,8 +142,7 @@ fn normalise_exif(mut blob: Vec<u8>) -> Option<Vec<u8>> {
     if blob.starts_with(b"Exif\0\0") {
         blob.drain(..6);
     }
-    let order = ifd::Order::from_header(&blob)?;
-    let first = order.u32(&blob[4..8]);
+    let (order, first) = ifd::header(&blob)?;
     ifd::read_ifd(&mut blob.as_slice(), order, first)?;
     Some(blob)
 }
@@ -119,14 +151,19 @@ pub use tiff::FromFile;
 
 /// What `reader`, a file in `format`, holds that `image` does not hand over: a TIFF's EXIF
 /// (gathered from its first directory and the EXIF and GPS directories it points to, as a
-/// TIFF structure of its own), ICC profile and XMP; a PNG's EXIF in a legacy `Raw profile
-/// type exif` text chunk. The reader is left anywhere: the caller rewinds it.
+/// TIFF structure of its own), ICC profile, XMP, orientation and alpha kind; a PNG's EXIF in
+/// an eXIf chunk after the pixels or a legacy `Raw profile type exif` text chunk; a BMP's
+/// embedded ICC profile. The reader is left anywhere: the caller rewinds it.
 pub fn read_container(format: ImageFormat, reader: &mut (impl BufRead + Seek)) -> FromFile {
     let mut src = ifd::Reader(reader);
     match format {
         ImageFormat::Tiff => tiff::read(&mut src),
         ImageFormat::Png => FromFile {
             exif: png_text::read_exif(&mut src),
+            ..FromFile::default()
+        },
+        ImageFormat::Bmp => FromFile {
+            icc: bmp::read_icc(&mut src),
             ..FromFile::default()
         },
         _ => FromFile::default(),
@@ -137,8 +174,7 @@ pub fn read_container(format: ImageFormat, reader: &mut (impl BufRead + Seek)) -
 /// decoder has turned the pixels already) and the pixel dimensions of the output.
 fn for_output(meta: &Metadata, (w, h): (u32, u32)) -> (Option<Vec<u8>>, Option<Vec<u8>>) {
     let exif = meta.exif.clone().map(|mut b| {
-        if let Some(order) = ifd::Order::from_header(&b) {
-            let first = order.u32(&b[4..8]);
+        if let Some((order, first)) = ifd::header(&b) {
             ifd::patch_number(&mut b, order, first, ifd::ORIENTATION, 1);
             if let Some(sub) = ifd::pointer(&b, order, first, ifd::EXIF_IFD) {
                 ifd::patch_number(&mut b, order, sub, ifd::PIXEL_X_DIMENSION, w);

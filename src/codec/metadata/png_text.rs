@@ -1,7 +1,8 @@
-//! EXIF in the PNG text chunks that ImageMagick and older tools wrote before eXIf existed: a
-//! tEXt or zTXt chunk `Raw profile type exif` (or `... APP1`) whose text is a newline, the
+//! EXIF in a PNG where the `image` crate does not look: an eXIf chunk after the pixels (the
+//! PNG specification allows it anywhere before IEND; `image` reads chunks before the first
+//! IDAT only), and the text chunks that ImageMagick and older tools wrote before eXIf existed:
+//! a tEXt or zTXt chunk `Raw profile type exif` (or `... APP1`) whose text is a newline, the
 //! profile's name, its length in bytes, and the bytes in hexadecimal, wrapped at 72 digits.
-//! Only chunks before the first IDAT are looked at, as for every other chunk `image` reads.
 
 use super::ifd::Source;
 use std::io::Read;
@@ -9,25 +10,35 @@ use std::io::Read;
 /// The most bytes a text chunk may take to be looked at: far above any real EXIF.
 const MAX_CHUNK: u32 = 8 << 20;
 
-/// The EXIF of the first `Raw profile type exif|APP1` text chunk of the PNG `src`, as bytes
+/// The EXIF the `image` crate does not read from the PNG `src`: the first eXIf chunk after
+/// the pixels, else the first `Raw profile type exif|APP1` text chunk before them, as bytes
 /// (possibly with JPEG's `Exif\0\0` prefix, which the caller strips); None if there is none.
+/// An eXIf before the pixels is the decoder's to read.
 pub fn read_exif(src: &mut impl Source) -> Option<Vec<u8>> {
     let mut at = 8u64;
-    loop {
-        let head = src.read_at(at, 8)?;
+    let mut pixels_seen = false;
+    let mut legacy = None;
+    // Chunk headers only: the pixels are skipped by their lengths.
+    while let Some(head) = src.read_at(at, 8) {
         let len = u32::from_be_bytes(head[..4].try_into().ok()?);
         let kind = &head[4..8];
-        if kind == b"IDAT" || kind == b"IEND" {
-            return None;
-        }
-        if (kind == b"tEXt" || kind == b"zTXt") && len <= MAX_CHUNK {
-            let data = src.read_at(at + 8, len as usize)?;
-            if let Some(exif) = raw_profile(&data, kind == b"zTXt") {
-                return Some(exif);
+        match kind {
+            b"IEND" => break,
+            b"IDAT" => pixels_seen = true,
+            b"eXIf" if pixels_seen && len <= MAX_CHUNK => {
+                if let Some(exif) = src.read_at(at + 8, len as usize) {
+                    return Some(exif);
+                }
             }
+            b"tEXt" | b"zTXt" if !pixels_seen && legacy.is_none() && len <= MAX_CHUNK => {
+                let data = src.read_at(at + 8, len as usize)?;
+                legacy = raw_profile(&data, kind == b"zTXt");
+            }
+            _ => {}
         }
         at += 12 + len as u64;
     }
+    legacy
 }
 
 /// The profile bytes of one text chunk's data, if it is a raw EXIF profile.
@@ -102,6 +113,16 @@ mod tests {
             png.extend(chunk(b"IDAT", &[0; 3]));
             assert_eq!(read_exif(&mut png.as_slice()), Some(exif.clone()));
         }
+        // An eXIf after the pixels is read; before them it is the decoder's.
+        let exif_chunk = b"II*\0\x08\0\0\0\0\0\0\0\0\0".to_vec();
+        let mut png = b"\x89PNG\r\n\x1a\n".to_vec();
+        png.extend(chunk(b"IHDR", &[0; 13]));
+        png.extend(chunk(b"eXIf", b"before"));
+        png.extend(chunk(b"IDAT", &[0; 3]));
+        png.extend(chunk(b"IDAT", &[0; 5]));
+        png.extend(chunk(b"eXIf", &exif_chunk));
+        png.extend(chunk(b"IEND", &[]));
+        assert_eq!(read_exif(&mut png.as_slice()), Some(exif_chunk));
         // A profile cut short is no profile.
         let short = format!("\nexif\n 99\n{hex}\n");
         let mut data = b"Raw profile type exif\0".to_vec();

@@ -4,7 +4,7 @@
 //! structure of their own; writing merges an EXIF structure into the first directory of the
 //! file the encoder wrote (a new directory appended, the header pointed at it).
 
-use super::ifd::{self, Dir, Entry, Order, Source};
+use super::ifd::{self, Dir, Entry, Layout, Order, Source};
 
 /// Tags of a TIFF's first directory that describe the picture rather than lay out its
 /// samples (TIFF 6.0 and EXIF 2.32's "tags relating to image data characteristics" and
@@ -60,7 +60,7 @@ const LAYOUT: &[u16] = &[
     323,
     324,
     325,
-    338,
+    EXTRA_SAMPLES,
     339,
     340,
     341,
@@ -94,32 +94,59 @@ pub struct FromFile {
     /// Whether `xmp` is all there is (a TIFF's tag 700 was looked for): the decoder is not
     /// asked, since with a memory limit it fails on a TIFF's tags.
     pub xmp_read: bool,
+    /// The file's own Orientation tag (a TIFF's first directory), 1 to 8.
+    pub orientation: Option<u8>,
+    /// Whether the file's extra sample is associated (premultiplied) alpha: a TIFF's
+    /// ExtraSamples = 1.
+    pub associated_alpha: bool,
 }
 
-/// The EXIF and ICC profile of the TIFF `src`.
+/// ExtraSamples' value for associated (premultiplied) alpha; 2 is unassociated.
+const ASSOCIATED_ALPHA: u32 = 1;
+
+/// The EXIF, ICC profile, XMP, orientation and alpha kind of the TIFF or BigTIFF `src`.
 pub fn read(src: &mut impl Source) -> FromFile {
-    let Some(order) = src.read_at(0, 8).and_then(|h| Order::from_header(&h)) else {
+    let Some((layout, first)) = Layout::of_file(src) else {
         return FromFile::default();
     };
-    let first = src.read_at(4, 4).map(|b| order.u32(&b));
-    let Some(dir) = first.and_then(|at| ifd::read_dir(src, order, at, DEPTH)) else {
+    let Some(dir) = ifd::read_dir_in(src, layout, first, DEPTH) else {
         return FromFile::default();
     };
+    let order = layout.order;
     FromFile {
         icc: dir.get(ICC).map(|e| e.data.clone()),
         xmp: dir.get(ifd::XMP).map(|e| e.data.clone()),
         xmp_read: true,
+        orientation: dir
+            .get(ifd::ORIENTATION)
+            .and_then(|e| e.number(order))
+            .and_then(|v| u8::try_from(v).ok())
+            .filter(|v| (1..=8).contains(v)),
+        associated_alpha: dir
+            .get(EXTRA_SAMPLES)
+            .and_then(|e| e.number(order))
+            .is_some_and(|v| v == ASSOCIATED_ALPHA),
         exif: exif_of(dir, order),
     }
 }
 
-/// The EXIF structure of a TIFF's first directory, or None if it tells nothing.
+/// The tag that says what a pixel's samples beyond its colour are.
+const EXTRA_SAMPLES: u16 = 338;
+
+/// The EXIF structure of a TIFF's first directory, or None if it tells nothing. BigTIFF's
+/// 8-byte values, which EXIF cannot hold, are left out.
 fn exif_of(dir: Dir, order: Order) -> Option<Vec<u8>> {
     let telling = dir.entries.iter().any(|e| TELLING.contains(&e.tag));
     if dir.subs.is_empty() && !telling {
         return None;
     }
-    let exif = Dir {
+    fn classic(dir: Dir) -> Dir {
+        Dir {
+            entries: dir.entries.into_iter().filter(Entry::classic).collect(),
+            subs: dir.subs.into_iter().map(|(t, d)| (t, classic(d))).collect(),
+        }
+    }
+    let exif = classic(Dir {
         entries: dir
             .entries
             .into_iter()
@@ -130,7 +157,7 @@ fn exif_of(dir: Dir, order: Order) -> Option<Vec<u8>> {
             .into_iter()
             .filter(|(t, _)| matches!(*t, ifd::EXIF_IFD | ifd::GPS_IFD))
             .collect(),
-    };
+    });
     let mut blob = order.header(8);
     ifd::write_dir(&mut blob, 0, order, &exif, 0);
     Some(blob)
@@ -171,11 +198,10 @@ pub fn merge(
     xmp: Option<&[u8]>,
     notes: &mut Vec<String>,
 ) -> Result<Vec<u8>, String> {
-    let Some(order) = Order::from_header(&bytes) else {
+    let Some((order, first)) = ifd::header(&bytes) else {
         notes.push("the TIFF encoder wrote a BigTIFF; EXIF and XMP were not written".into());
         return Ok(bytes);
     };
-    let first = order.u32(&bytes[4..8]);
     let (entries, next) = ifd::read_ifd(&mut bytes.as_slice(), order, first)
         .ok_or("the TIFF encoder wrote an unreadable directory")?;
     let mut dir = Dir {
@@ -183,8 +209,7 @@ pub fn merge(
         subs: Vec::new(),
     };
     if let Some(blob) = exif {
-        let from = Order::from_header(blob).expect("checked when read");
-        let at = from.u32(&blob[4..8]);
+        let (from, at) = ifd::header(blob).ok_or("the EXIF to write has no TIFF header")?;
         if let Some(mut e) = ifd::read_dir(&mut &blob[..], from, at, DEPTH) {
             reorder_dir(&mut e, from, order);
             for entry in e.entries.into_iter().filter(|e| !LAYOUT.contains(&e.tag)) {

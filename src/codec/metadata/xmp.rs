@@ -15,14 +15,39 @@ pub fn for_output(packet: &[u8], (w, h): (u32, u32)) -> Vec<u8> {
     text.into_bytes()
 }
 
+/// The orientation the packet gives (`tiff:Orientation`, 1 to 8), where it gives one.
+pub fn orientation(packet: &[u8]) -> Option<u8> {
+    let text = std::str::from_utf8(packet).ok()?;
+    let span = value_spans(text, "tiff:Orientation").into_iter().next()?;
+    text[span]
+        .trim()
+        .parse()
+        .ok()
+        .filter(|v| (1..=8).contains(v))
+}
+
 /// `text` with every value of the property `name` set to `value`.
 fn set_property(text: &str, name: &str, value: &str) -> String {
     let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(i) = rest.find(name) {
-        let (before, after) = rest.split_at(i + name.len());
-        out.push_str(before);
-        rest = after;
+    let mut at = 0;
+    for span in value_spans(text, name) {
+        out.push_str(&text[at..span.start]);
+        out.push_str(value);
+        at = span.end;
+    }
+    out.push_str(&text[at..]);
+    out
+}
+
+/// Where each value of the property `name` lies in `text`, in order: an attribute's quoted
+/// value or a simple element's text.
+fn value_spans(text: &str, name: &str) -> Vec<std::ops::Range<usize>> {
+    let mut spans = Vec::new();
+    let mut from = 0;
+    while let Some(i) = text[from..].find(name) {
+        let end_of_name = from + i + name.len();
+        let (before, rest) = text.split_at(end_of_name);
+        from = end_of_name;
         // Only the property itself: `tiff:OrientationX` is another name.
         let (open, close) = match rest.trim_start().as_bytes().first() {
             Some(b'=') => {
@@ -39,12 +64,10 @@ fn set_property(text: &str, name: &str, value: &str) -> String {
             _ => continue,
         };
         let Some(close) = close else { continue };
-        out.push_str(&rest[..open]);
-        out.push_str(value);
-        rest = &rest[close..];
+        spans.push(end_of_name + open..end_of_name + close);
+        from = end_of_name + close;
     }
-    out.push_str(rest);
-    out
+    spans
 }
 
 #[cfg(test)]
@@ -71,5 +94,17 @@ mod tests {
         assert_eq!(for_output(p, (1, 1)), p);
         let bad = [0xFFu8, 0xFE, b't'];
         assert_eq!(for_output(&bad, (1, 1)), bad);
+    }
+
+    #[test]
+    fn orientation_is_read_from_attributes_and_elements() {
+        assert_eq!(orientation(br#"<d tiff:Orientation="6"/>"#), Some(6));
+        assert_eq!(
+            orientation(b"<tiff:Orientation> 8 </tiff:Orientation>"),
+            Some(8)
+        );
+        assert_eq!(orientation(br#"<d tiff:OrientationX="6"/>"#), None);
+        assert_eq!(orientation(br#"<d tiff:Orientation="9"/>"#), None);
+        assert_eq!(orientation(b"tiff:Orientation"), None);
     }
 }

@@ -1,0 +1,380 @@
+//! Decoding an input into pixels upright, with its metadata: the `image` crate's decoders for
+//! the header, the metadata and most formats' pixels, behind a guard that turns a decoder's
+//! panic into a one-line error; and where a decoder is wrong or cannot read a file, gblur's
+//! own reading: a JPEG's pixels (libjpeg-turbo-rs, zune-jpeg in strict mode, libjpeg's
+//! recovery of a damaged file), a TIFF's tiled planes, bit order and associated alpha, an
+//! icon's alpha. The orientation comes from the metadata gblur writes (`Metadata::read`), for
+//! every format alike.
+
+use super::read::{self, Content, Input};
+use super::{guard, ico, jpeg, metadata, one_line, tiff, ImageIoError};
+use image::{DynamicImage, ImageDecoder, ImageError, ImageFormat, ImageReader, Limits};
+use std::io::{self, BufRead, BufReader, Cursor, Seek};
+use std::path::Path;
+
+/// A decoded input, already turned the way its orientation says.
+pub struct DecodedFile {
+    pub image: DynamicImage,
+    pub format: ImageFormat,
+    /// Its ICC profile, EXIF and XMP.
+    pub meta: metadata::Metadata,
+    /// How a JPEG input was written (None for other formats).
+    pub jpeg: Option<jpeg::JpegTraits>,
+    /// What the report should say about the decode (a damaged file recovered).
+    pub notes: Vec<String>,
+}
+
+/// Decodes the file at `path` (`-`: stdin) within `max_memory_mib`, everything read counted.
+pub fn decode(path: &Path, max_memory_mib: u64) -> Result<DecodedFile, ImageIoError> {
+    let Input {
+        name,
+        sniffed,
+        content,
+    } = read::open(path, max_memory_mib)?;
+    match content {
+        Content::Bytes(bytes) => decode_bytes(&name, &bytes, max_memory_mib),
+        Content::File(file) => {
+            let format = recognise(&name, sniffed)?;
+            let mut reader = BufReader::new(file);
+            decode_from(&name, &mut reader, format, max_memory_mib, None)
+        }
+    }
+}
+
+/// The input's format: what its content announces, or TGA (which has no signature) on its
+/// file extension alone.
+pub fn recognise(path: &Path, sniffed: Option<ImageFormat>) -> Result<ImageFormat, ImageIoError> {
+    match (sniffed, ImageFormat::from_path(path)) {
+        (Some(f), _) => Ok(f),
+        (None, Ok(ImageFormat::Tga)) => Ok(ImageFormat::Tga),
+        _ => Err(ImageIoError::Unsupported {
+            path: path.into(),
+            detail: "the content matches no known image format".into(),
+        }),
+    }
+}
+
+/// Decodes an image held in memory, recognised by its content, within the memory limit (the
+/// bytes held count); `name` is what errors call it (a path, or `stdin`).
+pub fn decode_bytes(
+    name: &Path,
+    bytes: &[u8],
+    max_memory_mib: u64,
+) -> Result<DecodedFile, ImageIoError> {
+    if bytes.is_empty() {
+        return Err(ImageIoError::Decode {
+            path: name.into(),
+            detail: "the input is empty (0 bytes)".into(),
+        });
+    }
+    let format = recognise(name, read::guess(bytes))?;
+    let jpeg = (format == ImageFormat::Jpeg).then_some(bytes);
+    if jpeg.is_some() {
+        check_jpeg_end(name, bytes)?;
+    }
+    let left = max_memory_mib.saturating_sub(bytes.len() as u64 >> 20);
+    decode_from(name, &mut Cursor::new(bytes), format, left, jpeg)
+}
+
+/// The JPEG decoders fill a truncated file's missing rows with gray and report success; gblur
+/// refuses it like every other truncated file (the fault drills check it).
+fn check_jpeg_end(name: &Path, bytes: &[u8]) -> Result<(), ImageIoError> {
+    match super::jpeg_complete(bytes) {
+        true => Ok(()),
+        false => Err(ImageIoError::Decode {
+            path: name.into(),
+            detail: "the file is truncated (no JPEG end-of-image marker)".into(),
+        }),
+    }
+}
+
+/// Decodes `reader` as `format` within the memory limit, behind the decoder guard, turned
+/// upright. A JPEG's whole bytes, `jpeg`, go to gblur's JPEG decoders for the pixels; the
+/// `image` crate's decoder reads its header segments only.
+fn decode_from<R: BufRead + Seek>(
+    path: &Path,
+    reader: &mut R,
+    format: ImageFormat,
+    max_memory_mib: u64,
+    jpeg: Option<&[u8]>,
+) -> Result<DecodedFile, ImageIoError> {
+    let decoded = guard::catch(|| {
+        let mut notes = Vec::new();
+        let mut image = match jpeg {
+            Some(bytes) => decode_jpeg(path, bytes, max_memory_mib, &mut notes)?,
+            None => decode_other(path, reader, format, max_memory_mib)?,
+        };
+        let (pixels, meta) = (&mut image.0, &image.1);
+        pixels.apply_orientation(meta.orientation());
+        Ok(DecodedFile {
+            image: image.0,
+            format,
+            meta: image.1,
+            jpeg: jpeg.map(jpeg::JpegTraits::read),
+            notes,
+        })
+    });
+    decoded.unwrap_or_else(|panic| {
+        Err(ImageIoError::Decode {
+            path: path.into(),
+            detail: format!("the decoder failed ({panic})"),
+        })
+    })
+}
+
+/// A JPEG's pixels and metadata: libjpeg-turbo-rs where it takes the file, else zune-jpeg
+/// (the `image` crate's decoder) in strict mode, so that damaged data is an error and not gray
+/// rows; a file it refuses is recovered by libjpeg as libjpeg-based tools recover it, and a
+/// note says so.
+fn decode_jpeg(
+    path: &Path,
+    bytes: &[u8],
+    max_memory_mib: u64,
+    notes: &mut Vec<String>,
+) -> Result<(DynamicImage, metadata::Metadata), ImageIoError> {
+    let mut scan = bytes;
+    let head = jpeg::libjpeg::header_segments(&mut scan)
+        .map_err(|e| image_error(path, e, max_memory_mib))?;
+    let mut head = Cursor::new(head);
+    let ((w, h), color, meta) = {
+        let (decoder, meta) = open_decoder(path, &mut head, ImageFormat::Jpeg, max_memory_mib)?;
+        (decoder.dimensions(), decoder.color_type(), meta)
+    };
+    let limit = max_memory_mib.saturating_mul(1 << 20);
+    if let Some(image) = jpeg::decode_pixels(bytes, limit) {
+        if (image.width(), image.height()) == (w, h) {
+            return Ok((image, meta));
+        }
+    }
+    let strict = |bytes: &[u8]| match jpeg::decode_strict(bytes, color, limit) {
+        Ok(image) if (image.width(), image.height()) == (w, h) => Ok(image),
+        Ok(_) => Err("zune-jpeg decoded another size than the header's".to_string()),
+        Err(e) => Err(e),
+    };
+    let strict = match strict(bytes) {
+        Ok(image) => return Ok((image, meta)),
+        // Stray bytes between header segments are harmless (libjpeg skips them): the file
+        // without them, where there were some.
+        Err(e) if head.get_ref().len() + scan.len() == bytes.len() => e,
+        Err(e) => {
+            let mut clean = head.into_inner();
+            clean.extend_from_slice(scan);
+            match strict(&clean) {
+                Ok(image) => return Ok((image, meta)),
+                Err(_) => e,
+            }
+        }
+    };
+    match jpeg::libjpeg::recover(bytes, limit) {
+        Ok((image, warnings)) if (image.width(), image.height()) == (w, h) => {
+            let first = warnings.first().map_or(strict.as_str(), String::as_str);
+            notes.push(format!(
+                "the JPEG data is damaged ({}); libjpeg recovered what it could, as libjpeg-based tools do ({} warning{}), and damaged rows may show gray or smeared",
+                one_line(first),
+                warnings.len(),
+                if warnings.len() == 1 { "" } else { "s" }
+            ));
+            Ok((image, meta))
+        }
+        Ok(_) => Err(damaged(path, &strict, "libjpeg decoded another size")),
+        Err(e) => Err(damaged(path, &strict, &e)),
+    }
+}
+
+fn damaged(path: &Path, strict: &str, libjpeg: &str) -> ImageIoError {
+    ImageIoError::Decode {
+        path: path.into(),
+        detail: format!(
+            "the JPEG data is damaged ({}) and libjpeg could not recover it ({})",
+            one_line(strict),
+            one_line(libjpeg)
+        ),
+    }
+}
+
+/// Every other format's pixels and metadata, with what gblur mends after the `image` crate:
+/// a TIFF's tiled planes, reversed bit order and associated alpha; an icon's alpha.
+fn decode_other<R: BufRead + Seek>(
+    path: &Path,
+    reader: &mut R,
+    format: ImageFormat,
+    max_memory_mib: u64,
+) -> Result<(DynamicImage, metadata::Metadata), ImageIoError> {
+    let rewind = |r: &mut R| {
+        r.rewind().map_err(|cause| ImageIoError::Open {
+            path: path.into(),
+            cause,
+        })
+    };
+    let quirks = match format {
+        ImageFormat::Tiff => {
+            let quirks = tiff::Quirks::read(reader);
+            rewind(reader)?;
+            if let Some(why) = quirks.refused() {
+                return Err(ImageIoError::Unsupported {
+                    path: path.into(),
+                    detail: why,
+                });
+            }
+            Some(quirks)
+        }
+        _ => None,
+    };
+    let limit = max_memory_mib.saturating_mul(1 << 20);
+    let map = |e: ImageError| image_error(path, e, max_memory_mib);
+    let (decoder, meta) = open_decoder(path, reader, format, max_memory_mib)?;
+    let mut image = match &quirks {
+        Some(q) if q.planar_tiles => {
+            drop(decoder);
+            rewind(reader)?;
+            tiff::read_planar_tiles(reader, limit).map_err(|detail| ImageIoError::Decode {
+                path: path.into(),
+                detail,
+            })?
+        }
+        _ => DynamicImage::from_decoder(decoder).map_err(map)?,
+    };
+    if let Some(q) = &quirks {
+        q.mend(&mut image);
+    }
+    if meta.associated_alpha {
+        tiff::unpremultiply(&mut image);
+    }
+    if format == ImageFormat::Ico {
+        rewind(reader)?;
+        ico::keep_alpha_over_mask(reader, &mut image);
+    }
+    Ok((image, meta))
+}
+
+/// The `image` crate's decoder for `reader`, with the header read and checked (size, memory
+/// limit), and the metadata the file holds.
+fn open_decoder<'a, R: BufRead + Seek>(
+    path: &Path,
+    reader: &'a mut R,
+    format: ImageFormat,
+    max_memory_mib: u64,
+) -> Result<(impl ImageDecoder + 'a, metadata::Metadata), ImageIoError> {
+    // `image` reads no EXIF from a TIFF (it lives in the file's own directories), nor from a
+    // PNG's eXIf after the pixels or legacy text chunks, nor a BMP's ICC profile.
+    let from_file = metadata::read_container(format, reader);
+    reader.rewind().map_err(|cause| ImageIoError::Open {
+        path: path.into(),
+        cause,
+    })?;
+    let mut image_reader = ImageReader::with_format(reader, format);
+    let mut limits = Limits::default();
+    limits.max_alloc = Some(max_memory_mib.saturating_mul(1 << 20));
+    image_reader.limits(limits);
+    let map = |e: ImageError| image_error(path, e, max_memory_mib);
+    let mut decoder = image_reader.into_decoder().map_err(map)?;
+    // Not every decoder checks max_alloc against the image it is about to allocate.
+    if decoder.total_bytes() > max_memory_mib.saturating_mul(1 << 20) {
+        return Err(ImageIoError::OverLimit {
+            path: path.into(),
+            limit_mib: max_memory_mib,
+        });
+    }
+    // A GIF may declare a 6176 × 0 screen, and decoders hand such images over; with no pixel
+    // there is nothing to blur, and the planar split cannot cut planes of zero samples.
+    let (w, h) = decoder.dimensions();
+    if w == 0 || h == 0 {
+        return Err(ImageIoError::Decode {
+            path: path.into(),
+            detail: format!("the image has no pixels ({w} × {h})"),
+        });
+    }
+    let meta = metadata::Metadata::read(&mut decoder, from_file).map_err(map)?;
+    Ok((decoder, meta))
+}
+
+/// A colour JPEG held in memory as its YCbCr planes in layout `chroma`, with its metadata,
+/// after the checks `decode_bytes` makes; None where the planes do not stand for the picture
+/// as it is to be shown (turned by its orientation) or the file is not plain YCbCr in that
+/// layout: `decode_bytes` then decodes it as pixels.
+pub fn decode_jpeg_planes(
+    name: &Path,
+    bytes: &[u8],
+    chroma: jpeg::Chroma,
+    max_memory_mib: u64,
+) -> Result<Option<(jpeg::YccPlanes, metadata::Metadata)>, ImageIoError> {
+    if bytes.is_empty() || read::guess(bytes) != Some(ImageFormat::Jpeg) {
+        return Ok(None);
+    }
+    check_jpeg_end(name, bytes)?;
+    let planes = guard::catch(|| {
+        let head = jpeg::libjpeg::header_segments(&mut &bytes[..])
+            .map_err(|e| image_error(name, e, max_memory_mib))?;
+        let mut head = Cursor::new(head);
+        let (_, meta) = open_decoder(name, &mut head, ImageFormat::Jpeg, max_memory_mib)?;
+        if meta.orientation.is_some() {
+            return Ok(None);
+        }
+        let limit = max_memory_mib.saturating_mul(1 << 20);
+        Ok(jpeg::decode_planes(bytes, chroma, limit).map(|planes| (planes, meta)))
+    });
+    planes.unwrap_or_else(|panic| {
+        Err(ImageIoError::Decode {
+            path: name.into(),
+            detail: format!("the decoder failed ({panic})"),
+        })
+    })
+}
+
+/// The reason for a float TIFF the `image` crate refuses: it decodes 32-bit float TIFF as RGB
+/// or RGBA only, and names a gray one's layout by its bits alone (`Unknown(32)`).
+fn gray_float_tiff(e: &ImageError) -> Option<&'static str> {
+    use image::error::{ImageFormatHint, UnsupportedErrorKind};
+    use image::ExtendedColorType::Unknown;
+    let ImageError::Unsupported(u) = e else {
+        return None;
+    };
+    match (u.format_hint(), u.kind()) {
+        (ImageFormatHint::Exact(ImageFormat::Tiff), UnsupportedErrorKind::Color(Unknown(32))) => {
+            Some("a gray 32-bit float TIFF; float TIFF is read as RGB or RGBA only")
+        }
+        (ImageFormatHint::Exact(ImageFormat::Tiff), UnsupportedErrorKind::Color(Unknown(64))) => {
+            Some("a gray+alpha 32-bit float TIFF; float TIFF is read as RGB or RGBA only")
+        }
+        _ => None,
+    }
+}
+
+pub fn image_error(path: &Path, e: ImageError, limit_mib: u64) -> ImageIoError {
+    if let Some(detail) = gray_float_tiff(&e) {
+        return ImageIoError::Unsupported {
+            path: path.into(),
+            detail: detail.into(),
+        };
+    }
+    match e {
+        ImageError::Limits(_) => ImageIoError::OverLimit {
+            path: path.into(),
+            limit_mib,
+        },
+        ImageError::Unsupported(u) => ImageIoError::Unsupported {
+            path: path.into(),
+            detail: one_line(&u.to_string()),
+        },
+        ImageError::IoError(source) if source.kind() == io::ErrorKind::UnexpectedEof => {
+            ImageIoError::Decode {
+                path: path.into(),
+                detail: "the file is truncated".into(),
+            }
+        }
+        ImageError::IoError(source) if source.kind() == io::ErrorKind::InvalidData => {
+            ImageIoError::Decode {
+                path: path.into(),
+                detail: one_line(&source.to_string()),
+            }
+        }
+        ImageError::IoError(cause) => ImageIoError::Open {
+            path: path.into(),
+            cause,
+        },
+        other => ImageIoError::Decode {
+            path: path.into(),
+            detail: one_line(&other.to_string()),
+        },
+    }
+}

@@ -1,0 +1,382 @@
+//! What gblur reads itself, or mends, in TIFF files the `image` crate's decoder gets wrong:
+//! tiled files with separate planes (PlanarConfiguration 2, which the `tiff` crate asserts on
+//! when asked for the whole image, but reads a tile at a time), samples stored with their bits
+//! in reverse order (FillOrder 2), and associated (premultiplied) alpha, which the decoder
+//! hands over as if it were straight.
+
+use image::{DynamicImage, ImageBuffer, Luma, LumaA, Pixel, Rgb, Rgba};
+use std::io::{BufRead, Seek};
+use tiff::decoder::{ChunkType, Decoder, DecodingResult, Limits};
+use tiff::tags::{PlanarConfiguration, Tag};
+use tiff::ColorType as TiffColor;
+
+/// What a TIFF's first directory says that the `image` crate's decoder does not honour.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Quirks {
+    /// Tiles with each sample in a plane of its own.
+    pub planar_tiles: bool,
+    /// FillOrder 2: the bits of every byte are stored least significant first.
+    reversed_bits: bool,
+    /// Compression (1: none) and bits per sample, for what reversed bits can be mended in.
+    compression: u16,
+    bits: u16,
+}
+
+impl Quirks {
+    /// The quirks of the TIFF `reader` (none where the `tiff` crate cannot read its header:
+    /// the decode then says why). The reader is left anywhere.
+    pub fn read<R: BufRead + Seek>(reader: &mut R) -> Quirks {
+        let Ok(mut d) = Decoder::new(reader) else {
+            return Quirks::default();
+        };
+        let mut tag = |t| d.find_tag_unsigned::<u16>(t).ok().flatten();
+        let planar = tag(Tag::PlanarConfiguration) == Some(PlanarConfiguration::Planar.to_u16());
+        let reversed_bits = tag(Tag::FillOrder) == Some(2);
+        let compression = tag(Tag::Compression).unwrap_or(1);
+        let bits = tag(Tag::BitsPerSample).unwrap_or(1);
+        Quirks {
+            planar_tiles: planar && d.get_chunk_type() == ChunkType::Tile,
+            reversed_bits,
+            compression,
+            bits,
+        }
+    }
+
+    /// Why gblur does not read the file, where a quirk makes its pixels wrong otherwise.
+    pub fn refused(&self) -> Option<String> {
+        (self.reversed_bits && !(self.compression == 1 && matches!(self.bits, 8 | 16))).then(|| {
+            format!(
+                "its bits are stored least significant first (FillOrder 2), which gblur reads in uncompressed 8- and 16-bit files only (this one: {} bits, compression {})",
+                self.bits, self.compression
+            )
+        })
+    }
+
+    /// Mends what the decoder read wrong: reversed bits in every sample.
+    pub fn mend(&self, image: &mut DynamicImage) {
+        if !self.reversed_bits {
+            return;
+        }
+        match image {
+            DynamicImage::ImageLuma16(_)
+            | DynamicImage::ImageLumaA16(_)
+            | DynamicImage::ImageRgb16(_)
+            | DynamicImage::ImageRgba16(_) => {
+                let samples: &mut [u16] = match image {
+                    DynamicImage::ImageLuma16(i) => i,
+                    DynamicImage::ImageLumaA16(i) => i,
+                    DynamicImage::ImageRgb16(i) => i,
+                    DynamicImage::ImageRgba16(i) => i,
+                    _ => unreachable!("matched above"),
+                };
+                for s in samples {
+                    let [a, b] = s.to_ne_bytes();
+                    *s = u16::from_ne_bytes([a.reverse_bits(), b.reverse_bits()]);
+                }
+            }
+            DynamicImage::ImageLuma8(_)
+            | DynamicImage::ImageLumaA8(_)
+            | DynamicImage::ImageRgb8(_)
+            | DynamicImage::ImageRgba8(_) => {
+                let samples: &mut [u8] = match image {
+                    DynamicImage::ImageLuma8(i) => i,
+                    DynamicImage::ImageLumaA8(i) => i,
+                    DynamicImage::ImageRgb8(i) => i,
+                    DynamicImage::ImageRgba8(i) => i,
+                    _ => unreachable!("matched above"),
+                };
+                for s in samples {
+                    *s = s.reverse_bits();
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// A tiled TIFF with separate planes, read a tile at a time and interleaved: 1 to 4 samples
+/// of 8 or 16 bits or 32-bit float, at most `max_bytes` of pixels.
+pub fn read_planar_tiles<R: BufRead + Seek>(
+    reader: &mut R,
+    max_bytes: u64,
+) -> Result<DynamicImage, String> {
+    let e = |e: tiff::TiffError| e.to_string();
+    let mut limits = Limits::default();
+    limits.decoding_buffer_size = usize::try_from(max_bytes).unwrap_or(usize::MAX);
+    let mut d = Decoder::new(reader).map_err(e)?.with_limits(limits);
+    let (w, h) = d.dimensions().map_err(e)?;
+    let color = d.colortype().map_err(e)?;
+    let (samples, bits) = match color {
+        TiffColor::Gray(b) => (1, b),
+        TiffColor::GrayA(b) => (2, b),
+        TiffColor::RGB(b) => (3, b),
+        TiffColor::RGBA(b) => (4, b),
+        other => {
+            return Err(format!(
+                "separate planes of {other:?}, which gblur does not read"
+            ))
+        }
+    };
+    let bytes = w as u64 * h as u64 * samples as u64 * bits.div_ceil(8) as u64;
+    if bytes > max_bytes {
+        return Err(
+            "decoding needs more than the memory limit (raise it with --max-memory)".into(),
+        );
+    }
+    let (tw, th) = d.chunk_dimensions();
+    if tw == 0 || th == 0 {
+        return Err("a tile of no pixels".into());
+    }
+    let (across, down) = (w.div_ceil(tw), h.div_ceil(th));
+    let per_plane = across * down;
+    if d.tile_count().map_err(e)? != per_plane * samples {
+        return Err("its tile count does not match its size and planes".into());
+    }
+    let float = d.find_tag_unsigned::<u16>(Tag::SampleFormat).ok().flatten() == Some(3);
+    let mut planes = Planes::new(bits, float, w, h, samples)?;
+    for plane in 0..samples {
+        for tile in 0..per_plane {
+            let (tx, ty) = (tile % across, tile / across);
+            let (x0, y0) = (tx * tw, ty * th);
+            let (dw, dh) = (tw.min(w - x0), th.min(h - y0));
+            let data = d.read_chunk(plane * per_plane + tile).map_err(e)?;
+            planes.place(data, (x0, y0), (dw, dh), tw, plane)?;
+        }
+    }
+    planes.image()
+}
+
+/// The interleaved image being assembled from planar tiles.
+enum Planes {
+    U8(Vec<u8>, (u32, u32, u32)),
+    U16(Vec<u16>, (u32, u32, u32)),
+    F32(Vec<f32>, (u32, u32, u32)),
+}
+
+impl Planes {
+    fn new(bits: u8, float: bool, w: u32, h: u32, samples: u32) -> Result<Planes, String> {
+        let n = w as usize * h as usize * samples as usize;
+        let dims = (w, h, samples);
+        Ok(match (bits, float) {
+            (8, false) => Planes::U8(vec![0; n], dims),
+            (16, false) => Planes::U16(vec![0; n], dims),
+            (32, true) if samples >= 3 => Planes::F32(vec![0.0; n], dims),
+            _ => {
+                let kind = if float { "float" } else { "integer" };
+                return Err(format!(
+                    "separate planes of {bits}-bit {kind} samples, which gblur does not read"
+                ));
+            }
+        })
+    }
+
+    /// Puts one tile of one plane, `(dw, dh)` pixels at `(x0, y0)` of a tile `tile_width`
+    /// wide, in place.
+    fn place(
+        &mut self,
+        data: DecodingResult,
+        at: (u32, u32),
+        size: (u32, u32),
+        tile_width: u32,
+        plane: u32,
+    ) -> Result<(), String> {
+        let place = (at, size, tile_width);
+        fn put<T: Copy>(
+            out: &mut [T],
+            (w, _, samples): (u32, u32, u32),
+            tile: &[T],
+            ((x0, y0), (dw, dh), tile_width): ((u32, u32), (u32, u32), u32),
+            plane: u32,
+        ) -> Result<(), String> {
+            // The tiff crate hands over the part of a tile inside the image, or (in every
+            // plane but the first) rows of padding below it too: rows of `dw` samples or of
+            // the whole tile's width, at least `dh` of them.
+            let stride = [dw as usize, tile_width as usize]
+                .into_iter()
+                .find(|&c| c > 0 && tile.len() % c == 0 && tile.len() / c >= dh as usize)
+                .ok_or("a tile holds fewer samples than its size")?;
+            for (y, row) in tile.chunks_exact(stride).take(dh as usize).enumerate() {
+                let start = ((y0 as usize + y) * w as usize + x0 as usize) * samples as usize;
+                for (x, &v) in row[..dw as usize].iter().enumerate() {
+                    out[start + x * samples as usize + plane as usize] = v;
+                }
+            }
+            Ok(())
+        }
+        match (self, data) {
+            (Planes::U8(out, dims), DecodingResult::U8(t)) => put(out, *dims, &t, place, plane),
+            (Planes::U16(out, dims), DecodingResult::U16(t)) => put(out, *dims, &t, place, plane),
+            (Planes::F32(out, dims), DecodingResult::F32(t)) => put(out, *dims, &t, place, plane),
+            _ => Err("a tile of another sample type than the image's".into()),
+        }
+    }
+
+    fn image(self) -> Result<DynamicImage, String> {
+        fn build<P: Pixel>(
+            (w, h, _): (u32, u32, u32),
+            data: Vec<P::Subpixel>,
+        ) -> Result<ImageBuffer<P, Vec<P::Subpixel>>, String> {
+            ImageBuffer::from_raw(w, h, data).ok_or_else(|| "a buffer of the wrong size".into())
+        }
+        Ok(match self {
+            Planes::U8(d, dims @ (_, _, 1)) => build::<Luma<u8>>(dims, d)?.into(),
+            Planes::U8(d, dims @ (_, _, 2)) => build::<LumaA<u8>>(dims, d)?.into(),
+            Planes::U8(d, dims @ (_, _, 3)) => build::<Rgb<u8>>(dims, d)?.into(),
+            Planes::U8(d, dims) => build::<Rgba<u8>>(dims, d)?.into(),
+            Planes::U16(d, dims @ (_, _, 1)) => build::<Luma<u16>>(dims, d)?.into(),
+            Planes::U16(d, dims @ (_, _, 2)) => build::<LumaA<u16>>(dims, d)?.into(),
+            Planes::U16(d, dims @ (_, _, 3)) => build::<Rgb<u16>>(dims, d)?.into(),
+            Planes::U16(d, dims) => build::<Rgba<u16>>(dims, d)?.into(),
+            Planes::F32(d, dims @ (_, _, 3)) => build::<Rgb<f32>>(dims, d)?.into(),
+            Planes::F32(d, dims) => build::<Rgba<f32>>(dims, d)?.into(),
+        })
+    }
+}
+
+/// Divides associated (premultiplied) alpha out of the colour, rounding to the nearest
+/// sample; colour under zero alpha is 0.
+pub fn unpremultiply(image: &mut DynamicImage) {
+    fn integer<const N: usize>(samples: &mut [u8]) {
+        for px in samples.chunks_exact_mut(N) {
+            let a = px[N - 1] as u32;
+            for c in &mut px[..N - 1] {
+                *c = match a {
+                    0 => 0,
+                    a => ((*c as u32 * 255 + a / 2) / a).min(255) as u8,
+                };
+            }
+        }
+    }
+    fn integer16<const N: usize>(samples: &mut [u16]) {
+        for px in samples.chunks_exact_mut(N) {
+            let a = px[N - 1] as u64;
+            for c in &mut px[..N - 1] {
+                *c = match a {
+                    0 => 0,
+                    a => ((*c as u64 * 65535 + a / 2) / a).min(65535) as u16,
+                };
+            }
+        }
+    }
+    match image {
+        DynamicImage::ImageLumaA8(i) => integer::<2>(i),
+        DynamicImage::ImageRgba8(i) => integer::<4>(i),
+        DynamicImage::ImageLumaA16(i) => integer16::<2>(i),
+        DynamicImage::ImageRgba16(i) => integer16::<4>(i),
+        DynamicImage::ImageRgba32F(i) => {
+            for px in i.chunks_exact_mut(4) {
+                let a = px[3];
+                for c in &mut px[..3] {
+                    *c = if a > 0.0 { *c / a } else { 0.0 };
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Cursor;
+    use tiff::encoder::{colortype, TiffEncoder};
+
+    /// A TIFF of `w` × `h` RGB tiles of `t` × `t`, each sample stored in its own plane, as
+    /// libtiff lays it out: the tag set by hand, the tiles written one plane after another.
+    fn planar_tiled(w: u32, h: u32, t: u32, pixel: impl Fn(u32, u32, u32) -> u8) -> Vec<u8> {
+        let mut out = Cursor::new(Vec::new());
+        let mut e = TiffEncoder::new(&mut out).unwrap();
+        let mut dir = e.new_directory().unwrap();
+        let (across, down) = (w.div_ceil(t), h.div_ceil(t));
+        let mut offsets = Vec::new();
+        let mut counts = Vec::new();
+        for plane in 0..3 {
+            for tile in 0..across * down {
+                let (x0, y0) = ((tile % across) * t, (tile / across) * t);
+                let data: Vec<u8> = (0..t * t)
+                    .map(|i| pixel(x0 + i % t, y0 + i / t, plane))
+                    .collect();
+                offsets.push(dir.write_data(&data[..]).unwrap() as u32);
+                counts.push(data.len() as u32);
+            }
+        }
+        dir.write_tag(Tag::ImageWidth, w).unwrap();
+        dir.write_tag(Tag::ImageLength, h).unwrap();
+        dir.write_tag(Tag::BitsPerSample, &[8u16, 8, 8][..])
+            .unwrap();
+        dir.write_tag(Tag::Compression, 1u16).unwrap();
+        dir.write_tag(Tag::PhotometricInterpretation, 2u16).unwrap();
+        dir.write_tag(Tag::SamplesPerPixel, 3u16).unwrap();
+        dir.write_tag(Tag::PlanarConfiguration, 2u16).unwrap();
+        dir.write_tag(Tag::TileWidth, t).unwrap();
+        dir.write_tag(Tag::TileLength, t).unwrap();
+        dir.write_tag(Tag::TileOffsets, &offsets[..]).unwrap();
+        dir.write_tag(Tag::TileByteCounts, &counts[..]).unwrap();
+        dir.finish().unwrap();
+        drop(e);
+        out.into_inner()
+    }
+
+    #[test]
+    fn planar_tiles_are_interleaved_into_the_image() {
+        let pixel = |x: u32, y: u32, p: u32| (x * 3 + y * 7 + p * 50) as u8;
+        let file = planar_tiled(37, 21, 16, pixel);
+        let mut reader = Cursor::new(&file);
+        assert!(Quirks::read(&mut reader).planar_tiles);
+        reader.set_position(0);
+        let image = read_planar_tiles(&mut reader, 1 << 20).unwrap();
+        let rgb = image.as_rgb8().expect("RGB8");
+        for (x, y, px) in rgb.enumerate_pixels() {
+            assert_eq!(
+                px.0,
+                [pixel(x, y, 0), pixel(x, y, 1), pixel(x, y, 2)],
+                "({x}, {y})"
+            );
+        }
+        reader.set_position(0);
+        assert!(
+            read_planar_tiles(&mut reader, 100).is_err(),
+            "over the limit"
+        );
+    }
+
+    #[test]
+    fn associated_alpha_is_divided_out() {
+        let mut image = DynamicImage::from(
+            image::RgbaImage::from_raw(3, 1, vec![50, 100, 0, 128, 0, 0, 0, 0, 255, 255, 255, 255])
+                .unwrap(),
+        );
+        unpremultiply(&mut image);
+        assert_eq!(
+            image.as_bytes(),
+            [100, 199, 0, 128, 0, 0, 0, 0, 255, 255, 255, 255]
+        );
+        let mut gray16 = DynamicImage::from(
+            ImageBuffer::<LumaA<u16>, _>::from_raw(1, 1, vec![16384u16, 32768]).unwrap(),
+        );
+        unpremultiply(&mut gray16);
+        assert_eq!(gray16.as_luma_alpha16().unwrap().as_raw(), &[32768, 32768]);
+    }
+
+    #[test]
+    fn reversed_bits_are_mended_where_they_can_be_and_refused_elsewhere() {
+        let q = Quirks {
+            reversed_bits: true,
+            compression: 1,
+            bits: 16,
+            ..Quirks::default()
+        };
+        assert!(q.refused().is_none());
+        let mut image = DynamicImage::from(
+            ImageBuffer::<Luma<u16>, _>::from_raw(1, 1, vec![0x0180u16]).unwrap(),
+        );
+        q.mend(&mut image);
+        assert_eq!(image.as_luma16().unwrap().as_raw(), &[0x8001]);
+        let fax = Quirks {
+            compression: 4,
+            bits: 1,
+            ..q
+        };
+        assert!(fax.refused().unwrap().contains("FillOrder 2"));
+    }
+}
