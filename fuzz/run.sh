@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 secs=${1:-540}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(decode_blur_encode filter cli_args)
+[ ${#targets[@]} -gt 0 ] || targets=(decode_blur_encode filter cli_args metadata)
 toolchain=+nightly
 rustup run nightly true 2>/dev/null || { toolchain=""; export RUSTC_BOOTSTRAP=1; }
 for t in "${targets[@]}"; do

@@ -43,7 +43,7 @@ pub fn remove_temp_files_on_ctrl_c() {
         for p in pending.iter() {
             let _ = std::fs::remove_file(p);
         }
-        eprintln!("gblur: interrupted");
+        crate::report::diagnostic("gblur: interrupted");
         std::process::exit(130);
     });
 }

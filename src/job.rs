@@ -9,7 +9,7 @@ use crate::gpu::plan::Pipeline;
 use crate::gpu::plan::PipelineChoice;
 use crate::gpu::plan::Upload;
 use crate::mask::{self, MaskOptions, Masked};
-use crate::report::{Backend, ImageSummary, Pass, Report, Stage};
+use crate::report::{diagnostic, Backend, ImageSummary, Pass, Report, Stage};
 use crate::stream::{self, Engine, Opened, Rows, StripJob};
 use crate::work::blur::failure_note;
 use crate::work::edges::{EdgeMode, EdgePlan, Edges};
@@ -255,14 +255,14 @@ fn probe(input: &Path, stdin: Option<&[u8]>) -> Option<Work> {
 /// `--explain`: why this path, on stderr before the work starts.
 fn explain(job: &BlurJob, chosen: &Choice) {
     match &chosen.why {
-        Some(why) => eprintln!("explain: --device auto: {why}"),
-        None => eprintln!(
+        Some(why) => diagnostic(&format!("explain: --device auto: {why}")),
+        None => diagnostic(&format!(
             "explain: --device {} names the path: no prediction",
             job.device
-        ),
+        )),
     }
     for line in &chosen.explain {
-        eprintln!("explain:   {line}");
+        diagnostic(&format!("explain:   {line}"));
     }
 }
 

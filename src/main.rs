@@ -34,7 +34,11 @@ fn main() -> ExitCode {
                 .to_job()
                 .map_err(|e| JobError::Setup(anyhow::anyhow!(e)))
                 .and_then(|job| gblur::job::run(&job.with_progress(!cli.quiet)))
-                .map(|report| gblur::report::emit(&report, cli.blur.settings.json, cli.quiet))
+                .and_then(|report| {
+                    gblur::report::emit(&report, cli.blur.settings.json, cli.quiet).map_err(|e| {
+                        JobError::Failed(anyhow::anyhow!("cannot write the report: {e}"))
+                    })
+                })
         }
     };
     match result {
@@ -51,11 +55,12 @@ fn print(text: &[u8]) -> Result<(), JobError> {
     Ok(())
 }
 
+/// Prints the error (on one line, unless verbose) where stderr takes it, and the exit code.
 fn fail(e: &anyhow::Error, verbose: bool, code: u8) -> ExitCode {
-    if verbose {
-        eprintln!("gblur: {e:?}");
-    } else {
-        eprintln!("gblur: {e:#}");
-    }
+    let text = match verbose {
+        true => format!("gblur: {e:?}"),
+        false => gblur::report::one_line(&format!("gblur: {e:#}")),
+    };
+    gblur::report::diagnostic(&text);
     ExitCode::from(code)
 }

@@ -226,21 +226,44 @@ impl Report {
 
 /// Prints the report: JSON on stdout when asked, the table on stderr unless quiet. A closed
 /// stdout (`| head`) is not an error.
-pub fn emit(report: &Report, json: bool, quiet: bool) {
-    if json {
-        let text = serde_json::to_string_pretty(report).expect("report serialises");
-        let _ = writeln_stdout(&text);
-    }
-    if !quiet {
-        eprint!("{}", report.table());
-    }
+pub fn emit(report: &Report, json: bool, quiet: bool) -> std::io::Result<()> {
+    let json = json.then(|| serde_json::to_string_pretty(report).expect("report serialises"));
+    let table = (!quiet).then(|| report.table());
+    write_out(json.as_deref(), table.as_deref())
 }
 
-fn writeln_stdout(text: &str) -> std::io::Result<()> {
+/// Writes a report: `json` (and a newline) on stdout, `table` on stderr. A report that cannot
+/// be written is an error (the caller exits 1), except a stdout its reader closed (`| head`).
+pub fn write_out(json: Option<&str>, table: Option<&str>) -> std::io::Result<()> {
     use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    writeln!(out, "{text}")?;
-    out.flush()
+    if let Some(text) = json {
+        let mut out = std::io::stdout().lock();
+        let written = writeln!(out, "{text}").and_then(|()| out.flush());
+        match written {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+            other => other?,
+        }
+    }
+    if let Some(text) = table {
+        let mut err = std::io::stderr().lock();
+        err.write_all(text.as_bytes())?;
+        err.flush()?;
+    }
+    Ok(())
+}
+
+/// `text` on one line: a newline (from a file name, or a library's message) would break the
+/// promise that an error is one line, so each is shown as `\n`.
+pub fn one_line(text: &str) -> String {
+    text.replace('\r', "\\r").replace('\n', "\\n")
+}
+
+/// Writes a diagnostic line on stderr where it can; one that cannot be written is dropped,
+/// never a panic (stderr may be a full disk or closed).
+pub fn diagnostic(line: &str) {
+    use std::io::Write;
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(err, "{line}");
 }
 
 /// Progress-bar layout of a benchmark sweep.

@@ -333,16 +333,12 @@ impl Report {
 /// `gblur batch-report DIR`: merges, prints (JSON on stdout when asked, the table on stderr
 /// unless quiet), and fails (exit 1) unless the folder is complete.
 pub fn report(dir: &Path, json: bool, quiet: bool) -> Result<(), JobError> {
-    use std::io::Write as _;
     let records = read_all(dir).map_err(JobError::Setup)?;
     let report = merge(&records);
-    if json {
-        let text = serde_json::to_string_pretty(&report).expect("report serialises");
-        let _ = writeln!(std::io::stdout().lock(), "{text}");
-    }
-    if !quiet {
-        eprint!("{}", report.table());
-    }
+    let json = json.then(|| serde_json::to_string_pretty(&report).expect("report serialises"));
+    let table = (!quiet).then(|| report.table());
+    crate::report::write_out(json.as_deref(), table.as_deref())
+        .map_err(|e| JobError::Failed(anyhow::anyhow!("cannot write the report: {e}")))?;
     if report.complete {
         return Ok(());
     }

@@ -75,7 +75,10 @@ pub fn plan(job: &BatchJob, in_dir: &Path, out_dir: &Path) -> (Vec<Task>, Vec<Fi
         let sniffed = codec::sniff(&input).ok().flatten();
         let Some(in_format) = sniffed else {
             if job.verbose {
-                eprintln!("gblur: {}: not an image, skipped", input.display());
+                crate::report::diagnostic(&format!(
+                    "gblur: {}: not an image, skipped",
+                    input.display()
+                ));
             }
             let mut r = record(Outcome::SkippedNotImage, Path::new(""));
             if entry.metadata().is_ok_and(|m| m.len() == 0) {

@@ -724,9 +724,9 @@ fn stop_device(worker: &Worker, shared: &Shared) -> (String, bool) {
         } else {
             "it takes no more images, the other devices go on"
         };
-        shared
-            .bar
-            .suspend(|| eprintln!("gblur: {who}: the kernels did not build; {now}"));
+        shared.bar.suspend(|| {
+            crate::report::diagnostic(&format!("gblur: {who}: the kernels did not build; {now}"))
+        });
     }
     (format!("the kernels did not build: {then}"), last)
 }

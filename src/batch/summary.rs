@@ -270,14 +270,10 @@ impl Summary {
 /// Prints the summary (JSON on stdout when asked, the table on stderr unless quiet) and turns
 /// failures into the exit status: 1 when any file failed or the batch was interrupted.
 pub fn emit(summary: &Summary, json: bool, quiet: bool) -> Result<(), JobError> {
-    use std::io::Write as _;
-    if json {
-        let text = serde_json::to_string_pretty(summary).expect("summary serialises");
-        let _ = writeln!(std::io::stdout().lock(), "{text}");
-    }
-    if !quiet {
-        eprint!("{}", summary.table());
-    }
+    let json = json.then(|| serde_json::to_string_pretty(summary).expect("summary serialises"));
+    let table = (!quiet).then(|| summary.table());
+    crate::report::write_out(json.as_deref(), table.as_deref())
+        .map_err(|e| JobError::Failed(anyhow::anyhow!("cannot write the summary: {e}")))?;
     if summary.interrupted {
         return Err(JobError::Failed(anyhow::anyhow!(
             "interrupted: {} files not started; every finished output is complete",

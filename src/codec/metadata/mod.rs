@@ -235,3 +235,87 @@ pub fn embed(
     })?;
     Ok((bytes, notes))
 }
+
+/// Runs every metadata parser over `bytes` as if they were each kind of input gblur reads:
+/// an EXIF blob (bare and with JPEG's prefix), an XMP packet, a TIFF, PNG and BMP file's
+/// container, and an encoded file to embed metadata into. None of them may panic, whatever
+/// the bytes (the `metadata` fuzz target and the property test below).
+#[doc(hidden)]
+pub fn parse_all(bytes: &[u8]) {
+    let exif = normalise_exif(bytes.to_vec());
+    let prefixed = normalise_exif([b"Exif\0\0".as_slice(), bytes].concat());
+    let _ = exif_orientation(bytes);
+    let _ = xmp::orientation(bytes);
+    let _ = xmp::for_output(bytes, (3, 5));
+    let mut from = Vec::new();
+    for format in [ImageFormat::Tiff, ImageFormat::Png, ImageFormat::Bmp] {
+        from.push(read_container(format, &mut std::io::Cursor::new(bytes)));
+    }
+    let meta = Metadata {
+        exif: exif.or(prefixed),
+        xmp: Some(bytes.to_vec()),
+        ..Metadata::default()
+    };
+    let _ = for_output(&meta, (7, 9));
+    let path = Path::new("fuzz");
+    for format in [
+        ImageFormat::Jpeg,
+        ImageFormat::Png,
+        ImageFormat::WebP,
+        ImageFormat::Tiff,
+    ] {
+        let _ = embed(bytes.to_vec(), format, &meta, (2, 2), path);
+    }
+    if let Some(exif) = from.into_iter().find_map(|f| f.exif) {
+        let _ = tiff::merge(bytes.to_vec(), Some(&exif), None, &mut Vec::new());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Starts that lead the parsers past their first check: TIFF headers (classic and
+    /// BigTIFF, both byte orders), JPEG's EXIF prefix, PNG's and BMP's signatures.
+    const STARTS: [&[u8]; 8] = [
+        b"II*\0",
+        b"MM\0*",
+        b"II+\0\x08\0\0\0",
+        b"MM\0+\0\x08\0\0",
+        b"Exif\0\0II*\0",
+        b"\x89PNG\r\n\x1a\n",
+        b"BM",
+        b"",
+    ];
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(4000))]
+        /// Arbitrary bytes behind each start never panic a parser (a short EXIF block once
+        /// did: seven bytes after `Exif\0\0`).
+        #[test]
+        fn no_parser_panics_on_arbitrary_bytes(
+            start in 0usize..STARTS.len(),
+            tail in prop::collection::vec(any::<u8>(), 0..96),
+            small in prop::collection::vec(0u8..12, 0..64),
+        ) {
+            let mut bytes = STARTS[start].to_vec();
+            bytes.extend_from_slice(&tail);
+            parse_all(&bytes);
+            // Small numbers make offsets and counts that point inside the blob.
+            let mut near = STARTS[start].to_vec();
+            near.extend_from_slice(&small);
+            parse_all(&near);
+        }
+    }
+
+    #[test]
+    fn a_short_exif_block_is_left_out_not_a_panic() {
+        // Up to a whole 8-byte TIFF header, whose first directory lies past the end.
+        for len in 0..=8 {
+            let blob = b"Exif\0\0II*\0\x08\0\0\0"[..6 + len].to_vec();
+            assert_eq!(normalise_exif(blob.clone()), None, "{len} bytes");
+            parse_all(&blob);
+        }
+    }
+}
