@@ -201,7 +201,7 @@ fn jpegs_it_does_not_stream_are_refused_in_one_line() {
     let cases = [
         (path("rgba.png"), "alpha go to JPEG"),
         (path("rgb16.png"), "16-bit samples"),
-        (turned.clone(), "EXIF orientation"),
+        (turned.clone(), "its orientation turns the image"),
     ];
     for (input, says) in &cases {
         assert_refused(input, &path("out.jpg"), &["--device", "rust"], says);

@@ -222,17 +222,22 @@ fn decode_other<R: BufRead + Seek>(
     };
     let limit = max_memory_mib.saturating_mul(1 << 20);
     let map = |e: ImageError| image_error(path, e, max_memory_mib);
-    let (decoder, meta) = open_decoder(path, reader, format, max_memory_mib)?;
-    let mut image = match &quirks {
-        Some(q) if q.planar_tiles => {
-            drop(decoder);
+    let (mut image, meta) = match &quirks {
+        Some(q) if q.own_decode() => {
+            let from_file = metadata::read_container(format, reader);
+            let meta = metadata::Metadata::read(None, from_file).map_err(map)?;
             rewind(reader)?;
-            tiff::read_planar_tiles(reader, limit).map_err(|detail| ImageIoError::Decode {
-                path: path.into(),
-                detail,
-            })?
+            let image =
+                tiff::read_image(reader, q, limit).map_err(|detail| ImageIoError::Decode {
+                    path: path.into(),
+                    detail,
+                })?;
+            (image, meta)
         }
-        _ => DynamicImage::from_decoder(decoder).map_err(map)?,
+        _ => {
+            let (decoder, meta) = open_decoder(path, reader, format, max_memory_mib)?;
+            (DynamicImage::from_decoder(decoder).map_err(map)?, meta)
+        }
     };
     if let Some(q) = &quirks {
         q.mend(&mut image);
@@ -284,7 +289,7 @@ fn open_decoder<'a, R: BufRead + Seek>(
             detail: format!("the image has no pixels ({w} × {h})"),
         });
     }
-    let meta = metadata::Metadata::read(&mut decoder, from_file).map_err(map)?;
+    let meta = metadata::Metadata::read(Some(&mut decoder), from_file).map_err(map)?;
     Ok((decoder, meta))
 }
 

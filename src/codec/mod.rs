@@ -11,14 +11,13 @@ pub mod jpeg;
 pub mod metadata;
 pub mod png;
 pub mod read;
-mod tiff;
+pub mod tiff;
 
 pub use decode::{decode, decode_bytes, decode_jpeg_planes, recognise, DecodedFile};
 pub use read::sniff;
 
 use image::codecs::jpeg::JpegEncoder;
 use image::codecs::png::{CompressionType, FilterType, PngEncoder};
-use image::codecs::tiff::TiffEncoder;
 use image::codecs::webp::WebPEncoder;
 use image::{ColorType, DynamicImage, ImageEncoder, ImageError, ImageFormat};
 use std::io::{self, Cursor, Write};
@@ -107,7 +106,9 @@ fn writable(format: ImageFormat) -> &'static [ColorType] {
     match format {
         ImageFormat::Png => &[L8, La8, Rgb8, Rgba8, L16, La16, Rgb16, Rgba16],
         ImageFormat::Jpeg => &[L8, Rgb8],
-        ImageFormat::Tiff => &[L8, Rgb8, Rgba8, L16, Rgb16, Rgba16, Rgb32F, Rgba32F],
+        ImageFormat::Tiff => &[
+            L8, La8, Rgb8, Rgba8, L16, La16, Rgb16, Rgba16, Rgb32F, Rgba32F,
+        ],
         ImageFormat::WebP | ImageFormat::Bmp | ImageFormat::Tga => &[L8, La8, Rgb8, Rgba8],
         ImageFormat::Gif | ImageFormat::Qoi => &[Rgb8, Rgba8],
         ImageFormat::OpenExr => &[Rgb32F, Rgba32F],
@@ -233,8 +234,8 @@ pub fn encode(
 }
 
 /// gblur's own encoders, where they take the image: PNG (filtered and compressed in stripes
-/// on every core, or streamed at `fast`) and 8-bit gray or RGB JPEG (stripes joined by
-/// restart markers). None for everything else.
+/// on every core, or streamed at `fast`), 8-bit gray or RGB JPEG (stripes joined by restart
+/// markers) and TIFF (`tiff::write`). None for everything else.
 fn encode_own(
     image: &DynamicImage,
     format: ImageFormat,
@@ -247,6 +248,7 @@ fn encode_own(
             CompressionType::Best => png::encode(image, 9, icc),
             _ => png::encode(image, 6, icc),
         },
+        (ImageFormat::Tiff, _) => tiff::encode(image, icc),
         (ImageFormat::Jpeg, DynamicImage::ImageLuma8(_) | DynamicImage::ImageRgb8(_)) => {
             let color = match image {
                 DynamicImage::ImageLuma8(_) => jpeg::JpegColor::Gray,
@@ -304,7 +306,6 @@ fn encode_with_image_crate(
             image,
         ),
         ImageFormat::WebP => with_icc(WebPEncoder::new_lossless(&mut out), icc, &mut note, image),
-        ImageFormat::Tiff => with_icc(TiffEncoder::new(&mut out), icc, &mut note, image),
         other => {
             if icc.is_some() {
                 note = Some(format!(
@@ -415,7 +416,7 @@ mod tests {
         );
         assert_eq!(
             output_color(ColorType::La8, ImageFormat::Tiff),
-            (ColorType::Rgba8, None)
+            (ColorType::La8, None)
         );
         assert_eq!(
             output_color(ColorType::Rgb8, ImageFormat::OpenExr),

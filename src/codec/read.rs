@@ -154,7 +154,7 @@ fn in_memory(
     if bytes.is_empty() {
         return Err(ImageIoError::Decode {
             path: name.into(),
-            detail: "the input is empty (0 bytes read)".into(),
+            detail: "the input is empty (0 bytes)".into(),
         });
     }
     bytes.shrink_to_fit();

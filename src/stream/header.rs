@@ -50,7 +50,7 @@ pub fn read<D: ImageDecoder>(
     let from_file = metadata::read_container(format, &mut file);
     file.rewind().map_err(open_error(path))?;
     let mut head = decoder(file).map_err(|e| decode_error(path, e))?;
-    let meta = Metadata::read(&mut head, from_file).map_err(|e| decode_error(path, e))?;
+    let meta = Metadata::read(Some(&mut head), from_file).map_err(|e| decode_error(path, e))?;
     if meta.orientation.is_some() {
         return Ok(Err("its orientation turns the image".into()));
     }

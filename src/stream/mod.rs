@@ -162,9 +162,7 @@ fn open_rows(
     }
     if output == ImageFormat::Tiff {
         let meta = &rows.header().meta;
-        let why = if rows.color().channel_count() == 2 {
-            Some("gray with alpha goes to TIFF through the whole-image path")
-        } else if meta.exif.is_some() || meta.xmp.is_some() {
+        let why = if meta.exif.is_some() || meta.xmp.is_some() {
             Some("its EXIF or XMP goes to TIFF through the whole-image path")
         } else {
             None
@@ -656,12 +654,13 @@ fn encode_rows<T: StreamSample>(
     let size = (width, height);
     let busy = match job.format {
         ImageFormat::Tiff => {
-            let header = tiff_out::TiffHeader {
-                size,
-                channels: color.channel_count() as usize,
+            let layout = crate::codec::tiff::write::Layout {
+                width,
+                height,
+                channels: color.channel_count() as u16,
                 icc: meta.icc.as_deref(),
             };
-            tiff_out::write::<T>(job.output, header, rows)
+            tiff_out::write::<T>(job.output, layout, rows)
         }
         ImageFormat::Jpeg => {
             let color = match color.channel_count() {

@@ -70,14 +70,19 @@ impl Metadata {
         }
     }
 
-    /// Reads what `decoder` offers, and what `read_container` gathered from the file (which
-    /// `image` reads for no format where it reads the same kind itself, but a PNG's eXIf
-    /// chunk comes before a legacy text chunk). An unreadable ICC profile fails the decode
-    /// (as it always has); unreadable EXIF or XMP is left out and noted.
-    pub fn read(decoder: &mut impl ImageDecoder, file: FromFile) -> image::ImageResult<Metadata> {
-        let icc = match file.icc {
-            Some(icc) => Some(icc),
-            None => decoder.icc_profile()?,
+    /// Reads what `decoder` offers (where the `image` crate decodes the file), and what
+    /// `read_container` gathered from the file (which `image` reads for no format where it
+    /// reads the same kind itself, but a PNG's eXIf chunk comes before a legacy text chunk).
+    /// An unreadable ICC profile fails the decode (as it always has); unreadable EXIF or XMP
+    /// is left out and noted.
+    pub fn read(
+        mut decoder: Option<&mut dyn ImageDecoder>,
+        file: FromFile,
+    ) -> image::ImageResult<Metadata> {
+        let icc = match (file.icc, &mut decoder) {
+            (Some(icc), _) => Some(icc),
+            (None, Some(d)) => d.icc_profile()?,
+            (None, None) => None,
         };
         let mut unread = Vec::new();
         let mut kept = |what: &str, read: image::ImageResult<Option<Vec<u8>>>| {
@@ -89,11 +94,15 @@ impl Metadata {
                 None
             })
         };
-        let exif = kept("EXIF", decoder.exif_metadata()).or(file.exif);
-        let xmp = match file.xmp {
-            Some(xmp) => Some(xmp),
-            None if file.xmp_read => None,
-            None => kept("XMP", decoder.xmp_metadata()),
+        let exif = match &mut decoder {
+            Some(d) => kept("EXIF", d.exif_metadata()),
+            None => None,
+        };
+        let exif = exif.or(file.exif);
+        let xmp = match (file.xmp, decoder) {
+            (Some(xmp), _) => Some(xmp),
+            (None, Some(d)) if !file.xmp_read => kept("XMP", d.xmp_metadata()),
+            (None, _) => None,
         };
         let xmp = xmp.filter(|x| !x.is_empty());
         let exif = exif.and_then(|b| {

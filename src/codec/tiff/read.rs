@@ -1,8 +1,9 @@
-//! What gblur reads itself, or mends, in TIFF files the `image` crate's decoder gets wrong:
-//! tiled files with separate planes (PlanarConfiguration 2, which the `tiff` crate asserts on
-//! when asked for the whole image, but reads a tile at a time), samples stored with their bits
-//! in reverse order (FillOrder 2), and associated (premultiplied) alpha, which the decoder
-//! hands over as if it were straight.
+//! What gblur reads itself, or mends, in TIFF files the `image` crate's decoder gets wrong or
+//! cannot read: tiled files with separate planes (PlanarConfiguration 2, which the `tiff`
+//! crate asserts on when asked for the whole image, but reads a tile at a time), gray with
+//! alpha (which `image` refuses as "multiband"), samples stored with their bits in reverse
+//! order (FillOrder 2), and associated (premultiplied) alpha, which the decoder hands over as
+//! if it were straight.
 
 use image::{DynamicImage, ImageBuffer, Luma, LumaA, Pixel, Rgb, Rgba};
 use std::io::{BufRead, Seek};
@@ -15,6 +16,10 @@ use tiff::ColorType as TiffColor;
 pub struct Quirks {
     /// Tiles with each sample in a plane of its own.
     pub planar_tiles: bool,
+    /// Each sample in a plane of its own (tiles or strips).
+    planar: bool,
+    /// Gray (black is zero) with an alpha sample, associated or not.
+    pub gray_alpha: bool,
     /// FillOrder 2: the bits of every byte are stored least significant first.
     reversed_bits: bool,
     /// Compression (1: none) and bits per sample, for what reversed bits can be mended in.
@@ -34,12 +39,23 @@ impl Quirks {
         let reversed_bits = tag(Tag::FillOrder) == Some(2);
         let compression = tag(Tag::Compression).unwrap_or(1);
         let bits = tag(Tag::BitsPerSample).unwrap_or(1);
+        let gray = tag(Tag::PhotometricInterpretation) == Some(1);
+        let two = tag(Tag::SamplesPerPixel) == Some(2);
+        let alpha = matches!(tag(Tag::ExtraSamples), Some(1 | 2));
         Quirks {
             planar_tiles: planar && d.get_chunk_type() == ChunkType::Tile,
+            planar,
+            gray_alpha: gray && two && alpha,
             reversed_bits,
             compression,
             bits,
         }
+    }
+
+    /// Whether gblur reads the file itself, with the `tiff` crate (`read_image`): the
+    /// `image` crate cannot.
+    pub fn own_decode(&self) -> bool {
+        self.planar_tiles || self.gray_alpha
     }
 
     /// Why gblur does not read the file, where a quirk makes its pixels wrong otherwise.
@@ -94,12 +110,32 @@ impl Quirks {
     }
 }
 
-/// A tiled TIFF with separate planes, read a tile at a time and interleaved: 1 to 4 samples
-/// of 8 or 16 bits or 32-bit float, at most `max_bytes` of pixels.
-pub fn read_planar_tiles<R: BufRead + Seek>(
+/// A TIFF the `image` crate does not read (`Quirks::own_decode`), read with the `tiff` crate:
+/// tiled planes interleaved, or gray with alpha; at most `max_bytes` of pixels.
+pub fn read_image<R: BufRead + Seek>(
     reader: &mut R,
+    quirks: &Quirks,
     max_bytes: u64,
 ) -> Result<DynamicImage, String> {
+    if quirks.planar {
+        return read_planar(reader, max_bytes);
+    }
+    let e = |e: tiff::TiffError| e.to_string();
+    let mut limits = Limits::default();
+    limits.decoding_buffer_size = usize::try_from(max_bytes).unwrap_or(usize::MAX);
+    let mut d = Decoder::new(reader).map_err(e)?.with_limits(limits);
+    let (w, h) = d.dimensions().map_err(e)?;
+    let image = match d.read_image().map_err(e)? {
+        DecodingResult::U8(v) => ImageBuffer::<LumaA<u8>, _>::from_raw(w, h, v).map(Into::into),
+        DecodingResult::U16(v) => ImageBuffer::<LumaA<u16>, _>::from_raw(w, h, v).map(Into::into),
+        _ => return Err("gray with alpha of a sample type gblur does not read".into()),
+    };
+    image.ok_or_else(|| "fewer samples than the image's size".into())
+}
+
+/// A TIFF with separate planes, read a tile or strip at a time and interleaved: 1 to 4
+/// samples of 8 or 16 bits or 32-bit float, at most `max_bytes` of pixels.
+fn read_planar<R: BufRead + Seek>(reader: &mut R, max_bytes: u64) -> Result<DynamicImage, String> {
     let e = |e: tiff::TiffError| e.to_string();
     let mut limits = Limits::default();
     limits.decoding_buffer_size = usize::try_from(max_bytes).unwrap_or(usize::MAX);
@@ -111,6 +147,11 @@ pub fn read_planar_tiles<R: BufRead + Seek>(
         TiffColor::GrayA(b) => (2, b),
         TiffColor::RGB(b) => (3, b),
         TiffColor::RGBA(b) => (4, b),
+        // Gray with alpha (`Quirks::gray_alpha`).
+        TiffColor::Multiband {
+            bit_depth,
+            num_samples: 2,
+        } => (2, bit_depth),
         other => {
             return Err(format!(
                 "separate planes of {other:?}, which gblur does not read"
@@ -129,8 +170,12 @@ pub fn read_planar_tiles<R: BufRead + Seek>(
     }
     let (across, down) = (w.div_ceil(tw), h.div_ceil(th));
     let per_plane = across * down;
-    if d.tile_count().map_err(e)? != per_plane * samples {
-        return Err("its tile count does not match its size and planes".into());
+    let chunks = match d.get_chunk_type() {
+        ChunkType::Tile => d.tile_count(),
+        ChunkType::Strip => d.strip_count(),
+    };
+    if chunks.map_err(e)? != per_plane * samples {
+        return Err("its tile or strip count does not match its size and planes".into());
     }
     let float = d.find_tag_unsigned::<u16>(Tag::SampleFormat).ok().flatten() == Some(3);
     let mut planes = Planes::new(bits, float, w, h, samples)?;
@@ -324,7 +369,9 @@ mod tests {
         let mut reader = Cursor::new(&file);
         assert!(Quirks::read(&mut reader).planar_tiles);
         reader.set_position(0);
-        let image = read_planar_tiles(&mut reader, 1 << 20).unwrap();
+        let quirks = Quirks::read(&mut reader);
+        reader.set_position(0);
+        let image = read_image(&mut reader, &quirks, 1 << 20).unwrap();
         let rgb = image.as_rgb8().expect("RGB8");
         for (x, y, px) in rgb.enumerate_pixels() {
             assert_eq!(

@@ -1,0 +1,259 @@
+//! Writing a TIFF in strips of whole rows, for the whole-image encoder and the strip engine
+//! alike: gray, gray with alpha, RGB and RGBA, 8 or 16 bits or 32-bit float, uncompressed,
+//! classic or BigTIFF. Every tag is gblur's choice: alpha is declared unassociated
+//! (ExtraSamples 2, as gblur writes straight alpha), and no Predictor tag is written for data
+//! that is not compressed. Readers that follow the baseline need the resolution tags: 1 pixel
+//! per unit, no unit, as the `tiff` crate's own image encoder writes them.
+
+use std::io::{Seek, Write};
+use tiff::encoder::{Rational, TiffEncoder, TiffKind};
+use tiff::tags::Tag;
+use tiff::TiffResult;
+
+/// A sample type a TIFF holds, written in the machine's byte order (which the `tiff` crate's
+/// header announces).
+pub trait Sample: Copy + 'static {
+    const BITS: u16;
+    /// SampleFormat: 1 unsigned integer, 3 IEEE float.
+    const FORMAT: u16;
+    /// The samples' bytes, as they lie in memory.
+    fn bytes(samples: &[Self]) -> &[u8];
+}
+
+macro_rules! sample {
+    ($t:ty, $bits:expr, $format:expr) => {
+        impl Sample for $t {
+            const BITS: u16 = $bits;
+            const FORMAT: u16 = $format;
+            fn bytes(samples: &[Self]) -> &[u8] {
+                // SAFETY: a slice of plain numbers viewed as its bytes: every byte is
+                // initialised, u8 has no alignment, and the length is the slice's size.
+                unsafe {
+                    std::slice::from_raw_parts(
+                        samples.as_ptr().cast::<u8>(),
+                        std::mem::size_of_val(samples),
+                    )
+                }
+            }
+        }
+    };
+}
+
+sample!(u8, 8, 1);
+sample!(u16, 16, 1);
+sample!(f32, 32, 3);
+
+/// What the image is: its size, samples per pixel (1 gray, 2 gray + alpha, 3 RGB, 4 RGBA)
+/// and ICC profile.
+#[derive(Clone, Copy, Debug)]
+pub struct Layout<'a> {
+    pub width: u32,
+    pub height: u32,
+    pub channels: u16,
+    pub icc: Option<&'a [u8]>,
+}
+
+impl Layout<'_> {
+    /// Samples in a row.
+    pub fn row(&self) -> usize {
+        self.width as usize * self.channels as usize
+    }
+
+    /// Rows per strip for strips of about `bytes` bytes of `T` samples.
+    pub fn rows_per_strip<T>(&self, bytes: u64) -> u32 {
+        let row_bytes = (self.row() * std::mem::size_of::<T>()) as u64;
+        (bytes / row_bytes.max(1)).clamp(1, self.height.max(1) as u64) as u32
+    }
+}
+
+/// The strips of one image being written into a TIFF: each strip's samples go into the file
+/// as they come (`write`), and the directory (tags, strip offsets) after the last (`finish`).
+pub struct Strips<'a, W: Write + Seek, K: TiffKind, T> {
+    dir: tiff::encoder::DirectoryEncoder<'a, W, K>,
+    layout: Layout<'a>,
+    rows_per_strip: u32,
+    offsets: Vec<K::OffsetType>,
+    counts: Vec<K::OffsetType>,
+    rows_done: u32,
+    sample: std::marker::PhantomData<T>,
+}
+
+impl<'a, W: Write + Seek, K: TiffKind, T: Sample> Strips<'a, W, K, T> {
+    /// Starts an image in `encoder`, to be written in strips of `rows_per_strip` rows.
+    pub fn new(
+        encoder: &'a mut TiffEncoder<W, K>,
+        layout: Layout<'a>,
+        rows_per_strip: u32,
+    ) -> TiffResult<Self> {
+        let dir = encoder.image_directory()?;
+        Ok(Strips {
+            dir,
+            layout,
+            rows_per_strip: rows_per_strip.clamp(1, layout.height.max(1)),
+            offsets: Vec::new(),
+            counts: Vec::new(),
+            rows_done: 0,
+            sample: std::marker::PhantomData,
+        })
+    }
+
+    /// Rows per strip.
+    pub fn rows_per_strip(&self) -> u32 {
+        self.rows_per_strip
+    }
+
+    /// Samples in the next strip (0 once every row is written).
+    pub fn next_strip_samples(&self) -> usize {
+        let rows = self.rows_per_strip.min(self.layout.height - self.rows_done);
+        rows as usize * self.layout.row()
+    }
+
+    /// Writes the next strip: `next_strip_samples` samples.
+    pub fn write(&mut self, strip: &[T]) -> TiffResult<()> {
+        let expected = self.next_strip_samples();
+        if strip.len() != expected || expected == 0 {
+            return Err(std::io::Error::other(format!(
+                "a strip of {} samples where {expected} were due",
+                strip.len()
+            ))
+            .into());
+        }
+        let offset = self.dir.write_data(T::bytes(strip))?;
+        let bytes = std::mem::size_of_val(strip) as u64;
+        self.offsets.push(K::convert_offset(offset)?);
+        self.counts.push(K::convert_offset(bytes)?);
+        self.rows_done += (strip.len() / self.layout.row()) as u32;
+        Ok(())
+    }
+
+    /// Rows written so far.
+    pub fn rows_done(&self) -> u32 {
+        self.rows_done
+    }
+
+    /// Writes the directory. An error where rows are missing.
+    pub fn finish(mut self) -> TiffResult<()> {
+        let l = self.layout;
+        if self.rows_done != l.height {
+            return Err(std::io::Error::other(format!(
+                "{} of {} rows written",
+                self.rows_done, l.height
+            ))
+            .into());
+        }
+        let n = l.channels as usize;
+        let d = &mut self.dir;
+        d.write_tag(Tag::ImageWidth, l.width)?;
+        d.write_tag(Tag::ImageLength, l.height)?;
+        d.write_tag(Tag::BitsPerSample, &vec![T::BITS; n][..])?;
+        d.write_tag(Tag::Compression, 1u16)?;
+        // BlackIsZero for gray, RGB for colour.
+        let photometric: u16 = if n <= 2 { 1 } else { 2 };
+        d.write_tag(Tag::PhotometricInterpretation, photometric)?;
+        d.write_tag(Tag::StripOffsets, K::convert_slice(&self.offsets))?;
+        d.write_tag(Tag::SamplesPerPixel, l.channels)?;
+        d.write_tag(Tag::RowsPerStrip, self.rows_per_strip)?;
+        d.write_tag(Tag::StripByteCounts, K::convert_slice(&self.counts))?;
+        d.write_tag(Tag::XResolution, Rational { n: 1, d: 1 })?;
+        d.write_tag(Tag::YResolution, Rational { n: 1, d: 1 })?;
+        d.write_tag(Tag::PlanarConfiguration, 1u16)?;
+        // ResolutionUnit: none.
+        d.write_tag(Tag::ResolutionUnit, 1u16)?;
+        if n == 2 || n == 4 {
+            // Unassociated alpha: the colour is not premultiplied.
+            d.write_tag(Tag::ExtraSamples, 2u16)?;
+        }
+        d.write_tag(Tag::SampleFormat, &vec![T::FORMAT; n][..])?;
+        if let Some(icc) = l.icc {
+            d.write_tag(Tag::IccProfile, icc)?;
+        }
+        self.dir.finish()
+    }
+}
+
+/// Pixel bytes above which a TIFF is written as BigTIFF: a classic TIFF's offsets are 32-bit,
+/// and the directory and tags come after the pixels.
+pub const BIG_OVER: u64 = (4 << 30) - (16 << 20);
+
+/// Strip size the whole-image encoder aims at: large enough that the per-strip tags stay
+/// small, small enough that readers holding a strip hold little.
+pub const STRIP_BYTES: u64 = 1 << 20;
+
+/// A whole image of `T` samples, `layout` as it says, as a TIFF file in memory.
+pub fn encode<T: Sample>(samples: &[T], layout: Layout) -> TiffResult<Vec<u8>> {
+    let mut out = std::io::Cursor::new(Vec::new());
+    let pixel_bytes = std::mem::size_of_val(samples) as u64;
+    if pixel_bytes > BIG_OVER {
+        let mut e = TiffEncoder::new_big(&mut out)?;
+        write_whole(&mut e, samples, layout)?;
+    } else {
+        let mut e = TiffEncoder::new(&mut out)?;
+        write_whole(&mut e, samples, layout)?;
+    }
+    Ok(out.into_inner())
+}
+
+fn write_whole<W: Write + Seek, K: TiffKind, T: Sample>(
+    e: &mut TiffEncoder<W, K>,
+    samples: &[T],
+    layout: Layout,
+) -> TiffResult<()> {
+    let rows = layout.rows_per_strip::<T>(STRIP_BYTES);
+    let mut strips = Strips::<W, K, T>::new(e, layout, rows)?;
+    for strip in samples.chunks(rows as usize * layout.row()) {
+        strips.write(strip)?;
+    }
+    strips.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tiff::decoder::{Decoder, DecodingResult};
+
+    #[test]
+    fn gray_alpha_is_written_with_unassociated_alpha_and_no_predictor() {
+        let samples: Vec<u16> = (0..5 * 3 * 2).map(|i| i * 1000).collect();
+        let layout = Layout {
+            width: 5,
+            height: 3,
+            channels: 2,
+            icc: Some(b"profile"),
+        };
+        // Strips of one row, so that there are several.
+        let mut out = std::io::Cursor::new(Vec::new());
+        let mut e = TiffEncoder::new(&mut out).unwrap();
+        let mut strips = Strips::<_, _, u16>::new(&mut e, layout, 1).unwrap();
+        for row in samples.chunks(10) {
+            strips.write(row).unwrap();
+        }
+        strips.finish().unwrap();
+        drop(e);
+        let file = out.into_inner();
+        let mut d = Decoder::new(std::io::Cursor::new(&file)).unwrap();
+        assert_eq!(d.dimensions().unwrap(), (5, 3));
+        assert_eq!(d.get_tag_u32(Tag::ExtraSamples).unwrap(), 2);
+        assert!(d.find_tag(Tag::Predictor).unwrap().is_none());
+        assert_eq!(d.get_tag_u8_vec(Tag::IccProfile).unwrap(), b"profile");
+        match d.read_image().unwrap() {
+            DecodingResult::U16(v) => assert_eq!(v, samples),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn strips_must_come_whole_and_all() {
+        let layout = Layout {
+            width: 4,
+            height: 2,
+            channels: 3,
+            icc: None,
+        };
+        let mut out = std::io::Cursor::new(Vec::new());
+        let mut e = TiffEncoder::new(&mut out).unwrap();
+        let mut strips = Strips::<_, _, u8>::new(&mut e, layout, 1).unwrap();
+        assert!(strips.write(&[0; 5]).is_err());
+        strips.write(&[0; 12]).unwrap();
+        assert!(strips.finish().is_err(), "a row is missing");
+    }
+}
