@@ -324,14 +324,14 @@ pub fn unpremultiply(image: &mut DynamicImage) {
 mod tests {
     use super::*;
     use std::io::Cursor;
-    use tiff::encoder::{colortype, TiffEncoder};
+    use tiff::encoder::TiffEncoder;
 
     /// A TIFF of `w` × `h` RGB tiles of `t` × `t`, each sample stored in its own plane, as
     /// libtiff lays it out: the tag set by hand, the tiles written one plane after another.
     fn planar_tiled(w: u32, h: u32, t: u32, pixel: impl Fn(u32, u32, u32) -> u8) -> Vec<u8> {
         let mut out = Cursor::new(Vec::new());
         let mut e = TiffEncoder::new(&mut out).unwrap();
-        let mut dir = e.new_directory().unwrap();
+        let mut dir = e.image_directory().unwrap();
         let (across, down) = (w.div_ceil(t), h.div_ceil(t));
         let mut offsets = Vec::new();
         let mut counts = Vec::new();
@@ -382,7 +382,7 @@ mod tests {
         }
         reader.set_position(0);
         assert!(
-            read_planar_tiles(&mut reader, 100).is_err(),
+            read_image(&mut reader, &quirks, 100).is_err(),
             "over the limit"
         );
     }
