@@ -35,6 +35,16 @@ fn lock() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
     WRITING.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// Removes the temporary files being written, without waiting for a lock another thread may
+/// hold: for a process that is about to end (memory ran out).
+pub fn remove_temp_files() {
+    if let Ok(pending) = WRITING.try_lock() {
+        for p in pending.iter() {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+}
+
 /// Installs the handler (once per process; a second call changes nothing).
 pub fn remove_temp_files_on_ctrl_c() {
     let _ = ctrlc::set_handler(|| {

@@ -268,6 +268,7 @@ fn explain(job: &BlurJob, chosen: &Choice) {
 
 pub fn run(job: &BlurJob) -> Result<Report, JobError> {
     let t_total = Instant::now();
+    crate::memory::set_subject(stdio_name(&job.input, "stdin"));
     let out_format = output_format(job)?;
     let mut passes = Vec::new();
     let stdin = read_in_memory(job, &mut passes)?;
@@ -567,6 +568,7 @@ fn finish(
         format: out_format,
         encode: job.encode,
         metadata: job.metadata,
+        replace: codec::Replace::Any,
     };
     let out_color = save(loaded, output, &mut passes, &mut notes).map_err(JobError::failed)?;
 

@@ -20,6 +20,7 @@ pub mod gpu;
 pub mod interrupt;
 pub mod job;
 pub mod mask;
+pub mod memory;
 pub mod pixels;
 pub mod report;
 pub mod stream;

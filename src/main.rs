@@ -7,6 +7,10 @@ use gblur::cli::{Cli, Command};
 use gblur::job::JobError;
 use std::process::ExitCode;
 
+/// An allocation that fails is a one-line error, not an abort (`gblur::memory`).
+#[global_allocator]
+static ALLOCATOR: gblur::memory::ReportingAllocator = gblur::memory::ReportingAllocator;
+
 /// 0: done; 1: the blur failed (bad input, device failure); 2: usage or set-up error.
 fn main() -> ExitCode {
     let cli = Cli::parse();

@@ -167,17 +167,21 @@ fn same_folder_needs_in_place_and_then_replaces_atomically() {
         .code(2)
         .stderr(predicates::str::contains("--in-place"));
     let before = std::fs::read(input.path().join("gray.png")).unwrap();
-    let names = files_under(input.path());
+    let mut names = files_under(input.path());
     let v = batch(&["--in-place"], input.path(), input.path(), 1);
     assert_eq!(v["blurred"], 5);
-    assert_ne!(
-        std::fs::read(input.path().join("gray.png")).unwrap(),
-        before
-    );
+    let blurred = std::fs::read(input.path().join("gray.png")).unwrap();
+    assert_ne!(blurred, before);
+    // No temporary file; the journal of what was replaced, beside the inputs.
+    names.insert(".gblur-in-place-1-of-1.journal".into());
+    assert_eq!(files_under(input.path()), names);
+    // A second run blurs nothing twice: every file is in the journal, unchanged since.
+    let again = batch(&["--in-place"], input.path(), input.path(), 1);
+    assert_eq!(again["blurred"], 0);
+    assert_eq!(again["skipped_existing"], 5);
     assert_eq!(
-        files_under(input.path()),
-        names,
-        "no temporary or extra files"
+        std::fs::read(input.path().join("gray.png")).unwrap(),
+        blurred
     );
 }
 

@@ -3,6 +3,7 @@
 //! the whole folder is done: every shard present, every file in exactly one of them, each
 //! finished file's output on disk, no failure.
 
+use super::names;
 use super::summary::{Outcome, Summary};
 use crate::codec;
 use crate::job::JobError;
@@ -10,7 +11,8 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// One file a shard owns: its path relative to IN_DIR and what became of it.
+/// One file a shard owns: its path relative to IN_DIR and what became of it. Paths are kept
+/// as `names::escape` writes them: exactly, on one line.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct ShardFile {
     pub path: String,
@@ -50,17 +52,14 @@ impl ShardSummary {
     /// Shard `(k, n)`'s record of `summary`, with paths relative to `in_dir`.
     pub fn of(summary: &Summary, (k, n): (usize, usize), in_dir: &Path, out_dir: &Path) -> Self {
         let rel = |p: &str| {
-            let p = Path::new(p);
-            p.strip_prefix(in_dir)
-                .unwrap_or(p)
-                .to_string_lossy()
-                .replace('\\', "/")
+            let p = names::unescape(p);
+            names::escape(p.strip_prefix(in_dir).unwrap_or(&p))
         };
         ShardSummary {
             shard: k,
             shards: n,
-            in_dir: in_dir.display().to_string(),
-            out_dir: out_dir.display().to_string(),
+            in_dir: names::escape(in_dir),
+            out_dir: names::escape(out_dir),
             blurred: summary.blurred,
             skipped_existing: summary.skipped_existing,
             skipped_not_image: summary.skipped_not_image,
@@ -89,7 +88,7 @@ impl ShardSummary {
             .map_err(|e| anyhow::anyhow!("{}: cannot create: {e}", dir.display()))?;
         let path = dir.join(file_name(self.shard, self.shards));
         let text = serde_json::to_string_pretty(self).expect("shard summary serialises");
-        codec::write_atomic(&path, format!("{text}\n").as_bytes())?;
+        codec::write_atomic(&path, format!("{text}\n").as_bytes(), codec::Replace::Any)?;
         Ok(path)
     }
 }
@@ -243,7 +242,7 @@ pub fn merge(records: &[ShardSummary]) -> Report {
                 }),
             }
             let finished = matches!(f.outcome, Outcome::Blurred | Outcome::SkippedExisting);
-            if finished && !Path::new(&f.output).is_file() {
+            if finished && !names::unescape(&f.output).is_file() {
                 report.outputs_missing.push(f.output.clone());
             }
         }
@@ -272,12 +271,10 @@ impl Report {
     pub fn table(&self) -> String {
         use std::fmt::Write as _;
         let mut s = String::new();
-        let _ = writeln!(
-            s,
-            "shards    {} of {} present",
-            self.present.len(),
-            self.shards
-        );
+        // Records written for another shard count are problems (listed below), not shards
+        // of this set.
+        let of_this_set = self.shards - self.missing.len();
+        let _ = writeln!(s, "shards    {of_this_set} of {} present", self.shards);
         for l in &self.present {
             let _ = writeln!(
                 s,

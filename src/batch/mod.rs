@@ -7,7 +7,9 @@
 //! hand or from a cluster scheduler), and `ledger` records each shard's outcome and merges
 //! those records (`gblur batch-report`).
 
+pub mod journal;
 pub mod ledger;
+pub mod names;
 pub mod naming;
 pub mod plan;
 pub mod run;

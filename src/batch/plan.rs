@@ -1,7 +1,10 @@
 //! What a batch will do, decided before any image is decoded: every file under IN_DIR (never
-//! inside OUT_DIR) in a stable order, its output path under OUT_DIR, and the files skipped up
-//! front (existing outputs, non-images, links), each with its reason.
+//! inside an OUT_DIR that lies in IN_DIR) in a stable order, its output path under OUT_DIR
+//! (checked for every file: it stays inside OUT_DIR and out of IN_DIR), and the files skipped
+//! up front (existing outputs, files an in-place run finished, non-images, links), each with
+//! its reason.
 
+use super::journal::{self, Journal};
 use super::summary::{FileRecord, Outcome};
 use super::{naming, BatchJob};
 use crate::codec::{self, ImageIoError};
@@ -28,22 +31,33 @@ pub struct Task {
 }
 
 /// Every entry under IN_DIR in a stable order, links followed where `--follow-links` says.
-/// OUT_DIR inside IN_DIR is not walked: outputs never become inputs.
+/// OUT_DIR inside IN_DIR is not walked: outputs never become inputs. (IN_DIR inside OUT_DIR is
+/// walked whole.) An in-place batch's journals are gblur's, not inputs.
 fn walk<'a>(
     job: &BatchJob,
     in_dir: &'a Path,
     out_dir: &'a Path,
 ) -> impl Iterator<Item = walkdir::Result<walkdir::DirEntry>> + 'a {
+    let out_inside = out_dir != in_dir && out_dir.starts_with(in_dir);
     walkdir::WalkDir::new(in_dir)
         .follow_links(job.follow_links)
         .sort_by_file_name()
         .into_iter()
-        .filter_entry(move |e| out_dir == in_dir || !e.path().starts_with(out_dir))
+        .filter_entry(move |e| {
+            let journal =
+                e.depth() == 1 && e.file_name().to_string_lossy().starts_with(journal::PREFIX);
+            !journal && !(out_inside && e.path().starts_with(out_dir))
+        })
 }
 
 /// Finds the work: every file under IN_DIR (never inside OUT_DIR), in a stable order, split
-/// into tasks and the records of files skipped up front.
-pub fn plan(job: &BatchJob, in_dir: &Path, out_dir: &Path) -> (Vec<Task>, Vec<FileRecord>) {
+/// into tasks and the records of files skipped up front. `journal`: an in-place batch's,
+/// whose finished files are skipped.
+pub fn plan(
+    job: &BatchJob,
+    (in_dir, out_dir): (&Path, &Path),
+    journal: Option<&Journal>,
+) -> (Vec<Task>, Vec<FileRecord>) {
     let mut tasks = Vec::new();
     let mut skipped = Vec::new();
     let walker = walk(job, in_dir, out_dir);
@@ -89,6 +103,21 @@ pub fn plan(job: &BatchJob, in_dir: &Path, out_dir: &Path) -> (Vec<Task>, Vec<Fi
             continue;
         };
         let (output, format) = output_of(job, out_dir, &rel, in_format);
+        if let Some(why) = misplaced(job, (in_dir, out_dir), &output) {
+            let mut r = record(Outcome::Failed, &output);
+            r.error = Some(crate::report::one_line(&why));
+            skipped.push(r);
+            continue;
+        }
+        if journal.is_some_and(|j| j.finished(&input)) {
+            let mut r = record(Outcome::SkippedExisting, &output);
+            r.notes.push(format!(
+                "already blurred in place by an earlier run ({} says so); delete the journal to blur it again",
+                journal.map_or_else(String::new, |j| j.path().display().to_string())
+            ));
+            skipped.push(r);
+            continue;
+        }
         if output.exists() && !(job.overwrite || job.in_place) {
             skipped.push(record(Outcome::SkippedExisting, &output));
             continue;
@@ -100,6 +129,36 @@ pub fn plan(job: &BatchJob, in_dir: &Path, out_dir: &Path) -> (Vec<Task>, Vec<Fi
         });
     }
     (tasks, skipped)
+}
+
+/// Why `output` is not written, where it would leave OUT_DIR (a `--name` template expanded
+/// with a name such as `...png`, whose stem is `..`) or land inside IN_DIR, among the inputs
+/// (IN_DIR inside OUT_DIR, without `--in-place`).
+fn misplaced(job: &BatchJob, (in_dir, out_dir): (&Path, &Path), output: &Path) -> Option<String> {
+    let rel = output.strip_prefix(out_dir).ok();
+    let climbs = rel.is_none_or(|r| {
+        r.components().any(|c| {
+            use std::path::Component::{CurDir, Normal};
+            !matches!(c, Normal(_) | CurDir)
+        })
+    });
+    if climbs {
+        return Some(format!(
+            "{}: not written: its name leaves OUT_DIR (a '..' or an absolute path)",
+            output.display()
+        ));
+    }
+    let among_inputs = !job.in_place
+        && in_dir != out_dir
+        && in_dir.starts_with(out_dir)
+        && output.starts_with(in_dir);
+    among_inputs.then(|| {
+        format!(
+            "{}: not written: it lies inside IN_DIR {}, among the inputs",
+            output.display(),
+            in_dir.display()
+        )
+    })
 }
 
 /// Where `rel` (relative to IN_DIR, decoded as `in_format`) is written, and in which format:

@@ -11,6 +11,7 @@
 //! takes more of them. At most `2 × threads + 4 + devices` images are in memory at once,
 //! whatever the folder's size.
 
+use super::journal::Journal;
 use super::plan::{self, Task};
 use super::summary::{FileRecord, Outcome, Summary, WorkerSummary};
 use super::BatchJob;
@@ -122,6 +123,8 @@ struct Shared<'a> {
     /// worker blurs planes alone (no selection): its transfers then skip the driver's own
     /// staging copy.
     staging: Option<Arc<StagingPool>>,
+    /// An in-place batch's journal of the files it replaced.
+    journal: Option<&'a Journal>,
 }
 
 /// The checked folders and filter of a batch.
@@ -132,6 +135,7 @@ struct Setup {
     workers: Vec<Worker>,
     device_note: Option<String>,
     mask_file: Option<MaskFile>,
+    journal: Option<Journal>,
 }
 
 /// Checks everything that can be wrong before any file is touched: the folders, the devices
@@ -161,6 +165,16 @@ fn set_up(job: &BatchJob) -> anyhow::Result<Setup> {
         .mask
         .open(job.blur.max_memory_mib)
         .map_err(anyhow::Error::msg)?;
+    let journal = job
+        .in_place
+        .then(|| Journal::open(&in_dir, job.shard.unwrap_or((1, 1))))
+        .transpose()
+        .map_err(|e| {
+            anyhow::anyhow!(
+                "{}: cannot keep the in-place journal there: {e}",
+                in_dir.display()
+            )
+        })?;
     let workers = open_workers(targets, &blur)?;
     Ok(Setup {
         in_dir,
@@ -169,6 +183,7 @@ fn set_up(job: &BatchJob) -> anyhow::Result<Setup> {
         workers,
         device_note,
         mask_file,
+        journal,
     })
 }
 
@@ -202,6 +217,7 @@ pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
         workers,
         device_note,
         mask_file,
+        journal,
     } = set_up(job).map_err(JobError::Setup)?;
     let names: Vec<String> = workers.iter().map(|w| w.name.clone()).collect();
     let backends: Vec<Backend> = workers.iter().map(Worker::backend).collect();
@@ -217,7 +233,7 @@ pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
         plan::check_names(job, &in_dir, &out_dir)
             .map_err(|e| JobError::Setup(anyhow::anyhow!(e)))?;
     }
-    let (tasks, mut records) = plan::plan(job, &in_dir, &out_dir);
+    let (tasks, mut records) = plan::plan(job, (&in_dir, &out_dir), journal.as_ref());
     let total = tasks.len();
     let interrupted = Arc::new(AtomicBool::new(false));
     {
@@ -257,6 +273,7 @@ pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
         mask_file: mask_file.as_ref(),
         planes,
         staging,
+        journal: journal.as_ref(),
     };
     let stopped = run_stages(&shared, tasks, workers, keep, &mut records);
     // Every thread is done with the pinned slots: free them now, not with the summary.
@@ -545,6 +562,15 @@ fn encode_task(shared: &Shared, b: BlurredTask) -> FileRecord {
     if let Some(m) = b.masked {
         m.finish(&mut loaded, &mut passes);
     }
+    let record_in_journal = |meta: &std::fs::Metadata| match shared.journal {
+        Some(journal) => journal.record(output, meta),
+        None => Ok(()),
+    };
+    let replace = match (shared.journal.is_some(), shared.job.overwrite) {
+        (true, _) => codec::Replace::Recorded(&record_in_journal),
+        (false, true) => codec::Replace::Any,
+        (false, false) => codec::Replace::Never,
+    };
     let saved = plan::check_inside(shared.out_dir, output)
         .and_then(|()| create_parent(output))
         .and_then(|()| {
@@ -553,6 +579,7 @@ fn encode_task(shared: &Shared, b: BlurredTask) -> FileRecord {
                 format: b.task.format,
                 encode: shared.job.blur.encode,
                 metadata: shared.job.blur.metadata,
+                replace,
             };
             save(loaded, to, &mut passes, &mut notes)
         });
@@ -569,9 +596,18 @@ fn encode_task(shared: &Shared, b: BlurredTask) -> FileRecord {
     });
     record.worker = Some(b.worker);
     record.pinned = pinned;
-    if let Err(e) = saved {
-        record.outcome = Outcome::Failed;
-        record.error = Some(e.to_string());
+    match saved {
+        Ok(_) => {}
+        // Another writer's file appeared at the output meanwhile: it stays, and counts as an
+        // output that exists.
+        Err(e @ ImageIoError::Appeared { .. }) => {
+            record.outcome = Outcome::SkippedExisting;
+            record.notes.push(report::one_line(&e.to_string()));
+        }
+        Err(e) => {
+            record.outcome = Outcome::Failed;
+            record.error = Some(report::one_line(&e.to_string()));
+        }
     }
     record
 }

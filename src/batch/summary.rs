@@ -88,8 +88,8 @@ impl FileRecord {
     /// A record of `input` with `outcome` and nothing measured yet.
     pub fn new(input: &Path, outcome: Outcome, output: &Path) -> FileRecord {
         FileRecord {
-            input: input.display().to_string(),
-            output: output.display().to_string(),
+            input: super::names::escape(input),
+            output: super::names::escape(output),
             outcome,
             error: None,
             megapixels: 0.0,
@@ -107,7 +107,7 @@ impl FileRecord {
     /// `passes`.
     pub fn failed(input: &Path, output: &Path, err: String, passes: &[Pass]) -> FileRecord {
         let mut r = FileRecord::new(input, Outcome::Failed, output);
-        r.error = Some(err);
+        r.error = Some(report::one_line(&err));
         r.decode_ms = report::stage_ms(passes, Stage::Decode);
         r
     }

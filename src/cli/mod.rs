@@ -218,7 +218,7 @@ pub struct BlurSettings {
     /// Memory limit in MiB: the decoder's on the whole-image path; the strip engine's whole
     /// job, its window (or the exact two-pass method's, where a large sigma's window would not
     /// fit) taking at most half of it (--engine).
-    #[arg(long, default_value_t = 512, value_name = "MIB")]
+    #[arg(long, default_value_t = 512, value_name = "MIB", value_parser = clap::value_parser!(u64).range(1..))]
     pub max_memory: u64,
     /// Write no metadata: no ICC profile, EXIF (with its thumbnail, GPS position, camera and
     /// dates) or XMP. By default all three are carried to the output where its format holds
@@ -442,7 +442,7 @@ impl BlurSettings {
                 },
                 dither: self.dither,
             },
-            max_memory_mib: self.max_memory,
+            max_memory_mib: crate::memory::budget_mib(self.max_memory),
             metadata: self.metadata(),
             mask: MaskOptions {
                 regions: self.region.clone(),

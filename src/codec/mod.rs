@@ -12,15 +12,20 @@ pub mod metadata;
 pub mod png;
 pub mod read;
 pub mod tiff;
+mod write;
 
 pub use decode::{decode, decode_bytes, decode_jpeg_planes, recognise, DecodedFile};
 pub use read::sniff;
+pub use write::{
+    check_output, not_a_file, persist, temp_beside, write_atomic, write_error, write_stdout,
+    Replace,
+};
 
 use image::codecs::jpeg::JpegEncoder;
 use image::codecs::png::{CompressionType, FilterType, PngEncoder};
 use image::codecs::webp::WebPEncoder;
 use image::{ColorType, DynamicImage, ImageEncoder, ImageError, ImageFormat};
-use std::io::{self, Cursor, Write};
+use std::io::{self, Cursor};
 use std::path::{Path, PathBuf};
 use thiserror::Error;
 
@@ -32,9 +37,9 @@ pub enum ImageIoError {
     Unsupported { path: PathBuf, detail: String },
     #[error("{}: cannot decode: {detail}", path.display())]
     Decode { path: PathBuf, detail: String },
-    #[error("{}: decoding needs more than the memory limit of {limit_mib} MiB (raise it with --max-memory)", path.display())]
+    #[error("{}: decoding needs more than the memory limit of {limit_mib} MiB ({})", path.display(), crate::memory::limit_hint(*limit_mib))]
     OverLimit { path: PathBuf, limit_mib: u64 },
-    #[error("{}: more than the memory limit of {limit_mib} MiB to read (raise it with --max-memory)", path.display())]
+    #[error("{}: more than the memory limit of {limit_mib} MiB to read ({})", path.display(), crate::memory::limit_hint(*limit_mib))]
     ReadOverLimit { path: PathBuf, limit_mib: u64 },
     #[error("{}: cannot encode as {format}: {detail}", path.display())]
     Encode {
@@ -46,6 +51,9 @@ pub enum ImageIoError {
     Write { path: PathBuf, cause: io::Error },
     #[error("{}: {detail}", path.display())]
     BadOutput { path: PathBuf, detail: String },
+    /// A file appeared at the output path after the batch was planned, and is left as it is.
+    #[error("{}: appeared while the batch ran (another writer's?); left as it is (--overwrite replaces it)", path.display())]
+    Appeared { path: PathBuf },
     /// The extension an edge mode needs is over the memory limit.
     #[error("{}: {detail} (raise it with --max-memory)", path.display())]
     EdgesOverLimit { path: PathBuf, detail: String },
@@ -101,7 +109,7 @@ fn one_line(detail: &str) -> String {
 }
 
 /// The colour types each writable format's encoder accepts (image 0.25).
-fn writable(format: ImageFormat) -> &'static [ColorType] {
+pub(crate) fn writable(format: ImageFormat) -> &'static [ColorType] {
     use ColorType::*;
     match format {
         ImageFormat::Png => &[L8, La8, Rgb8, Rgba8, L16, La16, Rgb16, Rgba16],
@@ -120,44 +128,6 @@ fn writable(format: ImageFormat) -> &'static [ColorType] {
 /// Whether gblur can write `format`.
 pub fn can_write(format: ImageFormat) -> bool {
     !writable(format).is_empty()
-}
-
-/// Checks OUT before any work is done: a format gblur writes (`format`, else OUT's
-/// extension's), an existing folder, not IN.
-pub fn check_output(
-    input: &Path,
-    output: &Path,
-    format: Option<ImageFormat>,
-) -> Result<ImageFormat, ImageIoError> {
-    let bad = |detail: String| ImageIoError::BadOutput {
-        path: output.into(),
-        detail,
-    };
-    let format = format
-        .or_else(|| ImageFormat::from_path(output).ok())
-        .filter(|f| !writable(*f).is_empty())
-        .ok_or_else(|| bad("unknown or unwritable output format: use .png, .jpg, .tif, .webp, .bmp, .tga, .gif, .qoi, .exr or .hdr".into()))?;
-    let parent = match output.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    if !parent.is_dir() {
-        return Err(bad(format!(
-            "the output folder {} does not exist",
-            parent.display()
-        )));
-    }
-    if output.is_dir() {
-        return Err(bad("is a directory".into()));
-    }
-    if let (Ok(a), Ok(b)) = (input.canonicalize(), output.canonicalize()) {
-        if a == b {
-            return Err(bad(
-                "is the input file; gblur never overwrites its input".into()
-            ));
-        }
-    }
-    Ok(format)
 }
 
 /// The colour type to write `source` as in `format`, and what was given up, if anything.
@@ -316,65 +286,6 @@ fn encode_with_image_crate(
         }
     }?;
     Ok((out.into_inner(), note))
-}
-
-/// Writes `bytes` to stdout in one piece, and flushes it.
-pub fn write_stdout(bytes: &[u8]) -> Result<(), ImageIoError> {
-    let mut out = io::stdout().lock();
-    out.write_all(bytes)
-        .and_then(|()| out.flush())
-        .map_err(|cause| ImageIoError::Write {
-            path: "stdout".into(),
-            cause,
-        })
-}
-
-/// Writes `bytes` to `path` through a temporary file in the same folder and a rename, keeping
-/// the permissions of the file it replaces (or 0644 for a new one).
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ImageIoError> {
-    let mut tmp = temp_beside(path)?;
-    let _removed_on_ctrl_c = crate::interrupt::writing(tmp.path());
-    tmp.write_all(bytes).map_err(write_error(path))?;
-    persist(tmp, path)
-}
-
-pub fn write_error(path: &Path) -> impl Fn(io::Error) -> ImageIoError + '_ {
-    move |cause| ImageIoError::Write {
-        path: path.into(),
-        cause,
-    }
-}
-
-/// A temporary file in `path`'s folder, for `persist` to rename over it (removed if dropped
-/// first). The caller registers it with `interrupt::writing` while it writes.
-pub fn temp_beside(path: &Path) -> Result<tempfile::NamedTempFile, ImageIoError> {
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    tempfile::Builder::new()
-        .prefix(".gblur-")
-        .suffix(".tmp")
-        .tempfile_in(dir)
-        // tempfile's message names the random temporary path; the kind is what matters.
-        .map_err(|e| write_error(path)(io::Error::from(e.kind())))
-}
-
-/// Syncs the fully written `tmp` and renames it over `path`, with the permissions of the
-/// file it replaces (or 0644 for a new one).
-pub fn persist(tmp: tempfile::NamedTempFile, path: &Path) -> Result<(), ImageIoError> {
-    let err = write_error(path);
-    tmp.as_file().sync_all().map_err(&err)?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let perms = std::fs::metadata(path)
-            .map(|m| m.permissions())
-            .unwrap_or_else(|_| std::fs::Permissions::from_mode(0o644));
-        tmp.as_file().set_permissions(perms).map_err(&err)?;
-    }
-    tmp.persist(path).map_err(|e| err(e.error))?;
-    Ok(())
 }
 
 #[cfg(test)]

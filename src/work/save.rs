@@ -19,6 +19,8 @@ pub struct Output<'a> {
     pub encode: EncodeOptions,
     /// Which of the input's ICC profile, EXIF and XMP are written.
     pub metadata: KeepMetadata,
+    /// What the final rename may replace.
+    pub replace: codec::Replace<'a>,
 }
 
 /// Converts `blurred` back, encodes it and writes it atomically, adding what the format could
@@ -81,7 +83,7 @@ pub fn save(
     if stdout {
         codec::write_stdout(&bytes)?;
     } else {
-        codec::write_atomic(output.path, &bytes)?;
+        codec::write_atomic(output.path, &bytes, output.replace)?;
     }
     passes.push(Pass::host(Stage::Encode, "write", t));
     Ok(out_color)

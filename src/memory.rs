@@ -1,0 +1,131 @@
+//! Memory the machine has, and what happens when it runs out. `--max-memory` asks for a
+//! budget; more than the machine's memory and swap together cannot be had, so the budget is
+//! never more than that (`budget_mib`), and the decoders refuse an image over it before
+//! allocating. An allocation that fails all the same (a system short of memory) ends the
+//! command with one line naming the input, its temporary files removed, instead of an abort
+//! (`ReportingAllocator`, which the `gblur` binary installs).
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::path::PathBuf;
+use std::sync::{Mutex, OnceLock};
+
+/// The machine's memory and swap, in MiB (`/proc/meminfo`); None where it cannot be read.
+pub fn machine_mib() -> Option<u64> {
+    static MACHINE: OnceLock<Option<u64>> = OnceLock::new();
+    *MACHINE.get_or_init(|| {
+        let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+        let kib = |key: &str| -> Option<u64> {
+            let line = text.lines().find(|l| l.starts_with(key))?;
+            line.split_whitespace().nth(1)?.parse().ok()
+        };
+        Some((kib("MemTotal:")? + kib("SwapTotal:").unwrap_or(0)) / 1024)
+    })
+}
+
+/// The budget a job gets for `--max-memory requested`: no more than the machine has.
+pub fn budget_mib(requested: u64) -> u64 {
+    machine_mib().map_or(requested, |m| requested.min(m))
+}
+
+/// How an error over the budget of `limit_mib` tells the user to go on.
+pub fn limit_hint(limit_mib: u64) -> &'static str {
+    match machine_mib() {
+        Some(m) if limit_mib >= m => "the machine's memory and swap",
+        _ => "raise it with --max-memory",
+    }
+}
+
+/// What the command is working on, for the message should memory run out.
+static SUBJECT: Mutex<Option<PathBuf>> = Mutex::new(None);
+
+/// Names the input the command works on, for an out-of-memory message.
+pub fn set_subject(path: &std::path::Path) {
+    if let Ok(mut s) = SUBJECT.lock() {
+        *s = Some(path.to_path_buf());
+    }
+}
+
+/// The system allocator, but for what happens when it fails: one line on stderr (`gblur:
+/// INPUT: out of memory: ...`), the temporary files being written removed, exit 1.
+pub struct ReportingAllocator;
+
+// SAFETY: every call goes to the system allocator with the same arguments; only its failure
+// is handled differently, by ending the process without unwinding.
+unsafe impl GlobalAlloc for ReportingAllocator {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let p = unsafe { System.alloc(layout) };
+        if p.is_null() {
+            out_of_memory(layout.size());
+        }
+        p
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        let p = unsafe { System.alloc_zeroed(layout) };
+        if p.is_null() {
+            out_of_memory(layout.size());
+        }
+        p
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        let p = unsafe { System.realloc(ptr, layout, new_size) };
+        if p.is_null() {
+            out_of_memory(new_size);
+        }
+        p
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+/// A message written into a fixed buffer: nothing may be allocated once memory ran out.
+struct Line {
+    buf: [u8; 1024],
+    len: usize,
+}
+
+impl std::fmt::Write for Line {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        let room = self.buf.len() - self.len;
+        let n = s.len().min(room);
+        self.buf[self.len..self.len + n].copy_from_slice(&s.as_bytes()[..n]);
+        self.len += n;
+        Ok(())
+    }
+}
+
+fn out_of_memory(size: usize) -> ! {
+    use std::fmt::Write as _;
+    let mut line = Line {
+        buf: [0; 1024],
+        len: 0,
+    };
+    let _ = line.write_str("gblur: ");
+    if let Ok(subject) = SUBJECT.try_lock() {
+        if let Some(path) = subject.as_ref() {
+            let _ = write!(line, "{}: ", path.display());
+        }
+    }
+    let _ = write!(
+        line,
+        "out of memory: the system refused {} MiB (lower --max-memory, or free memory)",
+        size.div_ceil(1 << 20)
+    );
+    // A newline in a file name stays inside the one line.
+    for b in &mut line.buf[..line.len] {
+        if *b == b'\n' || *b == b'\r' {
+            *b = b' ';
+        }
+    }
+    let _ = line.write_str("\n");
+    crate::interrupt::remove_temp_files();
+    // SAFETY: writing bytes we own to fd 2, then ending the process without running anything
+    // that might allocate.
+    unsafe {
+        libc::write(2, line.buf.as_ptr().cast(), line.len);
+        libc::_exit(1)
+    }
+}
