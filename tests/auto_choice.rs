@@ -34,10 +34,7 @@ fn auto_runs_the_rust_path_without_a_gpu_and_says_why() {
 /// PoCL-only installs does not trust: auto lists the devices, finds no GPU, and runs Rust.
 #[test]
 fn auto_lists_devices_and_still_finds_no_gpu() {
-    let Some(vendors) = pocl_vendors() else {
-        eprintln!("no PoCL ICD registered: skipped");
-        return;
-    };
+    let vendors = pocl_vendors();
     let dir = tempfile::tempdir().unwrap();
     let assert = gblur()
         .env("OCL_ICD_VENDORS", vendors.path())
@@ -57,26 +54,25 @@ fn auto_lists_devices_and_still_finds_no_gpu() {
 }
 
 /// A folder with PoCL alone registered through OCL_ICD_VENDORS (which the PoCL-only shortcut
-/// does not trust, as on a machine with a GPU), or None where PoCL is not registered.
-fn pocl_vendors() -> Option<tempfile::TempDir> {
+/// does not trust, as on a machine with a GPU). PoCL must be registered: these tests fail,
+/// not skip, without it (.ci/run installs it).
+fn pocl_vendors() -> tempfile::TempDir {
     let pocl = std::fs::read_dir("/etc/OpenCL/vendors")
         .into_iter()
         .flatten()
         .flatten()
-        .find(|e| e.file_name().to_string_lossy().contains("pocl"))?;
+        .find(|e| e.file_name().to_string_lossy().contains("pocl"))
+        .expect("no PoCL ICD in /etc/OpenCL/vendors: apt-get install pocl-opencl-icd");
     let vendors = tempfile::tempdir().unwrap();
     std::fs::copy(pocl.path(), vendors.path().join("pocl.icd")).unwrap();
-    Some(vendors)
+    vendors
 }
 
 /// `gblur batch --device auto` where a GPU could be: the Rust path, without loading a driver
 /// and whatever the cost figures say, with the reason in the summary.
 #[test]
 fn batch_auto_runs_the_rust_path_and_says_why() {
-    let Some(vendors) = pocl_vendors() else {
-        eprintln!("no PoCL ICD registered: skipped");
-        return;
-    };
+    let vendors = pocl_vendors();
     let input = tempfile::tempdir().unwrap();
     std::fs::copy(fixture("samples/coffee.png"), input.path().join("a.png")).unwrap();
     for figures in [None, Some(DEVICE_ALWAYS_WINS)] {

@@ -354,10 +354,6 @@ fn ctrl_c_stops_cleanly_leaving_only_complete_outputs() {
 
 // ---- Several devices: --device all and lists ------------------------------------------------
 
-fn opencl_expected() -> bool {
-    std::env::var_os("GBLUR_SKIP_OPENCL_TESTS").is_none()
-}
-
 /// The Rust path's lanes (one whole image per core) write each JPEG byte for byte as the main
 /// command does on every core: with more images than cores and with fewer.
 #[test]
@@ -432,9 +428,7 @@ fn record<'a>(v: &'a Value, input: &str) -> &'a Value {
 
 #[test]
 fn a_device_list_spreads_the_images_and_writes_what_one_device_writes() {
-    if !opencl_expected() {
-        return;
-    }
+    common::require_opencl();
     let input = busy_folder();
     let one = tempfile::tempdir().unwrap();
     let two = tempfile::tempdir().unwrap();
@@ -518,9 +512,7 @@ fn a_device_list_spreads_the_images_and_writes_what_one_device_writes() {
 
 #[test]
 fn a_rust_worker_beside_a_device_writes_what_each_writes_alone() {
-    if !opencl_expected() {
-        return;
-    }
+    common::require_opencl();
     let input = busy_folder();
     // Sigma 3 loads images for the in-place Rust path (the device worker converts its own);
     // sigma 1.5 takes the FIR, planar for both. Beside a device on the direct pipeline (PoCL's
@@ -722,12 +714,11 @@ fn an_unknown_device_in_a_list_is_a_one_line_usage_error() {
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(2), "{device}: {err}");
         assert_eq!(err.lines().count(), 1, "{device}: one line: {err}");
-        if opencl_expected() {
-            assert!(
-                err.contains(&format!("no OpenCL device matches --device {names} ")),
-                "{err}"
-            );
-        }
+        common::require_opencl();
+        assert!(
+            err.contains(&format!("no OpenCL device matches --device {names} ")),
+            "{err}"
+        );
         assert!(!out.exists(), "{device}: nothing is created");
     }
     // Lists that name nothing are refused by the parser.

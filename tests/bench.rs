@@ -6,10 +6,6 @@ use serde_json::Value;
 mod common;
 use common::gblur;
 
-fn skip() -> bool {
-    std::env::var_os("GBLUR_SKIP_OPENCL_TESTS").is_some()
-}
-
 fn bench(args: &[&str]) -> Vec<Value> {
     let out = gblur()
         .arg("bench")
@@ -38,9 +34,7 @@ fn check_timed(r: &Value) {
 
 #[test]
 fn peak_measures_every_kernel() {
-    if skip() {
-        return;
-    }
+    common::require_opencl();
     let recs = bench(&["peak", "--sizes", "64"]);
     let names: Vec<&str> = recs.iter().map(|r| r["name"].as_str().unwrap()).collect();
     assert_eq!(&names[..3], ["copy float", "copy float4", "copy + 3 mad"]);
@@ -57,9 +51,7 @@ fn peak_measures_every_kernel() {
 
 #[test]
 fn transpose_covers_every_strategy_at_odd_sizes() {
-    if skip() {
-        return;
-    }
+    common::require_opencl();
     let recs = bench(&["transpose", "--sizes", "33x17,16"]);
     assert_eq!(recs.len(), 2 * 8);
     for r in &recs {
@@ -98,9 +90,7 @@ fn bench_blur_40x24(sigma: &str, channels: &str, extra: &[&str]) -> Vec<Value> {
 /// `--only` keeps the named rows and the copy rows they are measured against.
 #[test]
 fn blur_only_runs_the_named_rows_and_their_yardsticks() {
-    if skip() {
-        return;
-    }
+    common::require_opencl();
     let recs = bench_blur_40x24("3", "4", &["--only", "overlapped"]);
     let names: Vec<&str> = recs.iter().map(|r| r["name"].as_str().unwrap()).collect();
     assert_eq!(
@@ -133,9 +123,7 @@ fn blur_only_runs_the_named_rows_and_their_yardsticks() {
 
 #[test]
 fn blur_table_rows_are_checked_and_estimated() {
-    if skip() {
-        return;
-    }
+    common::require_opencl();
     let recs = bench_blur_40x24("1.5", "1,4", &[]);
     // 17 rows per channel count, and with 4 channels the RGBA8 copy and six RGBA8 rows.
     assert_eq!(recs.len(), 2 * 17 + 7);
@@ -165,9 +153,7 @@ fn blur_table_rows_are_checked_and_estimated() {
 
 #[test]
 fn writes_csv_markdown_and_plot() {
-    if skip() {
-        return;
-    }
+    common::require_opencl();
     let dir = tempfile::tempdir().unwrap();
     let (csv, md, svg) = (
         dir.path().join("t.csv"),
@@ -253,9 +239,7 @@ fn check_verified(r: &Value) {
 
 #[test]
 fn matmul_runs_every_rung_at_odd_shapes() {
-    if skip() {
-        return;
-    }
+    common::require_opencl();
     for ty in ["f32", "i32"] {
         let recs = bench(&["matmul", "--sizes", "17x33x9,16", "--type", ty]);
         // 2 CPU baselines, rungs 1-8, float4 and float8, one rung-10 preset on a CPU device
@@ -291,9 +275,7 @@ fn matmul_runs_every_rung_at_odd_shapes() {
 
 #[test]
 fn matmul_skips_what_is_over_budget_and_says_so() {
-    if skip() {
-        return;
-    }
+    common::require_opencl();
     let recs = bench(&[
         "matmul",
         "--sizes",
@@ -342,9 +324,7 @@ fn matmul_skips_what_is_over_budget_and_says_so() {
 
 #[test]
 fn reduce_checks_every_rung_against_copy() {
-    if skip() {
-        return;
-    }
+    common::require_opencl();
     let recs = bench(&["reduce", "--sizes", "1001,2^12"]);
     assert_eq!(recs.len(), 2 * 4);
     assert_eq!(recs[4]["size"], "2^12");

@@ -12,10 +12,6 @@ fn open(p: &Path) -> DynamicImage {
     image::open(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
 
-fn opencl_expected() -> bool {
-    std::env::var_os("GBLUR_SKIP_OPENCL_TESTS").is_none()
-}
-
 #[test]
 fn blurs_every_sample_keeping_channels_and_depth() {
     let dir = tempfile::tempdir().unwrap();
@@ -94,9 +90,7 @@ fn json_report_names_every_pass() {
     } else {
         assert_eq!(auto, "blocked");
     }
-    if !opencl_expected() {
-        return;
-    }
+    common::require_opencl();
     for (args, pipeline, passes) in [
         (
             &["--pipeline", "transpose", "--transpose", "tile32-skewed"][..],
@@ -170,9 +164,7 @@ fn json_report_names_every_pass() {
 /// carried for RGBA and for a long reach (`plan::overlap_pays`).
 #[test]
 fn blocked_overlaps_where_it_measured_faster() {
-    if !opencl_expected() {
-        return;
-    }
+    common::require_opencl();
     for (sample, sigma, first) in [
         (
             "samples/camera-gray.png",
@@ -457,9 +449,8 @@ fn devices_lists_the_rust_path() {
         .stdout(predicate::str::contains("rust"));
     let out = gblur().args(["devices", "--json"]).assert().success();
     let v: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
-    if opencl_expected() {
-        assert!(!v.as_array().unwrap().is_empty());
-    }
+    common::require_opencl();
+    assert!(!v.as_array().unwrap().is_empty());
 }
 
 #[test]

@@ -149,11 +149,9 @@ fn check_modes(input: &Input, sigmas: &[f64], args: &[&str]) -> Vec<f64> {
         .collect()
 }
 
+/// The OpenCL paths run too, on the test device, which must exist (`common::require_opencl`).
 fn opencl() -> bool {
-    if std::env::var_os("GBLUR_SKIP_OPENCL_TESTS").is_some() {
-        eprintln!("GBLUR_SKIP_OPENCL_TESTS set: skipping an OpenCL test");
-        return false;
-    }
+    common::require_opencl();
     true
 }
 
@@ -175,9 +173,7 @@ fn every_mode_matches_scipy_with_the_fir_on_the_rust_path() {
 
 #[test]
 fn every_mode_matches_scipy_on_every_opencl_pipeline() {
-    if !opencl() {
-        return;
-    }
+    common::require_opencl();
     let pipelines = ["direct", "transpose", "blocked", "carried", "overlap"];
     for pipeline in pipelines {
         for input in [&GRAY8, &GRAY16_NARROW, &F32_NARROW] {
@@ -189,9 +185,7 @@ fn every_mode_matches_scipy_on_every_opencl_pipeline() {
 
 #[test]
 fn every_mode_matches_scipy_with_the_fir_on_opencl() {
-    if !opencl() {
-        return;
-    }
+    common::require_opencl();
     for input in [&GRAY8_NARROW, &GRAY16, &F32] {
         check_modes(input, &[0.5, 3.0], &["--device", "cpu", "--method", "fir"]);
     }

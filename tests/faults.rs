@@ -767,10 +767,6 @@ fn odd_file_names_are_mirrored_exactly_under_out_dir() {
 
 // ---- OpenCL faults ------------------------------------------------------------------------
 
-fn opencl_tests() -> bool {
-    common::context().is_some()
-}
-
 /// Runs the main command with `env` and returns its JSON report.
 fn report(input: &Path, out: &Path, env: &[(&str, &str)], extra: &[&str]) -> Value {
     let mut c = gblur();
@@ -794,9 +790,7 @@ const ON_DEVICE: &[&str] = &["--device", "cpu"];
 
 #[test]
 fn device_faults_fall_back_to_the_rust_path_with_a_note() {
-    if !opencl_tests() {
-        return;
-    }
+    common::require_opencl();
     let dir = tempfile::tempdir().unwrap();
     let input = fixture("samples/coffee.png");
     let rust = dir.path().join("rust.png");
@@ -831,9 +825,7 @@ fn device_faults_fall_back_to_the_rust_path_with_a_note() {
 
 #[test]
 fn an_image_over_the_device_allocation_limit_runs_on_the_rust_path() {
-    if !opencl_tests() {
-        return;
-    }
+    common::require_opencl();
     let dir = tempfile::tempdir().unwrap();
     let input = fixture("samples/coffee.png"); // 600×400×3 f32 = 2.75 MiB per buffer
     let rust = dir.path().join("rust.png");
@@ -854,9 +846,7 @@ fn an_image_over_the_device_allocation_limit_runs_on_the_rust_path() {
 
 #[test]
 fn batch_survives_device_faults() {
-    if !opencl_tests() {
-        return;
-    }
+    common::require_opencl();
     let input = tempfile::tempdir().unwrap();
     for name in ["a.png", "b.png", "c.png"] {
         std::fs::copy(fixture("samples/camera-gray.png"), input.path().join(name)).unwrap();
@@ -893,9 +883,7 @@ fn batch_survives_device_faults() {
 /// finishes on the Rust path, and every file is written as `--device rust` writes it.
 #[test]
 fn batch_on_several_devices_survives_a_broken_one() {
-    if !opencl_tests() {
-        return;
-    }
+    common::require_opencl();
     let input = tempfile::tempdir().unwrap();
     for i in 0..6 {
         std::fs::copy(
@@ -1002,11 +990,8 @@ fn nan_and_inf_samples_become_zero_and_the_report_says_so() {
         bad.get_pixel_mut(x, y).0[c] = v;
         zeroed.get_pixel_mut(x, y).0[c] = 0.0;
     }
-    let devices: &[&str] = if opencl_tests() {
-        &["rust", "auto"]
-    } else {
-        &["rust"]
-    };
+    common::require_opencl();
+    let devices: &[&str] = &["rust", "auto"];
     for ext in ["tif", "exr"] {
         let bad_in = dir.path().join(format!("bad.{ext}"));
         let zero_in = dir.path().join(format!("zero.{ext}"));

@@ -3,7 +3,7 @@
 //! make_golden.py: numpy, scipy.ndimage.gaussian_filter with clamped edges), within bounds
 //! that follow from what gblur promises. Each case runs on `--device auto` and `rust`, and on
 //! the OpenCL device with its own pipeline and with the blocked one (8-bit samples in and out
-//! of the kernels) unless GBLUR_SKIP_OPENCL_TESTS is set.
+//! of the kernels).
 //!
 //! The bounds: each axis's filter is within 5.7e-4 relative L1 of the exact sampled Gaussian
 //! (README, Accuracy; the FIR below sigma 2 within 1e-7). The error kernel of the 2-D blur
@@ -156,7 +156,8 @@ fn check(case: &Case, device_args: &[&str]) {
 /// The device arguments every case runs with.
 fn devices() -> Vec<Vec<String>> {
     let mut runs = vec![vec![], vec!["--device".into(), "rust".into()]];
-    if std::env::var_os("GBLUR_SKIP_OPENCL_TESTS").is_none() {
+    common::require_opencl();
+    {
         // The first OpenCL device (PoCL's CPU device in CI) unless GBLUR_TEST_DEVICE names one.
         let device = std::env::var("GBLUR_TEST_DEVICE").unwrap_or_else(|_| "0".into());
         for pipeline in ["auto", "blocked"] {

@@ -1,16 +1,17 @@
 //! Float images (OpenEXR, 32-bit float TIFF) through every blur path: values above 1 and
 //! below 0 come out unclipped, constant regions stay constant bit for bit at every sigma, float TIFF and OpenEXR round
 //! trip through files and pipes, and `--dither` breaks the bands of a float gradient written
-//! as 8 bits. The OpenCL paths run on the test device (PoCL in CI) unless
-//! GBLUR_SKIP_OPENCL_TESTS is set.
+//! as 8 bits. The OpenCL paths run on the test device (PoCL in CI).
 
 mod common;
 use common::gblur;
 use image::{DynamicImage, Rgb32FImage, Rgba32FImage};
 use std::path::Path;
 
+/// The OpenCL paths run too, on the test device, which must exist (`common::require_opencl`).
 fn opencl() -> bool {
-    std::env::var_os("GBLUR_SKIP_OPENCL_TESTS").is_none()
+    common::require_opencl();
+    true
 }
 
 /// Runs gblur on `input` → `output` with `args`, expecting success; returns stderr.

@@ -162,9 +162,7 @@ fn every_layout_blurs_as_planes_as_close_as_rgb() {
 /// after both are decoded to RGB.
 #[test]
 fn the_blocked_pipeline_blurs_the_planes_on_the_device() {
-    if std::env::var_os("GBLUR_SKIP_OPENCL_TESTS").is_some() {
-        return;
-    }
+    common::require_opencl();
     let dir = tempfile::tempdir().unwrap();
     let (on_device, on_rust) = (dir.path().join("d.jpg"), dir.path().join("r.jpg"));
     for chroma in [Chroma::S420, Chroma::S422, Chroma::S444] {
@@ -194,9 +192,7 @@ fn the_blocked_pipeline_blurs_the_planes_on_the_device() {
 /// size, so that a slot sized for a smaller image is replaced.
 #[test]
 fn a_device_batch_through_pinned_memory_writes_what_the_main_command_writes() {
-    if std::env::var_os("GBLUR_SKIP_OPENCL_TESTS").is_some() {
-        return;
-    }
+    common::require_opencl();
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("in");
     std::fs::create_dir(&input).unwrap();

@@ -25,9 +25,7 @@ const SHAPES: [Shape; 4] = [
 ];
 
 fn check_ladder(elem: Elem, rungs: &[Rung], shapes: &[Shape]) {
-    let Some(ctx) = common::context() else {
-        return;
-    };
+    let ctx = common::context();
     for &s in shapes {
         let data = Operands::host(s, elem);
         let reference = Reference::new(&data);
@@ -84,9 +82,7 @@ fn reference_catches_a_dropped_term() {
 
 #[test]
 fn every_reduce_rung_matches_the_f64_sum() {
-    let Some(ctx) = common::context() else {
-        return;
-    };
+    let ctx = common::context();
     for n in [1, 3, 5, 1001, 4099, 70_001] {
         let x = reduce::signed_noise(n, 5 + n as u64);
         let y = reduce::signed_noise(n, 9 + n as u64);

@@ -17,10 +17,9 @@ fn paths() -> Vec<Vec<&'static str>> {
         vec!["--device", "rust"],
         vec!["--device", "rust", "--method", "fir"],
     ];
-    if std::env::var_os("GBLUR_SKIP_OPENCL_TESTS").is_none() {
-        for p in ["direct", "transpose", "blocked"] {
-            paths.push(vec!["--device", "cpu", "--pipeline", p]);
-        }
+    common::require_opencl();
+    for p in ["direct", "transpose", "blocked"] {
+        paths.push(vec!["--device", "cpu", "--pipeline", p]);
     }
     paths
 }

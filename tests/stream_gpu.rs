@@ -37,9 +37,7 @@ fn on_device(
 
 #[test]
 fn device_bands_match_the_whole_image() {
-    if common::context().is_none() {
-        return;
-    }
+    common::require_opencl();
     let dir = tempfile::tempdir().unwrap();
     let path = |name: &str| dir.path().join(name);
     let sizes = [(37, 29), (1, 70), (61, 1), (130, 301)];
@@ -81,9 +79,7 @@ fn device_bands_match_the_whole_image() {
 
 #[test]
 fn sixteen_bit_images_stream_on_the_rust_path_and_say_so() {
-    if common::context().is_none() {
-        return;
-    }
+    common::require_opencl();
     let dir = tempfile::tempdir().unwrap();
     let (input, output) = (dir.path().join("in.png"), dir.path().join("out.png"));
     image(40, 30, 3, true, 5).save(&input).unwrap();
@@ -102,9 +98,7 @@ fn sixteen_bit_images_stream_on_the_rust_path_and_say_so() {
 
 #[test]
 fn an_image_larger_than_the_device_allows_goes_through_in_bands() {
-    if common::context().is_none() {
-        return;
-    }
+    common::require_opencl();
     let dir = tempfile::tempdir().unwrap();
     let path = |name: &str| dir.path().join(name);
     // 400 × 300 RGB: 360 KB as bytes, 1.4 MB as the f32 intermediate, over a 1 MiB device.

@@ -46,7 +46,7 @@ fn walk<'a>(
         .filter_entry(move |e| {
             let journal =
                 e.depth() == 1 && e.file_name().to_string_lossy().starts_with(journal::PREFIX);
-            !journal && !(out_inside && e.path().starts_with(out_dir))
+            !(journal || out_inside && e.path().starts_with(out_dir))
         })
 }
 

@@ -17,20 +17,22 @@ pub fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(name)
 }
 
-/// The first OpenCL device (PoCL in CI). The kernel tests must run, not skip: without a device
-/// they fail with the instruction to install one, unless GBLUR_SKIP_OPENCL_TESTS=1.
-pub fn context() -> Option<ClContext> {
-    if std::env::var_os("GBLUR_SKIP_OPENCL_TESTS").is_some() {
-        eprintln!("GBLUR_SKIP_OPENCL_TESTS set: skipping an OpenCL test");
-        return None;
-    }
+/// The OpenCL device the kernel tests run on: the first one (PoCL's CPU device in CI), or
+/// the one GBLUR_TEST_DEVICE names. Every test that needs a device calls this (or
+/// `require_opencl`) first; without one it fails with what to install. No test skips itself:
+/// a test left out on purpose is `#[ignore]`d with its reason.
+pub fn context() -> ClContext {
+    ClContext::new(require_opencl()).expect("creating the OpenCL context")
+}
+
+/// The test device, which must exist (see `context`).
+pub fn require_opencl() -> gblur::gpu::opencl::DeviceInfo {
     let choice = std::env::var("GBLUR_TEST_DEVICE")
         .map(|s| DeviceChoice::parse(&s))
         .unwrap_or(DeviceChoice::Auto);
-    let info = device::select(&choice)
+    device::select(&choice)
         .expect("OpenCL device selection failed")
-        .expect("no OpenCL device: install one (Debian: apt-get install pocl-opencl-icd ocl-icd-libopencl1) or set GBLUR_SKIP_OPENCL_TESTS=1");
-    Some(ClContext::new(info).expect("creating the OpenCL context"))
+        .expect("no OpenCL device: the tests need one (Debian: apt-get install pocl-opencl-icd ocl-icd-libopencl1; .ci/run installs them)")
 }
 
 /// Deterministic pseudo-random image in [0, 1).

@@ -238,7 +238,7 @@ impl Planes {
             // the whole tile's width, at least `dh` of them.
             let stride = [dw as usize, tile_width as usize]
                 .into_iter()
-                .find(|&c| c > 0 && tile.len() % c == 0 && tile.len() / c >= dh as usize)
+                .find(|&c| c > 0 && tile.len().is_multiple_of(c) && tile.len() / c >= dh as usize)
                 .ok_or("a tile holds fewer samples than its size")?;
             for (y, row) in tile.chunks_exact(stride).take(dh as usize).enumerate() {
                 let start = ((y0 as usize + y) * w as usize + x0 as usize) * samples as usize;
@@ -358,7 +358,6 @@ mod tests {
         dir.write_tag(Tag::TileOffsets, &offsets[..]).unwrap();
         dir.write_tag(Tag::TileByteCounts, &counts[..]).unwrap();
         dir.finish().unwrap();
-        drop(e);
         out.into_inner()
     }
 

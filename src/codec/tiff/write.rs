@@ -228,7 +228,6 @@ mod tests {
             strips.write(row).unwrap();
         }
         strips.finish().unwrap();
-        drop(e);
         let file = out.into_inner();
         let mut d = Decoder::new(std::io::Cursor::new(&file)).unwrap();
         assert_eq!(d.dimensions().unwrap(), (5, 3));
