@@ -377,9 +377,9 @@ pub fn planes_keep(
 }
 
 /// The PNG to stream where `--engine` takes the strip engine for this job; None for the
-/// whole-image path. `auto` streams a job the engine runs whose decoded image is over
-/// `--max-memory` (which the whole-image path refuses); `strips` makes a job it does not run
-/// a set-up error that says why.
+/// whole-image path. `auto` streams a job the engine runs whose decoded image (with a JPEG's
+/// bytes, which the whole-image path holds too) is over `--max-memory` (which the whole-image
+/// path refuses); `strips` makes a job it does not run a set-up error that says why.
 fn strip_input(
     job: &BlurJob,
     gpu: Option<Pipeline>,
@@ -414,7 +414,8 @@ fn strip_input(
     match opened {
         Opened::Unsupported(why) => refuse(format!("{}: {why}", job.input.display())),
         Opened::Rows(rows) => {
-            let over = stream::decoded_bytes(&rows) > job.max_memory_mib.saturating_mul(1 << 20);
+            let over =
+                stream::whole_image_bytes(&rows) > job.max_memory_mib.saturating_mul(1 << 20);
             Ok((forced || over).then_some((*rows, format)))
         }
     }

@@ -24,6 +24,8 @@ pub struct JpegRows {
     pub header: Header,
     /// The input's quality and chroma layout, for `--quality same` and `--subsampling same`.
     pub traits: JpegTraits,
+    /// A progressive file: libjpeg holds every coefficient of the image while it reads it.
+    pub progressive: bool,
 }
 
 /// libjpeg's decompressor, started.
@@ -39,9 +41,11 @@ unsafe impl Send for Scanlines {}
 /// whole-image path reads instead.
 pub fn open(path: &Path) -> Result<Result<JpegRows, String>, ImageIoError> {
     let mut traits = JpegTraits::default();
+    let mut progressive = false;
     let read = super::header::read(path, ImageFormat::Jpeg, |mut file| {
         let head = header_segments(&mut file)?;
         traits = JpegTraits::read(&head);
+        progressive = is_progressive(&head);
         JpegDecoder::new(Cursor::new(head))
     })?;
     let header = match read {
@@ -74,6 +78,7 @@ pub fn open(path: &Path) -> Result<Result<JpegRows, String>, ImageIoError> {
         path: path.into(),
         header,
         traits,
+        progressive,
     }))
 }
 
@@ -86,6 +91,23 @@ impl JpegRows {
         };
         libjpeg(&self.path, || rows.read_scanlines_into(bytes).map(|_| ()))
     }
+}
+
+/// Whether header segments (`header_segments`) start a progressive frame (SOF2, SOF6, SOF10,
+/// SOF14).
+fn is_progressive(head: &[u8]) -> bool {
+    let mut at = 2;
+    while let Some(&[0xFF, marker, hi, lo]) = head
+        .get(at..at + 4)
+        .map(|b| [b[0], b[1], b[2], b[3]])
+        .as_ref()
+    {
+        if matches!(marker, 0xC2 | 0xC6 | 0xCA | 0xCE) {
+            return true;
+        }
+        at += 2 + u16::from_be_bytes([hi, lo]) as usize;
+    }
+    false
 }
 
 /// Runs libjpeg calls; what went wrong is a decode error of `path`.

@@ -2,7 +2,8 @@
 //! strip where that fits the budget, else the exact two-pass method with its states in memory,
 //! else with them in a temporary file, else a one-line refusal that gives each one's size.
 
-use super::{blur_share, env_number, resident_bytes, StripError, StripJob, TWO_PASS_VAR};
+use super::budget::{blur_share, least_budget_mib};
+use super::{env_number, resident_bytes, StripError, StripJob, TWO_PASS_VAR};
 use crate::cpu::banded::{spilled_plan, two_pass_bytes, two_pass_plan, StripPlan};
 
 /// How the Rust path's window starts each strip's anticausal column filter.
@@ -16,8 +17,9 @@ pub(super) enum Vertical {
 
 /// The Rust path's plan for an image `height` rows of `row_samples` samples of `bytes` each
 /// and a filter that reaches `reach` rows, its memory and its method, within the window's
-/// share of `job`'s budget: half of what the process (its code, and a device's driver where
-/// one is open) leaves of it, the rest being for the rows in flight and the codecs. The
+/// share of `job`'s budget: what the process (its code, and a device's driver where one is
+/// open) and `beside` (the codecs and the rows in flight, `budget::beside_window`) leave of
+/// it. The
 /// sliding window where it fits (its strips shortened to fit, down to 16 rows), else the
 /// exact two-pass method with its states in memory where that fits, else with them in a
 /// temporary file where its window fits, else an error that says what each would need.
@@ -27,12 +29,12 @@ pub(super) fn window_plan(
     job: &StripJob,
     (row_samples, bytes): (usize, usize),
     height: usize,
-    reach: usize,
+    (reach, beside): (usize, u64),
     forced: Option<usize>,
 ) -> Result<(StripPlan, u64, Vertical), StripError> {
     // Measured once: the plans and the refusal must agree on the share.
     let resident = resident_bytes();
-    let budget = blur_share(job, resident);
+    let budget = blur_share(job, resident, beside);
     let window = StripPlan::new((row_samples, bytes), reach, budget, forced);
     let needs = window.bytes(row_samples, bytes, height);
     let asked = env_number::<u8>(TWO_PASS_VAR);
@@ -65,7 +67,7 @@ pub(super) fn window_plan(
     Err(StripError::OverBudget {
         path: job.input.into(),
         detail: format!(
-            "sigma {} needs a window of {} rows in {} MiB (the filter reaches {} rows), and the exact two-pass method {} MiB with its states in memory or {} MiB with them in a file, over the {} it may take (half of --max-memory less the {} MiB the process holds)",
+            "sigma {} needs a window of {} rows in {} MiB (the filter reaches {} rows), and the exact two-pass method {} MiB with its states in memory or {} MiB with them in a file, over the {} it may take (--max-memory less a twentieth, the {} MiB the process holds and the {} MiB the codecs and the rows in flight take): this job needs --max-memory {} or more",
             job.sigma_y,
             (window.strip + window.reach).min(height),
             mib(needs),
@@ -76,7 +78,9 @@ pub(super) fn window_plan(
                 true => format!("{} MiB", budget >> 20),
                 false => format!("{} KiB", budget >> 10),
             },
-            resident.div_ceil(1 << 20)
+            resident.div_ceil(1 << 20),
+            mib(beside),
+            least_budget_mib(resident, beside, least)
         ),
     })
 }

@@ -9,6 +9,7 @@
 //! row is written (`png_out`). An error anywhere drops the channels, which stops the other
 //! stages; the temporary file is removed and the output left as it was.
 
+mod budget;
 mod gpu_bands;
 mod header;
 mod jpeg_in;
@@ -193,7 +194,7 @@ pub type Batches<T> = (Receiver<Vec<T>>, Sender<Vec<T>>);
 type DecodedBatch<T> = Result<Vec<T>, ImageIoError>;
 
 /// Rows per batch from the decoder: small, so the blur's first strip starts early.
-const DECODE_ROWS: usize = 16;
+pub(crate) const DECODE_ROWS: usize = 16;
 
 /// Test hook: `GBLUR_BAND_ROWS=N` forces the device's bands to N rows.
 const BAND_ROWS_VAR: &str = "GBLUR_BAND_ROWS";
@@ -337,6 +338,16 @@ pub fn decoded_bytes(rows: &Rows) -> u64 {
     width as u64 * height as u64 * rows.color().bytes_per_pixel() as u64
 }
 
+/// What the whole-image path would hold of `rows`'s file: its decoded pixels, and a JPEG's
+/// bytes, which it reads into memory to decode.
+pub fn whole_image_bytes(rows: &Rows) -> u64 {
+    let encoded = match rows {
+        Rows::Jpeg(r) => std::fs::metadata(&r.path).map_or(0, |m| m.len()),
+        _ => 0,
+    };
+    decoded_bytes(rows) + encoded
+}
+
 /// What a streamed job did, for its report.
 pub struct Streamed {
     pub passes: Vec<Pass>,
@@ -386,19 +397,13 @@ fn resident_bytes() -> u64 {
     pages * page.max(0) as u64
 }
 
-/// The blur stage's share of `job`'s budget beside a process holding `resident` bytes: half
-/// of what is left, the rest being for the rows in flight and the codecs.
-fn blur_share(job: &StripJob, resident: u64) -> u64 {
-    let budget = job.max_memory_mib.saturating_mul(1 << 20);
-    budget.saturating_sub(resident) / 2
-}
-
 /// Why the strip engine failed.
 #[derive(Debug, thiserror::Error)]
 pub enum StripError {
     #[error(transparent)]
     Io(#[from] ImageIoError),
-    #[error("{}: {detail} (raise it with --max-memory)", path.display())]
+    /// The job needs more memory than `--max-memory`; `detail` says how much.
+    #[error("{}: {detail}", path.display())]
     OverBudget { path: PathBuf, detail: String },
     #[error("{device} failed while blurring a band of rows: {error}")]
     Device { device: String, error: Box<ClError> },
@@ -452,13 +457,13 @@ fn gpu_plan<T: StreamSample>(
     job: &StripJob,
     device: &Device,
     (row_samples, height): (usize, usize),
-    reach: usize,
+    (reach, beside): (usize, u64),
 ) -> Result<(BandPlan, u64), String> {
     if T::as_bytes(&[]).is_none() {
         return Err("the device takes 8-bit images in bands".into());
     }
     let resident = resident_bytes();
-    let budget = blur_share(job, resident);
+    let budget = budget::blur_share(job, resident, beside);
     let alloc = device.ctx.info.max_alloc_mib.saturating_mul(1 << 20);
     let forced = env_number(BAND_ROWS_VAR);
     let plan = BandPlan::new((row_samples, height), reach, (budget, alloc), forced);
@@ -492,7 +497,9 @@ fn run_typed<T: StreamSample>(
     };
     let mut notes = Vec::new();
     let image = (stride, height as usize);
-    let bands = device.and_then(|d| match gpu_plan::<T>(job, d, image, reach) {
+    let stripes = stripes_at_once(job, width as usize * color.channel_count() as usize);
+    let beside = budget::beside_window(job, &rows, bytes as u64, stripes as u64);
+    let bands = device.and_then(|d| match gpu_plan::<T>(job, d, image, (reach, beside)) {
         Ok((plan, resident)) => Some((d, plan, resident)),
         Err(why) => {
             notes.push(format!("{why}: blurred on the built-in Rust path"));
@@ -503,7 +510,13 @@ fn run_typed<T: StreamSample>(
     let (plan, window, vertical) = match bands {
         // Not used: the device's bands blur the image.
         Some(_) => (StripPlan { strip: 0, reach }, 0, Vertical::Window),
-        None => window_plan(job, (stride, bytes), height as usize, reach, forced)?,
+        None => window_plan(
+            job,
+            (stride, bytes),
+            height as usize,
+            (reach, beside),
+            forced,
+        )?,
     };
     if let Some((device, b, _)) = bands {
         let t = Instant::now();
@@ -553,7 +566,7 @@ fn run_typed<T: StreamSample>(
         let encoder = s.spawn(move || encode::<T>(job, header, meta, (out_rx, out_back)));
         let dims = (width as usize, height as usize);
         let feed = Feed::new((in_rx, in_back));
-        let sink = Sink::new((out_tx, out_spare, &mut bar));
+        let sink = Sink::new((out_tx, out_spare, &mut bar), budget::PIECE_BYTES as usize);
         let blurred = match bands {
             Some((device, bands, _)) => {
                 let image = (dims.0, dims.1, px.channels);

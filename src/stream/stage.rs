@@ -52,34 +52,38 @@ impl<T: Copy> Feed<T> {
     }
 }
 
-/// The most bytes of blurred rows sent to the encoder at once: its channel and the buffers
-/// coming back hold a few such pieces, which a whole strip or band each (up to hundreds of
-/// MiB at a large sigma) would make the job's largest cost.
-const EMIT_BYTES: usize = 16 << 20;
-
 /// The encoder's channel, with the progress bar the rows advance.
 pub struct Sink<'a, T> {
     output: Sender<Vec<T>>,
     /// Buffers the encoder has written out, for the next strip.
     spare: Receiver<Vec<T>>,
     bar: &'a mut RowsBar,
+    /// The most bytes of blurred rows sent at once (`budget::piece_bytes`): the channel and
+    /// the buffers coming back hold a few such pieces, which a whole strip or band each (up
+    /// to hundreds of MiB at a large sigma) would make the job's largest cost.
+    piece_bytes: usize,
     pub copies: Duration,
 }
 
 impl<'a, T: Copy> Sink<'a, T> {
-    pub fn new((output, spare, bar): (Sender<Vec<T>>, Receiver<Vec<T>>, &'a mut RowsBar)) -> Self {
+    pub fn new(
+        (output, spare, bar): (Sender<Vec<T>>, Receiver<Vec<T>>, &'a mut RowsBar),
+        piece_bytes: usize,
+    ) -> Self {
         Sink {
             output,
             spare,
             bar,
+            piece_bytes,
             copies: Duration::ZERO,
         }
     }
 
-    /// Sends a copy of `rows` (whole rows) to the encoder, in pieces of at most `EMIT_BYTES`.
+    /// Sends a copy of `rows` (whole rows) to the encoder, in pieces of at most
+    /// `piece_bytes` (at least a row).
     pub fn emit(&mut self, rows: &[T]) -> Result<(), Stop> {
         let row = self.bar.stride.max(1);
-        let piece = (EMIT_BYTES / (row * size_of::<T>())).max(1) * row;
+        let piece = (self.piece_bytes / (row * size_of::<T>())).max(1) * row;
         for rows in rows.chunks(piece) {
             let t = Instant::now();
             let mut owned = self.spare.try_recv().unwrap_or_default();

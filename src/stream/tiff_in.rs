@@ -23,6 +23,9 @@ pub struct TiffRows {
     strip_bytes: Vec<u8>,
     taken: usize,
     next_strip: u32,
+    /// The bytes of one strip's samples, which the reader holds (and the `tiff` crate its
+    /// compressed bytes beside them).
+    pub strip_held: u64,
 }
 
 /// Opens `path` (a TIFF) for reading by strips. `Err(why)` inside the Ok: a TIFF the strip
@@ -83,6 +86,7 @@ pub fn open(path: &Path, most_strip_bytes: u64) -> Result<Result<TiffRows, Strin
         strip_bytes: Vec::new(),
         taken: 0,
         next_strip: 0,
+        strip_held: strip_bytes,
     }))
 }
 

@@ -1,0 +1,93 @@
+//! The strip engine's memory, counted so that the whole job's peak resident memory stays
+//! within `--max-memory`: the process as it stands (measured), what the codecs and the rows in
+//! flight hold beside the blur (estimated here, from each reader's and writer's buffers, with
+//! the figures measured on the 2-core machine at 16–64 MiB), and the blur's window or bands
+//! in what is left. A job whose codecs and smallest window cannot fit is refused in one line
+//! that gives the least budget it needs.
+
+use super::{Rows, StripJob, DECODE_ROWS};
+use image::ImageFormat;
+
+/// Decoded batches alive at once: two queued, one being decoded, one being read into the
+/// window, and the spare buffers that come back (up to four).
+const DECODED_BATCHES: u64 = 8;
+
+/// Pieces of blurred rows alive at once: one queued, one being written, one being filled, and
+/// the two spare buffers that come back.
+const EMITTED_PIECES: u64 = 5;
+
+/// The most rows of a JPEG stripe (16 MCU rows of 16), and what a stripe costs in the
+/// encoder: its rows waiting, and its working copies and output (measured: 1.3 times its
+/// rows' bytes for one stripe of an 8000-pixel RGB row).
+const JPEG_STRIPE_ROWS: u64 = 256;
+const JPEG_STRIPE_COST: u64 = 2;
+
+/// What each codec holds besides rows: zlib's window and tables, libjpeg's and the `tiff`
+/// crate's buffers, buffered file I/O (1 MiB writers), and the allocator's slack.
+const CODEC_FIXED: u64 = 2 << 20;
+
+/// The bytes of blurred rows sent to the encoder at once (at least a row): large enough that
+/// the channel's traffic costs nothing beside the copies, small enough that the few pieces
+/// alive are little memory at any budget.
+pub(super) const PIECE_BYTES: u64 = 1 << 20;
+
+/// What the budget keeps back from the blur beyond the estimates: a twentieth, for what the
+/// allocator holds on to between the stages' allocations (measured: up to 2% over the
+/// estimates at 32–64 MiB).
+fn margin(budget: u64) -> u64 {
+    budget / 20
+}
+
+/// What the engine holds beside the blur's window for `rows` going into `job`'s output, its
+/// samples `sample_bytes` wide, with `stripes` JPEG stripes encoded at once.
+pub(super) fn beside_window(job: &StripJob, rows: &Rows, sample_bytes: u64, stripes: u64) -> u64 {
+    let row = rows.row_samples() as u64 * sample_bytes;
+    let (width, height) = rows.size();
+    let piece = PIECE_BYTES.max(row);
+    let in_flight = DECODED_BATCHES * DECODE_ROWS as u64 * row + EMITTED_PIECES * piece;
+    let decoder = match rows {
+        // The previous and current rows, raw and unfiltered.
+        Rows::Png(_) => 4 * row,
+        // The strip's samples and its compressed bytes.
+        Rows::Tiff(r) => 2 * r.strip_held,
+        // A progressive file's coefficients (2 bytes each, per component at its own
+        // resolution), or a baseline file's MCU rows and upsampling buffers.
+        Rows::Jpeg(r) if r.progressive => {
+            let chroma = r.traits.chroma.map_or(0.0, |c| {
+                let (h, v) = c.factors();
+                2.0 / (h * v) as f64
+            });
+            let components = if r.header.color.channel_count() == 1 {
+                1.0
+            } else {
+                1.0 + chroma
+            };
+            (width as f64 * height as f64 * components * 2.0) as u64
+        }
+        Rows::Jpeg(_) => 3 * 16 * row,
+    };
+    let out_row = width as u64 * rows.color().channel_count() as u64 * sample_bytes;
+    let encoder = match job.format {
+        ImageFormat::Jpeg => stripes * JPEG_STRIPE_COST * JPEG_STRIPE_ROWS * out_row,
+        ImageFormat::Tiff => 2 * crate::codec::tiff::write::STRIP_BYTES,
+        // A piece in PNG's byte order, and the rows the filters compare.
+        _ => piece + 4 * out_row,
+    };
+    in_flight + decoder + encoder + 2 * CODEC_FIXED
+}
+
+/// The blur's share of `job`'s budget beside a process holding `resident` bytes and the
+/// codecs and rows in flight holding `beside`.
+pub(super) fn blur_share(job: &StripJob, resident: u64, beside: u64) -> u64 {
+    let budget = job.max_memory_mib.saturating_mul(1 << 20);
+    (budget - margin(budget))
+        .saturating_sub(resident)
+        .saturating_sub(beside)
+}
+
+/// The least budget, in MiB, whose share holds `window` bytes beside `resident` and `beside`.
+pub(super) fn least_budget_mib(resident: u64, beside: u64, window: u64) -> u64 {
+    // budget - budget / 20 >= needed, so budget >= needed * 20 / 19.
+    let needed = resident + beside + window;
+    (needed * 20).div_ceil(19).div_ceil(1 << 20)
+}
