@@ -13,6 +13,8 @@ pub enum Fault {
     Enqueue,
     Alloc,
     SlowWrite,
+    /// A decoder panics, as a dependency's assertion would (the decoder guard's drill).
+    DecoderPanic,
 }
 
 /// The fault `GBLUR_FAULT` asks for, if any.
@@ -23,6 +25,7 @@ pub fn injected() -> Option<Fault> {
         Ok("enqueue") => Some(Fault::Enqueue),
         Ok("alloc") => Some(Fault::Alloc),
         Ok("slow-write") => Some(Fault::SlowWrite),
+        Ok("decoder-panic") => Some(Fault::DecoderPanic),
         _ => None,
     })
 }

@@ -34,12 +34,12 @@ fn mean_steps(a: &DynamicImage, b: &DynamicImage) -> f64 {
 }
 
 /// The largest difference, in steps, between the whole-image path's decoding of `jpeg`
-/// (`libjpeg-turbo-rs` for subsampled colour, the `image` crate's otherwise) and the strip
-/// engine's (libjpeg, through `mozjpeg`).
+/// (`libjpeg-turbo-rs`) and the strip engine's (libjpeg, through `mozjpeg`).
 fn decoder_spread(jpeg: &Path) -> u32 {
     let bytes = std::fs::read(jpeg).unwrap();
     let whole = gblur::codec::jpeg::decode_pixels(&bytes, 1 << 30)
-        .unwrap_or_else(|| image::load_from_memory(&bytes).unwrap());
+        .unwrap()
+        .expect("a plain JPEG");
     let d = mozjpeg::Decompress::new_mem(&bytes).unwrap();
     let (w, h) = (d.width() as u32, d.height() as u32);
     let strips: DynamicImage = match whole.color().channel_count() {

@@ -99,6 +99,9 @@ fn decode_from<R: BufRead + Seek>(
     jpeg: Option<&[u8]>,
 ) -> Result<DecodedFile, ImageIoError> {
     let decoded = guard::catch(|| {
+        if crate::fault::is(crate::fault::Fault::DecoderPanic) {
+            panic!("assertion failed: an injected decoder fault");
+        }
         let mut notes = Vec::new();
         let mut image = match jpeg {
             Some(bytes) => decode_jpeg(path, bytes, max_memory_mib, &mut notes)?,
@@ -122,10 +125,11 @@ fn decode_from<R: BufRead + Seek>(
     })
 }
 
-/// A JPEG's pixels and metadata: libjpeg-turbo-rs where it takes the file, else zune-jpeg
-/// (the `image` crate's decoder) in strict mode, so that damaged data is an error and not gray
-/// rows; a file it refuses is recovered by libjpeg as libjpeg-based tools recover it, and a
-/// note says so.
+/// A JPEG's pixels and metadata: libjpeg-turbo-rs for 8-bit YCbCr and gray files, zune-jpeg
+/// (the `image` crate's decoder) in strict mode for the rest; a file either finds damaged goes
+/// to libjpeg, whose warnings say whether it is (then it recovers what it can, as
+/// libjpeg-based tools do, and a note says so) or was only beyond the first decoder. Stray
+/// bytes between header segments, which libjpeg skips, are left out first.
 fn decode_jpeg(
     path: &Path,
     bytes: &[u8],
@@ -135,49 +139,44 @@ fn decode_jpeg(
     let mut scan = bytes;
     let head = jpeg::libjpeg::header_segments(&mut scan)
         .map_err(|e| image_error(path, e, max_memory_mib))?;
+    let clean: std::borrow::Cow<[u8]> = match head.len() + scan.len() == bytes.len() {
+        true => bytes.into(),
+        false => [&head[..], scan].concat().into(),
+    };
     let mut head = Cursor::new(head);
     let ((w, h), color, meta) = {
         let (decoder, meta) = open_decoder(path, &mut head, ImageFormat::Jpeg, max_memory_mib)?;
         (decoder.dimensions(), decoder.color_type(), meta)
     };
     let limit = max_memory_mib.saturating_mul(1 << 20);
-    if let Some(image) = jpeg::decode_pixels(bytes, limit) {
-        if (image.width(), image.height()) == (w, h) {
-            return Ok((image, meta));
-        }
-    }
-    let strict = |bytes: &[u8]| match jpeg::decode_strict(bytes, color, limit) {
-        Ok(image) if (image.width(), image.height()) == (w, h) => Ok(image),
-        Ok(_) => Err("zune-jpeg decoded another size than the header's".to_string()),
-        Err(e) => Err(e),
+    let sized = |image: DynamicImage| match (image.width(), image.height()) == (w, h) {
+        true => Ok(image),
+        false => Err("the decoder read another size than the header's".to_string()),
     };
-    let strict = match strict(bytes) {
+    let first = match jpeg::decode_pixels(&clean, limit) {
+        Ok(Some(image)) => sized(image),
+        Ok(None) => jpeg::decode_strict(&clean, color, limit).and_then(sized),
+        Err(damage) => Err(damage),
+    };
+    let damage = match first {
         Ok(image) => return Ok((image, meta)),
-        // Stray bytes between header segments are harmless (libjpeg skips them): the file
-        // without them, where there were some.
-        Err(e) if head.get_ref().len() + scan.len() == bytes.len() => e,
-        Err(e) => {
-            let mut clean = head.into_inner();
-            clean.extend_from_slice(scan);
-            match strict(&clean) {
-                Ok(image) => return Ok((image, meta)),
-                Err(_) => e,
-            }
-        }
+        Err(damage) => damage,
     };
-    match jpeg::libjpeg::recover(bytes, limit) {
+    match jpeg::libjpeg::recover(&clean, limit) {
         Ok((image, warnings)) if (image.width(), image.height()) == (w, h) => {
-            let first = warnings.first().map_or(strict.as_str(), String::as_str);
-            notes.push(format!(
-                "the JPEG data is damaged ({}); libjpeg recovered what it could, as libjpeg-based tools do ({} warning{}), and damaged rows may show gray or smeared",
-                one_line(first),
-                warnings.len(),
-                if warnings.len() == 1 { "" } else { "s" }
-            ));
+            // libjpeg read the file cleanly: it was only beyond the first decoder.
+            if let Some(first) = warnings.first() {
+                notes.push(format!(
+                    "the JPEG data is damaged ({}); libjpeg recovered what it could, as libjpeg-based tools do ({} warning{}), and damaged rows may show gray or smeared",
+                    one_line(first),
+                    warnings.len(),
+                    if warnings.len() == 1 { "" } else { "s" }
+                ));
+            }
             Ok((image, meta))
         }
-        Ok(_) => Err(damaged(path, &strict, "libjpeg decoded another size")),
-        Err(e) => Err(damaged(path, &strict, &e)),
+        Ok(_) => Err(damaged(path, &damage, "libjpeg decoded another size")),
+        Err(e) => Err(damaged(path, &damage, &e)),
     }
 }
 

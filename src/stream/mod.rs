@@ -102,6 +102,9 @@ impl Rows {
     /// error of the input.
     fn read<T: StreamSample>(&mut self, out: &mut [T]) -> Result<(), ImageIoError> {
         let read = codec::guard::catch(|| match self {
+            _ if crate::fault::is(crate::fault::Fault::DecoderPanic) => {
+                panic!("assertion failed: an injected decoder fault")
+            }
             Rows::Png(r) => r.read(out),
             Rows::Tiff(r) => r.read(out),
             Rows::Jpeg(r) => r.read(out),

@@ -1,45 +1,57 @@
 //! JPEG pixels through `libjpeg-turbo-rs`, a pure-Rust port of libjpeg-turbo with its SIMD
-//! paths, where it is the faster decoder: colour JPEGs with subsampled chroma (4:2:0, 4:2:2),
-//! which it decodes to RGB 7–9% faster than the `image` crate's zune-jpeg. On 4:4:4 it is
-//! 14–24% slower (docs/BENCHMARKS.md, "JPEG codecs"), so those, gray files (not measured),
-//! and everything it does not take (CMYK, YCCK, 12-bit, a file it refuses or decodes only
-//! with warnings) are left to the `image` crate, whose decoder also reads the header, the
-//! metadata and the orientation: behaviour on unusual and damaged files stays the `image`
-//! crate's.
+//! paths: every 8-bit YCbCr or gray file, as fast as the `image` crate's zune-jpeg on 4:2:0 and
+//! 4:4:4 and faster on gray, and, unlike zune-jpeg, it reports damaged data (a restart interval
+//! that does not match the data, corrupt Huffman codes) instead of decoding it to gray or
+//! garbage without a word. What it does not take (CMYK, YCCK, 12-bit) goes to zune-jpeg in
+//! strict mode (`decode_strict`); what either finds damaged, to libjpeg (`libjpeg::recover`).
 
 use image::{ColorType, DynamicImage, GrayAlphaImage, GrayImage, RgbImage, RgbaImage};
-use libjpeg_turbo_rs::{ColorSpace, DecodeLimits, Decoder, PixelFormat, Subsampling};
+use libjpeg_turbo_rs::{ColorSpace, DecodeLimits, Decoder, PixelFormat};
 use zune_core::bytestream::ZCursor;
 use zune_core::colorspace::ColorSpace as ZuneColor;
 use zune_core::options::DecoderOptions;
 
-/// The pixels of `bytes` as 8-bit RGB, or None where the `image` crate should decode them
-/// instead. `max_bytes` bounds the decoder's working memory.
-pub fn decode_pixels(bytes: &[u8], max_bytes: u64) -> Option<DynamicImage> {
+/// The pixels of an 8-bit YCbCr or gray JPEG, as 8-bit RGB or gray: `Ok(None)` for a file it
+/// does not take (CMYK, YCCK, 12-bit, over `max_bytes` of working memory), which another
+/// decoder reads; `Err` for a file whose data it finds damaged (a warning or an error while
+/// decoding), which libjpeg then recovers or refuses (`libjpeg::recover`).
+pub fn decode_pixels(bytes: &[u8], max_bytes: u64) -> Result<Option<DynamicImage>, String> {
     let limits = DecodeLimits {
         max_memory: Some(max_bytes),
         ..DecodeLimits::default()
     };
-    let mut decoder = Decoder::new_with_limits(bytes, limits).ok()?;
-    let subsampled = matches!(
-        decoder.jpeg_subsampling(),
-        Subsampling::S420 | Subsampling::S422
-    );
-    if decoder.header().precision != 8
-        || decoder.jpeg_color_space() != ColorSpace::YCbCr
-        || !subsampled
-    {
-        return None;
+    let Ok(mut decoder) = Decoder::new_with_limits(bytes, limits) else {
+        return Ok(None);
+    };
+    let gray = match decoder.jpeg_color_space() {
+        ColorSpace::Grayscale => true,
+        ColorSpace::YCbCr => false,
+        _ => return Ok(None),
+    };
+    let (w, h) = (decoder.header().width, decoder.header().height);
+    let channels = if gray { 1 } else { 3 };
+    if decoder.header().precision != 8 || (w * h * channels) as u64 > max_bytes {
+        return Ok(None);
     }
-    decoder.set_output_format(PixelFormat::Rgb);
+    let format = match gray {
+        true => PixelFormat::Grayscale,
+        false => PixelFormat::Rgb,
+    };
+    decoder.set_output_format(format);
     decoder.set_stop_on_warning(true);
-    let image = decoder.decode_image().ok()?;
-    if !image.warnings.is_empty() || image.pixel_format != PixelFormat::Rgb {
-        return None;
+    let image = decoder.decode_image().map_err(|e| format!("{e:?}"))?;
+    if let Some(warning) = image.warnings.first() {
+        return Err(format!("{warning:?}"));
     }
-    let w = u32::try_from(image.width).ok()?;
-    let h = u32::try_from(image.height).ok()?;
-    RgbImage::from_raw(w, h, image.data).map(DynamicImage::from)
+    let (w, h) = (image.width as u32, image.height as u32);
+    let decoded = match (gray, image.pixel_format) {
+        (true, PixelFormat::Grayscale) => {
+            GrayImage::from_raw(w, h, image.data).map(DynamicImage::from)
+        }
+        (false, PixelFormat::Rgb) => RgbImage::from_raw(w, h, image.data).map(DynamicImage::from),
+        _ => None,
+    };
+    Ok(decoded)
 }
 
 /// The pixels of `bytes` as the `image` crate's decoder (zune-jpeg) gives them, as `color`
@@ -81,6 +93,7 @@ pub fn decode_strict(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use libjpeg_turbo_rs::Subsampling;
 
     fn photo(w: u32, h: u32) -> RgbImage {
         RgbImage::from_fn(w, h, |x, y| {
@@ -120,7 +133,9 @@ mod tests {
             .subsampling(sub)
             .encode()
             .unwrap();
-            let ours = decode_pixels(&jpeg, 1 << 30).expect("a plain JPEG");
+            let ours = decode_pixels(&jpeg, 1 << 30)
+                .unwrap()
+                .expect("a plain JPEG");
             let theirs = image::load_from_memory(&jpeg).unwrap();
             assert_eq!(ours.color(), theirs.color());
             assert_eq!(ours.dimensions(), theirs.dimensions());
@@ -136,34 +151,37 @@ mod tests {
     }
 
     #[test]
-    fn gray_and_full_chroma_files_are_left_to_the_image_crate() {
+    fn gray_and_every_chroma_layout_are_taken() {
         let rgb = photo(40, 24);
         let luma = DynamicImage::from(rgb.clone()).to_luma8();
-        let gray = encode_with_image(&DynamicImage::from(luma), 90);
-        assert!(decode_pixels(&gray, 1 << 30).is_none());
+        let gray = encode_with_image(&DynamicImage::from(luma.clone()), 90);
+        let decoded = decode_pixels(&gray, 1 << 30).unwrap().expect("gray");
+        assert_eq!(decoded.color(), image::ColorType::L8);
         let with = |s| {
             libjpeg_turbo_rs::Encoder::new(&rgb, 40, 24, PixelFormat::Rgb)
                 .subsampling(s)
                 .encode()
                 .unwrap()
         };
-        assert!(decode_pixels(&with(Subsampling::S444), 1 << 30).is_none());
-        assert!(decode_pixels(&with(Subsampling::S422), 1 << 30).is_some());
-        assert!(decode_pixels(&with(Subsampling::S420), 1 << 30).is_some());
+        for s in [Subsampling::S444, Subsampling::S422, Subsampling::S420] {
+            assert!(decode_pixels(&with(s), 1 << 30).unwrap().is_some(), "{s:?}");
+        }
     }
 
     #[test]
-    fn damaged_files_are_left_to_the_image_crate() {
+    fn damaged_files_are_errors_and_files_over_the_limit_left_to_others() {
         let jpeg = encode_with_image(&DynamicImage::from(photo(64, 64)), 90);
         let sos = jpeg.windows(2).position(|w| w == [0xFF, 0xDA]).unwrap();
-        for cut in [10, sos, sos + 40, jpeg.len() / 2] {
+        for cut in [sos + 40, jpeg.len() / 2] {
             assert!(
-                decode_pixels(&jpeg[..cut], 1 << 30).is_none(),
+                decode_pixels(&jpeg[..cut], 1 << 30).is_err(),
                 "cut at {cut}"
             );
         }
-        assert!(
-            decode_pixels(&jpeg, 1000).is_none(),
+        assert_eq!(decode_pixels(&jpeg[..10], 1 << 30), Ok(None), "no header");
+        assert_eq!(
+            decode_pixels(&jpeg, 1000),
+            Ok(None),
             "over the memory limit"
         );
     }
@@ -217,7 +235,7 @@ mod tests {
             if shorten {
                 jpeg.truncate(cut.index(jpeg.len()).max(2));
             }
-            if let Some(img) = decode_pixels(&jpeg, 64 << 20) {
+            if let Ok(Some(img)) = decode_pixels(&jpeg, 64 << 20) {
                 let info = libjpeg_turbo_rs::Decoder::new(&jpeg).unwrap();
                 let h = info.header();
                 prop_assert_eq!((img.width(), img.height()), (h.width as u32, h.height as u32));

@@ -172,15 +172,13 @@ mod tests {
             .unwrap()
     }
 
-    /// The file as libjpeg-turbo-rs decodes it (the `image` crate's decoder for 4:4:4): one
-    /// decoder for both files, as decoders differ in the chroma of an odd last column.
+    /// The file as libjpeg-turbo-rs decodes it: one decoder for both files, as decoders
+    /// differ in the chroma of an odd last column.
     fn rgb_of(bytes: &[u8]) -> image::RgbImage {
-        match super::super::decode_pixels(bytes, 1 << 30) {
-            Some(image) => image.to_rgb8(),
-            None => image::load_from_memory_with_format(bytes, image::ImageFormat::Jpeg)
-                .unwrap()
-                .to_rgb8(),
-        }
+        super::super::decode_pixels(bytes, 1 << 30)
+            .unwrap()
+            .expect("a plain JPEG")
+            .to_rgb8()
     }
 
     /// Planes decoded and encoded again (at 100, stripes and all) decode to the picture the

@@ -134,61 +134,259 @@ pub fn read_image<R: BufRead + Seek>(
 }
 
 /// A TIFF with separate planes, read a tile or strip at a time and interleaved: 1 to 4
-/// samples of 8 or 16 bits or 32-bit float, at most `max_bytes` of pixels.
+/// samples of 8 or 16 bits or 32-bit float, at most `max_bytes` of pixels. The `tiff` crate
+/// reads the directory; the chunks gblur reads and decompresses itself (none, LZW, Deflate;
+/// horizontal differencing undone), since the crate's reader stops short of an LZW end code
+/// in tiles cut by the image's edge.
 fn read_planar<R: BufRead + Seek>(reader: &mut R, max_bytes: u64) -> Result<DynamicImage, String> {
     let e = |e: tiff::TiffError| e.to_string();
-    let mut limits = Limits::default();
-    limits.decoding_buffer_size = usize::try_from(max_bytes).unwrap_or(usize::MAX);
-    let mut d = Decoder::new(reader).map_err(e)?.with_limits(limits);
-    let (w, h) = d.dimensions().map_err(e)?;
-    let color = d.colortype().map_err(e)?;
-    let (samples, bits) = match color {
-        TiffColor::Gray(b) => (1, b),
-        TiffColor::GrayA(b) => (2, b),
-        TiffColor::RGB(b) => (3, b),
-        TiffColor::RGBA(b) => (4, b),
-        // Gray with alpha (`Quirks::gray_alpha`).
-        TiffColor::Multiband {
-            bit_depth,
-            num_samples: 2,
-        } => (2, bit_depth),
-        other => {
-            return Err(format!(
-                "separate planes of {other:?}, which gblur does not read"
-            ))
-        }
+    let layout = {
+        let mut d = Decoder::new(&mut *reader).map_err(e)?;
+        PlanarLayout::read(&mut d).map_err(e)??
     };
-    let bytes = w as u64 * h as u64 * samples as u64 * bits.div_ceil(8) as u64;
+    let PlanarLayout {
+        width: w,
+        height: h,
+        samples,
+        ..
+    } = layout;
+    let bytes = w as u64 * h as u64 * samples as u64 * layout.sample_bytes() as u64;
     if bytes > max_bytes {
         return Err(
             "decoding needs more than the memory limit (raise it with --max-memory)".into(),
         );
     }
-    let (tw, th) = d.chunk_dimensions();
-    if tw == 0 || th == 0 {
-        return Err("a tile of no pixels".into());
-    }
+    let (tw, th) = layout.chunk;
     let (across, down) = (w.div_ceil(tw), h.div_ceil(th));
     let per_plane = across * down;
-    let chunks = match d.get_chunk_type() {
-        ChunkType::Tile => d.tile_count(),
-        ChunkType::Strip => d.strip_count(),
-    };
-    if chunks.map_err(e)? != per_plane * samples {
+    if layout.offsets.len() != (per_plane * samples) as usize
+        || layout.counts.len() != layout.offsets.len()
+    {
         return Err("its tile or strip count does not match its size and planes".into());
     }
-    let float = d.find_tag_unsigned::<u16>(Tag::SampleFormat).ok().flatten() == Some(3);
-    let mut planes = Planes::new(bits, float, w, h, samples)?;
+    let mut planes = Planes::new(layout.bits, layout.float, w, h, samples)?;
     for plane in 0..samples {
         for tile in 0..per_plane {
             let (tx, ty) = (tile % across, tile / across);
             let (x0, y0) = (tx * tw, ty * th);
             let (dw, dh) = (tw.min(w - x0), th.min(h - y0));
-            let data = d.read_chunk(plane * per_plane + tile).map_err(e)?;
-            planes.place(data, (x0, y0), (dw, dh), tw, plane)?;
+            let index = (plane * per_plane + tile) as usize;
+            // A strip holds only the rows inside the image; a tile is always whole.
+            let rows = if layout.tiled { th } else { dh };
+            let raw = layout.chunk_bytes(reader, index, tw as usize * rows as usize)?;
+            planes.place(&raw, &layout, (x0, y0), (dw, dh), plane)?;
         }
     }
     planes.image()
+}
+
+/// What `read_planar` needs of a planar TIFF's directory.
+struct PlanarLayout {
+    width: u32,
+    height: u32,
+    samples: u32,
+    bits: u8,
+    float: bool,
+    /// Tile (or strip: the image's width by RowsPerStrip) size, and whether tiled.
+    chunk: (u32, u32),
+    tiled: bool,
+    offsets: Vec<u64>,
+    counts: Vec<u64>,
+    compression: u16,
+    /// Horizontal differencing (Predictor 2).
+    differenced: bool,
+    little_endian: bool,
+}
+
+impl PlanarLayout {
+    fn read<R: std::io::Read + Seek>(
+        d: &mut Decoder<R>,
+    ) -> tiff::TiffResult<Result<PlanarLayout, String>> {
+        let (width, height) = d.dimensions()?;
+        let (samples, bits) = match d.colortype()? {
+            TiffColor::Gray(b) => (1, b),
+            TiffColor::GrayA(b) => (2, b),
+            TiffColor::RGB(b) => (3, b),
+            TiffColor::RGBA(b) => (4, b),
+            // Gray with alpha (`Quirks::gray_alpha`).
+            TiffColor::Multiband {
+                bit_depth,
+                num_samples: 2,
+            } => (2, bit_depth),
+            other => {
+                return Ok(Err(format!(
+                    "separate planes of {other:?}, which gblur does not read"
+                )))
+            }
+        };
+        let tiled = d.get_chunk_type() == ChunkType::Tile;
+        let (offsets, counts) = match tiled {
+            true => (Tag::TileOffsets, Tag::TileByteCounts),
+            false => (Tag::StripOffsets, Tag::StripByteCounts),
+        };
+        let tag = |d: &mut Decoder<R>, t| d.find_tag_unsigned::<u16>(t).ok().flatten();
+        let compression = tag(d, Tag::Compression).unwrap_or(1);
+        let predictor = tag(d, Tag::Predictor).unwrap_or(1);
+        if !matches!(compression, 1 | 5 | 8 | 32773 | 32946) || !matches!(predictor, 1 | 2) {
+            return Ok(Err(format!(
+                "separate planes with compression {compression} and predictor {predictor}, which gblur does not read"
+            )));
+        }
+        let chunk = d.chunk_dimensions();
+        if chunk.0 == 0 || chunk.1 == 0 {
+            return Ok(Err("a tile or strip of no pixels".into()));
+        }
+        Ok(Ok(PlanarLayout {
+            width,
+            height,
+            samples,
+            bits,
+            float: tag(d, Tag::SampleFormat) == Some(3),
+            chunk,
+            tiled,
+            offsets: d.get_tag_u64_vec(offsets)?,
+            counts: d.get_tag_u64_vec(counts)?,
+            compression,
+            differenced: predictor == 2,
+            little_endian: d.byte_order() == tiff::tags::ByteOrder::LittleEndian,
+        }))
+    }
+
+    fn sample_bytes(&self) -> usize {
+        (self.bits as usize).div_ceil(8)
+    }
+
+    /// The decompressed bytes of chunk `index`, `pixels` samples of it at least.
+    fn chunk_bytes<R: std::io::Read + Seek>(
+        &self,
+        reader: &mut R,
+        index: usize,
+        pixels: usize,
+    ) -> Result<Vec<u8>, String> {
+        use std::io::Read;
+        let want = pixels * self.sample_bytes();
+        let count = self.counts[index];
+        // A compressed chunk is never more than a little larger than its samples.
+        if count > 2 * want as u64 + 4096 {
+            return Err("a tile or strip larger than its samples can be".into());
+        }
+        reader
+            .seek(std::io::SeekFrom::Start(self.offsets[index]))
+            .map_err(|e| e.to_string())?;
+        let mut packed = vec![0u8; count as usize];
+        reader.read_exact(&mut packed).map_err(|e| e.to_string())?;
+        let mut raw = match self.compression {
+            1 => packed,
+            5 => {
+                let mut out = Vec::with_capacity(want);
+                let status = weezl::decode::Decoder::with_tiff_size_switch(weezl::BitOrder::Msb, 8)
+                    .into_vec(&mut out)
+                    .decode(&packed)
+                    .status;
+                status.map_err(|e| format!("its LZW data: {e}"))?;
+                out
+            }
+            32773 => unpack_bits(&packed, want),
+            _ => {
+                let mut out = Vec::with_capacity(want);
+                flate2::read::ZlibDecoder::new(&packed[..])
+                    .take(want as u64)
+                    .read_to_end(&mut out)
+                    .map_err(|e| format!("its Deflate data: {e}"))?;
+                out
+            }
+        };
+        if raw.len() < want {
+            return Err("a tile or strip holds fewer samples than its size".into());
+        }
+        raw.truncate(want);
+        Ok(raw)
+    }
+
+    /// A chunk's bytes as samples in the machine's order, differencing undone row by row.
+    fn samples<T: ChunkSample>(&self, raw: &[u8]) -> Vec<T> {
+        let mut samples: Vec<T> = raw
+            .chunks_exact(std::mem::size_of::<T>())
+            .map(|b| T::from_bytes(b, self.little_endian))
+            .collect();
+        if self.differenced {
+            for row in samples.chunks_mut(self.chunk.0 as usize) {
+                for x in 1..row.len() {
+                    row[x] = row[x].plus(row[x - 1]);
+                }
+            }
+        }
+        samples
+    }
+}
+
+/// PackBits (Apple's run-length coding, TIFF compression 32773): a count byte n, then n + 1
+/// literal bytes (n 0 to 127) or one byte repeated 1 - n times (n -127 to -1); -128 is
+/// nothing. At most `want` bytes.
+fn unpack_bits(packed: &[u8], want: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(want);
+    let mut at = 0;
+    while at < packed.len() && out.len() < want {
+        let n = packed[at] as i8;
+        at += 1;
+        match n {
+            0..=127 => {
+                let end = (at + n as usize + 1).min(packed.len());
+                out.extend_from_slice(&packed[at..end]);
+                at = end;
+            }
+            -127..=-1 => {
+                if let Some(&b) = packed.get(at) {
+                    out.extend(std::iter::repeat_n(b, 1 + n.unsigned_abs() as usize));
+                }
+                at += 1;
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// A sample type planar chunks hold.
+trait ChunkSample: Copy {
+    fn from_bytes(b: &[u8], little_endian: bool) -> Self;
+    /// Horizontal differencing's sum (wrapping for integers).
+    fn plus(self, other: Self) -> Self;
+}
+
+impl ChunkSample for u8 {
+    fn from_bytes(b: &[u8], _: bool) -> Self {
+        b[0]
+    }
+    fn plus(self, other: Self) -> Self {
+        self.wrapping_add(other)
+    }
+}
+
+impl ChunkSample for u16 {
+    fn from_bytes(b: &[u8], little_endian: bool) -> Self {
+        let b = [b[0], b[1]];
+        match little_endian {
+            true => u16::from_le_bytes(b),
+            false => u16::from_be_bytes(b),
+        }
+    }
+    fn plus(self, other: Self) -> Self {
+        self.wrapping_add(other)
+    }
+}
+
+impl ChunkSample for f32 {
+    fn from_bytes(b: &[u8], little_endian: bool) -> Self {
+        let b = [b[0], b[1], b[2], b[3]];
+        match little_endian {
+            true => f32::from_le_bytes(b),
+            false => f32::from_be_bytes(b),
+        }
+    }
+    fn plus(self, other: Self) -> Self {
+        self + other
+    }
 }
 
 /// The interleaved image being assembled from planar tiles.
@@ -215,45 +413,37 @@ impl Planes {
         })
     }
 
-    /// Puts one tile of one plane, `(dw, dh)` pixels at `(x0, y0)` of a tile `tile_width`
-    /// wide, in place.
+    /// Puts one chunk of one plane, whose `(dw, dh)` pixels inside the image lie at
+    /// `(x0, y0)`, in place.
     fn place(
         &mut self,
-        data: DecodingResult,
+        raw: &[u8],
+        layout: &PlanarLayout,
         at: (u32, u32),
         size: (u32, u32),
-        tile_width: u32,
         plane: u32,
     ) -> Result<(), String> {
-        let place = (at, size, tile_width);
         fn put<T: Copy>(
             out: &mut [T],
             (w, _, samples): (u32, u32, u32),
-            tile: &[T],
-            ((x0, y0), (dw, dh), tile_width): ((u32, u32), (u32, u32), u32),
+            chunk: &[T],
+            (stride, (x0, y0), (dw, dh)): (usize, (u32, u32), (u32, u32)),
             plane: u32,
-        ) -> Result<(), String> {
-            // The tiff crate hands over the part of a tile inside the image, or (in every
-            // plane but the first) rows of padding below it too: rows of `dw` samples or of
-            // the whole tile's width, at least `dh` of them.
-            let stride = [dw as usize, tile_width as usize]
-                .into_iter()
-                .find(|&c| c > 0 && tile.len().is_multiple_of(c) && tile.len() / c >= dh as usize)
-                .ok_or("a tile holds fewer samples than its size")?;
-            for (y, row) in tile.chunks_exact(stride).take(dh as usize).enumerate() {
+        ) {
+            for (y, row) in chunk.chunks_exact(stride).take(dh as usize).enumerate() {
                 let start = ((y0 as usize + y) * w as usize + x0 as usize) * samples as usize;
                 for (x, &v) in row[..dw as usize].iter().enumerate() {
                     out[start + x * samples as usize + plane as usize] = v;
                 }
             }
-            Ok(())
         }
-        match (self, data) {
-            (Planes::U8(out, dims), DecodingResult::U8(t)) => put(out, *dims, &t, place, plane),
-            (Planes::U16(out, dims), DecodingResult::U16(t)) => put(out, *dims, &t, place, plane),
-            (Planes::F32(out, dims), DecodingResult::F32(t)) => put(out, *dims, &t, place, plane),
-            _ => Err("a tile of another sample type than the image's".into()),
+        let place = (layout.chunk.0 as usize, at, size);
+        match self {
+            Planes::U8(out, dims) => put(out, *dims, &layout.samples::<u8>(raw), place, plane),
+            Planes::U16(out, dims) => put(out, *dims, &layout.samples::<u16>(raw), place, plane),
+            Planes::F32(out, dims) => put(out, *dims, &layout.samples::<f32>(raw), place, plane),
         }
+        Ok(())
     }
 
     fn image(self) -> Result<DynamicImage, String> {
@@ -384,6 +574,15 @@ mod tests {
             read_image(&mut reader, &quirks, 100).is_err(),
             "over the limit"
         );
+    }
+
+    #[test]
+    fn packbits_unpacks_literals_and_runs() {
+        // Apple's example: literals, a run of 3, a literal, the no-op, a run of 2.
+        let packed = [2, 1, 2, 3, 0xFE, 9, 0, 7, 0x80, 0xFF, 4];
+        assert_eq!(unpack_bits(&packed, 100), [1, 2, 3, 9, 9, 9, 7, 4, 4]);
+        assert_eq!(unpack_bits(&packed, 4), [1, 2, 3, 9, 9, 9]);
+        assert_eq!(unpack_bits(&[5, 1], 100), [1], "cut short");
     }
 
     #[test]
