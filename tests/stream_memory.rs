@@ -79,3 +79,91 @@ fn a_large_jpeg_stays_within_max_memory() {
     let d = image::codecs::jpeg::JpegDecoder::new(file).unwrap();
     assert_eq!(d.dimensions(), (w, h));
 }
+
+/// A JPEG with a long trailer (a motion photo's video) is read up to its end marker: the
+/// trailer counts for nothing against the budget.
+#[test]
+fn a_jpegs_trailer_is_never_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("motion.jpg");
+    // Written a piece at a time: this process's memory counts in its children's peaks.
+    std::fs::copy(common::fixture("samples/chelsea.jpg"), &input).unwrap();
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&input)
+        .unwrap();
+    let zeros = vec![0u8; 1 << 20];
+    for _ in 0..80 {
+        std::io::Write::write_all(&mut file, &zeros).unwrap();
+    }
+    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("gblur"));
+    cmd.arg(&input).arg(dir.path().join("out.jpg")).args([
+        "--sigma",
+        "2",
+        "--max-memory",
+        "16",
+        "-q",
+    ]);
+    let (code, err, peak) = run_measured(&mut cmd);
+    assert_eq!(code, 0, "{err}");
+    assert!(peak < 40 << 20, "peak {} MiB", peak >> 20);
+}
+
+/// The strip engine's whole job stays within small budgets by peak resident memory, whatever
+/// the codecs hold (a 16 000-pixel gray row makes a JPEG stripe of 4 MB); below the least
+/// budget the job needs it is refused in one line that names that budget, which then runs.
+#[test]
+fn small_budgets_hold_or_name_the_least_that_would() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = |name: &str| dir.path().join(name);
+    large_png(&path("wide.png"), 16_000, 1_500);
+    gblur()
+        .args([path("wide.png").as_os_str(), path("wide.jpg").as_os_str()])
+        .args([
+            "--sigma", "2", "--engine", "strips", "--device", "rust", "-q",
+        ])
+        .assert()
+        .success();
+    let run = |input: &str, output: &str, budget: u64, sigma: &str| {
+        let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("gblur"));
+        cmd.args([path(input).as_os_str(), path(output).as_os_str()])
+            .args([
+                "--sigma", sigma, "--engine", "strips", "--device", "rust", "-q",
+            ])
+            .args(["--max-memory", &budget.to_string()]);
+        run_measured(&mut cmd)
+    };
+    for (input, output) in [
+        ("wide.png", "o.png"),
+        ("wide.jpg", "o.jpg"),
+        ("wide.png", "o.tif"),
+    ] {
+        for sigma in ["5", "50"] {
+            // From a budget under what the job needs: the refusal names the least budget.
+            let (code, err, _) = run(input, output, 16, sigma);
+            let least = match code {
+                0 => 16,
+                _ => {
+                    assert_eq!(code, 1, "{err}");
+                    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+                    let at = err.find("needs --max-memory ").expect(&err) + 19;
+                    let digits: String =
+                        err[at..].chars().take_while(char::is_ascii_digit).collect();
+                    digits.parse().unwrap()
+                }
+            };
+            for budget in [least, least.max(32), 64] {
+                let (code, err, peak) = run(input, output, budget, sigma);
+                assert_eq!(
+                    code, 0,
+                    "{input} → {output}, sigma {sigma}, {budget} MiB: {err}"
+                );
+                assert!(
+                    peak <= budget << 20,
+                    "{input} → {output}, sigma {sigma}: {} MiB at --max-memory {budget}",
+                    peak >> 20
+                );
+            }
+        }
+    }
+}

@@ -342,13 +342,18 @@ pub fn decoded_bytes(rows: &Rows) -> u64 {
 }
 
 /// What the whole-image path would hold of `rows`'s file: its decoded pixels, and a JPEG's
-/// bytes, which it reads into memory to decode.
+/// bytes up to its end marker, which it reads into memory to decode: the file's size, but
+/// never more than the pixels (a JPEG's data is smaller than its pixels, and a motion photo's
+/// video after the end marker is never read).
 pub fn whole_image_bytes(rows: &Rows) -> u64 {
+    let decoded = decoded_bytes(rows);
     let encoded = match rows {
-        Rows::Jpeg(r) => std::fs::metadata(&r.path).map_or(0, |m| m.len()),
+        Rows::Jpeg(r) => std::fs::metadata(&r.path)
+            .map_or(0, |m| m.len())
+            .min(decoded),
         _ => 0,
     };
-    decoded_bytes(rows) + encoded
+    decoded + encoded
 }
 
 /// What a streamed job did, for its report.
