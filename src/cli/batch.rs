@@ -26,10 +26,14 @@ pub struct BatchArgs {
     /// with one output before any file is written.
     #[arg(long, value_name = "TEMPLATE", value_parser = NameTemplate::parse)]
     pub name: Option<NameTemplate>,
-    /// Replace outputs that already exist (they are skipped otherwise).
+    /// Replace outputs that already exist. Without it they are skipped, and so is an output
+    /// another writer puts there while the batch runs (the final rename never replaces it).
     #[arg(long)]
     pub overwrite: bool,
-    /// Allow IN_DIR = OUT_DIR: replace the originals (each through a temporary file).
+    /// Allow IN_DIR = OUT_DIR: replace the originals (each through a temporary file). Each
+    /// file replaced is first recorded in IN_DIR/.gblur-in-place-K-of-N.journal, so that a
+    /// second run (after an interruption, say) never blurs a file twice; delete the journal
+    /// to blur the folder again.
     #[arg(long)]
     pub in_place: bool,
     /// Process only shard K of N (e.g. 3/8): a deterministic split by path, for running one

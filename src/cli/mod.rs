@@ -215,9 +215,12 @@ pub struct BlurSettings {
     /// so smooth gradients do not band.
     #[arg(long)]
     pub dither: bool,
-    /// Memory limit in MiB: the decoder's on the whole-image path; the strip engine's whole
-    /// job, its window (or the exact two-pass method's, where a large sigma's window would not
-    /// fit) taking at most half of it (--engine).
+    /// Memory budget in MiB (at least 1; never more than the machine's memory and swap). The
+    /// whole-image path decodes nothing larger (with a JPEG's bytes, and stdin or a pipe read
+    /// into memory, counted); the strip engine keeps its whole job's peak resident memory
+    /// within it (the codecs and rows in flight, then the window, or the exact two-pass
+    /// method's where a large sigma's window would not fit), and refuses a job that cannot
+    /// fit, naming the least budget it needs (--engine).
     #[arg(long, default_value_t = 512, value_name = "MIB", value_parser = clap::value_parser!(u64).range(1..))]
     pub max_memory: u64,
     /// Write no metadata: no ICC profile, EXIF (with its thumbnail, GPS position, camera and

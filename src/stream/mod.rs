@@ -458,9 +458,9 @@ pub fn run(
 }
 
 /// The band plan for `device` where it blurs a `T` image with rows of `row_samples` (and the
-/// filter's `reach`) within
-/// half of what `job`'s budget leaves beside the process as it stands (the device's driver
-/// alone holds a few hundred MiB); else why the Rust path blurs it.
+/// filter's `reach`) within what `job`'s budget leaves beside the process as it stands (the
+/// device's driver alone holds a few hundred MiB) and `beside` (the codecs and the rows in
+/// flight); else why the Rust path blurs it.
 fn gpu_plan<T: StreamSample>(
     job: &StripJob,
     device: &Device,
