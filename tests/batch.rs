@@ -173,7 +173,7 @@ fn same_folder_needs_in_place_and_then_replaces_atomically() {
     let blurred = std::fs::read(input.path().join("gray.png")).unwrap();
     assert_ne!(blurred, before);
     // No temporary file; the journal of what was replaced, beside the inputs.
-    names.insert(".gblur-in-place-1-of-1.journal".into());
+    names.insert(".gblur.in-place-1-of-1.journal".into());
     assert_eq!(files_under(input.path()), names);
     // A second run blurs nothing twice: every file is in the journal, unchanged since.
     let again = batch(&["--in-place"], input.path(), input.path(), 1);

@@ -334,7 +334,9 @@ fn in_place_replaces_files_without_opening_them_for_writing() {
         0o444,
         "permissions kept"
     );
-    assert_eq!(files_under(&folder).len(), 1);
+    // The photo and the run's journal of what it replaced.
+    assert_eq!(files_under(&folder).len(), 2);
+    assert!(folder.join(".gblur.in-place-1-of-1.journal").is_file());
     no_temp_files(&folder);
 }
 

@@ -129,6 +129,7 @@ fuzz_target!(|data: &[u8]| {
         format,
         encode,
         metadata: codec::metadata::KeepMetadata::ALL,
+        replace: codec::Replace::Any,
     };
     let saved = save(loaded, to, &mut passes, &mut notes);
     match saved {

@@ -1,5 +1,5 @@
 //! What an in-place batch has finished, kept so that a second run never blurs a file twice:
-//! IN_DIR/.gblur-in-place-K-of-N.journal (one per shard, so shards running at once never
+//! IN_DIR/.gblur.in-place-K-of-N.journal (one per shard, so shards running at once never
 //! write the same file), a line per file replaced: its size, its modification time in
 //! nanoseconds and its path relative to IN_DIR (`names::escape`). A line is written, and
 //! synced, once the blurred file is complete and before it is renamed over the original; a file
@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 /// The start of every journal's file name, which the batch's walk leaves out.
-pub const PREFIX: &str = ".gblur-in-place-";
+pub const PREFIX: &str = ".gblur.in-place-";
 
 /// An in-place batch's journal: what every shard's journal says is done, and this shard's
 /// journal to add to.

@@ -31,7 +31,7 @@ pub struct BatchArgs {
     #[arg(long)]
     pub overwrite: bool,
     /// Allow IN_DIR = OUT_DIR: replace the originals (each through a temporary file). Each
-    /// file replaced is first recorded in IN_DIR/.gblur-in-place-K-of-N.journal, so that a
+    /// file replaced is first recorded in IN_DIR/.gblur.in-place-K-of-N.journal, so that a
     /// second run (after an interruption, say) never blurs a file twice; delete the journal
     /// to blur the folder again.
     #[arg(long)]
