@@ -34,3 +34,8 @@ pub fn injected() -> Option<Fault> {
 pub fn is(fault: Fault) -> bool {
     injected() == Some(fault)
 }
+
+/// A test hook's number, where the variable is set to one.
+pub fn env_number<N: std::str::FromStr>(var: &str) -> Option<N> {
+    std::env::var(var).ok().and_then(|v| v.parse().ok())
+}

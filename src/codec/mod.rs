@@ -11,6 +11,7 @@ pub mod jpeg;
 pub mod metadata;
 pub mod png;
 pub mod read;
+pub mod rows;
 pub mod tiff;
 mod write;
 

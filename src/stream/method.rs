@@ -3,8 +3,9 @@
 //! else with them in a temporary file, else a one-line refusal that gives each one's size.
 
 use super::budget::{blur_share, least_budget_mib};
-use super::{env_number, resident_bytes, StripError, StripJob, TWO_PASS_VAR};
+use super::{resident_bytes, StripError, StripJob, TWO_PASS_VAR};
 use crate::cpu::banded::{spilled_plan, two_pass_bytes, two_pass_plan, StripPlan};
+use crate::fault::env_number;
 
 /// How the Rust path's window starts each strip's anticausal column filter.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -6,31 +6,30 @@
 //! Decoder thread: rows in batches of `DECODE_ROWS` → a channel of 2 batches → the blur on the
 //! calling thread (its passes on the rayon pool) → a channel of one strip → encoder thread:
 //! rows into the PNG stream writer and a temporary file, renamed over the output when every
-//! row is written (`png_out`). An error anywhere drops the channels, which stops the other
-//! stages; the temporary file is removed and the output left as it was.
+//! row is written (`codec::png::rows_out`; TIFF and JPEG likewise through their formats' row
+//! halves). An error anywhere drops the channels, which stops the other stages; the temporary
+//! file is removed and the output left as it was.
 
 mod budget;
 mod gpu_bands;
-mod header;
-mod jpeg_in;
-mod jpeg_out;
 mod method;
-mod png_in;
-mod png_out;
 mod progress;
 mod report;
 mod stage;
-mod tiff_in;
-mod tiff_out;
 mod two_pass;
 
 use crate::backend::Device;
+use crate::codec::jpeg::{rows_in as jpeg_in, rows_out as jpeg_out};
 use crate::codec::jpeg::{JpegColor, JpegOptions, JpegSettings};
 use crate::codec::metadata::Metadata;
+use crate::codec::png::{rows_in as png_in, rows_out as png_out};
+use crate::codec::rows::{self as header, Batches, RowSample};
+use crate::codec::tiff::{rows_in as tiff_in, rows_out as tiff_out};
 use crate::codec::{self, ImageIoError};
 use crate::cpu::banded::{
     blur_streamed, srgb_table, Axis, ColumnStates, Pixels, Sample, StripPlan,
 };
+use crate::fault::env_number;
 use crate::filter::Blur2d;
 use crate::gpu::opencl::ClError;
 use crate::gpu::plan::{Pipeline, Upload};
@@ -39,15 +38,14 @@ use crossbeam_channel::{bounded, Receiver, Sender};
 use gpu_bands::BandPlan;
 use image::codecs::png::CompressionType;
 use image::{ColorType, ImageFormat};
+pub use jpeg_in::JpegRows;
 use method::{window_plan, Vertical};
+pub use png_in::PngRows;
 use progress::RowsBar;
 use report::{report, Held};
 use stage::{Feed, Sink};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-
-pub use jpeg_in::JpegRows;
-pub use png_in::PngRows;
 pub use tiff_in::TiffRows;
 
 /// An input being read row by row: a PNG a row at a time, a TIFF a strip at a time, a JPEG a
@@ -190,9 +188,6 @@ pub enum Engine {
     Strips,
 }
 
-/// Batches of rows one way and their emptied buffers back the other, for the next batch.
-pub type Batches<T> = (Receiver<Vec<T>>, Sender<Vec<T>>);
-
 /// A decoded batch (or why the decoder stopped) going to the blur.
 type DecodedBatch<T> = Result<Vec<T>, ImageIoError>;
 
@@ -209,75 +204,19 @@ const TWO_PASS_VAR: &str = "GBLUR_TWO_PASS";
 /// 128 up), so that small images cross many strips.
 const STRIP_ROWS_VAR: &str = "GBLUR_STRIP_ROWS";
 
-/// Samples a PNG row holds (8-bit as they are, 16-bit big-endian), and a TIFF strip's as the
-/// `tiff` crate decodes them (native values).
-pub trait StreamSample: Sample + tiff_out::TiffSample {
+/// The samples the strip engine streams: what the codecs' row halves read and write
+/// (`codec::rows::RowSample`) and the banded blur takes.
+pub trait StreamSample: Sample + RowSample {
     /// Distinct values, for the sRGB table of `--linear`.
     const LEVELS: usize;
-    fn from_png(bytes: &[u8], out: &mut [Self]);
-    fn to_png(samples: &[Self], out: &mut Vec<u8>);
-    /// The samples as bytes where they are 8-bit, and bytes as samples; None where they are
-    /// not.
-    fn as_bytes(samples: &[Self]) -> Option<&[u8]>;
-    fn as_bytes_mut(samples: &mut [Self]) -> Option<&mut [u8]>;
-    fn from_bytes(bytes: &[u8]) -> Option<&[Self]>;
-    fn from_bytes_mut(bytes: &mut [u8]) -> Option<&mut [Self]>;
-    /// Copies `src` into `out` where its samples are of this type; false where they are not.
-    fn from_native<S: Copy + 'static>(src: &[S], out: &mut [Self]) -> bool {
-        if std::any::TypeId::of::<S>() != std::any::TypeId::of::<Self>() {
-            return false;
-        }
-        // SAFETY: S is Self (same TypeId), so the slice is a slice of Self.
-        let same = unsafe { std::slice::from_raw_parts(src.as_ptr().cast::<Self>(), src.len()) };
-        out.copy_from_slice(same);
-        true
-    }
 }
 
 impl StreamSample for u8 {
     const LEVELS: usize = 256;
-    fn from_png(bytes: &[u8], out: &mut [u8]) {
-        out.copy_from_slice(bytes);
-    }
-    fn to_png(samples: &[u8], out: &mut Vec<u8>) {
-        out.extend_from_slice(samples);
-    }
-    fn as_bytes(samples: &[u8]) -> Option<&[u8]> {
-        Some(samples)
-    }
-    fn as_bytes_mut(samples: &mut [u8]) -> Option<&mut [u8]> {
-        Some(samples)
-    }
-    fn from_bytes(bytes: &[u8]) -> Option<&[u8]> {
-        Some(bytes)
-    }
-    fn from_bytes_mut(bytes: &mut [u8]) -> Option<&mut [u8]> {
-        Some(bytes)
-    }
 }
 
 impl StreamSample for u16 {
     const LEVELS: usize = 65536;
-    fn from_png(bytes: &[u8], out: &mut [u16]) {
-        for (o, b) in out.iter_mut().zip(bytes.chunks_exact(2)) {
-            *o = u16::from_be_bytes([b[0], b[1]]);
-        }
-    }
-    fn to_png(samples: &[u16], out: &mut Vec<u8>) {
-        out.extend(samples.iter().flat_map(|s| s.to_be_bytes()));
-    }
-    fn as_bytes(_: &[u16]) -> Option<&[u8]> {
-        None
-    }
-    fn as_bytes_mut(_: &mut [u16]) -> Option<&mut [u8]> {
-        None
-    }
-    fn from_bytes(_: &[u8]) -> Option<&[u16]> {
-        None
-    }
-    fn from_bytes_mut(_: &mut [u8]) -> Option<&mut [u16]> {
-        None
-    }
 }
 
 /// A main-command job as the strip engine sees it.
@@ -364,32 +303,6 @@ pub struct Streamed {
     pub notes: Vec<String>,
     pub color: ColorType,
     pub pipeline: String,
-}
-
-/// An encoding error of the streamed output `path`, written as `format`.
-fn encode_error<'a>(path: &'a Path, format: &'a str) -> impl Fn(String) -> ImageIoError + 'a {
-    move |detail| ImageIoError::Encode {
-        path: path.into(),
-        format: format.into(),
-        detail,
-    }
-}
-
-/// Whether an encoder was handed every row of an image `height` rows of `row` samples, having
-/// been handed `done` samples; else where the rows stopped.
-fn all_rows(done: usize, (row, height): (usize, u32)) -> Result<(), String> {
-    match done == row * height as usize {
-        true => Ok(()),
-        false => Err(format!(
-            "the blur stopped after {} of {height} rows",
-            done / row.max(1)
-        )),
-    }
-}
-
-/// A test hook's number, where the variable is set to one.
-fn env_number<N: std::str::FromStr>(var: &str) -> Option<N> {
-    std::env::var(var).ok().and_then(|v| v.parse().ok())
 }
 
 /// The process's resident memory (Linux: /proc/self/statm); 0 where it cannot be read.

@@ -1,9 +1,13 @@
 //! TIFF as gblur reads and writes it beside the `image` crate: what its decoder gets wrong or
 //! cannot read (`read`: tiled planes, reversed bit order, associated alpha), and the writer
 //! both engines use (`write`: strips of whole rows, with the tags a reader needs and no
-//! others: unassociated alpha declared, no predictor on uncompressed data, gray with alpha).
+//! others: unassociated alpha declared, no predictor on uncompressed data, gray with alpha),
+//! and the strip engine's halves: `rows_in` (a strip at a time from a file) and `rows_out`
+//! (strips into a file as the rows come).
 
 mod read;
+pub mod rows_in;
+pub mod rows_out;
 pub mod write;
 
 pub use read::{read_image, unpremultiply, Quirks};

@@ -4,10 +4,9 @@
 //! Neither `libjpeg-turbo-rs` (whose scanline reader decodes the whole image first) nor the
 //! `image` crate's decoder hands out rows before the last one is decoded.
 
-use super::header::{decode_error, Header};
-use super::StreamSample;
 use crate::codec::jpeg::libjpeg::{self, header_segments, strict_errors};
 use crate::codec::jpeg::JpegTraits;
+use crate::codec::rows::{decode_error, Header, RowSample};
 use crate::codec::ImageIoError;
 use image::codecs::jpeg::JpegDecoder;
 use image::{ColorType, ImageFormat};
@@ -42,7 +41,7 @@ unsafe impl Send for Scanlines {}
 pub fn open(path: &Path) -> Result<Result<JpegRows, String>, ImageIoError> {
     let mut traits = JpegTraits::default();
     let mut progressive = false;
-    let read = super::header::read(path, ImageFormat::Jpeg, |mut file| {
+    let read = crate::codec::rows::read(path, ImageFormat::Jpeg, |mut file| {
         let head = header_segments(&mut file)?;
         traits = JpegTraits::read(&head);
         progressive = is_progressive(&head);
@@ -84,7 +83,7 @@ pub fn open(path: &Path) -> Result<Result<JpegRows, String>, ImageIoError> {
 
 impl JpegRows {
     /// Fills `out` with the next rows (whole rows).
-    pub fn read<T: StreamSample>(&mut self, out: &mut [T]) -> Result<(), ImageIoError> {
+    pub fn read<T: RowSample>(&mut self, out: &mut [T]) -> Result<(), ImageIoError> {
         let rows = &mut self.scanlines.0;
         let Some(bytes) = T::as_bytes_mut(out) else {
             unreachable!("a JPEG streams 8-bit samples");

@@ -3,8 +3,7 @@
 //! the `png` crate, expanded as the `image` crate expands them (palette and low bit depths to
 //! 8 bits, tRNS to alpha).
 
-use super::header::{decode_error, open_error, Header};
-use super::StreamSample;
+use crate::codec::rows::{decode_error, open_error, Header, RowSample};
 use crate::codec::ImageIoError;
 use image::codecs::png::PngDecoder;
 use image::ImageFormat;
@@ -23,7 +22,7 @@ pub struct PngRows {
 /// does not stream (interlaced, turned by its EXIF orientation, or a layout the banded blur
 /// does not take), which the whole-image path reads instead.
 pub fn open(path: &Path) -> Result<Result<PngRows, String>, ImageIoError> {
-    let header = match super::header::read(path, ImageFormat::Png, PngDecoder::new)? {
+    let header = match crate::codec::rows::read(path, ImageFormat::Png, PngDecoder::new)? {
         Ok(header) => header,
         Err(why) => return Ok(Err(why)),
     };
@@ -48,7 +47,7 @@ pub fn open(path: &Path) -> Result<Result<PngRows, String>, ImageIoError> {
 
 impl PngRows {
     /// Fills `out` with the next rows (whole rows), in native order.
-    pub fn read<T: StreamSample>(&mut self, out: &mut [T]) -> Result<(), ImageIoError> {
+    pub fn read<T: RowSample>(&mut self, out: &mut [T]) -> Result<(), ImageIoError> {
         let n = self.header.row_samples();
         for dst in out.chunks_exact_mut(n) {
             let row = self

@@ -3,9 +3,10 @@
 //! declared unassociated); BigTIFF where the pixels alone come near the classic format's
 //! 4 GiB of offsets. Into a temporary file renamed over the output once complete.
 
-use super::{all_rows, encode_error, env_number, Batches};
-use crate::codec::tiff::write::{Layout, Sample, Strips, BIG_OVER, STRIP_BYTES};
+use super::write::{Layout, Strips, BIG_OVER, STRIP_BYTES};
+use crate::codec::rows::{all_rows, encode_error, Batches, RowSample, RowsOf};
 use crate::codec::{self, ImageIoError};
+use crate::fault::env_number;
 use std::io::{Seek, Write};
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -19,15 +20,9 @@ const BIG_OVER_VAR: &str = "GBLUR_BIGTIFF_OVER";
 /// image's strips end inside the blur's batches.
 const STRIP_BYTES_VAR: &str = "GBLUR_TIFF_STRIP_BYTES";
 
-/// The sample types the strip engine writes as TIFF.
-pub trait TiffSample: Sample {}
-
-impl TiffSample for u8 {}
-impl TiffSample for u16 {}
-
 /// Writes the image in strips of whole rows as the batches arrive (each of whole rows);
 /// returns the samples written (fewer than the image's where the rows stopped early).
-fn write_image<T: TiffSample, W: Write + Seek, K: TiffKind>(
+fn write_image<T: RowSample, W: Write + Seek, K: TiffKind>(
     e: &mut TiffEncoder<W, K>,
     layout: Layout,
     (rows, back): &Batches<T>,
@@ -80,7 +75,7 @@ fn write_image<T: TiffSample, W: Write + Seek, K: TiffKind>(
 /// Writes the rows `rows` delivers (batches of whole rows, top to bottom) as a TIFF at `path`,
 /// atomically: nothing is renamed over `path` unless every row arrived and was written.
 /// Returns the time spent writing, not waiting.
-pub fn write<T: TiffSample>(
+pub fn write<T: RowSample>(
     path: &Path,
     layout: Layout,
     rows: Batches<T>,
@@ -101,7 +96,14 @@ pub fn write<T: TiffSample>(
         TiffEncoder::new(file).and_then(|mut e| write_image(&mut e, layout, &rows, &mut busy))
     };
     let done = written.map_err(|e| encode_err(e.to_string()))?;
-    all_rows(done, (layout.row(), layout.height)).map_err(&encode_err)?;
+    all_rows(
+        done,
+        RowsOf {
+            row: layout.row(),
+            height: layout.height,
+        },
+    )
+    .map_err(&encode_err)?;
     let t = Instant::now();
     codec::persist(tmp, path)?;
     Ok(busy + t.elapsed())

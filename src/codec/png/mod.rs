@@ -7,7 +7,11 @@
 //! straight into IDAT chunks. Rows are filtered and deflated a batch at a time, so the memory
 //! beyond the image is about the compressed file twice (pieces, then the file). The default,
 //! `--png-compression fast`, is the `png` crate's own fdeflate, streamed row by row on one core
-//! (`encode_fast`).
+//! (`encode_fast`). The strip engine's halves: `rows_in` (rows from a file as they decode)
+//! and `rows_out` (rows into a file as they come).
+
+pub mod rows_in;
+pub mod rows_out;
 
 use flate2::{Compress, Compression, FlushCompress};
 use image::DynamicImage;

@@ -2,8 +2,7 @@
 //! crate's decoder, with `metadata::read_container`), then the pixels a strip at a time from
 //! the `tiff` crate, so that only one strip of the file is held at once.
 
-use super::header::{decode_error, open_error, Header};
-use super::StreamSample;
+use crate::codec::rows::{decode_error, open_error, Header, RowSample};
 use crate::codec::ImageIoError;
 use image::codecs::tiff::TiffDecoder;
 use image::{ColorType, ImageFormat};
@@ -33,7 +32,7 @@ pub struct TiffRows {
 /// not take here, an EXIF orientation, or strips over `most_strip_bytes` each), which the
 /// whole-image path reads instead.
 pub fn open(path: &Path, most_strip_bytes: u64) -> Result<Result<TiffRows, String>, ImageIoError> {
-    let header = match super::header::read(path, ImageFormat::Tiff, TiffDecoder::new)? {
+    let header = match crate::codec::rows::read(path, ImageFormat::Tiff, TiffDecoder::new)? {
         Ok(header) => header,
         Err(why) => return Ok(Err(why)),
     };
@@ -92,7 +91,7 @@ pub fn open(path: &Path, most_strip_bytes: u64) -> Result<Result<TiffRows, Strin
 
 impl TiffRows {
     /// Fills `out` with the next rows (whole rows).
-    pub fn read<T: StreamSample>(&mut self, out: &mut [T]) -> Result<(), ImageIoError> {
+    pub fn read<T: RowSample>(&mut self, out: &mut [T]) -> Result<(), ImageIoError> {
         let mut filled = 0;
         while filled < out.len() {
             let held = self.strip.len().max(self.strip_bytes.len());

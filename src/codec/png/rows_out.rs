@@ -4,9 +4,8 @@
 //! fast` is the whole-image path's own streamed encoder (fdeflate, adaptive filters); `small`
 //! and `best` are zlib levels 6 and 9 as there, in one stream on the encoder's thread.
 
-use super::StreamSample;
-use super::{all_rows, encode_error, Batches};
 use crate::codec::metadata::{self, Metadata};
+use crate::codec::rows::{all_rows, encode_error, Batches, RowSample, RowsOf};
 use crate::codec::{self, ImageIoError};
 use image::codecs::png::CompressionType;
 use image::ColorType;
@@ -41,7 +40,7 @@ fn layout(color: ColorType) -> (png::ColorType, png::BitDepth) {
 /// atomically: nothing is renamed over `path` unless every row arrived and was written, so a
 /// sender that stops early (an error upstream) leaves no output. Returns the time spent
 /// converting and writing, not waiting.
-pub fn write<T: StreamSample>(
+pub fn write<T: RowSample>(
     path: &Path,
     header: PngHeader,
     (rows, back): Batches<T>,
@@ -95,7 +94,14 @@ pub fn write<T: StreamSample>(
         Ok(())
     })();
     written.map_err(|e| encode_err(e.to_string()))?;
-    all_rows(done, (row_samples, h)).map_err(&encode_err)?;
+    all_rows(
+        done,
+        RowsOf {
+            row: row_samples,
+            height: h,
+        },
+    )
+    .map_err(&encode_err)?;
     let t = Instant::now();
     codec::persist(tmp, path)?;
     Ok(busy + t.elapsed())

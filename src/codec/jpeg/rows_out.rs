@@ -4,9 +4,9 @@
 //! complete. The same pixels give the same bytes as the whole-image path: the ICC profile in
 //! the first stripe's header, EXIF and XMP after its JFIF segment.
 
-use super::{all_rows, encode_error, Batches, StreamSample};
 use crate::codec::jpeg::{encode_stripe, JpegColor, JpegSettings, StripePlan};
 use crate::codec::metadata::{self, Metadata};
+use crate::codec::rows::{all_rows, encode_error, Batches, RowSample, RowsOf};
 use crate::codec::{self, ImageIoError};
 use image::ImageFormat;
 use rayon::prelude::*;
@@ -28,7 +28,7 @@ pub struct JpegHeader<'a> {
 /// `path`, atomically: nothing is renamed over `path` unless every row arrived and was
 /// written. Returns the time spent encoding and writing, not waiting, and notes on metadata
 /// JPEG could not hold.
-pub fn write<T: StreamSample>(
+pub fn write<T: RowSample>(
     path: &Path,
     header: JpegHeader,
     (rows, back): Batches<T>,
@@ -95,7 +95,14 @@ pub fn write<T: StreamSample>(
         }
         busy += t.elapsed();
     }
-    all_rows(done, (row_bytes, height)).map_err(&encode_err)?;
+    all_rows(
+        done,
+        RowsOf {
+            row: row_bytes,
+            height,
+        },
+    )
+    .map_err(&encode_err)?;
     let t = Instant::now();
     let file = joiner.finish().map_err(codec::write_error(path))?;
     file.into_inner()

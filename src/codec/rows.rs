@@ -1,0 +1,176 @@
+//! What the formats' row-streaming halves share (`png`, `tiff` and `jpeg`'s `rows_in` and
+//! `rows_out`, which the strip engine drives): the samples a row holds, the channel pairs that
+//! carry batches of rows and bring their buffers back, the header and metadata a streamed
+//! decoder reads before the pixels (as the whole-image decode reads them: the `image` crate's
+//! decoder, with `metadata::read_container`), and the errors both directions report.
+
+use crate::codec::metadata::{self, Metadata};
+use crate::codec::ImageIoError;
+use crossbeam_channel::{Receiver, Sender};
+use image::{ColorType, ImageDecoder, ImageFormat, ImageResult};
+use std::fs::File;
+use std::io::{BufReader, Seek};
+use std::path::Path;
+
+/// Batches of rows one way and their emptied buffers back the other, for the next batch.
+pub type Batches<T> = (Receiver<Vec<T>>, Sender<Vec<T>>);
+
+/// Samples a PNG row holds (8-bit as they are, 16-bit big-endian), and a TIFF strip's as the
+/// `tiff` crate decodes them (native values).
+pub trait RowSample: super::tiff::write::Sample + Send + Sync {
+    fn from_png(bytes: &[u8], out: &mut [Self]);
+    fn to_png(samples: &[Self], out: &mut Vec<u8>);
+    /// The samples as bytes where they are 8-bit, and bytes as samples; None where they are
+    /// not.
+    fn as_bytes(samples: &[Self]) -> Option<&[u8]>;
+    fn as_bytes_mut(samples: &mut [Self]) -> Option<&mut [u8]>;
+    fn from_bytes(bytes: &[u8]) -> Option<&[Self]>;
+    fn from_bytes_mut(bytes: &mut [u8]) -> Option<&mut [Self]>;
+    /// Copies `src` into `out` where its samples are of this type; false where they are not.
+    fn from_native<S: Copy + 'static>(src: &[S], out: &mut [Self]) -> bool {
+        if std::any::TypeId::of::<S>() != std::any::TypeId::of::<Self>() {
+            return false;
+        }
+        // SAFETY: S is Self (same TypeId), so the slice is a slice of Self.
+        let same = unsafe { std::slice::from_raw_parts(src.as_ptr().cast::<Self>(), src.len()) };
+        out.copy_from_slice(same);
+        true
+    }
+}
+
+impl RowSample for u8 {
+    fn from_png(bytes: &[u8], out: &mut [u8]) {
+        out.copy_from_slice(bytes);
+    }
+    fn to_png(samples: &[u8], out: &mut Vec<u8>) {
+        out.extend_from_slice(samples);
+    }
+    fn as_bytes(samples: &[u8]) -> Option<&[u8]> {
+        Some(samples)
+    }
+    fn as_bytes_mut(samples: &mut [u8]) -> Option<&mut [u8]> {
+        Some(samples)
+    }
+    fn from_bytes(bytes: &[u8]) -> Option<&[u8]> {
+        Some(bytes)
+    }
+    fn from_bytes_mut(bytes: &mut [u8]) -> Option<&mut [u8]> {
+        Some(bytes)
+    }
+}
+
+impl RowSample for u16 {
+    fn from_png(bytes: &[u8], out: &mut [u16]) {
+        for (o, b) in out.iter_mut().zip(bytes.chunks_exact(2)) {
+            *o = u16::from_be_bytes([b[0], b[1]]);
+        }
+    }
+    fn to_png(samples: &[u16], out: &mut Vec<u8>) {
+        out.extend(samples.iter().flat_map(|s| s.to_be_bytes()));
+    }
+    fn as_bytes(_: &[u16]) -> Option<&[u8]> {
+        None
+    }
+    fn as_bytes_mut(_: &mut [u16]) -> Option<&mut [u8]> {
+        None
+    }
+    fn from_bytes(_: &[u8]) -> Option<&[u16]> {
+        None
+    }
+    fn from_bytes_mut(_: &mut [u8]) -> Option<&mut [u16]> {
+        None
+    }
+}
+
+/// An encoder's failure on `path`, in `format`.
+pub fn encode_error<'a>(path: &'a Path, format: &'a str) -> impl Fn(String) -> ImageIoError + 'a {
+    move |detail| ImageIoError::Encode {
+        path: path.into(),
+        format: format.into(),
+        detail,
+    }
+}
+
+/// The size of an image's rows: samples in a row, and rows.
+#[derive(Clone, Copy, Debug)]
+pub struct RowsOf {
+    pub row: usize,
+    pub height: u32,
+}
+
+/// Whether an encoder was handed every row of `rows`, having been handed `done` samples;
+/// else where the rows stopped.
+pub fn all_rows(done: usize, rows: RowsOf) -> Result<(), String> {
+    match done == rows.row * rows.height as usize {
+        true => Ok(()),
+        false => Err(format!(
+            "the blur stopped after {} of {} rows",
+            done / rows.row.max(1),
+            rows.height
+        )),
+    }
+}
+
+/// A file's metadata, sample layout and size.
+pub struct Header {
+    pub meta: Metadata,
+    pub color: ColorType,
+    pub width: u32,
+    pub height: u32,
+}
+
+impl Header {
+    /// Samples per row.
+    pub fn row_samples(&self) -> usize {
+        self.width as usize * self.color.channel_count() as usize
+    }
+}
+
+pub fn decode_error(path: &Path, detail: impl ToString) -> ImageIoError {
+    ImageIoError::Decode {
+        path: path.into(),
+        detail: detail.to_string(),
+    }
+}
+
+pub fn open_error(path: &Path) -> impl Fn(std::io::Error) -> ImageIoError + '_ {
+    move |cause| ImageIoError::Open {
+        path: path.into(),
+        cause,
+    }
+}
+
+/// The header of `path`, a `format` file that `decoder` reads. `Err(why)` inside the Ok: its
+/// orientation (EXIF, the TIFF's own tag or XMP) turns the image, which the strip engine does
+/// not do, or its alpha is associated (premultiplied). An image without pixels is an error.
+pub fn read<D: ImageDecoder>(
+    path: &Path,
+    format: ImageFormat,
+    decoder: impl FnOnce(BufReader<File>) -> ImageResult<D>,
+) -> Result<Result<Header, String>, ImageIoError> {
+    let mut file = BufReader::new(File::open(path).map_err(open_error(path))?);
+    let from_file = metadata::read_container(format, &mut file);
+    file.rewind().map_err(open_error(path))?;
+    let mut head = decoder(file).map_err(|e| decode_error(path, e))?;
+    let meta = Metadata::read(Some(&mut head), from_file).map_err(|e| decode_error(path, e))?;
+    if meta.orientation.is_some() {
+        return Ok(Err("its orientation turns the image".into()));
+    }
+    if meta.associated_alpha {
+        return Ok(Err("its alpha is associated (premultiplied)".into()));
+    }
+    let color = head.color_type();
+    let (width, height) = head.dimensions();
+    if width == 0 || height == 0 {
+        return Err(decode_error(
+            path,
+            format!("the image has no pixels ({width} × {height})"),
+        ));
+    }
+    Ok(Ok(Header {
+        meta,
+        color,
+        width,
+        height,
+    }))
+}
