@@ -1,7 +1,10 @@
 //! What to run along one axis: the recursive Gaussian or the sampled FIR, chosen from sigma,
 //! with the f32 data (coefficient block or taps) that the Rust and OpenCL paths both consume.
 
+mod edge;
 pub mod gaussian;
+
+pub use edge::EdgeMode;
 
 use gaussian::RecursiveGaussian;
 use serde::Serialize;
