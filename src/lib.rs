@@ -7,6 +7,13 @@
 //! passes, `interrupt`, `fault`'s test hooks). Nothing imports upwards, and
 //! `tests/architecture.rs` fails on an import cycle.
 
+mod api;
+pub use api::{
+    blur_file, nd, Device, Error, FileOptions, FileReport, Gaussian, GaussianBuilder, Layout,
+    PassTime, Sample,
+};
+pub use filter::{EdgeMode, Method};
+
 pub mod backend;
 pub mod batch;
 pub mod bench;

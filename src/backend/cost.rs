@@ -114,6 +114,16 @@ pub fn predict(
     }
 }
 
+/// `predict` for a device already open, its kernels built: only transfers and kernels count.
+pub fn predict_opened(work: &Work, rust: &RustFigures, dev: &DeviceFigures) -> Prediction {
+    let opened = DeviceFigures {
+        open_ms: 0.0,
+        cached_build_ms: 0.0,
+        ..*dev
+    };
+    predict(work, rust, &opened, true)
+}
+
 impl fmt::Display for Prediction {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let d = &self.device;

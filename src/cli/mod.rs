@@ -221,7 +221,7 @@ pub struct BlurSettings {
     /// within it (the codecs and rows in flight, then the window, or the exact two-pass
     /// method's where a large sigma's window would not fit), and refuses a job that cannot
     /// fit, naming the least budget it needs (--engine).
-    #[arg(long, default_value_t = 512, value_name = "MIB", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, default_value_t = crate::memory::DEFAULT_BUDGET_MIB, value_name = "MIB", value_parser = clap::value_parser!(u64).range(1..))]
     pub max_memory: u64,
     /// Write no metadata: no ICC profile, EXIF (with its thumbnail, GPS position, camera and
     /// dates) or XMP. By default all three are carried to the output where its format holds

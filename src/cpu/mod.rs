@@ -1,6 +1,8 @@
-//! The blur on the host's cores: the planar reference every kernel is tested against, and the
-//! fast banded blur that runs in place on the decoded image.
+//! The blur on the host's cores: the planar reference every kernel is tested against, the
+//! fast banded blur that runs in place on the decoded image, and the N-D engine that filters
+//! any axis of a contiguous array.
 
+pub(crate) mod axis;
 pub mod banded;
 pub mod lanes;
 pub mod reference;

@@ -39,7 +39,11 @@ pub enum LineFilter {
 }
 
 impl LineFilter {
+    /// The filter for `sigma` (0: `identity`).
     pub fn new(method: Method, sigma: f64) -> Self {
+        if sigma == 0.0 {
+            return LineFilter::identity();
+        }
         let recursive = match method {
             Method::Auto => sigma >= gaussian::FIR_BELOW_SIGMA,
             Method::Recursive => true,
@@ -58,6 +62,19 @@ impl LineFilter {
                 taps: gaussian::fir_taps(sigma),
             }
         }
+    }
+
+    /// The filter that keeps every sample (sigma 0): an FIR of one tap.
+    pub fn identity() -> Self {
+        LineFilter::Fir {
+            sigma: 0.0,
+            taps: vec![1.0],
+        }
+    }
+
+    /// Whether this filter keeps every sample as it is (`identity`).
+    pub fn is_identity(&self) -> bool {
+        matches!(self, LineFilter::Fir { taps, .. } if taps.len() == 1)
     }
 
     pub fn is_recursive(&self) -> bool {
@@ -135,6 +152,9 @@ impl Blur2d {
         if let Some(t) = truncate {
             for f in [&mut self.x, &mut self.y] {
                 if let LineFilter::Fir { sigma, taps } = f {
+                    if *sigma == 0.0 {
+                        continue;
+                    }
                     *taps =
                         gaussian::fir_taps_radius(*sigma, gaussian::truncated_radius(*sigma, t));
                 }

@@ -12,3 +12,4 @@ pub mod pipeline;
 pub mod plan;
 pub mod transpose;
 pub mod upload;
+pub mod volume;

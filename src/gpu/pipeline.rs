@@ -34,7 +34,7 @@ pub fn accesses(filter: &LineFilter) -> u64 {
 
 /// Direction of a filtering pass in the current layout.
 #[derive(Clone, Copy)]
-enum Along {
+pub(super) enum Along {
     Columns,
     Rows,
 }
@@ -483,7 +483,7 @@ impl<'a> Run<'a> {
     }
 
     /// A pass of `f` from `src` to `dst` along the rows or down the columns of `w`×`h`.
-    fn filter(
+    pub(super) fn filter(
         &mut self,
         f: &DeviceFilter,
         (src, dst): (&Buffer<f32>, &Buffer<f32>),

@@ -46,7 +46,7 @@ mod columns;
 mod exact;
 mod rows;
 mod samples;
-mod sections;
+pub(crate) mod sections;
 mod summaries;
 #[cfg(test)]
 mod tests;

@@ -10,7 +10,7 @@ use crate::filter::gaussian::SECTION_FLOATS;
 /// One axis's recursive filter, every coefficient splatted across the lanes, for sections
 /// run as their all-pole part followed by their two-tap numerator (see `Sections`).
 #[derive(Clone, Copy)]
-pub(super) struct Coef {
+pub(crate) struct Coef {
     /// Causal output weights of the all-pole state: `n0 + n1` on w, `−n1` on d.
     cw: [V; 2],
     cd: [V; 2],
@@ -52,7 +52,7 @@ impl Coef {
 
     /// A difference-form block (`RecursiveGaussian::to_f32_difference_block`), which holds the
     /// output weights themselves.
-    pub(super) fn differences(c: &[f32; 2 * SECTION_FLOATS]) -> Self {
+    pub(crate) fn differences(c: &[f32; 2 * SECTION_FLOATS]) -> Self {
         let f = |i: usize| [0, 1].map(|k| V::splat(c[k * SECTION_FLOATS + i]));
         let sections: [[f64; 2]; 2] =
             std::array::from_fn(|k| [4, 5].map(|i| c[k * SECTION_FLOATS + i] as f64));
@@ -69,12 +69,12 @@ impl Coef {
     }
 
     #[inline(always)]
-    pub(super) fn causal(&self) -> (&[V; 2], &[V; 2]) {
+    pub(crate) fn causal(&self) -> (&[V; 2], &[V; 2]) {
         (&self.cw, &self.cd)
     }
 
     #[inline(always)]
-    pub(super) fn anticausal(&self) -> (&[V; 2], &[V; 2]) {
+    pub(crate) fn anticausal(&self) -> (&[V; 2], &[V; 2]) {
         (&self.aw, &self.ad)
     }
 }
@@ -87,13 +87,13 @@ impl Coef {
 /// sample where feeding `n0 x + n1 x'` in takes 5, and the same 4 FMAs that weigh both
 /// sections' outputs also add them up.
 #[derive(Clone, Copy)]
-pub(super) struct Sections {
+pub(crate) struct Sections {
     pub(super) w: [V; 2],
     pub(super) d: [V; 2],
 }
 
 impl Sections {
-    pub(super) const ZERO: Sections = Sections {
+    pub(crate) const ZERO: Sections = Sections {
         w: [V::ZERO; 2],
         d: [V::ZERO; 2],
     };
@@ -109,7 +109,7 @@ impl Sections {
 
     /// Advances both sections by one input.
     #[inline(always)]
-    pub(super) fn step<I: Isa>(&mut self, k: &Coef, x: V) {
+    pub(crate) fn step<I: Isa>(&mut self, k: &Coef, x: V) {
         for s in 0..2 {
             // d·r² where the reference has d − q·d: one operation fewer, and the two differ
             // by the rounding of r² (6e-8 relative) on the small per-step delta d.
@@ -121,7 +121,7 @@ impl Sections {
 
     /// `acc` plus both sections' outputs, for the output weights of one direction.
     #[inline(always)]
-    pub(super) fn output<I: Isa>(&self, (ow, od): (&[V; 2], &[V; 2]), acc: V) -> V {
+    pub(crate) fn output<I: Isa>(&self, (ow, od): (&[V; 2], &[V; 2]), acc: V) -> V {
         let mut acc = acc;
         for s in 0..2 {
             acc = V::madd::<I>(ow[s], self.w[s], acc);

@@ -1,0 +1,255 @@
+//! `Device`: where blurs run, opened once and reused, so that a program pays the OpenCL
+//! driver's set-up (about 0.2 s on NVIDIA's) and the kernels' builds once, not per call.
+
+use super::nd::{self, Element, Filter};
+use super::{Error, Gaussian};
+use crate::backend::{self, calibrate, cost};
+use crate::cpu::axis::AxisFilter;
+use crate::gpu::opencl::{cache, DeviceChoice};
+use crate::gpu::plan::{PipelineChoice, Upload};
+use crate::gpu::{pipeline, upload, volume};
+use crate::pixels;
+use crate::work::edges::{self, EdgePlan};
+use image::DynamicImage;
+use std::sync::OnceLock;
+
+/// Where blurs run: an OpenCL device (a GPU, or a CPU device such as PoCL), or the host's own
+/// cores (the built-in Rust path, which needs no OpenCL at all).
+///
+/// ```
+/// use gblur::{Device, Gaussian};
+///
+/// // "rust" never loads a driver; "gpu" needs one, "auto" takes a GPU if there is one.
+/// let device = Device::open("rust")?;
+/// let mut pixels = vec![0.25f32; 64 * 64];
+/// for _ in 0..3 {
+///     device.blur_planar(&Gaussian::new(2.5)?, &mut pixels, 64, 64)?;
+/// }
+/// assert!(!device.is_opencl());
+/// # Ok::<(), gblur::Error>(())
+/// ```
+pub struct Device {
+    /// None: the host's cores.
+    opened: Option<backend::Device>,
+    /// Opened by `auto`: each call weighs the host against the device for its size.
+    weighs: bool,
+    /// The cost model's figures, measured or read once, on the first call that weighs.
+    figures: OnceLock<Option<(cost::RustFigures, cost::DeviceFigures)>>,
+}
+
+impl std::fmt::Debug for Device {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Device")
+            .field("name", &self.name())
+            .finish()
+    }
+}
+
+impl Device {
+    /// Opens the device `which` names, as `gblur --device` does: `auto` (a GPU where one is
+    /// installed, else the host's cores; each call then runs where the cost model predicts
+    /// it faster for that size), `gpu`, `cpu` (an OpenCL CPU device), `rust` (the host's
+    /// cores, no OpenCL), an index from `gblur devices`, or part of a device's name.
+    pub fn open(which: &str) -> Result<Device, Error> {
+        let choice = DeviceChoice::parse(which.trim());
+        let auto = choice == DeviceChoice::Auto;
+        let chosen = backend::choose_device(&choice, PipelineChoice::Auto, || None)
+            .map_err(|e| Error::Device(format!("{e:#}")))?;
+        let opened = match chosen.target {
+            Some(target) => {
+                Some(backend::Device::open(target).map_err(|e| Error::Device(e.to_string()))?)
+            }
+            None => None,
+        };
+        Ok(Device {
+            weighs: auto && opened.is_some(),
+            opened,
+            figures: OnceLock::new(),
+        })
+    }
+
+    /// The host's cores.
+    pub fn host() -> Device {
+        Device {
+            opened: None,
+            weighs: false,
+            figures: OnceLock::new(),
+        }
+    }
+
+    /// The device's name, or the host's path with its thread count.
+    pub fn name(&self) -> String {
+        match &self.opened {
+            Some(d) => d.name(),
+            None => backend::rust_device_name(),
+        }
+    }
+
+    /// Whether an OpenCL device was opened (false: the host's cores).
+    pub fn is_opencl(&self) -> bool {
+        self.opened.is_some()
+    }
+
+    /// The opened device, where it should run `samples` samples moving `bytes_per_sample`
+    /// each way: always, unless opened by `auto`, where the cost model decides.
+    fn runs(&self, samples: u64, bytes_per_sample: u32) -> Option<&backend::Device> {
+        let device = self.opened.as_ref()?;
+        if !self.weighs {
+            return Some(device);
+        }
+        let figures = self.figures.get_or_init(|| {
+            let root = cache::cache_root();
+            let (rust, _) = calibrate::rust_figures(root.as_deref(), false);
+            let (dev, _) = calibrate::device_figures(
+                root.as_deref(),
+                &device.ctx.info,
+                device.pipeline,
+                false,
+            )
+            .ok()?;
+            Some((rust, dev))
+        });
+        let (rust, dev) = figures.as_ref()?;
+        let work = cost::Work {
+            pixels: samples,
+            channels: 1,
+            bytes_per_sample,
+            threads: rayon::current_num_threads(),
+        };
+        cost::predict_opened(&work, rust, dev)
+            .device_wins
+            .then_some(device)
+    }
+
+    /// Blurs a decoded image in place on this device (see [`Gaussian::blur_image`]).
+    pub fn blur_image(&self, g: &Gaussian, img: &mut DynamicImage) -> Result<(), Error> {
+        let samples = img.width() as u64 * img.height() as u64 * img.color().channel_count() as u64;
+        let upload =
+            |d: &backend::Device| Upload::for_image(img.color(), g.linear, d.pipeline, &g.blur);
+        let bytes = match self.opened.as_ref().map(upload) {
+            Some(Upload::U8 { .. }) => 1,
+            _ => 4,
+        };
+        let Some(device) = self.runs(samples, bytes) else {
+            return g.blur_image(img);
+        };
+        let image = std::mem::take(img);
+        *img = blur_image_on(device, g, image)?;
+        Ok(())
+    }
+
+    /// Blurs planes of f32 samples in place on this device (see [`Gaussian::blur_planar`]).
+    pub fn blur_planar(
+        &self,
+        g: &Gaussian,
+        data: &mut [f32],
+        width: usize,
+        height: usize,
+    ) -> Result<(), Error> {
+        let plane = width.saturating_mul(height);
+        if plane == 0 || plane == usize::MAX || !data.len().is_multiple_of(plane) {
+            return g.blur_planar(data, width, height);
+        }
+        let axes = vec![
+            None,
+            g.axis_filter(&g.blur.y, g.edges.y),
+            g.axis_filter(&g.blur.x, g.edges.x),
+        ];
+        let shape = [data.len() / plane, height, width];
+        let active = axes.iter().flatten().count() as u64;
+        match self.runs(data.len() as u64 * active / 2, 4) {
+            Some(device) => blur_axes_on(device, axes, data, &shape),
+            None => g.blur_planar(data, width, height),
+        }
+    }
+
+    /// Blurs an N-D array in place on this device (see [`nd::Filter::apply`]). On an OpenCL
+    /// device the array goes up as f32 (extended on the host first for edge modes other than
+    /// clamp), every axis is filtered there, and the result comes back rounded as the host
+    /// rounds it.
+    ///
+    /// ```
+    /// use gblur::{nd::Filter, Device};
+    ///
+    /// let device = Device::open("rust")?;
+    /// let shape = [8, 16, 16];
+    /// let mut volume = vec![1.0f64; 8 * 16 * 16];
+    /// device.blur_nd(&Filter::new(&[1.5, 3.0, 3.0])?, &mut volume, &shape)?;
+    /// assert!(volume.iter().all(|&v| (v - 1.0).abs() < 1e-6));
+    /// # Ok::<(), gblur::Error>(())
+    /// ```
+    pub fn blur_nd<T: Element>(
+        &self,
+        filter: &Filter,
+        data: &mut [T],
+        shape: &[usize],
+    ) -> Result<(), Error> {
+        let axes = filter.checked_axes(data.len(), shape)?;
+        let active = axes.iter().flatten().count() as u64;
+        // The cost model's figures are for two passes; more axes cost proportionally more.
+        match self.runs(data.len() as u64 * active / 2, 4) {
+            Some(device) => blur_axes_on(device, axes, data, shape),
+            None => filter.apply(data, shape),
+        }
+    }
+}
+
+/// Filters `data` along each axis that has a filter, on an OpenCL device: extended on the
+/// host where an axis's edge mode is not clamp, up as f32, down cropped and rounded.
+fn blur_axes_on<T: Element>(
+    device: &backend::Device,
+    axes: Vec<Option<AxisFilter>>,
+    data: &mut [T],
+    shape: &[usize],
+) -> Result<(), Error> {
+    let pads: Vec<usize> = axes
+        .iter()
+        .map(|a| a.as_ref().map_or(0, AxisFilter::pad))
+        .collect();
+    let (mut work, padded) = nd::extend(data, shape, &axes, &pads);
+    let lines: Vec<_> = axes.into_iter().map(|a| a.map(|a| a.filter)).collect();
+    volume::blur(&device.ctx, &mut work, &padded, &lines, device.pipeline)
+        .map_err(|e| Error::Device(e.to_string()))?;
+    nd::crop_into(&work, &padded, &pads, data);
+    Ok(())
+}
+
+/// `Gaussian::blur_image` on an OpenCL device: the 8-bit kernels where the image goes up as
+/// bytes, else premultiplied planar f32; the edge modes by extension, as on the host.
+fn blur_image_on(
+    device: &backend::Device,
+    g: &Gaussian,
+    img: DynamicImage,
+) -> Result<DynamicImage, Error> {
+    let (w, h, color) = (img.width(), img.height(), img.color());
+    if w == 0 || h == 0 {
+        return Ok(img);
+    }
+    let plan = EdgePlan::new(g.edges, &g.blur);
+    let (mut work, padding) = match plan.is_none() {
+        true => (img, None),
+        false => {
+            let (padded, at) = edges::pad(&img, &plan);
+            (padded, Some(at))
+        }
+    };
+    let device_error = |e: crate::gpu::opencl::ClError| Error::Device(e.to_string());
+    match Upload::for_image(color, g.linear, device.pipeline, &g.blur) {
+        Upload::U8 { .. } => {
+            upload::blur_u8(&device.ctx, &mut work, &g.blur, g.linear, device.pipeline)
+                .map_err(device_error)?;
+        }
+        Upload::PlanarF32 => {
+            pixels::sanitize_image(&mut work);
+            let (planar, layout) = pixels::to_planar(&work, g.linear);
+            let (mut out, _) = pipeline::blur(&device.ctx, planar, &g.blur, device.pipeline)
+                .map_err(device_error)?;
+            pixels::finish_planar(&mut out, layout);
+            work = pixels::from_planar(&out, layout.color, color);
+        }
+    }
+    Ok(match padding {
+        Some(at) => edges::crop_image(work, at, w, h),
+        None => work,
+    })
+}

@@ -1,0 +1,231 @@
+//! `blur_file`: what the `gblur` command does for one file, for programs: decode (streamed
+//! where the image is over the memory budget), blur on the fastest path, encode with the
+//! input's metadata, write atomically, and report every pass.
+
+use super::{Error, Gaussian};
+use crate::backend::DeviceSet;
+use crate::codec::jpeg::{JpegOptions, Quality};
+use crate::codec::metadata::KeepMetadata;
+use crate::codec::EncodeOptions;
+use crate::gpu::opencl::DeviceChoice;
+use crate::gpu::plan::PipelineChoice;
+use crate::job::{self, BlurJob, JobError};
+use crate::mask::MaskOptions;
+use crate::report::Report;
+use crate::stream::Engine;
+use image::codecs::png::CompressionType;
+use image::ImageFormat;
+use std::path::{Path, PathBuf};
+
+/// How [`blur_file`] blurs and writes a file; the defaults are the command line's.
+///
+/// ```
+/// use gblur::{FileOptions, Gaussian};
+///
+/// let options = FileOptions::new(Gaussian::new(5.0)?)
+///     .device("rust")
+///     .jpeg_quality(85)?
+///     .max_memory_mib(256);
+/// # let _ = options;
+/// # Ok::<(), gblur::Error>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct FileOptions {
+    gaussian: Gaussian,
+    device: String,
+    quality: Quality,
+    keep: KeepMetadata,
+    max_memory_mib: Option<u64>,
+    format: Option<ImageFormat>,
+}
+
+impl FileOptions {
+    /// The blur, with every other setting at the command line's default: `--device auto`,
+    /// JPEG quality 90, the input's ICC profile, EXIF and XMP kept, the default memory
+    /// budget, the output format from the output's extension.
+    pub fn new(gaussian: Gaussian) -> FileOptions {
+        FileOptions {
+            gaussian,
+            device: "auto".into(),
+            quality: Quality::Fixed(crate::codec::jpeg::DEFAULT_QUALITY),
+            keep: KeepMetadata::ALL,
+            max_memory_mib: None,
+            format: None,
+        }
+    }
+
+    /// Where to blur, as [`crate::Device::open`] names it (default `auto`).
+    pub fn device(mut self, which: &str) -> Self {
+        self.device = which.into();
+        self
+    }
+
+    /// The JPEG quality, 1 to 100 (default 90).
+    pub fn jpeg_quality(mut self, quality: u8) -> Result<Self, Error> {
+        if !(1..=100).contains(&quality) {
+            return Err(Error::Buffer(format!(
+                "a JPEG quality is 1 to 100, not {quality}"
+            )));
+        }
+        self.quality = Quality::Fixed(quality);
+        Ok(self)
+    }
+
+    /// Write no ICC profile, EXIF or XMP (default: keep them where the format can).
+    pub fn strip_metadata(mut self) -> Self {
+        self.keep = KeepMetadata::NONE;
+        self
+    }
+
+    /// The memory the job may take, in MiB (default 512); images over it are streamed through the strip
+    /// engine, and a job that cannot fit is refused.
+    pub fn max_memory_mib(mut self, mib: u64) -> Self {
+        self.max_memory_mib = Some(mib);
+        self
+    }
+
+    /// The output format by its usual extension (`png`, `jpg`, `tiff`, `webp`, …); the
+    /// default is the output path's extension.
+    pub fn format(mut self, extension: &str) -> Result<Self, Error> {
+        self.format =
+            Some(ImageFormat::from_extension(extension).ok_or_else(|| {
+                Error::Unsupported(format!("'{extension}' names no image format"))
+            })?);
+        Ok(self)
+    }
+
+    fn job(&self, input: &Path, output: &Path) -> BlurJob {
+        let g = &self.gaussian;
+        BlurJob {
+            input: input.into(),
+            output: output.into(),
+            output_format: self.format,
+            sigma_x: g.sigma().0,
+            sigma_y: g.sigma().1,
+            method: g.blur.method,
+            pipeline: PipelineChoice::Auto,
+            device: DeviceSet::One(DeviceChoice::parse(self.device.trim())),
+            linear: g.linear,
+            jpeg_planes: true,
+            encode: EncodeOptions {
+                jpeg: JpegOptions {
+                    quality: self.quality,
+                    ..JpegOptions::default()
+                },
+                png_compression: CompressionType::Fast,
+                dither: false,
+            },
+            max_memory_mib: crate::memory::budget_mib(
+                self.max_memory_mib
+                    .unwrap_or(crate::memory::DEFAULT_BUDGET_MIB),
+            ),
+            metadata: self.keep,
+            mask: MaskOptions::default(),
+            edges: g.edges,
+            truncate: g.blur.truncate,
+            explain: false,
+            engine: Engine::Auto,
+            progress: false,
+        }
+    }
+}
+
+/// What [`blur_file`] did: where it ran, and the time of every pass.
+#[derive(Clone, Debug)]
+pub struct FileReport {
+    report: Report,
+}
+
+/// One timed pass of a file job.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PassTime {
+    /// What the pass did: `decode`, `rows (x)`, `upload`, `encode`, …
+    pub name: String,
+    /// Whether it ran on the host (else on the OpenCL device, timed by its events).
+    pub on_host: bool,
+    /// Milliseconds.
+    pub ms: f64,
+}
+
+impl FileReport {
+    /// The device that blurred (or the host's path).
+    pub fn device(&self) -> &str {
+        &self.report.device
+    }
+
+    /// Which filter ran: `recursive`, `fir`, or one per axis.
+    pub fn method(&self) -> &str {
+        &self.report.method
+    }
+
+    /// The input's width and height in pixels (upright).
+    pub fn size(&self) -> (u32, u32) {
+        (self.report.input.width, self.report.input.height)
+    }
+
+    /// Every pass, in order.
+    pub fn passes(&self) -> Vec<PassTime> {
+        self.report
+            .passes
+            .iter()
+            .map(|p| PassTime {
+                name: p.name.clone(),
+                on_host: p.on_host(),
+                ms: p.ms,
+            })
+            .collect()
+    }
+
+    /// The whole job's wall time in milliseconds.
+    pub fn total_ms(&self) -> f64 {
+        self.report.total_ms
+    }
+
+    /// What the job changed or could not keep (metadata the format cannot hold, samples
+    /// clipped, a device that fell back to the host).
+    pub fn notes(&self) -> &[String] {
+        &self.report.notes
+    }
+
+    /// The report as `gblur --json` prints it.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(&self.report).unwrap_or_default()
+    }
+
+    /// The report as the `gblur` command prints it on stderr.
+    pub fn table(&self) -> String {
+        self.report.table()
+    }
+}
+
+/// Blurs the image file `input` into `output`, as the `gblur` command does: the format read
+/// from the content, the output's from its extension (or [`FileOptions::format`]), metadata
+/// and bit depth kept, the output written to a temporary file and renamed into place, so
+/// nothing is left half-written on failure.
+///
+/// ```no_run
+/// use gblur::{blur_file, FileOptions, Gaussian};
+///
+/// let report = blur_file("photo.jpg", "blurred.jpg", &FileOptions::new(Gaussian::new(5.0)?))?;
+/// println!("{} ms on {}", report.total_ms(), report.device());
+/// # Ok::<(), gblur::Error>(())
+/// ```
+pub fn blur_file(
+    input: impl AsRef<Path>,
+    output: impl AsRef<Path>,
+    options: &FileOptions,
+) -> Result<FileReport, Error> {
+    let (input, output) = (input.as_ref(), output.as_ref());
+    let input_name = || PathBuf::from(input);
+    match job::run(&options.job(input, output)) {
+        Ok(report) => Ok(FileReport { report }),
+        Err(JobError::Setup(e)) => Err(Error::Setup {
+            input: input_name(),
+            message: format!("{e:#}"),
+        }),
+        Err(JobError::Failed(e)) => Err(Error::Failed {
+            input: input_name(),
+            message: format!("{e:#}"),
+        }),
+    }
+}

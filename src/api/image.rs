@@ -1,0 +1,380 @@
+//! Blurring images in memory on the host's cores: `image`'s `DynamicImage` and `ImageBuffer`,
+//! raw interleaved samples with a row stride, and planar f32.
+//!
+//! Decoded images take the command line's own Rust path (the banded blur in place, the edge
+//! modes by extension), so a `DynamicImage` blurred here has the same samples as `gblur`'s
+//! output for it. Raw buffers take the banded blur where they can (rows without gaps, clamped
+//! edges, recursive filters on both axes) and otherwise a premultiplied f32 copy filtered axis
+//! by axis (`cpu::axis`).
+
+use super::{Error, Gaussian};
+use crate::cpu::axis::{self, AxisFilter};
+use crate::cpu::banded::{self, Axis, Pixels};
+use crate::cpu::reference;
+use crate::filter::{EdgeMode, LineFilter};
+use crate::pixels;
+use crate::work::edges::{self, EdgePlan};
+use image::{DynamicImage, ImageBuffer, Pixel};
+
+mod private {
+    /// Keeps `Sample` to the types the blur implements.
+    pub trait Sealed: crate::cpu::banded::Sample + crate::cpu::axis::Element {}
+    impl Sealed for u8 {}
+    impl Sealed for u16 {}
+    impl Sealed for f32 {}
+}
+
+/// A sample type an image can hold: `u8`, `u16` (levels of full scale 255 and 65535) or `f32`
+/// (full scale 1, any value).
+pub trait Sample: private::Sealed {}
+impl Sample for u8 {}
+impl Sample for u16 {}
+impl Sample for f32 {}
+
+/// How interleaved samples lie in a buffer.
+///
+/// ```
+/// use gblur::Layout;
+/// // 640×480 RGBA rows padded to 2576 samples (644 pixels), alpha last.
+/// let layout = Layout::new(640, 480, 4).with_row_stride(2576).with_alpha(true);
+/// assert_eq!(layout.len(), 479 * 2576 + 640 * 4);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Layout {
+    /// Pixels per row.
+    pub width: usize,
+    /// Rows.
+    pub height: usize,
+    /// Samples per pixel, at least 1.
+    pub channels: usize,
+    /// Samples from the start of one row to the start of the next, at least
+    /// `width × channels`.
+    pub row_stride: usize,
+    /// The last channel is alpha (2 or 4 channels): colour is blurred premultiplied by it, so
+    /// transparent pixels leave no dark halos; alpha itself is blurred as it is.
+    pub alpha: bool,
+}
+
+impl Layout {
+    /// Rows without gaps and no alpha.
+    pub fn new(width: usize, height: usize, channels: usize) -> Layout {
+        Layout {
+            width,
+            height,
+            channels,
+            row_stride: width * channels,
+            alpha: false,
+        }
+    }
+
+    /// The same layout with rows `stride` samples apart.
+    pub fn with_row_stride(mut self, stride: usize) -> Layout {
+        self.row_stride = stride;
+        self
+    }
+
+    /// The same layout with (or without) alpha as its last channel.
+    pub fn with_alpha(mut self, alpha: bool) -> Layout {
+        self.alpha = alpha;
+        self
+    }
+
+    /// The least buffer length that holds the image: every row but the last at its stride.
+    pub fn len(&self) -> usize {
+        match self.height {
+            0 => 0,
+            h => (h - 1) * self.row_stride + self.width * self.channels,
+        }
+    }
+
+    /// Whether the image has no samples.
+    pub fn is_empty(&self) -> bool {
+        self.width == 0 || self.height == 0 || self.channels == 0
+    }
+
+    fn check(&self, len: usize) -> Result<(), Error> {
+        let row = self.width.checked_mul(self.channels);
+        let need = row.and_then(|row| {
+            (self.height.saturating_sub(1))
+                .checked_mul(self.row_stride)?
+                .checked_add(row)
+        });
+        match (row, need) {
+            (_, _) if self.channels == 0 => Err(Error::Buffer("an image needs at least one channel".into())),
+            (Some(row), _) if self.row_stride < row => Err(Error::Buffer(format!(
+                "a row stride of {} samples is shorter than a row ({} pixels × {} channels)",
+                self.row_stride, self.width, self.channels
+            ))),
+            _ if self.alpha && !matches!(self.channels, 2 | 4) => Err(Error::Buffer(format!(
+                "alpha needs 2 or 4 channels (gray or RGB and alpha), not {}",
+                self.channels
+            ))),
+            (Some(_), Some(need)) if len >= need || self.is_empty() => Ok(()),
+            _ => Err(Error::Buffer(format!(
+                "a buffer of {len} samples cannot hold {}×{} pixels of {} channels with a row stride of {}",
+                self.width, self.height, self.channels, self.row_stride
+            ))),
+        }
+    }
+}
+
+impl Gaussian {
+    /// Blurs a decoded image in place, whatever its colour type: colour premultiplied by
+    /// alpha, NaN and infinite float samples replaced by 0 first (a recursive filter would
+    /// carry one NaN along its whole row and column).
+    ///
+    /// ```
+    /// use image::{DynamicImage, RgbImage};
+    ///
+    /// let mut img = DynamicImage::ImageRgb8(RgbImage::from_fn(64, 48, |x, y| {
+    ///     image::Rgb([(x * 4) as u8, (y * 5) as u8, 128])
+    /// }));
+    /// gblur::Gaussian::new(3.0)?.blur_image(&mut img)?;
+    /// assert_eq!(img.color(), image::ColorType::Rgb8);
+    /// # Ok::<(), gblur::Error>(())
+    /// ```
+    pub fn blur_image(&self, img: &mut DynamicImage) -> Result<(), Error> {
+        let image = std::mem::take(img);
+        *img = self.blurred_image(image)?;
+        Ok(())
+    }
+
+    /// A blurred copy of a decoded image (`blur_image` on a clone).
+    pub fn blurred(&self, img: &DynamicImage) -> Result<DynamicImage, Error> {
+        self.blurred_image(img.clone())
+    }
+
+    fn blurred_image(&self, mut img: DynamicImage) -> Result<DynamicImage, Error> {
+        let img = match img {
+            DynamicImage::ImageLuma8(_)
+            | DynamicImage::ImageLumaA8(_)
+            | DynamicImage::ImageRgb8(_)
+            | DynamicImage::ImageRgba8(_)
+            | DynamicImage::ImageLuma16(_)
+            | DynamicImage::ImageLumaA16(_)
+            | DynamicImage::ImageRgb16(_)
+            | DynamicImage::ImageRgba16(_)
+            | DynamicImage::ImageRgb32F(_)
+            | DynamicImage::ImageRgba32F(_) => {
+                pixels::sanitize_image(&mut img);
+                img
+            }
+            other => {
+                return Err(Error::Unsupported(format!(
+                    "a {:?} image: convert it to 8-bit, 16-bit or f32 first",
+                    other.color()
+                )))
+            }
+        };
+        let (w, h) = (img.width(), img.height());
+        if w == 0 || h == 0 {
+            return Ok(img);
+        }
+        let plan = EdgePlan::new(self.edges, &self.blur);
+        let (mut work, padding) = match plan.is_none() {
+            true => (img, None),
+            false => {
+                check_extension(&plan, w, h)?;
+                let (padded, at) = edges::pad(&img, &plan);
+                (padded, Some(at))
+            }
+        };
+        if banded::blur_image(&mut work, &self.blur, self.linear).is_none() {
+            work = reference::blur_image(&work, &self.blur, self.linear);
+        }
+        Ok(match padding {
+            Some(at) => edges::crop_image(work, at, w, h),
+            None => work,
+        })
+    }
+
+    /// Blurs an `image::ImageBuffer` in place: any pixel type of `u8`, `u16` or `f32`
+    /// samples, colour premultiplied by alpha where the pixel type has it.
+    ///
+    /// ```
+    /// use image::{GrayImage, Luma};
+    ///
+    /// let mut img = GrayImage::from_fn(32, 32, |x, _| Luma([if x < 16 { 0 } else { 255 }]));
+    /// gblur::Gaussian::new(2.0)?.blur_buffer(&mut img)?;
+    /// assert!(img.get_pixel(15, 0)[0] > 0 && img.get_pixel(16, 0)[0] < 255);
+    /// # Ok::<(), gblur::Error>(())
+    /// ```
+    pub fn blur_buffer<P>(&self, img: &mut ImageBuffer<P, Vec<P::Subpixel>>) -> Result<(), Error>
+    where
+        P: Pixel,
+        P::Subpixel: Sample,
+    {
+        let layout = Layout::new(
+            img.width() as usize,
+            img.height() as usize,
+            P::CHANNEL_COUNT as usize,
+        )
+        .with_alpha(P::HAS_ALPHA);
+        self.blur_interleaved(img.as_mut(), layout)
+    }
+
+    /// Blurs raw interleaved samples in place: `layout` says how many pixels, channels and
+    /// samples per row, and whether the last channel is alpha. Rows may have gaps (a row
+    /// stride longer than the row), which are left as they are.
+    ///
+    /// ```
+    /// use gblur::{Gaussian, Layout};
+    ///
+    /// // A 100×50 RGBA 16-bit image whose rows are 408 samples apart.
+    /// let layout = Layout::new(100, 50, 4).with_row_stride(408).with_alpha(true);
+    /// let mut samples = vec![40_000u16; layout.len()];
+    /// Gaussian::new(4.0)?.blur_interleaved(&mut samples, layout)?;
+    /// assert_eq!(samples[0], 40_000);
+    /// # Ok::<(), gblur::Error>(())
+    /// ```
+    pub fn blur_interleaved<T: Sample>(&self, data: &mut [T], layout: Layout) -> Result<(), Error> {
+        layout.check(data.len())?;
+        if layout.is_empty() {
+            return Ok(());
+        }
+        let row = layout.width * layout.channels;
+        if layout.row_stride != row {
+            // Gaps between rows: blur a copy of the rows without them.
+            let mut packed: Vec<T> = Vec::with_capacity(row * layout.height);
+            for r in data.chunks(layout.row_stride).take(layout.height) {
+                packed.extend_from_slice(&r[..row]);
+            }
+            self.blur_interleaved(&mut packed, layout.with_row_stride(row))?;
+            for (r, p) in data.chunks_mut(layout.row_stride).zip(packed.chunks(row)) {
+                r[..row].copy_from_slice(p);
+            }
+            return Ok(());
+        }
+        let data = &mut data[..row * layout.height];
+        let clamped = self.edges.x == EdgeMode::Clamp && self.edges.y == EdgeMode::Clamp;
+        if let (true, Some(kx), Some(ky)) =
+            (clamped, Axis::of(&self.blur.x), Axis::of(&self.blur.y))
+        {
+            let table =
+                (self.linear && T::FULL > 1.0).then(|| banded::srgb_table(T::FULL as usize + 1));
+            let px = Pixels {
+                channels: layout.channels,
+                alpha: layout.alpha,
+                linear: table.as_deref(),
+                mix: None,
+            };
+            banded::blur_in_place(data, (layout.width, layout.height), &px, kx, ky);
+            return Ok(());
+        }
+        blur_by_axes(self, data, layout);
+        Ok(())
+    }
+
+    /// Blurs `planes` planes of `width`×`height` f32 samples, one after another in `data`,
+    /// each on its own (no alpha, no conversion).
+    ///
+    /// ```
+    /// let (w, h) = (64, 32);
+    /// let mut planes = vec![0.5f32; w * h * 3];
+    /// gblur::Gaussian::new(10.0)?.blur_planar(&mut planes, w, h)?;
+    /// assert!(planes.iter().all(|&v| v == 0.5));
+    /// # Ok::<(), gblur::Error>(())
+    /// ```
+    pub fn blur_planar(&self, data: &mut [f32], width: usize, height: usize) -> Result<(), Error> {
+        let plane = width.saturating_mul(height);
+        if plane == 0 {
+            return Ok(());
+        }
+        if plane == usize::MAX || !data.len().is_multiple_of(plane) {
+            return Err(Error::Buffer(format!(
+                "a buffer of {} samples is not a whole number of {width}×{height} planes",
+                data.len()
+            )));
+        }
+        let shape = [data.len() / plane, height, width];
+        for (a, f, mode) in [
+            (1, &self.blur.y, self.edges.y),
+            (2, &self.blur.x, self.edges.x),
+        ] {
+            if let Some(f) = self.axis_filter(f, mode) {
+                axis::filter_axis_in_place(data, &shape, a, &f);
+            }
+        }
+        Ok(())
+    }
+
+    /// One axis's filter for planes of f32 (None where it keeps every sample): the constant
+    /// edge's value is the sample value itself.
+    pub(crate) fn axis_filter(&self, f: &LineFilter, mode: EdgeMode) -> Option<AxisFilter> {
+        (!f.is_identity()).then(|| axis_filter(f, mode, vec![constant(mode).unwrap_or(0.0)]))
+    }
+}
+
+/// The constant of `mode`, if it is `Constant`.
+fn constant(mode: EdgeMode) -> Option<f32> {
+    match mode {
+        EdgeMode::Constant(v) => Some(v),
+        _ => None,
+    }
+}
+
+fn axis_filter(f: &LineFilter, edge: EdgeMode, cvals: Vec<f32>) -> AxisFilter {
+    AxisFilter {
+        filter: f.clone(),
+        edge,
+        cvals,
+    }
+}
+
+/// Refuses an extension whose size overflows the image's dimensions.
+fn check_extension(plan: &EdgePlan, w: u32, h: u32) -> Result<(), Error> {
+    let (pw, ph) = plan.padded_size(w, h);
+    if pw > u32::MAX as u64 || ph > u32::MAX as u64 {
+        return Err(Error::Buffer(format!(
+            "a {w}×{h} image extended for its edge mode would be {pw}×{ph} pixels"
+        )));
+    }
+    Ok(())
+}
+
+/// The general path for interleaved samples: a premultiplied (and linear, where asked) f32
+/// copy in the banded blur's units, filtered along y and then x with the edge modes, and
+/// written back.
+fn blur_by_axes<T: Sample>(g: &Gaussian, data: &mut [T], layout: Layout) {
+    let c = layout.channels;
+    let alpha = layout.alpha.then_some(c - 1);
+    let linear = g.linear && T::FULL > 1.0;
+    let to_linear = |v: f32| pixels::srgb_to_linear(v / T::FULL) * T::FULL;
+    let to_srgb = |v: f32| pixels::linear_to_srgb(v / T::FULL) * T::FULL;
+    let mut work: Vec<f32> = data.iter().map(|&v| banded::Sample::to_f32(v)).collect();
+    for px in work.chunks_exact_mut(c) {
+        let a = alpha.map_or(1.0, |a| px[a] / T::FULL);
+        for (i, v) in px.iter_mut().enumerate() {
+            if Some(i) != alpha {
+                *v = if linear { to_linear(*v) } else { *v } * a;
+            }
+        }
+    }
+    let shape = [layout.height, layout.width, c];
+    for (axis, f, mode) in [(0, &g.blur.y, g.edges.y), (1, &g.blur.x, g.edges.x)] {
+        if f.is_identity() {
+            continue;
+        }
+        // The constant colour, opaque where there is alpha.
+        let cvals = (0..c)
+            .map(|i| match (Some(i) == alpha, constant(mode)) {
+                (true, _) => T::FULL,
+                (false, v) => v.unwrap_or(0.0) * T::FULL,
+            })
+            .collect();
+        axis::filter_axis_in_place(&mut work, &shape, axis, &axis_filter(f, mode, cvals));
+    }
+    for (px, out) in work.chunks_exact_mut(c).zip(data.chunks_exact_mut(c)) {
+        let a = alpha.map_or(1.0, |a| px[a] / T::FULL);
+        for (i, (v, o)) in px.iter().zip(out.iter_mut()).enumerate() {
+            let mut v = *v;
+            if Some(i) != alpha {
+                v = if a > 1e-7 { v / a } else { 0.0 };
+                if linear {
+                    v = to_srgb(v);
+                }
+            }
+            *o = banded::Sample::from_f32(v);
+        }
+    }
+}

@@ -1,0 +1,16 @@
+//! The library's public API: `Gaussian` (a checked 2-D blur) and its in-memory blurs of
+//! images, raw interleaved samples and planes; `nd` (N-D arrays, scipy's contract); `Device`
+//! (opened once, reused); `blur_file` (the command's job for one file); and `Error`.
+
+mod device;
+mod error;
+mod file;
+mod gaussian;
+mod image;
+pub mod nd;
+
+pub use device::Device;
+pub use error::Error;
+pub use file::{blur_file, FileOptions, FileReport, PassTime};
+pub use gaussian::{Gaussian, GaussianBuilder};
+pub use image::{Layout, Sample};
