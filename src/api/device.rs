@@ -2,7 +2,7 @@
 //! driver's set-up (about 0.2 s on NVIDIA's) and the kernels' builds once, not per call.
 
 use super::nd::{self, Element, Filter};
-use super::{Error, Gaussian};
+use super::{Error, Gaussian, Layout, Sample};
 use crate::backend::{self, calibrate, cost};
 use crate::cpu::axis::AxisFilter;
 use crate::gpu::opencl::{cache, DeviceChoice};
@@ -11,7 +11,7 @@ use crate::gpu::{pipeline, upload, volume};
 use crate::pixels;
 use crate::work::edges::{self, EdgePlan};
 use image::DynamicImage;
-use std::sync::OnceLock;
+use std::sync::{Mutex, MutexGuard, OnceLock};
 
 /// Where blurs run: an OpenCL device (a GPU, or a CPU device such as PoCL), or the host's own
 /// cores (the built-in Rust path, which needs no OpenCL at all).
@@ -28,9 +28,12 @@ use std::sync::OnceLock;
 /// assert!(!device.is_opencl());
 /// # Ok::<(), gblur::Error>(())
 /// ```
+///
+/// A `Device` is `Send` and `Sync`: threads may share one, and their calls on an OpenCL device
+/// take turns on its one queue.
 pub struct Device {
     /// None: the host's cores.
-    opened: Option<backend::Device>,
+    opened: Option<Mutex<backend::Device>>,
     /// Opened by `auto`: each call weighs the host against the device for its size.
     weighs: bool,
     /// The cost model's figures, measured or read once, on the first call that weighs.
@@ -57,7 +60,9 @@ impl Device {
             .map_err(|e| Error::Device(format!("{e:#}")))?;
         let opened = match chosen.target {
             Some(target) => {
-                Some(backend::Device::open(target).map_err(|e| Error::Device(e.to_string()))?)
+                let device =
+                    backend::Device::open(target).map_err(|e| Error::Device(e.to_string()))?;
+                Some(Mutex::new(device))
             }
             None => None,
         };
@@ -79,10 +84,17 @@ impl Device {
 
     /// The device's name, or the host's path with its thread count.
     pub fn name(&self) -> String {
-        match &self.opened {
+        match self.lock() {
             Some(d) => d.name(),
             None => backend::rust_device_name(),
         }
+    }
+
+    /// The opened device, for one call at a time (a call that panicked leaves it usable: its
+    /// queue was finished or dropped with the call).
+    fn lock(&self) -> Option<MutexGuard<'_, backend::Device>> {
+        let m = self.opened.as_ref()?;
+        Some(m.lock().unwrap_or_else(|poisoned| poisoned.into_inner()))
     }
 
     /// Whether an OpenCL device was opened (false: the host's cores).
@@ -92,8 +104,8 @@ impl Device {
 
     /// The opened device, where it should run `samples` samples moving `bytes_per_sample`
     /// each way: always, unless opened by `auto`, where the cost model decides.
-    fn runs(&self, samples: u64, bytes_per_sample: u32) -> Option<&backend::Device> {
-        let device = self.opened.as_ref()?;
+    fn runs(&self, samples: u64, bytes_per_sample: u32) -> Option<MutexGuard<'_, backend::Device>> {
+        let device = self.lock()?;
         if !self.weighs {
             return Some(device);
         }
@@ -124,9 +136,10 @@ impl Device {
     /// Blurs a decoded image in place on this device (see [`Gaussian::blur_image`]).
     pub fn blur_image(&self, g: &Gaussian, img: &mut DynamicImage) -> Result<(), Error> {
         let samples = img.width() as u64 * img.height() as u64 * img.color().channel_count() as u64;
-        let upload =
-            |d: &backend::Device| Upload::for_image(img.color(), g.linear, d.pipeline, &g.blur);
-        let bytes = match self.opened.as_ref().map(upload) {
+        let upload = |d: MutexGuard<backend::Device>| {
+            Upload::for_image(img.color(), g.linear, d.pipeline, &g.blur)
+        };
+        let bytes = match self.lock().map(upload) {
             Some(Upload::U8 { .. }) => 1,
             _ => 4,
         };
@@ -134,7 +147,36 @@ impl Device {
             return g.blur_image(img);
         };
         let image = std::mem::take(img);
-        *img = blur_image_on(device, g, image)?;
+        *img = blur_image_on(&device, g, image)?;
+        Ok(())
+    }
+
+    /// Blurs raw interleaved samples in place on this device (see
+    /// [`Gaussian::blur_interleaved`]). Rows without gaps whose pixels a decoded image holds
+    /// (gray, gray and alpha, RGB, RGBA; float as RGB or RGBA) go to the device as an image;
+    /// any other layout is blurred on the host.
+    pub fn blur_interleaved<T: Sample>(
+        &self,
+        g: &Gaussian,
+        data: &mut [T],
+        layout: Layout,
+    ) -> Result<(), Error> {
+        layout.check(data.len())?;
+        let packed = layout.row_stride == layout.width * layout.channels;
+        let size = (u32::try_from(layout.width), u32::try_from(layout.height));
+        let (Ok(w), Ok(h), true, true) = (size.0, size.1, packed, self.is_opencl()) else {
+            return g.blur_interleaved(data, layout);
+        };
+        let len = layout.width * layout.height * layout.channels;
+        let Some(mut img) =
+            T::to_image(data[..len].to_vec(), (w, h), layout.channels, layout.alpha)
+        else {
+            return g.blur_interleaved(data, layout);
+        };
+        self.blur_image(g, &mut img)?;
+        let blurred = T::from_image(img)
+            .ok_or_else(|| Error::Unsupported("the device returned another colour type".into()))?;
+        data[..len].copy_from_slice(&blurred);
         Ok(())
     }
 
@@ -158,7 +200,7 @@ impl Device {
         let shape = [data.len() / plane, height, width];
         let active = axes.iter().flatten().count() as u64;
         match self.runs(data.len() as u64 * active / 2, 4) {
-            Some(device) => blur_axes_on(device, axes, data, &shape),
+            Some(device) => blur_axes_on(&device, axes, data, &shape),
             None => g.blur_planar(data, width, height),
         }
     }
@@ -188,7 +230,7 @@ impl Device {
         let active = axes.iter().flatten().count() as u64;
         // The cost model's figures are for two passes; more axes cost proportionally more.
         match self.runs(data.len() as u64 * active / 2, 4) {
-            Some(device) => blur_axes_on(device, axes, data, shape),
+            Some(device) => blur_axes_on(&device, axes, data, shape),
             None => filter.apply(data, shape),
         }
     }

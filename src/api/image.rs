@@ -17,11 +17,96 @@ use crate::work::edges::{self, EdgePlan};
 use image::{DynamicImage, ImageBuffer, Pixel};
 
 mod private {
-    /// Keeps `Sample` to the types the blur implements.
-    pub trait Sealed: crate::cpu::banded::Sample + crate::cpu::axis::Element {}
-    impl Sealed for u8 {}
-    impl Sealed for u16 {}
-    impl Sealed for f32 {}
+    use image::{DynamicImage, ImageBuffer};
+
+    /// Keeps `Sample` to the types the blur implements, and maps packed samples to the
+    /// `DynamicImage` that holds them, where one does (a device's image path takes those).
+    pub trait Sealed: crate::cpu::banded::Sample + crate::cpu::axis::Element {
+        /// The image of `channels` samples a pixel (the last alpha where `alpha`), if a
+        /// `DynamicImage` variant holds exactly that.
+        fn to_image(
+            data: Vec<Self>,
+            size: (u32, u32),
+            channels: usize,
+            alpha: bool,
+        ) -> Option<DynamicImage>;
+        /// The samples of an image `to_image` made.
+        fn from_image(image: DynamicImage) -> Option<Vec<Self>>;
+    }
+
+    impl Sealed for u8 {
+        fn to_image(
+            data: Vec<u8>,
+            (w, h): (u32, u32),
+            channels: usize,
+            alpha: bool,
+        ) -> Option<DynamicImage> {
+            Some(match (channels, alpha) {
+                (1, false) => DynamicImage::ImageLuma8(ImageBuffer::from_raw(w, h, data)?),
+                (2, true) => DynamicImage::ImageLumaA8(ImageBuffer::from_raw(w, h, data)?),
+                (3, false) => DynamicImage::ImageRgb8(ImageBuffer::from_raw(w, h, data)?),
+                (4, true) => DynamicImage::ImageRgba8(ImageBuffer::from_raw(w, h, data)?),
+                _ => return None,
+            })
+        }
+        fn from_image(image: DynamicImage) -> Option<Vec<u8>> {
+            match image {
+                DynamicImage::ImageLuma8(b) => Some(b.into_raw()),
+                DynamicImage::ImageLumaA8(b) => Some(b.into_raw()),
+                DynamicImage::ImageRgb8(b) => Some(b.into_raw()),
+                DynamicImage::ImageRgba8(b) => Some(b.into_raw()),
+                _ => None,
+            }
+        }
+    }
+
+    impl Sealed for u16 {
+        fn to_image(
+            data: Vec<u16>,
+            (w, h): (u32, u32),
+            channels: usize,
+            alpha: bool,
+        ) -> Option<DynamicImage> {
+            Some(match (channels, alpha) {
+                (1, false) => DynamicImage::ImageLuma16(ImageBuffer::from_raw(w, h, data)?),
+                (2, true) => DynamicImage::ImageLumaA16(ImageBuffer::from_raw(w, h, data)?),
+                (3, false) => DynamicImage::ImageRgb16(ImageBuffer::from_raw(w, h, data)?),
+                (4, true) => DynamicImage::ImageRgba16(ImageBuffer::from_raw(w, h, data)?),
+                _ => return None,
+            })
+        }
+        fn from_image(image: DynamicImage) -> Option<Vec<u16>> {
+            match image {
+                DynamicImage::ImageLuma16(b) => Some(b.into_raw()),
+                DynamicImage::ImageLumaA16(b) => Some(b.into_raw()),
+                DynamicImage::ImageRgb16(b) => Some(b.into_raw()),
+                DynamicImage::ImageRgba16(b) => Some(b.into_raw()),
+                _ => None,
+            }
+        }
+    }
+
+    impl Sealed for f32 {
+        fn to_image(
+            data: Vec<f32>,
+            (w, h): (u32, u32),
+            channels: usize,
+            alpha: bool,
+        ) -> Option<DynamicImage> {
+            Some(match (channels, alpha) {
+                (3, false) => DynamicImage::ImageRgb32F(ImageBuffer::from_raw(w, h, data)?),
+                (4, true) => DynamicImage::ImageRgba32F(ImageBuffer::from_raw(w, h, data)?),
+                _ => return None,
+            })
+        }
+        fn from_image(image: DynamicImage) -> Option<Vec<f32>> {
+            match image {
+                DynamicImage::ImageRgb32F(b) => Some(b.into_raw()),
+                DynamicImage::ImageRgba32F(b) => Some(b.into_raw()),
+                _ => None,
+            }
+        }
+    }
 }
 
 /// A sample type an image can hold: `u8`, `u16` (levels of full scale 255 and 65535) or `f32`
@@ -92,7 +177,7 @@ impl Layout {
         self.width == 0 || self.height == 0 || self.channels == 0
     }
 
-    fn check(&self, len: usize) -> Result<(), Error> {
+    pub(crate) fn check(&self, len: usize) -> Result<(), Error> {
         let row = self.width.checked_mul(self.channels);
         let need = row.and_then(|row| {
             (self.height.saturating_sub(1))

@@ -131,6 +131,24 @@ impl Filter {
             .collect())
     }
 
+    /// How far each axis's filter reaches, in samples: beyond it an input moves no output
+    /// by more than 5e-5 of its range (the recursive filter's tail), or by nothing (the
+    /// FIR's radius); 0 where sigma is 0. Chunks of an array blurred apart, each with this
+    /// much of its neighbours around it, agree with the whole array's blur within that.
+    pub fn reach(&self) -> Result<Vec<usize>, Error> {
+        Ok(self
+            .axis_filters()?
+            .iter()
+            .map(|f| match f.as_ref().map(|f| &f.filter) {
+                None => 0,
+                Some(LineFilter::Fir { taps, .. }) => taps.len() / 2,
+                Some(LineFilter::Recursive { sigma, .. }) => {
+                    crate::filter::gaussian::recursive_reach(*sigma)
+                }
+            })
+            .collect())
+    }
+
     /// Blurs `data`, a contiguous (C-order) array of `shape`, in place. Integer arrays
     /// blurred along more than one axis take an f32 copy, so that they are rounded once.
     pub fn apply<T: Element>(&self, data: &mut [T], shape: &[usize]) -> Result<(), Error> {

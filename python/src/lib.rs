@@ -1,0 +1,360 @@
+//! `gblur._gblur`: the extension module under the Python package. It takes C-contiguous numpy
+//! arrays whose checks and conversions `gblur/__init__.py` has already made (scipy's argument
+//! rules live there), borrows their memory without copying, and runs the library with the
+//! GIL released.
+
+use gblur::nd::{Element, Filter};
+use gblur::{Device, EdgeMode, Error, FileOptions, Gaussian, Layout, Method};
+use numpy::{
+    dtype, Element as NumpyElement, PyArrayDescrMethods, PyArrayDyn, PyArrayMethods,
+    PyUntypedArray, PyUntypedArrayMethods,
+};
+use pyo3::exceptions::{PyOSError, PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+
+/// A library error as the Python exception a caller expects: `ValueError` for values and
+/// shapes (scipy raises the same), `TypeError` for types, `RuntimeError` for devices,
+/// `OSError` for files.
+fn to_py(e: Error) -> PyErr {
+    let text = e.to_string();
+    match e {
+        Error::Unsupported(_) => PyTypeError::new_err(text),
+        Error::Device(_) => PyRuntimeError::new_err(text),
+        Error::Setup { .. } | Error::Failed { .. } => PyOSError::new_err(text),
+        _ => PyValueError::new_err(text),
+    }
+}
+
+fn mode(name: &str) -> PyResult<EdgeMode> {
+    EdgeMode::parse(name).map_err(PyValueError::new_err)
+}
+
+fn method(name: &str) -> PyResult<Method> {
+    match name {
+        "auto" => Ok(Method::Auto),
+        "recursive" => Ok(Method::Recursive),
+        "fir" => Ok(Method::Fir),
+        other => Err(PyValueError::new_err(format!(
+            "method must be 'auto', 'recursive' or 'fir', not '{other}'"
+        ))),
+    }
+}
+
+/// An OpenCL device (or the host's cores) opened once and reused across calls.
+#[pyclass(name = "Device", module = "gblur", frozen)]
+struct PyDevice {
+    inner: Device,
+}
+
+#[pymethods]
+impl PyDevice {
+    #[new]
+    fn new(py: Python<'_>, which: &str) -> PyResult<Self> {
+        let which = which.to_string();
+        let inner = py.detach(move || Device::open(&which)).map_err(to_py)?;
+        Ok(PyDevice { inner })
+    }
+
+    /// The device's name, or the host's path with its thread count.
+    #[getter]
+    fn name(&self) -> String {
+        self.inner.name()
+    }
+
+    /// Whether an OpenCL device was opened (False: the host's cores).
+    #[getter]
+    fn is_opencl(&self) -> bool {
+        self.inner.is_opencl()
+    }
+
+    fn __repr__(&self) -> String {
+        format!("gblur.Device({:?})", self.inner.name())
+    }
+}
+
+/// The sample types the library filters.
+#[derive(Clone, Copy)]
+enum Kind {
+    U8,
+    U16,
+    I16,
+    F32,
+    F64,
+}
+
+fn kind(array: &Bound<'_, PyUntypedArray>) -> PyResult<Kind> {
+    let py = array.py();
+    let d = array.dtype();
+    let kinds = [
+        (dtype::<u8>(py), Kind::U8),
+        (dtype::<u16>(py), Kind::U16),
+        (dtype::<i16>(py), Kind::I16),
+        (dtype::<f32>(py), Kind::F32),
+        (dtype::<f64>(py), Kind::F64),
+    ];
+    kinds
+        .iter()
+        .find(|(k, _)| d.is_equiv_to(k))
+        .map(|(_, kind)| *kind)
+        .ok_or_else(|| PyTypeError::new_err(format!("unsupported dtype {d}")))
+}
+
+/// Calls `$f::<T>` for the element type `$kind` names.
+macro_rules! with_type {
+    ($kind:expr, $f:ident, $($arg:expr),*) => {
+        match $kind {
+            Kind::U8 => $f::<u8>($($arg),*),
+            Kind::U16 => $f::<u16>($($arg),*),
+            Kind::I16 => $f::<i16>($($arg),*),
+            Kind::F32 => $f::<f32>($($arg),*),
+            Kind::F64 => $f::<f64>($($arg),*),
+        }
+    };
+}
+
+/// The filter from the arguments `gaussian_filter` in Python has checked and expanded to one
+/// value per axis.
+fn nd_filter(
+    sigma: &[f64],
+    modes: &[String],
+    cval: f64,
+    truncate: f64,
+    radius: Option<Vec<usize>>,
+    how: &str,
+) -> PyResult<Filter> {
+    let modes = modes
+        .iter()
+        .map(|m| mode(m))
+        .collect::<PyResult<Vec<_>>>()?;
+    let mut f = Filter::new(sigma)
+        .map_err(to_py)?
+        .modes(&modes)
+        .cval(cval)
+        .truncate(truncate)
+        .method(method(how)?);
+    if let Some(r) = radius {
+        f = f.radius(&r);
+    }
+    Ok(f)
+}
+
+fn into_typed<S: Element + NumpyElement, D: Element + NumpyElement>(
+    input: &Bound<'_, PyUntypedArray>,
+    output: &Bound<'_, PyUntypedArray>,
+    filter: &Filter,
+    shape: &[usize],
+) -> PyResult<()> {
+    let input = input.cast::<PyArrayDyn<S>>()?.readonly();
+    let mut output = output.cast::<PyArrayDyn<D>>()?.readwrite();
+    let (src, dst) = (input.as_slice()?, output.as_slice_mut()?);
+    let py = input.py();
+    py.detach(|| filter.apply_into(src, dst, shape))
+        .map_err(to_py)
+}
+
+fn into_from<S: Element + NumpyElement>(
+    input: &Bound<'_, PyUntypedArray>,
+    output: &Bound<'_, PyUntypedArray>,
+    filter: &Filter,
+    shape: &[usize],
+) -> PyResult<()> {
+    match kind(output)? {
+        Kind::U8 => into_typed::<S, u8>(input, output, filter, shape),
+        Kind::U16 => into_typed::<S, u16>(input, output, filter, shape),
+        Kind::I16 => into_typed::<S, i16>(input, output, filter, shape),
+        Kind::F32 => into_typed::<S, f32>(input, output, filter, shape),
+        Kind::F64 => into_typed::<S, f64>(input, output, filter, shape),
+    }
+}
+
+fn on_device<T: Element + NumpyElement>(
+    array: &Bound<'_, PyUntypedArray>,
+    device: &Device,
+    filter: &Filter,
+    shape: &[usize],
+) -> PyResult<()> {
+    let py = array.py();
+    let mut array = array.cast::<PyArrayDyn<T>>()?.readwrite();
+    let data = array.as_slice_mut()?;
+    py.detach(|| device.blur_nd(filter, data, shape))
+        .map_err(to_py)
+}
+
+/// Filters `input` into `output` (C-contiguous, the same shape, no shared memory) with one
+/// sigma, mode and radius per axis.
+#[pyfunction]
+#[pyo3(signature = (input, output, sigma, modes, cval, truncate, radius, method))]
+#[allow(clippy::too_many_arguments)]
+fn gaussian_filter_into(
+    input: &Bound<'_, PyUntypedArray>,
+    output: &Bound<'_, PyUntypedArray>,
+    sigma: Vec<f64>,
+    modes: Vec<String>,
+    cval: f64,
+    truncate: f64,
+    radius: Option<Vec<usize>>,
+    method: &str,
+) -> PyResult<()> {
+    let filter = nd_filter(&sigma, &modes, cval, truncate, radius, method)?;
+    let shape = input.shape().to_vec();
+    with_type!(kind(input)?, into_from, input, output, &filter, &shape)
+}
+
+/// Filters `array` (C-contiguous) in place on `device`.
+#[pyfunction]
+#[pyo3(signature = (array, device, sigma, modes, cval, truncate, radius, method))]
+#[allow(clippy::too_many_arguments)]
+fn gaussian_filter_on(
+    array: &Bound<'_, PyUntypedArray>,
+    device: &PyDevice,
+    sigma: Vec<f64>,
+    modes: Vec<String>,
+    cval: f64,
+    truncate: f64,
+    radius: Option<Vec<usize>>,
+    method: &str,
+) -> PyResult<()> {
+    let filter = nd_filter(&sigma, &modes, cval, truncate, radius, method)?;
+    let shape = array.shape().to_vec();
+    with_type!(
+        kind(array)?,
+        on_device,
+        array,
+        &device.inner,
+        &filter,
+        &shape
+    )
+}
+
+/// Which filter runs along each axis (None where sigma is 0), and how far each reaches: the
+/// samples beyond which an input moves no output by more than 5e-5 of its range.
+#[pyfunction]
+#[pyo3(signature = (sigma, truncate, radius, method))]
+fn plan(
+    sigma: Vec<f64>,
+    truncate: f64,
+    radius: Option<Vec<usize>>,
+    method: &str,
+) -> PyResult<(Vec<Option<String>>, Vec<usize>)> {
+    let modes = vec!["reflect".to_string(); sigma.len()];
+    let f = nd_filter(&sigma, &modes, 0.0, truncate, radius, method)?;
+    Ok((f.describe().map_err(to_py)?, f.reach().map_err(to_py)?))
+}
+
+fn image_typed<T: Element + NumpyElement + gblur::Sample>(
+    array: &Bound<'_, PyUntypedArray>,
+    g: &Gaussian,
+    alpha: bool,
+    device: Option<&Device>,
+) -> PyResult<()> {
+    let shape = array.shape().to_vec();
+    let (h, w) = (shape[0], shape[1]);
+    let c = shape.get(2).copied().unwrap_or(1);
+    let py = array.py();
+    let mut array = array.cast::<PyArrayDyn<T>>()?.readwrite();
+    let data = array.as_slice_mut()?;
+    let layout = Layout::new(w, h, c).with_alpha(alpha);
+    py.detach(|| match device {
+        Some(d) => d.blur_interleaved(g, data, layout),
+        None => g.blur_interleaved(data, layout),
+    })
+    .map_err(to_py)
+}
+
+/// Blurs an (H, W) or (H, W, C) image in place: uint8, uint16 or float32, colour premultiplied
+/// by alpha where `alpha` (2 or 4 channels).
+#[pyfunction]
+#[pyo3(signature = (array, sigma_x, sigma_y, edge_x, edge_y, linear, alpha, method, truncate=None, device=None))]
+#[allow(clippy::too_many_arguments)]
+fn blur_image(
+    array: &Bound<'_, PyUntypedArray>,
+    sigma_x: f64,
+    sigma_y: f64,
+    edge_x: &str,
+    edge_y: &str,
+    linear: bool,
+    alpha: bool,
+    method: &str,
+    truncate: Option<f64>,
+    device: Option<&PyDevice>,
+) -> PyResult<()> {
+    let mut b = Gaussian::builder()
+        .sigma_x(sigma_x)
+        .sigma_y(sigma_y)
+        .edge_x(self::mode(edge_x)?)
+        .edge_y(self::mode(edge_y)?)
+        .linear(linear)
+        .method(self::method(method)?);
+    if let Some(t) = truncate {
+        b = b.truncate(t);
+    }
+    let g = b.build().map_err(to_py)?;
+    let device = device.map(|d| &d.inner);
+    match kind(array)? {
+        Kind::U8 => image_typed::<u8>(array, &g, alpha, device),
+        Kind::U16 => image_typed::<u16>(array, &g, alpha, device),
+        Kind::F32 => image_typed::<f32>(array, &g, alpha, device),
+        _ => Err(PyTypeError::new_err(
+            "blur_image takes uint8, uint16 or float32 images",
+        )),
+    }
+}
+
+/// Runs the command's job on one file; returns the report as JSON.
+#[pyfunction]
+#[pyo3(signature = (input, output, sigma_x, sigma_y, edge_x, edge_y, linear, method, device, quality, strip_metadata, max_memory_mib, format))]
+#[allow(clippy::too_many_arguments)]
+fn blur_file(
+    py: Python<'_>,
+    input: std::path::PathBuf,
+    output: std::path::PathBuf,
+    sigma_x: f64,
+    sigma_y: f64,
+    edge_x: &str,
+    edge_y: &str,
+    linear: bool,
+    method: &str,
+    device: &str,
+    quality: Option<u8>,
+    strip_metadata: bool,
+    max_memory_mib: Option<u64>,
+    format: Option<&str>,
+) -> PyResult<String> {
+    let g = Gaussian::builder()
+        .sigma_x(sigma_x)
+        .sigma_y(sigma_y)
+        .edge_x(self::mode(edge_x)?)
+        .edge_y(self::mode(edge_y)?)
+        .linear(linear)
+        .method(self::method(method)?)
+        .build()
+        .map_err(to_py)?;
+    let mut options = FileOptions::new(g).device(device);
+    if let Some(q) = quality {
+        options = options.jpeg_quality(q).map_err(to_py)?;
+    }
+    if strip_metadata {
+        options = options.strip_metadata();
+    }
+    if let Some(m) = max_memory_mib {
+        options = options.max_memory_mib(m);
+    }
+    if let Some(f) = format {
+        options = options.format(f).map_err(to_py)?;
+    }
+    let report = py
+        .detach(|| gblur::blur_file(&input, &output, &options))
+        .map_err(to_py)?;
+    Ok(report.to_json())
+}
+
+#[pymodule]
+fn _gblur(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyDevice>()?;
+    m.add_function(wrap_pyfunction!(gaussian_filter_into, m)?)?;
+    m.add_function(wrap_pyfunction!(gaussian_filter_on, m)?)?;
+    m.add_function(wrap_pyfunction!(plan, m)?)?;
+    m.add_function(wrap_pyfunction!(blur_image, m)?)?;
+    m.add_function(wrap_pyfunction!(blur_file, m)?)?;
+    Ok(())
+}
