@@ -241,24 +241,15 @@ def gaussian_filter(input, sigma, order=0, output=None, mode="reflect", cval=0.0
         output[...] = input
         return output
     dev = _device(device)
+    args = (sigmas, modes, float(cval), float(truncate), radii, method)
     if method not in ("auto", "fir", "recursive"):
         raise ValueError(f"method must be 'auto', 'fir' or 'recursive', not {method!r}")
-    args = (sigmas, modes, float(cval), float(truncate), radii, method)
-    native_in = input.dtype in _NATIVE
     native_out = output.dtype in _NATIVE
-    if dev is not None and dev.is_opencl:
-        work_dtype = output.dtype if native_out else np.float64
-        if np.issubdtype(work_dtype, np.integer) and input.dtype != work_dtype:
-            work_dtype = np.float32
-        work = np.array(input, dtype=work_dtype, order="C", copy=True)
-        _gblur.gaussian_filter_on(work, dev, *args)
-        _round_into(output, work) if work.dtype != output.dtype else np.copyto(output, work)
-        return output
-    src = np.ascontiguousarray(input if native_in else input.astype(np.float64))
+    src = np.ascontiguousarray(input if input.dtype in _NATIVE else input.astype(np.float64))
     direct = (native_out and output.flags.c_contiguous
               and not np.shares_memory(src, output))
     dst = output if direct else np.empty(input.shape, output.dtype if native_out else np.float64)
-    _gblur.gaussian_filter_into(src, dst, *args)
+    _gblur.gaussian_filter_into(src, dst, *args, dev)
     if dst is not output:
         if native_out:
             output[...] = dst

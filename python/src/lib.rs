@@ -138,52 +138,42 @@ fn nd_filter(
     Ok(f)
 }
 
-fn into_typed<S: Element + NumpyElement, D: Element + NumpyElement>(
-    input: &Bound<'_, PyUntypedArray>,
-    output: &Bound<'_, PyUntypedArray>,
-    filter: &Filter,
-    shape: &[usize],
-) -> PyResult<()> {
-    let input = input.cast::<PyArrayDyn<S>>()?.readonly();
-    let mut output = output.cast::<PyArrayDyn<D>>()?.readwrite();
-    let (src, dst) = (input.as_slice()?, output.as_slice_mut()?);
-    let py = input.py();
-    py.detach(|| filter.apply_into(src, dst, shape))
-        .map_err(to_py)
+/// The arrays and where to blur them, for `into_typed`.
+struct Job<'a, 'py> {
+    input: &'a Bound<'py, PyUntypedArray>,
+    output: &'a Bound<'py, PyUntypedArray>,
+    filter: &'a Filter,
+    device: Option<&'a Device>,
 }
 
-fn into_from<S: Element + NumpyElement>(
-    input: &Bound<'_, PyUntypedArray>,
-    output: &Bound<'_, PyUntypedArray>,
-    filter: &Filter,
-    shape: &[usize],
-) -> PyResult<()> {
-    match kind(output)? {
-        Kind::U8 => into_typed::<S, u8>(input, output, filter, shape),
-        Kind::U16 => into_typed::<S, u16>(input, output, filter, shape),
-        Kind::I16 => into_typed::<S, i16>(input, output, filter, shape),
-        Kind::F32 => into_typed::<S, f32>(input, output, filter, shape),
-        Kind::F64 => into_typed::<S, f64>(input, output, filter, shape),
+fn into_typed<S: Element + NumpyElement, D: Element + NumpyElement>(job: &Job) -> PyResult<()> {
+    let py = job.input.py();
+    let shape = job.input.shape().to_vec();
+    let input = job.input.cast::<PyArrayDyn<S>>()?.readonly();
+    let mut output = job.output.cast::<PyArrayDyn<D>>()?.readwrite();
+    let (src, dst) = (input.as_slice()?, output.as_slice_mut()?);
+    let (filter, device) = (job.filter, job.device);
+    py.detach(|| match device {
+        Some(d) => d.blur_nd_into(filter, src, dst, &shape),
+        None => filter.apply_into(src, dst, &shape),
+    })
+    .map_err(to_py)
+}
+
+fn into_from<S: Element + NumpyElement>(job: &Job) -> PyResult<()> {
+    match kind(job.output)? {
+        Kind::U8 => into_typed::<S, u8>(job),
+        Kind::U16 => into_typed::<S, u16>(job),
+        Kind::I16 => into_typed::<S, i16>(job),
+        Kind::F32 => into_typed::<S, f32>(job),
+        Kind::F64 => into_typed::<S, f64>(job),
     }
 }
 
-fn on_device<T: Element + NumpyElement>(
-    array: &Bound<'_, PyUntypedArray>,
-    device: &Device,
-    filter: &Filter,
-    shape: &[usize],
-) -> PyResult<()> {
-    let py = array.py();
-    let mut array = array.cast::<PyArrayDyn<T>>()?.readwrite();
-    let data = array.as_slice_mut()?;
-    py.detach(|| device.blur_nd(filter, data, shape))
-        .map_err(to_py)
-}
-
 /// Filters `input` into `output` (C-contiguous, the same shape, no shared memory) with one
-/// sigma, mode and radius per axis.
+/// sigma, mode and radius per axis, on `device` (None: the host's cores).
 #[pyfunction]
-#[pyo3(signature = (input, output, sigma, modes, cval, truncate, radius, method))]
+#[pyo3(signature = (input, output, sigma, modes, cval, truncate, radius, method, device=None))]
 #[allow(clippy::too_many_arguments)]
 fn gaussian_filter_into(
     input: &Bound<'_, PyUntypedArray>,
@@ -194,36 +184,16 @@ fn gaussian_filter_into(
     truncate: f64,
     radius: Option<Vec<usize>>,
     method: &str,
+    device: Option<&PyDevice>,
 ) -> PyResult<()> {
     let filter = nd_filter(&sigma, &modes, cval, truncate, radius, method)?;
-    let shape = input.shape().to_vec();
-    with_type!(kind(input)?, into_from, input, output, &filter, &shape)
-}
-
-/// Filters `array` (C-contiguous) in place on `device`.
-#[pyfunction]
-#[pyo3(signature = (array, device, sigma, modes, cval, truncate, radius, method))]
-#[allow(clippy::too_many_arguments)]
-fn gaussian_filter_on(
-    array: &Bound<'_, PyUntypedArray>,
-    device: &PyDevice,
-    sigma: Vec<f64>,
-    modes: Vec<String>,
-    cval: f64,
-    truncate: f64,
-    radius: Option<Vec<usize>>,
-    method: &str,
-) -> PyResult<()> {
-    let filter = nd_filter(&sigma, &modes, cval, truncate, radius, method)?;
-    let shape = array.shape().to_vec();
-    with_type!(
-        kind(array)?,
-        on_device,
-        array,
-        &device.inner,
-        &filter,
-        &shape
-    )
+    let job = Job {
+        input,
+        output,
+        filter: &filter,
+        device: device.map(|d| &d.inner),
+    };
+    with_type!(kind(input)?, into_from, &job)
 }
 
 /// Which filter runs along each axis (None where sigma is 0), and how far each reaches: the
@@ -352,7 +322,6 @@ fn blur_file(
 fn _gblur(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyDevice>()?;
     m.add_function(wrap_pyfunction!(gaussian_filter_into, m)?)?;
-    m.add_function(wrap_pyfunction!(gaussian_filter_on, m)?)?;
     m.add_function(wrap_pyfunction!(plan, m)?)?;
     m.add_function(wrap_pyfunction!(blur_image, m)?)?;
     m.add_function(wrap_pyfunction!(blur_file, m)?)?;

@@ -1,6 +1,7 @@
 //! `Device`: where blurs run, opened once and reused, so that a program pays the OpenCL
 //! driver's set-up (about 0.2 s on NVIDIA's) and the kernels' builds once, not per call.
 
+use super::array_cost::{self, ArrayFigures};
 use super::nd::{self, Element, Filter};
 use super::{Error, Gaussian, Layout, Sample};
 use crate::backend::{self, calibrate, cost};
@@ -38,6 +39,8 @@ pub struct Device {
     weighs: bool,
     /// The cost model's figures, measured or read once, on the first call that weighs.
     figures: OnceLock<Option<(cost::RustFigures, cost::DeviceFigures)>>,
+    /// The arrays' figures, measured on the first array that `auto` weighs.
+    array_figures: OnceLock<Option<ArrayFigures>>,
 }
 
 impl std::fmt::Debug for Device {
@@ -70,6 +73,7 @@ impl Device {
             weighs: auto && opened.is_some(),
             opened,
             figures: OnceLock::new(),
+            array_figures: OnceLock::new(),
         })
     }
 
@@ -79,6 +83,7 @@ impl Device {
             opened: None,
             weighs: false,
             figures: OnceLock::new(),
+            array_figures: OnceLock::new(),
         }
     }
 
@@ -198,9 +203,8 @@ impl Device {
             g.axis_filter(&g.blur.x, g.edges.x),
         ];
         let shape = [data.len() / plane, height, width];
-        let active = axes.iter().flatten().count() as u64;
-        match self.runs(data.len() as u64 * active / 2, 4) {
-            Some(device) => blur_axes_on(&device, axes, data, &shape),
+        match self.runs_array(&axes, &shape) {
+            Some(device) => blur_axes_on(&device, &axes, data, &shape),
             None => g.blur_planar(data, width, height),
         }
     }
@@ -227,31 +231,103 @@ impl Device {
         shape: &[usize],
     ) -> Result<(), Error> {
         let axes = filter.checked_axes(data.len(), shape)?;
-        let active = axes.iter().flatten().count() as u64;
-        // The cost model's figures are for two passes; more axes cost proportionally more.
-        match self.runs(data.len() as u64 * active / 2, 4) {
-            Some(device) => blur_axes_on(&device, axes, data, shape),
+        match self.runs_array(&axes, shape) {
+            Some(device) => blur_axes_on(&device, &axes, data, shape),
             None => filter.apply(data, shape),
         }
     }
+
+    /// Blurs `input` into `output` on this device (see [`nd::Filter::apply_into`]); the input
+    /// is left as it is.
+    pub fn blur_nd_into<S: Element, D: Element>(
+        &self,
+        filter: &Filter,
+        input: &[S],
+        output: &mut [D],
+        shape: &[usize],
+    ) -> Result<(), Error> {
+        let axes = filter.checked_axes(input.len(), shape)?;
+        if output.len() != input.len() {
+            return Err(Error::Buffer(format!(
+                "the output has {} elements where the input has {}",
+                output.len(),
+                input.len()
+            )));
+        }
+        let Some(device) = self.runs_array(&axes, shape) else {
+            return filter.apply_into(input, output, shape);
+        };
+        let pads = pads(&axes);
+        let (mut work, padded) = nd::extend(input, shape, &axes, &pads);
+        let lines = lines(&axes);
+        volume::blur(&device.ctx, &mut work, &padded, &lines, device.pipeline)
+            .map_err(|e| Error::Device(e.to_string()))?;
+        nd::crop_into(&work, &padded, &pads, output);
+        Ok(())
+    }
+
+    /// The opened device, where it should blur an array of `shape` along `axes`: always,
+    /// unless opened by `auto`, where the arrays' figures decide (`array_cost`).
+    fn runs_array(
+        &self,
+        axes: &[Option<AxisFilter>],
+        shape: &[usize],
+    ) -> Option<MutexGuard<'_, backend::Device>> {
+        let device = self.lock()?;
+        if !self.weighs {
+            return Some(device);
+        }
+        let figures = self
+            .array_figures
+            .get_or_init(|| array_cost::measure(&device));
+        let samples: usize = shape.iter().product();
+        let active = axes.iter().flatten().count();
+        let extended: usize = shape
+            .iter()
+            .zip(pads(axes))
+            .map(|(n, p)| n + 2 * p)
+            .product();
+        figures
+            .as_ref()?
+            .device_wins(samples, active, extended)
+            .then_some(device)
+    }
+}
+
+/// Each axis's extension on the device: its filter's pad (0 where it has none).
+fn pads(axes: &[Option<AxisFilter>]) -> Vec<usize> {
+    axes.iter()
+        .map(|a| a.as_ref().map_or(0, AxisFilter::pad))
+        .collect()
+}
+
+/// Each axis's filter for the device (None where it is left alone).
+fn lines(axes: &[Option<AxisFilter>]) -> Vec<Option<crate::filter::LineFilter>> {
+    axes.iter()
+        .map(|a| a.as_ref().map(|a| a.filter.clone()))
+        .collect()
 }
 
 /// Filters `data` along each axis that has a filter, on an OpenCL device: extended on the
 /// host where an axis's edge mode is not clamp, up as f32, down cropped and rounded.
 fn blur_axes_on<T: Element>(
     device: &backend::Device,
-    axes: Vec<Option<AxisFilter>>,
+    axes: &[Option<AxisFilter>],
     data: &mut [T],
     shape: &[usize],
 ) -> Result<(), Error> {
-    let pads: Vec<usize> = axes
-        .iter()
-        .map(|a| a.as_ref().map_or(0, AxisFilter::pad))
-        .collect();
-    let (mut work, padded) = nd::extend(data, shape, &axes, &pads);
-    let lines: Vec<_> = axes.into_iter().map(|a| a.map(|a| a.filter)).collect();
-    volume::blur(&device.ctx, &mut work, &padded, &lines, device.pipeline)
-        .map_err(|e| Error::Device(e.to_string()))?;
+    let (pads, lines) = (pads(axes), lines(axes));
+    let device_error = |e: crate::gpu::opencl::ClError| Error::Device(e.to_string());
+    // f32 arrays with nothing to extend go up and come back from their own memory.
+    if pads.iter().all(|&p| p == 0) {
+        if let Some(samples) = T::as_f32_mut(data) {
+            volume::blur(&device.ctx, samples, shape, &lines, device.pipeline)
+                .map_err(device_error)?;
+            return Ok(());
+        }
+    }
+    let (mut work, padded) = nd::extend(data, shape, axes, &pads);
+    volume::blur(&device.ctx, &mut work, &padded, &lines, device.pipeline).map_err(device_error)?;
     nd::crop_into(&work, &padded, &pads, data);
     Ok(())
 }

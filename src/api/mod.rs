@@ -2,6 +2,7 @@
 //! images, raw interleaved samples and planes; `nd` (N-D arrays, scipy's contract); `Device`
 //! (opened once, reused); `blur_file` (the command's job for one file); and `Error`.
 
+mod array_cost;
 mod device;
 mod error;
 mod file;

@@ -29,6 +29,7 @@ use super::Error;
 use crate::cpu::axis::{self, AxisFilter};
 use crate::filter::gaussian::{fir_taps_radius, FIR_BELOW_SIGMA};
 use crate::filter::{EdgeMode, LineFilter, Method, FIR_MAX_SIGMA, MAX_TRUNCATE};
+use rayon::prelude::*;
 
 mod private {
     /// Keeps `Element` to the types the engine implements.
@@ -329,29 +330,28 @@ pub(crate) fn extend<T: Element>(
     axes: &[Option<AxisFilter>],
     pads: &[usize],
 ) -> (Vec<f32>, Vec<usize>) {
-    let mut work: Vec<f32> = data.iter().map(|&v| v.load()).collect();
+    let mut work: Vec<f32> = data.par_iter().map(|&v| v.load()).collect();
     let mut shape = shape.to_vec();
     for (k, (a, &pad)) in axes.iter().zip(pads).enumerate() {
         let Some(a) = a.as_ref().filter(|_| pad > 0) else {
             continue;
         };
-        let (outer, n, inner): (usize, usize, usize) = (
-            shape[..k].iter().product(),
-            shape[k],
-            shape[k + 1..].iter().product(),
-        );
+        let (n, inner): (usize, usize) = (shape[k], shape[k + 1..].iter().product());
         let m = n + 2 * pad;
-        let mut out = vec![0f32; outer * m * inner];
-        for o in 0..outer {
-            for j in 0..m {
-                let dst = &mut out[(o * m + j) * inner..(o * m + j + 1) * inner];
-                match a.edge.source(j as i64 - pad as i64, n as i64) {
-                    Some(s) => {
-                        dst.copy_from_slice(&work[(o * n + s) * inner..(o * n + s + 1) * inner])
+        let mut out = vec![0f32; work.len() / n.max(1) * m];
+        if inner > 0 {
+            // One outer index at a time: its m lines of `inner` samples, each a copy of a
+            // source line or the constant.
+            out.par_chunks_mut(m * inner)
+                .zip(work.par_chunks(n * inner))
+                .for_each(|(dst, src)| {
+                    for (j, line) in dst.chunks_mut(inner).enumerate() {
+                        match a.edge.source(j as i64 - pad as i64, n as i64) {
+                            Some(s) => line.copy_from_slice(&src[s * inner..(s + 1) * inner]),
+                            None => line.fill(a.cvals[0]),
+                        }
                     }
-                    None => dst.fill(a.cvals[0]),
-                }
-            }
+                });
         }
         work = out;
         shape[k] = m;
@@ -373,26 +373,21 @@ pub(crate) fn crop_into<D: Element>(
     if row == 0 || out.is_empty() {
         return;
     }
-    // Strides of the padded array, and an odometer over every axis but the last.
     let mut strides = vec![1usize; r];
     for k in (0..r - 1).rev() {
         strides[k] = strides[k + 1] * shape[k + 1];
     }
-    let mut index = vec![0usize; r - 1];
-    for dst in out.chunks_exact_mut(row) {
-        let start: usize = (0..r - 1)
-            .map(|k| (index[k] + pads[k]) * strides[k])
-            .sum::<usize>()
-            + pads[r - 1];
-        for (o, &v) in dst.iter_mut().zip(&padded[start..start + row]) {
-            *o = D::store(v);
-        }
-        for k in (0..r - 1).rev() {
-            index[k] += 1;
-            if index[k] < inner[k] {
-                break;
+    out.par_chunks_exact_mut(row)
+        .enumerate()
+        .for_each(|(i, dst)| {
+            // Row i of the result: its index along every axis but the last, last axis fastest.
+            let (mut rest, mut start) = (i, pads[r - 1]);
+            for k in (0..r - 1).rev() {
+                start += (rest % inner[k] + pads[k]) * strides[k];
+                rest /= inner[k];
             }
-            index[k] = 0;
-        }
-    }
+            for (o, &v) in dst.iter_mut().zip(&padded[start..start + row]) {
+                *o = D::store(v);
+            }
+        });
 }

@@ -33,6 +33,10 @@ pub trait Element: Copy + Send + Sync + 'static {
     const FLOAT: bool;
     fn load(self) -> f32;
     fn store(v: f32) -> Self;
+    /// The samples as f32, where they are f32 already (a device takes them without a copy).
+    fn as_f32_mut(_data: &mut [Self]) -> Option<&mut [f32]> {
+        None
+    }
 }
 
 /// An integer sample from a filtered value: rounded half away from zero, clamped to the
@@ -84,6 +88,9 @@ impl Element for i16 {
 
 impl Element for f32 {
     const FLOAT: bool = true;
+    fn as_f32_mut(data: &mut [f32]) -> Option<&mut [f32]> {
+        Some(data)
+    }
     #[inline(always)]
     fn load(self) -> f32 {
         self
