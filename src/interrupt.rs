@@ -46,6 +46,7 @@ pub fn remove_temp_files() {
 }
 
 /// Installs the handler (once per process; a second call changes nothing).
+#[cfg(feature = "cli")]
 pub fn remove_temp_files_on_ctrl_c() {
     let _ = ctrlc::set_handler(|| {
         // The lock is held until exit: the writer cannot rename a file being removed.

@@ -1,70 +1,10 @@
-//! The `gblur` command: parse the command line, run the command it names, print any error as
-//! one line naming the file and the cause, and exit 0 (done), 1 (the blur or some file failed),
-//! 2 (usage or set-up error) or 130 (interrupted).
+//! The `gblur` command: everything it does lives in the library's command-line layer
+//! (`src/cli/`), behind the `cli` feature.
 
-use clap::Parser;
-use gblur::cli::{Cli, Command};
-use gblur::job::JobError;
-use std::process::ExitCode;
-
-/// An allocation that fails is a one-line error, not an abort (`gblur::memory`).
+/// An allocation that fails is a one-line error, not an abort.
 #[global_allocator]
-static ALLOCATOR: gblur::memory::ReportingAllocator = gblur::memory::ReportingAllocator;
+static ALLOCATOR: gblur::command_line::ReportingAllocator = gblur::command_line::ReportingAllocator;
 
-/// 0: done; 1: the blur failed (bad input, device failure); 2: usage or set-up error.
-fn main() -> ExitCode {
-    let cli = Cli::parse();
-    let result = match &cli.command {
-        Some(Command::Devices { json }) => gblur::devices::print(*json).map_err(JobError::Setup),
-        Some(Command::Calibrate { device, json }) => {
-            gblur::devices::calibrate(device, *json).map_err(JobError::Setup)
-        }
-        Some(Command::Bench(b)) => {
-            gblur::bench::run(&b.to_job(cli.quiet)).map_err(JobError::Failed)
-        }
-        Some(Command::Batch(b)) => b
-            .to_job(cli.verbose, cli.quiet)
-            .map_err(|e| JobError::Setup(anyhow::anyhow!(e)))
-            .and_then(|job| gblur::batch::execute(&job))
-            .and_then(|summary| gblur::batch::summary::emit(&summary, b.settings.json, cli.quiet)),
-        Some(Command::Completions { shell }) => print(&gblur::cli::completions(*shell)),
-        Some(Command::Man) => print(&gblur::cli::man()),
-        Some(Command::BatchReport { dir, json }) => {
-            gblur::batch::ledger::report(dir, *json, cli.quiet)
-        }
-        None => {
-            gblur::interrupt::remove_temp_files_on_ctrl_c();
-            cli.blur
-                .to_job()
-                .map_err(|e| JobError::Setup(anyhow::anyhow!(e)))
-                .and_then(|job| gblur::job::run(&job.with_progress(!cli.quiet)))
-                .and_then(|report| {
-                    gblur::report::emit(&report, cli.blur.settings.json, cli.quiet).map_err(|e| {
-                        JobError::Failed(anyhow::anyhow!("cannot write the report: {e}"))
-                    })
-                })
-        }
-    };
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(JobError::Setup(e)) => fail(&e, cli.verbose, 2),
-        Err(JobError::Failed(e)) => fail(&e, cli.verbose, 1),
-    }
-}
-
-/// Writes `text` to stdout; a closed stdout (`| head`) is not an error.
-fn print(text: &[u8]) -> Result<(), JobError> {
-    use std::io::Write;
-    let _ = std::io::stdout().lock().write_all(text);
-    Ok(())
-}
-
-/// Prints the error (on one line, unless verbose) where stderr takes it, and the exit code.
-fn fail(e: &anyhow::Error, verbose: bool, code: u8) -> ExitCode {
-    let text = match verbose {
-        true => format!("gblur: {e:?}"),
-        false => gblur::report::one_line(&format!("gblur: {e:#}")),
-    };
-    gblur::report::diagnostic(&text);
-    ExitCode::from(code)
+fn main() -> std::process::ExitCode {
+    gblur::command_line::main()
 }

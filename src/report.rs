@@ -273,6 +273,7 @@ pub const FILES: &str = "{bar:30} {pos}/{len} files  {per_sec}  ETA {eta}  {msg}
 
 /// A progress bar on stderr for `total` steps. indicatif hides it when stderr is not a
 /// terminal; `--quiet` hides it always.
+#[cfg(feature = "cli")]
 pub fn progress_bar(total: usize, quiet: bool, template: &str) -> indicatif::ProgressBar {
     if quiet {
         return indicatif::ProgressBar::hidden();

@@ -3,8 +3,9 @@
 //! the process that spawns a child in the child's peak (the spawner's address space is the
 //! child's until it execs), so no test here holds an image of its own.
 
+#[path = "it/common/mod.rs"]
 mod common;
-#[path = "support/strips.rs"]
+#[path = "it/support/strips.rs"]
 mod strips;
 use common::gblur;
 use image::ImageDecoder;

@@ -432,4 +432,33 @@ mod tests {
         // Figures that cannot be read without a driver: weigh with it.
         assert!(rust_without_a_driver(&rgb8(1.0), Err(())).is_none());
     }
+
+    #[test]
+    fn device_lists_parse() {
+        use crate::backend::DeviceSet;
+        use crate::gpu::opencl::DeviceChoice;
+        let ok = |s: &str| DeviceSet::parse(s).unwrap();
+        assert_eq!(ok("all"), DeviceSet::AllGpus);
+        assert_eq!(ok("ALL"), DeviceSet::AllGpus);
+        assert_eq!(ok("auto"), DeviceSet::One(DeviceChoice::Auto));
+        assert_eq!(ok("1"), DeviceSet::One(DeviceChoice::Index(1)));
+        assert_eq!(ok("rust"), DeviceSet::One(DeviceChoice::Rust));
+        assert_eq!(
+            ok(" 0 , rust,GPU,cpu, H200"),
+            DeviceSet::List(vec![
+                DeviceChoice::Index(0),
+                DeviceChoice::Rust,
+                DeviceChoice::Gpu,
+                DeviceChoice::Cpu,
+                DeviceChoice::Name("H200".into()),
+            ])
+        );
+        assert_eq!(ok("0,0").to_string(), "0,0");
+        assert_eq!(ok("0,0").single(), None);
+        assert_eq!(ok("all").single(), None);
+        assert_eq!(ok("cpu").single(), Some(&DeviceChoice::Cpu));
+        for bad in ["0,", ",0", "0,,1", "0,auto", "All,1", " , "] {
+            assert!(DeviceSet::parse(bad).is_err(), "{bad}");
+        }
+    }
 }

@@ -17,10 +17,6 @@ use crate::gpu::opencl::{ClContext, DeviceChoice};
 use serde::Serialize;
 use std::path::PathBuf;
 
-/// The bench's input noise, also at `gblur::bench::` for programs that reproduce it
-/// (benches/libblur).
-pub use device::{noise, noise_seeded};
-
 /// Options shared by every bench command.
 #[derive(Clone, Debug)]
 pub struct BenchOptions {

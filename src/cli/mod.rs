@@ -3,9 +3,11 @@
 
 mod batch;
 mod bench;
+mod entry;
 
 pub use batch::BatchArgs;
 pub use bench::BenchCommand;
+pub use entry::main;
 
 use crate::backend::DeviceSet;
 use crate::codec::metadata::KeepMetadata;

@@ -15,10 +15,10 @@ pub mod rows;
 pub mod tiff;
 mod write;
 
-pub use decode::{decode, decode_bytes, decode_jpeg_planes, recognise, DecodedFile};
+pub use decode::{decode, decode_bytes, decode_jpeg_planes};
 pub use read::sniff;
 pub use write::{
-    check_output, not_a_file, persist, temp_beside, write_atomic, write_error, write_stdout,
+    check_output, persist, temp_beside, write_atomic, write_error, write_stdout,
     Replace,
 };
 

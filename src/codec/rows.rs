@@ -24,7 +24,6 @@ pub trait RowSample: super::tiff::write::Sample + Send + Sync {
     /// not.
     fn as_bytes(samples: &[Self]) -> Option<&[u8]>;
     fn as_bytes_mut(samples: &mut [Self]) -> Option<&mut [u8]>;
-    fn from_bytes(bytes: &[u8]) -> Option<&[Self]>;
     fn from_bytes_mut(bytes: &mut [u8]) -> Option<&mut [Self]>;
     /// Copies `src` into `out` where its samples are of this type; false where they are not.
     fn from_native<S: Copy + 'static>(src: &[S], out: &mut [Self]) -> bool {
@@ -51,9 +50,6 @@ impl RowSample for u8 {
     fn as_bytes_mut(samples: &mut [u8]) -> Option<&mut [u8]> {
         Some(samples)
     }
-    fn from_bytes(bytes: &[u8]) -> Option<&[u8]> {
-        Some(bytes)
-    }
     fn from_bytes_mut(bytes: &mut [u8]) -> Option<&mut [u8]> {
         Some(bytes)
     }
@@ -72,9 +68,6 @@ impl RowSample for u16 {
         None
     }
     fn as_bytes_mut(_: &mut [u16]) -> Option<&mut [u8]> {
-        None
-    }
-    fn from_bytes(_: &[u8]) -> Option<&[u16]> {
         None
     }
     fn from_bytes_mut(_: &mut [u8]) -> Option<&mut [u16]> {

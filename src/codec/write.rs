@@ -175,3 +175,18 @@ pub fn persist_with(
         },
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn devices_and_folders_are_not_files_and_missing_paths_are_fine() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(not_a_file(Path::new("/dev/null")).is_some());
+        assert!(not_a_file(dir.path()).unwrap().contains("directory"));
+        assert!(not_a_file(&dir.path().join("missing.png")).is_none());
+        std::fs::write(dir.path().join("a.png"), b"x").unwrap();
+        assert!(not_a_file(&dir.path().join("a.png")).is_none());
+    }
+}

@@ -23,7 +23,7 @@
 use super::banded::sections::{Coef, Sections};
 use super::lanes::{FlushSubnormals, Isa, LANES, V};
 use crate::filter::{EdgeMode, LineFilter};
-use crate::simd_dispatch;
+use crate::cpu::lanes::simd_dispatch;
 use rayon::prelude::*;
 
 /// A sample type of an N-D array: read as f32 for the filter, written back rounded and

@@ -270,7 +270,6 @@ pub fn isa_name() -> &'static str {
 
 /// Defines `pub fn $name<generics>(args)` that runs `$imp::<generics, I>(args)` compiled for
 /// the best instruction set the CPU has: AVX-512, AVX2 + FMA, or the build's baseline.
-#[macro_export]
 macro_rules! simd_dispatch {
     ($vis:vis fn $name:ident<$($g:ident: $b:path),*>($($a:ident: $t:ty),* $(,)?) => $imp:ident) => {
         #[allow(clippy::too_many_arguments)]
@@ -306,6 +305,7 @@ macro_rules! simd_dispatch {
         }
     };
 }
+pub(crate) use simd_dispatch;
 
 /// While it lives, this thread's f32 arithmetic flushes subnormal results and operands to zero
 /// (x86-64: MXCSR's FTZ and DAZ bits; other targets: nothing), and the thread's previous mode
@@ -372,7 +372,7 @@ mod tests {
         fn store<I: Isa>(m: &[V; LANES], out: &mut [V; LANES]) {
             *out = transpose_impl::<I>(m);
         }
-        crate::simd_dispatch!(fn run<>(m: &[V; LANES], out: &mut [V; LANES]) => store);
+        simd_dispatch!(fn run<>(m: &[V; LANES], out: &mut [V; LANES]) => store);
         run(m, out);
         *out
     }
@@ -432,7 +432,7 @@ mod tests {
         fn run_impl<I: Isa>(m: &[V; LANES], out: &mut [[u8; LANES]; LANES]) {
             *out = I::transpose_to_u8(m);
         }
-        crate::simd_dispatch!(fn run<>(m: &[V; LANES], out: &mut [[u8; LANES]; LANES]) => run_impl);
+        simd_dispatch!(fn run<>(m: &[V; LANES], out: &mut [[u8; LANES]; LANES]) => run_impl);
         let mut got = [[0u8; LANES]; LANES];
         run(&m, &mut got);
         for i in 0..LANES {

@@ -122,7 +122,7 @@ impl RecursiveGaussian {
 
     /// The coefficient block uploaded to the kernels, rounded to f32 only here:
     /// per section `n0 n1 m1 m2 eps q anticausal_gain 0`.
-    pub fn to_f32_block(&self) -> [f32; 2 * SECTION_FLOATS] {
+    pub fn to_f32_block(self) -> [f32; 2 * SECTION_FLOATS] {
         let mut out = [0f32; 2 * SECTION_FLOATS];
         for (chunk, s) in out.chunks_exact_mut(SECTION_FLOATS).zip(&self.sections) {
             chunk[..7].copy_from_slice(&[
@@ -155,7 +155,7 @@ impl RecursiveGaussian {
     /// the input: `p0` and `p1` are about `∓G` and nearly cancel, and fed into the poles their
     /// products' rounding would be amplified by `1 / eps` (up to σ²/3: 2.5× the design's error
     /// at σ = 200), while at the output it is not. Computed in f64, rounded once.
-    pub fn to_f32_difference_block(&self) -> [f32; 2 * SECTION_FLOATS] {
+    pub fn to_f32_difference_block(self) -> [f32; 2 * SECTION_FLOATS] {
         let mut out = [0f32; 2 * SECTION_FLOATS];
         for (chunk, s) in out.chunks_exact_mut(SECTION_FLOATS).zip(&self.sections) {
             let (gc, ga) = (s.causal_gain(), s.anticausal_gain());
@@ -179,11 +179,13 @@ impl RecursiveGaussian {
     /// samples, row-major 2×2: what block-parallel filtering (Nehab et al. 2011) needs to
     /// carry a chunk's incoming state across the chunk. Built from the f32-rounded `eps` and
     /// `q` the kernels use, so that it describes their recursion, not the f64 design.
+    #[cfg(test)]
     pub fn transition(&self, n: usize) -> [[f64; 4]; 2] {
         block_transition(&self.to_f32_block(), n)
     }
 
     /// Exact impulse response of the designed filter at offset `n` (f64, closed form).
+    #[cfg(test)]
     pub fn impulse_response(&self, n: i64) -> f64 {
         let m = n.unsigned_abs() as f64;
         let scale = {
@@ -458,6 +460,7 @@ pub fn fir_taps_radius(sigma: f64, radius: usize) -> Vec<f32> {
 
 /// Relative L1 distance between the designed recursive filter's impulse response and the
 /// normalised sampled Gaussian: the worst-case relative error of any output.
+#[cfg(test)]
 pub fn design_error(sigma: f64) -> f64 {
     let g = RecursiveGaussian::new(sigma);
     let radius = (12.0 * sigma).ceil() as usize + 8;

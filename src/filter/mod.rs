@@ -9,13 +9,19 @@ pub use edge::EdgeMode;
 use gaussian::RecursiveGaussian;
 use serde::Serialize;
 
-/// The user's choice of filter family.
+/// Which filter runs along an axis.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Method {
-    /// Recursive, except below `gaussian::FIR_BELOW_SIGMA` where the FIR is more accurate.
+    /// The recursive filter from sigma 2 up, the FIR below it, where the FIR is the more
+    /// accurate of the two (the recursive filter's error grows as sigma shrinks: 8e-4 at 1,
+    /// 1.5e-2 at 0.5).
     Auto,
+    /// Deriche's 4th-order recursive Gaussian at every sigma: the same cost per sample at
+    /// any sigma, within 5.7e-4 of the sampled Gaussian from sigma 2 to 3000.
     Recursive,
+    /// The exactly sampled Gaussian as a finite kernel (radius ⌈5σ⌉ unless truncated): exact
+    /// to f32 rounding, at a cost that grows with sigma (up to sigma 1000).
     Fir,
 }
 

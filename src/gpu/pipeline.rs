@@ -631,10 +631,6 @@ impl DeviceImage {
     pub fn len(&self) -> usize {
         self.width * self.height * self.channels
     }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
 }
 
 /// Enqueues the blur of `img.a` in place (`img.b` is scratch) and returns the commands.

@@ -252,6 +252,7 @@ fn count_mapped_outside(p: &Planar, map: &[usize]) -> usize {
 
 /// Converts a finished image to colour type `target` the way `from_planar` would: alpha
 /// dropped or made opaque, gray spread to RGB, depth changed with clamping and rounding.
+#[cfg(test)]
 pub fn convert(image: DynamicImage, target: ColorType) -> DynamicImage {
     convert_with(image, target, false).image
 }

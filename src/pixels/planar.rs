@@ -20,6 +20,7 @@ impl Planar {
         }
     }
 
+    #[cfg(test)]
     pub fn from_fn(
         width: usize,
         height: usize,
@@ -37,10 +38,6 @@ impl Planar {
         p
     }
 
-    pub fn pixels(&self) -> usize {
-        self.width * self.height
-    }
-
     pub fn plane_len(&self) -> usize {
         self.width * self.height
     }
@@ -50,6 +47,7 @@ impl Planar {
     }
 
     /// Largest absolute difference between two images of the same shape.
+    #[cfg(test)]
     pub fn max_abs_diff(&self, other: &Planar) -> f32 {
         assert_eq!(
             (self.width, self.height, self.channels),

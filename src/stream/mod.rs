@@ -502,7 +502,7 @@ fn run_typed<T: StreamSample>(
         };
         (blurred, join(decoder), join(encoder))
     });
-    bar.bar.finish_and_clear();
+    bar.finish();
     // The first stage to fail says why; a stage that stopped because another did says nothing.
     let (passes, blur_busy, bands_note) = match blurred {
         Ok(done) => done,

@@ -13,7 +13,9 @@ const PROGRESS_AFTER_VAR: &str = "GBLUR_PROGRESS_AFTER_MS";
 /// and the time left. It stays hidden until the job has run `PROGRESS_AFTER` (so a short job
 /// prints nothing), and indicatif hides it where stderr is not a terminal.
 pub(super) struct RowsBar {
-    pub(super) bar: indicatif::ProgressBar,
+    /// Drawn by the command line only (its `cli` feature); a library job counts nothing.
+    #[cfg(feature = "cli")]
+    bar: indicatif::ProgressBar,
     /// When the bar is drawn; None: never (`--quiet`).
     show_at: Option<Instant>,
     /// Samples per row.
@@ -23,6 +25,15 @@ pub(super) struct RowsBar {
 impl RowsBar {
     /// A bar for `rows` rows of `width` pixels (`stride` samples): the image's height, or
     /// twice it where the exact two-pass method reads the image twice.
+    #[cfg(not(feature = "cli"))]
+    pub(super) fn new(_: (u32, u64), stride: usize, _show: bool) -> RowsBar {
+        RowsBar {
+            show_at: None,
+            stride,
+        }
+    }
+
+    #[cfg(feature = "cli")]
     pub(super) fn new((width, rows): (u32, u64), stride: usize, show: bool) -> RowsBar {
         let bar = indicatif::ProgressBar::with_draw_target(
             Some(rows),
@@ -50,6 +61,23 @@ impl RowsBar {
     }
 
     /// Counts the rows in `samples`, and draws the bar from its time on.
+    #[cfg(not(feature = "cli"))]
+    pub(super) fn advance(&mut self, _samples: usize) {
+        let _ = self.show_at;
+    }
+
+    /// Clears the bar at the end of the job.
+    #[cfg(not(feature = "cli"))]
+    pub(super) fn finish(&self) {}
+
+    /// Clears the bar at the end of the job.
+    #[cfg(feature = "cli")]
+    pub(super) fn finish(&self) {
+        self.bar.finish_and_clear();
+    }
+
+    /// Counts the rows in `samples`, and draws the bar from its time on.
+    #[cfg(feature = "cli")]
     pub(super) fn advance(&mut self, samples: usize) {
         if self.show_at.is_some_and(|at| Instant::now() >= at) {
             self.bar

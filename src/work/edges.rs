@@ -15,7 +15,7 @@
 //! constant = scipy `constant` (cval) = BORDER_CONSTANT.
 
 pub use crate::filter::EdgeMode;
-use crate::filter::{gaussian, Blur2d, LineFilter};
+use crate::filter::{Blur2d, LineFilter};
 use crate::pixels::planar::Planar;
 use image::{DynamicImage, ImageBuffer, Luma, Pixel};
 use rayon::prelude::*;
@@ -49,6 +49,7 @@ impl Edges {
 
 /// One-sided tail of the recursive filter's impulse response left beyond `recursive_reach`:
 /// a full-scale step there moves an output by at most this much per side.
+#[cfg(test)]
 pub const RECURSIVE_TAIL: f64 = 5e-5;
 
 pub use crate::filter::gaussian::recursive_reach;
@@ -303,8 +304,9 @@ pub fn crop_planar(planar: &mut Planar, padding: Padding, width: u32, height: u3
 
 /// The recursive filter's weights beyond `recursive_reach(sigma)` on one side, summed: the
 /// most a full-scale difference out there moves an output (the tests and docs quote it).
+#[cfg(test)]
 pub fn recursive_tail(sigma: f64) -> f64 {
-    let g = gaussian::RecursiveGaussian::new(sigma);
+    let g = crate::filter::gaussian::RecursiveGaussian::new(sigma);
     let k = recursive_reach(sigma) as i64;
     let end = k + (40.0 * sigma) as i64 + 40;
     (k + 1..end).map(|n| g.impulse_response(n).abs()).sum()

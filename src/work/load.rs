@@ -13,6 +13,7 @@ use std::time::Instant;
 
 /// Decodes `path`, timing it into `passes`, and converts it to planar f32 unless `keep` keeps
 /// it as decoded.
+#[cfg(feature = "unstable-internals")]
 pub fn load(
     path: &Path,
     max_memory_mib: u64,

@@ -568,7 +568,7 @@ const NO_ERRORS: Errors = Errors {
     mean: f64::NAN,
 };
 
-/// The xorshift noise of gblur's bench (`gblur::bench::noise_seeded`), in [0, 1).
+/// The xorshift noise of gblur's bench (`bench::device::noise_seeded` in gblur), in [0, 1).
 fn noise(n: usize, seed: u64) -> Vec<f32> {
     let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
     (0..n)
@@ -1008,20 +1008,11 @@ fn json_num(x: f64) -> String {
     }
 }
 
-/// gblur's banded blur in place on `data` (RGB 8-bit or one f32 channel), as `gblur bench cpu`
-/// and the main command run it on 2 cores without a GPU.
-fn gblur_blur<T: gblur::cpu::banded::Sample>(
-    data: &mut [T],
-    (w, h): (usize, usize),
-    c: usize,
-    k: gblur::cpu::banded::Axis,
-) {
-    let px = gblur::cpu::banded::Pixels {
-        channels: c,
-        alpha: false,
-        linear: None,
-    };
-    gblur::cpu::banded::blur_in_place(data, (w, h), &px, k, k);
+/// gblur's blur in place on `data` (RGB 8-bit or one f32 channel) through its library API: the
+/// banded blur, as `gblur bench cpu` and the main command run it without a GPU.
+fn gblur_blur<T: gblur::Sample>(data: &mut [T], (w, h): (usize, usize), c: usize, g: &gblur::Gaussian) {
+    g.blur_interleaved(data, gblur::Layout::new(w, h, c))
+        .expect("a valid layout");
 }
 
 /// Rounds in which gblur, libblur's Gaussian and its stack blur each blur the same pixels once,
@@ -1042,8 +1033,11 @@ fn paired(
     println!("|---|---:|---|---:|---|---:|---:|");
     let mp = (img.size.0 * img.size.1) as f64 / 1e6;
     for &sigma in &a.sigmas {
-        let blur = gblur::filter::Blur2d::new(gblur::filter::Method::Recursive, sigma, sigma);
-        let k = gblur::cpu::banded::Axis::of(&blur.x).expect("a recursive blur");
+        let k = gblur::Gaussian::builder()
+            .sigma(sigma)
+            .method(gblur::Method::Recursive)
+            .build()
+            .expect("a valid sigma");
         for layout in [Layout::Rgb8, Layout::F32] {
             let peers = [Variant::Gaussian { reach: None }, Variant::Stack];
             let jobs: Vec<Job> = peers
@@ -1077,8 +1071,8 @@ fn paired(
                     }
                     let t = Instant::now();
                     match (tool, layout) {
-                        (0, Layout::Rgb8) => gblur_blur(&mut dst8, img.size, 3, k),
-                        (0, Layout::F32) => gblur_blur(&mut dstf, img.size, 1, k),
+                        (0, Layout::Rgb8) => gblur_blur(&mut dst8, img.size, 3, &k),
+                        (0, Layout::F32) => gblur_blur(&mut dstf, img.size, 1, &k),
                         (_, Layout::Rgb8) => u8::blur(jobs[tool - 1], &img.rgb, &mut dst8),
                         (_, Layout::F32) => f32::blur(jobs[tool - 1], &img.plane, &mut dstf),
                     }

@@ -12,8 +12,12 @@ mod launch;
 mod rungs;
 
 pub use check::{Operands, Reference};
-pub use launch::{DeviceOperands, Prepared};
-pub use rungs::{ladder, Preset, Rung, PRESETS};
+pub use launch::DeviceOperands;
+#[cfg(test)]
+pub use launch::Prepared;
+pub use rungs::{ladder, Preset, Rung};
+#[cfg(test)]
+pub use rungs::PRESETS;
 
 use super::output::{opt, Column, PlotAxes};
 use super::runner::Stats;

@@ -14,7 +14,7 @@ pub mod rows_out;
 mod settings;
 
 pub use decode::{decode_pixels, decode_strict};
-pub use encode::{encode, encode_stripe, JpegColor, StripeJoiner, StripePlan};
-pub use header::{estimate_quality, Chroma, JpegTraits};
+pub use encode::{encode, encode_stripe, JpegColor, StripePlan};
+pub use header::{Chroma, JpegTraits};
 pub use planes::{decode_planes, encode_planes, YccPlanes};
 pub use settings::{JpegOptions, JpegSettings, Quality, Subsampling, DEFAULT_QUALITY};

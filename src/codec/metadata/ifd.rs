@@ -192,6 +192,7 @@ impl Dir {
         self.entries.iter().find(|e| e.tag == tag)
     }
 
+    #[cfg(test)]
     pub fn sub(&self, tag: u16) -> Option<&Dir> {
         self.subs.iter().find(|(t, _)| *t == tag).map(|(_, d)| d)
     }

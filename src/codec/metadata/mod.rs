@@ -250,6 +250,7 @@ pub fn embed(
 /// container, and an encoded file to embed metadata into. None of them may panic, whatever
 /// the bytes (the `metadata` fuzz target and the property test below).
 #[doc(hidden)]
+#[cfg(any(test, feature = "unstable-internals"))]
 pub fn parse_all(bytes: &[u8]) {
     let exif = normalise_exif(bytes.to_vec());
     let prefixed = normalise_exif([b"Exif\0\0".as_slice(), bytes].concat());

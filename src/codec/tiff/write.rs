@@ -97,11 +97,6 @@ impl<'a, W: Write + Seek, K: TiffKind, T: Sample> Strips<'a, W, K, T> {
         })
     }
 
-    /// Rows per strip.
-    pub fn rows_per_strip(&self) -> u32 {
-        self.rows_per_strip
-    }
-
     /// Samples in the next strip (0 once every row is written).
     pub fn next_strip_samples(&self) -> usize {
         let rows = self.rows_per_strip.min(self.layout.height - self.rows_done);
@@ -124,11 +119,6 @@ impl<'a, W: Write + Seek, K: TiffKind, T: Sample> Strips<'a, W, K, T> {
         self.counts.push(K::convert_offset(bytes)?);
         self.rows_done += (strip.len() / self.layout.row()) as u32;
         Ok(())
-    }
-
-    /// Rows written so far.
-    pub fn rows_done(&self) -> u32 {
-        self.rows_done
     }
 
     /// Writes the directory. An error where rows are missing.

@@ -7,7 +7,7 @@ use super::samples::{Pixels, Rows, Sample};
 use super::sections::{Coef, Sections};
 use super::{BOUNDARY, CARRY, CHUNK, VECS};
 use crate::cpu::lanes::{Isa, LANES, V};
-use crate::simd_dispatch;
+use crate::cpu::lanes::simd_dispatch;
 use rayon::prelude::*;
 
 /// Rows a column walk takes per visit of a chunk. A strip's chunks are visited in turn, so

@@ -28,7 +28,7 @@ use super::sections::{Coef, Sections};
 use super::summaries::{weighted_sums, BandSums};
 use super::{Axis, BOUNDARY, CARRY, CHUNK, VECS};
 use crate::cpu::lanes::{Isa, V};
-use crate::simd_dispatch;
+use crate::cpu::lanes::simd_dispatch;
 use rayon::prelude::*;
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom, Write};

@@ -8,7 +8,7 @@ use super::sections::{Coef, Sections};
 use super::VECS;
 use crate::cpu::lanes::{Isa, LANES, V};
 use crate::pixels::linear_to_srgb;
-use crate::simd_dispatch;
+use crate::cpu::lanes::simd_dispatch;
 use rayon::prelude::*;
 use std::cell::RefCell;
 

@@ -73,8 +73,8 @@ pub struct ProgramCache {
 pub enum Lookup {
     Hit(Vec<u8>),
     Miss,
-    /// An entry was there but is not to be trusted (why); it has been removed.
-    Rejected(String),
+    /// An entry was there but is not to be trusted (damaged or stale); it has been removed.
+    Rejected,
 }
 
 impl ProgramCache {
@@ -129,9 +129,9 @@ impl ProgramCache {
         };
         match decode(&bytes, &self.key(file, text, options)) {
             Ok(binary) => Lookup::Hit(binary.to_vec()),
-            Err(why) => {
+            Err(_) => {
                 self.remove(file, text, options);
-                Lookup::Rejected(why.into())
+                Lookup::Rejected
             }
         }
     }
@@ -297,7 +297,7 @@ mod tests {
         std::fs::write(&path, bytes).unwrap();
         assert!(matches!(
             cache.load("f.cl", "src", "-O"),
-            Lookup::Rejected(_)
+            Lookup::Rejected
         ));
         assert!(!path.exists());
     }

@@ -8,8 +8,7 @@ pub mod program;
 pub mod queue;
 
 pub use device::{DeviceChoice, DeviceInfo};
-pub use program::KernelSource;
-pub use queue::{Builds, ClContext, Enqueued, Timed};
+pub use queue::{ClContext, Enqueued, Timed};
 
 use thiserror::Error;
 

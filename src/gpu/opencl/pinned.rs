@@ -33,10 +33,6 @@ impl Pinned {
         self.len
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
     pub fn as_slice(&self) -> &[u8] {
         // SAFETY: `ptr` maps `len` bytes that live as long as `_buffer`.
         unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }

@@ -91,10 +91,6 @@ impl U8Scratch {
     pub fn len(&self) -> usize {
         self.len
     }
-
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
 }
 
 /// A table on the device (`ClContext::constant`) with the contents it was written from.
@@ -191,11 +187,6 @@ impl ClContext {
         self.builds.get()
     }
 
-    /// Whether the program cache holds binaries for this device (see `ProgramCache::warm`).
-    pub fn cache_warm(&self) -> bool {
-        self.cache.as_ref().is_some_and(ProgramCache::warm)
-    }
-
     /// `source` built from the binary the cache keeps for it, if there is one that the driver
     /// accepts; an entry it refuses is removed, to be replaced by the build from source.
     fn load_cached(&self, source: KernelSource, options: &str) -> Option<Program> {
@@ -203,7 +194,7 @@ impl ClContext {
         let binary = match cache.load(source.file, source.text, options) {
             Lookup::Hit(binary) => binary,
             Lookup::Miss => return None,
-            Lookup::Rejected(_) => {
+            Lookup::Rejected => {
                 self.count(|b| b.rejected += 1);
                 return None;
             }

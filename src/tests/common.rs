@@ -1,0 +1,49 @@
+//! Helpers of the crate's cross-module tests: the OpenCL device the kernel tests run on, the
+//! gblur binary, the repository's files and deterministic noise.
+
+use crate::gpu::opencl::{device, ClContext, DeviceChoice, DeviceInfo};
+use crate::pixels::planar::Planar;
+use std::path::{Path, PathBuf};
+
+/// The OpenCL device the kernel tests run on: the first GPU, else the first device (PoCL's
+/// CPU device in CI), or the one GBLUR_TEST_DEVICE names. Without one the test fails with
+/// what to install: no test skips itself.
+pub fn require_opencl() -> DeviceInfo {
+    let choice = std::env::var("GBLUR_TEST_DEVICE")
+        .map(|s| DeviceChoice::parse(&s))
+        .unwrap_or(DeviceChoice::Auto);
+    device::select(&choice)
+        .expect("OpenCL device selection failed")
+        .expect("no OpenCL device: the tests need one (Debian: apt-get install pocl-opencl-icd ocl-icd-libopencl1; .ci/run installs them)")
+}
+
+/// A context on the test device (`require_opencl`).
+pub fn context() -> ClContext {
+    ClContext::new(require_opencl()).expect("creating the OpenCL context")
+}
+
+/// The gblur binary of this build, as an `assert_cmd` command.
+pub fn gblur() -> assert_cmd::Command {
+    assert_cmd::Command::cargo_bin("gblur").unwrap()
+}
+
+/// A path inside the repository (`samples/...`, `tests/fixtures/...`).
+pub fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(name)
+}
+
+/// Deterministic pseudo-random image in [0, 1).
+pub fn noise(width: usize, height: usize, channels: usize, seed: u64) -> Planar {
+    let mut s = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407)
+        | 1;
+    let mut p = Planar::new(width, height, channels);
+    for v in &mut p.data {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        *v = (s >> 40) as f32 / (1u64 << 24) as f32;
+    }
+    p
+}

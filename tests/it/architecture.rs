@@ -1,0 +1,315 @@
+//! The source layout's rules, checked on the tree itself: no import cycle between the
+//! top-level modules of `src/` or between the files of one folder, no file over 800 lines,
+//! nothing below the command line that knows clap, a library root that exports the API
+//! alone, and an API that neither prints, exits nor hands out `anyhow` errors.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+const MAX_LINES: usize = 800;
+
+/// Every `.rs` file under `src/`, as (module path, text): `src/batch/run.rs` is
+/// `["batch", "run"]`, `src/batch/mod.rs` is `["batch"]`.
+fn sources() -> Vec<(Vec<String>, String)> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                walk(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    walk(&src, &mut files);
+    files.sort();
+    files
+        .into_iter()
+        .map(|path| {
+            let rel = path.strip_prefix(&src).unwrap().with_extension("");
+            let mut module: Vec<String> = rel
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect();
+            if module.last().is_some_and(|m| m == "mod") {
+                module.pop();
+            }
+            (module, std::fs::read_to_string(&path).unwrap())
+        })
+        .collect()
+}
+
+/// The code of `text` without its comments (line comments and doc comments), so that a module
+/// named in prose is no dependency.
+fn code(text: &str) -> String {
+    text.lines()
+        .map(|line| match line.find("//") {
+            Some(at) if !line[..at].contains('"') => &line[..at],
+            _ => line,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The module paths `text` names as `crate::a::b::...` (every prefix: a name may be an item).
+fn crate_paths(text: &str) -> Vec<Vec<String>> {
+    let mut out = Vec::new();
+    for (at, _) in text.match_indices("crate::") {
+        let before = text[..at].chars().next_back();
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '$') {
+            continue;
+        }
+        let rest = &text[at + "crate::".len()..];
+        // `crate::{a, b::c}`: each top-level name in the braces.
+        if let Some(group) = rest.strip_prefix('{') {
+            let inner = &group[..group.find('}').unwrap_or(group.len())];
+            for name in inner.split(',') {
+                let ident: String = name
+                    .trim()
+                    .chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect();
+                if !ident.is_empty() {
+                    out.push(vec![ident]);
+                }
+            }
+            continue;
+        }
+        let mut path = Vec::new();
+        for part in rest.split("::") {
+            let ident: String = part
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            if ident.is_empty() {
+                break;
+            }
+            let whole = ident.len() == part.len();
+            path.push(ident);
+            if !whole {
+                break;
+            }
+        }
+        if !path.is_empty() {
+            out.push(path);
+        }
+    }
+    out
+}
+
+/// A cycle in `graph`, if there is one, as the nodes along it.
+fn find_cycle(graph: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
+    fn visit(
+        node: &str,
+        graph: &BTreeMap<String, BTreeSet<String>>,
+        state: &mut BTreeMap<String, u8>,
+        stack: &mut Vec<String>,
+    ) -> Option<Vec<String>> {
+        state.insert(node.into(), 1);
+        stack.push(node.into());
+        for next in graph.get(node).into_iter().flatten() {
+            match state.get(next.as_str()) {
+                Some(1) => {
+                    let from = stack.iter().position(|n| n == next).unwrap();
+                    let mut cycle = stack[from..].to_vec();
+                    cycle.push(next.clone());
+                    return Some(cycle);
+                }
+                Some(_) => {}
+                None => {
+                    if let Some(c) = visit(next, graph, state, stack) {
+                        return Some(c);
+                    }
+                }
+            }
+        }
+        stack.pop();
+        state.insert(node.into(), 2);
+        None
+    }
+    let mut state = BTreeMap::new();
+    for node in graph.keys() {
+        if !state.contains_key(node.as_str()) {
+            if let Some(c) = visit(node, graph, &mut state, &mut Vec::new()) {
+                return Some(c);
+            }
+        }
+    }
+    None
+}
+
+#[test]
+fn top_level_modules_import_no_cycle() {
+    let files = sources();
+    let top: BTreeSet<String> = files
+        .iter()
+        .filter_map(|(m, _)| m.first().cloned())
+        .filter(|m| m != "main" && m != "lib")
+        .collect();
+    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (module, text) in &files {
+        let Some(from) = module.first().filter(|m| top.contains(*m)) else {
+            continue;
+        };
+        for path in crate_paths(&code(text)) {
+            if top.contains(&path[0]) && path[0] != *from {
+                graph
+                    .entry(from.clone())
+                    .or_default()
+                    .insert(path[0].clone());
+            }
+        }
+    }
+    assert!(
+        graph.len() > 5,
+        "the scan found too few dependencies: {graph:?}"
+    );
+    if let Some(cycle) = find_cycle(&graph) {
+        panic!("import cycle between modules: {}", cycle.join(" → "));
+    }
+}
+
+#[test]
+fn the_files_of_a_folder_import_no_cycle() {
+    let files = sources();
+    let modules: BTreeSet<Vec<String>> = files.iter().map(|(m, _)| m.clone()).collect();
+    // Edges between siblings: files of one folder other than its mod.rs.
+    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (module, text) in &files {
+        if module.len() < 2 {
+            continue;
+        }
+        let parent = &module[..module.len() - 1];
+        let text = code(text);
+        let mut named = crate_paths(&text);
+        // `super::x` from a file of a folder names its sibling x.
+        for (at, _) in text.match_indices("super::") {
+            let ident: String = text[at + "super::".len()..]
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            let mut path = parent.to_vec();
+            path.push(ident);
+            named.push(path);
+        }
+        for path in named {
+            let sibling = path.len() > parent.len()
+                && path[..parent.len()] == *parent
+                && path[parent.len()] != module[parent.len()]
+                && modules.contains(&path[..parent.len() + 1]);
+            if sibling {
+                graph
+                    .entry(module.join("::"))
+                    .or_default()
+                    .insert(path[..parent.len() + 1].join("::"));
+            }
+        }
+    }
+    if let Some(cycle) = find_cycle(&graph) {
+        panic!("import cycle inside a folder: {}", cycle.join(" → "));
+    }
+}
+
+#[test]
+fn no_source_file_is_over_800_lines() {
+    let long: Vec<String> = sources()
+        .iter()
+        .filter(|(_, text)| text.lines().count() > MAX_LINES)
+        .map(|(m, text)| format!("{} ({} lines)", m.join("::"), text.lines().count()))
+        .collect();
+    assert!(long.is_empty(), "split these files: {long:?}");
+}
+
+#[test]
+fn only_the_command_line_layer_knows_clap() {
+    let knowing: Vec<String> = sources()
+        .iter()
+        .filter(|(m, _)| m[0] != "cli" && m[0] != "main")
+        .filter(|(_, text)| code(text).contains("clap::"))
+        .map(|(m, _)| m.join("::"))
+        .collect();
+    assert!(knowing.is_empty(), "clap used below cli: {knowing:?}");
+}
+
+/// Everything `src/lib.rs` makes public: the API (`src/api/`), the edge modes and methods,
+/// and the command's hidden entry point; the internal modules are `pub(crate)` (public only
+/// under the `unstable-internals` feature, for the fuzz targets).
+#[test]
+fn the_library_root_exports_the_api_alone() {
+    let lib =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/lib.rs")).unwrap();
+    let code = code(&lib);
+    let mut public: Vec<String> = Vec::new();
+    for (at, _) in code.match_indices("pub ") {
+        let before = &code[..at];
+        if before.ends_with("(crate) ") || !before.ends_with(|c: char| c.is_whitespace()) {
+            continue;
+        }
+        let item: String = code[at..]
+            .chars()
+            .take_while(|&c| c != '{' && c != ';')
+            .collect();
+        public.push(item.split_whitespace().collect::<Vec<_>>().join(" "));
+    }
+    let allowed = |item: &str| {
+        item.starts_with("pub use api::")
+            || item == "pub use filter::"
+            || item == "pub mod command_line"
+            || item.starts_with("pub use crate::cli::main")
+            || item.starts_with("pub use crate::memory::ReportingAllocator")
+            // The internal modules' declaration under `unstable-internals` (one macro arm).
+            || item == "pub mod $m"
+    };
+    let others: Vec<&String> = public.iter().filter(|i| !allowed(i)).collect();
+    assert!(public.len() >= 3, "the scan found {public:?}");
+    assert!(
+        others.is_empty(),
+        "src/lib.rs exports more than the API: {others:?}"
+    );
+}
+
+#[test]
+fn the_api_never_prints_exits_or_returns_anyhow() {
+    for (m, text) in sources().iter().filter(|(m, _)| m[0] == "api") {
+        let code = code(text);
+        for banned in [
+            "println!",
+            "eprintln!",
+            "process::exit",
+            "anyhow::Result",
+            "-> anyhow::",
+        ] {
+            assert!(
+                !code.contains(banned),
+                "api::{} uses {banned}",
+                m.join("::")
+            );
+        }
+    }
+}
+
+#[test]
+fn the_cycle_finder_finds_a_cycle() {
+    let graph: BTreeMap<String, BTreeSet<String>> = [
+        ("a", vec!["b"]),
+        ("b", vec!["c"]),
+        ("c", vec!["a"]),
+        ("d", vec!["a"]),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.into(), v.into_iter().map(String::from).collect()))
+    .collect();
+    assert_eq!(
+        find_cycle(&graph).map(|c| c.len()),
+        Some(4),
+        "a → b → c → a"
+    );
+    let text = "use crate::batch::run::{x};\nlet y = crate::job::run(); // crate::bench\n\
+                use crate::{cpu, gpu::pipeline};";
+    let paths = crate_paths(&code(text));
+    assert_eq!(paths.len(), 4, "{paths:?}");
+    assert_eq!(paths[0], ["batch", "run"]);
+    assert_eq!(paths[3], ["gpu"]);
+}

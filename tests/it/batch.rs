@@ -1,0 +1,819 @@
+//! `gblur batch` in temporary folders: mixed good, corrupt and non-image files, nested
+//! folders, skip vs overwrite, in-place, OUT inside IN, shards, exit codes, no temp files.
+
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use crate::common;
+use common::{fixture, gblur};
+
+/// IN with 5 images (two nested), a truncated PNG and a text file.
+fn photo_folder() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path();
+    std::fs::create_dir_all(p.join("trip/day2")).unwrap();
+    std::fs::copy(fixture("samples/camera-gray.png"), p.join("gray.png")).unwrap();
+    std::fs::copy(fixture("samples/chelsea.jpg"), p.join("cat.jpg")).unwrap();
+    std::fs::copy(
+        fixture("tests/fixtures/gray16_7x5.png"),
+        p.join("trip/g16.png"),
+    )
+    .unwrap();
+    std::fs::copy(
+        fixture("tests/fixtures/rgba_halo_9x9.png"),
+        p.join("trip/day2/halo.png"),
+    )
+    .unwrap();
+    std::fs::copy(
+        fixture("tests/fixtures/png_named.jpg"),
+        p.join("trip/day2/misnamed.jpg"),
+    )
+    .unwrap();
+    std::fs::copy(
+        fixture("tests/fixtures/truncated.png"),
+        p.join("trip/broken.png"),
+    )
+    .unwrap();
+    std::fs::write(p.join("trip/readme.txt"), "not an image").unwrap();
+    dir
+}
+
+fn batch(args: &[&str], input: &Path, output: &Path, code: i32) -> Value {
+    let out = gblur()
+        .arg("batch")
+        .arg(input)
+        .arg(output)
+        .args(["--sigma", "1.5", "--json", "-q"])
+        .args(args)
+        .assert()
+        .code(code);
+    serde_json::from_slice(&out.get_output().stdout).unwrap()
+}
+
+fn files_under(dir: &Path) -> BTreeSet<String> {
+    walkdir::WalkDir::new(dir)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file())
+        .map(|e| {
+            e.path()
+                .strip_prefix(dir)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect()
+}
+
+fn blurred_inputs(v: &Value) -> BTreeSet<String> {
+    v["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["outcome"] == "blurred")
+        .map(|f| f["input"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn mixed_folder_blurs_good_files_reports_bad_ones_and_exits_1() {
+    let input = photo_folder();
+    let out = tempfile::tempdir().unwrap();
+    let v = batch(&[], input.path(), out.path(), 1);
+    assert_eq!(
+        (
+            v["blurred"].as_u64(),
+            v["failed"].as_u64(),
+            v["skipped_not_image"].as_u64()
+        ),
+        (Some(5), Some(1), Some(1))
+    );
+    let failure = v["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["outcome"] == "failed")
+        .unwrap();
+    assert!(
+        failure["error"]
+            .as_str()
+            .unwrap()
+            .contains("broken.png: cannot decode"),
+        "{failure}"
+    );
+    let want: BTreeSet<String> = [
+        "gray.png",
+        "cat.jpg",
+        "trip/g16.png",
+        "trip/day2/halo.png",
+        "trip/day2/misnamed.jpg",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    assert_eq!(
+        files_under(out.path()),
+        want,
+        "mirrored outputs only, no temporary files"
+    );
+    // Depth and channels are kept.
+    assert_eq!(
+        image::open(out.path().join("trip/g16.png"))
+            .unwrap()
+            .color(),
+        image::ColorType::L16
+    );
+    assert_eq!(
+        image::open(out.path().join("trip/day2/halo.png"))
+            .unwrap()
+            .color(),
+        image::ColorType::Rgba8
+    );
+}
+
+#[test]
+fn existing_outputs_are_skipped_unless_overwrite() {
+    let input = photo_folder();
+    let out = tempfile::tempdir().unwrap();
+    batch(&[], input.path(), out.path(), 1);
+    let again = batch(&[], input.path(), out.path(), 1);
+    assert_eq!(again["blurred"], 0);
+    assert_eq!(again["skipped_existing"], 5);
+    let forced = batch(&["--overwrite"], input.path(), out.path(), 1);
+    assert_eq!(forced["blurred"], 5);
+}
+
+#[test]
+fn format_option_changes_every_output() {
+    let input = photo_folder();
+    let out = tempfile::tempdir().unwrap();
+    batch(&["--format", "png"], input.path(), out.path(), 1);
+    assert!(
+        out.path().join("cat.png").exists() && out.path().join("trip/day2/misnamed.png").exists()
+    );
+    assert!(!out.path().join("cat.jpg").exists());
+}
+
+#[test]
+fn same_folder_needs_in_place_and_then_replaces_atomically() {
+    let input = photo_folder();
+    gblur()
+        .arg("batch")
+        .arg(input.path())
+        .arg(input.path())
+        .args(["--sigma", "2"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("--in-place"));
+    let before = std::fs::read(input.path().join("gray.png")).unwrap();
+    let mut names = files_under(input.path());
+    let v = batch(&["--in-place"], input.path(), input.path(), 1);
+    assert_eq!(v["blurred"], 5);
+    let blurred = std::fs::read(input.path().join("gray.png")).unwrap();
+    assert_ne!(blurred, before);
+    // No temporary file; the journal of what was replaced, beside the inputs.
+    names.insert(".gblur.in-place-1-of-1.journal".into());
+    assert_eq!(files_under(input.path()), names);
+    // A second run blurs nothing twice: every file is in the journal, unchanged since.
+    let again = batch(&["--in-place"], input.path(), input.path(), 1);
+    assert_eq!(again["blurred"], 0);
+    assert_eq!(again["skipped_existing"], 5);
+    assert_eq!(
+        std::fs::read(input.path().join("gray.png")).unwrap(),
+        blurred
+    );
+}
+
+#[test]
+fn out_dir_inside_in_dir_is_never_read_back() {
+    let input = photo_folder();
+    let out = input.path().join("blurred");
+    let first = batch(&[], input.path(), &out, 1);
+    assert_eq!(first["blurred"], 5);
+    let second = batch(&["--overwrite"], input.path(), &out, 1);
+    assert_eq!(second["blurred"], 5, "outputs must not become inputs");
+    assert!(!out.join("blurred").exists());
+}
+
+#[test]
+fn shards_cover_every_file_exactly_once() {
+    let input = photo_folder();
+    let mut seen = Vec::new();
+    for k in 1..=3 {
+        let out = tempfile::tempdir().unwrap();
+        let out_dir = out.path();
+        let assert = gblur()
+            .arg("batch")
+            .arg(input.path())
+            .arg(out_dir)
+            .args([
+                "--sigma",
+                "1.5",
+                "--json",
+                "-q",
+                "--shard",
+                &format!("{k}/3"),
+            ])
+            .assert();
+        let v: Value = serde_json::from_slice(&assert.get_output().stdout).unwrap();
+        seen.extend(blurred_inputs(&v));
+        seen.extend(
+            v["files"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|f| f["outcome"] == "failed")
+                .map(|f| f["input"].as_str().unwrap().to_string()),
+        );
+    }
+    let unique: BTreeSet<String> = seen.iter().cloned().collect();
+    assert_eq!(
+        unique.len(),
+        seen.len(),
+        "a file was processed by two shards"
+    );
+    assert_eq!(
+        unique.len(),
+        6,
+        "5 images and the broken one, each in exactly one shard"
+    );
+}
+
+#[test]
+fn bad_batch_arguments() {
+    let input = photo_folder();
+    let out = tempfile::tempdir().unwrap();
+    for (args, msg) in [
+        (vec!["--shard", "4/3"], "K/N"),
+        (vec!["--format", "xyz"], "not a format"),
+    ] {
+        gblur()
+            .arg("batch")
+            .arg(input.path())
+            .arg(out.path())
+            .args(["--sigma", "2"])
+            .args(args)
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains(msg));
+    }
+    gblur()
+        .args(["batch", "/nonexistent-in", "--sigma", "2"])
+        .arg(out.path())
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("/nonexistent-in: not a folder"));
+}
+
+#[test]
+fn ctrl_c_stops_cleanly_leaving_only_complete_outputs() {
+    // GBLUR_FAULT=slow-write holds every write for 5 s once its temporary file exists, and the
+    // SIGINT is sent while the first one is held: the batch cannot have finished, and at most
+    // 2 × cores + 5 images are in flight (README), so the rest are certain not to start.
+    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let total = 2 * cores + 5 + 10;
+    let input = tempfile::tempdir().unwrap();
+    for i in 0..total {
+        std::fs::copy(
+            fixture("samples/coffee.png"),
+            input.path().join(format!("p{i:02}.png")),
+        )
+        .unwrap();
+    }
+    let out = tempfile::tempdir().unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_gblur"))
+        .env("GBLUR_FAULT", "slow-write")
+        .arg("batch")
+        .arg(input.path())
+        .arg(out.path())
+        .args(["--sigma", "4", "-q", "--json", "--device", "rust"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while !files_under(out.path())
+        .iter()
+        .any(|f| f.contains(".gblur-"))
+    {
+        assert!(start.elapsed().as_secs() < 60, "no write started");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "the batch ended while a write was held"
+    );
+    let killed = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let o = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "an interrupted batch exits 1: {stderr}"
+    );
+    let summary: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(summary["interrupted"], true);
+    assert_eq!(summary["failed"], 0);
+    let blurred = summary["blurred"].as_u64().unwrap() as usize;
+    let not_started = summary["not_started"].as_u64().unwrap() as usize;
+    println!("{blurred} written, {not_started} not started, of {total}");
+    assert!(blurred >= 1, "the write in flight was not finished");
+    assert!(not_started >= 1, "nothing was left unstarted");
+    assert_eq!(blurred + not_started, total, "{summary}");
+    assert!(
+        stderr.contains(&format!("interrupted: {not_started} files not started")),
+        "{stderr}"
+    );
+    // Only the finished outputs are there, each exactly what the main command writes.
+    let written = files_under(out.path());
+    assert_eq!(
+        written.len(),
+        blurred,
+        "temporary or extra files: {written:?}"
+    );
+    let reference = out.path().join("reference.png");
+    gblur()
+        .arg(fixture("samples/coffee.png"))
+        .arg(&reference)
+        .args(["--sigma", "4", "-q", "--device", "rust"])
+        .assert()
+        .success();
+    let want = image::open(&reference).unwrap();
+    for name in &written {
+        assert!(name.starts_with('p') && name.ends_with(".png"), "{name}");
+        let got = image::open(out.path().join(name))
+            .unwrap_or_else(|e| panic!("{name} is incomplete: {e}"));
+        assert!(got == want, "{name} differs from the main command's output");
+    }
+}
+
+// ---- Several devices: --device all and lists ------------------------------------------------
+
+/// The Rust path's lanes (one whole image per core) write each JPEG byte for byte as the main
+/// command does on every core: with more images than cores and with fewer.
+#[test]
+fn rust_path_lanes_write_what_the_main_command_writes() {
+    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+    for count in [1, 2 * cores + 1] {
+        let input = tempfile::tempdir().unwrap();
+        for i in 0..count {
+            std::fs::copy(
+                fixture("samples/chelsea.jpg"),
+                input.path().join(format!("c{i}.jpg")),
+            )
+            .unwrap();
+        }
+        let out = tempfile::tempdir().unwrap();
+        let v = batch_with(
+            &["--sigma", "3", "--device", "rust"],
+            input.path(),
+            out.path(),
+            0,
+        );
+        assert_eq!(v["blurred"], count);
+        let reference = out.path().join("reference.jpg");
+        gblur()
+            .arg(fixture("samples/chelsea.jpg"))
+            .arg(&reference)
+            .args(["--sigma", "3", "-q", "--device", "rust"])
+            .assert()
+            .success();
+        let want = std::fs::read(&reference).unwrap();
+        for i in 0..count {
+            let got = std::fs::read(out.path().join(format!("c{i}.jpg"))).unwrap();
+            assert!(
+                got == want,
+                "c{i}.jpg of {count} differs from the main command's"
+            );
+        }
+    }
+}
+
+/// `photo_folder` with 10 more images, enough for every device worker to take some.
+fn busy_folder() -> tempfile::TempDir {
+    let dir = photo_folder();
+    for i in 0..10 {
+        let sample = ["samples/coffee.png", "samples/chelsea-rgba.png"][i % 2];
+        std::fs::copy(fixture(sample), dir.path().join(format!("more{i}.png"))).unwrap();
+    }
+    dir
+}
+
+/// Runs a batch that is to exit `code` and returns its JSON summary.
+fn batch_with(args: &[&str], input: &Path, output: &Path, code: i32) -> Value {
+    let out = gblur()
+        .arg("batch")
+        .arg(input)
+        .arg(output)
+        .args(["--json", "-q"])
+        .args(args)
+        .assert()
+        .code(code);
+    serde_json::from_slice(&out.get_output().stdout).unwrap()
+}
+
+fn record<'a>(v: &'a Value, input: &str) -> &'a Value {
+    v["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["input"] == input)
+        .unwrap_or_else(|| panic!("no record for {input}"))
+}
+
+#[test]
+fn a_device_list_spreads_the_images_and_writes_what_one_device_writes() {
+    common::require_opencl();
+    let input = busy_folder();
+    let one = tempfile::tempdir().unwrap();
+    let two = tempfile::tempdir().unwrap();
+    let single = batch_with(
+        &["--sigma", "3", "--device", "cpu"],
+        input.path(),
+        one.path(),
+        1,
+    );
+    // The same device by kind and by index (its index in `gblur devices`).
+    let cpu_index = {
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_gblur"))
+            .args(["devices", "--json"])
+            .output()
+            .unwrap();
+        let list: Value = serde_json::from_slice(&o.stdout).unwrap();
+        let cpu = list.as_array().unwrap().iter().find(|d| d["kind"] == "cpu");
+        cpu.expect("an OpenCL CPU device (PoCL)")["index"].clone()
+    };
+    for list in ["cpu,cpu".to_string(), format!("{cpu_index},{cpu_index}")] {
+        let list = list.as_str();
+        let v = batch_with(
+            &["--sigma", "3", "--device", list, "--overwrite"],
+            input.path(),
+            two.path(),
+            1,
+        );
+        assert_eq!(
+            (v["blurred"].as_u64(), v["failed"].as_u64()),
+            (Some(15), Some(1))
+        );
+        assert_eq!(blurred_inputs(&v), blurred_inputs(&single), "{list}");
+        // Every image exactly once: one record each, from one of the two workers.
+        let files = v["files"].as_array().unwrap();
+        assert_eq!(files.len(), 17, "{list}: one record per file");
+        let devices = v["devices"].as_array().unwrap();
+        assert_eq!(devices.len(), 2, "{list}: {devices:?}");
+        for (k, d) in devices.iter().enumerate() {
+            assert_eq!(d["worker"], k);
+            assert_eq!(d["backend"], "opencl");
+            assert_eq!(d["device"], single["device"], "the same device twice");
+            assert_eq!(d["rust_fallbacks"], 0);
+            assert!(d["stopped"].is_null());
+            // Blurring takes far longer than decoding here, so the idle worker always
+            // finds an image waiting.
+            assert!(
+                d["images"].as_u64().unwrap() >= 1,
+                "{list}: worker {k} idle: {d}"
+            );
+        }
+        let per_worker: u64 = devices.iter().map(|d| d["images"].as_u64().unwrap()).sum();
+        assert_eq!(per_worker, 15, "{list}");
+        let mp: f64 = devices
+            .iter()
+            .map(|d| d["megapixels"].as_f64().unwrap())
+            .sum();
+        let want: f64 = files
+            .iter()
+            .map(|f| f["megapixels"].as_f64().unwrap())
+            .sum();
+        assert!((mp - want).abs() < 1e-9, "{mp} {want}");
+        for f in files.iter().filter(|f| f["outcome"] == "blurred") {
+            let w = f["worker"].as_u64().unwrap() as usize;
+            assert_eq!(f["device"], devices[w]["device"], "{f}");
+        }
+        assert!(files
+            .iter()
+            .filter(|f| f["outcome"] != "blurred")
+            .all(|f| f["device"].is_null()));
+        // Byte for byte what the single device wrote (JPEG and PNG outputs alike).
+        assert_eq!(files_under(two.path()), files_under(one.path()));
+        for name in files_under(one.path()) {
+            assert!(
+                std::fs::read(one.path().join(&name)).unwrap()
+                    == std::fs::read(two.path().join(&name)).unwrap(),
+                "{list}: {name} differs from the single-device output"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_rust_worker_beside_a_device_writes_what_each_writes_alone() {
+    common::require_opencl();
+    let input = busy_folder();
+    // Sigma 3 loads images for the in-place Rust path (the device worker converts its own);
+    // sigma 1.5 takes the FIR, planar for both. Beside a device on the direct pipeline (PoCL's
+    // default), which does not take JPEG planes, the Rust worker blurs JPEGs in RGB, so its
+    // lone run is asked for that path; beside the blocked pipeline both blur planes.
+    for (sigma, pipeline) in [("3", "auto"), ("1.5", "auto"), ("3", "blocked")] {
+        let rust_path = match pipeline {
+            "auto" => "rgb",
+            _ => "auto",
+        };
+        let (dev, rust, mixed) = (
+            tempfile::tempdir().unwrap(),
+            tempfile::tempdir().unwrap(),
+            tempfile::tempdir().unwrap(),
+        );
+        let on_dev = batch_with(
+            &["--sigma", sigma, "--device", "0", "--pipeline", pipeline],
+            input.path(),
+            dev.path(),
+            1,
+        );
+        let on_rust = batch_with(
+            &[
+                "--sigma",
+                sigma,
+                "--device",
+                "rust",
+                "--jpeg-path",
+                rust_path,
+            ],
+            input.path(),
+            rust.path(),
+            1,
+        );
+        let v = batch_with(
+            &[
+                "--sigma",
+                sigma,
+                "--device",
+                "0,rust",
+                "--pipeline",
+                pipeline,
+            ],
+            input.path(),
+            mixed.path(),
+            1,
+        );
+        assert_eq!(v["blurred"], 15, "sigma {sigma}");
+        let devices = v["devices"].as_array().unwrap();
+        assert_eq!(devices.len(), 2);
+        assert_eq!(devices[0]["device"], on_dev["device"]);
+        assert_eq!(devices[0]["backend"], "opencl");
+        assert_eq!(devices[1]["device"], on_rust["device"]);
+        assert_eq!(devices[1]["backend"], "rust");
+        assert_eq!(
+            v["device"],
+            format!(
+                "{} + {}",
+                on_dev["device"].as_str().unwrap(),
+                on_rust["device"].as_str().unwrap()
+            )
+        );
+        let per_worker: u64 = devices.iter().map(|d| d["images"].as_u64().unwrap()).sum();
+        assert_eq!(per_worker, 15);
+        assert_eq!(files_under(mixed.path()), files_under(dev.path()));
+        for f in v["files"].as_array().unwrap() {
+            if f["outcome"] != "blurred" {
+                continue;
+            }
+            let input_path = f["input"].as_str().unwrap();
+            let name = Path::new(f["output"].as_str().unwrap())
+                .strip_prefix(mixed.path().canonicalize().unwrap())
+                .unwrap()
+                .to_path_buf();
+            // Each file is what the worker that took it writes on its own.
+            let (alone, alone_dir) = match f["worker"].as_u64() {
+                Some(0) => (&on_dev, dev.path()),
+                Some(1) => (&on_rust, rust.path()),
+                w => panic!("{input_path}: worker {w:?}"),
+            };
+            assert_eq!(f["device"], alone["device"], "{input_path}");
+            assert_eq!(record(alone, input_path)["outcome"], "blurred");
+            assert!(
+                std::fs::read(mixed.path().join(&name)).unwrap()
+                    == std::fs::read(alone_dir.join(&name)).unwrap(),
+                "sigma {sigma}: {} differs from what worker {} writes alone",
+                name.display(),
+                f["worker"]
+            );
+        }
+    }
+}
+
+#[test]
+fn device_all_takes_every_gpu_or_what_auto_picks() {
+    let gpus = {
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_gblur"))
+            .args(["devices", "--json"])
+            .output()
+            .unwrap();
+        let list: Value = serde_json::from_slice(&o.stdout).unwrap_or(Value::Null);
+        list.as_array()
+            .map_or(0, |l| l.iter().filter(|d| d["kind"] == "gpu").count())
+    };
+    let input = tempfile::tempdir().unwrap();
+    for i in 0..3 {
+        std::fs::copy(
+            fixture("samples/coffee.png"),
+            input.path().join(format!("c{i}.png")),
+        )
+        .unwrap();
+    }
+    let out = tempfile::tempdir().unwrap();
+    let v = batch_with(
+        &["--sigma", "3", "--device", "all"],
+        input.path(),
+        out.path(),
+        0,
+    );
+    assert_eq!(v["blurred"], 3);
+    let devices = v["devices"].as_array().unwrap();
+    if gpus == 0 {
+        let auto = batch_with(
+            &["--sigma", "3", "--overwrite"],
+            input.path(),
+            tempfile::tempdir().unwrap().path(),
+            0,
+        );
+        assert_eq!(devices.len(), 1, "{devices:?}");
+        assert_eq!(v["device"], auto["device"], "what auto picks");
+        let notes = v["notes"].as_array().unwrap();
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(
+            notes[0]
+                .as_str()
+                .unwrap()
+                .starts_with("--device all found no GPU"),
+            "{notes:?}"
+        );
+        // Said once, in the summary, not on every file.
+        assert!(!v["files"].to_string().contains("--device all"));
+    } else {
+        assert_eq!(devices.len(), gpus, "{devices:?}");
+        assert!(devices.iter().all(|d| d["backend"] == "opencl"));
+        assert_eq!(v["notes"].as_array().unwrap().len(), 0);
+    }
+    // Without --json, the note is on stderr, once.
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_gblur"))
+        .arg("batch")
+        .arg(input.path())
+        .arg(out.path())
+        .args(["--sigma", "3", "--device", "all", "--overwrite"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert_eq!(
+        err.matches("--device all found no GPU").count(),
+        usize::from(gpus == 0),
+        "{err}"
+    );
+}
+
+#[test]
+fn the_main_command_refuses_all_and_lists() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("o.png");
+    for device in ["all", "0,rust", "rust,rust"] {
+        let o = gblur()
+            .arg(fixture("samples/coffee.png"))
+            .arg(&out)
+            .args(["--sigma", "2", "--device", device])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{device}: {err}");
+        assert_eq!(err.lines().count(), 1, "{device}: one line: {err}");
+        assert!(
+            err.starts_with(&format!("gblur: --device {device}: ")) && err.contains("gblur batch"),
+            "{err}"
+        );
+        assert!(!out.exists());
+    }
+}
+
+#[test]
+fn an_unknown_device_in_a_list_is_a_one_line_usage_error() {
+    let input = photo_folder();
+    let parent = tempfile::tempdir().unwrap();
+    let out = parent.path().join("out");
+    for (device, names) in [("0,nosuchdevice", "nosuchdevice"), ("rust,99", "99")] {
+        let o = gblur()
+            .arg("batch")
+            .arg(input.path())
+            .arg(&out)
+            .args(["--sigma", "2", "--device", device])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{device}: {err}");
+        assert_eq!(err.lines().count(), 1, "{device}: one line: {err}");
+        common::require_opencl();
+        assert!(
+            err.contains(&format!("no OpenCL device matches --device {names} ")),
+            "{err}"
+        );
+        assert!(!out.exists(), "{device}: nothing is created");
+    }
+    // Lists that name nothing are refused by the parser.
+    for (device, says) in [
+        ("0,,1", "empty entry"),
+        ("0,auto", "'auto' cannot be part of a list"),
+        ("all,rust", "'all' cannot be part of a list"),
+    ] {
+        gblur()
+            .arg("batch")
+            .arg(input.path())
+            .arg(&out)
+            .args(["--sigma", "2", "--device", device])
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains(says));
+    }
+}
+
+/// `--name` names each output by its template, under OUT_DIR; an extension it names decides
+/// the format.
+#[test]
+fn name_templates_place_and_format_the_outputs() {
+    let input = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(input.path().join("trip")).unwrap();
+    std::fs::copy(fixture("samples/chelsea.jpg"), input.path().join("cat.jpg")).unwrap();
+    std::fs::copy(
+        fixture("samples/camera-gray.png"),
+        input.path().join("trip/gray.png"),
+    )
+    .unwrap();
+    let out = tempfile::tempdir().unwrap();
+    batch(
+        &["--name", "{dir}/{stem}_blur{sigma}.{ext}"],
+        input.path(),
+        out.path(),
+        0,
+    );
+    let want: BTreeSet<String> = ["cat_blur1.5.jpg", "trip/gray_blur1.5.png"]
+        .into_iter()
+        .map(String::from)
+        .collect();
+    assert_eq!(files_under(out.path()), want);
+
+    let pngs = tempfile::tempdir().unwrap();
+    batch(&["--name", "{stem}.png"], input.path(), pngs.path(), 0);
+    let cat = pngs.path().join("cat.png");
+    let sniffed = image::ImageReader::open(&cat)
+        .unwrap()
+        .with_guessed_format()
+        .unwrap()
+        .format();
+    assert_eq!(sniffed, Some(image::ImageFormat::Png), "named .png, so PNG");
+}
+
+/// Two inputs that would write one output refuse the batch before any file is written,
+/// naming both, whether `--format` or `--name` brings them together, and across shards.
+#[test]
+fn names_that_collide_are_refused_before_anything_is_written() {
+    let input = tempfile::tempdir().unwrap();
+    let p = input.path();
+    std::fs::create_dir_all(p.join("a")).unwrap();
+    std::fs::create_dir_all(p.join("b")).unwrap();
+    std::fs::copy(fixture("samples/camera-gray.png"), p.join("a/x.png")).unwrap();
+    std::fs::copy(fixture("samples/chelsea.jpg"), p.join("b/x.jpg")).unwrap();
+    std::fs::copy(fixture("samples/chelsea.jpg"), p.join("a/x.jpg")).unwrap();
+    for args in [
+        vec!["--format", "png"],
+        vec!["--name", "{stem}.{ext}", "--shard", "1/2"],
+        vec!["--name", "{stem}.{ext}", "--shard", "2/2"],
+    ] {
+        let out = tempfile::tempdir().unwrap();
+        gblur()
+            .arg("batch")
+            .arg(p)
+            .arg(out.path())
+            .args(["--sigma", "2", "-q"])
+            .args(&args)
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains("would both be written to"));
+        assert!(files_under(out.path()).is_empty(), "{args:?}");
+    }
+    for (bad, says) in [
+        ("{stem}.{extension}", "unknown field"),
+        ("../{stem}.{ext}", "inside OUT_DIR"),
+        ("all.png", "must contain {stem}"),
+    ] {
+        let out = tempfile::tempdir().unwrap();
+        gblur()
+            .args(["batch", "--sigma", "2", "--name", bad])
+            .arg(p)
+            .arg(out.path())
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains(says));
+    }
+}

@@ -1,0 +1,92 @@
+//! Shared test helpers: the gblur binary, the repository's files, the OpenCL device the
+//! device tests run on, and deterministic noise.
+#![allow(dead_code)]
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+/// The gblur binary this test build made, as an `assert_cmd` command.
+pub fn gblur() -> assert_cmd::Command {
+    assert_cmd::Command::cargo_bin("gblur").unwrap()
+}
+
+/// A path inside the repository (`samples/...`, `tests/fixtures/...`).
+pub fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(name)
+}
+
+/// The OpenCL device the device tests run on, which must exist: the one GBLUR_TEST_DEVICE
+/// names, else a GPU, else the first device (PoCL's CPU device in CI). Every test that needs
+/// a device calls this first; without one it fails with what to install. No test skips
+/// itself: a test left out on purpose is `#[ignore]`d with its reason.
+pub fn require_opencl() -> gblur::Device {
+    let opened = match std::env::var("GBLUR_TEST_DEVICE") {
+        Ok(name) => gblur::Device::open(&name),
+        Err(_) => gblur::Device::open("gpu").or_else(|_| gblur::Device::open("0")),
+    };
+    let device = opened.expect("no OpenCL device: the tests need one (Debian: apt-get install pocl-opencl-icd ocl-icd-libopencl1; .ci/run installs them)");
+    assert!(
+        device.is_opencl(),
+        "{} is not an OpenCL device",
+        device.name()
+    );
+    device
+}
+
+/// Deterministic pseudo-random planes in [0, 1): `channels` planes of `width`×`height`.
+pub struct Noise {
+    pub data: Vec<f32>,
+}
+
+/// `Noise` from `seed`.
+pub fn noise(width: usize, height: usize, channels: usize, seed: u64) -> Noise {
+    let mut s = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407)
+        | 1;
+    let data = (0..width * height * channels)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            (s >> 40) as f32 / (1u64 << 24) as f32
+        })
+        .collect();
+    Noise { data }
+}
+
+/// A command that runs `program` as an unprivileged user: directly when the tests are not
+/// root; as `nobody` through setpriv (util-linux) when they are, because root ignores file
+/// permissions. The drill must not pass vacuously, so this fails loudly if neither works.
+pub fn unprivileged(program: &Path) -> std::process::Command {
+    let uid = std::process::Command::new("id").arg("-u").output().unwrap();
+    if String::from_utf8_lossy(&uid.stdout).trim() != "0" {
+        return std::process::Command::new(program);
+    }
+    let probe = std::process::Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups", "true"])
+        .status();
+    assert!(
+        probe.is_ok_and(|s| s.success()),
+        "running as root without a working setpriv: cannot drop privileges for this drill"
+    );
+    let mut c = std::process::Command::new("setpriv");
+    c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(program);
+    c
+}
+
+/// A folder every user can enter, holding a copy of the gblur binary every user can run (the
+/// build folder may sit under a private home).
+pub fn shared_dir() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let bin = dir.path().join("gblur");
+    std::fs::copy(env!("CARGO_BIN_EXE_gblur"), &bin).unwrap();
+    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+    (dir, bin)
+}
+
+pub fn chmod(path: &Path, mode: u32) {
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+}

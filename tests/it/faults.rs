@@ -1,0 +1,1108 @@
+//! Fault drills: a full disk, permission denied, decompression bombs, empty and
+//! truncated files, symbolic links, device faults, NaN/Inf samples, outputs that would leave
+//! OUT_DIR, inputs that must never be opened for writing. Each fault ends in one clear line,
+//! a documented exit code, the previous output intact and no temporary file left.
+//!
+//! Ctrl-C in the middle of a batch is drilled in tests/batch.rs
+//! (`ctrl_c_stops_cleanly_leaving_only_complete_outputs`); corrupt, truncated PNG and
+//! over-the-limit inputs of the main command in tests/bad_inputs.rs.
+
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use crate::common;
+use common::{chmod, fixture, gblur, shared_dir, unprivileged};
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Every file under `dir`, relative, sorted.
+fn files_under(dir: &Path) -> BTreeSet<String> {
+    walkdir::WalkDir::new(dir)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| !e.file_type().is_dir())
+        .map(|e| {
+            let rel = e.path().strip_prefix(dir).unwrap();
+            rel.to_string_lossy().into_owned()
+        })
+        .collect()
+}
+
+fn no_temp_files(dir: &Path) {
+    let left: Vec<_> = files_under(dir)
+        .into_iter()
+        .filter(|f| f.contains(".gblur-"))
+        .collect();
+    assert!(left.is_empty(), "temporary files left: {left:?}");
+}
+
+/// A `side`×`side` RGB image of noise: its PNG is about 3 bytes a pixel, whatever the blur.
+fn noise_png(path: &Path, side: u32, seed: u32) {
+    let mut s = seed.wrapping_mul(2_654_435_761) | 1;
+    let img = image::RgbImage::from_fn(side, side, |_, _| {
+        let mut px = [0u8; 3];
+        for v in &mut px {
+            s ^= s << 13;
+            s ^= s >> 17;
+            s ^= s << 5;
+            *v = (s >> 24) as u8;
+        }
+        image::Rgb(px)
+    });
+    img.save(path).unwrap();
+}
+
+/// Checks the failure every write fault must end in: exit 1, one line naming OUT and the
+/// cause, the previous OUT unchanged, nothing else in its folder.
+fn write_fault(out: &Output, out_path: &Path, cause: &str) {
+    let err = stderr(out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "not one line: {err}");
+    let name = out_path.display().to_string();
+    let want = format!("{name}: cannot write: {cause}").to_lowercase();
+    assert!(
+        err.starts_with("gblur: ") && err.to_lowercase().contains(&want),
+        "wanted '{want}' in: {err}"
+    );
+    assert_eq!(std::fs::read_to_string(out_path).unwrap(), "previous");
+    let dir = out_path.parent().unwrap();
+    assert_eq!(files_under(dir).len(), 1, "{:?}", files_under(dir));
+}
+
+// ---- A full disk ------------------------------------------------------------------------
+
+/// A small tmpfs mounted for one test, unmounted when dropped. `None` where mounting is not
+/// allowed (not root, or a container without CAP_SYS_ADMIN).
+struct Tmpfs(tempfile::TempDir);
+
+impl Tmpfs {
+    fn mount(size: &str) -> Option<Tmpfs> {
+        let dir = tempfile::tempdir().unwrap();
+        let ok = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(dir.path())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        ok.then_some(Tmpfs(dir))
+    }
+
+    fn path(&self) -> &Path {
+        self.0.path()
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg(self.0.path())
+            .status();
+    }
+}
+
+/// Runs gblur with `args` under a file-size limit of 64 KiB (RLIMIT_FSIZE) with SIGXFSZ
+/// ignored, so that a write past it fails with EFBIG as the kernel reports it: the same code
+/// path as a full disk, available to any user in any container.
+fn gblur_with_file_size_limit(args: &[&std::ffi::OsStr]) -> Output {
+    // `ulimit -f` counts 512-byte blocks in dash and 1024-byte blocks in bash: 64 KiB at most.
+    std::process::Command::new("sh")
+        .arg("-c")
+        .arg(r#"trap "" XFSZ; ulimit -f 64 && exec "$@""#)
+        .arg("sh")
+        .arg(env!("CARGO_BIN_EXE_gblur"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn disk_full_keeps_the_previous_output_and_leaves_no_temp_file() {
+    let src = tempfile::tempdir().unwrap();
+    let input = src.path().join("noise.png");
+    noise_png(&input, 512, 1); // ~790 KB of PNG to write
+    match Tmpfs::mount("256k") {
+        Some(disk) => {
+            let out = disk.path().join("out.png");
+            std::fs::write(&out, "previous").unwrap();
+            let o = gblur()
+                .arg(&input)
+                .arg(&out)
+                .args(["--sigma", "0.5", "--device", "rust"])
+                .output()
+                .unwrap();
+            write_fault(&o, &out, "No space left on device");
+        }
+        None => {
+            eprintln!("cannot mount a tmpfs here: drilling the full disk with RLIMIT_FSIZE");
+            let dir = tempfile::tempdir().unwrap();
+            let out = dir.path().join("out.png");
+            std::fs::write(&out, "previous").unwrap();
+            let o = gblur_with_file_size_limit(&[
+                input.as_os_str(),
+                out.as_os_str(),
+                "--sigma".as_ref(),
+                "0.5".as_ref(),
+                "--device".as_ref(),
+                "rust".as_ref(),
+            ]);
+            write_fault(&o, &out, "File too large");
+        }
+    }
+}
+
+#[test]
+fn write_failing_midway_keeps_the_previous_output_and_leaves_no_temp_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("noise.png");
+    noise_png(&input, 512, 2);
+    let out_dir = dir.path().join("out");
+    std::fs::create_dir(&out_dir).unwrap();
+    let out = out_dir.join("out.png");
+    std::fs::write(&out, "previous").unwrap();
+    let o = gblur_with_file_size_limit(&[
+        input.as_os_str(),
+        out.as_os_str(),
+        "--sigma".as_ref(),
+        "0.5".as_ref(),
+        "--device".as_ref(),
+        "rust".as_ref(),
+    ]);
+    write_fault(&o, &out, "File too large");
+}
+
+#[test]
+fn batch_on_a_full_disk_reports_each_file_and_keeps_going() {
+    let input = tempfile::tempdir().unwrap();
+    for i in 0..3 {
+        noise_png(&input.path().join(format!("big{i}.png")), 512, 10 + i);
+    }
+    std::fs::copy(
+        fixture("tests/fixtures/rgba_halo_9x9.png"),
+        input.path().join("small.png"),
+    )
+    .unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let o = gblur_with_file_size_limit(&[
+        "batch".as_ref(),
+        input.path().as_os_str(),
+        out.path().as_os_str(),
+        "--sigma".as_ref(),
+        "0.5".as_ref(),
+        "--device".as_ref(),
+        "rust".as_ref(),
+        "--json".as_ref(),
+        "-q".as_ref(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        (v["blurred"].as_u64(), v["failed"].as_u64()),
+        (Some(1), Some(3))
+    );
+    for f in v["files"].as_array().unwrap() {
+        if f["outcome"] == "failed" {
+            let e = f["error"].as_str().unwrap();
+            assert!(e.contains("cannot write: File too large"), "{e}");
+        }
+    }
+    assert_eq!(
+        files_under(out.path()),
+        BTreeSet::from(["small.png".to_string()]),
+        "only the complete output, no temporary files"
+    );
+    image::open(out.path().join("small.png")).unwrap();
+}
+
+// ---- Permission denied --------------------------------------------------------------------
+
+fn mkdir_mode(path: &Path, mode: u32) {
+    std::fs::create_dir_all(path).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+#[test]
+fn permission_denied_keeps_the_previous_output() {
+    let (dir, bin) = shared_dir();
+    let input = dir.path().join("in.png");
+    std::fs::copy(fixture("samples/camera-gray.png"), &input).unwrap();
+    chmod(&input, 0o644);
+    let locked = dir.path().join("locked");
+    std::fs::create_dir(&locked).unwrap();
+    let out = locked.join("out.png");
+    std::fs::write(&out, "previous").unwrap();
+    chmod(&out, 0o666);
+    chmod(&locked, 0o555);
+    let o = unprivileged(&bin)
+        .arg(&input)
+        .arg(&out)
+        .args(["--sigma", "2", "--device", "rust"])
+        .output()
+        .unwrap();
+    chmod(&locked, 0o755);
+    write_fault(&o, &out, "Permission denied");
+}
+
+#[test]
+fn inputs_are_never_opened_for_writing() {
+    // Read-only inputs in read-only folders, run by a user who may not write them: any open
+    // for writing would fail. Outputs go to a folder that user may write.
+    let (dir, bin) = shared_dir();
+    let input = dir.path().join("in");
+    std::fs::create_dir_all(input.join("sub")).unwrap();
+    for (src, name) in [
+        ("samples/camera-gray.png", "gray.png"),
+        ("samples/chelsea.jpg", "sub/cat.jpg"),
+        ("tests/fixtures/rgba_halo_9x9.png", "sub/halo.png"),
+    ] {
+        std::fs::copy(fixture(src), input.join(name)).unwrap();
+        chmod(&input.join(name), 0o444);
+    }
+    chmod(&input.join("sub"), 0o555);
+    chmod(&input, 0o555);
+    let before: Vec<_> = ["gray.png", "sub/cat.jpg", "sub/halo.png"]
+        .iter()
+        .map(|n| {
+            let p = input.join(n);
+            (
+                std::fs::read(&p).unwrap(),
+                p.metadata().unwrap().modified().unwrap(),
+            )
+        })
+        .collect();
+    let out = dir.path().join("out");
+    mkdir_mode(&out, 0o777);
+
+    let main = unprivileged(&bin)
+        .arg(input.join("gray.png"))
+        .arg(out.join("gray.png"))
+        .args(["--sigma", "2", "--device", "rust", "-q"])
+        .output()
+        .unwrap();
+    assert!(main.status.success(), "{}", stderr(&main));
+    let batch = unprivileged(&bin)
+        .arg("batch")
+        .arg(&input)
+        .arg(out.join("batch"))
+        .args(["--sigma", "2", "--device", "rust", "-q"])
+        .output()
+        .unwrap();
+    assert!(batch.status.success(), "{}", stderr(&batch));
+    assert_eq!(files_under(&out.join("batch")).len(), 3);
+
+    chmod(&input, 0o755);
+    chmod(&input.join("sub"), 0o755);
+    let after: Vec<_> = ["gray.png", "sub/cat.jpg", "sub/halo.png"]
+        .iter()
+        .map(|n| {
+            let p = input.join(n);
+            (
+                std::fs::read(&p).unwrap(),
+                p.metadata().unwrap().modified().unwrap(),
+            )
+        })
+        .collect();
+    assert!(before == after, "an input changed");
+}
+
+#[test]
+fn in_place_replaces_files_without_opening_them_for_writing() {
+    // --in-place writes a temporary file and renames it over the original: the folder must be
+    // writable, the original file need not be.
+    let (dir, bin) = shared_dir();
+    let folder = dir.path().join("photos");
+    mkdir_mode(&folder, 0o777);
+    let photo = folder.join("gray.png");
+    std::fs::copy(fixture("samples/camera-gray.png"), &photo).unwrap();
+    chmod(&photo, 0o444);
+    let before = std::fs::read(&photo).unwrap();
+    let o = unprivileged(&bin)
+        .arg("batch")
+        .arg(&folder)
+        .arg(&folder)
+        .args(["--sigma", "2", "--device", "rust", "--in-place", "-q"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_ne!(std::fs::read(&photo).unwrap(), before, "not replaced");
+    assert_eq!(
+        photo.metadata().unwrap().permissions().mode() & 0o777,
+        0o444,
+        "permissions kept"
+    );
+    // The photo and the run's journal of what it replaced.
+    assert_eq!(files_under(&folder).len(), 2);
+    assert!(folder.join(".gblur.in-place-1-of-1.journal").is_file());
+    no_temp_files(&folder);
+}
+
+// ---- Decompression bombs, empty and truncated files ---------------------------------------
+
+fn png_chunk(kind: &[u8], data: &[u8]) -> Vec<u8> {
+    let mut crc_input = kind.to_vec();
+    crc_input.extend_from_slice(data);
+    let mut v = (data.len() as u32).to_be_bytes().to_vec();
+    v.extend_from_slice(&crc_input);
+    v.extend_from_slice(&crc32(&crc_input).to_be_bytes());
+    v
+}
+
+fn crc32(bytes: &[u8]) -> u32 {
+    let mut crc = !0u32;
+    for &b in bytes {
+        crc ^= b as u32;
+        for _ in 0..8 {
+            crc = (crc >> 1) ^ (0xEDB8_8320 & (crc & 1).wrapping_neg());
+        }
+    }
+    !crc
+}
+
+/// A 73-byte PNG whose header declares 100 000 × 100 000 RGBA8 pixels (40 GB decoded).
+fn png_bomb() -> Vec<u8> {
+    let mut ihdr = Vec::new();
+    ihdr.extend_from_slice(&100_000u32.to_be_bytes());
+    ihdr.extend_from_slice(&100_000u32.to_be_bytes());
+    ihdr.extend_from_slice(&[8, 6, 0, 0, 0]);
+    // A stored (uncompressed) zlib stream of one filter byte and a few zero pixels.
+    let idat = [
+        0x78, 0x01, 0x01, 0x05, 0x00, 0xfa, 0xff, 0, 0, 0, 0, 0, 0, 0x05, 0x00, 0x01,
+    ];
+    let mut png = b"\x89PNG\r\n\x1a\n".to_vec();
+    png.extend(png_chunk(b"IHDR", &ihdr));
+    png.extend(png_chunk(b"IDAT", &idat));
+    png.extend(png_chunk(b"IEND", &[]));
+    png
+}
+
+/// A BMP header declaring 100 000 × 100 000 pixels at 24 bits, and no pixel data.
+fn bmp_bomb() -> Vec<u8> {
+    let mut b = b"BM".to_vec();
+    b.extend_from_slice(&54u32.to_le_bytes()); // file size (a lie, as in a bomb)
+    b.extend_from_slice(&[0; 4]);
+    b.extend_from_slice(&54u32.to_le_bytes()); // pixel data offset
+    b.extend_from_slice(&40u32.to_le_bytes()); // BITMAPINFOHEADER
+    b.extend_from_slice(&100_000i32.to_le_bytes());
+    b.extend_from_slice(&100_000i32.to_le_bytes());
+    b.extend_from_slice(&1u16.to_le_bytes());
+    b.extend_from_slice(&24u16.to_le_bytes());
+    b.extend_from_slice(&[0; 24]);
+    b
+}
+
+/// Runs gblur with its address space limited to 1 GiB: a bomb that made it allocate what its
+/// header declares would abort instead of being refused.
+fn gblur_with_bounded_memory(args: &[&std::ffi::OsStr]) -> Output {
+    std::process::Command::new("sh")
+        .arg("-c")
+        .arg(r#"ulimit -v 1048576 && exec "$@""#)
+        .arg("sh")
+        .arg(env!("CARGO_BIN_EXE_gblur"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn decompression_bombs_are_refused_before_allocating() {
+    let dir = tempfile::tempdir().unwrap();
+    // A PNG over the limit that the strip engine runs is streamed by `--engine auto`, in a
+    // window of rows, and found to hold no such data; the whole-image path refuses its size.
+    for (name, bytes, engine, refusal) in [
+        (
+            "bomb.png",
+            png_bomb(),
+            "whole",
+            "decoding needs more than the memory limit of 512 MiB",
+        ),
+        (
+            "bomb.png",
+            png_bomb(),
+            "auto",
+            "cannot decode: IDAT or fDAT chunk does not have enough data",
+        ),
+        (
+            "bomb.bmp",
+            bmp_bomb(),
+            "auto",
+            "cannot decode: Format error decoding Bmp: Image too large",
+        ),
+    ] {
+        let bomb = dir.path().join(name);
+        std::fs::write(&bomb, bytes).unwrap();
+        let out = dir.path().join("out.png");
+        let o = gblur_with_bounded_memory(&[
+            bomb.as_os_str(),
+            out.as_os_str(),
+            "--sigma".as_ref(),
+            "2".as_ref(),
+            "--device".as_ref(),
+            "rust".as_ref(),
+            "--engine".as_ref(),
+            engine.as_ref(),
+        ]);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{name}: {err}");
+        assert!(err.contains(&format!("{name}: {refusal}")), "{name}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        assert!(!out.exists());
+    }
+}
+
+#[test]
+fn batch_skips_a_bomb_and_goes_on() {
+    let input = tempfile::tempdir().unwrap();
+    std::fs::write(input.path().join("bomb.png"), png_bomb()).unwrap();
+    std::fs::copy(
+        fixture("samples/camera-gray.png"),
+        input.path().join("gray.png"),
+    )
+    .unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let o = gblur_with_bounded_memory(&[
+        "batch".as_ref(),
+        input.path().as_os_str(),
+        out.path().as_os_str(),
+        "--sigma".as_ref(),
+        "2".as_ref(),
+        "--device".as_ref(),
+        "rust".as_ref(),
+        "--json".as_ref(),
+        "-q".as_ref(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        (v["blurred"].as_u64(), v["failed"].as_u64()),
+        (Some(1), Some(1))
+    );
+    let failed = &v["files"].as_array().unwrap()[0];
+    assert!(
+        failed["error"]
+            .as_str()
+            .unwrap()
+            .contains("bomb.png: decoding needs more than the memory limit"),
+        "{failed}"
+    );
+    assert_eq!(
+        files_under(out.path()),
+        BTreeSet::from(["gray.png".to_string()])
+    );
+}
+
+#[test]
+fn empty_file_is_refused_and_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty.jpg");
+    std::fs::write(&empty, b"").unwrap();
+    let out = dir.path().join("out.png");
+    let o = gblur()
+        .arg(&empty)
+        .arg(&out)
+        .args(["--sigma", "2", "--device", "rust"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("empty.jpg: cannot decode: the file is empty (0 bytes)"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!out.exists());
+
+    // In a batch it is skipped and named, even without -v.
+    let input = tempfile::tempdir().unwrap();
+    std::fs::write(input.path().join("empty.jpg"), b"").unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let o = gblur()
+        .arg("batch")
+        .arg(input.path())
+        .arg(out.path())
+        .args(["--sigma", "2", "--device", "rust"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("empty.jpg: empty file, skipped"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(files_under(out.path()).is_empty());
+}
+
+#[test]
+fn truncated_jpeg_is_refused() {
+    // The JPEG decoder fills a truncated file's missing rows with gray and says nothing; gblur
+    // must not write that as a blurred photo.
+    let dir = tempfile::tempdir().unwrap();
+    let whole = std::fs::read(fixture("samples/rocket.jpg")).unwrap();
+    let cut = dir.path().join("cut.jpg");
+    std::fs::write(&cut, &whole[..whole.len() / 3]).unwrap();
+    let out = dir.path().join("out.jpg");
+    std::fs::write(&out, "previous").unwrap();
+    let o = gblur()
+        .arg(&cut)
+        .arg(&out)
+        .args(["--sigma", "2", "--device", "rust"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("cut.jpg: cannot decode: the file is truncated"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "previous");
+
+    // Bytes after the end-of-image marker (a motion photo's video, padding) are fine.
+    let mut longer = whole.clone();
+    longer.extend_from_slice(b"\0\0ftypmp42 trailing video data");
+    let motion = dir.path().join("motion.jpg");
+    std::fs::write(&motion, &longer).unwrap();
+    gblur()
+        .arg(&motion)
+        .arg(dir.path().join("motion-out.jpg"))
+        .args(["--sigma", "2", "--device", "rust", "-q"])
+        .assert()
+        .success();
+}
+
+#[test]
+fn truncated_files_of_every_format_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    for ext in [
+        "png", "jpg", "tif", "webp", "gif", "bmp", "tga", "qoi", "exr", "hdr",
+    ] {
+        let whole = dir.path().join(format!("whole.{ext}"));
+        gblur()
+            .arg(fixture("samples/coffee.png"))
+            .arg(&whole)
+            .args(["--sigma", "0.5", "--device", "rust", "-q"])
+            .assert()
+            .success();
+        let bytes = std::fs::read(&whole).unwrap();
+        let cut = dir.path().join(format!("cut.{ext}"));
+        std::fs::write(&cut, &bytes[..bytes.len() * 6 / 10]).unwrap();
+        let out = dir.path().join("out.png");
+        let o = gblur()
+            .arg(&cut)
+            .arg(&out)
+            .args(["--sigma", "2", "--device", "rust"])
+            .output()
+            .unwrap();
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{ext}: {err}");
+        assert!(
+            err.contains(&format!("cut.{ext}: cannot decode")),
+            "{ext}: {err}"
+        );
+        assert_eq!(err.trim_end().lines().count(), 1, "{ext}: {err}");
+        assert!(!out.exists(), "{ext}");
+    }
+}
+
+// ---- Symbolic links and OUT_DIR ------------------------------------------------------------
+
+/// IN with a real image, a link to it, a link out of IN, a link to a folder out of IN, a
+/// link loop and a dangling link; and the folder outside.
+fn linked_folder() -> (tempfile::TempDir, PathBuf, PathBuf) {
+    use std::os::unix::fs::symlink;
+    let root = tempfile::tempdir().unwrap();
+    let input = root.path().join("in");
+    let outside = root.path().join("outside");
+    std::fs::create_dir_all(input.join("sub")).unwrap();
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::copy(fixture("samples/camera-gray.png"), input.join("real.png")).unwrap();
+    std::fs::copy(
+        fixture("tests/fixtures/gray16_7x5.png"),
+        outside.join("secret.png"),
+    )
+    .unwrap();
+    symlink("real.png", input.join("link-in.png")).unwrap();
+    symlink("../../outside/secret.png", input.join("sub/link-out.png")).unwrap();
+    symlink("../outside", input.join("linked-folder")).unwrap();
+    symlink("..", input.join("sub/loop")).unwrap();
+    symlink("nowhere.png", input.join("dangling.png")).unwrap();
+    (root, input, outside)
+}
+
+fn batch_json(input: &Path, out: &Path, extra: &[&str]) -> (Option<i32>, Value, String) {
+    let o = gblur()
+        .arg("batch")
+        .arg(input)
+        .arg(out)
+        .args(["--sigma", "2", "--device", "rust", "--json"])
+        .args(extra)
+        .output()
+        .unwrap();
+    let v = serde_json::from_slice(&o.stdout).unwrap_or(Value::Null);
+    (o.status.code(), v, stderr(&o))
+}
+
+#[test]
+fn symbolic_links_are_not_followed_unless_asked() {
+    let (root, input, _) = linked_folder();
+    let out = root.path().join("out");
+    let (code, v, err) = batch_json(&input, &out, &[]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(v["blurred"], 1);
+    assert_eq!(v["skipped_links"], 5);
+    assert_eq!(files_under(&out), BTreeSet::from(["real.png".to_string()]));
+    for link in [
+        "link-in.png",
+        "sub/link-out.png",
+        "linked-folder",
+        "sub/loop",
+        "dangling.png",
+    ] {
+        assert!(
+            err.contains(&format!("{link}: symbolic link, not followed")),
+            "{link} not named: {err}"
+        );
+    }
+}
+
+#[test]
+fn follow_links_follows_them_and_survives_loops_and_dangling_links() {
+    let (root, input, outside) = linked_folder();
+    let secret = std::fs::read(outside.join("secret.png")).unwrap();
+    let out = root.path().join("out");
+    let (code, v, err) = batch_json(&input, &out, &["--follow-links"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(v["blurred"], 4, "{v}");
+    assert_eq!(v["skipped_links"], 2, "{v}");
+    assert_eq!(
+        files_under(&out),
+        [
+            "real.png",
+            "link-in.png",
+            "sub/link-out.png",
+            "linked-folder/secret.png"
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+    );
+    assert!(err.contains("sub/loop: symbolic link loop"), "{err}");
+    assert!(
+        err.contains("dangling.png: symbolic link to nothing"),
+        "{err}"
+    );
+    // Followed links are read, never written: outputs are regular files under OUT_DIR.
+    assert_eq!(std::fs::read(outside.join("secret.png")).unwrap(), secret);
+    assert!(!out
+        .join("link-in.png")
+        .symlink_metadata()
+        .unwrap()
+        .is_symlink());
+}
+
+#[test]
+fn outputs_never_leave_out_dir_through_a_linked_folder() {
+    use std::os::unix::fs::symlink;
+    let root = tempfile::tempdir().unwrap();
+    let input = root.path().join("in");
+    std::fs::create_dir_all(input.join("trip")).unwrap();
+    std::fs::copy(fixture("samples/camera-gray.png"), input.join("trip/a.png")).unwrap();
+    std::fs::copy(fixture("samples/camera-gray.png"), input.join("b.png")).unwrap();
+    let elsewhere = root.path().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let out = root.path().join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    symlink(&elsewhere, out.join("trip")).unwrap();
+    // And an existing output that is a link to a file outside: replaced, never written through.
+    let victim = root.path().join("victim.png");
+    std::fs::write(&victim, "victim").unwrap();
+    symlink(&victim, out.join("b.png")).unwrap();
+
+    let (code, v, err) = batch_json(&input, &out, &["--overwrite"]);
+    assert_eq!(code, Some(1), "{err}");
+    assert_eq!(
+        (v["blurred"].as_u64(), v["failed"].as_u64()),
+        (Some(1), Some(1))
+    );
+    assert!(
+        err.contains("trip/a.png: not written:") && err.contains("is a symbolic link"),
+        "{err}"
+    );
+    assert!(files_under(&elsewhere).is_empty(), "wrote through the link");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "victim");
+    let b = out.join("b.png");
+    assert!(!b.symlink_metadata().unwrap().is_symlink());
+    image::open(&b).unwrap();
+}
+
+#[test]
+fn odd_file_names_are_mirrored_exactly_under_out_dir() {
+    let input = tempfile::tempdir().unwrap();
+    let names = [
+        "with space.png",
+        "ünïcödé ñame.png",
+        "-looks-like-a-flag.png",
+        "..two-dots-prefix.png",
+        "a.b.c.png",
+        "dir with space/.hidden.png",
+        "日本/写真.png",
+    ];
+    for n in names {
+        let p = input.path().join(n);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::copy(fixture("tests/fixtures/rgba_halo_9x9.png"), &p).unwrap();
+    }
+    let out = tempfile::tempdir().unwrap();
+    let nested = out.path().join("o");
+    let (code, v, err) = batch_json(input.path(), &nested, &[]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(v["blurred"], names.len());
+    let want: BTreeSet<String> = names.iter().map(|s| s.to_string()).collect();
+    assert_eq!(files_under(&nested), want);
+    assert_eq!(
+        files_under(out.path()).len(),
+        names.len(),
+        "nothing written beside OUT_DIR"
+    );
+}
+
+// ---- OpenCL faults ------------------------------------------------------------------------
+
+/// Runs the main command with `env` and returns its JSON report.
+fn report(input: &Path, out: &Path, env: &[(&str, &str)], extra: &[&str]) -> Value {
+    let mut c = gblur();
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let o = c
+        .arg(input)
+        .arg(out)
+        .args(["--sigma", "3", "--json", "-q"])
+        .args(extra)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{env:?}: {}", stderr(&o));
+    assert!(o.stderr.is_empty(), "{}", stderr(&o));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+/// The OpenCL CPU device (PoCL), which is on every machine the suite runs on.
+const ON_DEVICE: &[&str] = &["--device", "cpu"];
+
+#[test]
+fn device_faults_fall_back_to_the_rust_path_with_a_note() {
+    common::require_opencl();
+    let dir = tempfile::tempdir().unwrap();
+    let input = fixture("samples/coffee.png");
+    let rust = dir.path().join("rust.png");
+    report(&input, &rust, &[], &["--device", "rust"]);
+    // `auto` prefers the Rust path to a CPU OpenCL device: the drills name the device.
+    let device = report(&input, &dir.path().join("device.png"), &[], ON_DEVICE);
+    assert_eq!(
+        device["backend"], "opencl",
+        "the drill needs the device path"
+    );
+    for (fault, says) in [
+        ("build", "building recursive_gaussian.cl"),
+        ("enqueue", "failed to enqueue"),
+        ("alloc", "CL_MEM_OBJECT_ALLOCATION_FAILURE"),
+    ] {
+        let out = dir.path().join(format!("{fault}.png"));
+        let v = report(&input, &out, &[("GBLUR_FAULT", fault)], ON_DEVICE);
+        assert_eq!(v["backend"], "rust", "{fault}: {v}");
+        let notes = v["notes"].to_string();
+        assert!(
+            notes.contains("the OpenCL device failed") && notes.contains(says),
+            "{fault}: {notes}"
+        );
+        assert!(!notes.contains("compiler log"), "{notes}");
+        assert_eq!(
+            std::fs::read(&out).unwrap(),
+            std::fs::read(&rust).unwrap(),
+            "{fault}"
+        );
+    }
+}
+
+#[test]
+fn an_image_over_the_device_allocation_limit_runs_on_the_rust_path() {
+    common::require_opencl();
+    let dir = tempfile::tempdir().unwrap();
+    let input = fixture("samples/coffee.png"); // 600×400×3 f32 = 2.75 MiB per buffer
+    let rust = dir.path().join("rust.png");
+    report(&input, &rust, &[], &["--device", "rust"]);
+    let out = dir.path().join("big.png");
+    let v = report(&input, &out, &[("GBLUR_MAX_ALLOC_MIB", "1")], ON_DEVICE);
+    assert_eq!(v["backend"], "rust", "{v}");
+    let notes = v["notes"].to_string();
+    assert!(
+        notes.contains("needs 3 MiB per device buffer") && notes.contains("allows 1 MiB"),
+        "{notes}"
+    );
+    assert_eq!(std::fs::read(&out).unwrap(), std::fs::read(&rust).unwrap());
+    // With room for it, the same image runs on the device.
+    let v = report(&input, &out, &[("GBLUR_MAX_ALLOC_MIB", "4")], ON_DEVICE);
+    assert_eq!(v["backend"], "opencl", "{v}");
+}
+
+#[test]
+fn batch_survives_device_faults() {
+    common::require_opencl();
+    let input = tempfile::tempdir().unwrap();
+    for name in ["a.png", "b.png", "c.png"] {
+        std::fs::copy(fixture("samples/camera-gray.png"), input.path().join(name)).unwrap();
+    }
+    for (fault, says) in [
+        ("build", "building"),
+        ("enqueue", "failed to enqueue"),
+        ("alloc", "CL_MEM_OBJECT_ALLOCATION_FAILURE"),
+    ] {
+        let out = tempfile::tempdir().unwrap();
+        let o = gblur()
+            .env("GBLUR_FAULT", fault)
+            .arg("batch")
+            .arg(input.path())
+            .arg(out.path())
+            .args(["--sigma", "2", "--json", "-q"])
+            .args(ON_DEVICE)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{fault}: {}", stderr(&o));
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(v["blurred"], 3, "{fault}");
+        let notes = v["files"].to_string();
+        assert!(
+            notes.contains("the OpenCL device failed") && notes.contains(says),
+            "{fault}: {notes}"
+        );
+        assert_eq!(files_under(out.path()).len(), 3);
+    }
+}
+
+/// Several device workers (`--device cpu,cpu`, `cpu,rust`) when the kernels never build: a
+/// broken device stops taking images while another worker still blurs, the last one standing
+/// finishes on the Rust path, and every file is written as `--device rust` writes it.
+#[test]
+fn batch_on_several_devices_survives_a_broken_one() {
+    common::require_opencl();
+    let input = tempfile::tempdir().unwrap();
+    for i in 0..6 {
+        std::fs::copy(
+            fixture("samples/camera-gray.png"),
+            input.path().join(format!("g{i}.png")),
+        )
+        .unwrap();
+    }
+    let rust = tempfile::tempdir().unwrap();
+    let o = gblur()
+        .arg("batch")
+        .arg(input.path())
+        .arg(rust.path())
+        .args(["--sigma", "2", "-q", "--device", "rust"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    for list in ["cpu,cpu", "cpu,rust"] {
+        let out = tempfile::tempdir().unwrap();
+        let o = gblur()
+            .env("GBLUR_FAULT", "build")
+            .arg("batch")
+            .arg(input.path())
+            .arg(out.path())
+            .args(["--sigma", "2", "--json", "--device", list])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{list}: {}", stderr(&o));
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(v["blurred"], 6, "{list}");
+        let devices = v["devices"].as_array().unwrap();
+        let images = |k: usize| devices[k]["images"].as_u64().unwrap();
+        let stopped = |k: usize| devices[k]["stopped"].as_str().unwrap_or("").to_string();
+        assert_eq!(images(0) + images(1), 6, "{list}: {devices:?}");
+        if list == "cpu,cpu" {
+            // Both devices break on their first image; one leaves after it, the other, the
+            // last standing, blurs the rest on the Rust path.
+            let (left, stayed) = if stopped(0).contains("took no more images") {
+                (0, 1)
+            } else {
+                (1, 0)
+            };
+            assert!(stopped(left).contains("took no more images"), "{devices:?}");
+            assert_eq!(images(left), 1, "{devices:?}");
+            assert!(
+                stopped(stayed).contains("blurred the rest of the batch on the built-in Rust path"),
+                "{devices:?}"
+            );
+            for k in 0..2 {
+                assert_eq!(
+                    devices[k]["rust_fallbacks"], devices[k]["images"],
+                    "{devices:?}"
+                );
+            }
+        } else {
+            // The device leaves after the one image it broke on (if it took any); the Rust
+            // worker blurs the rest and never stops.
+            assert!(images(0) <= 1, "{devices:?}");
+            if images(0) == 1 {
+                assert!(stopped(0).contains("took no more images"), "{devices:?}");
+            }
+            assert!(devices[1]["stopped"].is_null());
+            assert_eq!(devices[1]["rust_fallbacks"], 0);
+        }
+        let err = stderr(&o);
+        if images(0) > 0 {
+            assert!(err.contains("the kernels did not build"), "{err}");
+        }
+        assert_eq!(files_under(out.path()), files_under(rust.path()));
+        for name in files_under(rust.path()) {
+            assert!(
+                std::fs::read(out.path().join(&name)).unwrap()
+                    == std::fs::read(rust.path().join(&name)).unwrap(),
+                "{list}: {name}"
+            );
+        }
+    }
+}
+
+// ---- NaN and Inf in float inputs ----------------------------------------------------------
+
+/// A 24×12 RGB f32 ramp.
+fn float_ramp() -> image::Rgb32FImage {
+    image::Rgb32FImage::from_fn(24, 12, |x, y| {
+        image::Rgb([x as f32 / 24.0, y as f32 / 12.0, 0.5])
+    })
+}
+
+fn read_f32(path: &Path) -> Vec<f32> {
+    image::open(path).unwrap().to_rgb32f().into_raw()
+}
+
+#[test]
+fn nan_and_inf_samples_become_zero_and_the_report_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut bad = float_ramp();
+    let mut zeroed = float_ramp();
+    for (x, y, c, v) in [
+        (3, 2, 0, f32::NAN),
+        (10, 5, 1, f32::INFINITY),
+        (0, 0, 2, f32::NEG_INFINITY),
+        (23, 11, 0, f32::NAN),
+    ] {
+        bad.get_pixel_mut(x, y).0[c] = v;
+        zeroed.get_pixel_mut(x, y).0[c] = 0.0;
+    }
+    common::require_opencl();
+    let devices: &[&str] = &["rust", "auto"];
+    for ext in ["tif", "exr"] {
+        let bad_in = dir.path().join(format!("bad.{ext}"));
+        let zero_in = dir.path().join(format!("zero.{ext}"));
+        image::DynamicImage::ImageRgb32F(bad.clone())
+            .save(&bad_in)
+            .unwrap();
+        image::DynamicImage::ImageRgb32F(zeroed.clone())
+            .save(&zero_in)
+            .unwrap();
+        assert!(
+            read_f32(&bad_in).iter().any(|v| v.is_nan()),
+            "{ext} must carry the NaN to gblur"
+        );
+        for device in devices {
+            let (bad_out, zero_out) = (
+                dir.path().join(format!("bad-out-{device}.{ext}")),
+                dir.path().join(format!("zero-out-{device}.{ext}")),
+            );
+            let v = report(&bad_in, &bad_out, &[], &["--device", device]);
+            let notes = v["notes"].to_string();
+            assert!(
+                notes.contains("4 non-finite or out-of-range float samples"),
+                "{ext} {device}: {notes}"
+            );
+            report(&zero_in, &zero_out, &[], &["--device", device]);
+            let got = read_f32(&bad_out);
+            assert!(got.iter().all(|v| v.is_finite()), "{ext} {device}");
+            assert_eq!(
+                got,
+                read_f32(&zero_out),
+                "{ext} {device}: not the zeroed image"
+            );
+        }
+    }
+}
+
+#[test]
+fn huge_float_samples_are_clamped_not_spread() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut img = float_ramp();
+    img.get_pixel_mut(5, 5).0[0] = 3.0e38;
+    img.get_pixel_mut(6, 5).0[0] = -3.0e38;
+    let input = dir.path().join("huge.tif");
+    image::DynamicImage::ImageRgb32F(img).save(&input).unwrap();
+    let out = dir.path().join("out.tif");
+    let v = report(&input, &out, &[], &["--device", "rust"]);
+    assert!(v["notes"]
+        .to_string()
+        .contains("2 non-finite or out-of-range"));
+    let got = read_f32(&out);
+    assert!(got.iter().all(|v| v.is_finite()));
+    // Far from the clamped pair, the ramp is what it was.
+    let far = got[(11 * 24 + 23) * 3 + 2];
+    assert!((far - 0.5).abs() < 1e-4, "{far}");
+}
+
+// ---- Ctrl-C during the main command's write ---------------------------------------------
+
+#[test]
+fn ctrl_c_while_writing_removes_the_temporary_file() {
+    // GBLUR_FAULT=slow-write holds the write for 5 s once the temporary file exists, so the
+    // SIGINT lands exactly then.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.png");
+    std::fs::write(&out, "previous").unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_gblur"))
+        .env("GBLUR_FAULT", "slow-write")
+        .arg(fixture("samples/coffee.png"))
+        .arg(&out)
+        .args(["--sigma", "2", "--device", "rust", "-q"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let temp = || {
+        files_under(dir.path())
+            .into_iter()
+            .find(|f| f.contains(".gblur-"))
+    };
+    let start = std::time::Instant::now();
+    let temp = loop {
+        if let Some(t) = temp() {
+            break dir.path().join(t);
+        }
+        assert!(start.elapsed().as_secs() < 60, "no temporary file appeared");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    };
+    // The write is held: the temporary file exists, nothing is in it yet, gblur still runs.
+    assert_eq!(
+        std::fs::metadata(&temp).unwrap().len(),
+        0,
+        "the write was not held"
+    );
+    assert!(child.try_wait().unwrap().is_none());
+    let killed = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let o = child.wait_with_output().unwrap();
+    // Had gblur let the held write finish before honouring the interrupt, the blurred image
+    // would have been renamed over OUT; it is still the previous file, and the temporary file
+    // is gone.
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    assert_eq!(stderr(&o), "gblur: interrupted\n");
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "previous");
+    assert_eq!(
+        files_under(dir.path()).len(),
+        1,
+        "{:?}",
+        files_under(dir.path())
+    );
+}

@@ -1,0 +1,27 @@
+//! The integration tests, as a user meets gblur: the `gblur` command (through its binary) and
+//! the library's public API, in one test binary (one link instead of one per file).
+//! `tests/stream_memory.rs` stays a binary of its own: Linux counts a spawning process's
+//! memory in its child's peak, and those tests measure their children's peaks.
+
+mod common;
+mod support;
+
+mod api;
+mod architecture;
+mod auto_choice;
+mod bad_inputs;
+mod batch;
+mod bench;
+mod cli;
+mod cluster;
+mod edges;
+mod faults;
+mod golden;
+mod hdr;
+mod masks;
+mod metadata;
+mod real_files;
+mod stream;
+mod stream_gpu;
+mod stream_jpeg;
+mod work_safety;

@@ -1,0 +1,4 @@
+//! Fixture generators shared by several test modules.
+
+pub mod phone;
+pub mod strips;
