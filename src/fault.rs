@@ -1,5 +1,6 @@
-//! Test hooks for the fault drills in `tests/faults.rs`, read once from the environment and
-//! documented in the README. Unset, as always in normal use, each costs one cached lookup.
+//! Test hooks for the fault drills in `tests/it/faults.rs`, read once from the environment and
+//! documented in docs/GUIDE.md (What gblur guarantees). Unset, as always in normal use, each
+//! costs one cached lookup.
 
 use std::sync::OnceLock;
 

@@ -16,7 +16,7 @@ pub struct Writing(PathBuf);
 /// Registers `path` for removal on Ctrl-C until the returned guard is dropped.
 ///
 /// Test hook: with `GBLUR_FAULT=slow-write` the write then waits 5 s, so that the Ctrl-C
-/// drill in tests/faults.rs can interrupt it while the temporary file exists.
+/// drill in tests/it/faults.rs can interrupt it while the temporary file exists.
 pub fn writing(path: &Path) -> Writing {
     lock().push(path.to_path_buf());
     if fault::is(Fault::SlowWrite) {

@@ -80,7 +80,7 @@
 //! The public API (`api`) over the per-file job (`job`, `work`, `mask`, `stream`) over the
 //! engines (`codec`, `cpu`, `gpu`, on `filter` and `pixels`), with `backend` choosing where a
 //! job runs. The command line (`cli`, `batch`, `bench`, `devices`) sits on top, behind the
-//! `cli` feature. Nothing imports upwards; `tests/architecture.rs` fails on an import cycle.
+//! `cli` feature. Nothing imports upwards; `tests/it/architecture.rs` fails on an import cycle.
 
 #![deny(missing_docs)]
 // Items only the command line uses are unused without it.

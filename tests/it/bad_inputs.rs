@@ -80,7 +80,7 @@ fn over_the_memory_limit() {
     let dir = tempfile::tempdir().unwrap();
     let big = dir.path().join("big.png");
     image::GrayImage::new(2000, 1500).save(&big).unwrap();
-    // The whole-image path refuses it; `--engine auto` would stream it (tests/stream.rs).
+    // The whole-image path refuses it; `--engine auto` would stream it (tests/it/stream.rs).
     let args = ["--max-memory", "1", "--engine", "whole"];
     fails(&big, &args, 1, "memory limit of 1 MiB");
 }

@@ -270,7 +270,7 @@ fn bad_batch_arguments() {
 fn ctrl_c_stops_cleanly_leaving_only_complete_outputs() {
     // GBLUR_FAULT=slow-write holds every write for 5 s once its temporary file exists, and the
     // SIGINT is sent while the first one is held: the batch cannot have finished, and at most
-    // 2 × cores + 5 images are in flight (README), so the rest are certain not to start.
+    // 2 × cores + 5 images are in flight (docs/GUIDE.md), so the rest are certain not to start.
     let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
     let total = 2 * cores + 5 + 10;
     let input = tempfile::tempdir().unwrap();

@@ -3,9 +3,9 @@
 //! OUT_DIR, inputs that must never be opened for writing. Each fault ends in one clear line,
 //! a documented exit code, the previous output intact and no temporary file left.
 //!
-//! Ctrl-C in the middle of a batch is drilled in tests/batch.rs
+//! Ctrl-C in the middle of a batch is drilled in tests/it/batch.rs
 //! (`ctrl_c_stops_cleanly_leaving_only_complete_outputs`); corrupt, truncated PNG and
-//! over-the-limit inputs of the main command in tests/bad_inputs.rs.
+//! over-the-limit inputs of the main command in tests/it/bad_inputs.rs.
 
 use serde_json::Value;
 use std::collections::BTreeSet;
