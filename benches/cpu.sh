@@ -177,8 +177,9 @@ for i, (label, out, _) in enumerate(cmds):
     med = statistics.median(x[i] for x in times)
     print(f"{label:<58} {med:7.2f} s {rss[i] // 1024:6d} MiB {os.path.getsize(out) / 1e6:6.1f} MB")
 for a, b, text in ratios:
-    r = statistics.median(x[b] / x[a] for x in times)
-    print(f"  -> {r:.2f}x ({text}; median of the per-round ratios)")
+    each = [x[b] / x[a] for x in times]
+    r = statistics.median(each)
+    print(f"  -> {r:.2f}x ({text}; median of the per-round ratios, range {min(each):.2f}-{max(each):.2f})")
 ' "$T" "$RUNS" "$1"
 }
 
