@@ -24,7 +24,12 @@ pub fn main() -> ExitCode {
             .and_then(|job| crate::batch::execute(&job))
             .and_then(|summary| crate::batch::summary::emit(&summary, b.settings.json, cli.quiet)),
         Some(Command::Completions { shell }) => print(&super::completions(*shell)),
-        Some(Command::Man) => print(&super::man()),
+        Some(Command::Man { page: _, dir: Some(dir) }) => {
+            super::man_pages(dir).map_err(|e| JobError::Setup(anyhow::anyhow!(e)))
+        }
+        Some(Command::Man { page, dir: None }) => super::man(page.as_deref())
+            .map_err(|e| JobError::Setup(anyhow::anyhow!(e)))
+            .and_then(|text| print(&text)),
         Some(Command::BatchReport { dir, json }) => {
             crate::batch::ledger::report(dir, *json, cli.quiet)
         }

@@ -22,7 +22,7 @@ use crate::stream::Engine;
 use crate::work::edges::{EdgeMode, Edges};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use image::codecs::png::CompressionType;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Blur images with a recursive (IIR) Gaussian on OpenCL devices, and report the time of
 /// every pass.
@@ -84,8 +84,18 @@ pub enum Command {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
-    /// Print the manual page (roff) on stdout (e.g. `gblur man | man -l -`).
-    Man,
+    /// Print a manual page (roff) on stdout (e.g. `gblur man | man -l -`), or write them all.
+    ///
+    /// Without PAGE, the page of gblur itself; with it, a subcommand's (`batch`, `bench`,
+    /// `bench-blur`, ...). `--dir DIR` writes every page into DIR instead (gblur.1,
+    /// gblur-batch.1, gblur-bench-blur.1, ...), as `man` finds them under a man1 folder.
+    Man {
+        /// The subcommand whose page to print, its words joined by `-` (`bench-blur`).
+        page: Option<String>,
+        /// Write every page into this folder instead of printing one.
+        #[arg(long, value_name = "DIR", conflicts_with = "page")]
+        dir: Option<PathBuf>,
+    },
     /// Merge the shard summaries that `gblur batch --summary DIR` wrote.
     ///
     /// Exit 0 only when every shard is present, every file is in exactly one shard, and none
@@ -535,11 +545,40 @@ pub fn completions(shell: clap_complete::Shell) -> Vec<u8> {
     script
 }
 
-/// The manual page (roff), generated from the same clap command as `--help`.
-pub fn man() -> Vec<u8> {
-    let mut page = Vec::new();
-    clap_mangen::Man::new(<Cli as clap::CommandFactory>::command())
-        .render(&mut page)
-        .expect("writing to memory cannot fail");
-    page
+/// The command every manual page is made from: the parser itself, built, so that each
+/// subcommand has its page's name (`gblur-batch`).
+fn man_command() -> clap::Command {
+    let mut command = <Cli as clap::CommandFactory>::command().disable_help_subcommand(true);
+    command.build();
+    command
+}
+
+/// A manual page (roff), generated from the same clap command as `--help`: gblur's own, or
+/// the subcommand `page` names (`batch`, `bench-blur`).
+pub fn man(page: Option<&str>) -> Result<Vec<u8>, String> {
+    let mut command = man_command();
+    for word in page.into_iter().flat_map(|p| p.split('-')) {
+        let names: Vec<String> = command
+            .get_subcommands()
+            .map(|s| s.get_name().to_string())
+            .collect();
+        command = command.find_subcommand(word).cloned().ok_or_else(|| {
+            format!(
+                "'{}' names no manual page: the pages are gblur and its subcommands ({})",
+                page.unwrap_or_default(),
+                names.join(", ")
+            )
+        })?;
+    }
+    let mut out = Vec::new();
+    clap_mangen::Man::new(command)
+        .render(&mut out)
+        .map_err(|e| e.to_string())?;
+    Ok(out)
+}
+
+/// Writes every manual page into `dir`.
+pub fn man_pages(dir: &Path) -> Result<(), String> {
+    clap_mangen::generate_to(man_command(), dir)
+        .map_err(|e| format!("{}: cannot write the manual pages: {e}", dir.display()))
 }

@@ -519,6 +519,34 @@ fn completions_and_the_manual_page_name_every_command() {
     for word in ["\\-\\-sigma", "batch", "completions"] {
         assert!(page.contains(word), "man page lacks {word}");
     }
+    // Every page the main one names as SEE ALSO can be printed, and written as a file.
+    let batch = gblur().args(["man", "batch"]).assert().success();
+    let batch = String::from_utf8(batch.get_output().stdout.clone()).unwrap();
+    assert!(
+        batch.contains(".TH gblur\\-batch 1") || batch.contains(".TH gblur-batch 1"),
+        "{batch}"
+    );
+    assert!(
+        batch.contains("\\-\\-shard"),
+        "the batch page lacks --shard"
+    );
+    let blur = gblur().args(["man", "bench-blur"]).assert().success();
+    assert!(String::from_utf8_lossy(&blur.get_output().stdout).contains("\\-\\-sizes"));
+    gblur().args(["man", "nope"]).assert().code(2);
+    let dir = tempfile::tempdir().unwrap();
+    gblur()
+        .args(["man", "--dir"])
+        .arg(dir.path())
+        .assert()
+        .success();
+    for name in [
+        "gblur.1",
+        "gblur-batch.1",
+        "gblur-bench-blur.1",
+        "gblur-man.1",
+    ] {
+        assert!(dir.path().join(name).is_file(), "{name} not written");
+    }
     gblur()
         .args(["completions", "tcsh"])
         .assert()
