@@ -15,6 +15,7 @@ use crate::work::blur::failure_note;
 use crate::work::edges::{EdgeMode, EdgePlan, Edges};
 use crate::work::load::{load_with, Source};
 use crate::work::save::{save, Output};
+use crate::work::sharpen::Sharpen;
 use crate::work::{self, Keep, Loaded, Working};
 use image::ImageFormat;
 use std::path::{Path, PathBuf};
@@ -57,6 +58,9 @@ pub struct BlurJob {
     /// A progress bar on stderr for one long image (the strip engine's rows); off with
     /// `--quiet`.
     pub progress: bool,
+    /// Sharpen instead of blurring: the unsharp mask with this blur (`gblur sharpen`,
+    /// `gblur batch --sharpen`).
+    pub sharpen: Option<Sharpen>,
 }
 
 impl BlurJob {
@@ -287,7 +291,7 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
     let mut notes = Vec::new();
     let plan = EdgePlan::new(job.edges, &blur);
 
-    let path_keep = Keep::for_path(target.as_ref().map(|t| t.pipeline), &blur);
+    let path_keep = keep_for(job, target.as_ref().map(|t| t.pipeline), &blur);
     let path_keep = planes_keep(job, path_keep, out_format, &plan);
     let opening = start_opening(target);
     let source = match &stdin {
@@ -316,13 +320,13 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
     }
 
     // A fallback loads the image as `--device rust` would: as planes where that path takes them.
-    let rust = planes_keep(job, Keep::for_path(None, &blur), out_format, &plan);
+    let rust = planes_keep(job, keep_for(job, None, &blur), out_format, &plan);
     let memory = (job.max_memory_mib, job.linear);
     let reload = || mask::reload(source, &job.mask, masked.as_ref(), memory, &plan, rust);
     let mut done = work::blur::blur(
         device.as_ref(),
         &mut loaded,
-        &blur,
+        (&blur, job.sharpen.as_ref()),
         &mut passes,
         reload,
         None,
@@ -350,6 +354,24 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
     })
 }
 
+/// What `job` keeps of its decoded image on `device`'s path (None: the Rust path): what the
+/// path keeps (`Keep::for_path`), except that sharpening keeps planar f32, or on the Rust
+/// path the decoded image where it sharpens in place (`Sharpen::in_place`).
+pub fn keep_for(job: &BlurJob, device: Option<Pipeline>, blur: &Blur2d) -> Keep {
+    match &job.sharpen {
+        None => Keep::for_path(device, blur),
+        Some(s)
+            if device.is_none()
+                && s.in_place(job.linear, job.mask.active())
+                && Keep::for_path(None, blur) == Keep::Decoded
+                && !(blur.x.is_identity() || blur.y.is_identity()) =>
+        {
+            Keep::Decoded
+        }
+        Some(_) => Keep::Planar,
+    }
+}
+
 /// `Keep::JpegPlanes` where a JPEG input may be blurred as its YCbCr planes: in place on the
 /// Rust path (`path_keep` `Decoded`) or as bytes on the blocked pipeline (`Decoded8Bit`),
 /// JPEG out, and nothing that needs RGB samples (`--linear`, a selection, an edge mode);
@@ -366,6 +388,7 @@ pub fn planes_keep(
         && out_format == ImageFormat::Jpeg
         && !job.linear
         && !job.mask.active()
+        && job.sharpen.is_none()
         && plan.is_none();
     match takes {
         true => Keep::JpegPlanes {
@@ -394,6 +417,9 @@ fn strip_input(
     };
     if job.engine == Engine::Whole {
         return Ok(None);
+    }
+    if job.sharpen.is_some() {
+        return refuse("it blurs; sharpening runs on the whole image".into());
     }
     if !streamable {
         return refuse(format!(

@@ -126,6 +126,7 @@ impl FileOptions {
             explain: false,
             engine: Engine::Auto,
             progress: false,
+            sharpen: None,
         }
     }
 }

@@ -264,7 +264,7 @@ impl Gaussian {
                 (padded, Some(at))
             }
         };
-        if banded::blur_image(&mut work, &self.blur, self.linear).is_none() {
+        if crate::cpu::blur_in_place(&mut work, &self.blur, self.linear, None).is_none() {
             work = reference::blur_image(&work, &self.blur, self.linear);
         }
         Ok(match padding {
@@ -342,11 +342,17 @@ impl Gaussian {
                 alpha: layout.alpha,
                 linear: table.as_deref(),
                 mix: None,
+                sharpen: None,
             };
             banded::blur_in_place(data, (layout.width, layout.height), &px, kx, ky);
             return Ok(());
         }
-        blur_by_axes(self, data, layout);
+        crate::cpu::interleaved::blur_by_axes(
+            data,
+            (layout.width, layout.height, layout.channels),
+            (layout.alpha, self.linear),
+            [(&self.blur.y, self.edges.y), (&self.blur.x, self.edges.x)],
+        );
         Ok(())
     }
 
@@ -415,51 +421,4 @@ fn check_extension(plan: &EdgePlan, w: u32, h: u32) -> Result<(), Error> {
         )));
     }
     Ok(())
-}
-
-/// The general path for interleaved samples: a premultiplied (and linear, where asked) f32
-/// copy in the banded blur's units, filtered along y and then x with the edge modes, and
-/// written back.
-fn blur_by_axes<T: Sample>(g: &Gaussian, data: &mut [T], layout: Layout) {
-    let c = layout.channels;
-    let alpha = layout.alpha.then_some(c - 1);
-    let linear = g.linear && T::FULL > 1.0;
-    let to_linear = |v: f32| pixels::srgb_to_linear(v / T::FULL) * T::FULL;
-    let to_srgb = |v: f32| pixels::linear_to_srgb(v / T::FULL) * T::FULL;
-    let mut work: Vec<f32> = data.iter().map(|&v| banded::Sample::to_f32(v)).collect();
-    for px in work.chunks_exact_mut(c) {
-        let a = alpha.map_or(1.0, |a| px[a] / T::FULL);
-        for (i, v) in px.iter_mut().enumerate() {
-            if Some(i) != alpha {
-                *v = if linear { to_linear(*v) } else { *v } * a;
-            }
-        }
-    }
-    let shape = [layout.height, layout.width, c];
-    for (axis, f, mode) in [(0, &g.blur.y, g.edges.y), (1, &g.blur.x, g.edges.x)] {
-        if f.is_identity() {
-            continue;
-        }
-        // The constant colour, opaque where there is alpha.
-        let cvals = (0..c)
-            .map(|i| match (Some(i) == alpha, constant(mode)) {
-                (true, _) => T::FULL,
-                (false, v) => v.unwrap_or(0.0) * T::FULL,
-            })
-            .collect();
-        axis::filter_axis_in_place(&mut work, &shape, axis, &axis_filter(f, mode, cvals));
-    }
-    for (px, out) in work.chunks_exact_mut(c).zip(data.chunks_exact_mut(c)) {
-        let a = alpha.map_or(1.0, |a| px[a] / T::FULL);
-        for (i, (v, o)) in px.iter().zip(out.iter_mut()).enumerate() {
-            let mut v = *v;
-            if Some(i) != alpha {
-                v = if a > 1e-7 { v / a } else { 0.0 };
-                if linear {
-                    v = to_srgb(v);
-                }
-            }
-            *o = banded::Sample::from_f32(v);
-        }
-    }
 }

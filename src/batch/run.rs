@@ -20,7 +20,7 @@ use crate::codec::{self, ImageIoError};
 use crate::filter::Blur2d;
 use crate::gpu::opencl::pinned::{Staging, StagingPool};
 use crate::gpu::opencl::ClError;
-use crate::job::{self, JobError};
+use crate::job::{self, BlurJob, JobError};
 use crate::mask::{self, MaskFile, Masked};
 use crate::report::{self, Backend, Pass, Stage};
 use crate::work::edges::EdgePlan;
@@ -175,7 +175,7 @@ fn set_up(job: &BatchJob) -> anyhow::Result<Setup> {
                 in_dir.display()
             )
         })?;
-    let workers = open_workers(targets, &blur)?;
+    let workers = open_workers(targets, (&blur, &job.blur))?;
     Ok(Setup {
         in_dir,
         out_dir,
@@ -189,14 +189,17 @@ fn set_up(job: &BatchJob) -> anyhow::Result<Setup> {
 
 /// One worker per target, each with its own context; the contexts then move to their
 /// workers' threads and stay there.
-fn open_workers(targets: Vec<Option<Target>>, blur: &Blur2d) -> Result<Vec<Worker>, ClError> {
+fn open_workers(
+    targets: Vec<Option<Target>>,
+    (blur, job): (&Blur2d, &BlurJob),
+) -> Result<Vec<Worker>, ClError> {
     let mut workers = Vec::with_capacity(targets.len());
     for (index, target) in targets.into_iter().enumerate() {
         let device = target.map(Device::open).transpose()?;
         let name = device
             .as_ref()
             .map_or_else(backend::rust_device_name, Device::name);
-        let keep = Keep::for_path(device.as_ref().map(|d| d.pipeline), blur);
+        let keep = job::keep_for(job, device.as_ref().map(|d| d.pipeline), blur);
         workers.push(Worker {
             index,
             device,
@@ -528,7 +531,7 @@ fn reload_for_rust(
 ) -> Result<Loaded, ImageIoError> {
     let blur_job = &shared.job.blur;
     let plan = EdgePlan::new(blur_job.edges, shared.blur);
-    let rust = job::planes_keep(blur_job, Keep::for_path(None, shared.blur), format, &plan);
+    let rust = job::planes_keep(blur_job, job::keep_for(blur_job, None, shared.blur), format, &plan);
     let memory = (blur_job.max_memory_mib, blur_job.linear);
     mask::reload(
         Source::File(input),
@@ -692,7 +695,7 @@ fn blur_task(
         // No slot was free or large enough: make one for the images to come.
         pool.grow(&device.ctx, planes.bytes() as usize);
     }
-    let rust = Keep::for_path(None, shared.blur);
+    let rust = job::keep_for(&shared.job.blur, None, shared.blur);
     match (&mut masked, device) {
         (Some(m), Some(_)) => m.apply(&mut loaded, keep, &mut passes),
         (Some(m), None) => m.apply(&mut loaded, rust, &mut passes),
@@ -707,7 +710,7 @@ fn blur_task(
     let done = work::blur::blur(
         device,
         &mut loaded,
-        shared.blur,
+        (shared.blur, shared.job.blur.sharpen.as_ref()),
         &mut passes,
         reload,
         staging.as_mut(),

@@ -192,6 +192,7 @@ impl Case<'_> {
             alpha: false,
             linear: None,
             mix: None,
+            sharpen: None,
         };
         let mut work = plane.to_vec();
         let stats = measure_host(

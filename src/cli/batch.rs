@@ -1,6 +1,6 @@
 //! `gblur batch`'s arguments, turned into a checked `BatchJob`.
 
-use super::{parse_format, BlurSettings};
+use super::{check_sharpen_mask, parse_format, BlurSettings, SharpenFlags};
 use crate::batch::naming::NameTemplate;
 use crate::batch::shard::{self, ShardRequest};
 use crate::batch::BatchJob;
@@ -56,6 +56,11 @@ pub struct BatchArgs {
     /// are detected and skipped). Without it every link is skipped and named in the report.
     #[arg(long)]
     pub follow_links: bool,
+    /// Sharpen every image (the unsharp mask of `gblur sharpen`) instead of blurring it.
+    #[arg(long, help_heading = "Sharpening")]
+    pub sharpen: bool,
+    #[command(flatten)]
+    pub sharpen_flags: SharpenFlags,
 }
 
 fn parse_shard(s: &str) -> Result<ShardRequest, String> {
@@ -91,10 +96,13 @@ impl BatchArgs {
             (Some(ShardRequest::Fixed(k, n)), None) => Some((k, n)),
             (None, _) => None,
         };
+        let mut blur = self
+            .settings
+            .to_job(self.in_dir.clone(), self.out_dir.clone());
+        blur.sharpen = self.sharpen_flags.sharpen(self.sharpen)?;
+        check_sharpen_mask(&blur)?;
         Ok(BatchJob {
-            blur: self
-                .settings
-                .to_job(self.in_dir.clone(), self.out_dir.clone()),
+            blur,
             format: self.format,
             name: self.name.clone(),
             overwrite: self.overwrite,

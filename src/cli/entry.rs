@@ -33,17 +33,15 @@ pub fn main() -> ExitCode {
         Some(Command::BatchReport { dir, json }) => {
             crate::batch::ledger::report(dir, *json, cli.quiet)
         }
+        Some(Command::Sharpen(s)) => {
+            crate::interrupt::remove_temp_files_on_ctrl_c();
+            let job = s.to_job().map_err(|e| JobError::Setup(anyhow::anyhow!(e)));
+            job.and_then(|job| one_image(&job, s.blur.settings.json, cli.quiet))
+        }
         None => {
             crate::interrupt::remove_temp_files_on_ctrl_c();
-            cli.blur
-                .to_job()
-                .map_err(|e| JobError::Setup(anyhow::anyhow!(e)))
-                .and_then(|job| crate::job::run(&job.with_progress(!cli.quiet)))
-                .and_then(|report| {
-                    crate::report::emit(&report, cli.blur.settings.json, cli.quiet).map_err(|e| {
-                        JobError::Failed(anyhow::anyhow!("cannot write the report: {e}"))
-                    })
-                })
+            let job = cli.blur.to_job().map_err(|e| JobError::Setup(anyhow::anyhow!(e)));
+            job.and_then(|job| one_image(&job, cli.blur.settings.json, cli.quiet))
         }
     };
     match result {
@@ -51,6 +49,13 @@ pub fn main() -> ExitCode {
         Err(JobError::Setup(e)) => fail(&e, cli.verbose, 2),
         Err(JobError::Failed(e)) => fail(&e, cli.verbose, 1),
     }
+}
+
+/// Runs the main command's `job` (a blur, or `gblur sharpen`) and prints its report.
+fn one_image(job: &crate::job::BlurJob, json: bool, quiet: bool) -> Result<(), JobError> {
+    let report = crate::job::run(&job.clone().with_progress(!quiet))?;
+    crate::report::emit(&report, json, quiet)
+        .map_err(|e| JobError::Failed(anyhow::anyhow!("cannot write the report: {e}")))
 }
 
 /// Writes `text` to stdout; a closed stdout (`| head`) is not an error.

@@ -20,6 +20,7 @@ use crate::job::BlurJob;
 use crate::mask::{parse_region, MaskMode, MaskOptions, NanPolicy, Region};
 use crate::stream::Engine;
 use crate::work::edges::{EdgeMode, Edges};
+use crate::work::sharpen::Sharpen;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use image::codecs::png::CompressionType;
 use std::path::{Path, PathBuf};
@@ -77,6 +78,14 @@ pub enum Command {
     Bench(BenchCommand),
     /// Blur every image under IN_DIR into the same structure under OUT_DIR.
     Batch(BatchArgs),
+    /// Sharpen an image with the unsharp mask: out = in + AMOUNT·(in − blur(in)), where the
+    /// difference is over THRESHOLD.
+    ///
+    /// The blur is gblur's Gaussian (every option of the main command applies: --sigma, the
+    /// edge modes, --region and --mask, --linear, --device), so sharpening costs the same at
+    /// any radius. Colour is sharpened premultiplied by alpha and alpha is kept; 8- and 16-bit
+    /// results are clipped to their range, float ones keep every value.
+    Sharpen(SharpenArgs),
     /// Print a shell completion script on stdout (e.g. `gblur completions bash >
     /// ~/.local/share/bash-completion/completions/gblur`).
     Completions {
@@ -140,6 +149,84 @@ pub struct BlurArgs {
     pub settings: BlurSettings,
 }
 
+/// `gblur sharpen`: the main command's arguments and the unsharp mask's.
+#[derive(Debug, Args)]
+pub struct SharpenArgs {
+    #[command(flatten)]
+    pub blur: BlurArgs,
+    #[command(flatten)]
+    pub sharpen: SharpenFlags,
+}
+
+/// The unsharp mask's settings, for `gblur sharpen` and `gblur batch --sharpen`.
+#[derive(Debug, Args)]
+pub struct SharpenFlags {
+    /// How much of the difference from the blur to add (default 1: out = 2·in − blur),
+    /// from 0 to 100.
+    #[arg(long, value_parser = parse_amount, help_heading = "Sharpening")]
+    pub amount: Option<f64>,
+    /// Leave differences no larger than this alone (default 0): a fraction of full scale for
+    /// 8- and 16-bit images (0.02 is 5 of 255), the value itself for float ones, from 0 to 1.
+    #[arg(long, value_parser = parse_threshold, help_heading = "Sharpening")]
+    pub threshold: Option<f64>,
+    /// Sharpen luminance alone (Rec. 709 luma; RGB images): the same difference goes to red,
+    /// green and blue, so edges gain no colour fringes.
+    #[arg(long, help_heading = "Sharpening")]
+    pub luminance: bool,
+}
+
+impl SharpenFlags {
+    /// The unsharp mask where `on`; its flags without `on` are a usage error.
+    pub fn sharpen(&self, on: bool) -> Result<Option<Sharpen>, String> {
+        if !on {
+            if self.amount.is_some() || self.threshold.is_some() || self.luminance {
+                return Err("--amount, --threshold and --luminance go with --sharpen".into());
+            }
+            return Ok(None);
+        }
+        Ok(Some(Sharpen {
+            amount: self.amount.unwrap_or(1.0) as f32,
+            threshold: self.threshold.unwrap_or(0.0) as f32,
+            luminance: self.luminance,
+        }))
+    }
+}
+
+fn parse_amount(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && (0.0..=100.0).contains(&v) => Ok(v),
+        _ => Err(format!("'{s}' is not an amount from 0 to 100")),
+    }
+}
+
+fn parse_threshold(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && (0.0..=1.0).contains(&v) => Ok(v),
+        _ => Err(format!("'{s}' is not a threshold from 0 to 1 (a fraction of full scale)")),
+    }
+}
+
+impl SharpenArgs {
+    /// The checked job: the main command's, sharpening.
+    pub fn to_job(&self) -> Result<BlurJob, String> {
+        let mut job = self.blur.to_job()?;
+        job.sharpen = self.sharpen.sharpen(true)?;
+        check_sharpen_mask(&job)?;
+        Ok(job)
+    }
+}
+
+/// Sharpening blends by a selection (`blend`); `exclude` (leaving the unselected pixels out
+/// of the blur) has no meaning for it.
+pub fn check_sharpen_mask(job: &BlurJob) -> Result<(), String> {
+    match (&job.sharpen, job.mask.mode) {
+        (Some(_), MaskMode::Exclude) if job.mask.active() => {
+            Err("--mask-mode exclude does not apply to sharpening: it blends (--mask-mode blend)".into())
+        }
+        _ => Ok(()),
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum EngineArg {
     Auto,
@@ -152,13 +239,16 @@ pub enum EngineArg {
 #[group(id = "blur_settings")]
 #[command(group = clap::ArgGroup::new("selection").args(["region", "mask"]).multiple(true))]
 pub struct BlurSettings {
-    /// Standard deviation of the Gaussian in pixels, both axes (finite, > 0).
-    #[arg(short, long, value_parser = parse_sigma, required_unless_present_all = ["sigma_x", "sigma_y"])]
+    /// Standard deviation of the Gaussian in pixels, both axes: 0.001 to 1000000, or 0 for no
+    /// blur.
+    #[arg(short, long, value_parser = parse_sigma, required_unless_present_any = ["sigma_x", "sigma_y"])]
     pub sigma: Option<f64>,
-    /// Horizontal sigma (overrides --sigma along x).
+    /// Sigma along x (across rows), overriding --sigma; given alone, only rows are blurred.
+    /// 0 leaves rows alone.
     #[arg(long, value_parser = parse_sigma)]
     pub sigma_x: Option<f64>,
-    /// Vertical sigma (overrides --sigma along y).
+    /// Sigma along y (down columns), overriding --sigma; given alone, only columns are
+    /// blurred. 0 leaves columns alone.
     #[arg(long, value_parser = parse_sigma)]
     pub sigma_y: Option<f64>,
     /// auto: recursive, or the exact sampled FIR below sigma 2 where it is more accurate.
@@ -394,7 +484,10 @@ fn split_prefix(output: &std::path::Path) -> Option<(image::ImageFormat, PathBuf
 
 fn parse_sigma(s: &str) -> Result<f64, String> {
     let v: f64 = s.parse().map_err(|_| format!("'{s}' is not a number"))?;
-    crate::filter::check_sigma(v).map_err(|e| format!("{e}, got {s}"))
+    if v == 0.0 {
+        return Ok(0.0);
+    }
+    crate::filter::check_sigma(v).map_err(|e| format!("{e} (or 0: no blur along that axis), got {s}"))
 }
 
 fn parse_truncate(s: &str) -> Result<f64, String> {
@@ -405,8 +498,9 @@ fn parse_truncate(s: &str) -> Result<f64, String> {
 impl BlurSettings {
     /// The checked job. Clap has enforced presence and ranges; nothing else can fail here.
     pub fn to_job(&self, input: PathBuf, output: PathBuf) -> BlurJob {
-        let sigma_x = self.sigma_x.or(self.sigma).expect("clap requires a sigma");
-        let sigma_y = self.sigma_y.or(self.sigma).expect("clap requires a sigma");
+        // One axis's sigma alone blurs that axis only.
+        let sigma_x = self.sigma_x.or(self.sigma).unwrap_or(0.0);
+        let sigma_y = self.sigma_y.or(self.sigma).unwrap_or(0.0);
         let transpose = self.transpose.map(|t| match t {
             TransposeArg::Naive => TransposeKind::Naive,
             TransposeArg::Local => TransposeKind::Local,
@@ -480,6 +574,7 @@ impl BlurSettings {
             explain: false,
             engine: Engine::Whole,
             progress: false,
+            sharpen: None,
         }
     }
 

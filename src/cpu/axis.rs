@@ -7,8 +7,9 @@
 //! a block is gathered into a scratch of `n + 2·pad` vectors (converted to f32, the edge
 //! mode's extension written around it), filtered down the scratch, and scattered back. Where
 //! `inner ≥ 16` a block's lanes are neighbouring columns, so every gathered row is sixteen
-//! contiguous samples; along the last axis (`inner = 1`) the lanes are sixteen rows, moved
-//! through 16×16 transposes. The scratch of one block stays in the core's L2 cache
+//! contiguous samples; otherwise the lanes are one channel of sixteen neighbouring rows (the
+//! last axis, where `inner` is 1, or the pixels of an interleaved image, `inner` its
+//! channels), moved through 16×16 transposes. The scratch of one block stays in the core's L2 cache
 //! (2 × 4096 rows × 64 B for a 4096-long axis), so each pass reads and writes the array
 //! once.
 //!
@@ -182,10 +183,26 @@ impl<T> Shared<T> {
 enum Block {
     /// Lanes are neighbouring columns: line ℓ starts at `start + ℓ`.
     Columns { start: usize, lanes: usize },
-    /// Lanes are neighbouring rows of the last axis: line ℓ starts at `start + ℓ·n`.
+    /// Lanes are the same channel of neighbouring rows (`inner < 16`: the last axis, where
+    /// `inner` is 1, or the pixels of an interleaved image, `inner` its channels): line ℓ
+    /// starts at `start + ℓ·n·inner`, its samples `inner` apart.
     Rows { start: usize, lanes: usize },
-    /// Lines `first ..` in line order, for `1 < inner < 16`.
-    Any { first: usize, lanes: usize },
+}
+
+impl Block {
+    fn lanes(self) -> usize {
+        match self {
+            Block::Columns { lanes, .. } | Block::Rows { lanes, .. } => lanes,
+        }
+    }
+
+    /// Where lane `l`'s line starts.
+    fn start(self, l: usize, lines: Lines) -> usize {
+        match self {
+            Block::Columns { start, .. } => start + l,
+            Block::Rows { start, .. } => start + l * lines.n * lines.inner,
+        }
+    }
 }
 
 impl Lines {
@@ -201,26 +218,23 @@ impl Lines {
                     });
                 }
             }
-        } else if self.inner == 1 {
-            for o0 in (0..self.outer).step_by(LANES) {
-                out.push(Block::Rows {
-                    start: o0 * self.n,
-                    lanes: (self.outer - o0).min(LANES),
-                });
-            }
         } else {
-            let lines = self.outer * self.inner;
-            for l0 in (0..lines).step_by(LANES) {
-                out.push(Block::Any {
-                    first: l0,
-                    lanes: (lines - l0).min(LANES),
-                });
+            // The channels of the same rows one after another, so that a thread that takes
+            // neighbouring blocks finds the rows in its cache.
+            for o0 in (0..self.outer).step_by(LANES) {
+                for i in 0..self.inner {
+                    out.push(Block::Rows {
+                        start: o0 * self.n * self.inner + i,
+                        lanes: (self.outer - o0).min(LANES),
+                    });
+                }
             }
         }
         out
     }
 
     /// Where line `l` (in line order: `o·inner + i`) starts.
+    #[cfg(test)]
     fn start(&self, l: usize) -> usize {
         (l / self.inner) * self.n * self.inner + l % self.inner
     }
@@ -316,13 +330,14 @@ unsafe fn gather<S: Element>(src: *const S, block: Block, lines: Lines, pad: usi
         }
         Block::Rows { start, lanes } => {
             // 16×16 tiles: lane ℓ is row ℓ of the tile, its samples k0 .. k0 + 16.
+            let step = lines.inner;
             for k0 in (0..n).step_by(LANES) {
                 let len = (n - k0).min(LANES);
                 let mut tile = [V::ZERO; LANES];
                 for (l, t) in tile.iter_mut().enumerate().take(lanes) {
-                    let p = src.add(start + l * n + k0);
+                    let p = src.add(start + (l * n + k0) * step);
                     for k in 0..len {
-                        t.0[k] = (*p.add(k)).load();
+                        t.0[k] = (*p.add(k * step)).load();
                     }
                 }
                 for k in 0..len {
@@ -331,17 +346,6 @@ unsafe fn gather<S: Element>(src: *const S, block: Block, lines: Lines, pad: usi
                         v.0[l] = t.0[k];
                     }
                     x[k0 + k] = v;
-                }
-            }
-        }
-        Block::Any { first, lanes } => {
-            for row in x.iter_mut() {
-                *row = V::ZERO;
-            }
-            for l in 0..lanes {
-                let p = src.add(lines.start(first + l));
-                for (k, row) in x.iter_mut().enumerate() {
-                    row.0[l] = (*p.add(k * lines.inner)).load();
                 }
             }
         }
@@ -364,21 +368,14 @@ unsafe fn scatter<D: Element>(dst: *mut D, block: Block, lines: Lines, out: &[V]
             }
         }
         Block::Rows { start, lanes } => {
+            let step = lines.inner;
             for k0 in (0..n).step_by(LANES) {
                 let len = (n - k0).min(LANES);
                 for l in 0..lanes {
-                    let p = dst.add(start + l * n + k0);
+                    let p = dst.add(start + (l * n + k0) * step);
                     for k in 0..len {
-                        *p.add(k) = D::store(out[k0 + k].0[l]);
+                        *p.add(k * step) = D::store(out[k0 + k].0[l]);
                     }
-                }
-            }
-        }
-        Block::Any { first, lanes } => {
-            for l in 0..lanes {
-                let p = dst.add(lines.start(first + l));
-                for (k, row) in out.iter().enumerate() {
-                    *p.add(k * lines.inner) = D::store(row.0[l]);
                 }
             }
         }
@@ -409,18 +406,8 @@ fn block_cvals(block: Block, lines: Lines, cvals: &[f32]) -> V {
     if cvals.is_empty() {
         return v;
     }
-    let start = |l: usize| match block {
-        Block::Columns { start, .. } => start + l,
-        Block::Rows { start, .. } => start + l * lines.n,
-        Block::Any { first, .. } => lines.start(first + l),
-    };
-    let lanes = match block {
-        Block::Columns { lanes, .. } | Block::Rows { lanes, .. } | Block::Any { lanes, .. } => {
-            lanes
-        }
-    };
-    for l in 0..lanes {
-        v.0[l] = cvals[start(l) % cvals.len()];
+    for l in 0..block.lanes() {
+        v.0[l] = cvals[block.start(l, lines) % cvals.len()];
     }
     v
 }

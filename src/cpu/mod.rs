@@ -4,5 +4,22 @@
 
 pub(crate) mod axis;
 pub mod banded;
+pub(crate) mod interleaved;
 pub mod lanes;
 pub mod reference;
+
+/// A decoded image blurred in place on the host, mixed into itself by `select` (one value per
+/// pixel) where there is one: along one axis through the N-D engine where the other is left
+/// alone (sigma 0), else by the banded blur. None where neither takes it (an FIR axis beside
+/// a blurred one, a colour type neither knows): the planar reference's work.
+pub fn blur_in_place(
+    img: &mut image::DynamicImage,
+    blur: &crate::filter::Blur2d,
+    linear: bool,
+    select: Option<&[f32]>,
+) -> Option<Vec<reference::CpuPass>> {
+    if blur.x.is_identity() || blur.y.is_identity() {
+        return interleaved::blur_one_axis(img, blur, linear, select);
+    }
+    banded::blur_image_mixed(img, blur, linear, select)
+}

@@ -408,6 +408,7 @@ fn run_typed<T: StreamSample>(
         alpha: color.has_alpha(),
         linear: table.as_deref(),
         mix: None,
+        sharpen: None,
     };
     let forced = env_number(STRIP_ROWS_VAR);
     let bytes = std::mem::size_of::<T>();

@@ -4,6 +4,7 @@
 //! buffer allocation or enqueue sends it there after the fact. A device fault never fails the
 //! job and never panics.
 
+use super::sharpen::Sharpen;
 use super::{Keep, Loaded, Working};
 use crate::backend::Device;
 use crate::codec::jpeg::YccPlanes;
@@ -19,6 +20,7 @@ use crate::pixels;
 use crate::pixels::planar::Planar;
 use crate::report::{Pass, Stage};
 use image::{ColorType, DynamicImage, GrayImage};
+use std::time::Instant;
 
 /// How an image was blurred.
 pub struct BlurOutcome {
@@ -39,7 +41,73 @@ pub struct BlurOutcome {
 /// that I/O can fail. `staging`, where a batch's decoder copied a JPEG's planes into pinned
 /// memory, is where the device reads them and writes them back (`Staging::blurred` then says
 /// so).
+///
+/// With `sharpen`, the blurred image then becomes the unsharp mask of the input
+/// (`sharpen::Sharpen`): the image is blurred as planar f32 (converted first where it was
+/// loaded otherwise), and the input is kept beside it until then.
 pub fn blur(
+    device: Option<&Device>,
+    loaded: &mut Loaded,
+    (blur, sharpen): (&Blur2d, Option<&Sharpen>),
+    passes: &mut Vec<Pass>,
+    reload: impl FnOnce() -> Result<Loaded, ImageIoError>,
+    staging: Option<&mut Staging>,
+) -> Result<BlurOutcome, ImageIoError> {
+    let Some(sharpen) = sharpen else {
+        return blur_only(device, loaded, blur, passes, reload, staging);
+    };
+    // On the Rust path, an image without alpha, linear light or a selection is sharpened in
+    // place by the banded blur's rows pass, the blur never rounded on its own.
+    if let (None, None, false, Working::Decoded(image)) =
+        (device, &loaded.mix, loaded.layout.linear, &mut loaded.working)
+    {
+        if !sharpen.luminance {
+            let unsharp = sharpen.unsharp(image.color());
+            if let Some(cpu_passes) = banded::sharpen_image(image, blur, unsharp) {
+                passes.extend(host_passes(cpu_passes));
+                return Ok(BlurOutcome {
+                    pipeline: format!(
+                        "banded, in place ({}), {}",
+                        lanes::isa_name(),
+                        sharpen.describe()
+                    ),
+                    on_device: false,
+                    note: None,
+                    failure: None,
+                });
+            }
+        }
+    }
+    loaded.adapt(Keep::Planar, loaded.layout.linear, passes);
+    let t = Instant::now();
+    let original = match &loaded.working {
+        Working::Planar(p) => p.clone(),
+        _ => unreachable!("adapted to planar f32 above"),
+    };
+    passes.push(Pass::host(Stage::Blur, "keep the input", t));
+    let mut done = match device {
+        // Planar f32 on the host is this image's own form here: no reload.
+        None => BlurOutcome {
+            pipeline: blur_on_host(loaded, blur, passes),
+            on_device: false,
+            note: None,
+            failure: None,
+        },
+        Some(_) => blur_only(device, loaded, blur, passes, reload, staging)?,
+    };
+    // A device that failed left the image to the Rust path, which may blur it as decoded.
+    loaded.adapt(Keep::Planar, loaded.layout.linear, passes);
+    let t = Instant::now();
+    if let Working::Planar(blurred) = &mut loaded.working {
+        sharpen.apply(&original, blurred, loaded.layout);
+    }
+    passes.push(Pass::host(Stage::Blur, "sharpen", t));
+    done.pipeline = format!("{}, {}", done.pipeline, sharpen.describe());
+    Ok(done)
+}
+
+/// `blur` without sharpening.
+fn blur_only(
     device: Option<&Device>,
     loaded: &mut Loaded,
     blur: &Blur2d,
@@ -136,8 +204,8 @@ pub fn blur_on_host(loaded: &mut Loaded, blur: &Blur2d, passes: &mut Vec<Pass>) 
     match &mut loaded.working {
         Working::Decoded(image) => {
             let select = mix.as_deref().map(Vec::as_slice);
-            let cpu_passes = banded::blur_image_mixed(image, blur, linear, select)
-                .expect("loaded in place only for filters the banded blur takes");
+            let cpu_passes = crate::cpu::blur_in_place(image, blur, linear, select)
+                .expect("loaded in place only for filters the in-place blurs take");
             passes.extend(host_passes(cpu_passes));
             format!("banded, in place ({})", lanes::isa_name())
         }
@@ -274,7 +342,7 @@ pub fn unstage_planes(ycc: &mut YccPlanes, staging: &Staging) -> bool {
 /// blur does not take its filter (an FIR at small sigma); the passes are named after `name`.
 fn blur_plane_on_host(plane: &mut GrayImage, blur: &Blur2d, name: &str) -> Vec<Pass> {
     let mut image = DynamicImage::ImageLuma8(std::mem::take(plane));
-    let cpu_passes = match banded::blur_image(&mut image, blur, false) {
+    let cpu_passes = match crate::cpu::blur_in_place(&mut image, blur, false, None) {
         Some(p) => p,
         None => {
             let (planar, _) = pixels::to_planar(&image, false);

@@ -7,6 +7,7 @@ pub mod blur;
 pub mod edges;
 pub mod load;
 pub mod save;
+pub mod sharpen;
 
 use crate::filter::Blur2d;
 use crate::gpu::plan::Pipeline;
@@ -102,7 +103,11 @@ impl Keep {
     /// What a path keeps: the Rust path (`device` None) or a device running `device`.
     pub fn for_path(device: Option<Pipeline>, blur: &Blur2d) -> Keep {
         let recursive = blur.x.is_recursive() && blur.y.is_recursive();
+        // An axis left alone (sigma 0) and the other recursive or an FIR: in place on the host
+        // (`cpu::blur_in_place`).
+        let one_axis = blur.x.is_identity() || blur.y.is_identity();
         match device {
+            None if one_axis => Keep::Decoded,
             _ if !recursive => Keep::Planar,
             None => Keep::Decoded,
             Some(Pipeline::Blocked { .. }) => Keep::Decoded8Bit,

@@ -53,7 +53,7 @@ mod tests;
 mod window;
 
 pub use exact::{summarise_streamed, ColumnStates};
-pub use samples::{Pixels, Sample};
+pub use samples::{Pixels, Sample, Unsharp};
 pub use window::{blur_streamed, spilled_plan, two_pass_bytes, two_pass_plan, StripPlan};
 
 use crate::cpu::lanes::{LANES, V};
@@ -217,6 +217,7 @@ pub fn blur_planes(p: &mut Planar, blur: &Blur2d) -> Option<Vec<CpuPass>> {
         alpha: false,
         linear: None,
         mix: None,
+        sharpen: None,
     };
     let (dims, plane) = ((p.width, p.height), p.plane_len());
     let mut total: Vec<CpuPass> = Vec::new();
@@ -260,6 +261,25 @@ pub fn blur_image_mixed(
     linear: bool,
     select: Option<&[f32]>,
 ) -> Option<Vec<CpuPass>> {
+    blur_image_with(img, blur, (linear, select), None)
+}
+
+/// The unsharp mask of a decoded image without alpha, in place: the banded blur whose rows
+/// pass stores `in + amount·(in − blur)` (`Pixels::sharpen`). None where the banded blur does
+/// not apply or the image has alpha.
+pub fn sharpen_image(img: &mut DynamicImage, blur: &Blur2d, unsharp: Unsharp) -> Option<Vec<CpuPass>> {
+    if img.color().has_alpha() {
+        return None;
+    }
+    blur_image_with(img, blur, (false, None), Some(unsharp))
+}
+
+fn blur_image_with(
+    img: &mut DynamicImage,
+    blur: &Blur2d,
+    (linear, select): (bool, Option<&[f32]>),
+    sharpen: Option<Unsharp>,
+) -> Option<Vec<CpuPass>> {
     let (kx, ky) = recursive_blocks(blur)?;
     let dims = (img.width() as usize, img.height() as usize);
     let color = img.color();
@@ -277,6 +297,7 @@ pub fn blur_image_mixed(
         alpha,
         linear: table.as_deref(),
         mix: select,
+        sharpen,
     };
     let passes = match img {
         DynamicImage::ImageLuma8(b) => blur_in_place(b, dims, &px, kx, ky),

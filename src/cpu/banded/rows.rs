@@ -204,6 +204,24 @@ fn rows_c<T: Sample, I: Isa, const C: usize>(
                 break;
             }
             let n = (stride - b * LANES).min(LANES);
+            if let Some(u) = px.sharpen {
+                // The blur stays f32 until it meets the input: one rounding.
+                let m = I::transpose(block);
+                for (r, row) in m.iter().enumerate().take(n_rows) {
+                    let dst = &mut out[r * stride + b * LANES..][..n];
+                    for (d, &blurred) in dst.iter_mut().zip(&row.0[..n]) {
+                        let x = d.to_f32();
+                        let diff = x - blurred;
+                        let v = if diff.abs() > u.threshold {
+                            x + u.amount * diff
+                        } else {
+                            x
+                        };
+                        *d = T::from_f32(v);
+                    }
+                }
+                continue;
+            }
             let m = T::transposed::<I>(block);
             for (r, row) in m.iter().enumerate().take(n_rows) {
                 let dst = &mut out[r * stride + b * LANES..];

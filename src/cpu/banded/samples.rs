@@ -143,6 +143,18 @@ pub struct Pixels<'a> {
     /// output into the input samples it overwrites (`Sample::mix`) instead of storing it, a
     /// mask's blend with no copy of the input (none: the blur is stored as it is).
     pub mix: Option<&'a [f32]>,
+    /// The unsharp mask: the rows pass stores `in + amount·(in − blur)` over the input
+    /// samples it overwrites instead of the blur (images without alpha or linear light, and
+    /// no selection: `work::blur` sends the others through planar f32).
+    pub sharpen: Option<Unsharp>,
+}
+
+/// The unsharp mask in the banded blur's units.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Unsharp {
+    pub amount: f32,
+    /// Differences no larger than this, in levels (`Sample::FULL` is full scale), are left.
+    pub threshold: f32,
 }
 
 #[inline(always)]

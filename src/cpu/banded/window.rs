@@ -314,6 +314,7 @@ mod tests {
         alpha: false,
         linear: None,
         mix: None,
+        sharpen: None,
     };
 
     /// `blur_streamed` over `src` (one channel, `w` wide) at strips of `rows`.
