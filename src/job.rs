@@ -2,7 +2,7 @@
 
 use crate::backend::{self, Choice, Device, DeviceSet, Target, Work};
 use crate::codec::metadata::KeepMetadata;
-use crate::codec::{self, EncodeOptions};
+use crate::codec::{self, EncodeOptions, ImageIoError};
 use crate::filter::{Blur2d, Method};
 use crate::gpu::opencl::ClError;
 use crate::gpu::plan::Pipeline;
@@ -61,6 +61,8 @@ pub struct BlurJob {
     /// Sharpen instead of blurring: the unsharp mask with this blur (`gblur sharpen`,
     /// `gblur batch --sharpen`).
     pub sharpen: Option<Sharpen>,
+    /// Refuse to replace an existing output (`--no-clobber`); by default it is replaced.
+    pub no_clobber: bool,
 }
 
 impl BlurJob {
@@ -166,6 +168,12 @@ fn summary(
 /// The output format, checked before any work: for stdout `job.output_format`, which must be
 /// given; for a file also its folder, and that it is not the input.
 fn output_format(job: &BlurJob) -> Result<ImageFormat, JobError> {
+    if job.no_clobber && !codec::is_stdio(&job.output) && job.output.symlink_metadata().is_ok() {
+        return Err(setup_text(format!(
+            "{}: the output exists, and --no-clobber keeps it",
+            job.output.display()
+        )));
+    }
     if !codec::is_stdio(&job.output) {
         return codec::check_output(&job.input, &job.output, job.output_format)
             .map_err(JobError::setup);
@@ -200,6 +208,24 @@ fn read_in_memory(job: &BlurJob, passes: &mut Vec<Pass>) -> Result<Option<Vec<u8
     };
     passes.push(Pass::host(Stage::Decode, name, t));
     Ok(Some(bytes))
+}
+
+/// A decode over the memory budget, with why the strip engine, which streams such images,
+/// did not take it (`declined`) and what would let it: a job that can stream runs at any size.
+fn not_streamed(e: JobError, declined: Option<&str>) -> JobError {
+    let over = |e: &anyhow::Error| {
+        matches!(
+            e.downcast_ref::<ImageIoError>(),
+            Some(ImageIoError::OverLimit { .. } | ImageIoError::ReadOverLimit { .. })
+        )
+    };
+    match (e, declined) {
+        (JobError::Failed(e), Some(why)) if over(&e) => JobError::Failed(anyhow::anyhow!(
+            "{e:#}; the strip engine, which streams images over the budget, does not take this \
+             job: {why}"
+        )),
+        (e, _) => e,
+    }
 }
 
 fn setup_text(e: String) -> JobError {
@@ -282,7 +308,9 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
     }
     let gpu = chosen.target.as_ref().map(|t| t.pipeline);
     let streamable = stdin.is_none();
-    if let Some((rows, format)) = strip_input(job, gpu, &blur, out_format, streamable)? {
+    let mut declined = None;
+    let chosen_input = strip_input(job, gpu, &blur, (out_format, streamable), &mut declined)?;
+    if let Some((rows, format)) = chosen_input {
         let strip_job = strip_job(job, gpu, format);
         let Choice { target, why, .. } = chosen;
         return run_strips(&strip_job, job, (&blur, target), rows, (why, t_total));
@@ -308,7 +336,8 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
         path_keep,
         &mut passes,
         &mut notes,
-    )?;
+    )
+    .map_err(|e| not_streamed(e, declined.as_deref()))?;
     let device =
         open_device(opening, &blur, &loaded, &mut passes, &mut notes)?.unwrap_or_else(|e| {
             // The kernels did not build: the Rust path blurs instead.
@@ -403,17 +432,23 @@ pub fn planes_keep(
 /// whole-image path. `auto` streams a job the engine runs whose decoded image (with a JPEG's
 /// bytes, which the whole-image path holds too) is over `--max-memory` (which the whole-image
 /// path refuses); `strips` makes a job it does not run a set-up error that says why.
+///
+/// Where `auto` leaves a job to the whole-image path because the engine does not run it,
+/// `declined` says why, for an error should the image then be over the budget.
 fn strip_input(
     job: &BlurJob,
     gpu: Option<Pipeline>,
     blur: &Blur2d,
-    format: ImageFormat,
-    streamable: bool,
+    (format, streamable): (ImageFormat, bool),
+    declined: &mut Option<String>,
 ) -> Result<Option<(Rows, ImageFormat)>, JobError> {
     let forced = job.engine == Engine::Strips;
-    let refuse = |why: String| match forced {
+    let mut refuse = |why: String| match forced {
         true => Err(setup_text(format!("--engine strips: {why}"))),
-        false => Ok(None),
+        false => {
+            *declined = Some(why);
+            Ok(None)
+        }
     };
     if job.engine == Engine::Whole {
         return Ok(None);
@@ -595,7 +630,10 @@ fn finish(
         format: out_format,
         encode: job.encode,
         metadata: job.metadata,
-        replace: codec::Replace::Any,
+        replace: match job.no_clobber {
+            true => codec::Replace::Never,
+            false => codec::Replace::Any,
+        },
     };
     let out_color = save(loaded, output, &mut passes, &mut notes).map_err(JobError::failed)?;
 

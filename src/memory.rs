@@ -22,10 +22,10 @@ pub fn machine_mib() -> Option<u64> {
     })
 }
 
-/// The budget a job gets for `--max-memory requested`: no more than the machine has.
 /// The default `--max-memory`, in MiB.
 pub const DEFAULT_BUDGET_MIB: u64 = 512;
 
+/// The budget a job gets for `--max-memory requested`: no more than the machine has.
 pub fn budget_mib(requested: u64) -> u64 {
     machine_mib().map_or(requested, |m| requested.min(m))
 }

@@ -127,6 +127,7 @@ impl FileOptions {
             engine: Engine::Auto,
             progress: false,
             sharpen: None,
+            no_clobber: false,
         }
     }
 }

@@ -9,7 +9,17 @@ use std::process::ExitCode;
 
 /// 0: done; 1: the blur failed (bad input, device failure); 2: usage or set-up error.
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let args: Vec<String> = std::env::args().skip(1).collect();
+            if let Some(hint) = sigma_hint(e.kind(), &args) {
+                crate::report::diagnostic(&format!("gblur: {hint}"));
+                return ExitCode::from(2);
+            }
+            e.exit()
+        }
+    };
     let result = match &cli.command {
         Some(Command::Devices { json }) => crate::devices::print(*json).map_err(JobError::Setup),
         Some(Command::Calibrate { device, json }) => {
@@ -73,4 +83,66 @@ fn fail(e: &anyhow::Error, verbose: bool, code: u8) -> ExitCode {
     };
     crate::report::diagnostic(&text);
     ExitCode::from(code)
+}
+
+/// A usage error caused by a bare number where vips takes its sigma (`gblur in.jpg out.jpg 5`):
+/// the message names the number and the flag. None for any other error, which clap explains.
+fn sigma_hint(kind: clap::error::ErrorKind, args: &[String]) -> Option<String> {
+    use clap::error::ErrorKind;
+    if matches!(kind, ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+        return None;
+    }
+    let command = <Cli as clap::CommandFactory>::command();
+    // Whether a flag reads the next argument as its value (`--quality 5`), from the parser's
+    // own definition, so a flag like `-q` does not swallow the INPUT that follows it.
+    let takes_value = |flag: &str| {
+        let name = flag.trim_start_matches('-');
+        command.get_arguments().any(|a| {
+            let named = match flag.starts_with("--") {
+                true => a.get_long() == Some(name),
+                false => name.chars().last().is_some_and(|c| a.get_short() == Some(c)),
+            };
+            named && a.get_action().takes_values()
+        })
+    };
+    let mut positional = Vec::new();
+    let mut value_next = false;
+    for a in args {
+        let flag = a.starts_with('-') && a != "-" && a.parse::<f64>().is_err();
+        if flag {
+            value_next = !a.contains('=') && takes_value(a);
+            continue;
+        }
+        if !value_next {
+            positional.push(a.as_str());
+        }
+        value_next = false;
+    }
+    match positional[..] {
+        [input, output, number, ..] if number.parse::<f64>().is_ok_and(f64::is_finite) => Some(format!(
+            "'{number}' after OUTPUT: the sigma is a flag, as in gblur {input} {output} --sigma {number}"
+        )),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::sigma_hint;
+    use clap::error::ErrorKind;
+
+    fn args(s: &str) -> Vec<String> {
+        s.split_whitespace().map(String::from).collect()
+    }
+
+    #[test]
+    fn a_bare_number_after_output_is_taken_for_a_sigma() {
+        let hint = sigma_hint(ErrorKind::ArgumentConflict, &args("in.jpg out.jpg 5")).unwrap();
+        assert!(hint.contains("--sigma 5"), "{hint}");
+        let hint = sigma_hint(ErrorKind::UnknownArgument, &args("-q in.jpg out.jpg 2.5 --linear"));
+        assert!(hint.unwrap().contains("--sigma 2.5"));
+        // A number that is an option's value, or no number at all: clap's own message.
+        assert!(sigma_hint(ErrorKind::UnknownArgument, &args("in.jpg out.jpg --quality 5 --x")).is_none());
+        assert!(sigma_hint(ErrorKind::UnknownArgument, &args("in.jpg out.jpg extra")).is_none());
+    }
 }

@@ -145,6 +145,10 @@ pub struct BlurArgs {
     /// recursive filter, no mask), whole otherwise.
     #[arg(long, value_enum, default_value_t = EngineArg::Auto)]
     pub engine: EngineArg,
+    /// Refuse to replace an existing OUTPUT (exit 2, the file left as it is). By default it
+    /// is replaced, as cp and vips replace it.
+    #[arg(long)]
+    pub no_clobber: bool,
     #[command(flatten)]
     pub settings: BlurSettings,
 }
@@ -337,11 +341,12 @@ pub struct BlurSettings {
     /// Print the report as JSON on stdout.
     #[arg(long)]
     pub json: bool,
-    /// Blur only this rectangle: X,Y (its top-left pixel) and W,H (its size), in pixels of the
-    /// oriented image. Repeat it for more rectangles (united; with --mask too). A rectangle
-    /// partly outside the image is clipped to it; one wholly outside is an error. Every pixel
-    /// outside the selection keeps its input sample exactly.
-    #[arg(long, value_name = "X,Y,W,H", value_parser = parse_region, help_heading = "Selection")]
+    /// Blur only this rectangle: X,Y (its top-left pixel) and W,H (its size), or ImageMagick's
+    /// geometry WxH+X+Y, in pixels of the oriented image. Repeat it for more rectangles
+    /// (united; with --mask too). A rectangle partly outside the image is clipped to it; one
+    /// wholly outside is an error. Every pixel outside the selection keeps its input sample
+    /// exactly.
+    #[arg(long, value_name = "X,Y,W,H|WxH+X+Y", value_parser = parse_region, help_heading = "Selection")]
     pub region: Vec<Region>,
     /// Blur where this grey image says: 0 untouched, full scale fully blurred, in between
     /// blended (any format and bit depth; a colour mask counts as the mean of its channels). It
@@ -575,6 +580,7 @@ impl BlurSettings {
             engine: Engine::Whole,
             progress: false,
             sharpen: None,
+            no_clobber: false,
         }
     }
 
@@ -621,6 +627,7 @@ impl BlurArgs {
         let mut job = self.settings.to_job(input, output);
         job.output_format = format;
         job.explain = self.explain;
+        job.no_clobber = self.no_clobber;
         job.engine = match self.engine {
             EngineArg::Auto => Engine::Auto,
             EngineArg::Whole => Engine::Whole,

@@ -147,7 +147,7 @@ pub fn read<D: ImageDecoder>(
     let mut head = decoder(file).map_err(|e| decode_error(path, e))?;
     let meta = Metadata::read(Some(&mut head), from_file).map_err(|e| decode_error(path, e))?;
     if meta.orientation.is_some() {
-        return Ok(Err("its orientation turns the image".into()));
+        return Ok(Err("its EXIF orientation turns the image, and the engine streams rows as they are stored".into()));
     }
     if meta.associated_alpha {
         return Ok(Err("its alpha is associated (premultiplied)".into()));

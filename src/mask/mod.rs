@@ -164,7 +164,20 @@ impl Masked {
             // The selection is the image's own size; an edge mode's extension gets its
             // extension too, so that the padded image and its selection line up.
             let (width, height) = (loaded.width, loaded.height);
-            let own = select::build(opts, file, (width as usize, height as usize), name)?;
+            let own = select::build(opts, file, (width as usize, height as usize), name)
+                .map_err(|e| match (file, loaded.meta.orientation()) {
+                    (Some(f), turn)
+                        if turn != image::metadata::Orientation::NoTransforms
+                            && (f.width, f.height) != (width as usize, height as usize) =>
+                    {
+                        format!(
+                            "{e}: the image was turned upright by its EXIF orientation ({turn:?}) \
+                             before the mask was applied; turn the mask the same way, or remove \
+                             the tag (exiftool -Orientation= FILE) to keep the pixels as stored"
+                        )
+                    }
+                    _ => e,
+                })?;
             Some(match loaded.padding {
                 Some(_) => Arc::new(edges::pad_plane(&own, width, height, plan)),
                 None => own,

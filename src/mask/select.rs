@@ -29,11 +29,21 @@ impl std::fmt::Display for Region {
 
 /// `x,y,w,h` as `--region` takes it.
 pub fn parse_region(s: &str) -> Result<Region, String> {
-    let bad =
-        || format!("'{s}' is not x,y,w,h (four integers, w and h at least 1), e.g. 120,80,64,64");
-    let parts: Vec<&str> = s.split(',').map(str::trim).collect();
-    let [x, y, w, h] = parts[..] else {
-        return Err(bad());
+    let bad = || {
+        format!(
+            "'{s}' is not x,y,w,h (four integers, w and h at least 1), e.g. 120,80,64,64, nor \
+             ImageMagick's geometry WxH+X+Y, e.g. 64x64+120+80"
+        )
+    };
+    let (x, y, w, h) = match geometry(s.trim()) {
+        Some(g) => g,
+        None => {
+            let parts: Vec<&str> = s.split(',').map(str::trim).collect();
+            let [x, y, w, h] = parts[..] else {
+                return Err(bad());
+            };
+            (x, y, w, h)
+        }
     };
     let (x, y): (i64, i64) = (x.parse().map_err(|_| bad())?, y.parse().map_err(|_| bad())?);
     let (w, h): (u64, u64) = (w.parse().map_err(|_| bad())?, h.parse().map_err(|_| bad())?);
@@ -44,6 +54,18 @@ pub fn parse_region(s: &str) -> Result<Region, String> {
     } else {
         Err(bad())
     }
+}
+
+/// ImageMagick's geometry `WxH+X+Y` (offsets signed: `+X`, `-X`) as (x, y, w, h) strings.
+fn geometry(s: &str) -> Option<(&str, &str, &str, &str)> {
+    let (w, rest) = s.split_once(['x', 'X'])?;
+    let at = rest.find(['+', '-'])?;
+    let (h, offsets) = rest.split_at(at);
+    let second = offsets[1..].find(['+', '-'])? + 1;
+    let (x, y) = offsets.split_at(second);
+    let x = x.strip_prefix('+').unwrap_or(x);
+    let y = y.strip_prefix('+').unwrap_or(y);
+    Some((x, y, w, h))
 }
 
 impl Region {
@@ -206,9 +228,19 @@ mod tests {
             "1,2,3,-4",
             "a,b,c,d",
             "1.5,2,3,4",
+            "64x64",
+            "64x64+1",
+            "0x64+1+2",
+            "64x+1+2",
+            "x64+1+2",
         ] {
             assert!(parse_region(bad).is_err(), "{bad}");
         }
+        // ImageMagick's geometry: WxH+X+Y, offsets signed.
+        let g = |x, y, w, h| Ok(Region { x, y, w, h });
+        assert_eq!(parse_region("100x50+10+20"), g(10, 20, 100, 50));
+        assert_eq!(parse_region("100X50-10+20"), g(-10, 20, 100, 50));
+        assert_eq!(parse_region("3x4-1-2"), g(-1, -2, 3, 4));
     }
 
     #[test]

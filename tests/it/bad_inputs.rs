@@ -195,3 +195,23 @@ fn existing_output_is_replaced_whole_on_success() {
     assert!(image::open(&out).is_ok());
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
 }
+
+#[test]
+fn no_clobber_keeps_an_existing_output() {
+    let sample = fixture("samples/camera-gray.png");
+    fails(
+        &sample,
+        &["--no-clobber"],
+        2,
+        "out.png: the output exists, and --no-clobber keeps it",
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("new.png");
+    gblur()
+        .arg(&sample)
+        .arg(&out)
+        .args(["--sigma", "2", "-q", "--no-clobber"])
+        .assert()
+        .success();
+    assert!(image::open(&out).is_ok());
+}

@@ -208,7 +208,7 @@ fn jpegs_it_does_not_stream_are_refused_in_one_line() {
     let cases = [
         (path("rgba.png"), "alpha go to JPEG"),
         (path("rgb16.png"), "16-bit samples"),
-        (turned.clone(), "its orientation turns the image"),
+        (turned.clone(), "its EXIF orientation turns the image"),
     ];
     for (input, says) in &cases {
         assert_refused(input, &path("out.jpg"), &["--device", "rust"], says);
@@ -220,4 +220,30 @@ fn jpegs_it_does_not_stream_are_refused_in_one_line() {
         .args(["--sigma", "3", "--device", "rust", "--max-memory", "1"])
         .assert()
         .success();
+}
+
+/// A JPEG over the budget that the engine does not stream (its EXIF orientation turns it):
+/// the error says so beside the budget, not the budget alone.
+#[test]
+fn an_over_budget_job_says_why_it_was_not_streamed() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("turned.jpg");
+    std::fs::write(
+        &input,
+        crate::support::phone::phone_jpeg_sized(6, (1200, 600)),
+    )
+    .unwrap();
+    let out = gblur()
+        .arg(&input)
+        .arg(dir.path().join("out.jpg"))
+        .args(["--sigma", "3", "--max-memory", "1"])
+        .assert()
+        .code(1);
+    let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(err.contains("memory limit of 1 MiB"), "{err}");
+    assert!(
+        err.contains("the strip engine") && err.contains("EXIF orientation"),
+        "{err}"
+    );
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
 }

@@ -244,7 +244,11 @@ pub fn phone_jpeg() -> Vec<u8> {
 
 /// The phone JPEG with `orientation` in its EXIF and XMP.
 pub fn phone_jpeg_turned(orientation: u16) -> Vec<u8> {
-    let (w, h) = PHONE_STORED;
+    phone_jpeg_sized(orientation, PHONE_STORED)
+}
+
+/// The phone JPEG at `(w, h)` stored pixels, with `orientation` in its EXIF and XMP.
+pub fn phone_jpeg_sized(orientation: u16, (w, h): (u32, u32)) -> Vec<u8> {
     let mut plain = Vec::new();
     image::codecs::jpeg::JpegEncoder::new_with_quality(&mut plain, 95)
         .write_image(

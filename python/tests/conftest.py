@@ -1,0 +1,9 @@
+"""Hypothesis profiles: `ci` (what `.ci/run` uses) draws the same examples on every run, so a
+red CI is reproducible; the default draws new ones each time, which is how local runs keep
+finding cases."""
+import os
+
+from hypothesis import settings
+
+settings.register_profile("ci", derandomize=True, print_blob=True)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
