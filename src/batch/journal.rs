@@ -26,33 +26,37 @@ pub struct Journal {
     path: PathBuf,
 }
 
-/// A file's size and modification time, as the journal compares them.
-fn stamp(meta: &Metadata) -> (u64, i128) {
+/// A file's size and modification time, as the journal (and the settings log) compares them.
+pub(super) fn stamp(meta: &Metadata) -> (u64, i128) {
     let ns = meta.mtime() as i128 * 1_000_000_000 + meta.mtime_nsec() as i128;
     (meta.len(), ns)
+}
+
+/// Every line of every file in `dir` whose name starts with `prefix` (every shard's record).
+pub(super) fn lines(dir: &Path, prefix: &str) -> io::Result<Vec<String>> {
+    let mut lines = Vec::new();
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        if entry.file_name().to_string_lossy().starts_with(prefix) {
+            let text = std::fs::read(entry.path())?;
+            lines.extend(String::from_utf8_lossy(&text).lines().map(String::from));
+        }
+    }
+    Ok(lines)
 }
 
 impl Journal {
     /// Reads every journal in `in_dir` and opens shard `(k, n)`'s to append to.
     pub fn open(in_dir: &Path, (k, n): (usize, usize)) -> io::Result<Journal> {
         let mut done = HashMap::new();
-        for entry in std::fs::read_dir(in_dir)? {
-            let entry = entry?;
-            let name = entry.file_name();
-            if !name.to_string_lossy().starts_with(PREFIX) {
+        for line in lines(in_dir, PREFIX)? {
+            let mut fields = line.splitn(3, ' ');
+            let (Some(size), Some(time), Some(rel)) = (fields.next(), fields.next(), fields.next())
+            else {
                 continue;
-            }
-            let text = std::fs::read(entry.path())?;
-            for line in String::from_utf8_lossy(&text).lines() {
-                let mut fields = line.splitn(3, ' ');
-                let (Some(size), Some(time), Some(rel)) =
-                    (fields.next(), fields.next(), fields.next())
-                else {
-                    continue;
-                };
-                if let (Ok(size), Ok(time)) = (size.parse(), time.parse()) {
-                    done.insert(names::unescape(rel), (size, time));
-                }
+            };
+            if let (Ok(size), Ok(time)) = (size.parse(), time.parse()) {
+                done.insert(names::unescape(rel), (size, time));
             }
         }
         let path = in_dir.join(format!("{PREFIX}{k}-of-{n}.journal"));

@@ -61,7 +61,7 @@ impl ShardSummary {
             in_dir: names::escape(in_dir),
             out_dir: names::escape(out_dir),
             blurred: summary.blurred,
-            skipped_existing: summary.skipped_existing,
+            skipped_existing: summary.skipped_existing + summary.skipped_stale,
             skipped_not_image: summary.skipped_not_image,
             skipped_links: summary.skipped_links,
             failed: summary.failed,
@@ -232,7 +232,7 @@ pub fn merge(records: &[ShardSummary]) -> Report {
             }
             match f.outcome {
                 Outcome::Blurred => report.blurred += 1,
-                Outcome::SkippedExisting => report.skipped_existing += 1,
+                Outcome::SkippedExisting | Outcome::SkippedStale => report.skipped_existing += 1,
                 Outcome::SkippedNotImage => report.skipped_not_image += 1,
                 Outcome::SkippedLink => report.skipped_links += 1,
                 Outcome::Failed => report.failed.push(Failure {
@@ -241,7 +241,10 @@ pub fn merge(records: &[ShardSummary]) -> Report {
                     error: f.error.clone().unwrap_or_default(),
                 }),
             }
-            let finished = matches!(f.outcome, Outcome::Blurred | Outcome::SkippedExisting);
+            let finished = matches!(
+                f.outcome,
+                Outcome::Blurred | Outcome::SkippedExisting | Outcome::SkippedStale
+            );
             if finished && !names::unescape(&f.output).is_file() {
                 report.outputs_missing.push(f.output.clone());
             }

@@ -9,6 +9,7 @@
 
 pub mod journal;
 pub mod ledger;
+pub mod made_with;
 pub mod names;
 pub mod naming;
 pub mod plan;
@@ -32,6 +33,8 @@ pub struct BatchJob {
     /// Name outputs by this template instead of mirroring the input's name.
     pub name: Option<naming::NameTemplate>,
     pub overwrite: bool,
+    /// Keep every existing output, also one made with other settings (counted as stale).
+    pub skip_existing: bool,
     pub in_place: bool,
     /// `(k, n)`: process the k-th of n deterministic shards (1-based).
     pub shard: Option<(usize, usize)>,

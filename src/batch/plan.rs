@@ -4,7 +4,8 @@
 //! up front (existing outputs, files an in-place run finished, non-images, links), each with
 //! its reason.
 
-use super::journal::{self, Journal};
+use super::journal::Journal;
+use super::made_with::{Made, SettingsLog};
 use super::summary::{FileRecord, Outcome};
 use super::{naming, BatchJob};
 use crate::codec::{self, ImageIoError};
@@ -12,7 +13,7 @@ use image::ImageFormat;
 use std::path::{Path, PathBuf};
 
 /// Stable across machines and runs, so shards split a folder the same way everywhere.
-fn fnv1a(bytes: &[u8]) -> u64 {
+pub(super) fn fnv1a(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
         (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
     })
@@ -28,11 +29,14 @@ pub struct Task {
     pub input: PathBuf,
     pub output: PathBuf,
     pub format: ImageFormat,
+    /// Its output exists, made by an earlier batch with other settings: it is replaced.
+    pub replaces_stale: bool,
 }
 
 /// Every entry under IN_DIR in a stable order, links followed where `--follow-links` says.
 /// OUT_DIR inside IN_DIR is not walked: outputs never become inputs. (IN_DIR inside OUT_DIR is
-/// walked whole.) An in-place batch's journals are gblur's, not inputs.
+/// walked whole.) The files gblur keeps at the top of a folder (`.gblur.*`: an in-place
+/// batch's journals, the settings logs) are not inputs.
 fn walk<'a>(
     job: &BatchJob,
     in_dir: &'a Path,
@@ -44,19 +48,20 @@ fn walk<'a>(
         .sort_by_file_name()
         .into_iter()
         .filter_entry(move |e| {
-            let journal =
-                e.depth() == 1 && e.file_name().to_string_lossy().starts_with(journal::PREFIX);
-            !(journal || out_inside && e.path().starts_with(out_dir))
+            let ours = e.depth() == 1 && e.file_name().to_string_lossy().starts_with(".gblur.");
+            !(ours || out_inside && e.path().starts_with(out_dir))
         })
 }
 
 /// Finds the work: every file under IN_DIR (never inside OUT_DIR), in a stable order, split
 /// into tasks and the records of files skipped up front. `journal`: an in-place batch's,
-/// whose finished files are skipped.
+/// whose finished files are skipped. `made`: the settings logs, which tell an output made with
+/// these settings (skipped) from a stale one (redone, unless `--skip-existing`).
 pub fn plan(
     job: &BatchJob,
     (in_dir, out_dir): (&Path, &Path),
     journal: Option<&Journal>,
+    made: Option<&SettingsLog>,
 ) -> (Vec<Task>, Vec<FileRecord>) {
     let mut tasks = Vec::new();
     let mut skipped = Vec::new();
@@ -118,14 +123,25 @@ pub fn plan(
             skipped.push(r);
             continue;
         }
+        let mut replaces_stale = false;
         if output.exists() && !(job.overwrite || job.in_place) {
-            skipped.push(record(Outcome::SkippedExisting, &output));
-            continue;
+            match made.map_or(Made::Unknown, |m| m.made(&output)) {
+                Made::Other if !job.skip_existing => replaces_stale = true,
+                Made::Other => {
+                    skipped.push(record(Outcome::SkippedStale, &output));
+                    continue;
+                }
+                Made::Same | Made::Unknown => {
+                    skipped.push(record(Outcome::SkippedExisting, &output));
+                    continue;
+                }
+            }
         }
         tasks.push(Task {
             input,
             output,
             format,
+            replaces_stale,
         });
     }
     (tasks, skipped)

@@ -12,6 +12,7 @@
 //! whatever the folder's size.
 
 use super::journal::Journal;
+use super::made_with::{self, SettingsLog};
 use super::plan::{self, Task};
 use super::summary::{FileRecord, Outcome, Summary, WorkerSummary};
 use super::BatchJob;
@@ -125,6 +126,8 @@ struct Shared<'a> {
     staging: Option<Arc<StagingPool>>,
     /// An in-place batch's journal of the files it replaced.
     journal: Option<&'a Journal>,
+    /// What settings made each output (every batch but an in-place one).
+    made: Option<&'a SettingsLog>,
 }
 
 /// The checked folders and filter of a batch.
@@ -136,6 +139,7 @@ struct Setup {
     device_note: Option<String>,
     mask_file: Option<MaskFile>,
     journal: Option<Journal>,
+    made: Option<SettingsLog>,
 }
 
 /// Checks everything that can be wrong before any file is touched: the folders, the devices
@@ -175,6 +179,18 @@ fn set_up(job: &BatchJob) -> anyhow::Result<Setup> {
                 in_dir.display()
             )
         })?;
+    let made = (!job.in_place)
+        .then(|| {
+            let shard = job.shard.unwrap_or((1, 1));
+            SettingsLog::open(&out_dir, shard, made_with::fingerprint(job))
+        })
+        .transpose()
+        .map_err(|e| {
+            anyhow::anyhow!(
+                "{}: cannot keep the settings log there: {e}",
+                out_dir.display()
+            )
+        })?;
     let workers = open_workers(targets, (&blur, &job.blur))?;
     Ok(Setup {
         in_dir,
@@ -184,6 +200,7 @@ fn set_up(job: &BatchJob) -> anyhow::Result<Setup> {
         device_note,
         mask_file,
         journal,
+        made,
     })
 }
 
@@ -221,6 +238,7 @@ pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
         device_note,
         mask_file,
         journal,
+        made,
     } = set_up(job).map_err(JobError::Setup)?;
     let names: Vec<String> = workers.iter().map(|w| w.name.clone()).collect();
     let backends: Vec<Backend> = workers.iter().map(Worker::backend).collect();
@@ -236,7 +254,7 @@ pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
         plan::check_names(job, &in_dir, &out_dir)
             .map_err(|e| JobError::Setup(anyhow::anyhow!(e)))?;
     }
-    let (tasks, mut records) = plan::plan(job, (&in_dir, &out_dir), journal.as_ref());
+    let (tasks, mut records) = plan::plan(job, (&in_dir, &out_dir), journal.as_ref(), made.as_ref());
     let total = tasks.len();
     let interrupted = Arc::new(AtomicBool::new(false));
     {
@@ -277,6 +295,7 @@ pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
         planes,
         staging,
         journal: journal.as_ref(),
+        made: made.as_ref(),
     };
     let stopped = run_stages(&shared, tasks, workers, keep, &mut records);
     // Every thread is done with the pinned slots: free them now, not with the summary.
@@ -572,6 +591,7 @@ fn encode_task(shared: &Shared, b: BlurredTask) -> FileRecord {
     let replace = match (shared.journal.is_some(), shared.job.overwrite) {
         (true, _) => codec::Replace::Recorded(&record_in_journal),
         (false, true) => codec::Replace::Any,
+        (false, false) if b.task.replaces_stale => codec::Replace::Any,
         (false, false) => codec::Replace::Never,
     };
     let saved = plan::check_inside(shared.out_dir, output)
@@ -599,8 +619,17 @@ fn encode_task(shared: &Shared, b: BlurredTask) -> FileRecord {
     });
     record.worker = Some(b.worker);
     record.pinned = pinned;
+    record.replaced_stale = b.task.replaces_stale;
     match saved {
-        Ok(_) => {}
+        Ok(_) => {
+            let logged = shared.made.map_or(Ok(()), |log| log.record(output));
+            if let Err(e) = logged {
+                record.notes.push(format!(
+                    "written, but its settings were not recorded ({e}): a later run takes it \
+                     for another tool's file"
+                ));
+            }
+        }
         // Another writer's file appeared at the output meanwhile: it stays, and counts as an
         // output that exists.
         Err(e @ ImageIoError::Appeared { .. }) => {

@@ -11,6 +11,9 @@ use std::path::Path;
 pub enum Outcome {
     Blurred,
     SkippedExisting,
+    /// The output exists, made by an earlier batch with other settings, and `--skip-existing`
+    /// kept it.
+    SkippedStale,
     SkippedNotImage,
     SkippedLink,
     Failed,
@@ -34,6 +37,8 @@ pub struct FileRecord {
     pub worker: Option<usize>,
     /// Whether its planes went to the device and back through pinned memory.
     pub pinned: bool,
+    /// Whether it replaced an output an earlier batch made with other settings.
+    pub replaced_stale: bool,
 }
 
 /// What one device worker did.
@@ -62,7 +67,13 @@ pub struct Summary {
     /// The device's name; with several workers, their names joined by " + ".
     pub device: String,
     pub blurred: usize,
+    /// Outputs that exist and were kept: made with these settings, or by something else.
     pub skipped_existing: usize,
+    /// Outputs that exist, made by an earlier batch with other settings, kept by
+    /// `--skip-existing`.
+    pub skipped_stale: usize,
+    /// Of the files blurred, those whose output replaced one made with other settings.
+    pub replaced_stale: usize,
     pub skipped_not_image: usize,
     /// Symbolic links not followed, loops and dangling links.
     pub skipped_links: usize,
@@ -100,6 +111,7 @@ impl FileRecord {
             device: None,
             worker: None,
             pinned: false,
+            replaced_stale: false,
         }
     }
 
@@ -168,6 +180,11 @@ impl Summary {
             device: String::new(),
             blurred,
             skipped_existing: count(Outcome::SkippedExisting),
+            skipped_stale: count(Outcome::SkippedStale),
+            replaced_stale: records
+                .iter()
+                .filter(|r| r.outcome == Outcome::Blurred && r.replaced_stale)
+                .count(),
             skipped_not_image: count(Outcome::SkippedNotImage),
             skipped_links: count(Outcome::SkippedLink),
             failed,
@@ -229,9 +246,19 @@ impl Summary {
         }
         let _ = writeln!(
             s,
-            "files     {} blurred, {} skipped (output exists), {} skipped (not images), {}{} failed{}",
+            "files     {} blurred{}, {} skipped (output exists), {}{} skipped (not images), {}{} failed{}",
             self.blurred,
+            match self.replaced_stale {
+                0 => String::new(),
+                n => format!(" ({n} replacing outputs made with other settings)"),
+            },
             self.skipped_existing,
+            match self.skipped_stale {
+                0 => String::new(),
+                n => format!(
+                    "{n} skipped (made with other settings, kept by --skip-existing), "
+                ),
+            },
             self.skipped_not_image,
             if self.skipped_links > 0 {
                 format!("{} skipped (symbolic links), ", self.skipped_links)

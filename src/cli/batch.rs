@@ -26,10 +26,16 @@ pub struct BatchArgs {
     /// with one output before any file is written.
     #[arg(long, value_name = "TEMPLATE", value_parser = NameTemplate::parse)]
     pub name: Option<NameTemplate>,
-    /// Replace outputs that already exist. Without it they are skipped, and so is an output
-    /// another writer puts there while the batch runs (the final rename never replaces it).
+    /// Replace every output that already exists. Without it, an output an earlier batch made
+    /// with other settings is redone (OUT_DIR/.gblur.settings-K-of-N.log records what made
+    /// each output), and every other existing output is kept: one made with these settings,
+    /// another tool's, and one another writer puts there while the batch runs.
     #[arg(long)]
     pub overwrite: bool,
+    /// Keep every existing output, also one an earlier batch made with other settings (the
+    /// report counts those as stale).
+    #[arg(long, conflicts_with_all = ["overwrite", "in_place"])]
+    pub skip_existing: bool,
     /// Allow IN_DIR = OUT_DIR: replace the originals (each through a temporary file). Each
     /// file replaced is first recorded in IN_DIR/.gblur.in-place-K-of-N.journal, so that a
     /// second run (after an interruption, say) never blurs a file twice; delete the journal
@@ -106,6 +112,7 @@ impl BatchArgs {
             format: self.format,
             name: self.name.clone(),
             overwrite: self.overwrite,
+            skip_existing: self.skip_existing,
             in_place: self.in_place,
             shard,
             summary_dir: self.summary.clone(),

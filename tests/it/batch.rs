@@ -51,11 +51,17 @@ fn batch(args: &[&str], input: &Path, output: &Path, code: i32) -> Value {
     serde_json::from_slice(&out.get_output().stdout).unwrap()
 }
 
+/// The files under `dir`, but for the batch's record of what settings made each output.
 fn files_under(dir: &Path) -> BTreeSet<String> {
     walkdir::WalkDir::new(dir)
         .into_iter()
         .filter_map(Result::ok)
         .filter(|e| e.file_type().is_file())
+        .filter(|e| {
+            !e.file_name()
+                .to_string_lossy()
+                .starts_with(".gblur.settings-")
+        })
         .map(|e| {
             e.path()
                 .strip_prefix(dir)
@@ -142,6 +148,47 @@ fn existing_outputs_are_skipped_unless_overwrite() {
     assert_eq!(again["skipped_existing"], 5);
     let forced = batch(&["--overwrite"], input.path(), out.path(), 1);
     assert_eq!(forced["blurred"], 5);
+}
+
+#[test]
+fn a_rerun_with_other_settings_redoes_the_outputs_and_skip_existing_counts_them_stale() {
+    let input = photo_folder();
+    let out = tempfile::tempdir().unwrap();
+    batch(&[], input.path(), out.path(), 1);
+    let first = std::fs::read(out.path().join("cat.jpg")).unwrap();
+    // Another tool's file at an output is never taken for a stale one of ours.
+    let foreign = out.path().join("gray.png");
+    std::fs::write(&foreign, b"someone else's").unwrap();
+
+    let kept = batch(
+        &["--linear", "--skip-existing"],
+        input.path(),
+        out.path(),
+        1,
+    );
+    assert_eq!(kept["blurred"], 0);
+    assert_eq!(kept["skipped_stale"], 4, "{kept}");
+    assert_eq!(kept["skipped_existing"], 1);
+    assert_eq!(std::fs::read(out.path().join("cat.jpg")).unwrap(), first);
+
+    let redone = batch(&["--linear"], input.path(), out.path(), 1);
+    assert_eq!(redone["blurred"], 4, "{redone}");
+    assert_eq!(redone["replaced_stale"], 4);
+    assert_eq!(redone["skipped_existing"], 1);
+    assert_ne!(std::fs::read(out.path().join("cat.jpg")).unwrap(), first);
+    assert_eq!(std::fs::read(&foreign).unwrap(), b"someone else's");
+
+    // The same settings again: nothing to do.
+    let same = batch(&["--linear"], input.path(), out.path(), 1);
+    assert_eq!(
+        (same["blurred"].as_u64(), same["skipped_existing"].as_u64()),
+        (Some(0), Some(5))
+    );
+    // The settings log is gblur's, and never an input when OUT_DIR is walked as IN_DIR.
+    assert!(out.path().join(".gblur.settings-1-of-1.log").is_file());
+    let out2 = tempfile::tempdir().unwrap();
+    let v = batch(&[], out.path(), out2.path(), 0);
+    assert_eq!(v["skipped_not_image"], 1, "only the foreign file: {v}");
 }
 
 #[test]
