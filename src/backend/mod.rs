@@ -126,7 +126,10 @@ impl Device {
 
 /// What the report calls the Rust path.
 pub fn rust_device_name() -> String {
-    format!("built-in Rust ({} threads)", rayon::current_num_threads())
+    match rayon::current_num_threads() {
+        1 => "built-in Rust (1 thread)".to_string(),
+        n => format!("built-in Rust ({n} threads)"),
+    }
 }
 
 /// The path a job runs on and why.

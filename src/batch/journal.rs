@@ -22,7 +22,8 @@ pub const PREFIX: &str = ".gblur.in-place-";
 pub struct Journal {
     in_dir: PathBuf,
     done: HashMap<PathBuf, (u64, i128)>,
-    file: Mutex<File>,
+    /// This shard's journal; None when opened only to read (`--dry-run`).
+    file: Option<Mutex<File>>,
     path: PathBuf,
 }
 
@@ -47,7 +48,18 @@ pub(super) fn lines(dir: &Path, prefix: &str) -> io::Result<Vec<String>> {
 
 impl Journal {
     /// Reads every journal in `in_dir` and opens shard `(k, n)`'s to append to.
-    pub fn open(in_dir: &Path, (k, n): (usize, usize)) -> io::Result<Journal> {
+    pub fn open(in_dir: &Path, shard: (usize, usize)) -> io::Result<Journal> {
+        let mut journal = Journal::read(in_dir, shard)?;
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&journal.path)?;
+        journal.file = Some(Mutex::new(file));
+        Ok(journal)
+    }
+
+    /// Reads every journal in `in_dir`, to ask what is finished and record nothing.
+    pub fn read(in_dir: &Path, (k, n): (usize, usize)) -> io::Result<Journal> {
         let mut done = HashMap::new();
         for line in lines(in_dir, PREFIX)? {
             let mut fields = line.splitn(3, ' ');
@@ -59,13 +71,11 @@ impl Journal {
                 done.insert(names::unescape(rel), (size, time));
             }
         }
-        let path = in_dir.join(format!("{PREFIX}{k}-of-{n}.journal"));
-        let file = OpenOptions::new().create(true).append(true).open(&path)?;
         Ok(Journal {
             in_dir: in_dir.to_path_buf(),
             done,
-            file: Mutex::new(file),
-            path,
+            file: None,
+            path: in_dir.join(format!("{PREFIX}{k}-of-{n}.journal")),
         })
     }
 
@@ -90,7 +100,10 @@ impl Journal {
     pub fn record(&self, file: &Path, meta: &Metadata) -> io::Result<()> {
         let (size, time) = stamp(meta);
         let line = format!("{size} {time} {}\n", names::escape(self.relative(file)));
-        let mut f = self.file.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(file) = &self.file else {
+            return Err(io::Error::other("the journal was opened only to read"));
+        };
+        let mut f = file.lock().unwrap_or_else(|e| e.into_inner());
         f.write_all(line.as_bytes())?;
         f.sync_data()
     }

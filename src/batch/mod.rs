@@ -7,6 +7,8 @@
 //! hand or from a cluster scheduler), and `ledger` records each shard's outcome and merges
 //! those records (`gblur batch-report`).
 
+pub mod dry_run;
+pub mod filter;
 pub mod journal;
 pub mod ledger;
 pub mod made_with;
@@ -43,6 +45,10 @@ pub struct BatchJob {
     /// Follow symbolic links (to files and folders, inside IN_DIR or not). Off: every link
     /// is skipped and named in the report.
     pub follow_links: bool,
+    /// Which files under IN_DIR it takes (`--include`, `--exclude`, `--max-depth`).
+    pub filter: filter::PathFilter,
+    /// List what would be written, skipped and why, and write nothing.
+    pub dry_run: bool,
     pub verbose: bool,
     /// No progress bar.
     pub quiet: bool,

@@ -33,23 +33,32 @@ pub struct Task {
     pub replaces_stale: bool,
 }
 
-/// Every entry under IN_DIR in a stable order, links followed where `--follow-links` says.
+/// Every entry under IN_DIR that `--include`, `--exclude` and `--max-depth` take, in a stable
+/// order, links followed where `--follow-links` says.
 /// OUT_DIR inside IN_DIR is not walked: outputs never become inputs. (IN_DIR inside OUT_DIR is
 /// walked whole.) The files gblur keeps at the top of a folder (`.gblur.*`: an in-place
 /// batch's journals, the settings logs) are not inputs.
 fn walk<'a>(
-    job: &BatchJob,
+    job: &'a BatchJob,
     in_dir: &'a Path,
     out_dir: &'a Path,
 ) -> impl Iterator<Item = walkdir::Result<walkdir::DirEntry>> + 'a {
     let out_inside = out_dir != in_dir && out_dir.starts_with(in_dir);
+    let filter = &job.filter;
     walkdir::WalkDir::new(in_dir)
         .follow_links(job.follow_links)
+        .max_depth(filter.max_depth.unwrap_or(usize::MAX))
         .sort_by_file_name()
         .into_iter()
         .filter_entry(move |e| {
             let ours = e.depth() == 1 && e.file_name().to_string_lossy().starts_with(".gblur.");
-            !(ours || out_inside && e.path().starts_with(out_dir))
+            let rel = e.path().strip_prefix(in_dir).unwrap_or(e.path());
+            let taken = match (e.depth(), e.file_type().is_dir()) {
+                (0, _) => true,
+                (_, true) => filter.enters(rel),
+                (_, false) => filter.takes(rel),
+            };
+            taken && !(ours || out_inside && e.path().starts_with(out_dir))
         })
 }
 

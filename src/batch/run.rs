@@ -269,7 +269,7 @@ pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
     let planes = workers
         .iter()
         .all(|w| matches!(w.keep, Keep::Decoded | Keep::Decoded8Bit));
-    let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let threads = rayon::current_num_threads();
     let one_device = matches!(
         &workers[..],
         [Worker {
@@ -331,7 +331,7 @@ fn run_stages(
     keep: Keep,
     records: &mut Vec<FileRecord>,
 ) -> Vec<Option<String>> {
-    let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let threads = rayon::current_num_threads();
     let images = tasks.len();
     let (task_tx, task_rx) = unbounded::<Task>();
     for t in tasks {

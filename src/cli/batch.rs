@@ -1,6 +1,7 @@
 //! `gblur batch`'s arguments, turned into a checked `BatchJob`.
 
 use super::{check_sharpen_mask, parse_format, BlurSettings, SharpenFlags};
+use crate::batch::filter::PathFilter;
 use crate::batch::naming::NameTemplate;
 use crate::batch::shard::{self, ShardRequest};
 use crate::batch::BatchJob;
@@ -62,6 +63,22 @@ pub struct BatchArgs {
     /// are detected and skipped). Without it every link is skipped and named in the report.
     #[arg(long)]
     pub follow_links: bool,
+    /// Take only files that match GLOB (repeatable: any of them). A glob with a '/' is matched
+    /// against the path under IN_DIR ('trip/**/*.jpg'); one without, against the file's name
+    /// at any depth ('*.jpg').
+    #[arg(long, value_name = "GLOB", help_heading = "Choosing files")]
+    pub include: Vec<String>,
+    /// Leave out files and folders that match GLOB (repeatable; as --include; wins over it):
+    /// '--exclude thumbnails' skips every folder of that name.
+    #[arg(long, value_name = "GLOB", help_heading = "Choosing files")]
+    pub exclude: Vec<String>,
+    /// Take files at most N folders deep (1: IN_DIR's own files only).
+    #[arg(long, value_name = "N", help_heading = "Choosing files", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_depth: Option<u32>,
+    /// List every file with what the batch would do with it (write, redo, skip, and why), and
+    /// write nothing; with --json, as JSON.
+    #[arg(long)]
+    pub dry_run: bool,
     /// Sharpen every image (the unsharp mask of `gblur sharpen`) instead of blurring it.
     #[arg(long, help_heading = "Sharpening")]
     pub sharpen: bool,
@@ -117,6 +134,12 @@ impl BatchArgs {
             shard,
             summary_dir: self.summary.clone(),
             follow_links: self.follow_links,
+            filter: PathFilter::new(
+                &self.include,
+                &self.exclude,
+                self.max_depth.map(|d| d as usize),
+            )?,
+            dry_run: self.dry_run,
             verbose,
             quiet,
         })

@@ -20,6 +20,15 @@ pub fn main() -> ExitCode {
             e.exit()
         }
     };
+    if let Some(n) = cli.threads {
+        // The first use of the pool would otherwise size it by the cores.
+        let built = rayon::ThreadPoolBuilder::new()
+            .num_threads(n.into())
+            .build_global();
+        if let Err(e) = built {
+            return fail(&anyhow::anyhow!("--threads {n}: {e}"), cli.verbose, 2);
+        }
+    }
     let result = match &cli.command {
         Some(Command::Devices { json }) => crate::devices::print(*json).map_err(JobError::Setup),
         Some(Command::Calibrate { device, json }) => {
@@ -28,11 +37,17 @@ pub fn main() -> ExitCode {
         Some(Command::Bench(b)) => {
             crate::bench::run(&b.to_job(cli.quiet)).map_err(JobError::Failed)
         }
-        Some(Command::Batch(b)) => b
-            .to_job(cli.verbose, cli.quiet)
-            .map_err(|e| JobError::Setup(anyhow::anyhow!(e)))
-            .and_then(|job| crate::batch::execute(&job))
-            .and_then(|summary| crate::batch::summary::emit(&summary, b.settings.json, cli.quiet)),
+        Some(Command::Batch(b)) => {
+            let json = b.settings.json;
+            let job = b.to_job(cli.verbose, cli.quiet);
+            match job.map_err(|e| JobError::Setup(anyhow::anyhow!(e))) {
+                Ok(job) if job.dry_run => crate::batch::dry_run::plan(&job)
+                    .and_then(|plan| crate::batch::dry_run::emit(&plan, json)),
+                Ok(job) => crate::batch::execute(&job)
+                    .and_then(|summary| crate::batch::summary::emit(&summary, json, cli.quiet)),
+                Err(e) => Err(e),
+            }
+        }
         Some(Command::Completions { shell }) => print(&super::completions(*shell)),
         Some(Command::Man { page: _, dir: Some(dir) }) => {
             super::man_pages(dir).map_err(|e| JobError::Setup(anyhow::anyhow!(e)))

@@ -28,9 +28,9 @@ use std::path::{Path, PathBuf};
 /// Blur images with a recursive (IIR) Gaussian on OpenCL devices, and report the time of
 /// every pass.
 ///
-/// The cost per pixel does not grow with sigma. Runs on a GPU when there is one, on any other
-/// OpenCL device (e.g. PoCL on the CPU) otherwise, and on a built-in multi-threaded Rust path
-/// when no OpenCL runtime is installed.
+/// The cost per pixel does not grow with sigma. Runs on a GPU where there is one and it pays
+/// for the image (--device auto measures it), and otherwise on a built-in multi-threaded Rust
+/// path; an OpenCL CPU device (PoCL) runs only when --device names it.
 #[derive(Debug, Parser)]
 #[command(
     name = "gblur",
@@ -51,6 +51,10 @@ pub struct Cli {
     /// Print more detail on stderr (device details, the error chain).
     #[arg(short, long, global = true)]
     pub verbose: bool,
+    /// Use N threads on the CPU (decoding, encoding, the Rust path's blur, batch lanes);
+    /// default: one per core.
+    #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub threads: Option<u16>,
 }
 
 #[derive(Debug, Subcommand)]

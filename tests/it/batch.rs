@@ -864,3 +864,119 @@ fn names_that_collide_are_refused_before_anything_is_written() {
             .stderr(predicates::str::contains(says));
     }
 }
+
+#[test]
+fn include_exclude_and_max_depth_choose_the_files() {
+    let input = photo_folder();
+    let out = tempfile::tempdir().unwrap();
+    let v = batch(
+        &["--include", "*.png", "--exclude", "day2"],
+        input.path(),
+        out.path(),
+        1,
+    );
+    // gray.png, trip/g16.png and the broken trip/broken.png; nothing under day2, no JPEG.
+    let want: BTreeSet<String> = ["gray.png", "trip/g16.png"].map(String::from).into();
+    assert_eq!(files_under(out.path()), want);
+    assert_eq!(
+        (v["blurred"].as_u64(), v["failed"].as_u64()),
+        (Some(2), Some(1))
+    );
+    let out = tempfile::tempdir().unwrap();
+    let v = batch(&["--max-depth", "1"], input.path(), out.path(), 0);
+    let want: BTreeSet<String> = ["cat.jpg", "gray.png"].map(String::from).into();
+    assert_eq!(files_under(out.path()), want, "{v}");
+    let out = tempfile::tempdir().unwrap();
+    batch(&["--include", "trip/*/*.jpg"], input.path(), out.path(), 0);
+    let want: BTreeSet<String> = ["trip/day2/misnamed.jpg"].map(String::from).into();
+    assert_eq!(files_under(out.path()), want);
+    gblur()
+        .args(["batch", "in", "out", "--sigma", "2", "--exclude", "[z"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("--exclude '[z'"));
+}
+
+#[test]
+fn a_dry_run_lists_every_decision_and_writes_nothing() {
+    let input = photo_folder();
+    let parent = tempfile::tempdir().unwrap();
+    let out = parent.path().join("out");
+    let plan = batch(&["--dry-run"], input.path(), &out, 0);
+    assert!(!out.exists(), "a dry run creates nothing");
+    assert_eq!(
+        (plan["write"].as_u64(), plan["skip"].as_u64()),
+        (Some(6), Some(1))
+    );
+    let action = |v: &Value, input: &str| {
+        let files = v["files"].as_array().unwrap();
+        let f = files.iter().find(|f| f["input"] == input).unwrap();
+        (
+            f["action"].as_str().unwrap().to_string(),
+            f["reason"].as_str().unwrap().to_string(),
+        )
+    };
+    assert_eq!(
+        action(&plan, "trip/readme.txt"),
+        ("skip".into(), "not an image".into())
+    );
+    // A real run, then a dry run with other settings: every output written would be redone.
+    batch(&[], input.path(), &out, 1);
+    let before = files_under(&out);
+    let plan = batch(&["--dry-run", "--linear"], input.path(), &out, 0);
+    assert_eq!(plan["redo"], 5, "{plan}");
+    assert_eq!(action(&plan, "cat.jpg").0, "redo");
+    assert_eq!(
+        action(&plan, "trip/broken.png").0,
+        "write",
+        "it failed, so it has no output"
+    );
+    assert_eq!(files_under(&out), before);
+    // The table names the action and the file.
+    let text = gblur()
+        .arg("batch")
+        .arg(input.path())
+        .arg(&out)
+        .args(["--sigma", "1.5", "--dry-run"])
+        .assert()
+        .code(0);
+    let text = String::from_utf8_lossy(&text.get_output().stdout).into_owned();
+    assert!(
+        text.contains("skip   cat.jpg (its output exists)"),
+        "{text}"
+    );
+    assert!(text.ends_with("nothing was written\n"), "{text}");
+}
+
+#[test]
+fn threads_sets_the_cpu_threads() {
+    let input = photo_folder();
+    let out = tempfile::tempdir().unwrap();
+    let v = batch(
+        &["--threads", "1", "--device", "rust"],
+        input.path(),
+        out.path(),
+        1,
+    );
+    assert_eq!(v["device"], "built-in Rust (1 thread)", "{v}");
+    let report = gblur()
+        .arg(fixture("samples/chelsea.jpg"))
+        .arg(out.path().join("one.jpg"))
+        .args([
+            "--sigma",
+            "2",
+            "--threads",
+            "3",
+            "--device",
+            "rust",
+            "--json",
+        ])
+        .assert()
+        .success();
+    let v: Value = serde_json::from_slice(&report.get_output().stdout).unwrap();
+    assert_eq!(v["device"], "built-in Rust (3 threads)", "{v}");
+    gblur()
+        .args(["in.png", "out.png", "--sigma", "2", "--threads", "0"])
+        .assert()
+        .code(2);
+}
