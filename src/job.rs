@@ -165,9 +165,10 @@ fn summary(
     }
 }
 
-/// The output format, checked before any work: for stdout `job.output_format`, which must be
-/// given; for a file also its folder, and that it is not the input.
-fn output_format(job: &BlurJob) -> Result<ImageFormat, JobError> {
+/// The output format, checked before any work: for stdout `job.output_format`, else the
+/// input's own (`stdin`: its bytes, read already) where gblur writes it; for a file also its
+/// folder, and that it is not the input.
+fn output_format(job: &BlurJob, stdin: Option<&[u8]>) -> Result<ImageFormat, JobError> {
     if job.no_clobber && !codec::is_stdio(&job.output) && job.output.symlink_metadata().is_ok() {
         return Err(setup_text(format!(
             "{}: the output exists, and --no-clobber keeps it",
@@ -183,9 +184,18 @@ fn output_format(job: &BlurJob) -> Result<ImageFormat, JobError> {
         Some(f) => Err(JobError::Setup(anyhow::anyhow!(
             "stdout: gblur cannot write {f:?}"
         ))),
-        None => Err(JobError::Setup(anyhow::anyhow!(
-            "stdout: no extension to take the format from: pass --format png|jpg|... or a prefix such as png:-"
-        ))),
+        None => {
+            let input_format = match stdin {
+                Some(bytes) => codec::read::guess(bytes),
+                None => codec::sniff(&job.input).ok().flatten(),
+            };
+            match input_format.filter(|f| codec::can_write(*f)) {
+                Some(f) => Ok(f),
+                None => Err(JobError::Setup(anyhow::anyhow!(
+                    "stdout: gblur does not write the input's format: pass --format png|jpg|... or a prefix such as png:-"
+                ))),
+            }
+        }
     }
 }
 
@@ -299,9 +309,9 @@ fn explain(job: &BlurJob, chosen: &Choice) {
 pub fn run(job: &BlurJob) -> Result<Report, JobError> {
     let t_total = Instant::now();
     crate::memory::set_subject(stdio_name(&job.input, "stdin"));
-    let out_format = output_format(job)?;
     let mut passes = Vec::new();
     let stdin = read_in_memory(job, &mut passes)?;
+    let out_format = output_format(job, stdin.as_deref())?;
     let (chosen, blur) = choose(job, stdin.as_deref())?;
     if job.explain {
         explain(job, &chosen);

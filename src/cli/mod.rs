@@ -128,12 +128,13 @@ pub struct BlurArgs {
     /// stdin.
     #[arg(required = true)]
     pub input: Option<PathBuf>,
-    /// Where to write the result; the extension picks the format. `-` writes stdout (with
-    /// --format, or a prefix: png:-); a prefix also forces the format of a file (png:out.dat).
+    /// Where to write the result; the extension picks the format. `-` writes stdout in the
+    /// input's format (or --format's, or a prefix's: png:-); a prefix also forces the format of
+    /// a file (png:out.dat).
     #[arg(required = true)]
     pub output: Option<PathBuf>,
-    /// The output format (png, jpg, tif, webp, ...) whatever OUTPUT's extension; required
-    /// when OUTPUT is `-` without a prefix.
+    /// The output format (png, jpg, tif, webp, ...) whatever OUTPUT's extension; for OUTPUT
+    /// `-`, without it, the input's.
     #[arg(long, value_parser = parse_format)]
     pub format: Option<image::ImageFormat>,
     /// Print on stderr why the device or the Rust path runs: with --device auto and a GPU, the
@@ -622,9 +623,6 @@ impl BlurArgs {
             (a, b) => a.or(b),
         };
         let stdout = crate::codec::is_stdio(&output);
-        if stdout && format.is_none() {
-            return Err("OUTPUT - (stdout) has no extension to take the format from: pass --format png|jpg|... or use a prefix such as png:-".into());
-        }
         if stdout && self.settings.json {
             return Err("--json and OUTPUT - (stdout) would both write to stdout: write the image to a file, or leave out --json (the table goes to stderr)".into());
         }

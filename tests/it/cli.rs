@@ -661,9 +661,37 @@ fn a_truncated_stdin_writes_nothing_to_stdout() {
 }
 
 #[test]
-fn stdout_needs_a_format_and_no_json() {
+fn stdout_takes_the_inputs_format_and_no_json() {
+    for (input, format) in [
+        ("samples/coffee.png", "png"),
+        ("samples/chelsea.jpg", "jpg"),
+    ] {
+        let out = gblur()
+            .args([input, "-", "--sigma", "3", "-q"])
+            .assert()
+            .success();
+        let bytes = &out.get_output().stdout;
+        let got = image::guess_format(bytes).unwrap();
+        assert_eq!(got.extensions_str()[0], format, "{input}");
+    }
+    // From stdin too; and an input gblur reads but does not write names --format.
+    let out = gblur()
+        .args(["-", "-", "--sigma", "2", "-q"])
+        .write_stdin(std::fs::read(fixture("samples/chelsea.jpg")).unwrap())
+        .assert()
+        .success();
+    assert_eq!(
+        image::guess_format(&out.get_output().stdout).unwrap(),
+        image::ImageFormat::Jpeg
+    );
+    gblur()
+        .args(["-", "-", "--sigma", "2"])
+        .write_stdin(b"P5 2 1 255\n\x10\x20".to_vec())
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr(predicate::str::contains("--format"));
     for (extra, says) in [
-        (&[][..], "--format"),
         (&["--json", "--format", "png"][..], "--json"),
         (&["--format", "jpg"][..], "disagree"),
     ] {
