@@ -189,10 +189,11 @@ fn output_format(job: &BlurJob, stdin: Option<&[u8]>) -> Result<ImageFormat, Job
                 Some(bytes) => codec::read::guess(bytes),
                 None => codec::sniff(&job.input).ok().flatten(),
             };
-            match input_format.filter(|f| codec::can_write(*f)) {
-                Some(f) => Ok(f),
-                None => Err(JobError::Setup(anyhow::anyhow!(
-                    "stdout: gblur does not write the input's format: pass --format png|jpg|... or a prefix such as png:-"
+            match input_format {
+                Some(f) if codec::can_write(f) => Ok(f),
+                known => Err(JobError::Setup(anyhow::anyhow!(
+                    "stdout: gblur does not write {}: pass --format png|jpg|... or a prefix such as png:-",
+                    known.map_or("the input's format".into(), |f| format!("{f:?}, the input's format"))
                 ))),
             }
         }
