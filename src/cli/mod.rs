@@ -46,14 +46,14 @@ pub struct Cli {
     #[command(flatten)]
     pub blur: BlurArgs,
     /// Print nothing on stderr but errors.
-    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    #[arg(short, long, global = true, conflicts_with = "verbose", help_heading = "Reporting")]
     pub quiet: bool,
     /// Print more detail on stderr (device details, the error chain).
-    #[arg(short, long, global = true)]
+    #[arg(short, long, global = true, help_heading = "Reporting")]
     pub verbose: bool,
     /// Use N threads on the CPU (decoding, encoding, the Rust path's blur, batch lanes);
     /// default: one per core.
-    #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u16).range(1..), help_heading = "Device and speed")]
     pub threads: Option<u16>,
 }
 
@@ -133,13 +133,15 @@ pub struct BlurArgs {
     /// a file (png:out.dat).
     #[arg(required = true)]
     pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub settings: BlurSettings,
     /// The output format (png, jpg, tif, webp, ...) whatever OUTPUT's extension; for OUTPUT
     /// `-`, without it, the input's.
-    #[arg(long, value_parser = parse_format)]
+    #[arg(long, value_parser = parse_format, help_heading = "Output")]
     pub format: Option<image::ImageFormat>,
     /// Print on stderr why the device or the Rust path runs: with --device auto and a GPU, the
     /// time the cost model predicts for each path and where its figures came from.
-    #[arg(long)]
+    #[arg(long, help_heading = "Device and speed", hide_short_help = true)]
     pub explain: bool,
     /// whole: decode, blur and encode the whole image in turn; strips: stream a PNG, TIFF or
     /// JPEG through a window of rows, or through an OpenCL device's blocked pipeline in bands
@@ -148,14 +150,12 @@ pub struct BlurArgs {
     /// twice, the first time for the filter's state every few hundred rows); auto: strips where the decoded image is over --max-memory and the
     /// job is one the strip engine runs (PNG, TIFF or JPEG files in and out, clamp edges, the
     /// recursive filter, no mask), whole otherwise.
-    #[arg(long, value_enum, default_value_t = EngineArg::Auto)]
+    #[arg(long, value_enum, default_value_t = EngineArg::Auto, help_heading = "Device and speed", hide_short_help = true)]
     pub engine: EngineArg,
     /// Refuse to replace an existing OUTPUT (exit 2, the file left as it is). By default it
     /// is replaced, as cp and vips replace it.
-    #[arg(long)]
+    #[arg(long, help_heading = "Output")]
     pub no_clobber: bool,
-    #[command(flatten)]
-    pub settings: BlurSettings,
 }
 
 /// `gblur sharpen`: the main command's arguments and the unsharp mask's.
@@ -250,18 +250,18 @@ pub enum EngineArg {
 pub struct BlurSettings {
     /// Standard deviation of the Gaussian in pixels, both axes: 0.001 to 1000000, or 0 for no
     /// blur.
-    #[arg(short, long, value_parser = parse_sigma, required_unless_present_any = ["sigma_x", "sigma_y"])]
+    #[arg(short, long, value_parser = parse_sigma, required_unless_present_any = ["sigma_x", "sigma_y"], help_heading = "Blur")]
     pub sigma: Option<f64>,
     /// Sigma along x (across rows), overriding --sigma; given alone, only rows are blurred.
     /// 0 leaves rows alone.
-    #[arg(long, value_parser = parse_sigma)]
+    #[arg(long, value_parser = parse_sigma, help_heading = "Blur")]
     pub sigma_x: Option<f64>,
     /// Sigma along y (down columns), overriding --sigma; given alone, only columns are
     /// blurred. 0 leaves columns alone.
-    #[arg(long, value_parser = parse_sigma)]
+    #[arg(long, value_parser = parse_sigma, help_heading = "Blur")]
     pub sigma_y: Option<f64>,
     /// auto: recursive, or the exact sampled FIR below sigma 2 where it is more accurate.
-    #[arg(long, value_enum, default_value_t = MethodArg::Auto)]
+    #[arg(long, value_enum, default_value_t = MethodArg::Auto, help_heading = "Blur", hide_short_help = true)]
     pub method: MethodArg,
     /// What lies beyond the image's edges, both axes: clamp (the edge pixel repeated: scipy
     /// nearest, OpenCV BORDER_REPLICATE), reflect (dcba|abcd|dcba: scipy reflect,
@@ -269,62 +269,62 @@ pub struct BlurSettings {
     /// (the image repeated: BORDER_WRAP) or constant[=V] (V a fraction of full scale, 0 to 1,
     /// default 0, the same for 8-bit, 16-bit and float images; alpha opaque). Exact on every
     /// device, pipeline and method; modes other than clamp blur a slightly larger image.
-    #[arg(long, default_value = "clamp", value_parser = EdgeMode::parse, value_name = "MODE")]
+    #[arg(long, default_value = "clamp", value_parser = EdgeMode::parse, value_name = "MODE", help_heading = "Blur", hide_short_help = true)]
     pub edge: EdgeMode,
     /// The edge mode along x (the left and right edges); overrides --edge.
-    #[arg(long, value_parser = EdgeMode::parse, value_name = "MODE")]
+    #[arg(long, value_parser = EdgeMode::parse, value_name = "MODE", help_heading = "Blur", hide_short_help = true)]
     pub edge_x: Option<EdgeMode>,
     /// The edge mode along y (the top and bottom edges); overrides --edge.
-    #[arg(long, value_parser = EdgeMode::parse, value_name = "MODE")]
+    #[arg(long, value_parser = EdgeMode::parse, value_name = "MODE", help_heading = "Blur", hide_short_help = true)]
     pub edge_y: Option<EdgeMode>,
     /// The FIR's radius in sigmas, rounded as scipy.ndimage rounds `truncate`
     /// (floor(T * sigma + 0.5), at least 1); above 0, at most 20. Default: ceil(5 sigma). The
     /// recursive filter has no radius and ignores it.
-    #[arg(long, value_parser = parse_truncate, value_name = "T")]
+    #[arg(long, value_parser = parse_truncate, value_name = "T", help_heading = "Blur", hide_short_help = true)]
     pub truncate: Option<f64>,
     /// transpose: column pass + transpose + column pass + transpose; direct: a row pass and
     /// a column pass (version 1 of the "Tuning Performance on the GPU" chapter); blocked: block-parallel column passes with fused
     /// transposes, each chunk starting from carried states (carried) or from a walk in from
     /// outside it (overlap), picked per pass; auto: the fastest measured for the device class
     /// (GPU: blocked, CPU: direct; see docs/BENCHMARKS.md).
-    #[arg(long, value_enum, default_value_t = PipelineArg::Auto)]
+    #[arg(long, value_enum, default_value_t = PipelineArg::Auto, help_heading = "Device and speed", hide_short_help = true)]
     pub pipeline: PipelineArg,
     /// The transpose kernel of the transpose pipeline (implies --pipeline transpose when
     /// --pipeline is auto). Default: the fastest for the device class (GPU: tile32, CPU:
     /// local).
-    #[arg(long, value_enum)]
+    #[arg(long, value_enum, help_heading = "Device and speed", hide_short_help = true)]
     pub transpose: Option<TransposeArg>,
     /// auto, a device index or name substring from `gblur devices`, gpu, cpu, or rust (the
     /// built-in path). `gblur batch` also takes `all` (every GPU; without one, what auto
     /// picks) or a comma-separated list such as 0,1 or 0,rust: one worker per entry, each
     /// taking the next image when it is free.
-    #[arg(short, long, default_value = "auto", value_parser = DeviceSet::parse, value_name = "DEVICE")]
+    #[arg(short, long, default_value = "auto", value_parser = DeviceSet::parse, value_name = "DEVICE", help_heading = "Device and speed")]
     pub device: DeviceSet,
     /// Blur in linear light: decode sRGB first, re-encode after (what photographers expect
     /// of highlights).
-    #[arg(long)]
+    #[arg(long, help_heading = "Blur")]
     pub linear: bool,
     /// JPEG quality, 1-100, or `same`: the input JPEG's, read from its quantisation tables
     /// (90 for an input that is not a JPEG).
-    #[arg(long, default_value = "90", value_parser = parse_quality, value_name = "1-100|same")]
+    #[arg(long, default_value = "90", value_parser = parse_quality, value_name = "1-100|same", help_heading = "Output")]
     pub quality: jpeg::Quality,
     /// JPEG chroma subsampling: `same` keeps a JPEG input's layout (other inputs get 4:2:0
     /// below quality 90, 4:4:4 from 90 up).
-    #[arg(long, value_enum, default_value_t = SubsamplingArg::Same)]
+    #[arg(long, value_enum, default_value_t = SubsamplingArg::Same, help_heading = "Output", hide_short_help = true)]
     pub subsampling: SubsamplingArg,
     /// How a JPEG → JPEG job blurs on the Rust path: `auto` blurs the YCbCr planes as the file
     /// holds them (chroma on its own grid) where the output keeps the input's subsampling and
     /// nothing needs RGB (--linear, masks, edge modes, an EXIF rotation); `rgb` always
     /// decodes to RGB.
-    #[arg(long, value_enum, default_value_t = JpegPathArg::Auto)]
+    #[arg(long, value_enum, default_value_t = JpegPathArg::Auto, help_heading = "Output", hide_short_help = true)]
     pub jpeg_path: JpegPathArg,
     /// PNG compression effort (sizes and times: docs/BENCHMARKS.md).
-    #[arg(long, value_enum, default_value_t = PngCompression::Fast)]
+    #[arg(long, value_enum, default_value_t = PngCompression::Fast, help_heading = "Output", hide_short_help = true)]
     pub png_compression: PngCompression,
     /// Dither (TPDF noise of ±1 step, seeded, so the same input gives the same bytes) before
     /// rounding to fewer bits than the input has (float or 16-bit into 8 bits, float into 16),
     /// so smooth gradients do not band.
-    #[arg(long)]
+    #[arg(long, help_heading = "Output", hide_short_help = true)]
     pub dither: bool,
     /// Memory budget in MiB (at least 1; never more than the machine's memory and swap). The
     /// whole-image path decodes nothing larger (with a JPEG's bytes, and stdin or a pipe read
@@ -332,19 +332,19 @@ pub struct BlurSettings {
     /// within it (the codecs and rows in flight, then the window, or the exact two-pass
     /// method's where a large sigma's window would not fit), and refuses a job that cannot
     /// fit, naming the least budget it needs (--engine).
-    #[arg(long, default_value_t = crate::memory::DEFAULT_BUDGET_MIB, value_name = "MIB", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, default_value_t = crate::memory::DEFAULT_BUDGET_MIB, value_name = "MIB", value_parser = clap::value_parser!(u64).range(1..), help_heading = "Device and speed", hide_short_help = true)]
     pub max_memory: u64,
     /// Write no metadata: no ICC profile, EXIF (with its thumbnail, GPS position, camera and
     /// dates) or XMP. By default all three are carried to the output where its format holds
     /// them, with the EXIF orientation set to 1 (the pixels are turned already).
-    #[arg(long, conflicts_with = "keep")]
+    #[arg(long, conflicts_with = "keep", help_heading = "Output", hide_short_help = true)]
     pub strip: bool,
     /// Write only these kinds of the input's metadata (a comma list, or repeat the flag):
     /// e.g. --keep icc drops EXIF and XMP but keeps the colour profile.
-    #[arg(long, value_enum, value_delimiter = ',', value_name = "icc|exif|xmp")]
+    #[arg(long, value_enum, value_delimiter = ',', value_name = "icc|exif|xmp", help_heading = "Output", hide_short_help = true)]
     pub keep: Vec<KeepArg>,
     /// Print the report as JSON on stdout.
-    #[arg(long)]
+    #[arg(long, help_heading = "Reporting")]
     pub json: bool,
     /// Blur only this rectangle: X,Y (its top-left pixel) and W,H (its size), or ImageMagick's
     /// geometry WxH+X+Y, in pixels of the oriented image. Repeat it for more rectangles
@@ -361,18 +361,18 @@ pub struct BlurSettings {
     /// Soften the selection's edge over about PX pixels: the selection is blurred by a
     /// Gaussian of sigma PX/2 (its 16%-84% rise spans PX pixels, centred on the edge); values
     /// within 0.001 of 0 or 1 are snapped, so pixels more than ~1.6 PX outside stay exact.
-    #[arg(long, value_name = "PX", default_value_t = 0.0, value_parser = parse_feather, requires = "selection", help_heading = "Selection")]
+    #[arg(long, value_name = "PX", default_value_t = 0.0, value_parser = parse_feather, requires = "selection", help_heading = "Selection", hide_short_help = true)]
     pub feather: f64,
     /// blend: out = in + m*(blur(in) - in), every pixel feeds the blur; exclude: only selected
     /// pixels feed it (normalised convolution, out = in + m*(blur(m*in)/blur(m) - in)), so a
     /// blurred background gets no halo of the unselected foreground.
-    #[arg(long, value_enum, default_value_t = MaskModeArg::Blend, requires = "selection", help_heading = "Selection")]
+    #[arg(long, value_enum, default_value_t = MaskModeArg::Blend, requires = "selection", help_heading = "Selection", hide_short_help = true)]
     pub mask_mode: MaskModeArg,
     /// NaN and infinite samples of float images (EXR, HDR, float TIFF): zero replaces them by
     /// 0 before the blur (with a note); ignore leaves them out of it (normalised convolution per
     /// channel) and fills them from the valid samples within reach; where none reach (blurred
     /// weight below 0.001) they stay as they were. Integer images have none: no effect.
-    #[arg(long, value_enum, default_value_t = NanArg::Zero, help_heading = "Selection")]
+    #[arg(long, value_enum, default_value_t = NanArg::Zero, help_heading = "Selection", hide_short_help = true)]
     pub nan: NanArg,
 }
 
