@@ -307,6 +307,9 @@ fn explain(job: &BlurJob, chosen: &Choice) {
     }
 }
 
+/// The stages of a whole-image job, as its progress bar names them.
+const STAGES: [&str; 3] = ["decode", "blur", "encode and write"];
+
 pub fn run(job: &BlurJob) -> Result<Report, JobError> {
     let t_total = Instant::now();
     crate::memory::set_subject(stdio_name(&job.input, "stdin"));
@@ -327,6 +330,8 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
         return run_strips(&strip_job, job, (&blur, target), rows, (why, t_total));
     }
     let Choice { target, why, .. } = chosen;
+    let bar = crate::progress::StageBar::new(&STAGES, job.progress);
+    bar.stage(STAGES[0]);
     let mut notes = Vec::new();
     let plan = EdgePlan::new(job.edges, &blur);
 
@@ -359,6 +364,7 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
         notes.push("--linear ignored: float images are linear already".into());
     }
 
+    bar.stage(STAGES[1]);
     // A fallback loads the image as `--device rust` would: as planes where that path takes them.
     let rust = planes_keep(job, keep_for(job, None, &blur), out_format, &plan);
     let memory = (job.max_memory_mib, job.linear);
@@ -378,6 +384,7 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
         m.finish(&mut loaded, &mut passes);
     }
     let on_device = device.as_ref().filter(|_| done.on_device);
+    bar.stage(STAGES[2]);
     finish(
         job,
         loaded,

@@ -120,6 +120,7 @@ internal!(
     mask,
     memory,
     pixels,
+    progress,
     report,
     stream,
     work,

@@ -266,19 +266,3 @@ pub fn diagnostic(line: &str) {
     let _ = writeln!(err, "{line}");
 }
 
-/// Progress-bar layout of a benchmark sweep.
-pub const SWEEP: &str = "{bar:30} {pos}/{len} {elapsed_precise} ETA {eta} {msg}";
-/// Progress-bar layout of a batch.
-pub const FILES: &str = "{bar:30} {pos}/{len} files  {per_sec}  ETA {eta}  {msg}";
-
-/// A progress bar on stderr for `total` steps. indicatif hides it when stderr is not a
-/// terminal; `--quiet` hides it always.
-#[cfg(feature = "cli")]
-pub fn progress_bar(total: usize, quiet: bool, template: &str) -> indicatif::ProgressBar {
-    if quiet {
-        return indicatif::ProgressBar::hidden();
-    }
-    let bar = indicatif::ProgressBar::new(total as u64);
-    bar.set_style(indicatif::ProgressStyle::with_template(template).expect("valid template"));
-    bar
-}

@@ -262,7 +262,7 @@ pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
         // Only one handler per process; a second batch in the same process keeps the first.
         let _ = ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst));
     }
-    let bar = report::progress_bar(total, job.quiet, report::FILES);
+    let bar = crate::progress::progress_bar(total, job.quiet, crate::progress::FILES);
     let megapixels_done = AtomicU64::new(0);
     let alive = AtomicUsize::new(workers.len());
     let rust_name = backend::rust_device_name();

@@ -19,7 +19,7 @@ use crate::gpu::plan::{ChunkStart, Pipeline};
 use crate::gpu::transpose::TransposeKind;
 use crate::gpu::upload;
 use crate::pixels::planar::Planar;
-use crate::report::SWEEP;
+use crate::progress::SWEEP;
 use indicatif::ProgressBar;
 use opencl3::memory::Buffer;
 
@@ -241,7 +241,7 @@ fn sweep(
         .map(|&c| rows.for_channels(c).count())
         .sum();
     let total = sizes.len() * blur_opts.sigmas.len() * per_size;
-    let bar = crate::report::progress_bar(total, opts.quiet, SWEEP);
+    let bar = crate::progress::progress_bar(total, opts.quiet, SWEEP);
     let mut records = Vec::new();
     for &(w, h) in &sizes {
         for &c in &blur_opts.channels {

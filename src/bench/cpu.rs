@@ -15,7 +15,7 @@ use crate::gpu::plan::Upload;
 use crate::gpu::plan::{Pipeline, PipelineChoice};
 use crate::gpu::upload;
 use crate::pixels;
-use crate::report::SWEEP;
+use crate::progress::SWEEP;
 use image::{DynamicImage, ImageBuffer};
 
 /// A 16 MP frame with a camera's 3:2 shape.
@@ -104,7 +104,7 @@ fn sweep(opts: &BenchOptions, sigmas: &[f64]) -> anyhow::Result<Vec<Record>> {
         .flatten()
         .and_then(|info| ClContext::new(info).ok());
     let per_size = 2 * sigmas.len() + 1 + usize::from(opencl.is_some());
-    let bar = crate::report::progress_bar(sizes.len() * per_size, opts.quiet, SWEEP);
+    let bar = crate::progress::progress_bar(sizes.len() * per_size, opts.quiet, SWEEP);
     let mut records = Vec::new();
     for &(w, h) in &sizes {
         let img = rgb8(w, h);

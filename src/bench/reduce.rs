@@ -11,7 +11,7 @@ use super::{BenchOptions, Record};
 use crate::gpu::opencl::program::REDUCE;
 use crate::gpu::opencl::queue::Arg;
 use crate::gpu::opencl::{ClContext, ClError, Timed};
-use crate::report::SWEEP;
+use crate::progress::SWEEP;
 use opencl3::memory::Buffer;
 use std::cell::RefCell;
 
@@ -107,7 +107,7 @@ fn sweep(ctx: &ClContext, opts: &BenchOptions, ro: &ReduceOptions) -> anyhow::Re
             vec![1 << 16, 1 << 20, 1 << 22]
         }
     });
-    let bar = crate::report::progress_bar(sizes.len() * Rung::ALL.len(), opts.quiet, SWEEP);
+    let bar = crate::progress::progress_bar(sizes.len() * Rung::ALL.len(), opts.quiet, SWEEP);
     let mut records = Vec::new();
     for &n in &sizes {
         let x = signed_noise(n, 11 + n as u64);

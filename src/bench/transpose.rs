@@ -8,7 +8,7 @@ use super::runner::measure;
 use super::{BenchOptions, Record};
 use crate::gpu::opencl::ClContext;
 use crate::gpu::transpose::{enqueue_transpose, TransposeKind};
-use crate::report::SWEEP;
+use crate::progress::SWEEP;
 use opencl3::memory::Buffer;
 
 pub const DEFAULT_SIZES: [(usize, usize); 8] = [
@@ -51,7 +51,7 @@ const COLUMNS: [Column; 8] = [
 
 fn sweep(ctx: &ClContext, opts: &BenchOptions) -> anyhow::Result<Vec<Record>> {
     let sizes = opts.sizes.clone().unwrap_or_else(|| DEFAULT_SIZES.to_vec());
-    let bar = crate::report::progress_bar(
+    let bar = crate::progress::progress_bar(
         sizes.len() * (1 + TransposeKind::ALL.len()),
         opts.quiet,
         SWEEP,

@@ -13,7 +13,6 @@
 mod budget;
 mod gpu_bands;
 mod method;
-mod progress;
 mod report;
 mod stage;
 mod two_pass;
@@ -41,7 +40,7 @@ use image::{ColorType, ImageFormat};
 pub use jpeg_in::JpegRows;
 use method::{window_plan, Vertical};
 pub use png_in::PngRows;
-use progress::RowsBar;
+use crate::progress::RowsBar;
 use report::{report, Held};
 use stage::{Feed, Sink};
 use std::path::{Path, PathBuf};

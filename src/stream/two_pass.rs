@@ -2,7 +2,7 @@
 //! own thread into the column states from which pass 2, the streamed job itself, starts each
 //! strip's anticausal filter. Then the input is opened again for pass 2.
 
-use super::progress::RowsBar;
+use crate::progress::RowsBar;
 use super::stage::Feed;
 use super::{decode, join, open, DecodedBatch, Opened, Rows, Stop, StreamSample, StripJob};
 use crate::codec::ImageIoError;

@@ -713,16 +713,36 @@ fn short_help_shows_the_common_options_and_long_help_all_of_them_by_task() {
         String::from_utf8_lossy(&out.get_output().stdout).into_owned()
     };
     let (short, long) = (text("-h"), text("--help"));
-    for common in ["--sigma", "--device", "--quality", "--region", "--json", "--threads"] {
+    for common in [
+        "--sigma",
+        "--device",
+        "--quality",
+        "--region",
+        "--json",
+        "--threads",
+    ] {
         assert!(short.contains(common), "-h lacks {common}");
     }
-    for rare in ["--transpose", "--pipeline", "--subsampling", "--feather", "--engine"] {
+    for rare in [
+        "--transpose",
+        "--pipeline",
+        "--subsampling",
+        "--feather",
+        "--engine",
+    ] {
         assert!(!short.contains(rare), "-h shows {rare}");
         assert!(long.contains(rare), "--help lacks {rare}");
     }
     assert!(short.lines().count() < long.lines().count() / 3);
     // --help groups by task, the blur's own settings first.
     let at = |heading: &str| long.find(&format!("\n{heading}:\n")).unwrap_or(usize::MAX);
-    let order = ["Blur", "Device and speed", "Output", "Reporting", "Selection"].map(at);
+    let order = [
+        "Blur",
+        "Device and speed",
+        "Output",
+        "Reporting",
+        "Selection",
+    ]
+    .map(at);
     assert!(order.windows(2).all(|w| w[0] < w[1]), "{order:?}");
 }

@@ -275,6 +275,26 @@ fn a_long_image_shows_its_progress_on_a_terminal() {
     assert!(quiet.is_empty(), "{quiet}");
 }
 
+/// A whole-image job shows its stage on a terminal once it has run a while, in the same
+/// layout; a short one shows nothing.
+#[test]
+fn a_long_whole_image_job_shows_its_stage_on_a_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let (input, output) = (dir.path().join("in.png"), dir.path().join("out.png"));
+    image(300, 400, 3, false, 7).save(&input).unwrap();
+    let (i, o) = (input.to_str().unwrap(), output.to_str().unwrap());
+    let args = [
+        i, o, "--sigma", "5", "--engine", "whole", "--device", "rust",
+    ];
+    let shown = on_a_terminal(&args, Some("0")).unwrap();
+    assert!(shown.contains("/3 stages"), "{shown}");
+    assert!(["decode", "blur", "encode and write"]
+        .iter()
+        .any(|s| shown.contains(s)));
+    let short = on_a_terminal(&args, None).unwrap();
+    assert!(!short.contains("stages"), "{short}");
+}
+
 /// Writes `img` (8 or 16 bits, gray, RGB or RGBA) as a strip TIFF with `rows_per_strip`, so
 /// that a small image still spans many strips.
 fn write_tiff(path: &Path, img: &DynamicImage, rows_per_strip: u32) {

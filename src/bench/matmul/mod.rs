@@ -23,7 +23,7 @@ use super::output::{opt, Column, PlotAxes};
 use super::runner::Stats;
 use super::{BenchOptions, Record};
 use crate::gpu::opencl::ClContext;
-use crate::report::SWEEP;
+use crate::progress::SWEEP;
 use indicatif::ProgressBar;
 
 /// A product's dimensions: A is m×k, B is k×n, C is m×n.
@@ -212,7 +212,7 @@ fn sweep(ctx: &ClContext, opts: &BenchOptions, m: &MatmulOptions) -> anyhow::Res
         ctx,
         runs: opts.runs,
         options: m,
-        bar: crate::report::progress_bar(
+        bar: crate::progress::progress_bar(
             shapes.len() * (rungs.len() + cpu_rows),
             opts.quiet,
             SWEEP,
