@@ -169,9 +169,14 @@ impl Blur2d {
         self
     }
 
-    /// `recursive`, `fir` or `recursive (x), fir (y)` — which method actually ran.
+    /// `recursive`, `fir`, `recursive (x), fir (y)` or `recursive (x), none (y)` (an axis left
+    /// alone) — which method actually ran.
     pub fn method_name(&self) -> String {
-        let name = |f: &LineFilter| if f.is_recursive() { "recursive" } else { "fir" };
+        let name = |f: &LineFilter| match f {
+            f if f.is_identity() => "none",
+            f if f.is_recursive() => "recursive",
+            _ => "fir",
+        };
         if name(&self.x) == name(&self.y) {
             name(&self.x).to_string()
         } else {

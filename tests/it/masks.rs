@@ -414,7 +414,10 @@ fn bad_selections_are_one_line_errors() {
             &["--region", "20,0,5,5"],
             "lies wholly outside the 20×10 image",
         ),
-        (&["--feather", "3"], "--region <X,Y,W,H>|--mask <MASK>"),
+        (
+            &["--feather", "3"],
+            "--region <X,Y,W,H|WxH+X+Y>|--mask <MASK>",
+        ),
     ];
     for (args, message) in cases {
         let assert = gblur()

@@ -256,6 +256,42 @@ fn columns_impl<T: Sample, I: Isa>(
 
 simd_dispatch!(fn columns<T: Sample>(img: Rows<T>, rows: (usize, usize, bool), c0: usize, px: &Pixels, k: &Coef, states: &[V], carry: &mut [V], out: &mut [&mut [V]]) => columns_impl);
 
+/// Pass 2's columns where y is left alone (a blur along x only): rows `r0..r1` of the strip of
+/// `n` chunks starting at `c0`, loaded and transposed into `out` as the column walk leaves its
+/// results, with no filtering.
+#[inline(always)]
+fn copy_columns_impl<T: Sample, I: Isa>(
+    img: Rows<T>,
+    (r0, r1): (usize, usize),
+    (c0, n): (usize, usize),
+    px: &Pixels,
+    out: &mut [&mut [V]],
+) {
+    for rows in tiles(r0..r1, false) {
+        let group = &mut *out[(rows.start - r0) / TILE_ROWS];
+        for i in 0..n {
+            let j0 = (c0 + i) * CHUNK;
+            let mut tile = [[V::ZERO; LANES]; VECS];
+            for (t, r) in rows.clone().enumerate() {
+                if r + PREFETCH_ROWS < img.height {
+                    img.prefetch(r + PREFETCH_ROWS, j0);
+                }
+                let x = img.load(r, j0, px);
+                for v in 0..VECS {
+                    tile[v][t] = x[v];
+                }
+            }
+            let block = &mut group[i * TILE_ROWS * VECS..][..TILE_ROWS * VECS];
+            for (v, m) in tile.iter().enumerate() {
+                let to: &mut [V; LANES] = (&mut block[v * LANES..][..LANES]).try_into().unwrap();
+                I::transpose_to(m, to);
+            }
+        }
+    }
+}
+
+simd_dispatch!(fn copy_columns<T: Sample>(img: Rows<T>, rows: (usize, usize), chunks: (usize, usize), px: &Pixels, out: &mut [&mut [V]]) => copy_columns_impl);
+
 /// One chunk's carry at the image's top row `r0`: no causal state, and the row itself as the
 /// column offsets (in the difference form, as the row above the first input).
 #[inline(always)]
@@ -274,12 +310,13 @@ pub(super) fn start_carries<T: Sample>(img: Rows<T>, px: &Pixels, carry: &mut [V
 /// Pass 2's columns for band rows `r0..r1`, every strip in parallel, into `scratch` (laid out
 /// as `BandScratch` reads it). `carry` holds each chunk's state out of the band above and
 /// takes the state out of this one; `first` starts it (row `r0` is the image's top row).
+/// `k` None leaves y alone (a blur along x only): the band is only transposed into `scratch`.
 pub(super) fn band_columns<T: Sample>(
     img: Rows<T>,
     rows: (usize, usize, bool),
     strips: Strips,
     px: &Pixels,
-    k: &Coef,
+    k: Option<&Coef>,
     (states, carry): (&[V], &mut [V]),
     scratch: &mut [V],
 ) {
@@ -303,6 +340,9 @@ pub(super) fn band_columns<T: Sample>(
         .for_each(|(s, (out, carry))| {
             let _flush = crate::cpu::lanes::FlushSubnormals::new(true);
             let n = carry.len() / CARRY;
+            let Some(k) = k else {
+                return copy_columns(img, (rows.0, rows.1), (s * strip, n), px, out);
+            };
             let strip_states =
                 &states[(s * strip * boundaries).min(states.len())..][..n * boundaries];
             columns(img, rows, s * strip, px, k, strip_states, carry, out);

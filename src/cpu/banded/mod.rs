@@ -87,10 +87,22 @@ const BAND_ROWS: usize = 128;
 /// `width`×`height` values, where there is one); returns the time of each pass.
 pub fn blur_in_place<T: Sample>(
     data: &mut [T],
-    (width, height): (usize, usize),
+    dims: (usize, usize),
     px: &Pixels,
     kx: Axis,
     ky: Axis,
+) -> Vec<CpuPass> {
+    blur_axes_in_place(data, dims, px, (Some(kx), Some(ky)))
+}
+
+/// `blur_in_place`, where an axis given as None is left alone: a blur along x only skips the
+/// column summaries and filter (the columns pass only transposes each band for the rows),
+/// one along y only has the rows pass store the column results as they are.
+pub fn blur_axes_in_place<T: Sample>(
+    data: &mut [T],
+    (width, height): (usize, usize),
+    px: &Pixels,
+    (kx, ky): (Option<Axis>, Option<Axis>),
 ) -> Vec<CpuPass> {
     let stride = width * px.channels;
     assert_eq!(data.len(), stride * height, "image buffer size");
@@ -101,9 +113,11 @@ pub fn blur_in_place<T: Sample>(
         return Vec::new();
     }
     let band = BAND_ROWS;
-    let (kx, ky) = (kx.form::<T>(), ky.form::<T>());
-    let sums = BandSums::new(ky, band);
-    let (kx, ky) = (Coef::of::<T>(kx), Coef::of::<T>(ky));
+    let ky_block = ky.map(Axis::form::<T>);
+    let (kx, ky) = (
+        kx.map(|a| Coef::of::<T>(a.form::<T>())),
+        ky_block.map(Coef::of::<T>),
+    );
     let bands = height.div_ceil(band);
     let chunks = stride.div_ceil(CHUNK);
     let strips = Strips {
@@ -119,7 +133,13 @@ pub fn blur_in_place<T: Sample>(
         stride,
         height,
     };
-    let states = band_states(img, band, strips, px, (&ky, &sums), (&[], &[]));
+    let states = match (ky.as_ref(), ky_block) {
+        (Some(k), Some(block)) => {
+            let sums = BandSums::new(block, band);
+            band_states(img, band, strips, px, (k, &sums), (&[], &[]))
+        }
+        _ => Vec::new(),
+    };
     let summaries_ms = ms(t);
 
     let (mut columns_ms, mut rows_ms) = (0.0, 0.0);
@@ -134,7 +154,7 @@ pub fn blur_in_place<T: Sample>(
             height,
         };
         let starts = (&states[..], &mut carry[..]);
-        band_columns(img, (r0, r1, b == 0), strips, px, &ky, starts, &mut scratch);
+        band_columns(img, (r0, r1, b == 0), strips, px, ky.as_ref(), starts, &mut scratch);
         columns_ms += ms(t);
 
         let t = Instant::now();
@@ -146,23 +166,20 @@ pub fn blur_in_place<T: Sample>(
             mix: px.mix.map(|s| &s[r0 * width..r1 * width]),
             ..*px
         };
-        band_rows(bs, &mut data[r0 * stride..r1 * stride], width, px, &kx);
+        band_rows(bs, &mut data[r0 * stride..r1 * stride], width, px, kx.as_ref());
         rows_ms += ms(t);
     }
-    vec![
-        CpuPass {
-            name: "column summaries (y)",
-            ms: summaries_ms,
-        },
-        CpuPass {
-            name: "columns (y)",
-            ms: columns_ms,
-        },
-        CpuPass {
-            name: "rows (x)",
-            ms: rows_ms,
-        },
-    ]
+    // A pass that only moves samples is named for what it does.
+    let passes = [
+        (ky.is_some(), "column summaries (y)", summaries_ms),
+        (true, if ky.is_some() { "columns (y)" } else { "bands in (y left alone)" }, columns_ms),
+        (true, if kx.is_some() { "rows (x)" } else { "bands out (x left alone)" }, rows_ms),
+    ];
+    passes
+        .into_iter()
+        .filter(|(run, ..)| *run)
+        .map(|(_, name, ms)| CpuPass { name, ms })
+        .collect()
 }
 
 /// Both axes' coefficient blocks, where both are recursive (the banded blur runs nothing else).
@@ -274,13 +291,25 @@ pub fn sharpen_image(img: &mut DynamicImage, blur: &Blur2d, unsharp: Unsharp) ->
     blur_image_with(img, blur, (false, None), Some(unsharp))
 }
 
+/// Each axis's recursive blocks, or None for an axis left alone (sigma 0); None where an
+/// axis is an FIR, which the banded blur does not run.
+fn axis_blocks(blur: &Blur2d) -> Option<(Option<Axis<'_>>, Option<Axis<'_>>)> {
+    fn axis(f: &LineFilter) -> Option<Option<Axis<'_>>> {
+        match f.is_identity() {
+            true => Some(None),
+            false => Axis::of(f).map(Some),
+        }
+    }
+    Some((axis(&blur.x)?, axis(&blur.y)?))
+}
+
 fn blur_image_with(
     img: &mut DynamicImage,
     blur: &Blur2d,
     (linear, select): (bool, Option<&[f32]>),
     sharpen: Option<Unsharp>,
 ) -> Option<Vec<CpuPass>> {
-    let (kx, ky) = recursive_blocks(blur)?;
+    let axes = axis_blocks(blur)?;
     let dims = (img.width() as usize, img.height() as usize);
     let color = img.color();
     let (channels, alpha) = (color.channel_count() as usize, color.has_alpha());
@@ -300,16 +329,16 @@ fn blur_image_with(
         sharpen,
     };
     let passes = match img {
-        DynamicImage::ImageLuma8(b) => blur_in_place(b, dims, &px, kx, ky),
-        DynamicImage::ImageLumaA8(b) => blur_in_place(b, dims, &px, kx, ky),
-        DynamicImage::ImageRgb8(b) => blur_in_place(b, dims, &px, kx, ky),
-        DynamicImage::ImageRgba8(b) => blur_in_place(b, dims, &px, kx, ky),
-        DynamicImage::ImageLuma16(b) => blur_in_place(b, dims, &px, kx, ky),
-        DynamicImage::ImageLumaA16(b) => blur_in_place(b, dims, &px, kx, ky),
-        DynamicImage::ImageRgb16(b) => blur_in_place(b, dims, &px, kx, ky),
-        DynamicImage::ImageRgba16(b) => blur_in_place(b, dims, &px, kx, ky),
-        DynamicImage::ImageRgb32F(b) => blur_in_place(b, dims, &px, kx, ky),
-        DynamicImage::ImageRgba32F(b) => blur_in_place(b, dims, &px, kx, ky),
+        DynamicImage::ImageLuma8(b) => blur_axes_in_place(b, dims, &px, axes),
+        DynamicImage::ImageLumaA8(b) => blur_axes_in_place(b, dims, &px, axes),
+        DynamicImage::ImageRgb8(b) => blur_axes_in_place(b, dims, &px, axes),
+        DynamicImage::ImageRgba8(b) => blur_axes_in_place(b, dims, &px, axes),
+        DynamicImage::ImageLuma16(b) => blur_axes_in_place(b, dims, &px, axes),
+        DynamicImage::ImageLumaA16(b) => blur_axes_in_place(b, dims, &px, axes),
+        DynamicImage::ImageRgb16(b) => blur_axes_in_place(b, dims, &px, axes),
+        DynamicImage::ImageRgba16(b) => blur_axes_in_place(b, dims, &px, axes),
+        DynamicImage::ImageRgb32F(b) => blur_axes_in_place(b, dims, &px, axes),
+        DynamicImage::ImageRgba32F(b) => blur_axes_in_place(b, dims, &px, axes),
         _ => return None,
     };
     Some(passes)

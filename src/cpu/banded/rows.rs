@@ -34,7 +34,9 @@ impl<'a> BandScratch<'a> {
 
 /// Pass 2, rows: filters rows `g..g+n` of the band (n ≤ 16) along x and writes them to `out`
 /// as samples, rows in lanes, 16 pixels (`C` blocks of 16 samples) at a time; the causal
-/// results wait in `u` (`stride` vectors) while the anticausal sweep runs back.
+/// results wait in `u` (`stride` vectors) while the anticausal sweep runs back. `k` None
+/// leaves x alone (a blur along y only): the column results are finished and stored as they
+/// are.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 fn rows_impl<T: Sample, I: Isa>(
@@ -42,7 +44,7 @@ fn rows_impl<T: Sample, I: Isa>(
     g: usize,
     width: usize,
     px: &Pixels,
-    k: &Coef,
+    k: Option<&Coef>,
     u: &mut [V],
     out: &mut [T],
 ) {
@@ -54,7 +56,7 @@ fn rows_impl<T: Sample, I: Isa>(
     }
 }
 
-simd_dispatch!(fn rows<T: Sample>(scratch: BandScratch, g: usize, width: usize, px: &Pixels, k: &Coef, u: &mut [V], out: &mut [T]) => rows_impl);
+simd_dispatch!(fn rows<T: Sample>(scratch: BandScratch, g: usize, width: usize, px: &Pixels, k: Option<&Coef>, u: &mut [V], out: &mut [T]) => rows_impl);
 
 /// The `C` blocks of pixel block `pb` (pixels `16 pb .. 16 pb + 16`): `blk[q / 16][q % 16]` is
 /// sample `q` of the 16 pixels. Blocks past the row's end read as zeros.
@@ -86,7 +88,7 @@ fn rows_c<T: Sample, I: Isa, const C: usize>(
     g: usize,
     width: usize,
     px: &Pixels,
-    k: &Coef,
+    k: Option<&Coef>,
     u: &mut [V],
     out: &mut [T],
 ) {
@@ -100,7 +102,9 @@ fn rows_c<T: Sample, I: Isa, const C: usize>(
     x0.copy_from_slice(&first[0][..C]);
     let mut st = [Sections::ZERO; C];
     let mut xl = [V::ZERO; C];
-    for pb in 0..pixel_count {
+    let identity = Coef::identity();
+    let (k, blurs) = (k.unwrap_or(&identity), k.is_some());
+    for pb in (0..pixel_count).filter(|_| blurs) {
         let blk = pixel_blocks::<C>(scratch, g, stride, pb);
         let np = (width - pb * LANES).min(LANES);
         let u = &mut u[pb * LANES * C..][..LANES * C];
@@ -168,7 +172,11 @@ fn rows_c<T: Sample, I: Isa, const C: usize>(
                 }
             };
         }
-        if np == LANES {
+        if !blurs {
+            for q in 0..np * C {
+                done[q / LANES][q % LANES] = blk[q / LANES][q % LANES];
+            }
+        } else if np == LANES {
             pixels!((0..LANES).rev())
         } else {
             pixels!((0..np).rev())
@@ -271,7 +279,7 @@ pub(super) fn band_rows<T: Sample>(
     out: &mut [T],
     width: usize,
     px: &Pixels,
-    k: &Coef,
+    k: Option<&Coef>,
 ) {
     let stride = width * px.channels;
     let padded = width.div_ceil(LANES) * LANES * px.channels;

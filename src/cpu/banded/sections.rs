@@ -41,6 +41,21 @@ impl Coef {
         }
     }
 
+    /// Coefficients that nothing steps: the stand-in where an axis is left alone, so that the
+    /// rows pass keeps one shape (its sweeps are skipped then).
+    pub(super) fn identity() -> Self {
+        let zero = [V::ZERO; 2];
+        Coef {
+            cw: zero,
+            cd: zero,
+            aw: zero,
+            ad: zero,
+            neps: zero,
+            r2: zero,
+            steady: zero,
+        }
+    }
+
     /// The coefficients of block `c` in the form samples of `T` are filtered in: the
     /// difference form where `Sample::EXACT`, else the direct form.
     pub(super) fn of<T: Sample>(c: &[f32; 2 * SECTION_FLOATS]) -> Self {

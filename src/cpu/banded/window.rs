@@ -285,7 +285,7 @@ fn blur_bands<T: Sample>(
             (r0, r1, false),
             strips,
             px,
-            ky,
+            Some(ky),
             (states, &mut *carry),
             scratch,
         );
@@ -295,7 +295,7 @@ fn blur_bands<T: Sample>(
             data: scratch,
             chunks: strips.chunks,
         };
-        band_rows(bs, &mut data[r0 * stride..r1 * stride], width, px, kx);
+        band_rows(bs, &mut data[r0 * stride..r1 * stride], width, px, Some(kx));
         time.rows += ms(t);
     }
 }
