@@ -60,7 +60,7 @@ pub fn fingerprint(job: &BatchJob) -> String {
         b.metadata,
         job.format,
     );
-    format!("{:016x}", super::plan::fnv1a(text.as_bytes()))
+    format!("{:016x}", names::fnv1a(text.as_bytes()))
 }
 
 impl SettingsLog {

@@ -58,6 +58,14 @@ pub fn unescape(text: &str) -> PathBuf {
     PathBuf::from(OsString::from_vec(out))
 }
 
+/// A hash of a name (or any text) that is stable across machines and runs (FNV-1a): shards
+/// split a folder the same way everywhere, and a settings log reads the same anywhere.
+pub fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,22 +7,16 @@
 use super::journal::Journal;
 use super::made_with::{Made, SettingsLog};
 use super::summary::{FileRecord, Outcome};
-use super::{naming, BatchJob};
+use super::{names, naming, BatchJob};
 use crate::codec::{self, ImageIoError};
 use image::ImageFormat;
 use std::path::{Path, PathBuf};
 
-/// Stable across machines and runs, so shards split a folder the same way everywhere.
-pub(super) fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
-        (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
-    })
-}
 
 /// Whether `rel` (a path relative to IN_DIR) belongs to shard `k` of `n`.
 pub fn in_shard(rel: &Path, (k, n): (usize, usize)) -> bool {
     let key = rel.to_string_lossy().replace('\\', "/");
-    (fnv1a(key.as_bytes()) % n as u64) as usize == k - 1
+    (names::fnv1a(key.as_bytes()) % n as u64) as usize == k - 1
 }
 
 pub struct Task {

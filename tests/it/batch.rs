@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use crate::common;
-use common::{fixture, gblur};
+use common::{files_under, fixture, gblur};
 
 /// IN with 5 images (two nested), a truncated PNG and a text file.
 fn photo_folder() -> tempfile::TempDir {
@@ -49,27 +49,6 @@ fn batch(args: &[&str], input: &Path, output: &Path, code: i32) -> Value {
         .assert()
         .code(code);
     serde_json::from_slice(&out.get_output().stdout).unwrap()
-}
-
-/// The files under `dir`, but for the batch's record of what settings made each output.
-fn files_under(dir: &Path) -> BTreeSet<String> {
-    walkdir::WalkDir::new(dir)
-        .into_iter()
-        .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_file())
-        .filter(|e| {
-            !e.file_name()
-                .to_string_lossy()
-                .starts_with(".gblur.settings-")
-        })
-        .map(|e| {
-            e.path()
-                .strip_prefix(dir)
-                .unwrap()
-                .to_string_lossy()
-                .into_owned()
-        })
-        .collect()
 }
 
 fn blurred_inputs(v: &Value) -> BTreeSet<String> {

@@ -14,23 +14,10 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use crate::common;
-use common::{chmod, fixture, gblur, shared_dir, unprivileged};
+use common::{chmod, files_under, fixture, gblur, shared_dir, unprivileged};
 
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-/// Every file under `dir`, relative, sorted.
-fn files_under(dir: &Path) -> BTreeSet<String> {
-    walkdir::WalkDir::new(dir)
-        .into_iter()
-        .filter_map(Result::ok)
-        .filter(|e| !e.file_type().is_dir())
-        .map(|e| {
-            let rel = e.path().strip_prefix(dir).unwrap();
-            rel.to_string_lossy().into_owned()
-        })
-        .collect()
 }
 
 fn no_temp_files(dir: &Path) {

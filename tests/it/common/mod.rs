@@ -90,3 +90,22 @@ pub fn shared_dir() -> (tempfile::TempDir, PathBuf) {
 pub fn chmod(path: &Path, mode: u32) {
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
 }
+
+/// Every file (and link) under `dir`, relative and sorted, but for the record a batch keeps of
+/// the settings behind its outputs (`.gblur.settings-K-of-N.log`).
+pub fn files_under(dir: &Path) -> std::collections::BTreeSet<String> {
+    walkdir::WalkDir::new(dir)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| !e.file_type().is_dir())
+        .filter(|e| {
+            !e.file_name()
+                .to_string_lossy()
+                .starts_with(".gblur.settings-")
+        })
+        .map(|e| {
+            let rel = e.path().strip_prefix(dir).unwrap();
+            rel.to_string_lossy().into_owned()
+        })
+        .collect()
+}
