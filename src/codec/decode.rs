@@ -105,7 +105,7 @@ fn decode_from<R: BufRead + Seek>(
         let mut notes = Vec::new();
         let mut image = match jpeg {
             Some(bytes) => decode_jpeg(path, bytes, max_memory_mib, &mut notes)?,
-            None => decode_other(path, reader, format, max_memory_mib)?,
+            None => decode_other(path, reader, format, max_memory_mib, &mut notes)?,
         };
         let (pixels, meta) = (&mut image.0, &image.1);
         pixels.apply_orientation(meta.orientation());
@@ -198,6 +198,7 @@ fn decode_other<R: BufRead + Seek>(
     reader: &mut R,
     format: ImageFormat,
     max_memory_mib: u64,
+    notes: &mut Vec<String>,
 ) -> Result<(DynamicImage, metadata::Metadata), ImageIoError> {
     let rewind = |r: &mut R| {
         r.rewind().map_err(|cause| ImageIoError::Open {
@@ -214,6 +215,15 @@ fn decode_other<R: BufRead + Seek>(
                     path: path.into(),
                     detail: why,
                 });
+            }
+            if quirks.pages > 1 {
+                notes.push(format!(
+                    "the TIFF holds {} pages; only the first was blurred and written",
+                    match quirks.pages {
+                        n if n >= 10_000 => "10000 or more".to_string(),
+                        n => n.to_string(),
+                    }
+                ));
             }
             Some(quirks)
         }

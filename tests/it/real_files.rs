@@ -620,3 +620,53 @@ fn a_decoders_panic_is_one_line_and_exit_1() {
         assert!(!out.exists());
     }
 }
+
+/// A TIFF stack (three pages) is not cut to its first page without a word: the first is
+/// blurred and written, and the report and a batch's record say that the others were left;
+/// the strip engine leaves such a file to the whole-image path, which says so.
+#[test]
+fn a_tiff_stack_says_that_only_its_first_page_was_blurred() {
+    use tiff::encoder::{colortype::RGB8, TiffEncoder};
+    let dir = tempfile::tempdir().unwrap();
+    let stack = dir.path().join("stack.tif");
+    {
+        let mut e = TiffEncoder::new(std::fs::File::create(&stack).unwrap()).unwrap();
+        for page in 0..3u8 {
+            let pixels: Vec<u8> = (0..40 * 30 * 3)
+                .map(|i| (i as u8).wrapping_mul(page + 1))
+                .collect();
+            e.write_image::<RGB8>(40, 30, &pixels).unwrap();
+        }
+    }
+    let out = dir.path().join("out.tif");
+    let report = gblur()
+        .arg(&stack)
+        .arg(&out)
+        .args(["--sigma", "2", "--json"])
+        .assert()
+        .success();
+    let v: serde_json::Value = serde_json::from_slice(&report.get_output().stdout).unwrap();
+    let notes = v["notes"].to_string();
+    assert!(notes.contains("holds 3 pages; only the first"), "{notes}");
+    assert_eq!(image::open(&out).unwrap().width(), 40);
+    gblur()
+        .arg(&stack)
+        .arg(&out)
+        .args(["--sigma", "2", "--engine", "strips"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("several pages"));
+    let batch_out = dir.path().join("batch");
+    let v = gblur()
+        .arg("batch")
+        .arg(dir.path())
+        .arg(&batch_out)
+        .args(["--sigma", "2", "--json", "-q", "--include", "stack.tif"])
+        .assert()
+        .success();
+    let v: serde_json::Value = serde_json::from_slice(&v.get_output().stdout).unwrap();
+    assert!(
+        v["files"][0]["notes"].to_string().contains("3 pages"),
+        "{v}"
+    );
+}

@@ -25,7 +25,13 @@ pub struct Quirks {
     /// Compression (1: none) and bits per sample, for what reversed bits can be mended in.
     compression: u16,
     bits: u16,
+    /// Images (pages) in the file, counted up to `MOST_PAGES`; gblur reads the first.
+    pub pages: usize,
 }
+
+/// Where the count of a TIFF's pages stops: a chain of directories longer than this (or one
+/// that loops) counts as this many.
+const MOST_PAGES: usize = 10_000;
 
 impl Quirks {
     /// The quirks of the TIFF `reader` (none where the `tiff` crate cannot read its header:
@@ -42,8 +48,14 @@ impl Quirks {
         let gray = tag(Tag::PhotometricInterpretation) == Some(1);
         let two = tag(Tag::SamplesPerPixel) == Some(2);
         let alpha = matches!(tag(Tag::ExtraSamples), Some(1 | 2));
+        let planar_tiles = planar && d.get_chunk_type() == ChunkType::Tile;
+        let mut pages = 1;
+        while pages < MOST_PAGES && d.more_images() && d.next_image().is_ok() {
+            pages += 1;
+        }
         Quirks {
-            planar_tiles: planar && d.get_chunk_type() == ChunkType::Tile,
+            pages,
+            planar_tiles,
             planar,
             gray_alpha: gray && two && alpha,
             reversed_bits,

@@ -53,6 +53,10 @@ pub fn open(path: &Path, most_strip_bytes: u64) -> Result<Result<TiffRows, Strin
     if decoder.get_chunk_type() != ChunkType::Strip {
         return Ok(Err("it is tiled".into()));
     }
+    if decoder.more_images() {
+        // The whole-image path reads the first page and says that the others were left.
+        return Ok(Err("it holds several pages".into()));
+    }
     let tag = |d: &mut Decoder<_>, t| d.find_tag_unsigned::<u16>(t).ok().flatten();
     if tag(&mut decoder, Tag::PlanarConfiguration)
         .is_some_and(|p| p != PlanarConfiguration::Chunky.to_u16())
