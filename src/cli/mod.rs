@@ -304,10 +304,11 @@ pub struct BlurSettings {
     /// of highlights).
     #[arg(long, help_heading = "Blur")]
     pub linear: bool,
-    /// JPEG quality, 1-100, or `same`: the input JPEG's, read from its quantisation tables
-    /// (90 for an input that is not a JPEG).
-    #[arg(long, default_value = "90", value_parser = parse_quality, value_name = "1-100|same", help_heading = "Output")]
-    pub quality: jpeg::Quality,
+    /// JPEG quality, 1-100 (default 90), or `same`: the input JPEG's, read from its
+    /// quantisation tables (90 for an input that is not a JPEG). Given for an output that is
+    /// not a JPEG, it is a usage error, never ignored.
+    #[arg(long, value_parser = parse_quality, value_name = "1-100|same", help_heading = "Output")]
+    pub quality: Option<jpeg::Quality>,
     /// JPEG chroma subsampling: `same` keeps a JPEG input's layout (other inputs get 4:2:0
     /// below quality 90, 4:4:4 from 90 up).
     #[arg(long, value_enum, default_value_t = SubsamplingArg::Same, help_heading = "Output", hide_short_help = true)]
@@ -453,6 +454,24 @@ pub enum JpegPathArg {
     Rgb,
 }
 
+impl BlurSettings {
+    /// Refuses `--quality` for an output `format` that is not a JPEG (where the format is
+    /// known before the input is read), rather than ignoring it.
+    pub fn check_quality(&self, format: Option<image::ImageFormat>) -> Result<(), String> {
+        use image::ImageFormat::{Jpeg, Png, WebP};
+        let (Some(_), Some(format)) = (self.quality, format) else {
+            return Ok(());
+        };
+        let why = match format {
+            Jpeg => return Ok(()),
+            Png => "PNG is lossless (--png-compression sets its effort)".to_string(),
+            WebP => "gblur writes WebP lossless".to_string(),
+            f => format!("{f:?} is written lossless"),
+        };
+        Err(format!("--quality applies to JPEG output: {why}"))
+    }
+}
+
 /// `--quality`: 1-100 or `same`.
 fn parse_quality(s: &str) -> Result<jpeg::Quality, String> {
     if s == "same" {
@@ -546,7 +565,9 @@ impl BlurSettings {
             jpeg_planes: self.jpeg_path == JpegPathArg::Auto,
             encode: EncodeOptions {
                 jpeg: jpeg::JpegOptions {
-                    quality: self.quality,
+                    quality: self
+                        .quality
+                        .unwrap_or(jpeg::Quality::Fixed(jpeg::DEFAULT_QUALITY)),
                     subsampling: match self.subsampling {
                         SubsamplingArg::Same => jpeg::Subsampling::Same,
                         SubsamplingArg::S444 => jpeg::Subsampling::Fixed(jpeg::Chroma::S444),
@@ -622,6 +643,8 @@ impl BlurArgs {
             }
             (a, b) => a.or(b),
         };
+        let named = format.or_else(|| image::ImageFormat::from_path(&output).ok());
+        self.settings.check_quality(named)?;
         let stdout = crate::codec::is_stdio(&output);
         if stdout && self.settings.json {
             return Err("--json and OUTPUT - (stdout) would both write to stdout: write the image to a file, or leave out --json (the table goes to stderr)".into());

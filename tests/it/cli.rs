@@ -746,3 +746,46 @@ fn short_help_shows_the_common_options_and_long_help_all_of_them_by_task() {
     .map(at);
     assert!(order.windows(2).all(|w| w[0] < w[1]), "{order:?}");
 }
+
+#[test]
+fn quality_for_an_output_that_is_not_a_jpeg_is_refused_not_ignored() {
+    let dir = tempfile::tempdir().unwrap();
+    for (out, says) in [
+        ("o.png", "--png-compression"),
+        ("o.webp", "WebP lossless"),
+        ("o.tif", "Tiff"),
+    ] {
+        gblur()
+            .arg("samples/coffee.png")
+            .arg(dir.path().join(out))
+            .args(["--sigma", "2", "--quality", "50"])
+            .assert()
+            .code(2)
+            .stderr(
+                predicate::str::contains("--quality applies to JPEG output")
+                    .and(predicate::str::contains(says)),
+            );
+        assert!(!dir.path().join(out).exists());
+    }
+    gblur()
+        .arg("samples/coffee.png")
+        .arg(dir.path().join("o.jpg"))
+        .args(["--sigma", "2", "--quality", "50", "-q"])
+        .assert()
+        .success();
+    gblur()
+        .args([
+            "batch",
+            "samples",
+            "--sigma",
+            "2",
+            "--format",
+            "png",
+            "--quality",
+            "80",
+        ])
+        .arg(dir.path().join("batch"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--quality applies to JPEG output"));
+}
