@@ -119,8 +119,8 @@ pub fn print(json: bool) -> anyhow::Result<()> {
     }
     let _ = writeln!(
         out,
-        "    rust  built-in Rust implementation ({} threads)",
-        rayon::current_num_threads()
+        "    rust  {}",
+        crate::backend::rust_device_name()
     );
     Ok(())
 }

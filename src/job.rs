@@ -169,6 +169,18 @@ fn summary(
 /// input's own (`stdin`: its bytes, read already) where gblur writes it; for a file also its
 /// folder, and that it is not the input.
 fn output_format(job: &BlurJob, stdin: Option<&[u8]>) -> Result<ImageFormat, JobError> {
+    let format = stdout_or_file_format(job, stdin)?;
+    if job.encode.quality_given && format != ImageFormat::Jpeg {
+        return Err(setup_text(format!(
+            "--quality applies to JPEG output, and {} is {format:?}",
+            stdio_name(&job.output, "stdout").display()
+        )));
+    }
+    Ok(format)
+}
+
+/// `output_format` before the `--quality` check.
+fn stdout_or_file_format(job: &BlurJob, stdin: Option<&[u8]>) -> Result<ImageFormat, JobError> {
     if job.no_clobber && !codec::is_stdio(&job.output) && job.output.symlink_metadata().is_ok() {
         return Err(setup_text(format!(
             "{}: the output exists, and --no-clobber keeps it",

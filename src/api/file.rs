@@ -114,6 +114,7 @@ impl FileOptions {
                 },
                 png_compression: CompressionType::Fast,
                 dither: false,
+                quality_given: false,
             },
             max_memory_mib: crate::memory::budget_mib(
                 self.max_memory_mib

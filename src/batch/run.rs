@@ -227,6 +227,29 @@ fn open_workers(
     Ok(workers)
 }
 
+/// Where `--quality` was given: an error if no output of the batch is a JPEG (it would be
+/// ignored), else a note when it applies to some outputs only.
+fn quality_applies(job: &BatchJob, tasks: &[plan::Task]) -> anyhow::Result<Option<String>> {
+    if !job.blur.encode.quality_given || tasks.is_empty() {
+        return Ok(None);
+    }
+    let jpegs = tasks
+        .iter()
+        .filter(|t| t.format == image::ImageFormat::Jpeg)
+        .count();
+    anyhow::ensure!(
+        jpegs > 0,
+        "--quality applies to JPEG output, and none of the {} outputs to write is a JPEG",
+        tasks.len()
+    );
+    Ok((jpegs < tasks.len()).then(|| {
+        format!(
+            "--quality applied to the {jpegs} JPEG outputs; the other {} are not JPEG",
+            tasks.len() - jpegs
+        )
+    }))
+}
+
 /// Blurs every file under IN_DIR into OUT_DIR and accounts for each one.
 pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
     let t_total = Instant::now();
@@ -255,6 +278,7 @@ pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
             .map_err(|e| JobError::Setup(anyhow::anyhow!(e)))?;
     }
     let (tasks, mut records) = plan::plan(job, (&in_dir, &out_dir), journal.as_ref(), made.as_ref());
+    let quality_note = quality_applies(job, &tasks).map_err(JobError::Setup)?;
     let total = tasks.len();
     let interrupted = Arc::new(AtomicBool::new(false));
     {
@@ -317,7 +341,7 @@ pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
         .map(|d| d.device.as_str())
         .collect::<Vec<_>>()
         .join(" + ");
-    summary.notes = device_note.into_iter().collect();
+    summary.notes = device_note.into_iter().chain(quality_note).collect();
     Ok(summary)
 }
 

@@ -134,7 +134,7 @@ fn sigma_hint(kind: clap::error::ErrorKind, args: &[String]) -> Option<String> {
         value_next = false;
     }
     match positional[..] {
-        [input, output, number, ..] if number.parse::<f64>().is_ok_and(f64::is_finite) => Some(format!(
+        [input, output, number, ..] if number.parse::<f64>().is_ok_and(|v| v.is_finite() && v >= 0.0) => Some(format!(
             "'{number}' after OUTPUT: the sigma is a flag, as in gblur {input} {output} --sigma {number}"
         )),
         _ => None,

@@ -124,7 +124,7 @@ pub enum Command {
 
 #[derive(Debug, Args)]
 pub struct BlurArgs {
-    /// Image to blur (any format the `image` crate reads, recognised by content); `-` reads
+    /// Image to read (any format the `image` crate reads, recognised by content); `-` reads
     /// stdin.
     #[arg(required = true)]
     pub input: Option<PathBuf>,
@@ -306,7 +306,7 @@ pub struct BlurSettings {
     pub linear: bool,
     /// JPEG quality, 1-100 (default 90), or `same`: the input JPEG's, read from its
     /// quantisation tables (90 for an input that is not a JPEG). Given for an output that is
-    /// not a JPEG, it is a usage error, never ignored.
+    /// not a JPEG, it is a usage error, never ignored (a batch: where none is a JPEG).
     #[arg(long, value_parser = parse_quality, value_name = "1-100|same", help_heading = "Output")]
     pub quality: Option<jpeg::Quality>,
     /// JPEG chroma subsampling: `same` keeps a JPEG input's layout (other inputs get 4:2:0
@@ -581,6 +581,7 @@ impl BlurSettings {
                     PngCompression::Best => CompressionType::Best,
                 },
                 dither: self.dither,
+                quality_given: self.quality.is_some(),
             },
             max_memory_mib: crate::memory::budget_mib(self.max_memory),
             metadata: self.metadata(),

@@ -182,6 +182,9 @@ pub struct EncodeOptions {
     pub png_compression: CompressionType,
     /// Add TPDF dither before rounding to fewer bits than the input has (`pixels::quantise`).
     pub dither: bool,
+    /// The JPEG quality was asked for (`--quality`): an output that is not a JPEG is then a
+    /// usage error, not a quality silently ignored.
+    pub quality_given: bool,
 }
 
 /// Encodes into memory, returning the bytes and a note when the ICC profile could not be kept.

@@ -788,4 +788,44 @@ fn quality_for_an_output_that_is_not_a_jpeg_is_refused_not_ignored() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("--quality applies to JPEG output"));
+    // Stdout in the input's format, and a batch none of whose outputs is a JPEG.
+    gblur()
+        .args(["-", "-", "--sigma", "2", "--quality", "50"])
+        .write_stdin(std::fs::read(fixture("samples/coffee.png")).unwrap())
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr(predicate::str::contains("stdout is Png"));
+    gblur()
+        .args([
+            "batch",
+            "samples",
+            "--sigma",
+            "2",
+            "--quality",
+            "80",
+            "--include",
+            "*.png",
+        ])
+        .arg(dir.path().join("pngs"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("none of the"));
+    // A folder of both: it applies to the JPEGs, and the report says so.
+    let mixed = gblur()
+        .args([
+            "batch",
+            "samples",
+            "--sigma",
+            "2",
+            "--quality",
+            "80",
+            "--json",
+            "-q",
+        ])
+        .arg(dir.path().join("mixed"))
+        .assert()
+        .success();
+    let v: serde_json::Value = serde_json::from_slice(&mixed.get_output().stdout).unwrap();
+    assert!(v["notes"].to_string().contains("JPEG outputs"), "{v}");
 }
