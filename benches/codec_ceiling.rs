@@ -35,6 +35,7 @@ fn main() -> anyhow::Result<()> {
         jpeg: codec::jpeg::JpegOptions::default(),
         png_compression: CompressionType::Default,
         dither: false,
+        quality_given: false,
     };
     for _ in 0..runs {
         let t = Instant::now();

@@ -122,6 +122,7 @@ fuzz_target!(|data: &[u8]| {
         },
         png_compression: CompressionType::Fast,
         dither: sel & 0x100 != 0,
+        quality_given: false,
     };
     let size = (loaded.width, loaded.height);
     let to = Output {

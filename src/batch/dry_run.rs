@@ -81,7 +81,7 @@ pub fn plan(job: &BatchJob) -> Result<DryRun, JobError> {
             output: names::escape(&t.output),
             action: if t.replaces_stale { "redo" } else { "write" },
             reason: match t.replaces_stale {
-                true => "its output was made with other settings".into(),
+                true => "its output is stale: made with other settings or from an input changed since".into(),
                 false => String::new(),
             },
         })
@@ -92,7 +92,7 @@ pub fn plan(job: &BatchJob) -> Result<DryRun, JobError> {
             Outcome::SkippedExisting => ("skip", "its output exists".into()),
             Outcome::SkippedStale => (
                 "skip",
-                "its output exists, made with other settings (--skip-existing keeps it)".into(),
+                "its output exists but is stale (--skip-existing keeps it)".into(),
             ),
             Outcome::SkippedNotImage => ("skip", "not an image".into()),
             Outcome::SkippedLink => ("skip", "symbolic link".into()),

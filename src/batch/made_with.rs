@@ -1,10 +1,11 @@
 //! What settings made each output, kept so that a batch run again with other settings redoes
 //! its outputs instead of keeping stale ones: OUT_DIR/.gblur.settings-K-of-N.log (one per
 //! shard, so shards running at once never write the same file), a line per output written: its
-//! size, its modification time in nanoseconds, the settings' fingerprint and its path relative
-//! to OUT_DIR (`names::escape`). An output counts as made with those settings only while its
-//! size and time are still the ones recorded, so a file changed or replaced since is not
-//! taken for gblur's.
+//! size and modification time in nanoseconds, the settings' fingerprint, its input's size and
+//! time, and its path relative to OUT_DIR (`names::escape`). An output counts as made with
+//! those settings only while its size and time are still the ones recorded, so a file changed
+//! or replaced since is not taken for gblur's; and it is stale, as if made with other
+//! settings, once its input has changed.
 
 use super::journal::{self, stamp};
 use super::names;
@@ -29,11 +30,18 @@ pub enum Made {
     Unknown,
 }
 
+/// What a log says of one output.
+struct Recorded {
+    output: (u64, i128),
+    fingerprint: String,
+    input: (u64, i128),
+}
+
 /// The settings logs of OUT_DIR: what every shard recorded, and this shard's log to add to.
 pub struct SettingsLog {
     out_dir: PathBuf,
     fingerprint: String,
-    recorded: HashMap<PathBuf, ((u64, i128), String)>,
+    recorded: HashMap<PathBuf, Recorded>,
     /// This shard's log, created with the first output it records.
     path: PathBuf,
     file: Mutex<Option<File>>,
@@ -69,15 +77,22 @@ impl SettingsLog {
     pub fn open(out_dir: &Path, (k, n): (usize, usize), fingerprint: String) -> io::Result<Self> {
         let mut recorded = HashMap::new();
         for line in journal::lines(out_dir, PREFIX)? {
-            let mut fields = line.splitn(4, ' ');
-            let (Some(size), Some(time), Some(id), Some(rel)) =
-                (fields.next(), fields.next(), fields.next(), fields.next())
+            let fields: Vec<&str> = line.splitn(6, ' ').collect();
+            let [size, time, id, in_size, in_time, rel] = fields[..] else {
+                continue;
+            };
+            let number = |s: &str| s.parse::<i128>().ok();
+            let (Some(size), Some(time), Some(in_size), Some(in_time)) =
+                (number(size), number(time), number(in_size), number(in_time))
             else {
                 continue;
             };
-            if let (Ok(size), Ok(time)) = (size.parse(), time.parse()) {
-                recorded.insert(names::unescape(rel), ((size, time), id.to_string()));
-            }
+            let recorded_output = Recorded {
+                output: (size as u64, time),
+                fingerprint: id.to_string(),
+                input: (in_size as u64, in_time),
+            };
+            recorded.insert(names::unescape(rel), recorded_output);
         }
         Ok(SettingsLog {
             out_dir: out_dir.to_path_buf(),
@@ -92,24 +107,31 @@ impl SettingsLog {
         output.strip_prefix(&self.out_dir).unwrap_or(output)
     }
 
-    /// What made the existing file `output` (under OUT_DIR).
-    pub fn made(&self, output: &Path) -> Made {
-        let Some((at, id)) = self.recorded.get(self.relative(output)) else {
+    /// What made the existing file `output` (under OUT_DIR) from `input`.
+    pub fn made(&self, output: &Path, input: &Path) -> Made {
+        let Some(r) = self.recorded.get(self.relative(output)) else {
             return Made::Unknown;
         };
-        let unchanged = std::fs::symlink_metadata(output).is_ok_and(|m| stamp(&m) == *at);
-        match (unchanged, *id == self.fingerprint) {
+        let now = |path: &Path| std::fs::metadata(path).map(|m| stamp(&m)).ok();
+        let unchanged = std::fs::symlink_metadata(output).is_ok_and(|m| stamp(&m) == r.output);
+        let same_input = now(input) == Some(r.input);
+        match (unchanged, r.fingerprint == self.fingerprint && same_input) {
             (false, _) => Made::Unknown,
             (true, true) => Made::Same,
             (true, false) => Made::Other,
         }
     }
 
-    /// Records that the complete file `output` was written with this batch's settings.
-    pub fn record(&self, output: &Path) -> io::Result<()> {
+    /// Records that the complete file `output` was written from `input` with this batch's
+    /// settings.
+    pub fn record(&self, output: &Path, input: &Path) -> io::Result<()> {
         let (size, time) = stamp(&std::fs::symlink_metadata(output)?);
+        let (in_size, in_time) = stamp(&std::fs::metadata(input)?);
         let rel = names::escape(self.relative(output));
-        let line = format!("{size} {time} {} {rel}\n", self.fingerprint);
+        let line = format!(
+            "{size} {time} {} {in_size} {in_time} {rel}\n",
+            self.fingerprint
+        );
         let mut file = self.file.lock().unwrap_or_else(|e| e.into_inner());
         if file.is_none() {
             *file = Some(OpenOptions::new().create(true).append(true).open(&self.path)?);
@@ -123,19 +145,24 @@ mod tests {
     use super::*;
 
     #[test]
-    fn an_output_is_known_by_its_settings_until_it_changes() {
+    fn an_output_is_known_by_its_settings_and_input_until_either_changes() {
         let dir = tempfile::tempdir().unwrap();
         let output = dir.path().join("sub dir").join("a b.png");
         std::fs::create_dir_all(output.parent().unwrap()).unwrap();
         std::fs::write(&output, b"blurred").unwrap();
+        let input = dir.path().join("in.png");
+        std::fs::write(&input, b"original").unwrap();
         let first = SettingsLog::open(dir.path(), (1, 2), "aaaa".into()).unwrap();
-        assert_eq!(first.made(&output), Made::Unknown);
-        first.record(&output).unwrap();
+        assert_eq!(first.made(&output, &input), Made::Unknown);
+        first.record(&output, &input).unwrap();
         let same = SettingsLog::open(dir.path(), (2, 2), "aaaa".into()).unwrap();
-        assert_eq!(same.made(&output), Made::Same);
+        assert_eq!(same.made(&output, &input), Made::Same);
         let other = SettingsLog::open(dir.path(), (1, 1), "bbbb".into()).unwrap();
-        assert_eq!(other.made(&output), Made::Other);
+        assert_eq!(other.made(&output, &input), Made::Other);
+        // A new input makes the output stale whatever the settings.
+        std::fs::write(&input, b"a new original").unwrap();
+        assert_eq!(same.made(&output, &input), Made::Other);
         std::fs::write(&output, b"another tool's file").unwrap();
-        assert_eq!(other.made(&output), Made::Unknown);
+        assert_eq!(other.made(&output, &input), Made::Unknown);
     }
 }

@@ -128,7 +128,7 @@ pub fn plan(
         }
         let mut replaces_stale = false;
         if output.exists() && !(job.overwrite || job.in_place) {
-            match made.map_or(Made::Unknown, |m| m.made(&output)) {
+            match made.map_or(Made::Unknown, |m| m.made(&output, &input)) {
                 Made::Other if !job.skip_existing => replaces_stale = true,
                 Made::Other => {
                     skipped.push(record(Outcome::SkippedStale, &output));

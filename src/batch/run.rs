@@ -646,7 +646,7 @@ fn encode_task(shared: &Shared, b: BlurredTask) -> FileRecord {
     record.replaced_stale = b.task.replaces_stale;
     match saved {
         Ok(_) => {
-            let logged = shared.made.map_or(Ok(()), |log| log.record(output));
+            let logged = shared.made.map_or(Ok(()), |log| log.record(output, &b.task.input));
             if let Err(e) = logged {
                 record.notes.push(format!(
                     "written, but its settings were not recorded ({e}): a later run takes it \

@@ -250,13 +250,13 @@ impl Summary {
             self.blurred,
             match self.replaced_stale {
                 0 => String::new(),
-                n => format!(" ({n} replacing outputs made with other settings)"),
+                n => format!(" ({n} replacing stale outputs: other settings or a changed input)"),
             },
             self.skipped_existing,
             match self.skipped_stale {
                 0 => String::new(),
                 n => format!(
-                    "{n} skipped (made with other settings, kept by --skip-existing), "
+                    "{n} skipped (stale: other settings or a changed input; kept by --skip-existing), "
                 ),
             },
             self.skipped_not_image,

@@ -28,7 +28,7 @@ pub struct BatchArgs {
     #[arg(long, value_name = "TEMPLATE", value_parser = NameTemplate::parse)]
     pub name: Option<NameTemplate>,
     /// Replace every output that already exists. Without it, an output an earlier batch made
-    /// with other settings is redone (OUT_DIR/.gblur.settings-K-of-N.log records what made
+    /// with other settings, or from an input changed since, is redone (OUT_DIR/.gblur.settings-K-of-N.log records what made
     /// each output), and every other existing output is kept: one made with these settings,
     /// another tool's, and one another writer puts there while the batch runs.
     #[arg(long)]

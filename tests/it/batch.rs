@@ -163,6 +163,11 @@ fn a_rerun_with_other_settings_redoes_the_outputs_and_skip_existing_counts_them_
         (same["blurred"].as_u64(), same["skipped_existing"].as_u64()),
         (Some(0), Some(5))
     );
+    // A changed input is redone with the same settings.
+    std::fs::copy(fixture("samples/rocket.jpg"), input.path().join("cat.jpg")).unwrap();
+    let changed = batch(&["--linear"], input.path(), out.path(), 1);
+    assert_eq!(changed["blurred"], 1, "{changed}");
+    assert_eq!(changed["replaced_stale"], 1);
     // The settings log is gblur's, and never an input when OUT_DIR is walked as IN_DIR.
     assert!(out.path().join(".gblur.settings-1-of-1.log").is_file());
     let out2 = tempfile::tempdir().unwrap();
