@@ -150,6 +150,29 @@ pub fn plan(
     (tasks, skipped)
 }
 
+/// Where `--quality` was given: an error if no output of the batch is a JPEG (it would be
+/// ignored), else a note when it applies to some outputs only.
+pub fn quality_applies(job: &BatchJob, tasks: &[Task]) -> anyhow::Result<Option<String>> {
+    if !job.blur.encode.quality_given || tasks.is_empty() {
+        return Ok(None);
+    }
+    let jpegs = tasks
+        .iter()
+        .filter(|t| t.format == image::ImageFormat::Jpeg)
+        .count();
+    anyhow::ensure!(
+        jpegs > 0,
+        "--quality applies to JPEG output, and none of the {} outputs to write is a JPEG",
+        tasks.len()
+    );
+    Ok((jpegs < tasks.len()).then(|| {
+        format!(
+            "--quality applied to the {jpegs} JPEG outputs; the other {} are not JPEG",
+            tasks.len() - jpegs
+        )
+    }))
+}
+
 /// Why `output` is not written, where it would leave OUT_DIR (a `--name` template expanded
 /// with a name such as `...png`, whose stem is `..`) or land inside IN_DIR, among the inputs
 /// (IN_DIR inside OUT_DIR, without `--in-place`).

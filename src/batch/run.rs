@@ -1,9 +1,8 @@
 //! The batch scheduler. On the Rust path alone (`--device rust`, or what auto picks without a
 //! usable OpenCL device) every core takes whole images: it decodes, blurs and encodes one image
-//! on its own, as a pool of single-threaded processes would, so no image's work is split over
-//! threads that the other images need (each stage's threads striping one image while the other
-//! stages run beside them oversubscribed the cores and left the batch at 40% of its codec
-//! ceiling on 16 cores). Fewer images than cores share the cores out.
+//! on its own, as a pool of single-threaded processes would (striping one image over threads
+//! beside the other stages left a batch at 40% of its codec ceiling on 16 cores). Fewer images
+//! than cores share the cores out.
 //!
 //! With a device, decoding and encoding run on a pool of CPU threads and blurring on one
 //! worker per device (`--device all` or a list gives several), overlapped through bounded
@@ -227,29 +226,6 @@ fn open_workers(
     Ok(workers)
 }
 
-/// Where `--quality` was given: an error if no output of the batch is a JPEG (it would be
-/// ignored), else a note when it applies to some outputs only.
-fn quality_applies(job: &BatchJob, tasks: &[plan::Task]) -> anyhow::Result<Option<String>> {
-    if !job.blur.encode.quality_given || tasks.is_empty() {
-        return Ok(None);
-    }
-    let jpegs = tasks
-        .iter()
-        .filter(|t| t.format == image::ImageFormat::Jpeg)
-        .count();
-    anyhow::ensure!(
-        jpegs > 0,
-        "--quality applies to JPEG output, and none of the {} outputs to write is a JPEG",
-        tasks.len()
-    );
-    Ok((jpegs < tasks.len()).then(|| {
-        format!(
-            "--quality applied to the {jpegs} JPEG outputs; the other {} are not JPEG",
-            tasks.len() - jpegs
-        )
-    }))
-}
-
 /// Blurs every file under IN_DIR into OUT_DIR and accounts for each one.
 pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
     let t_total = Instant::now();
@@ -278,7 +254,7 @@ pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
             .map_err(|e| JobError::Setup(anyhow::anyhow!(e)))?;
     }
     let (tasks, mut records) = plan::plan(job, (&in_dir, &out_dir), journal.as_ref(), made.as_ref());
-    let quality_note = quality_applies(job, &tasks).map_err(JobError::Setup)?;
+    let quality_note = plan::quality_applies(job, &tasks).map_err(JobError::Setup)?;
     let total = tasks.len();
     let interrupted = Arc::new(AtomicBool::new(false));
     {
