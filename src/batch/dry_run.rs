@@ -45,11 +45,7 @@ fn folders(job: &BatchJob) -> anyhow::Result<(PathBuf, PathBuf)> {
         Ok(dir) => dir,
         Err(_) => std::path::absolute(out_dir)?,
     };
-    anyhow::ensure!(
-        in_dir != out_dir || job.in_place,
-        "{}: IN_DIR and OUT_DIR are the same folder; pass --in-place to replace the originals",
-        in_dir.display()
-    );
+    plan::check_folders(job, (&in_dir, &out_dir))?;
     Ok((in_dir, out_dir))
 }
 

@@ -173,6 +173,16 @@ pub fn quality_applies(job: &BatchJob, tasks: &[Task]) -> anyhow::Result<Option<
     }))
 }
 
+/// Refuses IN_DIR = OUT_DIR (both canonical, or OUT_DIR as it would be) without `--in-place`.
+pub fn check_folders(job: &BatchJob, (in_dir, out_dir): (&Path, &Path)) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        in_dir != out_dir || job.in_place,
+        "{}: IN_DIR and OUT_DIR are the same folder; pass --in-place to replace the originals",
+        in_dir.display()
+    );
+    Ok(())
+}
+
 /// Why `output` is not written, where it would leave OUT_DIR (a `--name` template expanded
 /// with a name such as `...png`, whose stem is `..`) or land inside IN_DIR, among the inputs
 /// (IN_DIR inside OUT_DIR, without `--in-place`).

@@ -152,11 +152,7 @@ fn set_up(job: &BatchJob) -> anyhow::Result<Setup> {
         .map_err(|e| anyhow::anyhow!("{}: cannot create: {e}", out_dir.display()))?;
     let in_dir = in_dir.canonicalize()?;
     let out_dir = out_dir.canonicalize()?;
-    anyhow::ensure!(
-        in_dir != out_dir || job.in_place,
-        "{}: IN_DIR and OUT_DIR are the same folder; pass --in-place to replace the originals",
-        in_dir.display()
-    );
+    plan::check_folders(job, (&in_dir, &out_dir))?;
     if let Some(f) = job.format {
         anyhow::ensure!(codec::can_write(f), "--format {f:?}: gblur cannot write it");
     }
