@@ -53,13 +53,15 @@ pub fn set_subject(path: &std::path::Path) {
 pub struct ReportingAllocator;
 
 // SAFETY: every call goes to the system allocator with the same arguments; only its failure
-// is handled differently, by ending the process without unwinding.
+// is handled differently, by ending the process without unwinding, and a large block is
+// advised into huge pages, which changes how it is backed, not what it holds.
 unsafe impl GlobalAlloc for ReportingAllocator {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         let p = unsafe { System.alloc(layout) };
         if p.is_null() {
             out_of_memory(layout.size());
         }
+        advise_large(p, layout.size());
         p
     }
 
@@ -68,6 +70,7 @@ unsafe impl GlobalAlloc for ReportingAllocator {
         if p.is_null() {
             out_of_memory(layout.size());
         }
+        advise_large(p, layout.size());
         p
     }
 
@@ -76,12 +79,55 @@ unsafe impl GlobalAlloc for ReportingAllocator {
         if p.is_null() {
             out_of_memory(new_size);
         }
+        advise_large(p, new_size);
         p
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         unsafe { System.dealloc(ptr, layout) }
     }
+}
+
+/// Blocks from this size up are asked for in huge pages (`advise_huge_pages`).
+const HUGE_FROM: usize = 2 << 20;
+
+/// `advise_huge_pages` for a block the allocator hands out, where it is large: images, planes
+/// and the blur's scratch are, and a decoder's or encoder's fresh buffer is written whole.
+fn advise_large(ptr: *mut u8, len: usize) {
+    if len >= HUGE_FROM {
+        advise_huge_pages(ptr, len);
+    }
+}
+
+/// Asks the kernel to back `ptr .. ptr + len` with transparent huge pages. On Linux with THP in
+/// `madvise` mode (Debian's default) a large buffer otherwise takes one page fault per 4 KiB it
+/// first writes, and a pass down an image's columns one TLB miss per row it steps: on a busy
+/// 2-core VM the faults alone made a 16 MP blur's time vary by half. Advice the kernel refuses
+/// leaves small pages; elsewhere it does nothing.
+#[cfg(target_os = "linux")]
+pub(crate) fn advise_huge_pages(ptr: *mut u8, len: usize) {
+    const PAGE: usize = 4096;
+    let (start, end) = (
+        (ptr as usize).next_multiple_of(PAGE),
+        (ptr as usize + len) & !(PAGE - 1),
+    );
+    if end > start {
+        // SAFETY: the range lies inside the caller's own allocation; MADV_HUGEPAGE changes how
+        // its pages are backed, not their contents, and a refusal is harmless.
+        unsafe { libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE) };
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+pub(crate) fn advise_huge_pages(_ptr: *mut u8, _len: usize) {}
+
+/// `n` copies of `value` in a new buffer asked for in huge pages, for the library's own large
+/// scratch (a program that uses the library keeps its own allocator).
+pub(crate) fn huge_vec<T: Clone>(n: usize, value: T) -> Vec<T> {
+    let mut v: Vec<T> = Vec::with_capacity(n);
+    advise_huge_pages(v.as_mut_ptr().cast(), n * std::mem::size_of::<T>());
+    v.resize(n, value);
+    v
 }
 
 /// A message written into a fixed buffer: nothing may be allocated once memory ran out.

@@ -8,7 +8,7 @@ use rayon::prelude::*;
 /// `n` default values in a new buffer asked for in huge pages, written in parallel.
 pub fn filled<T: Copy + Default + Send + Sync>(n: usize) -> Vec<T> {
     let mut v: Vec<T> = Vec::with_capacity(n);
-    advise_huge(v.as_mut_ptr().cast(), n * std::mem::size_of::<T>());
+    crate::memory::advise_huge_pages(v.as_mut_ptr().cast(), n * std::mem::size_of::<T>());
     v.spare_capacity_mut()
         .par_chunks_mut(1 << 16)
         .for_each(|c| c.iter_mut().for_each(|x| _ = x.write(T::default())));
@@ -16,23 +16,6 @@ pub fn filled<T: Copy + Default + Send + Sync>(n: usize) -> Vec<T> {
     unsafe { v.set_len(n) };
     v
 }
-
-#[cfg(target_os = "linux")]
-fn advise_huge(ptr: *mut u8, len: usize) {
-    const PAGE: usize = 4096;
-    let (start, end) = (
-        (ptr as usize).next_multiple_of(PAGE),
-        (ptr as usize + len) & !(PAGE - 1),
-    );
-    if end > start {
-        // SAFETY: the range lies inside the vector's own allocation; MADV_HUGEPAGE changes how
-        // its pages are backed, not their contents. Refused advice leaves small pages.
-        unsafe { libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE) };
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-fn advise_huge(_ptr: *mut u8, _len: usize) {}
 
 #[cfg(test)]
 mod tests {

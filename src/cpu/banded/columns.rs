@@ -290,7 +290,7 @@ fn copy_columns_impl<T: Sample, I: Isa>(
     }
 }
 
-simd_dispatch!(fn copy_columns<T: Sample>(img: Rows<T>, rows: (usize, usize), chunks: (usize, usize), px: &Pixels, out: &mut [&mut [V]]) => copy_columns_impl);
+simd_dispatch!(pub(super) fn copy_columns<T: Sample>(img: Rows<T>, rows: (usize, usize), chunks: (usize, usize), px: &Pixels, out: &mut [&mut [V]]) => copy_columns_impl);
 
 /// One chunk's carry at the image's top row `r0`: no causal state, and the row itself as the
 /// column offsets (in the difference form, as the row above the first input).

@@ -252,7 +252,11 @@ pub(super) fn blur_columns<T: Sample>(
         let _flush = crate::cpu::lanes::FlushSubnormals::new(true);
         let c0 = w * WALKED;
         COLUMN_BUFFER.with_borrow_mut(|buf| {
-            buf.resize(height * WALKED * VECS, V::ZERO);
+            let n = height * WALKED * VECS;
+            if buf.capacity() < n {
+                *buf = crate::memory::huge_vec(n, V::ZERO);
+            }
+            buf.resize(n, V::ZERO);
             walk_chunks(img, (c0, (chunks - c0).min(WALKED)), (px, width), k, buf);
         });
     });

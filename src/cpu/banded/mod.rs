@@ -123,6 +123,15 @@ pub fn blur_axes_in_place<T: Sample>(
             ms,
         }];
     }
+    if let (Some(kx), None) = (kx, ky) {
+        let t = Instant::now();
+        rows::rows_only(data, width, px, &Coef::of::<T>(kx.form::<T>()));
+        let ms = t.elapsed().as_secs_f64() * 1e3;
+        return vec![CpuPass {
+            name: "rows (x)",
+            ms,
+        }];
+    }
     let ky_block = ky.map(Axis::form::<T>);
     let (kx, ky) = (
         kx.map(|a| Coef::of::<T>(a.form::<T>())),
@@ -154,7 +163,7 @@ pub fn blur_axes_in_place<T: Sample>(
 
     let (mut columns_ms, mut rows_ms) = (0.0, 0.0);
     let mut carry = vec![V::ZERO; chunks * CARRY];
-    let mut scratch = vec![V::ZERO; chunks * band * VECS];
+    let mut scratch = crate::memory::huge_vec(chunks * band * VECS, V::ZERO);
     for b in 0..bands {
         let (r0, r1) = (b * band, ((b + 1) * band).min(height));
         let t = Instant::now();

@@ -2,7 +2,8 @@
 //! lanes), filtered along x 16 pixels at a time, finished and written back over the image
 //! through 16×16 register transposes. It meets the columns only at `BandScratch`'s layout.
 
-use super::columns::TILE_ROWS;
+use super::columns::{copy_columns, TILE_ROWS};
+use super::samples::Rows;
 use super::samples::{Pixels, Sample};
 use super::sections::{Coef, Sections};
 use super::VECS;
@@ -295,6 +296,46 @@ pub(super) fn band_rows<T: Sample>(
             ROW_BUFFER.with_borrow_mut(|u| {
                 u.resize(padded, V::ZERO);
                 rows(scratch, group * LANES, width, px, k, u, out);
+            })
+        });
+}
+
+thread_local! {
+    /// One 16-row group's samples in `BandScratch`'s layout, for `rows_only`.
+    static GROUP_SCRATCH: RefCell<Vec<V>> = const { RefCell::new(Vec::new()) };
+}
+
+/// A blur along x alone, in place: each 16-row group is transposed into a scratch of its own
+/// (a group's worth, which stays in the core's cache) and filtered straight out of it, so no
+/// band of column results is written and read back as the 2-D blur's columns pass leaves one.
+pub(super) fn rows_only<T: Sample>(data: &mut [T], width: usize, px: &Pixels, k: &Coef) {
+    let stride = width * px.channels;
+    let chunks = stride.div_ceil(super::CHUNK);
+    let padded = width.div_ceil(LANES) * LANES * px.channels;
+    data.par_chunks_mut(LANES * stride)
+        .enumerate()
+        .for_each(|(group, out)| {
+            let _flush = crate::cpu::lanes::FlushSubnormals::new(true);
+            let px = &Pixels {
+                mix: px.mix.map(|s| &s[group * LANES * width..]),
+                ..*px
+            };
+            GROUP_SCRATCH.with_borrow_mut(|scratch| {
+                scratch.resize(chunks * TILE_ROWS * VECS, V::ZERO);
+                let img = Rows {
+                    data: &*out,
+                    stride,
+                    height: out.len() / stride,
+                };
+                copy_columns(img, (0, img.height), (0, chunks), px, &mut [&mut scratch[..]]);
+                let group_scratch = BandScratch {
+                    data: scratch,
+                    chunks,
+                };
+                ROW_BUFFER.with_borrow_mut(|u| {
+                    u.resize(padded, V::ZERO);
+                    rows(group_scratch, 0, width, px, Some(k), u, out);
+                })
             })
         });
 }
