@@ -16,6 +16,8 @@ pub enum Fault {
     SlowWrite,
     /// A decoder panics, as a dependency's assertion would (the decoder guard's drill).
     DecoderPanic,
+    /// libheif is taken to be missing, as on a machine without it (`no-libheif`).
+    NoLibheif,
 }
 
 /// The fault `GBLUR_FAULT` asks for, if any.
@@ -27,6 +29,7 @@ pub fn injected() -> Option<Fault> {
         Ok("alloc") => Some(Fault::Alloc),
         Ok("slow-write") => Some(Fault::SlowWrite),
         Ok("decoder-panic") => Some(Fault::DecoderPanic),
+        Ok("no-libheif") => Some(Fault::NoLibheif),
         _ => None,
     })
 }

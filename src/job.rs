@@ -158,7 +158,7 @@ fn summary(
 ) -> ImageSummary {
     ImageSummary {
         path: name.display().to_string(),
-        format: format!("{format:?}"),
+        format: codec::format_name(format),
         width: loaded_size.0,
         height: loaded_size.1,
         color: format!("{color:?}"),
@@ -205,7 +205,7 @@ fn stdout_or_file_format(job: &BlurJob, stdin: Option<&[u8]>) -> Result<ImageFor
                 Some(f) if codec::can_write(f) => Ok(f),
                 known => Err(JobError::Setup(anyhow::anyhow!(
                     "stdout: gblur does not write {}: pass --format png|jpg|... or a prefix such as png:-",
-                    known.map_or("the input's format".into(), |f| format!("{f:?}, the input's format"))
+                    known.map_or("the input's format".into(), |f| format!("{}, the input's format", codec::format_name(f)))
                 ))),
             }
         }

@@ -111,6 +111,16 @@ pub fn plan(
             continue;
         };
         let (output, format) = output_of(job, out_dir, &rel, in_format);
+        if !codec::can_write(format) {
+            let mut r = record(Outcome::Failed, &output);
+            r.error = Some(format!(
+                "{}: gblur does not write {}, the input's format: give --format jpg (or png, tif, ...)",
+                input.display(),
+                codec::format_name(format)
+            ));
+            skipped.push(r);
+            continue;
+        }
         if let Some(why) = misplaced(job, (in_dir, out_dir), &output) {
             let mut r = record(Outcome::Failed, &output);
             r.error = Some(crate::report::one_line(&why));

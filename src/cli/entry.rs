@@ -48,6 +48,13 @@ pub fn main() -> ExitCode {
                 Err(e) => Err(e),
             }
         }
+        Some(Command::Formats { json }) => {
+            let rows = crate::codec::formats::formats();
+            match json {
+                true => print((serde_json::to_string_pretty(&rows).expect("plain data") + "\n").as_bytes()),
+                false => print(crate::codec::formats::table(&rows).as_bytes()),
+            }
+        }
         Some(Command::Completions { shell }) => print(&super::completions(*shell)),
         Some(Command::Man { page: _, dir: Some(dir) }) => {
             super::man_pages(dir).map_err(|e| JobError::Setup(anyhow::anyhow!(e)))

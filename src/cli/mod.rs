@@ -90,6 +90,13 @@ pub enum Command {
     /// any radius. Colour is sharpened premultiplied by alpha and alpha is kept; 8- and 16-bit
     /// results are clipped to their range, float ones keep every value.
     Sharpen(SharpenArgs),
+    /// List the image formats this build reads and writes: the samples written, the metadata
+    /// kept, and whether libheif (HEIC and AVIF input) is installed.
+    Formats {
+        /// Print the list as JSON on stdout.
+        #[arg(long)]
+        json: bool,
+    },
     /// Print a shell completion script on stdout (e.g. `gblur completions bash >
     /// ~/.local/share/bash-completion/completions/gblur`).
     Completions {

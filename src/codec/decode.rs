@@ -7,9 +7,9 @@
 //! every format alike.
 
 use super::read::{self, Content, Input};
-use super::{guard, ico, jpeg, metadata, one_line, tiff, ImageIoError};
+use super::{guard, heif, ico, jpeg, metadata, one_line, tiff, ImageIoError};
 use image::{DynamicImage, ImageDecoder, ImageError, ImageFormat, ImageReader, Limits};
-use std::io::{self, BufRead, BufReader, Cursor, Seek};
+use std::io::{self, BufRead, BufReader, Cursor, Read, Seek};
 use std::path::Path;
 
 /// A decoded input, already turned the way its orientation says.
@@ -107,8 +107,9 @@ fn decode_from<R: BufRead + Seek>(
             Some(bytes) => decode_jpeg(path, bytes, max_memory_mib, &mut notes)?,
             None => decode_other(path, reader, format, max_memory_mib, &mut notes)?,
         };
-        let (pixels, meta) = (&mut image.0, &image.1);
+        let (pixels, meta) = (&mut image.0, &mut image.1);
         pixels.apply_orientation(meta.orientation());
+        notes.extend(cmyk_profile_dropped(meta));
         Ok(DecodedFile {
             image: image.0,
             format,
@@ -146,6 +147,12 @@ fn decode_jpeg(
     let mut head = Cursor::new(head);
     let ((w, h), color, meta) = {
         let (decoder, meta) = open_decoder(path, &mut head, ImageFormat::Jpeg, max_memory_mib)?;
+        if jpeg::JpegTraits::read(bytes).components == 4 && meta.icc.is_none() {
+            notes.push(
+                "the JPEG is CMYK without an ICC profile: its colours were converted to RGB by formula (approximate)"
+                    .into(),
+            );
+        }
         (decoder.dimensions(), decoder.color_type(), meta)
     };
     let limit = max_memory_mib.saturating_mul(1 << 20);
@@ -191,6 +198,22 @@ fn damaged(path: &Path, strict: &str, libjpeg: &str) -> ImageIoError {
     }
 }
 
+/// Drops an ICC profile for CMYK (or any colour space but RGB and gray) from `meta`: the
+/// decoders hand over RGB or gray pixels, which the profile does not describe, and a reader
+/// that trusted it would show wrong colours. The note says the colours were converted without
+/// the profile.
+fn cmyk_profile_dropped(meta: &mut metadata::Metadata) -> Option<String> {
+    let space = meta.icc.as_ref()?.get(16..20)?;
+    if matches!(space, b"RGB " | b"GRAY") {
+        return None;
+    }
+    let space = String::from_utf8_lossy(space).trim().to_string();
+    meta.icc = None;
+    Some(format!(
+        "the input is {space} with an ICC profile for {space}: its colours were converted to RGB without the profile (approximate), and the profile was not kept"
+    ))
+}
+
 /// Every other format's pixels and metadata, with what gblur mends after the `image` crate:
 /// a TIFF's tiled planes, reversed bit order and associated alpha; an icon's alpha.
 fn decode_other<R: BufRead + Seek>(
@@ -229,6 +252,26 @@ fn decode_other<R: BufRead + Seek>(
         }
         _ => None,
     };
+    if format == heif::HEIF {
+        let mut bytes = Vec::new();
+        let limit = max_memory_mib.saturating_mul(1 << 20);
+        reader
+            .take(limit + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|cause| ImageIoError::Open {
+                path: path.into(),
+                cause,
+            })?;
+        if bytes.len() as u64 > limit {
+            return Err(ImageIoError::ReadOverLimit {
+                path: path.into(),
+                limit_mib: max_memory_mib,
+            });
+        }
+        let (image, meta, mut heif_notes) = heif::decode(path, &bytes, max_memory_mib)?;
+        notes.append(&mut heif_notes);
+        return Ok((image, meta));
+    }
     let limit = max_memory_mib.saturating_mul(1 << 20);
     let map = |e: ImageError| image_error(path, e, max_memory_mib);
     let (mut image, meta) = match &quirks {
@@ -390,5 +433,30 @@ pub fn image_error(path: &Path, e: ImageError, limit_mib: u64) -> ImageIoError {
             path: path.into(),
             detail: one_line(&other.to_string()),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_profile_for_other_colours_than_the_pixels_is_dropped_with_a_note() {
+        let profile = |space: &[u8; 4]| {
+            let mut p = vec![0u8; 128];
+            p[16..20].copy_from_slice(space);
+            p
+        };
+        for (space, dropped) in [(b"CMYK", true), (b"RGB ", false), (b"GRAY", false)] {
+            let mut meta = metadata::Metadata {
+                icc: Some(profile(space)),
+                ..Default::default()
+            };
+            let note = cmyk_profile_dropped(&mut meta);
+            assert_eq!(note.is_some(), dropped);
+            assert_eq!(meta.icc.is_none(), dropped);
+        }
+        let mut none = metadata::Metadata::default();
+        assert_eq!(cmyk_profile_dropped(&mut none), None);
     }
 }

@@ -5,7 +5,9 @@
 //! over OUT, so a failure never leaves a partial file or destroys an existing one.
 
 mod decode;
+pub mod formats;
 pub mod guard;
+pub mod heif;
 mod ico;
 pub mod jpeg;
 pub mod metadata;
@@ -123,6 +125,15 @@ pub(crate) fn writable(format: ImageFormat) -> &'static [ColorType] {
         ImageFormat::OpenExr => &[Rgb32F, Rgba32F],
         ImageFormat::Hdr => &[Rgb32F],
         _ => &[],
+    }
+}
+
+/// What reports call `format`: the `image` crate's name, except for the HEIF family, which
+/// gblur carries under AVIF's (`heif::HEIF`).
+pub fn format_name(format: ImageFormat) -> String {
+    match format {
+        heif::HEIF => heif::NAME.to_string(),
+        f => format!("{f:?}"),
     }
 }
 

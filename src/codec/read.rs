@@ -31,9 +31,13 @@ pub struct Input {
 /// How many bytes announce a format.
 const HEAD: usize = 64;
 
-/// The format the first bytes of a file announce: what the `image` crate recognises, and
-/// BigTIFF (`II+\0`, `MM\0+`), which its guess does not know but its TIFF decoder reads.
+/// The format the first bytes of a file announce: what the `image` crate recognises, BigTIFF
+/// (`II+\0`, `MM\0+`), which its guess does not know but its TIFF decoder reads, and the HEIF
+/// family (HEIC, AVIF: `heif::HEIF`), which libheif reads.
 pub fn guess(head: &[u8]) -> Option<ImageFormat> {
+    if super::heif::is_heif(head) {
+        return Some(super::heif::HEIF);
+    }
     if let Ok(format) = image::guess_format(head) {
         return Some(format);
     }

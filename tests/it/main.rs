@@ -18,6 +18,7 @@ mod edges;
 mod faults;
 mod golden;
 mod hdr;
+mod heif;
 mod masks;
 mod metadata;
 mod one_axis;

@@ -49,6 +49,8 @@ pub struct JpegTraits {
     /// The IJG quality (1-100) whose scaled standard luminance table is nearest to the file's
     /// own; None where the file has no 8-bit luminance table.
     pub quality: Option<u8>,
+    /// The frame's component count: 1 gray, 3 YCbCr, 4 CMYK or YCCK (0: no frame header read).
+    pub components: u8,
 }
 
 /// The standard luminance quantisation table (ITU-T T.81, Annex K.1), in zigzag order as
@@ -107,7 +109,10 @@ impl JpegTraits {
             };
             match marker {
                 0xDB => traits.quality = traits.quality.or_else(|| luminance_quality(body)),
-                0xC0..=0xC2 => traits.chroma = chroma_of(body),
+                0xC0..=0xC2 => {
+                    traits.chroma = chroma_of(body);
+                    traits.components = body.get(5).copied().unwrap_or(0);
+                }
                 0xDA => break,
                 _ => {}
             }

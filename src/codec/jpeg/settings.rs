@@ -81,6 +81,7 @@ mod tests {
         let jpeg = JpegTraits {
             chroma: Some(Chroma::S422),
             quality: Some(77),
+            components: 3,
         };
         let same = JpegOptions {
             quality: Quality::Same,

@@ -1,0 +1,160 @@
+//! What this build reads and writes, format by format, as `gblur formats` prints it: the
+//! written sample types come from the encoders' own table (`writable`), the metadata from the
+//! formats `metadata::embed` writes into, HEIF from whether libheif loads.
+
+use super::{format_name, heif, writable};
+use image::{ColorType, ImageFormat};
+use serde::Serialize;
+
+/// One format's row.
+#[derive(Clone, Debug, Serialize)]
+pub struct FormatSupport {
+    pub format: String,
+    pub extensions: Vec<String>,
+    /// Whether this build reads it here and now (HEIF: whether libheif loads).
+    pub reads: bool,
+    /// What is read, or why it is not.
+    pub read: String,
+    /// The sample types written, empty where gblur does not write the format.
+    pub writes: Vec<String>,
+    /// The metadata kinds written into it, where the input has them.
+    pub metadata: Vec<String>,
+}
+
+/// The formats whose output holds the ICC profile, EXIF and XMP; every other format's output
+/// holds none, and a note says so when the input had some.
+pub const KEEPS_METADATA: [ImageFormat; 4] = [
+    ImageFormat::Jpeg,
+    ImageFormat::Png,
+    ImageFormat::Tiff,
+    ImageFormat::WebP,
+];
+
+/// Every format gblur recognises, in the order the table lists them.
+pub fn formats() -> Vec<FormatSupport> {
+    let heif = heif::version();
+    let rows: [(ImageFormat, &[&str], String); 13] = [
+        (ImageFormat::Jpeg, &["jpg", "jpeg"], "8-bit gray and colour (YCbCr); CMYK is converted to RGB without its profile".into()),
+        (ImageFormat::Png, &["png"], "1- to 16-bit gray, colour and palette, with alpha".into()),
+        (ImageFormat::Tiff, &["tif", "tiff"], "8- and 16-bit gray and colour, 32-bit float colour, with alpha; strips or tiles; classic and BigTIFF; the first page".into()),
+        (ImageFormat::WebP, &["webp"], "lossy and lossless, with alpha (written lossless: --quality is refused)".into()),
+        (heif::HEIF, &["heic", "heif", "avif"], match &heif {
+            Ok(v) => format!("HEIC and AVIF through libheif {v}: 8-bit, and 10- and 12-bit as 16-bit; the primary image, turned upright"),
+            Err(why) => why.clone(),
+        }),
+        (ImageFormat::Bmp, &["bmp"], "1- to 32-bit, with its ICC profile".into()),
+        (ImageFormat::Gif, &["gif"], "the first frame".into()),
+        (ImageFormat::Ico, &["ico"], "the largest image, its alpha mask kept".into()),
+        (ImageFormat::Pnm, &["pbm", "pgm", "ppm", "pam"], "8- and 16-bit".into()),
+        (ImageFormat::Tga, &["tga"], "8-bit, recognised by its extension".into()),
+        (ImageFormat::Qoi, &["qoi"], "8-bit colour, with alpha".into()),
+        (ImageFormat::OpenExr, &["exr"], "32-bit float colour, with alpha".into()),
+        (ImageFormat::Hdr, &["hdr"], "Radiance RGBE as 32-bit float".into()),
+    ];
+    rows.into_iter()
+        .map(|(format, extensions, read)| FormatSupport {
+            format: format_name(format),
+            extensions: extensions.iter().map(|e| e.to_string()).collect(),
+            reads: format != heif::HEIF || heif.is_ok(),
+            read,
+            writes: writable(format).iter().map(|c| sample_name(*c)).collect(),
+            metadata: match KEEPS_METADATA.contains(&format) {
+                true => ["ICC", "EXIF", "XMP"].map(String::from).to_vec(),
+                false => Vec::new(),
+            },
+        })
+        .collect()
+}
+
+/// A sample type as the table names it: channels and bits.
+fn sample_name(c: ColorType) -> String {
+    let channels = match (c.has_color(), c.has_alpha()) {
+        (false, false) => "gray",
+        (false, true) => "gray+alpha",
+        (true, false) => "RGB",
+        (true, true) => "RGBA",
+    };
+    let bits = match c {
+        ColorType::Rgb32F | ColorType::Rgba32F => "32f".to_string(),
+        c => (8 * c.bytes_per_pixel() / c.channel_count()).to_string(),
+    };
+    format!("{channels} {bits}")
+}
+
+/// The table as text: one line a format, then what each reads.
+pub fn table(rows: &[FormatSupport]) -> String {
+    let line = |cells: [&str; 5]| {
+        format!(
+            "{:<8}{:<17}{:<5}{:<57}{}\n",
+            cells[0], cells[1], cells[2], cells[3], cells[4]
+        )
+    };
+    let mut out = line(["format", "extensions", "read", "written as", "metadata written"]);
+    for r in rows {
+        let writes = match r.writes.is_empty() {
+            true => "-".to_string(),
+            false => compact(&r.writes),
+        };
+        let metadata = match r.metadata.is_empty() {
+            true => "-".to_string(),
+            false => r.metadata.join(", "),
+        };
+        let reads = if r.reads { "yes" } else { "no" };
+        out += &line([&r.format, &r.extensions.join(" "), reads, &writes, &metadata]);
+    }
+    out += "\nwhat is read\n";
+    for r in rows {
+        out += &format!("{:<8}{}\n", r.format, r.read);
+    }
+    out
+}
+
+/// Sample types grouped by their channels: `gray, RGB 8/16` for four types.
+fn compact(types: &[String]) -> String {
+    let mut groups: Vec<(String, Vec<String>)> = Vec::new();
+    for t in types {
+        let (channels, bits) = t.rsplit_once(' ').unwrap_or((t, ""));
+        match groups.iter_mut().find(|(c, _)| c == channels) {
+            Some((_, b)) => b.push(bits.into()),
+            None => groups.push((channels.into(), vec![bits.into()])),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(c, b)| format!("{c} {}", b.join("/")))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codec::metadata::{embed, Metadata};
+    use std::path::Path;
+
+    #[test]
+    fn the_metadata_column_is_what_embed_writes() {
+        let meta = Metadata {
+            exif: Some(b"MM\0*\0\0\0\x08\0\0\0\0\0\0".to_vec()),
+            ..Metadata::default()
+        };
+        for format in [ImageFormat::Bmp, ImageFormat::Gif, ImageFormat::Qoi, ImageFormat::Tga] {
+            let (_, notes) = embed(Vec::new(), format, &meta, (1, 1), Path::new("x")).unwrap();
+            assert!(!KEEPS_METADATA.contains(&format));
+            assert!(notes.iter().any(|n| n.contains("cannot carry")), "{format:?}");
+        }
+        let rows = formats();
+        assert_eq!(rows.iter().filter(|r| !r.metadata.is_empty()).count(), 4);
+    }
+
+    #[test]
+    fn writable_types_are_grouped_by_channels() {
+        let png = formats().into_iter().find(|r| r.format == "Png").unwrap();
+        assert_eq!(
+            compact(&png.writes),
+            "gray 8/16, gray+alpha 8/16, RGB 8/16, RGBA 8/16"
+        );
+        let heif = formats().into_iter().find(|r| r.format == heif::NAME).unwrap();
+        assert!(heif.writes.is_empty(), "HEIF is read, not written");
+    }
+}

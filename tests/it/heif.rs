@@ -1,0 +1,264 @@
+//! HEIF input (HEIC and AVIF through libheif, loaded at run time), the formats table, and
+//! inputs gblur reads but cannot write back in their own format. The HEIF files are small ones
+//! libvips wrote through libheif (tests/fixtures/heif); `vips_*.png` are libvips's own decodes
+//! of them, against which gblur's is compared. CI installs libheif (`.ci/run`).
+
+use crate::common::{fixture, gblur};
+use predicates::prelude::*;
+use std::path::Path;
+
+fn heif(name: &str) -> String {
+    fixture(&format!("tests/fixtures/heif/{name}"))
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// The file's samples (8- or 16-bit, widened to u16), channel count and size.
+fn samples(path: &Path) -> (Vec<u16>, usize, (u32, u32)) {
+    let img = image::open(path).unwrap();
+    let (dims, color) = ((img.width(), img.height()), img.color());
+    let channels = color.channel_count() as usize;
+    let values = match (color.bytes_per_pixel() as usize / channels, channels) {
+        (1, _) => img.as_bytes().iter().map(|&v| v as u16).collect(),
+        (_, 3) => img.into_rgb16().into_raw(),
+        _ => img.into_rgba16().into_raw(),
+    };
+    (values, channels, dims)
+}
+
+#[test]
+fn heic_and_avif_decode_as_libheif_decodes_them_in_libvips() {
+    let dir = tempfile::tempdir().unwrap();
+    // (file, libvips's decode, bits per sample in the file)
+    let cases = [
+        ("photo_exif.heic", "vips_photo_exif.png", 8),
+        ("alpha.avif", "vips_alpha.png", 8),
+        ("deep10.heic", "vips_deep10.png", 10),
+        ("deep12.avif", "vips_deep12.png", 12),
+    ];
+    for (file, reference, bits) in cases {
+        let out = dir.path().join(format!("{file}.png"));
+        gblur()
+            .args([
+                &heif(file),
+                out.to_str().unwrap(),
+                "--sigma-x",
+                "0",
+                "--sigma-y",
+                "0",
+                "-q",
+            ])
+            .assert()
+            .success();
+        let (ours, channels, dims) = samples(&out);
+        let reference = fixture(&format!("tests/fixtures/heif/{reference}"));
+        let (theirs, their_channels, their_dims) = samples(&reference);
+        assert_eq!((dims, channels), (their_dims, their_channels), "{file}");
+        // libvips shifts deeper samples up to 16 bits; gblur scales them to the full range.
+        let max = ((1u32 << bits) - 1) as f64;
+        let theirs: Vec<u16> = match bits {
+            8 => theirs,
+            _ => theirs
+                .iter()
+                .map(|&v| ((v >> (16 - bits)) as f64 * 65535.0 / max).round() as u16)
+                .collect(),
+        };
+        let worst = ours
+            .chunks(channels)
+            .zip(theirs.chunks(channels))
+            // A pixel of alpha 0 has no colour once blurred premultiplied: only alpha counts.
+            .flat_map(|(a, b)| {
+                let transparent = channels == 4 && b[3] == 0;
+                a.iter()
+                    .zip(b)
+                    .enumerate()
+                    .filter(move |(c, _)| !transparent || *c == 3)
+                    .map(|(_, (x, y))| x.abs_diff(*y))
+            })
+            .max()
+            .unwrap();
+        assert!(worst <= 1, "{file}: {worst} levels from libvips's decode");
+    }
+}
+
+#[test]
+fn heic_metadata_is_kept_and_the_picture_is_not_turned_twice() {
+    // The file's EXIF says orientation 6, but a HEIF file turns its pixels in the container
+    // (libheif applies it), so the picture stays 64 × 48 and the written EXIF says 1.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("photo.jpg");
+    let json = gblur()
+        .args([
+            &heif("photo_exif.heic"),
+            out.to_str().unwrap(),
+            "-s",
+            "1.5",
+            "--json",
+        ])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let report: serde_json::Value = serde_json::from_slice(&json).unwrap();
+    assert_eq!(report["input"]["format"], "Heif");
+    assert_eq!(
+        (
+            report["output"]["width"].as_u64(),
+            report["output"]["height"].as_u64()
+        ),
+        (Some(64), Some(48))
+    );
+    let bytes = std::fs::read(&out).unwrap();
+    let exif = exif::Reader::new()
+        .read_from_container(&mut std::io::Cursor::new(&bytes))
+        .expect("EXIF kept");
+    let field = |tag| {
+        exif.get_field(tag, exif::In::PRIMARY)
+            .map(|f| f.display_value().to_string())
+    };
+    assert_eq!(field(exif::Tag::Make).as_deref(), Some("\"gblur-test\""));
+    assert_eq!(
+        field(exif::Tag::Orientation).as_deref(),
+        Some("row 0 at top and column 0 at left")
+    );
+    let text = String::from_utf8_lossy(&bytes);
+    assert!(text.contains("heif test"), "XMP kept");
+    assert_eq!(image::open(&out).unwrap().width(), 64);
+}
+
+#[test]
+fn without_libheif_a_heif_input_is_one_line_naming_the_package() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.jpg");
+    let assert = gblur()
+        .env("GBLUR_FAULT", "no-libheif")
+        .args([&heif("photo_exif.heic"), out.to_str().unwrap(), "-s", "2"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("photo_exif.heic"))
+        .stderr(predicate::str::contains("apt-get install libheif1"));
+    assert_eq!(
+        String::from_utf8_lossy(&assert.get_output().stderr)
+            .lines()
+            .count(),
+        1
+    );
+    assert!(!out.exists());
+    gblur()
+        .env("GBLUR_FAULT", "no-libheif")
+        .arg("formats")
+        .assert()
+        .success()
+        .stdout(predicate::str::is_match(r"(?m)^Heif +heic heif avif +no ").unwrap())
+        .stdout(predicate::str::contains("apt-get install libheif1"));
+}
+
+#[test]
+fn the_formats_table_says_what_this_build_reads_and_writes() {
+    gblur()
+        .arg("formats")
+        .assert()
+        .success()
+        .stdout(predicate::str::is_match(r"(?m)^Heif +heic heif avif +yes +- ").unwrap())
+        .stdout(
+            predicate::str::is_match(r"(?m)^Jpeg +jpg jpeg +yes +gray 8, RGB 8 +ICC, EXIF, XMP$")
+                .unwrap(),
+        );
+    let json = gblur()
+        .args(["formats", "--json"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let rows: serde_json::Value = serde_json::from_slice(&json).unwrap();
+    let tiff = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["format"] == "Tiff")
+        .unwrap();
+    assert!(tiff["writes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|w| w == "RGBA 32f"));
+    let heif = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["format"] == "Heif")
+        .unwrap();
+    assert_eq!(heif["reads"], true);
+    assert!(heif["writes"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn a_batch_input_in_a_format_gblur_does_not_write_fails_alone_and_says_what_to_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let (input, out) = (dir.path().join("in"), dir.path().join("out"));
+    std::fs::create_dir(&input).unwrap();
+    std::fs::copy(heif("photo_exif.heic"), input.join("phone.heic")).unwrap();
+    image::RgbImage::from_pixel(8, 6, image::Rgb([10, 20, 30]))
+        .save(input.join("scan.ppm"))
+        .unwrap();
+    std::fs::copy(
+        fixture("tests/fixtures/icc_srgb_16x16.png"),
+        input.join("web.png"),
+    )
+    .unwrap();
+    gblur()
+        .args([
+            "batch",
+            input.to_str().unwrap(),
+            out.to_str().unwrap(),
+            "-s",
+            "1",
+        ])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("1 blurred"))
+        .stderr(predicate::str::contains("2 failed"))
+        .stderr(predicate::str::contains(
+            "phone.heic: gblur does not write Heif, the input's format: give --format jpg",
+        ))
+        .stderr(predicate::str::contains(
+            "scan.ppm: gblur does not write Pnm",
+        ));
+    assert!(out.join("web.png").exists());
+    assert!(!out.join("phone.heic").exists() && !out.join("scan.ppm").exists());
+    gblur()
+        .args([
+            "batch",
+            input.to_str().unwrap(),
+            out.to_str().unwrap(),
+            "-s",
+            "1",
+            "--format",
+            "jpg",
+        ])
+        .assert()
+        .success();
+    for name in ["phone.jpg", "scan.jpg", "web.jpg"] {
+        assert!(out.join(name).exists(), "{name}");
+    }
+}
+
+#[test]
+fn a_cmyk_jpeg_says_its_colours_were_converted_by_formula() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("cmyk.png");
+    gblur()
+        .args([
+            fixture("tests/fixtures/cmyk_64x48.jpg").to_str().unwrap(),
+            out.to_str().unwrap(),
+            "-s",
+            "1",
+        ])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains(
+            "the JPEG is CMYK without an ICC profile: its colours were converted to RGB by formula",
+        ));
+}
