@@ -170,16 +170,21 @@ fn summary(
 /// folder, and that it is not the input.
 fn output_format(job: &BlurJob, stdin: Option<&[u8]>) -> Result<ImageFormat, JobError> {
     let format = stdout_or_file_format(job, stdin)?;
+    let name = stdio_name(&job.output, "stdout").display();
     if job.encode.quality_given && format != ImageFormat::Jpeg {
         return Err(setup_text(format!(
-            "--quality applies to JPEG output, and {} is {format:?}",
-            stdio_name(&job.output, "stdout").display()
+            "--quality applies to JPEG output, and {name} is {format:?}"
+        )));
+    }
+    if job.encode.tiff_given && format != ImageFormat::Tiff {
+        return Err(setup_text(format!(
+            "--tiff-compression applies to TIFF output, and {name} is {format:?}"
         )));
     }
     Ok(format)
 }
 
-/// `output_format` before the `--quality` check.
+/// `output_format` before the `--quality` and `--tiff-compression` checks.
 fn stdout_or_file_format(job: &BlurJob, stdin: Option<&[u8]>) -> Result<ImageFormat, JobError> {
     if job.no_clobber && !codec::is_stdio(&job.output) && job.output.symlink_metadata().is_ok() {
         return Err(setup_text(format!(
@@ -336,6 +341,7 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
     let streamable = stdin.is_none();
     let mut declined = None;
     let chosen_input = strip_input(job, gpu, &blur, (out_format, streamable), &mut declined)?;
+    crate::memory::use_huge_pages(chosen_input.is_none());
     if let Some((rows, format)) = chosen_input {
         let strip_job = strip_job(job, gpu, format);
         let Choice { target, why, .. } = chosen;
@@ -523,6 +529,7 @@ fn strip_job(job: &BlurJob, gpu: Option<Pipeline>, format: ImageFormat) -> Strip
         max_memory_mib: job.max_memory_mib,
         png_compression: job.encode.png_compression,
         jpeg: job.encode.jpeg,
+        tiff: job.encode.tiff,
         gpu,
         masked: job.mask.active(),
         clamp: job.edges.x == EdgeMode::Clamp && job.edges.y == EdgeMode::Clamp,

@@ -7,6 +7,7 @@
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 /// The machine's memory and swap, in MiB (`/proc/meminfo`); None where it cannot be read.
@@ -91,10 +92,20 @@ unsafe impl GlobalAlloc for ReportingAllocator {
 /// Blocks from this size up are asked for in huge pages (`advise_huge_pages`).
 const HUGE_FROM: usize = 2 << 20;
 
+/// Whether large blocks are asked for in huge pages: yes, except while the strip engine runs,
+/// whose budget counts resident memory to the MiB (a huge page makes a block partly written
+/// wholly resident) and whose buffers are small.
+static HUGE_PAGES: AtomicBool = AtomicBool::new(true);
+
+/// Turns the huge-page advice for large blocks on or off (`HUGE_PAGES`).
+pub fn use_huge_pages(on: bool) {
+    HUGE_PAGES.store(on, Ordering::Relaxed);
+}
+
 /// `advise_huge_pages` for a block the allocator hands out, where it is large: images, planes
 /// and the blur's scratch are, and a decoder's or encoder's fresh buffer is written whole.
 fn advise_large(ptr: *mut u8, len: usize) {
-    if len >= HUGE_FROM {
+    if len >= HUGE_FROM && HUGE_PAGES.load(Ordering::Relaxed) {
         advise_huge_pages(ptr, len);
     }
 }
@@ -125,7 +136,9 @@ pub(crate) fn advise_huge_pages(_ptr: *mut u8, _len: usize) {}
 /// scratch (a program that uses the library keeps its own allocator).
 pub(crate) fn huge_vec<T: Clone>(n: usize, value: T) -> Vec<T> {
     let mut v: Vec<T> = Vec::with_capacity(n);
-    advise_huge_pages(v.as_mut_ptr().cast(), n * std::mem::size_of::<T>());
+    if HUGE_PAGES.load(Ordering::Relaxed) {
+        advise_huge_pages(v.as_mut_ptr().cast(), n * std::mem::size_of::<T>());
+    }
     v.resize(n, value);
     v
 }

@@ -115,6 +115,8 @@ impl FileOptions {
                 png_compression: CompressionType::Fast,
                 dither: false,
                 quality_given: false,
+                tiff: crate::codec::tiff::TiffCompression::Same,
+                tiff_given: false,
             },
             max_memory_mib: crate::memory::budget_mib(
                 self.max_memory_mib

@@ -160,27 +160,35 @@ pub fn plan(
     (tasks, skipped)
 }
 
-/// Where `--quality` was given: an error if no output of the batch is a JPEG (it would be
-/// ignored), else a note when it applies to some outputs only.
-pub fn quality_applies(job: &BatchJob, tasks: &[Task]) -> anyhow::Result<Option<String>> {
-    if !job.blur.encode.quality_given || tasks.is_empty() {
-        return Ok(None);
+/// Where an encoder option for one format was given (`--quality` for JPEG,
+/// `--tiff-compression` for TIFF): an error if no output of the batch is in that format (it
+/// would be ignored), else a note for each that applies to some outputs only.
+pub fn encoder_options_apply(job: &BatchJob, tasks: &[Task]) -> anyhow::Result<Vec<String>> {
+    use image::ImageFormat::{Jpeg, Tiff};
+    let encode = &job.blur.encode;
+    let options = [
+        (encode.quality_given, "--quality", Jpeg, "JPEG"),
+        (encode.tiff_given, "--tiff-compression", Tiff, "TIFF"),
+    ];
+    let mut notes = Vec::new();
+    for (given, flag, format, name) in options {
+        if !given || tasks.is_empty() {
+            continue;
+        }
+        let matching = tasks.iter().filter(|t| t.format == format).count();
+        anyhow::ensure!(
+            matching > 0,
+            "{flag} applies to {name} output, and none of the {} outputs to write is a {name}",
+            tasks.len()
+        );
+        if matching < tasks.len() {
+            notes.push(format!(
+                "{flag} applied to the {matching} {name} outputs; the other {} are not {name}",
+                tasks.len() - matching
+            ));
+        }
     }
-    let jpegs = tasks
-        .iter()
-        .filter(|t| t.format == image::ImageFormat::Jpeg)
-        .count();
-    anyhow::ensure!(
-        jpegs > 0,
-        "--quality applies to JPEG output, and none of the {} outputs to write is a JPEG",
-        tasks.len()
-    );
-    Ok((jpegs < tasks.len()).then(|| {
-        format!(
-            "--quality applied to the {jpegs} JPEG outputs; the other {} are not JPEG",
-            tasks.len() - jpegs
-        )
-    }))
+    Ok(notes)
 }
 
 /// Refuses IN_DIR = OUT_DIR (both canonical, or OUT_DIR as it would be) without `--in-place`.

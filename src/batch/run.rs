@@ -250,7 +250,7 @@ pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
             .map_err(|e| JobError::Setup(anyhow::anyhow!(e)))?;
     }
     let (tasks, mut records) = plan::plan(job, (&in_dir, &out_dir), journal.as_ref(), made.as_ref());
-    let quality_note = plan::quality_applies(job, &tasks).map_err(JobError::Setup)?;
+    let encoder_notes = plan::encoder_options_apply(job, &tasks).map_err(JobError::Setup)?;
     let total = tasks.len();
     let interrupted = Arc::new(AtomicBool::new(false));
     {
@@ -313,7 +313,7 @@ pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
         .map(|d| d.device.as_str())
         .collect::<Vec<_>>()
         .join(" + ");
-    summary.notes = device_note.into_iter().chain(quality_note).collect();
+    summary.notes = device_note.into_iter().chain(encoder_notes).collect();
     Ok(summary)
 }
 

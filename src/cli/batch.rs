@@ -119,7 +119,7 @@ impl BatchArgs {
             (Some(ShardRequest::Fixed(k, n)), None) => Some((k, n)),
             (None, _) => None,
         };
-        self.settings.check_quality(self.format)?;
+        self.settings.check_encoder_options(self.format)?;
         let mut blur = self
             .settings
             .to_job(self.in_dir.clone(), self.out_dir.clone());

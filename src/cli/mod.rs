@@ -11,7 +11,7 @@ pub use entry::main;
 
 use crate::backend::DeviceSet;
 use crate::codec::metadata::KeepMetadata;
-use crate::codec::{jpeg, EncodeOptions};
+use crate::codec::{self, jpeg, EncodeOptions};
 use crate::filter::Method;
 use crate::gpu::opencl::DeviceChoice;
 use crate::gpu::plan::{ChunkStart, PipelineChoice};
@@ -326,6 +326,12 @@ pub struct BlurSettings {
     /// decodes to RGB.
     #[arg(long, value_enum, default_value_t = JpegPathArg::Auto, help_heading = "Output", hide_short_help = true)]
     pub jpeg_path: JpegPathArg,
+    /// TIFF compression: `same` (the default) keeps a TIFF input's (Deflate for one gblur does
+    /// not write, none for other inputs); `lzw`, `deflate` and `zstd` difference integer
+    /// samples along rows first (Predictor 2). Given for an output that is not a TIFF, it is a
+    /// usage error (a batch: where none is a TIFF).
+    #[arg(long, value_parser = codec::tiff::TiffCompression::parse, value_name = "none|lzw|deflate|zstd|same", help_heading = "Output", hide_short_help = true)]
+    pub tiff_compression: Option<codec::tiff::TiffCompression>,
     /// PNG compression effort (sizes and times: docs/BENCHMARKS.md).
     #[arg(long, value_enum, default_value_t = PngCompression::Fast, help_heading = "Output", hide_short_help = true)]
     pub png_compression: PngCompression,
@@ -462,18 +468,25 @@ pub enum JpegPathArg {
 }
 
 impl BlurSettings {
-    /// Refuses `--quality` for an output `format` that is not a JPEG (where the format is
-    /// known before the input is read), rather than ignoring it.
-    pub fn check_quality(&self, format: Option<image::ImageFormat>) -> Result<(), String> {
-        use image::ImageFormat::{Jpeg, Png, WebP};
-        let (Some(_), Some(format)) = (self.quality, format) else {
+    /// Refuses `--quality` for an output `format` that is not a JPEG, and
+    /// `--tiff-compression` for one that is not a TIFF (where the format is known before the
+    /// input is read), rather than ignoring them.
+    pub fn check_encoder_options(&self, format: Option<image::ImageFormat>) -> Result<(), String> {
+        use image::ImageFormat::{Jpeg, Png, Tiff, WebP};
+        let Some(format) = format else {
             return Ok(());
         };
-        let why = match format {
-            Jpeg => return Ok(()),
-            Png => "PNG is lossless (--png-compression sets its effort)".to_string(),
-            WebP => "gblur writes WebP lossless".to_string(),
-            f => format!("{f:?} is written lossless"),
+        if self.tiff_compression.is_some() && format != Tiff {
+            return Err(format!(
+                "--tiff-compression applies to TIFF output, and the output is {}",
+                codec::format_name(format)
+            ));
+        }
+        let why = match (self.quality, format) {
+            (None, _) | (_, Jpeg) => return Ok(()),
+            (_, Png) => "PNG is lossless (--png-compression sets its effort)".to_string(),
+            (_, WebP) => "gblur writes WebP lossless".to_string(),
+            (_, f) => format!("{f:?} is written lossless"),
         };
         Err(format!("--quality applies to JPEG output: {why}"))
     }
@@ -589,6 +602,8 @@ impl BlurSettings {
                 },
                 dither: self.dither,
                 quality_given: self.quality.is_some(),
+                tiff: self.tiff_compression.unwrap_or_default(),
+                tiff_given: self.tiff_compression.is_some(),
             },
             max_memory_mib: crate::memory::budget_mib(self.max_memory),
             metadata: self.metadata(),
@@ -652,7 +667,7 @@ impl BlurArgs {
             (a, b) => a.or(b),
         };
         let named = format.or_else(|| image::ImageFormat::from_path(&output).ok());
-        self.settings.check_quality(named)?;
+        self.settings.check_encoder_options(named)?;
         let stdout = crate::codec::is_stdio(&output);
         if stdout && self.settings.json {
             return Err("--json and OUTPUT - (stdout) would both write to stdout: write the image to a file, or leave out --json (the table goes to stderr)".into());

@@ -20,6 +20,8 @@ pub struct DecodedFile {
     pub meta: metadata::Metadata,
     /// How a JPEG input was written (None for other formats).
     pub jpeg: Option<jpeg::JpegTraits>,
+    /// A TIFF input's Compression tag (None for other formats).
+    pub tiff_compression: Option<u16>,
     /// What the report should say about the decode (a damaged file recovered).
     pub notes: Vec<String>,
 }
@@ -103,8 +105,8 @@ fn decode_from<R: BufRead + Seek>(
             panic!("assertion failed: an injected decoder fault");
         }
         let mut notes = Vec::new();
-        let mut image = match jpeg {
-            Some(bytes) => decode_jpeg(path, bytes, max_memory_mib, &mut notes)?,
+        let (mut image, tiff_compression) = match jpeg {
+            Some(bytes) => (decode_jpeg(path, bytes, max_memory_mib, &mut notes)?, None),
             None => decode_other(path, reader, format, max_memory_mib, &mut notes)?,
         };
         let (pixels, meta) = (&mut image.0, &mut image.1);
@@ -115,6 +117,7 @@ fn decode_from<R: BufRead + Seek>(
             format,
             meta: image.1,
             jpeg: jpeg.map(jpeg::JpegTraits::read),
+            tiff_compression,
             notes,
         })
     });
@@ -198,13 +201,12 @@ fn damaged(path: &Path, strict: &str, libjpeg: &str) -> ImageIoError {
     }
 }
 
-/// Drops an ICC profile for CMYK (or any colour space but RGB and gray) from `meta`: the
-/// decoders hand over RGB or gray pixels, which the profile does not describe, and a reader
-/// that trusted it would show wrong colours. The note says the colours were converted without
-/// the profile.
+/// Drops an ICC profile for CMYK (or CMY) from `meta`: the decoders hand over RGB or gray
+/// pixels, which the profile does not describe, and a reader that trusted it would show wrong
+/// colours. The note says the colours were converted without the profile.
 fn cmyk_profile_dropped(meta: &mut metadata::Metadata) -> Option<String> {
     let space = meta.icc.as_ref()?.get(16..20)?;
-    if matches!(space, b"RGB " | b"GRAY") {
+    if !matches!(space, b"CMYK" | b"CMY ") {
         return None;
     }
     let space = String::from_utf8_lossy(space).trim().to_string();
@@ -215,14 +217,15 @@ fn cmyk_profile_dropped(meta: &mut metadata::Metadata) -> Option<String> {
 }
 
 /// Every other format's pixels and metadata, with what gblur mends after the `image` crate:
-/// a TIFF's tiled planes, reversed bit order and associated alpha; an icon's alpha.
+/// a TIFF's tiled planes, reversed bit order and associated alpha; an icon's alpha. A TIFF's
+/// Compression tag comes with them.
 fn decode_other<R: BufRead + Seek>(
     path: &Path,
     reader: &mut R,
     format: ImageFormat,
     max_memory_mib: u64,
     notes: &mut Vec<String>,
-) -> Result<(DynamicImage, metadata::Metadata), ImageIoError> {
+) -> Result<((DynamicImage, metadata::Metadata), Option<u16>), ImageIoError> {
     let rewind = |r: &mut R| {
         r.rewind().map_err(|cause| ImageIoError::Open {
             path: path.into(),
@@ -270,7 +273,7 @@ fn decode_other<R: BufRead + Seek>(
         }
         let (image, meta, mut heif_notes) = heif::decode(path, &bytes, max_memory_mib)?;
         notes.append(&mut heif_notes);
-        return Ok((image, meta));
+        return Ok(((image, meta), None));
     }
     let limit = max_memory_mib.saturating_mul(1 << 20);
     let map = |e: ImageError| image_error(path, e, max_memory_mib);
@@ -301,7 +304,7 @@ fn decode_other<R: BufRead + Seek>(
         rewind(reader)?;
         ico::keep_alpha_over_mask(reader, &mut image);
     }
-    Ok((image, meta))
+    Ok(((image, meta), quirks.map(|q| q.compression())))
 }
 
 /// The `image` crate's decoder for `reader`, with the header read and checked (size, memory
@@ -441,13 +444,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_profile_for_other_colours_than_the_pixels_is_dropped_with_a_note() {
+    fn a_cmyk_profile_is_dropped_with_a_note() {
         let profile = |space: &[u8; 4]| {
             let mut p = vec![0u8; 128];
             p[16..20].copy_from_slice(space);
             p
         };
-        for (space, dropped) in [(b"CMYK", true), (b"RGB ", false), (b"GRAY", false)] {
+        for (space, dropped) in [(b"CMYK", true), (b"CMY ", true), (b"RGB ", false), (b"GRAY", false), (b"\x07\x07\x07\x07", false)] {
             let mut meta = metadata::Metadata {
                 icc: Some(profile(space)),
                 ..Default::default()

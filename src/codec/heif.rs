@@ -80,6 +80,8 @@ struct Api {
         size: usize,
         options: *const c_void,
     ) -> HeifError,
+    heif_context_set_max_decoding_threads:
+        Option<unsafe extern "C" fn(ctx: *mut Context, max_threads: c_int)>,
     heif_context_get_number_of_top_level_images: unsafe extern "C" fn(ctx: *mut Context) -> c_int,
     heif_context_get_primary_image_handle:
         unsafe extern "C" fn(ctx: *mut Context, handle: *mut *mut Handle) -> HeifError,
@@ -125,7 +127,7 @@ struct Api {
 const LIBRARY: [&str; 3] = ["libheif.so.1", "libheif.1.dylib", "libheif.dll"];
 
 /// What to install where libheif is missing.
-pub const INSTALL: &str = "install libheif (Debian and Ubuntu: apt-get install libheif1)";
+pub const INSTALL: &str = "on Debian and Ubuntu: apt-get install libheif1";
 
 /// libheif, loaded once; Err says why it could not be.
 fn api() -> Result<&'static Container<Api>, &'static str> {
@@ -208,11 +210,10 @@ pub fn decode(
     bytes: &[u8],
     max_memory_mib: u64,
 ) -> Result<(DynamicImage, Metadata, Vec<String>), ImageIoError> {
-    let unsupported = |detail: String| ImageIoError::Unsupported {
+    let api = api().map_err(|why| ImageIoError::NeedsLibrary {
         path: path.into(),
-        detail,
-    };
-    let api = api().map_err(|why| unsupported(format!("a HEIF (HEIC or AVIF) file, and {why}")))?;
+        detail: format!("a HEIF file (HEIC or AVIF), which gblur reads through libheif, and {why}"),
+    })?;
     let bad = |detail: String| ImageIoError::Decode {
         path: path.into(),
         detail,
@@ -226,6 +227,11 @@ pub fn decode(
     };
     if owned.ctx.is_null() {
         return Err(bad("libheif could not allocate a context".into()));
+    }
+    if let Some(set_threads) = api.heif_context_set_max_decoding_threads {
+        // A grid image (as phones write them: 512 × 512 tiles) decodes its tiles on every core.
+        // SAFETY: the context is live; any count is valid.
+        unsafe { set_threads(owned.ctx, rayon::current_num_threads().max(1) as c_int) };
     }
     // SAFETY: `bytes` outlives the context (`owned` is dropped before this function returns).
     let read = unsafe {
@@ -319,7 +325,8 @@ fn pixels(api: &Api, image: *const Image, (alpha, deep, bits): (bool, bool, c_in
     let data = unsafe { std::slice::from_raw_parts(plane, stride * (h as usize - 1) + row_bytes) };
     let rows = (0..h as usize).map(|r| &data[r * stride..][..row_bytes]);
     if !deep {
-        let samples: Vec<u8> = rows.flatten().copied().collect();
+        let mut samples = Vec::with_capacity(row_bytes * h as usize);
+        rows.for_each(|row| samples.extend_from_slice(row));
         return match alpha {
             false => ImageBuffer::from_raw(w, h, samples).map(DynamicImage::ImageRgb8),
             true => ImageBuffer::from_raw(w, h, samples).map(DynamicImage::ImageRgba8),

@@ -40,6 +40,9 @@ pub enum ImageIoError {
     Unsupported { path: PathBuf, detail: String },
     #[error("{}: cannot decode: {detail}", path.display())]
     Decode { path: PathBuf, detail: String },
+    /// The format is read through a system library that is not installed.
+    #[error("{}: {detail}", path.display())]
+    NeedsLibrary { path: PathBuf, detail: String },
     #[error("{}: decoding needs more than the memory limit of {limit_mib} MiB ({})", path.display(), crate::memory::limit_hint(*limit_mib))]
     OverLimit { path: PathBuf, limit_mib: u64 },
     #[error("{}: more than the memory limit of {limit_mib} MiB to read ({})", path.display(), crate::memory::limit_hint(*limit_mib))]
@@ -196,6 +199,10 @@ pub struct EncodeOptions {
     /// The JPEG quality was asked for (`--quality`): an output that is not a JPEG is then a
     /// usage error, not a quality silently ignored.
     pub quality_given: bool,
+    /// `--tiff-compression`, resolved per image against a TIFF input's own.
+    pub tiff: tiff::TiffCompression,
+    /// The TIFF compression was asked for: an output that is not a TIFF is a usage error.
+    pub tiff_given: bool,
 }
 
 /// Encodes into memory, returning the bytes and a note when the ICC profile could not be kept.
@@ -233,7 +240,7 @@ fn encode_own(
             CompressionType::Best => png::encode(image, 9, icc),
             _ => png::encode(image, 6, icc),
         },
-        (ImageFormat::Tiff, _) => tiff::encode(image, icc),
+        (ImageFormat::Tiff, _) => tiff::encode(image, icc, opts.tiff.compression()),
         (ImageFormat::Jpeg, DynamicImage::ImageLuma8(_) | DynamicImage::ImageRgb8(_)) => {
             let color = match image {
                 DynamicImage::ImageLuma8(_) => jpeg::JpegColor::Gray,

@@ -20,6 +20,7 @@ mod two_pass;
 use crate::backend::Device;
 use crate::codec::jpeg::{rows_in as jpeg_in, rows_out as jpeg_out};
 use crate::codec::jpeg::{JpegColor, JpegOptions, JpegSettings};
+use crate::codec::tiff::{Compression, TiffCompression};
 use crate::codec::metadata::Metadata;
 use crate::codec::png::{rows_in as png_in, rows_out as png_out};
 use crate::codec::rows::{self as header, Batches, RowSample};
@@ -135,7 +136,10 @@ fn decoder_failed(path: &Path, panic: &str) -> ImageIoError {
 
 /// Opens `path` (a PNG, TIFF or JPEG, as `unsupported` checked) for reading by rows into an
 /// `output` file, within a memory budget of `max_memory_mib`, behind the decoder guard.
+/// Huge pages are left off from here (`memory::use_huge_pages`): the engine's budget counts
+/// resident memory closely, and a caller that goes on without it turns them back on.
 pub fn open(path: &Path, output: ImageFormat, max_memory_mib: u64) -> Result<Opened, ImageIoError> {
+    crate::memory::use_huge_pages(false);
     codec::guard::catch(|| open_rows(path, output, max_memory_mib))
         .unwrap_or_else(|panic| Err(decoder_failed(path, &panic)))
 }
@@ -229,6 +233,8 @@ pub struct StripJob<'a> {
     pub png_compression: CompressionType,
     /// `--quality` and `--subsampling`, for JPEG output.
     pub jpeg: JpegOptions,
+    /// `--tiff-compression`, for TIFF output.
+    pub tiff: TiffCompression,
     /// The OpenCL device's pipeline where one is chosen; None for the Rust path.
     pub gpu: Option<Pipeline>,
     /// `--region` or `--mask` selects part of the image.
@@ -454,6 +460,14 @@ fn run_typed<T: StreamSample>(
         _ => None,
     };
     let (jpeg, quality_note) = job.jpeg.resolve(traits.as_ref());
+    let tiff_in = match &rows {
+        Rows::Tiff(r) => Some(r.compression),
+        _ => None,
+    };
+    let settings = Settings {
+        jpeg,
+        tiff: job.tiff.resolve(tiff_in).compression(),
+    };
     let two_pass = vertical != Vertical::Window;
     let passes_over = if two_pass { 2 } else { 1 };
     let mut bar = RowsBar::new((width, passes_over * height as u64), stride, job.progress);
@@ -483,7 +497,7 @@ fn run_typed<T: StreamSample>(
     let (out_back, out_spare) = bounded::<Vec<T>>(2);
     let (blurred, decode_busy, encoded) = std::thread::scope(|s| {
         let decoder = s.spawn(move || decode(rows, (in_tx, in_spare)));
-        let (header, meta) = ((width, height, color), (&meta, jpeg));
+        let (header, meta) = ((width, height, color), (&meta, settings));
         let encoder = s.spawn(move || encode::<T>(job, header, meta, (out_rx, out_back)));
         let dims = (width as usize, height as usize);
         let feed = Feed::new((in_rx, in_back));
@@ -565,11 +579,11 @@ fn run_typed<T: StreamSample>(
 fn encode<T: StreamSample>(
     job: &StripJob,
     (width, height, color): (u32, u32, ColorType),
-    (meta, jpeg): (&Metadata, JpegSettings),
+    (meta, settings): (&Metadata, Settings),
     rows: Batches<T>,
 ) -> Result<(Duration, Vec<String>), ImageIoError> {
     let encoded =
-        codec::guard::catch(|| encode_rows(job, (width, height, color), (meta, jpeg), rows));
+        codec::guard::catch(|| encode_rows(job, (width, height, color), (meta, settings), rows));
     encoded.unwrap_or_else(|panic| {
         Err(ImageIoError::Encode {
             path: job.output.into(),
@@ -579,10 +593,17 @@ fn encode<T: StreamSample>(
     })
 }
 
+/// The encoders' settings for one image, resolved against its input.
+#[derive(Clone, Copy)]
+struct Settings {
+    jpeg: JpegSettings,
+    tiff: Compression,
+}
+
 fn encode_rows<T: StreamSample>(
     job: &StripJob,
     (width, height, color): (u32, u32, ColorType),
-    (meta, jpeg): (&Metadata, JpegSettings),
+    (meta, Settings { jpeg, tiff }): (&Metadata, Settings),
     rows: Batches<T>,
 ) -> Result<(Duration, Vec<String>), ImageIoError> {
     let size = (width, height);
@@ -593,6 +614,7 @@ fn encode_rows<T: StreamSample>(
                 height,
                 channels: color.channel_count() as u16,
                 icc: meta.icc.as_deref(),
+                compression: tiff,
             };
             tiff_out::write::<T>(job.output, layout, rows)
         }

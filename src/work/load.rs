@@ -87,6 +87,7 @@ pub fn load_with(
         height,
         notes,
         jpeg: decoded.jpeg,
+        tiff_compression: decoded.tiff_compression,
         padding,
         mix: None,
     };
@@ -146,6 +147,7 @@ fn load_planes(
         height: planes.height,
         notes: Vec::new(),
         jpeg: Some(traits),
+        tiff_compression: None,
         padding: None,
         mix: None,
         working: Working::Ycc(planes),

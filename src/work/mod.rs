@@ -41,6 +41,8 @@ pub struct Loaded {
     pub notes: Vec<String>,
     /// How a JPEG input was written, for `--quality same` and `--subsampling same`.
     pub jpeg: Option<crate::codec::jpeg::JpegTraits>,
+    /// A TIFF input's Compression tag, for `--tiff-compression same`.
+    pub tiff_compression: Option<u16>,
     /// Where the image lies in the extension an edge mode other than clamp blurs
     /// (`edges::pad`); `width` and `height` stay the image's own.
     pub padding: Option<edges::Padding>,

@@ -38,6 +38,13 @@ pub fn save(
         output.path
     };
     let (jpeg, quality_note) = output.encode.jpeg.resolve(blurred.jpeg.as_ref());
+    let output = Output {
+        encode: EncodeOptions {
+            tiff: output.encode.tiff.resolve(blurred.tiff_compression),
+            ..output.encode
+        },
+        ..output
+    };
     if output.format == ImageFormat::Jpeg {
         notes.extend(quality_note);
     }

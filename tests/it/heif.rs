@@ -262,3 +262,20 @@ fn a_cmyk_jpeg_says_its_colours_were_converted_by_formula() {
             "the JPEG is CMYK without an ICC profile: its colours were converted to RGB by formula",
         ));
 }
+
+#[test]
+fn the_readme_shows_the_formats_table_gblur_prints() {
+    let readme = std::fs::read_to_string(fixture("README.md")).unwrap();
+    let printed = gblur()
+        .arg("formats")
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let printed = String::from_utf8(printed).unwrap();
+    // The rows above the notes; the notes name this machine's libheif version.
+    for line in printed.lines().take_while(|l| !l.is_empty()) {
+        assert!(readme.contains(line.trim_end()), "README.md lacks: {line}");
+    }
+}

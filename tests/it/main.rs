@@ -27,4 +27,5 @@ mod sharpen;
 mod stream;
 mod stream_gpu;
 mod stream_jpeg;
+mod tiff_output;
 mod work_safety;

@@ -11,17 +11,68 @@ pub mod rows_out;
 pub mod write;
 
 pub use read::{read_image, unpremultiply, Quirks};
+pub use write::Compression;
 
 use image::DynamicImage;
 
-/// `image` as a TIFF in memory, with its ICC profile; None for a colour type TIFF output does
-/// not take (`codec::output_color` converts to one first).
-pub fn encode(image: &DynamicImage, icc: Option<&[u8]>) -> Option<Result<Vec<u8>, String>> {
+/// `--tiff-compression`: one compression, or the input's (`Same`, the default).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TiffCompression {
+    #[default]
+    Same,
+    Set(Compression),
+}
+
+impl TiffCompression {
+    /// `none`, `lzw`, `deflate`, `zstd` or `same`.
+    pub fn parse(s: &str) -> Result<TiffCompression, String> {
+        Ok(match s {
+            "same" => TiffCompression::Same,
+            "none" => TiffCompression::Set(Compression::None),
+            "lzw" => TiffCompression::Set(Compression::Lzw),
+            "deflate" => TiffCompression::Set(Compression::Deflate),
+            "zstd" => TiffCompression::Set(Compression::Zstd),
+            _ => return Err(format!("{s:?}: give none, lzw, deflate, zstd or same")),
+        })
+    }
+
+    /// The compression to write for an input whose Compression tag is `input` (None: the
+    /// input is no TIFF). `Same` keeps the input's where gblur writes it, writes Deflate
+    /// (lossless, read everywhere) for a compression it does not write (PackBits, CCITT,
+    /// JPEG), and none for an uncompressed TIFF or another format.
+    pub fn resolve(self, input: Option<u16>) -> TiffCompression {
+        TiffCompression::Set(match (self, input) {
+            (TiffCompression::Set(c), _) => c,
+            (TiffCompression::Same, None) => Compression::None,
+            (TiffCompression::Same, Some(tag)) => {
+                Compression::from_tag(tag).unwrap_or(Compression::Deflate)
+            }
+        })
+    }
+
+    /// The compression set, none for `Same` unresolved.
+    pub fn compression(self) -> Compression {
+        match self {
+            TiffCompression::Set(c) => c,
+            TiffCompression::Same => Compression::None,
+        }
+    }
+}
+
+/// `image` as a TIFF in memory, with its ICC profile, its strips compressed as `compression`
+/// says; None for a colour type TIFF output does not take (`codec::output_color` converts to
+/// one first).
+pub fn encode(
+    image: &DynamicImage,
+    icc: Option<&[u8]>,
+    compression: Compression,
+) -> Option<Result<Vec<u8>, String>> {
     let layout = |channels| write::Layout {
         width: image.width(),
         height: image.height(),
         channels,
         icc,
+        compression,
     };
     let encoded = match image {
         DynamicImage::ImageLuma8(i) => write::encode(i.as_raw(), layout(1)),

@@ -64,6 +64,11 @@ impl Quirks {
         }
     }
 
+    /// The Compression tag of the first page (1: none).
+    pub fn compression(&self) -> u16 {
+        self.compression
+    }
+
     /// Whether gblur reads the file itself, with the `tiff` crate (`read_image`): the
     /// `image` crate cannot.
     pub fn own_decode(&self) -> bool {
@@ -147,7 +152,7 @@ pub fn read_image<R: BufRead + Seek>(
 
 /// A TIFF with separate planes, read a tile or strip at a time and interleaved: 1 to 4
 /// samples of 8 or 16 bits or 32-bit float, at most `max_bytes` of pixels. The `tiff` crate
-/// reads the directory; the chunks gblur reads and decompresses itself (none, LZW, Deflate;
+/// reads the directory; the chunks gblur reads and decompresses itself (none, LZW, Deflate, PackBits, Zstandard;
 /// horizontal differencing undone), since the crate's reader stops short of an LZW end code
 /// in tiles cut by the image's edge.
 fn read_planar<R: BufRead + Seek>(reader: &mut R, max_bytes: u64) -> Result<DynamicImage, String> {
@@ -239,7 +244,7 @@ impl PlanarLayout {
         let tag = |d: &mut Decoder<R>, t| d.find_tag_unsigned::<u16>(t).ok().flatten();
         let compression = tag(d, Tag::Compression).unwrap_or(1);
         let predictor = tag(d, Tag::Predictor).unwrap_or(1);
-        if !matches!(compression, 1 | 5 | 8 | 32773 | 32946) || !matches!(predictor, 1 | 2) {
+        if !matches!(compression, 1 | 5 | 8 | 32773 | 32946 | 50000) || !matches!(predictor, 1 | 2) {
             return Ok(Err(format!(
                 "separate planes with compression {compression} and predictor {predictor}, which gblur does not read"
             )));
@@ -299,6 +304,8 @@ impl PlanarLayout {
                 out
             }
             32773 => unpack_bits(&packed, want),
+            50000 => zstd::bulk::decompress(&packed, want)
+                .map_err(|e| format!("its Zstandard data: {e}"))?,
             _ => {
                 let mut out = Vec::with_capacity(want);
                 flate2::read::ZlibDecoder::new(&packed[..])

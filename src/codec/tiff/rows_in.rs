@@ -25,6 +25,8 @@ pub struct TiffRows {
     /// The bytes of one strip's samples, which the reader holds (and the `tiff` crate its
     /// compressed bytes beside them).
     pub strip_held: u64,
+    /// The Compression tag (1: none), for `--tiff-compression same`.
+    pub compression: u16,
 }
 
 /// Opens `path` (a TIFF) for reading by strips. `Err(why)` inside the Ok: a TIFF the strip
@@ -63,6 +65,7 @@ pub fn open(path: &Path, most_strip_bytes: u64) -> Result<Result<TiffRows, Strin
     {
         return Ok(Err("its samples are stored plane by plane".into()));
     }
+    let compression = tag(&mut decoder, Tag::Compression).unwrap_or(1);
     let photometric = tag(&mut decoder, Tag::PhotometricInterpretation);
     let expected = match color.channel_count() {
         1 => PhotometricInterpretation::BlackIsZero,
@@ -90,6 +93,7 @@ pub fn open(path: &Path, most_strip_bytes: u64) -> Result<Result<TiffRows, Strin
         taken: 0,
         next_strip: 0,
         strip_held: strip_bytes,
+        compression,
     }))
 }
 
