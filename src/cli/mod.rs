@@ -156,7 +156,8 @@ pub struct BlurArgs {
     /// docs/ALGORITHMS.md; where a large sigma's window would not fit, the image is read
     /// twice, the first time for the filter's state every few hundred rows); auto: strips where the decoded image is over --max-memory and the
     /// job is one the strip engine runs (PNG, TIFF or JPEG files in and out, clamp edges, the
-    /// recursive filter, no mask), whole otherwise.
+    /// recursive filter, no mask; a TIFF in strips, of one page; no EXIF rotation), whole
+    /// otherwise.
     #[arg(long, value_enum, default_value_t = EngineArg::Auto, help_heading = "Device and speed", hide_short_help = true)]
     pub engine: EngineArg,
     /// Refuse to replace an existing OUTPUT (exit 2, the file left as it is). By default it
@@ -326,10 +327,10 @@ pub struct BlurSettings {
     /// decodes to RGB.
     #[arg(long, value_enum, default_value_t = JpegPathArg::Auto, help_heading = "Output", hide_short_help = true)]
     pub jpeg_path: JpegPathArg,
-    /// TIFF compression: `same` (the default) keeps a TIFF input's (Deflate for one gblur does
-    /// not write, none for other inputs); `lzw`, `deflate` and `zstd` difference integer
-    /// samples along rows first (Predictor 2). Given for an output that is not a TIFF, it is a
-    /// usage error (a batch: where none is a TIFF).
+    /// TIFF compression: `same` (the default) keeps a TIFF input's (Deflate, with a note, for
+    /// one gblur does not write; none for other inputs); `lzw`, `deflate` and `zstd`
+    /// difference samples along rows first (Predictor 2 for integers, 3 for floats). Given for
+    /// an output that is not a TIFF, it is a usage error (a batch: where none is a TIFF).
     #[arg(long, value_parser = codec::tiff::TiffCompression::parse, value_name = "none|lzw|deflate|zstd|same", help_heading = "Output", hide_short_help = true)]
     pub tiff_compression: Option<codec::tiff::TiffCompression>,
     /// PNG compression effort (sizes and times: docs/BENCHMARKS.md).

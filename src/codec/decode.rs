@@ -151,10 +151,7 @@ fn decode_jpeg(
     let ((w, h), color, meta) = {
         let (decoder, meta) = open_decoder(path, &mut head, ImageFormat::Jpeg, max_memory_mib)?;
         if jpeg::JpegTraits::read(bytes).components == 4 && meta.icc.is_none() {
-            notes.push(
-                "the JPEG is CMYK without an ICC profile: its colours were converted to RGB by formula (approximate)"
-                    .into(),
-            );
+            notes.push(CMYK_BY_FORMULA.replace("{format}", "JPEG"));
         }
         (decoder.dimensions(), decoder.color_type(), meta)
     };
@@ -200,6 +197,10 @@ fn damaged(path: &Path, strict: &str, libjpeg: &str) -> ImageIoError {
         ),
     }
 }
+
+/// The note for a CMYK input without a CMYK profile (`{format}`: JPEG or TIFF).
+const CMYK_BY_FORMULA: &str =
+    "the {format} is CMYK without an ICC profile: its colours were converted to RGB by formula (approximate)";
 
 /// Drops an ICC profile for CMYK (or CMY) from `meta`: the decoders hand over RGB or gray
 /// pixels, which the profile does not describe, and a reader that trusted it would show wrong
@@ -304,6 +305,10 @@ fn decode_other<R: BufRead + Seek>(
         rewind(reader)?;
         ico::keep_alpha_over_mask(reader, &mut image);
     }
+    let cmyk_profile = meta.icc.as_ref().and_then(|p| p.get(16..20)) == Some(b"CMYK");
+    if quirks.as_ref().is_some_and(|q| q.cmyk) && !cmyk_profile {
+        notes.push(CMYK_BY_FORMULA.replace("{format}", "TIFF"));
+    }
     Ok(((image, meta), quirks.map(|q| q.compression())))
 }
 
@@ -394,7 +399,7 @@ fn gray_float_tiff(e: &ImageError) -> Option<&'static str> {
             Some("a gray 32-bit float TIFF; float TIFF is read as RGB or RGBA only")
         }
         (ImageFormatHint::Exact(ImageFormat::Tiff), UnsupportedErrorKind::Color(Unknown(64))) => {
-            Some("a gray+alpha 32-bit float TIFF; float TIFF is read as RGB or RGBA only")
+            Some("a TIFF of 64 bits a pixel in one or two channels (gray+alpha 32-bit float, or 64-bit samples); float TIFF is read as RGB or RGBA only")
         }
         _ => None,
     }

@@ -376,6 +376,7 @@ fn metadata(api: &Api, handle: *const Handle) -> Metadata {
         xmp_read: true,
         orientation: None,
         associated_alpha: false,
+        iptc: false,
     };
     let mut meta = Metadata::read(None, from_file).unwrap_or_default();
     meta.orientation = None;

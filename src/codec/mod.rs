@@ -36,7 +36,7 @@ use thiserror::Error;
 pub enum ImageIoError {
     #[error("{}: cannot read: {cause}", path.display())]
     Open { path: PathBuf, cause: io::Error },
-    #[error("{}: not an image format gblur can read ({detail})", path.display())]
+    #[error("{}: gblur does not read this image ({detail})", path.display())]
     Unsupported { path: PathBuf, detail: String },
     #[error("{}: cannot decode: {detail}", path.display())]
     Decode { path: PathBuf, detail: String },

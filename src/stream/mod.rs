@@ -454,7 +454,8 @@ fn run_typed<T: StreamSample>(
             .map_err(|error| StripError::device(device, error))?;
         setup.push(Pass::host(Stage::Setup, "kernels", t));
     }
-    let meta: Metadata = std::mem::take(&mut rows.header_mut().meta);
+    let mut meta: Metadata = std::mem::take(&mut rows.header_mut().meta);
+    notes.append(&mut meta.unread);
     let traits = match &rows {
         Rows::Jpeg(r) => Some(r.traits),
         _ => None,
@@ -464,9 +465,13 @@ fn run_typed<T: StreamSample>(
         Rows::Tiff(r) => Some(r.compression),
         _ => None,
     };
+    let (tiff, tiff_note) = job.tiff.resolve(tiff_in);
+    if job.format == ImageFormat::Tiff {
+        notes.extend(tiff_note);
+    }
     let settings = Settings {
         jpeg,
-        tiff: job.tiff.resolve(tiff_in).compression(),
+        tiff: tiff.compression(),
     };
     let two_pass = vertical != Vertical::Window;
     let passes_over = if two_pass { 2 } else { 1 };

@@ -129,10 +129,11 @@ fn load_planes(
     if subsampling != Subsampling::Same && subsampling != Subsampling::Fixed(chroma) {
         return Ok(None);
     }
-    let Some((planes, meta)) = codec::decode_jpeg_planes(name, bytes, chroma, max_memory_mib)?
+    let Some((planes, mut meta)) = codec::decode_jpeg_planes(name, bytes, chroma, max_memory_mib)?
     else {
         return Ok(None);
     };
+    let notes = std::mem::take(&mut meta.unread);
     passes.push(Pass::host(Stage::Decode, "decode to YCbCr planes", t));
     let color = ColorType::Rgb8;
     Ok(Some(Loaded {
@@ -145,7 +146,7 @@ fn load_planes(
         color,
         width: planes.width,
         height: planes.height,
-        notes: Vec::new(),
+        notes,
         jpeg: Some(traits),
         tiff_compression: None,
         padding: None,

@@ -38,9 +38,13 @@ pub fn save(
         output.path
     };
     let (jpeg, quality_note) = output.encode.jpeg.resolve(blurred.jpeg.as_ref());
+    let (tiff, tiff_note) = output.encode.tiff.resolve(blurred.tiff_compression);
+    if output.format == ImageFormat::Tiff {
+        notes.extend(tiff_note);
+    }
     let output = Output {
         encode: EncodeOptions {
-            tiff: output.encode.tiff.resolve(blurred.tiff_compression),
+            tiff,
             ..output.encode
         },
         ..output

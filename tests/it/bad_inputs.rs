@@ -56,7 +56,7 @@ fn not_an_image() {
         &fixture("tests/fixtures/not_an_image.png"),
         &[],
         1,
-        "not_an_image.png: not an image format",
+        "not_an_image.png: gblur does not read this image (the content matches no known image format)",
     );
 }
 

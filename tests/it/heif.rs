@@ -261,6 +261,21 @@ fn a_cmyk_jpeg_says_its_colours_were_converted_by_formula() {
         .stderr(predicate::str::contains(
             "the JPEG is CMYK without an ICC profile: its colours were converted to RGB by formula",
         ));
+    let cmyk_tiff = dir.path().join("cmyk.tif");
+    let samples: Vec<u8> = (0..16 * 8 * 4).map(|i| (i * 37 % 256) as u8).collect();
+    tiff::encoder::TiffEncoder::new(std::fs::File::create(&cmyk_tiff).unwrap())
+        .unwrap()
+        .write_image::<tiff::encoder::colortype::CMYK8>(16, 8, &samples)
+        .unwrap();
+    gblur()
+        .arg(&cmyk_tiff)
+        .arg(dir.path().join("cmyk-tiff.png"))
+        .args(["-s", "1"])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains(
+            "the TIFF is CMYK without an ICC profile: its colours were converted to RGB by formula",
+        ));
 }
 
 #[test]

@@ -484,3 +484,75 @@ fn the_planes_path_keeps_every_field() {
     };
     assert_eq!(xmp_of(&output), xmp_of(&input));
 }
+
+/// An APP13 segment of Photoshop resources holding IPTC-IIM keyword `word` (resource 0x0404).
+fn iptc_segment(word: &str) -> Vec<u8> {
+    let mut record = vec![0x1C, 2, 25, 0, word.len() as u8];
+    record.extend_from_slice(word.as_bytes());
+    let mut body = b"Photoshop 3.0\0".to_vec();
+    body.extend_from_slice(b"8BIM\x04\x04\0\0");
+    body.extend_from_slice(&(record.len() as u32).to_be_bytes());
+    body.extend_from_slice(&record);
+    if record.len() % 2 == 1 {
+        body.push(0);
+    }
+    let mut segment = vec![0xFF, 0xED];
+    segment.extend_from_slice(&((body.len() + 2) as u16).to_be_bytes());
+    segment.extend_from_slice(&body);
+    segment
+}
+
+#[test]
+fn iptc_that_is_not_written_is_named_on_every_path() {
+    let note = "the input's IPTC-IIM records (keywords, caption, credit) were not written";
+    // Upright (the strip engine streams no turned image), 48 × 32.
+    let mut plain = Vec::new();
+    image::RgbImage::from_fn(48, 32, |x, y| {
+        image::Rgb([(x * 5) as u8, (y * 7) as u8, 90])
+    })
+    .write_to(
+        &mut std::io::Cursor::new(&mut plain),
+        image::ImageFormat::Jpeg,
+    )
+    .unwrap();
+    let mut jpeg = plain[..2].to_vec();
+    jpeg.extend_from_slice(&iptc_segment("holiday"));
+    jpeg.extend_from_slice(&plain[2..]);
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.jpg");
+    std::fs::write(&input, &jpeg).unwrap();
+    // The YCbCr planes, RGB, the strip engine, and into PNG.
+    for (out, extra) in [
+        ("planes.jpg", &[][..]),
+        ("rgb.jpg", &["--jpeg-path", "rgb"][..]),
+        ("strips.jpg", &["--engine", "strips"][..]),
+        ("out.png", &[][..]),
+    ] {
+        let json = gblur()
+            .arg(&input)
+            .arg(dir.path().join(out))
+            .args(["-s", "3", "--json"])
+            .args(extra)
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        let report: serde_json::Value = serde_json::from_slice(&json).unwrap();
+        let notes = report["notes"].to_string();
+        assert!(notes.contains(note), "{out}: {notes}");
+    }
+    let json = gblur()
+        .arg(fixture("tests/fixtures/phone_exif_xmp.jpg"))
+        .arg(dir.path().join("none.jpg"))
+        .args(["-s", "1", "--json"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    assert!(
+        !String::from_utf8_lossy(&json).contains("IPTC"),
+        "no IPTC, no note"
+    );
+}

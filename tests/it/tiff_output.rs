@@ -6,22 +6,19 @@ use crate::common::{fixture, gblur, noise};
 use predicates::prelude::*;
 use std::path::Path;
 use tiff::decoder::{Decoder, DecodingResult};
+use tiff::encoder::Compression;
 use tiff::tags::Tag;
 
-/// A noisy 8-bit RGB TIFF of `w`×`h` at `path`, LZW-compressed or not (written by the `tiff`
-/// crate's own encoder).
-fn tiff_in(path: &Path, (w, h): (u32, u32), lzw: bool) {
-    use tiff::encoder::{colortype::RGB8, Compression, TiffEncoder};
+/// A noisy 8-bit RGB TIFF of `w`×`h` at `path`, compressed as `compression` says (written by
+/// the `tiff` crate's own encoder).
+fn tiff_in(path: &Path, (w, h): (u32, u32), compression: tiff::encoder::Compression) {
+    use tiff::encoder::{colortype::RGB8, TiffEncoder};
     let samples: Vec<u8> = noise(w as usize, h as usize, 3, 7)
         .data
         .iter()
         .map(|v| (v * 255.0) as u8)
         .collect();
     let file = std::fs::File::create(path).unwrap();
-    let compression = match lzw {
-        true => Compression::Lzw,
-        false => Compression::Uncompressed,
-    };
     let mut e = TiffEncoder::new(file)
         .unwrap()
         .with_compression(compression);
@@ -46,8 +43,8 @@ fn read(path: &Path) -> (u32, Option<u32>, Vec<u8>) {
 fn a_tiff_keeps_its_compression_and_every_compression_reads_back_the_same() {
     let dir = tempfile::tempdir().unwrap();
     let (lzw, plain) = (dir.path().join("lzw.tif"), dir.path().join("plain.tif"));
-    tiff_in(&lzw, (96, 64), true);
-    tiff_in(&plain, (96, 64), false);
+    tiff_in(&lzw, (96, 64), Compression::Lzw);
+    tiff_in(&plain, (96, 64), Compression::Uncompressed);
     let blur = |input: &Path, out: &str, extra: &[&str]| {
         let out = dir.path().join(out);
         gblur()
@@ -84,6 +81,21 @@ fn a_tiff_keeps_its_compression_and_every_compression_reads_back_the_same() {
     // A PNG input has no compression to keep: none.
     let png = fixture("samples/coffee.png");
     assert_eq!(blur(&png, "from-png.tif", &[]).0, 1);
+    // PackBits, which gblur reads but does not write: Deflate, and the report says so.
+    let packbits = dir.path().join("packbits.tif");
+    tiff_in(&packbits, (96, 64), Compression::Packbits);
+    let out = dir.path().join("from-packbits.tif");
+    gblur()
+        .arg(&packbits)
+        .arg(&out)
+        .args(["-s", "2"])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains(
+            "the input TIFF's compression (PackBits) is not one gblur writes: wrote Deflate",
+        ));
+    let (c, p, samples) = read(&out);
+    assert_eq!((c, p, samples), (8, Some(2), reference));
 }
 
 #[test]
@@ -119,7 +131,7 @@ fn tiff_compression_for_an_output_that_is_not_a_tiff_is_refused() {
         .stderr(predicate::str::contains(
             "--tiff-compression applies to TIFF output, and none of the 1 outputs to write is a TIFF",
         ));
-    tiff_in(&input.join("b.tif"), (16, 8), false);
+    tiff_in(&input.join("b.tif"), (16, 8), Compression::Uncompressed);
     gblur()
         .args([
             "batch",

@@ -53,6 +53,36 @@ pub fn jpeg(
     Ok(out)
 }
 
+/// Whether the JPEG `src` holds IPTC-IIM records: an APP13 segment of Photoshop resources
+/// (`Photoshop 3.0`) with resource 0x0404, among the segments before the first scan.
+pub fn jpeg_has_iptc(src: &mut impl super::ifd::Source) -> bool {
+    const PHOTOSHOP: &[u8] = b"Photoshop 3.0\0";
+    let mut at = 2u64;
+    if src.read_at(0, 2).as_deref() != Some(&[0xFF, 0xD8]) {
+        return false;
+    }
+    // Segments are few; a header of more than 1000 is not worth walking.
+    for _ in 0..1000 {
+        let Some(marker) = src.read_at(at, 4) else {
+            return false;
+        };
+        if marker[0] != 0xFF || matches!(marker[1], 0xDA | 0xD9) {
+            return false;
+        }
+        let len = u16::from_be_bytes([marker[2], marker[3]]) as usize;
+        if marker[1] == 0xED && len > 2 {
+            let body = src.read_at(at + 4, len - 2).unwrap_or_default();
+            if body.starts_with(PHOTOSHOP)
+                && body.windows(6).any(|w| w == b"8BIM\x04\x04")
+            {
+                return true;
+            }
+        }
+        at += 2 + len as u64;
+    }
+    false
+}
+
 /// A PNG chunk: length, type, data, CRC-32 of type and data.
 fn png_chunk(out: &mut Vec<u8>, kind: &[u8; 4], data: &[u8]) -> Result<(), String> {
     let len = u32::try_from(data.len())

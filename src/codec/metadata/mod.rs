@@ -112,6 +112,12 @@ impl Metadata {
             }
             normal
         });
+        if file.iptc {
+            unread.push(
+                "the input's IPTC-IIM records (keywords, caption, credit) were not written: gblur writes ICC, EXIF and XMP, and photo applications put the same fields in the XMP too"
+                    .into(),
+            );
+        }
         let orientation = exif
             .as_deref()
             .and_then(exif_orientation)
@@ -162,7 +168,8 @@ pub use tiff::FromFile;
 /// (gathered from its first directory and the EXIF and GPS directories it points to, as a
 /// TIFF structure of its own), ICC profile, XMP, orientation and alpha kind; a PNG's EXIF in
 /// an eXIf chunk after the pixels or a legacy `Raw profile type exif` text chunk; a BMP's
-/// embedded ICC profile. The reader is left anywhere: the caller rewinds it.
+/// embedded ICC profile; whether a TIFF or JPEG holds IPTC-IIM records. The reader is left
+/// anywhere: the caller rewinds it.
 pub fn read_container(format: ImageFormat, reader: &mut (impl BufRead + Seek)) -> FromFile {
     let mut src = ifd::Reader(reader);
     match format {
@@ -173,6 +180,10 @@ pub fn read_container(format: ImageFormat, reader: &mut (impl BufRead + Seek)) -
         },
         ImageFormat::Bmp => FromFile {
             icc: bmp::read_icc(&mut src),
+            ..FromFile::default()
+        },
+        ImageFormat::Jpeg => FromFile {
+            iptc: containers::jpeg_has_iptc(&mut src),
             ..FromFile::default()
         },
         _ => FromFile::default(),

@@ -99,7 +99,13 @@ pub struct FromFile {
     /// Whether the file's extra sample is associated (premultiplied) alpha: a TIFF's
     /// ExtraSamples = 1.
     pub associated_alpha: bool,
+    /// Whether the file holds IPTC-IIM records (a TIFF's tag 33723, a JPEG's Photoshop
+    /// resource 0x0404), which gblur does not write.
+    pub iptc: bool,
 }
+
+/// A TIFF's IPTC-NAA tag.
+const IPTC: u16 = 33723;
 
 /// ExtraSamples' value for associated (premultiplied) alpha; 2 is unassociated.
 const ASSOCIATED_ALPHA: u32 = 1;
@@ -126,6 +132,7 @@ pub fn read(src: &mut impl Source) -> FromFile {
             .get(EXTRA_SAMPLES)
             .and_then(|e| e.number(order))
             .is_some_and(|v| v == ASSOCIATED_ALPHA),
+        iptc: dir.get(IPTC).is_some(),
         exif: exif_of(dir, order),
     }
 }

@@ -37,17 +37,26 @@ impl TiffCompression {
     }
 
     /// The compression to write for an input whose Compression tag is `input` (None: the
-    /// input is no TIFF). `Same` keeps the input's where gblur writes it, writes Deflate
-    /// (lossless, read everywhere) for a compression it does not write (PackBits, CCITT,
-    /// JPEG), and none for an uncompressed TIFF or another format.
-    pub fn resolve(self, input: Option<u16>) -> TiffCompression {
-        TiffCompression::Set(match (self, input) {
-            (TiffCompression::Set(c), _) => c,
-            (TiffCompression::Same, None) => Compression::None,
-            (TiffCompression::Same, Some(tag)) => {
-                Compression::from_tag(tag).unwrap_or(Compression::Deflate)
-            }
-        })
+    /// input is no TIFF), and a note where `Same` could not keep it. `Same` keeps the input's
+    /// where gblur writes it, writes Deflate (lossless, read everywhere) for a compression it
+    /// does not write (PackBits, CCITT, JPEG, ...), and none for an uncompressed TIFF or
+    /// another format.
+    pub fn resolve(self, input: Option<u16>) -> (TiffCompression, Option<String>) {
+        let (compression, note) = match (self, input) {
+            (TiffCompression::Set(c), _) => (c, None),
+            (TiffCompression::Same, None) => (Compression::None, None),
+            (TiffCompression::Same, Some(tag)) => match Compression::from_tag(tag) {
+                Some(c) => (c, None),
+                None => (
+                    Compression::Deflate,
+                    Some(format!(
+                        "the input TIFF's compression ({}) is not one gblur writes: wrote Deflate (--tiff-compression picks another)",
+                        compression_name(tag)
+                    )),
+                ),
+            },
+        };
+        (TiffCompression::Set(compression), note)
     }
 
     /// The compression set, none for `Same` unresolved.
@@ -56,6 +65,18 @@ impl TiffCompression {
             TiffCompression::Set(c) => c,
             TiffCompression::Same => Compression::None,
         }
+    }
+}
+
+/// A Compression tag's name, for notes.
+fn compression_name(tag: u16) -> String {
+    match tag {
+        2..=4 => "CCITT fax".into(),
+        6 | 7 => "JPEG".into(),
+        32773 => "PackBits".into(),
+        34925 => "LZMA".into(),
+        50001 => "WebP".into(),
+        t => format!("Compression {t}"),
     }
 }
 

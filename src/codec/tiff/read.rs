@@ -27,6 +27,9 @@ pub struct Quirks {
     bits: u16,
     /// Images (pages) in the file, counted up to `MOST_PAGES`; gblur reads the first.
     pub pages: usize,
+    /// Its colour is CMYK (PhotometricInterpretation 5, separated), which the decoder turns
+    /// into RGB by formula.
+    pub cmyk: bool,
 }
 
 /// Where the count of a TIFF's pages stops: a chain of directories longer than this (or one
@@ -45,7 +48,8 @@ impl Quirks {
         let reversed_bits = tag(Tag::FillOrder) == Some(2);
         let compression = tag(Tag::Compression).unwrap_or(1);
         let bits = tag(Tag::BitsPerSample).unwrap_or(1);
-        let gray = tag(Tag::PhotometricInterpretation) == Some(1);
+        let photometric = tag(Tag::PhotometricInterpretation);
+        let gray = photometric == Some(1);
         let two = tag(Tag::SamplesPerPixel) == Some(2);
         let alpha = matches!(tag(Tag::ExtraSamples), Some(1 | 2));
         let planar_tiles = planar && d.get_chunk_type() == ChunkType::Tile;
@@ -61,6 +65,7 @@ impl Quirks {
             reversed_bits,
             compression,
             bits,
+            cmyk: photometric == Some(5),
         }
     }
 

@@ -2,9 +2,9 @@
 //! alike: gray, gray with alpha, RGB and RGBA, 8 or 16 bits or 32-bit float, uncompressed or
 //! compressed (LZW, Deflate, Zstandard), classic or BigTIFF. Every tag is gblur's choice: alpha
 //! is declared unassociated (ExtraSamples 2, as gblur writes straight alpha); compressed
-//! integer samples are differenced along each row first (Predictor 2, as libtiff and libvips
-//! write them: a photo's LZW strips come out at about two thirds of the size without it), and
-//! no Predictor tag is written otherwise. Readers that follow the baseline need the resolution
+//! samples are differenced along each row first (Predictor 2 for integers, 3 for floats, as
+//! libtiff and libvips write them: without it a photo's LZW strips come out larger, a float
+//! image's larger than uncompressed), and no Predictor tag is written otherwise. Readers that follow the baseline need the resolution
 //! tags: 1 pixel per unit, no unit, as the `tiff` crate's own image encoder writes them.
 
 use std::io::{Seek, Write};
@@ -18,20 +18,23 @@ pub trait Sample: Copy + Send + Sync + 'static {
     const BITS: u16;
     /// SampleFormat: 1 unsigned integer, 3 IEEE float.
     const FORMAT: u16;
+    /// The predictor compressed rows are written with: 2 (horizontal differencing) for
+    /// integers, 3 (floating point: byte planes, then differencing) for floats.
+    const PREDICTOR: u16;
     /// The samples' bytes, as they lie in memory.
     fn bytes(samples: &[Self]) -> &[u8];
-    /// Each sample less the one `step` before it in its row (Predictor 2); None for a type
-    /// written without a predictor.
-    fn differences(row: &[Self], step: usize) -> Option<Vec<Self>>;
+    /// A row's bytes after `PREDICTOR`, `step` samples to a pixel.
+    fn predicted(row: &[Self], step: usize) -> Vec<u8>;
 }
 
 macro_rules! sample {
-    ($t:ty, $bits:expr, $format:expr, $differences:expr) => {
+    ($t:ty, $bits:expr, $format:expr, $predictor:expr, $predicted:expr) => {
         impl Sample for $t {
             const BITS: u16 = $bits;
             const FORMAT: u16 = $format;
-            fn differences(row: &[Self], step: usize) -> Option<Vec<Self>> {
-                $differences(row, step)
+            const PREDICTOR: u16 = $predictor;
+            fn predicted(row: &[Self], step: usize) -> Vec<u8> {
+                $predicted(row, step)
             }
             fn bytes(samples: &[Self]) -> &[u8] {
                 // SAFETY: a slice of plain numbers viewed as its bytes: every byte is
@@ -47,7 +50,8 @@ macro_rules! sample {
     };
 }
 
-/// Horizontal differencing of integer samples, wrapping as TIFF's Predictor 2 does.
+/// Horizontal differencing of integer samples, wrapping as TIFF's Predictor 2 does, as bytes
+/// in the machine's order.
 macro_rules! differenced {
     ($t:ty) => {
         |row: &[$t], step: usize| {
@@ -55,14 +59,33 @@ macro_rules! differenced {
             for i in (step..row.len()).rev() {
                 out[i] = row[i].wrapping_sub(row[i - step]);
             }
-            Some(out)
+            <$t as Sample>::bytes(&out).to_vec()
         }
     };
 }
 
-sample!(u8, 8, 1, differenced!(u8));
-sample!(u16, 16, 1, differenced!(u16));
-sample!(f32, 32, 3, |_: &[f32], _| None);
+/// TIFF's floating-point predictor (3, Adobe's Technical Note 3): each sample's bytes, most
+/// significant first, split into byte planes (every sample's first byte, then every second
+/// byte, ...), then each byte less the one `step` before it. Exponents and high mantissa
+/// bytes of neighbours then match, which plain differencing of the floats' bits would not
+/// show a compressor.
+fn float_predicted(row: &[f32], step: usize) -> Vec<u8> {
+    let n = row.len();
+    let mut out = vec![0u8; 4 * n];
+    for (i, v) in row.iter().enumerate() {
+        for (b, byte) in v.to_be_bytes().into_iter().enumerate() {
+            out[b * n + i] = byte;
+        }
+    }
+    for i in (step..out.len()).rev() {
+        out[i] = out[i].wrapping_sub(out[i - step]);
+    }
+    out
+}
+
+sample!(u8, 8, 1, 2, differenced!(u8));
+sample!(u16, 16, 1, 2, differenced!(u16));
+sample!(f32, 32, 3, 3, float_predicted);
 
 /// How strips are compressed (TIFF tag 259).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -103,12 +126,11 @@ impl Compression {
         if self == Compression::None {
             return Ok(T::bytes(strip).to_vec());
         }
-        let differenced: Option<Vec<T>> = strip
+        let predicted: Vec<u8> = strip
             .chunks(row.max(1))
-            .map(|r| T::differences(r, channels))
-            .collect::<Option<Vec<Vec<T>>>>()
-            .map(|rows| rows.concat());
-        let bytes = differenced.as_deref().map_or(T::bytes(strip), T::bytes);
+            .flat_map(|r| T::predicted(r, channels))
+            .collect();
+        let bytes = &predicted[..];
         let failed = |e: String| tiff::TiffError::from(std::io::Error::other(e));
         match self {
             Compression::Lzw => weezl::encode::Encoder::with_tiff_size_switch(weezl::BitOrder::Msb, 8)
@@ -125,9 +147,9 @@ impl Compression {
         }
     }
 
-    /// Whether integer samples are differenced first (Predictor 2).
-    fn predicts<T: Sample>(self) -> bool {
-        self != Compression::None && T::FORMAT == 1
+    /// The Predictor tag compressed `T` samples are written with; None uncompressed.
+    fn predictor<T: Sample>(self) -> Option<u16> {
+        (self != Compression::None).then_some(T::PREDICTOR)
     }
 }
 
@@ -235,8 +257,8 @@ impl<'a, W: Write + Seek, K: TiffKind, T: Sample> Strips<'a, W, K, T> {
         d.write_tag(Tag::ImageLength, l.height)?;
         d.write_tag(Tag::BitsPerSample, &vec![T::BITS; n][..])?;
         d.write_tag(Tag::Compression, l.compression.tag())?;
-        if l.compression.predicts::<T>() {
-            d.write_tag(Tag::Predictor, 2u16)?;
+        if let Some(predictor) = l.compression.predictor::<T>() {
+            d.write_tag(Tag::Predictor, predictor)?;
         }
         // BlackIsZero for gray, RGB for colour.
         let photometric: u16 = if n <= 2 { 1 } else { 2 };
@@ -382,7 +404,8 @@ mod tests {
                 DecodingResult::U16(v) => assert_eq!(v, gray16, "{compression:?}"),
                 other => panic!("{other:?}"),
             }
-            match check(encode(&float, layout(4)).unwrap(), None) {
+            let float_predictor = (compression != Compression::None).then_some(3);
+            match check(encode(&float, layout(4)).unwrap(), float_predictor) {
                 DecodingResult::F32(v) => assert_eq!(v, float, "{compression:?}"),
                 other => panic!("{other:?}"),
             }
