@@ -31,11 +31,16 @@ const CODEC_FIXED: u64 = 2 << 20;
 /// alive are little memory at any budget.
 pub(super) const PIECE_BYTES: u64 = 1 << 20;
 
+/// The least the budget keeps back (`margin`).
+const MARGIN_FLOOR: u64 = 3 << 20;
+
 /// What the budget keeps back from the blur beyond the estimates: a twentieth, for what the
 /// allocator holds on to between the stages' allocations (measured: up to 2% over the
-/// estimates at 32–64 MiB).
+/// estimates at 32–64 MiB), and at least 3 MiB, for the process's own resident pages, which
+/// differ by a MiB or two from one run to the next (measured at 36 MiB: 1 MiB over a
+/// twentieth's margin).
 fn margin(budget: u64) -> u64 {
-    budget / 20
+    (budget / 20).max(MARGIN_FLOOR)
 }
 
 /// What the engine holds beside the blur's window for `rows` going into `job`'s output, its
@@ -64,12 +69,25 @@ pub(super) fn beside_window(job: &StripJob, rows: &Rows, sample_bytes: u64, stri
             };
             (width as f64 * height as f64 * components * 2.0) as u64
         }
-        Rows::Jpeg(_) => 3 * 16 * row,
+        // libjpeg's pools beside them: 1 MiB more measured on a 16000-pixel-wide photo.
+        Rows::Jpeg(_) => 3 * 16 * row + (1 << 20),
     };
     let out_row = width as u64 * rows.color().channel_count() as u64 * sample_bytes;
     let encoder = match job.format {
         ImageFormat::Jpeg => stripes * JPEG_STRIPE_COST * JPEG_STRIPE_ROWS * out_row,
-        ImageFormat::Tiff => 2 * crate::codec::tiff::write::STRIP_BYTES,
+        // A strip, and where it is compressed its predicted bytes, the compressed ones and the
+        // compressor's state (Zstandard's is the largest, about 1.3 MiB at its level 3).
+        ImageFormat::Tiff => {
+            let tiff_in = match rows {
+                Rows::Tiff(r) => Some(r.compression),
+                _ => None,
+            };
+            let strip = crate::codec::tiff::write::STRIP_BYTES;
+            match job.tiff.resolve(tiff_in).0.compression() {
+                crate::codec::tiff::Compression::None => 2 * strip,
+                _ => 4 * strip + (2 << 20),
+            }
+        }
         // A piece in PNG's byte order, and the rows the filters compare.
         _ => piece + 4 * out_row,
     };
@@ -80,14 +98,19 @@ pub(super) fn beside_window(job: &StripJob, rows: &Rows, sample_bytes: u64, stri
 /// codecs and rows in flight holding `beside`.
 pub(super) fn blur_share(job: &StripJob, resident: u64, beside: u64) -> u64 {
     let budget = job.max_memory_mib.saturating_mul(1 << 20);
-    (budget - margin(budget))
+    budget
+        .saturating_sub(margin(budget))
         .saturating_sub(resident)
         .saturating_sub(beside)
 }
 
 /// The least budget, in MiB, whose share holds `window` bytes beside `resident` and `beside`.
 pub(super) fn least_budget_mib(resident: u64, beside: u64, window: u64) -> u64 {
-    // budget - budget / 20 >= needed, so budget >= needed * 20 / 19.
+    // budget - max(budget / 20, floor) >= needed, so budget >= needed * 20 / 19 and
+    // budget >= needed + floor.
     let needed = resident + beside + window;
-    (needed * 20).div_ceil(19).div_ceil(1 << 20)
+    (needed * 20)
+        .div_ceil(19)
+        .max(needed + MARGIN_FLOOR)
+        .div_ceil(1 << 20)
 }

@@ -68,7 +68,7 @@ pub(super) fn window_plan(
     Err(StripError::OverBudget {
         path: job.input.into(),
         detail: format!(
-            "sigma {} needs a window of {} rows in {} MiB (the filter reaches {} rows), and the exact two-pass method {} MiB with its states in memory or {} MiB with them in a file, over the {} it may take (--max-memory less a twentieth, the {} MiB the process holds and the {} MiB the codecs and the rows in flight take): this job needs --max-memory {} or more",
+            "sigma {} needs a window of {} rows in {} MiB (the filter reaches {} rows), and the exact two-pass method {} MiB with its states in memory or {} MiB with them in a file, over the {} it may take (--max-memory less a twentieth or 2 MiB, the {} MiB the process holds and the {} MiB the codecs and the rows in flight take): this job needs --max-memory {} or more",
             job.sigma_y,
             (window.strip + window.reach).min(height),
             mib(needs),
