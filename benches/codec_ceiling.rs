@@ -36,6 +36,8 @@ fn main() -> anyhow::Result<()> {
         png_compression: CompressionType::Default,
         dither: false,
         quality_given: false,
+        tiff: codec::tiff::TiffCompression::Same,
+        tiff_given: false,
     };
     for _ in 0..runs {
         let t = Instant::now();

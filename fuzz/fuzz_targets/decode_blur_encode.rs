@@ -123,6 +123,8 @@ fuzz_target!(|data: &[u8]| {
         png_compression: CompressionType::Fast,
         dither: sel & 0x100 != 0,
         quality_given: false,
+        tiff: codec::tiff::TiffCompression::Same,
+        tiff_given: false,
     };
     let size = (loaded.width, loaded.height);
     let to = Output {

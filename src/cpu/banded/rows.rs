@@ -273,6 +273,32 @@ thread_local! {
     static ROW_BUFFER: RefCell<Vec<V>> = const { RefCell::new(Vec::new()) };
 }
 
+/// Runs `f` on every 16-row group of `out` (the image's rows, `width` pixels each) in
+/// parallel: with the group's index, its own rows of the selection (`px.mix` starts at `out`'s
+/// first row), its thread's row buffer sized for the causal results, and its rows.
+fn for_each_group<T: Sample>(
+    out: &mut [T],
+    width: usize,
+    px: &Pixels,
+    f: impl Fn(usize, &Pixels, &mut [V], &mut [T]) + Sync,
+) {
+    let stride = width * px.channels;
+    let padded = width.div_ceil(LANES) * LANES * px.channels;
+    out.par_chunks_mut(LANES * stride)
+        .enumerate()
+        .for_each(|(group, out)| {
+            let _flush = crate::cpu::lanes::FlushSubnormals::new(true);
+            let px = &Pixels {
+                mix: px.mix.map(|s| &s[group * LANES * width..]),
+                ..*px
+            };
+            ROW_BUFFER.with_borrow_mut(|u| {
+                u.resize(padded, V::ZERO);
+                f(group, px, u, out)
+            })
+        });
+}
+
 /// Pass 2's rows for a band: `out`, the band's rows of the image, filtered along x from the
 /// band's column results, 16 rows per work item (`px.mix` starts at the band's first row).
 pub(super) fn band_rows<T: Sample>(
@@ -282,22 +308,9 @@ pub(super) fn band_rows<T: Sample>(
     px: &Pixels,
     k: Option<&Coef>,
 ) {
-    let stride = width * px.channels;
-    let padded = width.div_ceil(LANES) * LANES * px.channels;
-    out.par_chunks_mut(LANES * stride)
-        .enumerate()
-        .for_each(|(group, out)| {
-            let _flush = crate::cpu::lanes::FlushSubnormals::new(true);
-            // The group's own rows of the selection.
-            let px = &Pixels {
-                mix: px.mix.map(|s| &s[group * LANES * width..]),
-                ..*px
-            };
-            ROW_BUFFER.with_borrow_mut(|u| {
-                u.resize(padded, V::ZERO);
-                rows(scratch, group * LANES, width, px, k, u, out);
-            })
-        });
+    for_each_group(out, width, px, |group, px, u, out| {
+        rows(scratch, group * LANES, width, px, k, u, out)
+    });
 }
 
 thread_local! {
@@ -311,31 +324,20 @@ thread_local! {
 pub(super) fn rows_only<T: Sample>(data: &mut [T], width: usize, px: &Pixels, k: &Coef) {
     let stride = width * px.channels;
     let chunks = stride.div_ceil(super::CHUNK);
-    let padded = width.div_ceil(LANES) * LANES * px.channels;
-    data.par_chunks_mut(LANES * stride)
-        .enumerate()
-        .for_each(|(group, out)| {
-            let _flush = crate::cpu::lanes::FlushSubnormals::new(true);
-            let px = &Pixels {
-                mix: px.mix.map(|s| &s[group * LANES * width..]),
-                ..*px
+    for_each_group(data, width, px, |_, px, u, out| {
+        GROUP_SCRATCH.with_borrow_mut(|scratch| {
+            scratch.resize(chunks * TILE_ROWS * VECS, V::ZERO);
+            let img = Rows {
+                data: &*out,
+                stride,
+                height: out.len() / stride,
             };
-            GROUP_SCRATCH.with_borrow_mut(|scratch| {
-                scratch.resize(chunks * TILE_ROWS * VECS, V::ZERO);
-                let img = Rows {
-                    data: &*out,
-                    stride,
-                    height: out.len() / stride,
-                };
-                copy_columns(img, (0, img.height), (0, chunks), px, &mut [&mut scratch[..]]);
-                let group_scratch = BandScratch {
-                    data: scratch,
-                    chunks,
-                };
-                ROW_BUFFER.with_borrow_mut(|u| {
-                    u.resize(padded, V::ZERO);
-                    rows(group_scratch, 0, width, px, Some(k), u, out);
-                })
-            })
-        });
+            copy_columns(img, (0, img.height), (0, chunks), px, &mut [&mut scratch[..]]);
+            let group_scratch = BandScratch {
+                data: scratch,
+                chunks,
+            };
+            rows(group_scratch, 0, width, px, Some(k), u, out);
+        })
+    });
 }
