@@ -38,6 +38,8 @@ fn main() -> anyhow::Result<()> {
         quality_given: false,
         tiff: codec::tiff::TiffCompression::Same,
         tiff_given: false,
+        subsampling_given: false,
+        png_given: false,
     };
     for _ in 0..runs {
         let t = Instant::now();

@@ -171,20 +171,17 @@ fn summary(
 fn output_format(job: &BlurJob, stdin: Option<&[u8]>) -> Result<ImageFormat, JobError> {
     let format = stdout_or_file_format(job, stdin)?;
     let name = stdio_name(&job.output, "stdout").display();
-    if job.encode.quality_given && format != ImageFormat::Jpeg {
-        return Err(setup_text(format!(
-            "--quality applies to JPEG output, and {name} is {format:?}"
-        )));
-    }
-    if job.encode.tiff_given && format != ImageFormat::Tiff {
-        return Err(setup_text(format!(
-            "--tiff-compression applies to TIFF output, and {name} is {format:?}"
-        )));
+    for (flag, applies_to, format_name) in job.encode.given() {
+        if format != applies_to {
+            return Err(setup_text(format!(
+                "{flag} applies to {format_name} output, and {name} is {format:?}"
+            )));
+        }
     }
     Ok(format)
 }
 
-/// `output_format` before the `--quality` and `--tiff-compression` checks.
+/// `output_format` before the encoder options' checks.
 fn stdout_or_file_format(job: &BlurJob, stdin: Option<&[u8]>) -> Result<ImageFormat, JobError> {
     if job.no_clobber && !codec::is_stdio(&job.output) && job.output.symlink_metadata().is_ok() {
         return Err(setup_text(format!(

@@ -125,6 +125,8 @@ fuzz_target!(|data: &[u8]| {
         quality_given: false,
         tiff: codec::tiff::TiffCompression::Same,
         tiff_given: false,
+        subsampling_given: false,
+        png_given: false,
     };
     let size = (loaded.width, loaded.height);
     let to = Output {

@@ -117,6 +117,8 @@ impl FileOptions {
                 quality_given: false,
                 tiff: crate::codec::tiff::TiffCompression::Same,
                 tiff_given: false,
+                subsampling_given: false,
+                png_given: false,
             },
             max_memory_mib: crate::memory::budget_mib(
                 self.max_memory_mib

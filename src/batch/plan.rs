@@ -160,21 +160,16 @@ pub fn plan(
     (tasks, skipped)
 }
 
-/// Where an encoder option for one format was given (`--quality` for JPEG,
-/// `--tiff-compression` for TIFF): an error if no output of the batch is in that format (it
-/// would be ignored), else a note for each that applies to some outputs only.
+/// Where an encoder option for one format was given (`--quality` and `--subsampling` for
+/// JPEG, `--png-compression` for PNG, `--tiff-compression` for TIFF): an error if no output of
+/// the batch is in that format (it would be ignored), else a note for each that applies to
+/// some outputs only.
 pub fn encoder_options_apply(job: &BatchJob, tasks: &[Task]) -> anyhow::Result<Vec<String>> {
-    use image::ImageFormat::{Jpeg, Tiff};
-    let encode = &job.blur.encode;
-    let options = [
-        (encode.quality_given, "--quality", Jpeg, "JPEG"),
-        (encode.tiff_given, "--tiff-compression", Tiff, "TIFF"),
-    ];
     let mut notes = Vec::new();
-    for (given, flag, format, name) in options {
-        if !given || tasks.is_empty() {
-            continue;
-        }
+    if tasks.is_empty() {
+        return Ok(notes);
+    }
+    for (flag, format, name) in job.blur.encode.given() {
         let matching = tasks.iter().filter(|t| t.format == format).count();
         anyhow::ensure!(
             matching > 0,

@@ -317,10 +317,11 @@ pub struct BlurSettings {
     /// not a JPEG, it is a usage error, never ignored (a batch: where none is a JPEG).
     #[arg(long, value_parser = parse_quality, value_name = "1-100|same", help_heading = "Output")]
     pub quality: Option<jpeg::Quality>,
-    /// JPEG chroma subsampling: `same` keeps a JPEG input's layout (other inputs get 4:2:0
-    /// below quality 90, 4:4:4 from 90 up).
-    #[arg(long, value_enum, default_value_t = SubsamplingArg::Same, help_heading = "Output", hide_short_help = true)]
-    pub subsampling: SubsamplingArg,
+    /// JPEG chroma subsampling: `same` (the default) keeps a JPEG input's layout (other inputs
+    /// get 4:2:0 below quality 90, 4:4:4 from 90 up). Given for an output that is not a JPEG,
+    /// it is a usage error.
+    #[arg(long, value_enum, help_heading = "Output", hide_short_help = true)]
+    pub subsampling: Option<SubsamplingArg>,
     /// How a JPEG → JPEG job blurs on the Rust path: `auto` blurs the YCbCr planes as the file
     /// holds them (chroma on its own grid) where the output keeps the input's subsampling and
     /// nothing needs RGB (--linear, masks, edge modes, an EXIF rotation); `rgb` always
@@ -333,9 +334,10 @@ pub struct BlurSettings {
     /// an output that is not a TIFF, it is a usage error (a batch: where none is a TIFF).
     #[arg(long, value_parser = codec::tiff::TiffCompression::parse, value_name = "none|lzw|deflate|zstd|same", help_heading = "Output", hide_short_help = true)]
     pub tiff_compression: Option<codec::tiff::TiffCompression>,
-    /// PNG compression effort (sizes and times: docs/BENCHMARKS.md).
-    #[arg(long, value_enum, default_value_t = PngCompression::Fast, help_heading = "Output", hide_short_help = true)]
-    pub png_compression: PngCompression,
+    /// PNG compression effort, `fast` by default (sizes and times: docs/BENCHMARKS.md). Given
+    /// for an output that is not a PNG, it is a usage error.
+    #[arg(long, value_enum, help_heading = "Output", hide_short_help = true)]
+    pub png_compression: Option<PngCompression>,
     /// Dither (TPDF noise of ±1 step, seeded, so the same input gives the same bytes) before
     /// rounding to fewer bits than the input has (float or 16-bit into 8 bits, float into 16),
     /// so smooth gradients do not band.
@@ -469,27 +471,32 @@ pub enum JpegPathArg {
 }
 
 impl BlurSettings {
-    /// Refuses `--quality` for an output `format` that is not a JPEG, and
-    /// `--tiff-compression` for one that is not a TIFF (where the format is known before the
-    /// input is read), rather than ignoring them.
+    /// Refuses an encoder option given for an output `format` it does not apply to (where the
+    /// format is known before the input is read), rather than ignoring it.
     pub fn check_encoder_options(&self, format: Option<image::ImageFormat>) -> Result<(), String> {
-        use image::ImageFormat::{Jpeg, Png, Tiff, WebP};
+        use image::ImageFormat::{Jpeg, Png, WebP};
         let Some(format) = format else {
             return Ok(());
         };
-        if self.tiff_compression.is_some() && format != Tiff {
-            return Err(format!(
-                "--tiff-compression applies to TIFF output, and the output is {}",
-                codec::format_name(format)
-            ));
+        let given = [
+            (self.quality.is_some(), "--quality", Jpeg, "JPEG"),
+            (self.subsampling.is_some(), "--subsampling", Jpeg, "JPEG"),
+            (self.png_compression.is_some(), "--png-compression", Png, "PNG"),
+            (self.tiff_compression.is_some(), "--tiff-compression", image::ImageFormat::Tiff, "TIFF"),
+        ];
+        for (_, flag, applies_to, name) in given.into_iter().filter(|g| g.0) {
+            if format == applies_to {
+                continue;
+            }
+            let why = match (flag, format) {
+                ("--quality", Png) => "PNG is lossless (--png-compression sets its effort)".to_string(),
+                ("--quality", WebP) => "gblur writes WebP lossless".to_string(),
+                ("--quality", f) => format!("{f:?} is written lossless"),
+                (_, f) => format!("the output is {}", codec::format_name(f)),
+            };
+            return Err(format!("{flag} applies to {name} output: {why}"));
         }
-        let why = match (self.quality, format) {
-            (None, _) | (_, Jpeg) => return Ok(()),
-            (_, Png) => "PNG is lossless (--png-compression sets its effort)".to_string(),
-            (_, WebP) => "gblur writes WebP lossless".to_string(),
-            (_, f) => format!("{f:?} is written lossless"),
-        };
-        Err(format!("--quality applies to JPEG output: {why}"))
+        Ok(())
     }
 }
 
@@ -589,14 +596,14 @@ impl BlurSettings {
                     quality: self
                         .quality
                         .unwrap_or(jpeg::Quality::Fixed(jpeg::DEFAULT_QUALITY)),
-                    subsampling: match self.subsampling {
+                    subsampling: match self.subsampling.unwrap_or(SubsamplingArg::Same) {
                         SubsamplingArg::Same => jpeg::Subsampling::Same,
                         SubsamplingArg::S444 => jpeg::Subsampling::Fixed(jpeg::Chroma::S444),
                         SubsamplingArg::S422 => jpeg::Subsampling::Fixed(jpeg::Chroma::S422),
                         SubsamplingArg::S420 => jpeg::Subsampling::Fixed(jpeg::Chroma::S420),
                     },
                 },
-                png_compression: match self.png_compression {
+                png_compression: match self.png_compression.unwrap_or(PngCompression::Fast) {
                     PngCompression::Fast => CompressionType::Fast,
                     PngCompression::Small => CompressionType::Default,
                     PngCompression::Best => CompressionType::Best,
@@ -605,6 +612,8 @@ impl BlurSettings {
                 quality_given: self.quality.is_some(),
                 tiff: self.tiff_compression.unwrap_or_default(),
                 tiff_given: self.tiff_compression.is_some(),
+                subsampling_given: self.subsampling.is_some(),
+                png_given: self.png_compression.is_some(),
             },
             max_memory_mib: crate::memory::budget_mib(self.max_memory),
             metadata: self.metadata(),

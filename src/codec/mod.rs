@@ -203,6 +203,27 @@ pub struct EncodeOptions {
     pub tiff: tiff::TiffCompression,
     /// The TIFF compression was asked for: an output that is not a TIFF is a usage error.
     pub tiff_given: bool,
+    /// `--subsampling` and `--png-compression` were given, likewise.
+    pub subsampling_given: bool,
+    pub png_given: bool,
+}
+
+impl EncodeOptions {
+    /// The encoder options the user gave, each with the one output format it applies to and
+    /// that format's name: given for an output of another format, each is refused, never
+    /// ignored.
+    pub fn given(&self) -> Vec<(&'static str, ImageFormat, &'static str)> {
+        [
+            (self.quality_given, "--quality", ImageFormat::Jpeg, "JPEG"),
+            (self.subsampling_given, "--subsampling", ImageFormat::Jpeg, "JPEG"),
+            (self.png_given, "--png-compression", ImageFormat::Png, "PNG"),
+            (self.tiff_given, "--tiff-compression", ImageFormat::Tiff, "TIFF"),
+        ]
+        .into_iter()
+        .filter(|(given, ..)| *given)
+        .map(|(_, flag, format, name)| (flag, format, name))
+        .collect()
+    }
 }
 
 /// Encodes into memory, returning the bytes and a note when the ICC profile could not be kept.

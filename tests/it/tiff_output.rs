@@ -109,7 +109,7 @@ fn tiff_compression_for_an_output_that_is_not_a_tiff_is_refused() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains(
-            "--tiff-compression applies to TIFF output, and the output is Png",
+            "--tiff-compression applies to TIFF output: the output is Png",
         ));
     gblur()
         .arg(&png)
@@ -147,4 +147,47 @@ fn tiff_compression_for_an_output_that_is_not_a_tiff_is_refused() {
             "--tiff-compression applied to the 1 TIFF outputs; the other 1 are not TIFF",
         ));
     assert_eq!(read(&out.join("b.tif")).0, 50000);
+}
+
+#[test]
+fn every_encoder_option_for_another_format_is_refused_not_ignored() {
+    let dir = tempfile::tempdir().unwrap();
+    let png = fixture("samples/coffee.png");
+    for (out, option, says) in [
+        (
+            "o.jpg",
+            &["--png-compression", "best"][..],
+            "--png-compression applies to PNG output: the output is Jpeg",
+        ),
+        (
+            "o.png",
+            &["--subsampling", "420"][..],
+            "--subsampling applies to JPEG output: the output is Png",
+        ),
+        (
+            "o.webp",
+            &["--tiff-compression", "lzw"][..],
+            "--tiff-compression applies to TIFF output: the output is WebP",
+        ),
+    ] {
+        gblur()
+            .arg(&png)
+            .arg(dir.path().join(out))
+            .args(["-s", "2"])
+            .args(option)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(says));
+        assert!(!dir.path().join(out).exists());
+    }
+    // Where the format comes from the input (stdout), the check waits for it.
+    gblur()
+        .arg(&png)
+        .arg("-")
+        .args(["-s", "2", "--subsampling", "444"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "--subsampling applies to JPEG output, and stdout is Png",
+        ));
 }
