@@ -471,20 +471,42 @@ pub enum JpegPathArg {
 }
 
 impl BlurSettings {
+    /// The encoders' settings as the flags give them (with which were given).
+    fn encode_options(&self) -> EncodeOptions {
+        EncodeOptions {
+            jpeg: jpeg::JpegOptions {
+                quality: self
+                    .quality
+                    .unwrap_or(jpeg::Quality::Fixed(jpeg::DEFAULT_QUALITY)),
+                subsampling: match self.subsampling.unwrap_or(SubsamplingArg::Same) {
+                    SubsamplingArg::Same => jpeg::Subsampling::Same,
+                    SubsamplingArg::S444 => jpeg::Subsampling::Fixed(jpeg::Chroma::S444),
+                    SubsamplingArg::S422 => jpeg::Subsampling::Fixed(jpeg::Chroma::S422),
+                    SubsamplingArg::S420 => jpeg::Subsampling::Fixed(jpeg::Chroma::S420),
+                },
+            },
+            png_compression: match self.png_compression.unwrap_or(PngCompression::Fast) {
+                PngCompression::Fast => CompressionType::Fast,
+                PngCompression::Small => CompressionType::Default,
+                PngCompression::Best => CompressionType::Best,
+            },
+            dither: self.dither,
+            quality_given: self.quality.is_some(),
+            tiff: self.tiff_compression.unwrap_or_default(),
+            tiff_given: self.tiff_compression.is_some(),
+            subsampling_given: self.subsampling.is_some(),
+            png_given: self.png_compression.is_some(),
+        }
+    }
+
     /// Refuses an encoder option given for an output `format` it does not apply to (where the
     /// format is known before the input is read), rather than ignoring it.
     pub fn check_encoder_options(&self, format: Option<image::ImageFormat>) -> Result<(), String> {
-        use image::ImageFormat::{Jpeg, Png, WebP};
+        use image::ImageFormat::{Png, WebP};
         let Some(format) = format else {
             return Ok(());
         };
-        let given = [
-            (self.quality.is_some(), "--quality", Jpeg, "JPEG"),
-            (self.subsampling.is_some(), "--subsampling", Jpeg, "JPEG"),
-            (self.png_compression.is_some(), "--png-compression", Png, "PNG"),
-            (self.tiff_compression.is_some(), "--tiff-compression", image::ImageFormat::Tiff, "TIFF"),
-        ];
-        for (_, flag, applies_to, name) in given.into_iter().filter(|g| g.0) {
+        for (flag, applies_to, name) in self.encode_options().given() {
             if format == applies_to {
                 continue;
             }
@@ -591,30 +613,7 @@ impl BlurSettings {
             device: self.device.clone(),
             linear: self.linear,
             jpeg_planes: self.jpeg_path == JpegPathArg::Auto,
-            encode: EncodeOptions {
-                jpeg: jpeg::JpegOptions {
-                    quality: self
-                        .quality
-                        .unwrap_or(jpeg::Quality::Fixed(jpeg::DEFAULT_QUALITY)),
-                    subsampling: match self.subsampling.unwrap_or(SubsamplingArg::Same) {
-                        SubsamplingArg::Same => jpeg::Subsampling::Same,
-                        SubsamplingArg::S444 => jpeg::Subsampling::Fixed(jpeg::Chroma::S444),
-                        SubsamplingArg::S422 => jpeg::Subsampling::Fixed(jpeg::Chroma::S422),
-                        SubsamplingArg::S420 => jpeg::Subsampling::Fixed(jpeg::Chroma::S420),
-                    },
-                },
-                png_compression: match self.png_compression.unwrap_or(PngCompression::Fast) {
-                    PngCompression::Fast => CompressionType::Fast,
-                    PngCompression::Small => CompressionType::Default,
-                    PngCompression::Best => CompressionType::Best,
-                },
-                dither: self.dither,
-                quality_given: self.quality.is_some(),
-                tiff: self.tiff_compression.unwrap_or_default(),
-                tiff_given: self.tiff_compression.is_some(),
-                subsampling_given: self.subsampling.is_some(),
-                png_given: self.png_compression.is_some(),
-            },
+            encode: self.encode_options(),
             max_memory_mib: crate::memory::budget_mib(self.max_memory),
             metadata: self.metadata(),
             mask: MaskOptions {

@@ -9,7 +9,7 @@
 use super::read::{self, Content, Input};
 use super::{guard, heif, ico, jpeg, metadata, one_line, tiff, ImageIoError};
 use image::{DynamicImage, ImageDecoder, ImageError, ImageFormat, ImageReader, Limits};
-use std::io::{self, BufRead, BufReader, Cursor, Read, Seek};
+use std::io::{self, BufRead, BufReader, Cursor, Seek};
 use std::path::Path;
 
 /// A decoded input, already turned the way its orientation says.
@@ -70,12 +70,12 @@ pub fn decode_bytes(
         });
     }
     let format = recognise(name, read::guess(bytes))?;
-    let jpeg = (format == ImageFormat::Jpeg).then_some(bytes);
-    if jpeg.is_some() {
+    if format == ImageFormat::Jpeg {
         check_jpeg_end(name, bytes)?;
     }
+    let whole = matches!(format, ImageFormat::Jpeg | heif::HEIF).then_some(bytes);
     let left = max_memory_mib.saturating_sub(bytes.len() as u64 >> 20);
-    decode_from(name, &mut Cursor::new(bytes), format, left, jpeg)
+    decode_from(name, &mut Cursor::new(bytes), format, left, whole)
 }
 
 /// The JPEG decoders fill a truncated file's missing rows with gray and report success; gblur
@@ -91,23 +91,31 @@ fn check_jpeg_end(name: &Path, bytes: &[u8]) -> Result<(), ImageIoError> {
 }
 
 /// Decodes `reader` as `format` within the memory limit, behind the decoder guard, turned
-/// upright. A JPEG's whole bytes, `jpeg`, go to gblur's JPEG decoders for the pixels; the
-/// `image` crate's decoder reads its header segments only.
+/// upright. The whole bytes of a JPEG or HEIF file, `whole`, go to gblur's JPEG decoders (the
+/// `image` crate's decoder reads a JPEG's header segments only) or to libheif.
 fn decode_from<R: BufRead + Seek>(
     path: &Path,
     reader: &mut R,
     format: ImageFormat,
     max_memory_mib: u64,
-    jpeg: Option<&[u8]>,
+    whole: Option<&[u8]>,
 ) -> Result<DecodedFile, ImageIoError> {
     let decoded = guard::catch(|| {
         if crate::fault::is(crate::fault::Fault::DecoderPanic) {
             panic!("assertion failed: an injected decoder fault");
         }
         let mut notes = Vec::new();
-        let (mut image, tiff_compression) = match jpeg {
-            Some(bytes) => (decode_jpeg(path, bytes, max_memory_mib, &mut notes)?, None),
-            None => decode_other(path, reader, format, max_memory_mib, &mut notes)?,
+        let jpeg = whole.filter(|_| format == ImageFormat::Jpeg);
+        let (mut image, tiff_compression) = match (format, whole) {
+            (ImageFormat::Jpeg, Some(bytes)) => {
+                (decode_jpeg(path, bytes, max_memory_mib, &mut notes)?, None)
+            }
+            (heif::HEIF, Some(bytes)) => {
+                let (image, meta, mut heif_notes) = heif::decode(path, bytes, max_memory_mib)?;
+                notes.append(&mut heif_notes);
+                ((image, meta), None)
+            }
+            _ => decode_other(path, reader, format, max_memory_mib, &mut notes)?,
         };
         let (pixels, meta) = (&mut image.0, &mut image.1);
         pixels.apply_orientation(meta.orientation());
@@ -202,15 +210,18 @@ fn damaged(path: &Path, strict: &str, libjpeg: &str) -> ImageIoError {
 const CMYK_BY_FORMULA: &str =
     "the {format} is CMYK without an ICC profile: its colours were converted to RGB by formula (approximate)";
 
+/// The colour space (`CMYK` or `CMY`) of `meta`'s ICC profile, where it is one of those: the
+/// profile's data colour space field, bytes 16 to 20 of its header.
+fn cmyk_profile(meta: &metadata::Metadata) -> Option<String> {
+    let space = meta.icc.as_ref()?.get(16..20)?;
+    matches!(space, b"CMYK" | b"CMY ").then(|| String::from_utf8_lossy(space).trim().to_string())
+}
+
 /// Drops an ICC profile for CMYK (or CMY) from `meta`: the decoders hand over RGB or gray
 /// pixels, which the profile does not describe, and a reader that trusted it would show wrong
 /// colours. The note says the colours were converted without the profile.
 fn cmyk_profile_dropped(meta: &mut metadata::Metadata) -> Option<String> {
-    let space = meta.icc.as_ref()?.get(16..20)?;
-    if !matches!(space, b"CMYK" | b"CMY ") {
-        return None;
-    }
-    let space = String::from_utf8_lossy(space).trim().to_string();
+    let space = cmyk_profile(meta)?;
     meta.icc = None;
     Some(format!(
         "the input is {space} with an ICC profile for {space}: its colours were converted to RGB without the profile (approximate), and the profile was not kept"
@@ -256,26 +267,6 @@ fn decode_other<R: BufRead + Seek>(
         }
         _ => None,
     };
-    if format == heif::HEIF {
-        let mut bytes = Vec::new();
-        let limit = max_memory_mib.saturating_mul(1 << 20);
-        reader
-            .take(limit + 1)
-            .read_to_end(&mut bytes)
-            .map_err(|cause| ImageIoError::Open {
-                path: path.into(),
-                cause,
-            })?;
-        if bytes.len() as u64 > limit {
-            return Err(ImageIoError::ReadOverLimit {
-                path: path.into(),
-                limit_mib: max_memory_mib,
-            });
-        }
-        let (image, meta, mut heif_notes) = heif::decode(path, &bytes, max_memory_mib)?;
-        notes.append(&mut heif_notes);
-        return Ok(((image, meta), None));
-    }
     let limit = max_memory_mib.saturating_mul(1 << 20);
     let map = |e: ImageError| image_error(path, e, max_memory_mib);
     let (mut image, meta) = match &quirks {
@@ -305,8 +296,8 @@ fn decode_other<R: BufRead + Seek>(
         rewind(reader)?;
         ico::keep_alpha_over_mask(reader, &mut image);
     }
-    let cmyk_profile = meta.icc.as_ref().and_then(|p| p.get(16..20)) == Some(b"CMYK");
-    if quirks.as_ref().is_some_and(|q| q.cmyk) && !cmyk_profile {
+    // With a CMYK profile, `cmyk_profile_dropped` says so instead.
+    if quirks.as_ref().is_some_and(|q| q.cmyk) && cmyk_profile(&meta).is_none() {
         notes.push(CMYK_BY_FORMULA.replace("{format}", "TIFF"));
     }
     Ok(((image, meta), quirks.map(|q| q.compression())))

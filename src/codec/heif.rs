@@ -204,7 +204,8 @@ fn failure(e: HeifError) -> Option<String> {
 }
 
 /// Decodes the primary image of the HEIF file `bytes` (named `path` in errors) within
-/// `max_memory_mib` (the bytes held count): upright pixels, its metadata, and notes.
+/// `max_memory_mib`, what the decoded image may take (the caller counts the bytes it holds):
+/// upright pixels, its metadata, and notes.
 pub fn decode(
     path: &Path,
     bytes: &[u8],
@@ -267,7 +268,7 @@ pub fn decode(
     let deep = bits > 8;
     let channels = 3 + alpha as u64;
     let decoded = w as u64 * h as u64 * channels * (1 + deep as u64);
-    if decoded.saturating_add(bytes.len() as u64) > max_memory_mib.saturating_mul(1 << 20) {
+    if decoded > max_memory_mib.saturating_mul(1 << 20) {
         return Err(ImageIoError::OverLimit {
             path: path.into(),
             limit_mib: max_memory_mib,
@@ -412,12 +413,11 @@ fn metadata_blocks(api: &Api, handle: *const Handle) -> Vec<(u32, String, String
 }
 
 /// A HEIF Exif block's TIFF structure: the block starts with the offset (4 bytes, big-endian)
-/// of the TIFF header past itself, which may be preceded by JPEG's `Exif\0\0`.
+/// of the TIFF header past itself. A JPEG-style `Exif\0\0` left before the header is taken off
+/// by `Metadata::read`, as for every format.
 fn exif_tiff(block: Vec<u8>) -> Option<Vec<u8>> {
     let offset = u32::from_be_bytes(block.get(..4)?.try_into().ok()?) as usize;
-    let tiff = block.get(4usize.checked_add(offset)?..)?;
-    let tiff = tiff.strip_prefix(b"Exif\0\0").unwrap_or(tiff);
-    Some(tiff.to_vec())
+    Some(block.get(4usize.checked_add(offset)?..)?.to_vec())
 }
 
 #[cfg(test)]

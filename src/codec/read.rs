@@ -88,7 +88,8 @@ pub fn open(path: &Path, max_memory_mib: u64) -> Result<Input, ImageIoError> {
         .read_to_end(&mut head)
         .map_err(open_err)?;
     let sniffed = guess(&head);
-    if sniffed == Some(ImageFormat::Jpeg) {
+    // libheif decodes from memory, and a JPEG is read up to its end-of-image marker.
+    if sniffed == Some(ImageFormat::Jpeg) || sniffed == Some(super::heif::HEIF) {
         let size = Some(meta.len());
         return in_memory(
             path,

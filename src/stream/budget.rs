@@ -78,12 +78,8 @@ pub(super) fn beside_window(job: &StripJob, rows: &Rows, sample_bytes: u64, stri
         // A strip, and where it is compressed its predicted bytes, the compressed ones and the
         // compressor's state (Zstandard's is the largest, about 1.3 MiB at its level 3).
         ImageFormat::Tiff => {
-            let tiff_in = match rows {
-                Rows::Tiff(r) => Some(r.compression),
-                _ => None,
-            };
             let strip = crate::codec::tiff::write::STRIP_BYTES;
-            match job.tiff.resolve(tiff_in).0.compression() {
+            match job.tiff.resolve(rows.tiff_compression()).0.compression() {
                 crate::codec::tiff::Compression::None => 2 * strip,
                 _ => 4 * strip + (2 << 20),
             }

@@ -57,6 +57,14 @@ pub enum Rows {
 }
 
 impl Rows {
+    /// A TIFF input's Compression tag, for `--tiff-compression same` (None for other formats).
+    fn tiff_compression(&self) -> Option<u16> {
+        match self {
+            Rows::Tiff(r) => Some(r.compression),
+            _ => None,
+        }
+    }
+
     /// The input's metadata, sample layout and size.
     fn header(&self) -> &header::Header {
         match self {
@@ -461,11 +469,7 @@ fn run_typed<T: StreamSample>(
         _ => None,
     };
     let (jpeg, quality_note) = job.jpeg.resolve(traits.as_ref());
-    let tiff_in = match &rows {
-        Rows::Tiff(r) => Some(r.compression),
-        _ => None,
-    };
-    let (tiff, tiff_note) = job.tiff.resolve(tiff_in);
+    let (tiff, tiff_note) = job.tiff.resolve(rows.tiff_compression());
     if job.format == ImageFormat::Tiff {
         notes.extend(tiff_note);
     }

@@ -4,9 +4,11 @@
 //! is declared unassociated (ExtraSamples 2, as gblur writes straight alpha); compressed
 //! samples are differenced along each row first (Predictor 2 for integers, 3 for floats, as
 //! libtiff and libvips write them: without it a photo's LZW strips come out larger, a float
-//! image's larger than uncompressed), and no Predictor tag is written otherwise. Readers that follow the baseline need the resolution
-//! tags: 1 pixel per unit, no unit, as the `tiff` crate's own image encoder writes them.
+//! image's larger than uncompressed), and no Predictor tag is written otherwise. Readers that
+//! follow the baseline need the resolution tags: 1 pixel per unit, no unit, as the `tiff`
+//! crate's own image encoder writes them.
 
+use std::borrow::Cow;
 use std::io::{Seek, Write};
 use tiff::encoder::{Rational, TiffEncoder, TiffKind};
 use tiff::tags::Tag;
@@ -120,11 +122,15 @@ impl Compression {
         }
     }
 
-    /// A strip's samples as the file stores them: differenced where compressed (integer
-    /// samples, `channels` to a pixel, `row` to a row), then compressed.
-    fn encode<T: Sample>(self, strip: &[T], (row, channels): (usize, usize)) -> TiffResult<Vec<u8>> {
+    /// A strip's samples as the file stores them: where compressed, each row (`row` samples,
+    /// `channels` to a pixel) after the sample type's predictor, then compressed.
+    fn encode<T: Sample>(
+        self,
+        strip: &[T],
+        (row, channels): (usize, usize),
+    ) -> TiffResult<Cow<'_, [u8]>> {
         if self == Compression::None {
-            return Ok(T::bytes(strip).to_vec());
+            return Ok(Cow::Borrowed(T::bytes(strip)));
         }
         let predicted: Vec<u8> = strip
             .chunks(row.max(1))
@@ -132,7 +138,7 @@ impl Compression {
             .collect();
         let bytes = &predicted[..];
         let failed = |e: String| tiff::TiffError::from(std::io::Error::other(e));
-        match self {
+        let compressed = match self {
             Compression::Lzw => weezl::encode::Encoder::with_tiff_size_switch(weezl::BitOrder::Msb, 8)
                 .encode(bytes)
                 .map_err(|e| failed(format!("LZW: {e}"))),
@@ -144,7 +150,8 @@ impl Compression {
             }
             Compression::Zstd => zstd::bulk::compress(bytes, 3).map_err(|e| failed(format!("Zstandard: {e}"))),
             Compression::None => unreachable!("returned above"),
-        }
+        };
+        compressed.map(Cow::Owned)
     }
 
     /// The Predictor tag compressed `T` samples are written with; None uncompressed.
@@ -216,14 +223,6 @@ impl<'a, W: Write + Seek, K: TiffKind, T: Sample> Strips<'a, W, K, T> {
 
     /// Writes the next strip: `next_strip_samples` samples.
     pub fn write(&mut self, strip: &[T]) -> TiffResult<()> {
-        let expected = self.next_strip_samples();
-        if strip.len() != expected || expected == 0 {
-            return Err(std::io::Error::other(format!(
-                "a strip of {} samples where {expected} were due",
-                strip.len()
-            ))
-            .into());
-        }
         let l = self.layout;
         let stored = l.compression.encode(strip, (l.row(), l.channels as usize))?;
         self.write_stored(&stored, strip.len())
@@ -231,8 +230,12 @@ impl<'a, W: Write + Seek, K: TiffKind, T: Sample> Strips<'a, W, K, T> {
 
     /// Writes the next strip as `encode` stored it (`samples` of the image's).
     fn write_stored(&mut self, stored: &[u8], samples: usize) -> TiffResult<()> {
-        if samples != self.next_strip_samples() || samples == 0 {
-            return Err(std::io::Error::other("a strip out of turn").into());
+        let expected = self.next_strip_samples();
+        if samples != expected || expected == 0 {
+            return Err(std::io::Error::other(format!(
+                "a strip of {samples} samples where {expected} were due"
+            ))
+            .into());
         }
         let offset = self.dir.write_data(stored)?;
         self.offsets.push(K::convert_offset(offset)?);
@@ -315,17 +318,12 @@ fn write_whole<W: Write + Seek, K: TiffKind, T: Sample>(
     let rows = layout.rows_per_strip::<T>(STRIP_BYTES);
     let mut strips = Strips::<W, K, T>::new(e, layout, rows)?;
     let per_strip = rows as usize * layout.row();
-    if layout.compression == Compression::None {
-        for strip in samples.chunks(per_strip) {
-            strips.write(strip)?;
-        }
-        return strips.finish();
-    }
-    // Strips compress on every core, a few at a time so that little is held compressed.
+    // Strips compress on every core, a few at a time so that little is held compressed
+    // (uncompressed ones are the samples themselves, borrowed).
     let shape = (layout.row(), layout.channels as usize);
     let group = 4 * rayon::current_num_threads();
     for strips_group in samples.chunks(per_strip * group) {
-        let stored: Vec<(Vec<u8>, usize)> = strips_group
+        let stored: Vec<(Cow<[u8]>, usize)> = strips_group
             .par_chunks(per_strip)
             .map(|strip| Ok((layout.compression.encode(strip, shape)?, strip.len())))
             .collect::<TiffResult<_>>()?;
