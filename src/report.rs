@@ -118,6 +118,12 @@ pub struct Report {
     pub output: ImageSummary,
     pub sigma_x: f64,
     pub sigma_y: f64,
+    /// Sigma across the pages of a TIFF stack blurred as a volume (`--sigma-z`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sigma_z: Option<f64>,
+    /// Pages blurred, where the input is a TIFF of several (the image's size is a page's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pages: Option<usize>,
     /// Which filter ran: `recursive`, `fir`, or one per axis.
     pub method: String,
     pub pipeline: String,
@@ -131,8 +137,10 @@ pub struct Report {
 }
 
 impl Report {
+    /// Megapixels blurred: the image's, or every page's.
     pub fn megapixels(&self) -> f64 {
-        self.input.width as f64 * self.input.height as f64 * 1e-6
+        let pages = self.pages.unwrap_or(1) as f64;
+        self.input.width as f64 * self.input.height as f64 * pages * 1e-6
     }
 
     /// Total device time of the device passes (transfers and kernels).
@@ -152,9 +160,13 @@ impl Report {
         if let Some(why) = &self.why {
             let _ = writeln!(s, "chosen   {why}");
         }
+        let pages = match self.pages {
+            Some(n) => format!(" × {n} pages"),
+            None => String::new(),
+        };
         let _ = writeln!(
             s,
-            "image    {} {}×{} {} ({}) → {} {} ({})",
+            "image    {} {}×{}{pages} {} ({}) → {} {} ({})",
             self.input.path,
             self.input.width,
             self.input.height,
@@ -168,6 +180,10 @@ impl Report {
             format!("sigma {}", self.sigma_x)
         } else {
             format!("sigma {} (x), {} (y)", self.sigma_x, self.sigma_y)
+        };
+        let sigma = match self.sigma_z {
+            Some(z) => format!("{sigma}, {z} (z)"),
+            None => sigma,
         };
         let light = if self.linear { ", linear light" } else { "" };
         let _ = writeln!(

@@ -133,6 +133,8 @@ impl FileOptions {
             progress: false,
             sharpen: None,
             no_clobber: false,
+            page: None,
+            sigma_z: None,
         }
     }
 }

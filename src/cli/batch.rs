@@ -120,6 +120,9 @@ impl BatchArgs {
             (None, _) => None,
         };
         self.settings.check_encoder_options(self.format)?;
+        if self.settings.sigma_z.is_some() {
+            return Err("--sigma-z: gblur batch blurs the first page of a TIFF stack (with a note); blur a stack's pages, or the stack as a volume, with the main command (gblur STACK.tif OUT.tif --sigma-z S)".into());
+        }
         let mut blur = self
             .settings
             .to_job(self.in_dir.clone(), self.out_dir.clone());

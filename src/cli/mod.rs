@@ -164,6 +164,10 @@ pub struct BlurArgs {
     /// is replaced, as cp and vips replace it.
     #[arg(long, help_heading = "Output")]
     pub no_clobber: bool,
+    /// Blur page N (counted from 0) of a multi-page TIFF alone, into any format. Without it
+    /// every page is blurred, into a TIFF of as many pages.
+    #[arg(long, value_name = "N", conflicts_with = "sigma_z", help_heading = "Pages")]
+    pub page: Option<usize>,
 }
 
 /// `gblur sharpen`: the main command's arguments and the unsharp mask's.
@@ -258,7 +262,7 @@ pub enum EngineArg {
 pub struct BlurSettings {
     /// Standard deviation of the Gaussian in pixels, both axes: 0.001 to 1000000, or 0 for no
     /// blur.
-    #[arg(short, long, value_parser = parse_sigma, required_unless_present_any = ["sigma_x", "sigma_y"], help_heading = "Blur")]
+    #[arg(short, long, value_parser = parse_sigma, required_unless_present_any = ["sigma_x", "sigma_y", "sigma_z"], help_heading = "Blur")]
     pub sigma: Option<f64>,
     /// Sigma along x (across rows), overriding --sigma; given alone, only rows are blurred.
     /// 0 leaves rows alone.
@@ -268,6 +272,12 @@ pub struct BlurSettings {
     /// blurred. 0 leaves columns alone.
     #[arg(long, value_parser = parse_sigma, help_heading = "Blur")]
     pub sigma_y: Option<f64>,
+    /// Blur a multi-page TIFF's pages as one volume (a z-stack), with this sigma across
+    /// pages beside --sigma (or --sigma-x, --sigma-y) across each page: pages of one size
+    /// and colour type, without alpha; along z the edge mode is --edge-y's. Given alone, the
+    /// pages are blurred along z only.
+    #[arg(long, value_parser = parse_sigma, value_name = "S", help_heading = "Pages")]
+    pub sigma_z: Option<f64>,
     /// auto: recursive, or the exact sampled FIR below sigma 2 where it is more accurate.
     #[arg(long, value_enum, default_value_t = MethodArg::Auto, help_heading = "Blur", hide_short_help = true)]
     pub method: MethodArg,
@@ -639,6 +649,8 @@ impl BlurSettings {
             progress: false,
             sharpen: None,
             no_clobber: false,
+            page: None,
+            sigma_z: self.sigma_z,
         }
     }
 
@@ -685,6 +697,7 @@ impl BlurArgs {
         job.output_format = format;
         job.explain = self.explain;
         job.no_clobber = self.no_clobber;
+        job.page = self.page;
         job.engine = match self.engine {
             EngineArg::Auto => Engine::Auto,
             EngineArg::Whole => Engine::Whole,

@@ -256,7 +256,7 @@ fn decode_other<R: BufRead + Seek>(
             }
             if quirks.pages > 1 {
                 notes.push(format!(
-                    "the TIFF holds {} pages; only the first was blurred and written",
+                    "the TIFF holds {} pages; only the first was blurred and written (gblur IN OUT.tif blurs every page)",
                     match quirks.pages {
                         n if n >= 10_000 => "10000 or more".to_string(),
                         n => n.to_string(),

@@ -36,7 +36,7 @@ pub fn formats() -> Vec<FormatSupport> {
     let rows: [(ImageFormat, &[&str], String); 13] = [
         (ImageFormat::Jpeg, &["jpg", "jpeg"], "8-bit gray and colour (YCbCr); CMYK is converted to RGB without its profile".into()),
         (ImageFormat::Png, &["png"], "1- to 16-bit gray, colour and palette, with alpha".into()),
-        (ImageFormat::Tiff, &["tif", "tiff"], "8- and 16-bit gray and colour, 32-bit float colour, with alpha; strips or tiles; classic and BigTIFF; CMYK as RGB; the first page. Not: palette, signed, YCbCr, 1-channel float".into()),
+        (ImageFormat::Tiff, &["tif", "tiff"], "8- and 16-bit gray and colour, 32-bit float colour, with alpha; strips or tiles; classic and BigTIFF; CMYK as RGB; every page (--page N takes one, --sigma-z blurs a stack as a volume). Not: palette, signed, YCbCr, 1-channel float".into()),
         (ImageFormat::WebP, &["webp"], "lossy and lossless, with alpha (written lossless: --quality is refused)".into()),
         (heif::HEIF, &["heic", "heif", "avif"], match &heif {
             Ok(v) => format!("HEIC and AVIF through libheif {v}: 8-bit, and 10- and 12-bit as 16-bit; the primary image, turned upright"),

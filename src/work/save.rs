@@ -103,7 +103,7 @@ pub fn save(
 /// The blurred image as samples of the colour type `output`'s format holds: cropped out of
 /// an edge mode's extension, converted from planar f32 or to fewer bits (dithered if asked),
 /// readied for Radiance HDR.
-fn to_samples(
+pub fn to_samples(
     blurred: Loaded,
     output: Output,
     passes: &mut Vec<Pass>,

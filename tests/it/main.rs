@@ -22,6 +22,7 @@ mod heif;
 mod masks;
 mod metadata;
 mod one_axis;
+mod pages;
 mod real_files;
 mod sharpen;
 mod stream;

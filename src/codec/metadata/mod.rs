@@ -256,6 +256,31 @@ pub fn embed(
     Ok((bytes, notes))
 }
 
+/// Adds each page's EXIF and XMP to `bytes`, a TIFF of as many pages as `pages` (each
+/// page's metadata and size) encoded by `tiff::encode_pages`; notes say what could not be
+/// written, once each.
+pub fn embed_pages(
+    mut bytes: Vec<u8>,
+    pages: &[(&Metadata, (u32, u32))],
+    path: &Path,
+) -> Result<(Vec<u8>, Vec<String>), ImageIoError> {
+    let mut notes = Vec::new();
+    for (page, &(meta, size)) in pages.iter().enumerate() {
+        if meta.exif.is_none() && meta.xmp.is_none() {
+            continue;
+        }
+        let (exif, xmp) = for_output(meta, size);
+        bytes = tiff::merge_page(bytes, page, exif.as_deref(), xmp.as_deref(), &mut notes)
+            .map_err(|detail| ImageIoError::Encode {
+                path: path.into(),
+                format: "Tiff".into(),
+                detail,
+            })?;
+    }
+    notes.dedup();
+    Ok((bytes, notes))
+}
+
 /// Runs every metadata parser over `bytes` as if they were each kind of input gblur reads:
 /// an EXIF blob (bare and with JPEG's prefix), an XMP packet, a TIFF, PNG and BMP file's
 /// container, and an encoded file to embed metadata into. None of them may panic, whatever

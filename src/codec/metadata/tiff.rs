@@ -200,7 +200,19 @@ fn reorder_dir(dir: &mut Dir, from: Order, to: Order) {
 /// first directory. The EXIF thumbnail (the structure's second directory) is not written: in
 /// a TIFF it would be a second page; a note says so.
 pub fn merge(
+    bytes: Vec<u8>,
+    exif: Option<&[u8]>,
+    xmp: Option<&[u8]>,
+    notes: &mut Vec<String>,
+) -> Result<Vec<u8>, String> {
+    merge_page(bytes, 0, exif, xmp, notes)
+}
+
+/// `merge` into the directory of page `page` (0 the first) of a TIFF of several pages: the
+/// directory is written anew at the end, in the chain where the old one was.
+pub fn merge_page(
     mut bytes: Vec<u8>,
+    page: usize,
     exif: Option<&[u8]>,
     xmp: Option<&[u8]>,
     notes: &mut Vec<String>,
@@ -209,8 +221,15 @@ pub fn merge(
         notes.push("the TIFF encoder wrote a BigTIFF; EXIF and XMP were not written".into());
         return Ok(bytes);
     };
-    let (entries, next) = ifd::read_ifd(&mut bytes.as_slice(), order, first)
-        .ok_or("the TIFF encoder wrote an unreadable directory")?;
+    let unreadable = "the TIFF encoder wrote an unreadable directory";
+    // The link that leads to the page's directory: the header's, or the page before's.
+    let (mut link, mut at) = (4usize, first);
+    for _ in 0..page {
+        let n = order.u16(bytes.get(at as usize..).ok_or(unreadable)?) as usize;
+        link = at as usize + 2 + 12 * n;
+        at = order.u32(bytes.get(link..link + 4).ok_or(unreadable)?);
+    }
+    let (entries, next) = ifd::read_ifd(&mut bytes.as_slice(), order, at).ok_or(unreadable)?;
     let mut dir = Dir {
         entries,
         subs: Vec::new(),
@@ -247,6 +266,6 @@ pub fn merge(
     let at = ifd::write_dir(&mut tail, base, order, &dir, next);
     u32::try_from(bytes.len() + tail.len()).map_err(|_| "larger than a TIFF holds")?;
     bytes.extend_from_slice(&tail);
-    bytes[4..8].copy_from_slice(&order.put_u32(at));
+    bytes[link..link + 4].copy_from_slice(&order.put_u32(at));
     Ok(bytes)
 }

@@ -5,6 +5,7 @@
 //! and the strip engine's halves: `rows_in` (a strip at a time from a file) and `rows_out`
 //! (strips into a file as the rows come).
 
+pub mod pages;
 mod read;
 pub mod rows_in;
 pub mod rows_out;
@@ -88,25 +89,72 @@ pub fn encode(
     icc: Option<&[u8]>,
     compression: Compression,
 ) -> Option<Result<Vec<u8>, String>> {
-    let layout = |channels| write::Layout {
-        width: image.width(),
-        height: image.height(),
-        channels,
-        icc,
-        compression,
+    encode_pages(&[(image, icc)], compression)
+}
+
+/// `pages` (each image with its ICC profile) as one TIFF of as many pages, in order; a
+/// BigTIFF where the pixels pass what a classic TIFF's offsets reach. None where a page's
+/// colour type is one TIFF output does not take.
+pub fn encode_pages(
+    pages: &[(&DynamicImage, Option<&[u8]>)],
+    compression: Compression,
+) -> Option<Result<Vec<u8>, String>> {
+    if pages.iter().any(|(image, _)| channels(image).is_none()) {
+        return None;
+    }
+    let pixel_bytes: u64 = pages.iter().map(|(i, _)| i.as_bytes().len() as u64).sum();
+    // Room for the uncompressed pixels and the directories, so that the buffer is not copied
+    // as it grows (pages a compressor leaves unused are never touched).
+    let room = usize::try_from(pixel_bytes).unwrap_or(usize::MAX).saturating_add(1 << 16);
+    let mut out = std::io::Cursor::new(Vec::with_capacity(room));
+    let written = if pixel_bytes > write::BIG_OVER {
+        tiff::encoder::TiffEncoder::new_big(&mut out)
+            .and_then(|mut e| write_pages(&mut e, pages, compression))
+    } else {
+        tiff::encoder::TiffEncoder::new(&mut out)
+            .and_then(|mut e| write_pages(&mut e, pages, compression))
     };
-    let encoded = match image {
-        DynamicImage::ImageLuma8(i) => write::encode(i.as_raw(), layout(1)),
-        DynamicImage::ImageLumaA8(i) => write::encode(i.as_raw(), layout(2)),
-        DynamicImage::ImageRgb8(i) => write::encode(i.as_raw(), layout(3)),
-        DynamicImage::ImageRgba8(i) => write::encode(i.as_raw(), layout(4)),
-        DynamicImage::ImageLuma16(i) => write::encode(i.as_raw(), layout(1)),
-        DynamicImage::ImageLumaA16(i) => write::encode(i.as_raw(), layout(2)),
-        DynamicImage::ImageRgb16(i) => write::encode(i.as_raw(), layout(3)),
-        DynamicImage::ImageRgba16(i) => write::encode(i.as_raw(), layout(4)),
-        DynamicImage::ImageRgb32F(i) => write::encode(i.as_raw(), layout(3)),
-        DynamicImage::ImageRgba32F(i) => write::encode(i.as_raw(), layout(4)),
+    Some(written.map(|()| out.into_inner()).map_err(|e| e.to_string()))
+}
+
+/// Samples per pixel of a colour type TIFF output takes.
+fn channels(image: &DynamicImage) -> Option<u16> {
+    use DynamicImage::*;
+    Some(match image {
+        ImageLuma8(_) | ImageLuma16(_) => 1,
+        ImageLumaA8(_) | ImageLumaA16(_) => 2,
+        ImageRgb8(_) | ImageRgb16(_) | ImageRgb32F(_) => 3,
+        ImageRgba8(_) | ImageRgba16(_) | ImageRgba32F(_) => 4,
         _ => return None,
-    };
-    Some(encoded.map_err(|e| e.to_string()))
+    })
+}
+
+fn write_pages<W: std::io::Write + std::io::Seek, K: tiff::encoder::TiffKind>(
+    e: &mut tiff::encoder::TiffEncoder<W, K>,
+    pages: &[(&DynamicImage, Option<&[u8]>)],
+    compression: Compression,
+) -> tiff::TiffResult<()> {
+    for &(image, icc) in pages {
+        let layout = write::Layout {
+            width: image.width(),
+            height: image.height(),
+            channels: channels(image).expect("checked by encode_pages"),
+            icc,
+            compression,
+        };
+        match image {
+            DynamicImage::ImageLuma8(i) => write::write_whole(e, i.as_raw(), layout),
+            DynamicImage::ImageLumaA8(i) => write::write_whole(e, i.as_raw(), layout),
+            DynamicImage::ImageRgb8(i) => write::write_whole(e, i.as_raw(), layout),
+            DynamicImage::ImageRgba8(i) => write::write_whole(e, i.as_raw(), layout),
+            DynamicImage::ImageLuma16(i) => write::write_whole(e, i.as_raw(), layout),
+            DynamicImage::ImageLumaA16(i) => write::write_whole(e, i.as_raw(), layout),
+            DynamicImage::ImageRgb16(i) => write::write_whole(e, i.as_raw(), layout),
+            DynamicImage::ImageRgba16(i) => write::write_whole(e, i.as_raw(), layout),
+            DynamicImage::ImageRgb32F(i) => write::write_whole(e, i.as_raw(), layout),
+            DynamicImage::ImageRgba32F(i) => write::write_whole(e, i.as_raw(), layout),
+            _ => unreachable!("checked by encode_pages"),
+        }?;
+    }
+    Ok(())
 }

@@ -296,6 +296,7 @@ pub const BIG_OVER: u64 = (4 << 30) - (16 << 20);
 pub const STRIP_BYTES: u64 = 1 << 20;
 
 /// A whole image of `T` samples, `layout` as it says, as a TIFF file in memory.
+#[cfg(test)]
 pub fn encode<T: Sample>(samples: &[T], layout: Layout) -> TiffResult<Vec<u8>> {
     let mut out = std::io::Cursor::new(Vec::new());
     let pixel_bytes = std::mem::size_of_val(samples) as u64;
@@ -309,7 +310,8 @@ pub fn encode<T: Sample>(samples: &[T], layout: Layout) -> TiffResult<Vec<u8>> {
     Ok(out.into_inner())
 }
 
-fn write_whole<W: Write + Seek, K: TiffKind, T: Sample>(
+/// Writes `samples` as the next image (page) of `e`.
+pub fn write_whole<W: Write + Seek, K: TiffKind, T: Sample>(
     e: &mut TiffEncoder<W, K>,
     samples: &[T],
     layout: Layout,

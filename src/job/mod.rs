@@ -21,6 +21,8 @@ use image::ImageFormat;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+mod pages;
+
 /// A checked request to blur one file.
 #[derive(Clone, Debug)]
 pub struct BlurJob {
@@ -63,6 +65,10 @@ pub struct BlurJob {
     pub sharpen: Option<Sharpen>,
     /// Refuse to replace an existing output (`--no-clobber`); by default it is replaced.
     pub no_clobber: bool,
+    /// `--page N`: page N (from 0) of a multi-page TIFF alone; None: every page.
+    pub page: Option<usize>,
+    /// `--sigma-z`: a multi-page TIFF's pages blurred as a volume, this sigma across pages.
+    pub sigma_z: Option<f64>,
 }
 
 impl BlurJob {
@@ -99,18 +105,14 @@ fn start_opening(target: Option<Target>) -> Option<Opening> {
     target.map(|target| std::thread::spawn(move || Device::open(target)))
 }
 
-/// Waits for the device `opening` opens and builds the kernels `loaded` needs, timing the
-/// wait and the builds as set-up passes. A context that cannot be created is a set-up error;
-/// kernels that do not build are `Ok(Err(..))`, for the Rust path to take over.
-fn open_device(
+/// Waits for the device `opening` opens, timing the wait as a set-up pass; a context that
+/// cannot be created is a set-up error.
+fn join_device(
     opening: Option<Opening>,
-    blur: &Blur2d,
-    loaded: &Loaded,
     passes: &mut Vec<Pass>,
-    notes: &mut Vec<String>,
-) -> Result<Result<Option<Device>, anyhow::Error>, JobError> {
+) -> Result<Option<Device>, JobError> {
     let Some(opening) = opening else {
-        return Ok(Ok(None));
+        return Ok(None);
     };
     let t = Instant::now();
     let opened = opening
@@ -118,6 +120,18 @@ fn open_device(
         .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
     let device = opened.map_err(JobError::setup)?;
     passes.push(Pass::host(Stage::Setup, "open device", t));
+    Ok(Some(device))
+}
+
+/// Builds the kernels `loaded` needs on `device`, timed as a set-up pass; kernels that do not
+/// build are an error, for the Rust path to take over.
+fn prepare_device(
+    device: &Device,
+    blur: &Blur2d,
+    loaded: &Loaded,
+    passes: &mut Vec<Pass>,
+    notes: &mut Vec<String>,
+) -> Result<(), anyhow::Error> {
     let t = Instant::now();
     // An image the device does not take needs no kernels; the planar ones do no harm.
     let upload = loaded
@@ -139,15 +153,31 @@ fn open_device(
             builds.rejected
         ));
     }
-    if let Err(e) = prepared {
-        return Ok(Err(e.into()));
-    }
+    prepared?;
     let name = match builds.compiled {
         0 if builds.cached > 0 => "kernels (from cache)",
         _ => "kernels (compiled)",
     };
     passes.push(Pass::host(Stage::Setup, name, t));
-    Ok(Ok(Some(device)))
+    Ok(())
+}
+
+/// `device` where its kernels for `loaded` build; else None, with a note, for the Rust path.
+fn usable_device(
+    device: Option<Device>,
+    blur: &Blur2d,
+    loaded: &Loaded,
+    passes: &mut Vec<Pass>,
+    notes: &mut Vec<String>,
+) -> Option<Device> {
+    let device = device?;
+    match prepare_device(&device, blur, loaded, passes, notes) {
+        Ok(()) => Some(device),
+        Err(e) => {
+            notes.push(failure_note(&format!("{e:#}")));
+            None
+        }
+    }
 }
 
 fn summary(
@@ -330,6 +360,10 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
     let mut passes = Vec::new();
     let stdin = read_in_memory(job, &mut passes)?;
     let out_format = output_format(job, stdin.as_deref())?;
+    let stdin = match pages::select(job, stdin, out_format, &mut passes)? {
+        pages::Selected::One(stdin) => stdin,
+        pages::Selected::Stack(stack) => return pages::run(job, stack, out_format, passes, t_total),
+    };
     let (chosen, blur) = choose(job, stdin.as_deref())?;
     if job.explain {
         explain(job, &chosen);
@@ -369,42 +403,21 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
         &mut notes,
     )
     .map_err(|e| not_streamed(e, declined.as_deref()))?;
-    let device =
-        open_device(opening, &blur, &loaded, &mut passes, &mut notes)?.unwrap_or_else(|e| {
-            // The kernels did not build: the Rust path blurs instead.
-            notes.push(failure_note(&format!("{e:#}")));
-            None
-        });
-    if job.linear && !loaded.layout.linear {
-        notes.push("--linear ignored: float images are linear already".into());
-    }
+    let device = join_device(opening, &mut passes)?;
+    let device = usable_device(device, &blur, &loaded, &mut passes, &mut notes);
 
     bar.stage(STAGES[1]);
-    // A fallback loads the image as `--device rust` would: as planes where that path takes them.
-    let rust = planes_keep(job, keep_for(job, None, &blur), out_format, &plan);
-    let memory = (job.max_memory_mib, job.linear);
-    let reload = || mask::reload(source, &job.mask, masked.as_ref(), memory, &plan, rust);
-    let mut done = work::blur::blur(
-        device.as_ref(),
-        &mut loaded,
-        (&blur, job.sharpen.as_ref()),
-        &mut passes,
-        reload,
-        None,
-    )
-    .map_err(JobError::failed)?;
-    notes.extend(done.note);
-    if let Some(m) = masked {
-        done.pipeline = format!("{}, {}", done.pipeline, m.describe());
-        m.finish(&mut loaded, &mut passes);
-    }
-    let on_device = device.as_ref().filter(|_| done.on_device);
+    let how = (&blur, &plan, out_format);
+    let image = (&mut loaded, masked);
+    let log = (&mut passes, &mut notes);
+    let done = blur_selected(job, source, how, device.as_ref(), image, log)?;
+    let on_device = device.as_ref().filter(|_| done.1);
     bar.stage(STAGES[2]);
     finish(
         job,
         loaded,
         on_device,
-        (blur.method_name(), done.pipeline),
+        (blur.method_name(), done.0),
         out_format,
         passes,
         notes,
@@ -414,6 +427,34 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
         report.why = why;
         report
     })
+}
+
+/// Blurs `loaded` (`masked`: its selection) on `device`, or on the Rust path, which a
+/// fallback reloads `source` for; returns the pipeline that ran and whether the device ran it.
+fn blur_selected(
+    job: &BlurJob,
+    source: Source,
+    (blur, plan, out_format): (&Blur2d, &EdgePlan, ImageFormat),
+    device: Option<&Device>,
+    (loaded, masked): (&mut Loaded, Option<Masked>),
+    (passes, notes): (&mut Vec<Pass>, &mut Vec<String>),
+) -> Result<(String, bool), JobError> {
+    if job.linear && !loaded.layout.linear {
+        notes.push("--linear ignored: float images are linear already".into());
+    }
+    // A fallback loads the image as `--device rust` would: as planes where that path takes them.
+    let rust = planes_keep(job, keep_for(job, None, blur), out_format, plan);
+    let memory = (job.max_memory_mib, job.linear);
+    let reload = || mask::reload(source, &job.mask, masked.as_ref(), memory, plan, rust);
+    let sharpen = job.sharpen.as_ref();
+    let mut done = work::blur::blur(device, loaded, (blur, sharpen), passes, reload, None)
+        .map_err(JobError::failed)?;
+    notes.extend(done.note);
+    if let Some(m) = masked {
+        done.pipeline = format!("{}, {}", done.pipeline, m.describe());
+        m.finish(loaded, passes);
+    }
+    Ok((done.pipeline, done.on_device))
 }
 
 /// What `job` keeps of its decoded image on `device`'s path (None: the Rust path): what the
@@ -563,6 +604,8 @@ fn run_strips(
         output: summary(&job.output, strip_job.format, size, done.color),
         sigma_x: job.sigma_x,
         sigma_y: job.sigma_y,
+        sigma_z: None,
+        pages: None,
         method: blur.method_name(),
         pipeline: done.pipeline,
         linear: job.linear,
@@ -683,6 +726,8 @@ fn finish(
         ),
         sigma_x: job.sigma_x,
         sigma_y: job.sigma_y,
+        sigma_z: None,
+        pages: None,
         method,
         pipeline,
         linear,

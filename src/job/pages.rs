@@ -1,0 +1,638 @@
+//! The main command on a TIFF of several pages (a z-stack, a time series, a scanned
+//! document). Every page is blurred as the image it is, and written into one TIFF of as many
+//! pages, each with its own ICC profile, EXIF and XMP; an output format that holds one image
+//! is a usage error that names `--page N`, which takes one page alone into any format.
+//! `--sigma-z` blurs pages of one size and colour type as a volume instead: the filter runs
+//! along z (across pages) as it runs along y and x, with the same edge modes, all three axes
+//! in f32 and the result rounded once.
+//!
+//! A stack is held in memory: the file, the blurred pages (and for a volume its f32 copy),
+//! all within `--max-memory`.
+
+use super::{
+    blur_selected, choose, explain, keep_for, load_selected, prepare_device, setup_text,
+    stdio_name, summary, BlurJob, JobError,
+};
+use crate::backend::{self, Choice, Device};
+use crate::codec::metadata::ifd::Reader;
+use crate::codec::metadata::{self, Metadata};
+use crate::codec::tiff::pages::Pages;
+use crate::codec::{self, ImageIoError};
+use crate::cpu::axis::{self, AxisFilter, Element};
+use crate::filter::{Blur2d, EdgeMode, LineFilter};
+use crate::report::{Backend, Pass, Report, Stage};
+use crate::stream::Engine;
+use crate::work::blur::failure_note;
+use crate::work::edges::{EdgePlan, Edges};
+use crate::work::load::{load_with, Source};
+use crate::work::save::{to_samples, Output};
+use crate::work::{Keep, Loaded, Working};
+use image::{ColorType, DynamicImage, ImageBuffer, ImageFormat, Luma, Pixel, Rgb};
+use std::time::Instant;
+
+/// What the job reads, once the input's pages are known.
+pub(super) enum Selected {
+    /// One image: the input as it was (its bytes where read already), or the page `--page`
+    /// took, as a TIFF of that page alone.
+    One(Option<Vec<u8>>),
+    /// A TIFF of several pages, in memory, for `run`.
+    Stack(Stack),
+}
+
+pub(super) struct Stack {
+    bytes: Vec<u8>,
+    pages: Pages,
+}
+
+/// The flag that asks for pages, where one was given.
+fn page_flag(job: &BlurJob) -> Option<&'static str> {
+    match (job.page, job.sigma_z) {
+        (Some(_), _) => Some("--page"),
+        (None, Some(_)) => Some("--sigma-z"),
+        (None, None) => None,
+    }
+}
+
+/// Looks at the input's pages (`stdin`: its bytes where read already): a TIFF of several
+/// pages is a stack, or the page `--page` names; anything else is one image. `--page` and
+/// `--sigma-z` given for an input without pages to choose from are usage errors, as is a
+/// stack written to a format of one image.
+pub(super) fn select(
+    job: &BlurJob,
+    stdin: Option<Vec<u8>>,
+    out_format: ImageFormat,
+    passes: &mut Vec<Pass>,
+) -> Result<Selected, JobError> {
+    let name = stdio_name(&job.input, "stdin");
+    let sniffed = match &stdin {
+        Some(bytes) => codec::read::guess(&bytes[..bytes.len().min(64)]),
+        None => codec::sniff(&job.input).ok().flatten(),
+    };
+    if sniffed != Some(ImageFormat::Tiff) {
+        return match page_flag(job) {
+            Some(flag) => Err(setup_text(format!(
+                "{flag} applies to a TIFF of several pages, and {} is not a TIFF",
+                name.display()
+            ))),
+            None => Ok(Selected::One(stdin)),
+        };
+    }
+    let pages = match &stdin {
+        Some(bytes) => Pages::read(&mut &bytes[..]),
+        None => std::fs::File::open(&job.input)
+            .ok()
+            .and_then(|f| Pages::read(&mut Reader(std::io::BufReader::new(f)))),
+    };
+    let count = pages.as_ref().map_or(1, Pages::count);
+    if let Some(n) = job.page.filter(|&n| n >= count) {
+        return Err(setup_text(format!(
+            "--page {n}: {} holds {count} page{} (--page counts from 0)",
+            name.display(),
+            if count == 1 { "" } else { "s" }
+        )));
+    }
+    let Some(pages) = pages.filter(|_| count > 1) else {
+        if job.sigma_z.is_some() {
+            return Err(setup_text(format!(
+                "--sigma-z blurs the pages of a TIFF stack as a volume, and {} holds one page",
+                name.display()
+            )));
+        }
+        return Ok(Selected::One(stdin));
+    };
+    if job.page.is_none() && out_format != ImageFormat::Tiff {
+        return Err(setup_text(format!(
+            "{} is a TIFF of {count} pages, and {} holds one image: take one with --page N (0 to {}), or write a TIFF, which keeps every page",
+            name.display(),
+            codec::format_name(out_format),
+            count - 1
+        )));
+    }
+    if job.page.is_none() && job.engine == Engine::Strips {
+        return Err(setup_text(format!(
+            "--engine strips: {} holds several pages ({count}), which are blurred in memory, not streamed",
+            name.display()
+        )));
+    }
+    let bytes = match stdin {
+        Some(bytes) => bytes,
+        None => read_whole(job, passes)?,
+    };
+    Ok(match job.page {
+        Some(n) => Selected::One(Some(pages.single(bytes, n))),
+        None => Selected::Stack(Stack { bytes, pages }),
+    })
+}
+
+/// The input file, whole, within the memory budget, timed as a pass.
+fn read_whole(job: &BlurJob, passes: &mut Vec<Pass>) -> Result<Vec<u8>, JobError> {
+    let t = Instant::now();
+    let open = |cause| ImageIoError::Open {
+        path: job.input.clone(),
+        cause,
+    };
+    let size = std::fs::metadata(&job.input).map_err(open).map_err(JobError::failed)?;
+    if size.len() > job.max_memory_mib.saturating_mul(1 << 20) {
+        return Err(JobError::failed(ImageIoError::ReadOverLimit {
+            path: job.input.clone(),
+            limit_mib: job.max_memory_mib,
+        }));
+    }
+    let bytes = std::fs::read(&job.input).map_err(open).map_err(JobError::failed)?;
+    passes.push(Pass::host(Stage::Decode, "read input", t));
+    Ok(bytes)
+}
+
+/// One blurred page as written: its samples, its metadata, and what its input was.
+struct Page {
+    image: DynamicImage,
+    meta: Metadata,
+    input_color: ColorType,
+    tiff_compression: Option<u16>,
+}
+
+/// What the pages' blur gave, for the report.
+struct Blurred {
+    pages: Vec<Page>,
+    pipeline: String,
+    on_device: Option<String>,
+}
+
+/// Blurs every page of `stack` (each as an image, or together as a volume), writes them into
+/// one TIFF and reports.
+pub(super) fn run(
+    job: &BlurJob,
+    mut stack: Stack,
+    out_format: ImageFormat,
+    mut passes: Vec<Pass>,
+    t_total: Instant,
+) -> Result<Report, JobError> {
+    let (chosen, blur) = choose(job, Some(&stack.bytes))?;
+    if job.explain {
+        explain(job, &chosen);
+    }
+    let Choice { target, why, .. } = chosen;
+    let mut notes = Vec::new();
+    let mut page_passes = Vec::new();
+    let blurred = match job.sigma_z {
+        Some(sigma_z) => {
+            if target.is_some() {
+                notes.push("the volume blur runs on the host's cores".into());
+            }
+            volume(job, &mut stack, (&blur, sigma_z), &mut page_passes, &mut notes)?
+        }
+        None => {
+            let t = Instant::now();
+            let device = target
+                .map(Device::open)
+                .transpose()
+                .map_err(JobError::setup)?;
+            if device.is_some() {
+                passes.push(Pass::host(Stage::Setup, "open device", t));
+            }
+            let log = (&mut page_passes, &mut notes);
+            each_page(job, &mut stack, (&blur, out_format), device.as_ref(), log)?
+        }
+    };
+    passes.extend(merged(page_passes));
+    let n = blurred.pages.len();
+    let first = &blurred.pages[0];
+    let size = (first.image.width(), first.image.height());
+    let name = stdio_name(&job.input, "stdin");
+    let input = summary(name, ImageFormat::Tiff, size, first.input_color);
+    let out_color = first.image.color();
+    write(job, &blurred.pages, &mut passes, &mut notes)?;
+    let (device, backend) = match blurred.on_device {
+        Some(name) => (name, Backend::Opencl),
+        None => (backend::rust_device_name(), Backend::Rust),
+    };
+    let mut seen = std::collections::HashSet::new();
+    notes.retain(|note| seen.insert(note.clone()));
+    Ok(Report {
+        device,
+        backend,
+        input,
+        output: summary(stdio_name(&job.output, "stdout"), out_format, size, out_color),
+        sigma_x: job.sigma_x,
+        sigma_y: job.sigma_y,
+        sigma_z: job.sigma_z,
+        pages: Some(n),
+        method: blur.method_name(),
+        pipeline: blurred.pipeline,
+        linear: job.linear,
+        passes,
+        total_ms: t_total.elapsed().as_secs_f64() * 1e3,
+        why,
+        notes,
+    })
+}
+
+/// The passes of every page, one line per pass with the pages' times added up.
+fn merged(page_passes: Vec<Pass>) -> Vec<Pass> {
+    let mut out: Vec<Pass> = Vec::new();
+    for p in page_passes {
+        match out.iter_mut().find(|q| q.name == p.name && q.stage == p.stage) {
+            Some(q) => {
+                q.ms += p.ms;
+                q.bytes += p.bytes;
+            }
+            None => out.push(p),
+        }
+    }
+    out
+}
+
+/// A page's error, saying which page.
+fn on_page(e: JobError, page: usize, count: usize) -> JobError {
+    let at = |e: anyhow::Error| anyhow::anyhow!("{e:#} (page {page} of {count}, from 0)");
+    match e {
+        JobError::Setup(e) => JobError::Setup(at(e)),
+        JobError::Failed(e) => JobError::Failed(at(e)),
+    }
+}
+
+/// The bytes the pages hold so far and the file with them, against the budget.
+fn check_held(job: &BlurJob, held: u64, page: usize, count: usize) -> Result<(), JobError> {
+    let limit = job.max_memory_mib.saturating_mul(1 << 20);
+    if held <= limit {
+        return Ok(());
+    }
+    Err(JobError::failed(anyhow::anyhow!(
+        "{}: its {count} pages need more than --max-memory {} MiB held at once (passed at page {page}): raise it, or take one page with --page N",
+        job.input.display(),
+        job.max_memory_mib
+    )))
+}
+
+/// Each page blurred as the main command blurs one image, on `device` where it builds its
+/// kernels, else on the Rust path.
+fn each_page(
+    job: &BlurJob,
+    stack: &mut Stack,
+    (blur, out_format): (&Blur2d, ImageFormat),
+    device: Option<&Device>,
+    (passes, notes): (&mut Vec<Pass>, &mut Vec<String>),
+) -> Result<Blurred, JobError> {
+    let plan = EdgePlan::new(job.edges, blur);
+    let path_keep = keep_for(job, device.map(|d| d.pipeline), blur);
+    let name = stdio_name(&job.input, "stdin");
+    let count = stack.pages.count();
+    let mut held = stack.bytes.len() as u64;
+    let mut pages = Vec::with_capacity(count);
+    let mut ran = (String::new(), None);
+    let output = Output {
+        path: &job.output,
+        format: out_format,
+        encode: job.encode,
+        metadata: job.metadata,
+        replace: codec::Replace::Any,
+    };
+    for i in 0..count {
+        let Stack { bytes, pages: chain } = stack;
+        let page = chain.with_page(bytes, i, |view| {
+            let source = Source::Memory { name, bytes: view };
+            let how = (&plan, blur);
+            let (mut loaded, masked) = load_selected(job, source, how, path_keep, passes, notes)?;
+            let device = device.filter(|d| match prepare_device(d, blur, &loaded, passes, notes) {
+                Ok(()) => true,
+                Err(e) => {
+                    notes.push(failure_note(&format!("{e:#}")));
+                    false
+                }
+            });
+            let how = (blur, &plan, out_format);
+            let image = (&mut loaded, masked);
+            let (pipeline, on_device) =
+                blur_selected(job, source, how, device, image, (passes, notes))?;
+            ran = (pipeline, device.filter(|_| on_device).map(Device::name));
+            Ok(finish_page(loaded, output, passes, notes))
+        });
+        let page = page.map_err(|e| on_page(e, i, count))?;
+        held += page.image.as_bytes().len() as u64;
+        check_held(job, held, i, count)?;
+        pages.push(page);
+    }
+    Ok(Blurred {
+        pages,
+        pipeline: ran.0,
+        on_device: ran.1,
+    })
+}
+
+/// A blurred page as the samples its output holds, with its metadata.
+fn finish_page(
+    mut loaded: Loaded,
+    output: Output,
+    passes: &mut Vec<Pass>,
+    notes: &mut Vec<String>,
+) -> Page {
+    let meta = std::mem::take(&mut loaded.meta).select(output.metadata);
+    let (input_color, tiff_compression) = (loaded.color, loaded.tiff_compression);
+    Page {
+        image: to_samples(loaded, output, passes, notes),
+        meta,
+        input_color,
+        tiff_compression,
+    }
+}
+
+/// Encodes the pages into one TIFF, their metadata into each page, and writes it atomically
+/// (stdout: once whole).
+fn write(
+    job: &BlurJob,
+    pages: &[Page],
+    passes: &mut Vec<Pass>,
+    notes: &mut Vec<String>,
+) -> Result<(), JobError> {
+    let out_name = stdio_name(&job.output, "stdout");
+    let t = Instant::now();
+    let (tiff, tiff_note) = job.encode.tiff.resolve(pages[0].tiff_compression);
+    notes.extend(tiff_note);
+    let images: Vec<_> = pages
+        .iter()
+        .map(|p| (&p.image, p.meta.icc.as_deref()))
+        .collect();
+    let encode_error = |detail| ImageIoError::Encode {
+        path: out_name.into(),
+        format: "Tiff".into(),
+        detail,
+    };
+    let bytes = codec::tiff::encode_pages(&images, tiff.compression())
+        .expect("pages are in colour types TIFF holds (to_samples)")
+        .map_err(encode_error)
+        .map_err(JobError::failed)?;
+    passes.push(Pass::host(Stage::Encode, "encode", t));
+    let t = Instant::now();
+    let metas: Vec<_> = pages
+        .iter()
+        .map(|p| (&p.meta, (p.image.width(), p.image.height())))
+        .collect();
+    let (bytes, lost) =
+        metadata::embed_pages(bytes, &metas, out_name).map_err(JobError::failed)?;
+    notes.extend(lost);
+    passes.push(Pass::host(Stage::Encode, "metadata", t));
+    let t = Instant::now();
+    let replace = match job.no_clobber {
+        true => codec::Replace::Never,
+        false => codec::Replace::Any,
+    };
+    match codec::is_stdio(&job.output) {
+        true => codec::write_stdout(&bytes),
+        false => codec::write_atomic(&job.output, &bytes, replace),
+    }
+    .map_err(JobError::failed)?;
+    passes.push(Pass::host(Stage::Encode, "write", t));
+    Ok(())
+}
+
+/// The stack's pages blurred together as a volume (z, y, x, channel) by `blur` across each
+/// page and `sigma_z` across pages, in f32, rounded once into each page's own sample type.
+/// Each page goes into the volume as it is decoded, and the file is let go before the blur:
+/// at most the volume in f32 and the blurred pages are held at once.
+fn volume(
+    job: &BlurJob,
+    stack: &mut Stack,
+    (blur, sigma_z): (&Blur2d, f64),
+    passes: &mut Vec<Pass>,
+    notes: &mut Vec<String>,
+) -> Result<Blurred, JobError> {
+    if let Some(flag) = [
+        (job.linear, "--linear"),
+        (job.mask.active(), "--region and --mask"),
+        (job.sharpen.is_some(), "sharpening"),
+    ]
+    .into_iter()
+    .find_map(|(given, flag)| given.then_some(flag))
+    {
+        return Err(setup_text(format!(
+            "--sigma-z: {flag} is not taken with the volume blur; blur the pages one by one without --sigma-z"
+        )));
+    }
+    let z = Blur2d::checked(job.method, sigma_z, sigma_z)
+        .map_err(|e| setup_text(format!("--sigma-z: {e}")))?
+        .with_truncate(job.truncate)
+        .x;
+    let name = stdio_name(&job.input, "stdin");
+    let count = stack.pages.count();
+    // No edge extension: the volume's filters take the edges.
+    let plan = EdgePlan::new(Edges::default(), blur);
+    let mut volume: Option<Volume> = None;
+    let mut kept = Vec::with_capacity(count);
+    let mut first = None;
+    for i in 0..count {
+        let Stack { bytes, pages } = stack;
+        let page = pages.with_page(bytes, i, |view| {
+            let source = Source::Memory { name, bytes: view };
+            let sanitize = job.mask.sanitize();
+            let (limit, keep) = (job.max_memory_mib, Keep::Decoded);
+            load_with(source, limit, false, keep, sanitize, &plan, passes)
+        });
+        let mut page = page.map_err(|e| on_page(JobError::failed(e), i, count))?;
+        notes.append(&mut page.notes);
+        let Working::Decoded(image) = &page.working else {
+            unreachable!("Keep::Decoded without --linear keeps the decoded image")
+        };
+        let this = (image.width(), image.height(), image.color());
+        let (w0, h0, color0) = *first.get_or_insert(this);
+        if this != (w0, h0, color0) {
+            return Err(JobError::failed(anyhow::anyhow!(
+                "{}: --sigma-z needs pages of one size and colour type: page {i} is {}x{} {:?}, page 0 {w0}x{h0} {color0:?}",
+                name.display(), this.0, this.1, this.2
+            )));
+        }
+        if !matches!(this.2, ColorType::L8 | ColorType::L16 | ColorType::Rgb8 | ColorType::Rgb16 | ColorType::Rgb32F) {
+            let why = match this.2.has_alpha() {
+                true => "has alpha",
+                false => "is of a colour type",
+            };
+            return Err(setup_text(format!(
+                "--sigma-z: {} {why} ({:?}) which the volume blur does not take; blur its pages one by one without --sigma-z",
+                name.display(), this.2
+            )));
+        }
+        // The file, the volume so far, and this page.
+        let page_bytes = image.as_bytes().len();
+        check_held(job, (bytes.len() + (i + 2) * page_bytes) as u64, i, count)?;
+        volume
+            .get_or_insert_with(|| Volume::with_pages(image, count))
+            .push(image);
+        kept.push((std::mem::take(&mut page.meta), page.tiff_compression));
+    }
+    stack.bytes = Vec::new();
+    let (w, h, color) = first.expect("a stack has pages");
+    let t = Instant::now();
+    let shape = [count, h as usize, w as usize, color.channel_count() as usize];
+    let volume = volume.expect("a stack has pages");
+    // The volume, and an f32 copy for integer samples blurred along more than one axis.
+    let axes: Vec<(usize, AxisFilter)> = [(0, &z, job.edges.y), (1, &blur.y, job.edges.y), (2, &blur.x, job.edges.x)]
+        .into_iter()
+        .filter(|(_, f, _)| !f.is_identity())
+        .map(|(a, f, edge)| (a, axis_filter(f, edge, color)))
+        .collect();
+    let f32_copy = match (&volume, axes.len()) {
+        (Volume::F32(_), _) | (_, 0 | 1) => 0,
+        (v, _) => 4 * v.len(),
+    };
+    check_held(job, (volume.bytes() + f32_copy) as u64, count - 1, count)?;
+    let images = volume.blurred(&shape, &axes);
+    passes.push(Pass::host(Stage::Blur, "volume (z, y, x)", t));
+    let pages = images
+        .into_iter()
+        .zip(kept)
+        .map(|(image, (meta, tiff_compression))| Page {
+            image,
+            meta: meta.select(job.metadata),
+            input_color: color,
+            tiff_compression,
+        })
+        .collect();
+    let describe = |f: &LineFilter| match f.is_identity() {
+        true => "none".to_string(),
+        false => f.describe(),
+    };
+    Ok(Blurred {
+        pages,
+        pipeline: format!(
+            "volume: z {}, y {}, x {}",
+            describe(&z),
+            describe(&blur.y),
+            describe(&blur.x)
+        ),
+        on_device: None,
+    })
+}
+
+/// Samples of `image`.
+fn samples(image: &DynamicImage) -> usize {
+    image.width() as usize * image.height() as usize * image.color().channel_count() as usize
+}
+
+/// `filter` along an axis whose edges are `edge`, a constant given as a fraction of the full
+/// scale of `color`'s samples.
+fn axis_filter(filter: &LineFilter, edge: EdgeMode, color: ColorType) -> AxisFilter {
+    let full_scale = match color {
+        ColorType::L8 | ColorType::Rgb8 => 255.0,
+        ColorType::L16 | ColorType::Rgb16 => 65535.0,
+        _ => 1.0,
+    };
+    let cval = match edge {
+        EdgeMode::Constant(v) => v * full_scale,
+        _ => 0.0,
+    };
+    AxisFilter {
+        filter: filter.clone(),
+        edge,
+        cvals: vec![cval],
+    }
+}
+
+/// A stack's samples, page after page, in their own type.
+enum Volume {
+    U8(Vec<u8>, ColorType),
+    U16(Vec<u16>, ColorType),
+    F32(Vec<f32>),
+}
+
+impl Volume {
+    /// An empty volume of `pages` pages like `image` (L8, Rgb8, L16, Rgb16 or Rgb32F).
+    fn with_pages(image: &DynamicImage, pages: usize) -> Volume {
+        let n = pages * samples(image);
+        match image.color() {
+            c @ (ColorType::L8 | ColorType::Rgb8) => Volume::U8(Vec::with_capacity(n), c),
+            c @ (ColorType::L16 | ColorType::Rgb16) => Volume::U16(Vec::with_capacity(n), c),
+            _ => Volume::F32(Vec::with_capacity(n)),
+        }
+    }
+
+    /// Appends a page of the volume's colour type.
+    fn push(&mut self, image: &DynamicImage) {
+        match (self, image) {
+            (Volume::U8(v, _), DynamicImage::ImageLuma8(i)) => v.extend_from_slice(i.as_raw()),
+            (Volume::U8(v, _), DynamicImage::ImageRgb8(i)) => v.extend_from_slice(i.as_raw()),
+            (Volume::U16(v, _), DynamicImage::ImageLuma16(i)) => v.extend_from_slice(i.as_raw()),
+            (Volume::U16(v, _), DynamicImage::ImageRgb16(i)) => v.extend_from_slice(i.as_raw()),
+            (Volume::F32(v), DynamicImage::ImageRgb32F(i)) => v.extend_from_slice(i.as_raw()),
+            _ => unreachable!("the pages' colour types are checked first"),
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Volume::U8(v, _) => v.len(),
+            Volume::U16(v, _) => v.len(),
+            Volume::F32(v) => v.len(),
+        }
+    }
+
+    fn bytes(&self) -> usize {
+        match self {
+            Volume::U8(v, _) => v.len(),
+            Volume::U16(v, _) => 2 * v.len(),
+            Volume::F32(v) => 4 * v.len(),
+        }
+    }
+
+    /// The volume (of `shape`: pages, rows, columns, channels) filtered along each of
+    /// `axes`, cut into pages.
+    fn blurred(self, shape: &[usize; 4], axes: &[(usize, AxisFilter)]) -> Vec<DynamicImage> {
+        match self {
+            Volume::U8(mut v, ColorType::L8) => {
+                filter_axes(&mut v, shape, axes);
+                cut::<Luma<u8>>(v, shape)
+            }
+            Volume::U8(mut v, _) => {
+                filter_axes(&mut v, shape, axes);
+                cut::<Rgb<u8>>(v, shape)
+            }
+            Volume::U16(mut v, ColorType::L16) => {
+                filter_axes(&mut v, shape, axes);
+                cut::<Luma<u16>>(v, shape)
+            }
+            Volume::U16(mut v, _) => {
+                filter_axes(&mut v, shape, axes);
+                cut::<Rgb<u16>>(v, shape)
+            }
+            Volume::F32(mut v) => {
+                filter_axes(&mut v, shape, axes);
+                cut::<Rgb<f32>>(v, shape)
+            }
+        }
+    }
+}
+
+/// `data` filtered along each of `axes` in turn. Integer samples blurred along more than one
+/// axis go through an f32 copy, filled by the first axis's pass and emptied by the last's, so
+/// that they are rounded once.
+fn filter_axes<T: Element>(data: &mut [T], shape: &[usize; 4], axes: &[(usize, AxisFilter)]) {
+    if T::FLOAT || axes.len() <= 1 {
+        for (a, f) in axes {
+            axis::filter_axis_in_place(data, shape, *a, f);
+        }
+        return;
+    }
+    let ((first, f0), rest) = axes.split_first().expect("two axes or more");
+    let ((last, fl), middle) = rest.split_last().expect("two axes or more");
+    let mut work = vec![0f32; data.len()];
+    axis::filter_axis(data, &mut work, shape, *first, f0);
+    for (a, f) in middle {
+        axis::filter_axis_in_place(&mut work, shape, *a, f);
+    }
+    axis::filter_axis(&work, data, shape, *last, fl);
+}
+
+/// The volume `data` (of `shape`) cut into pages of `P`.
+fn cut<P>(data: Vec<P::Subpixel>, shape: &[usize; 4]) -> Vec<DynamicImage>
+where
+    P: Pixel + 'static,
+    P::Subpixel: Send + Sync,
+    DynamicImage: From<ImageBuffer<P, Vec<P::Subpixel>>>,
+{
+    use rayon::prelude::*;
+    let [_, h, w, c] = *shape;
+    data.par_chunks_exact(h * w * c)
+        .map(|page| {
+            let buffer = ImageBuffer::<P, _>::from_raw(w as u32, h as u32, page.to_vec());
+            DynamicImage::from(buffer.expect("a page's samples"))
+        })
+        .collect()
+}
