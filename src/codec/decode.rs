@@ -22,6 +22,9 @@ pub struct DecodedFile {
     pub jpeg: Option<jpeg::JpegTraits>,
     /// A TIFF input's Compression tag (None for other formats).
     pub tiff_compression: Option<u16>,
+    /// The image is gray 32-bit float held as RGB(A) with three equal channels (`DynamicImage`
+    /// has no gray float); the encoders write it back as gray.
+    pub gray_float: bool,
     /// What the report should say about the decode (a damaged file recovered).
     pub notes: Vec<String>,
 }
@@ -106,7 +109,7 @@ fn decode_from<R: BufRead + Seek>(
         }
         let mut notes = Vec::new();
         let jpeg = whole.filter(|_| format == ImageFormat::Jpeg);
-        let (mut image, tiff_compression) = match (format, whole) {
+        let (mut image, quirks) = match (format, whole) {
             (ImageFormat::Jpeg, Some(bytes)) => {
                 (decode_jpeg(path, bytes, max_memory_mib, &mut notes)?, None)
             }
@@ -125,7 +128,8 @@ fn decode_from<R: BufRead + Seek>(
             format,
             meta: image.1,
             jpeg: jpeg.map(jpeg::JpegTraits::read),
-            tiff_compression,
+            tiff_compression: quirks.map(|q| q.compression()),
+            gray_float: quirks.is_some_and(|q| q.gray_float),
             notes,
         })
     });
@@ -229,15 +233,15 @@ fn cmyk_profile_dropped(meta: &mut metadata::Metadata) -> Option<String> {
 }
 
 /// Every other format's pixels and metadata, with what gblur mends after the `image` crate:
-/// a TIFF's tiled planes, reversed bit order and associated alpha; an icon's alpha. A TIFF's
-/// Compression tag comes with them.
+/// a TIFF's tiled planes, gray float, reversed bit order and associated alpha; an icon's
+/// alpha. A TIFF's quirks come with them.
 fn decode_other<R: BufRead + Seek>(
     path: &Path,
     reader: &mut R,
     format: ImageFormat,
     max_memory_mib: u64,
     notes: &mut Vec<String>,
-) -> Result<((DynamicImage, metadata::Metadata), Option<u16>), ImageIoError> {
+) -> Result<((DynamicImage, metadata::Metadata), Option<tiff::Quirks>), ImageIoError> {
     let rewind = |r: &mut R| {
         r.rewind().map_err(|cause| ImageIoError::Open {
             path: path.into(),
@@ -300,7 +304,7 @@ fn decode_other<R: BufRead + Seek>(
     if quirks.as_ref().is_some_and(|q| q.cmyk) && cmyk_profile(&meta).is_none() {
         notes.push(CMYK_BY_FORMULA.replace("{format}", "TIFF"));
     }
-    Ok(((image, meta), quirks.map(|q| q.compression())))
+    Ok(((image, meta), quirks))
 }
 
 /// The `image` crate's decoder for `reader`, with the header read and checked (size, memory
@@ -377,8 +381,9 @@ pub fn decode_jpeg_planes(
     })
 }
 
-/// The reason for a float TIFF the `image` crate refuses: it decodes 32-bit float TIFF as RGB
-/// or RGBA only, and names a gray one's layout by its bits alone (`Unknown(32)`).
+/// The reason for a TIFF of one or two channels the `image` crate refuses and gblur does not
+/// read itself (`Quirks::gray_float` takes black-is-zero gray float): the crate names its
+/// layout by its bits alone (`Unknown(32)`).
 fn gray_float_tiff(e: &ImageError) -> Option<&'static str> {
     use image::error::{ImageFormatHint, UnsupportedErrorKind};
     use image::ExtendedColorType::Unknown;
@@ -387,10 +392,10 @@ fn gray_float_tiff(e: &ImageError) -> Option<&'static str> {
     };
     match (u.format_hint(), u.kind()) {
         (ImageFormatHint::Exact(ImageFormat::Tiff), UnsupportedErrorKind::Color(Unknown(32))) => {
-            Some("a gray 32-bit float TIFF; float TIFF is read as RGB or RGBA only")
+            Some("a TIFF of 32 bits a pixel in one channel that gblur does not read (gray 32-bit float is read where black is zero)")
         }
         (ImageFormatHint::Exact(ImageFormat::Tiff), UnsupportedErrorKind::Color(Unknown(64))) => {
-            Some("a TIFF of 64 bits a pixel in one or two channels (gray+alpha 32-bit float, or 64-bit samples); float TIFF is read as RGB or RGBA only")
+            Some("a TIFF of 64 bits a pixel in one or two channels that gblur does not read (64-bit samples, or gray and alpha 32-bit float where white is zero)")
         }
         _ => None,
     }

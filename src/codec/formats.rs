@@ -36,7 +36,7 @@ pub fn formats() -> Vec<FormatSupport> {
     let rows: [(ImageFormat, &[&str], String); 13] = [
         (ImageFormat::Jpeg, &["jpg", "jpeg"], "8-bit gray and colour (YCbCr); CMYK is converted to RGB without its profile".into()),
         (ImageFormat::Png, &["png"], "1- to 16-bit gray, colour and palette, with alpha".into()),
-        (ImageFormat::Tiff, &["tif", "tiff"], "8- and 16-bit gray and colour, 32-bit float colour, with alpha; strips or tiles; classic and BigTIFF; CMYK as RGB; every page (--page N takes one, --sigma-z blurs a stack as a volume). Not: palette, signed, YCbCr, 1-channel float".into()),
+        (ImageFormat::Tiff, &["tif", "tiff"], "8- and 16-bit gray and colour, 32-bit float gray and colour, with alpha; strips or tiles; classic and BigTIFF; CMYK as RGB; every page (--page N takes one, --sigma-z blurs a stack as a volume). Not: palette, signed, YCbCr, white-is-zero float".into()),
         (ImageFormat::WebP, &["webp"], "lossy and lossless, with alpha (written lossless: --quality is refused)".into()),
         (heif::HEIF, &["heic", "heif", "avif"], match &heif {
             Ok(v) => format!("HEIC and AVIF through libheif {v}: 8-bit, and 10- and 12-bit as 16-bit; the primary image, turned upright"),
@@ -57,13 +57,23 @@ pub fn formats() -> Vec<FormatSupport> {
             extensions: extensions.iter().map(|e| e.to_string()).collect(),
             reads: format != heif::HEIF || heif.is_ok(),
             read,
-            writes: writable(format).iter().map(|c| sample_name(*c)).collect(),
+            writes: written(format),
             metadata: match KEEPS_METADATA.contains(&format) {
                 true => ["ICC", "EXIF", "XMP"].map(String::from).to_vec(),
                 false => Vec::new(),
             },
         })
         .collect()
+}
+
+/// The sample types `format` is written in, as the table names them; TIFF also writes gray
+/// float, which has no colour type of its own (`codec::DecodedFile::gray_float`).
+fn written(format: ImageFormat) -> Vec<String> {
+    let mut names: Vec<String> = writable(format).iter().map(|c| sample_name(*c)).collect();
+    if format == ImageFormat::Tiff {
+        names.extend(["gray 32f".into(), "gray+alpha 32f".into()]);
+    }
+    names
 }
 
 /// A sample type as the table names it: channels and bits.
@@ -85,7 +95,7 @@ fn sample_name(c: ColorType) -> String {
 pub fn table(rows: &[FormatSupport]) -> String {
     let line = |cells: [&str; 5]| {
         format!(
-            "{:<8}{:<17}{:<5}{:<57}{}\n",
+            "{:<8}{:<17}{:<5}{:<66}{}\n",
             cells[0], cells[1], cells[2], cells[3], cells[4]
         )
     };

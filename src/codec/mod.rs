@@ -145,8 +145,64 @@ pub fn can_write(format: ImageFormat) -> bool {
     !writable(format).is_empty()
 }
 
+/// A colour type as reports name it: gray float held as RGB(A) (`gray_float`) is `L32F` or
+/// `La32F`, as the file holds it.
+pub fn color_name(color: ColorType, gray_float: bool) -> String {
+    match (color, gray_float) {
+        (ColorType::Rgb32F, true) => "L32F".into(),
+        (ColorType::Rgba32F, true) => "La32F".into(),
+        (c, _) => format!("{c:?}"),
+    }
+}
+
+/// Gray float held as RGB(A) and converted to the 8- or 16-bit RGB(A) type `output_color`
+/// chose: its first channel (and alpha) as the gray type of that depth, where `format`
+/// writes it; None where it does not, or the image is of another type.
+pub fn gray_of(image: &DynamicImage, format: ImageFormat) -> Option<DynamicImage> {
+    use image::{ImageBuffer, Luma, LumaA};
+    fn take<P: image::Pixel, Q: image::Pixel<Subpixel = P::Subpixel>>(
+        i: &ImageBuffer<P, Vec<P::Subpixel>>,
+        alpha: bool,
+    ) -> ImageBuffer<Q, Vec<P::Subpixel>> {
+        let n = P::CHANNEL_COUNT as usize;
+        let samples = i.as_raw().chunks_exact(n);
+        let raw = match alpha {
+            true => samples.flat_map(|p| [p[0], p[n - 1]]).collect(),
+            false => samples.map(|p| p[0]).collect(),
+        };
+        ImageBuffer::from_raw(i.width(), i.height(), raw).expect("one gray pixel per pixel")
+    }
+    gray_written(image.color(), format)?;
+    Some(match image {
+        DynamicImage::ImageRgb8(i) => take::<_, Luma<u8>>(i, false).into(),
+        DynamicImage::ImageRgba8(i) => take::<_, LumaA<u8>>(i, true).into(),
+        DynamicImage::ImageRgb16(i) => take::<_, Luma<u16>>(i, false).into(),
+        DynamicImage::ImageRgba16(i) => take::<_, LumaA<u16>>(i, true).into(),
+        _ => unreachable!("gray_written takes these only"),
+    })
+}
+
+/// The gray type of 8- or 16-bit RGB(A) `color`'s depth, where `format` writes it.
+fn gray_written(color: ColorType, format: ImageFormat) -> Option<ColorType> {
+    use ColorType::*;
+    let gray = match color {
+        Rgb8 => L8,
+        Rgba8 => La8,
+        Rgb16 => L16,
+        Rgba16 => La16,
+        _ => return None,
+    };
+    writable(format).contains(&gray).then_some(gray)
+}
+
 /// The colour type to write `source` as in `format`, and what was given up, if anything.
-pub fn output_color(source: ColorType, format: ImageFormat) -> (ColorType, Option<String>) {
+/// Gray float held as RGB(A) (`gray_float`) is converted to that type and then taken as gray
+/// where the format writes gray of its depth (`gray_of`); the note names what is written.
+pub fn output_color(
+    source: ColorType,
+    gray_float: bool,
+    format: ImageFormat,
+) -> (ColorType, Option<String>) {
     let ok = writable(format);
     let depth = |c: ColorType| match c {
         ColorType::Rgb32F | ColorType::Rgba32F => 3,
@@ -179,9 +235,17 @@ pub fn output_color(source: ColorType, format: ImageFormat) -> (ColorType, Optio
             "16-bit samples reduced to 8-bit"
         });
     }
+    let written = match gray_float {
+        true => match gray_written(best, format) {
+            Some(gray) => format!("{gray:?}"),
+            None => color_name(best, format == ImageFormat::Tiff),
+        },
+        false => format!("{best:?}"),
+    };
     let note = (!lost.is_empty()).then(|| {
         format!(
-            "{format:?} cannot hold {source:?}: wrote {best:?} ({})",
+            "{format:?} cannot hold {}: wrote {written} ({})",
+            color_name(source, gray_float),
             lost.join(", ")
         )
     });
@@ -227,8 +291,10 @@ impl EncodeOptions {
 }
 
 /// Encodes into memory, returning the bytes and a note when the ICC profile could not be kept.
+/// `gray_float`: the image is gray float held as RGB(A) with three equal channels, which TIFF
+/// writes as gray (other formats as the RGB they hold).
 pub fn encode(
-    image: &DynamicImage,
+    (image, gray_float): (&DynamicImage, bool),
     format: ImageFormat,
     icc: Option<&[u8]>,
     (opts, jpeg): (EncodeOptions, jpeg::JpegSettings),
@@ -239,7 +305,7 @@ pub fn encode(
         format: format!("{format:?}"),
         detail,
     };
-    if let Some(ours) = encode_own(image, format, icc, (opts, jpeg)) {
+    if let Some(ours) = encode_own((image, gray_float), format, icc, (opts, jpeg)) {
         return ours.map(|bytes| (bytes, None)).map_err(failed);
     }
     encode_with_image_crate(image, format, icc, (opts, jpeg))
@@ -250,7 +316,7 @@ pub fn encode(
 /// on every core, or streamed at `fast`), 8-bit gray or RGB JPEG (stripes joined by restart
 /// markers) and TIFF (`tiff::write`). None for everything else.
 fn encode_own(
-    image: &DynamicImage,
+    (image, gray_float): (&DynamicImage, bool),
     format: ImageFormat,
     icc: Option<&[u8]>,
     (opts, jpeg): (EncodeOptions, jpeg::JpegSettings),
@@ -261,7 +327,14 @@ fn encode_own(
             CompressionType::Best => png::encode(image, 9, icc),
             _ => png::encode(image, 6, icc),
         },
-        (ImageFormat::Tiff, _) => tiff::encode(image, icc, opts.tiff.compression()),
+        (ImageFormat::Tiff, _) => {
+            let page = tiff::Page {
+                image,
+                icc,
+                gray_float,
+            };
+            tiff::encode(page, opts.tiff.compression())
+        }
         (ImageFormat::Jpeg, DynamicImage::ImageLuma8(_) | DynamicImage::ImageRgb8(_)) => {
             let color = match image {
                 DynamicImage::ImageLuma8(_) => jpeg::JpegColor::Gray,
@@ -337,7 +410,7 @@ mod tests {
 
     #[test]
     fn jpeg_drops_alpha_and_depth_and_says_so() {
-        let (c, note) = output_color(ColorType::Rgba16, ImageFormat::Jpeg);
+        let (c, note) = output_color(ColorType::Rgba16, false, ImageFormat::Jpeg);
         assert_eq!(c, ColorType::Rgb8);
         let note = note.unwrap();
         assert!(
@@ -354,26 +427,26 @@ mod tests {
             ColorType::Rgb16,
             ColorType::Rgba8,
         ] {
-            assert_eq!(output_color(c, ImageFormat::Png), (c, None));
+            assert_eq!(output_color(c, false, ImageFormat::Png), (c, None));
         }
         assert_eq!(
-            output_color(ColorType::Rgba32F, ImageFormat::Png).0,
+            output_color(ColorType::Rgba32F, false, ImageFormat::Png).0,
             ColorType::Rgba16
         );
         assert_eq!(
-            output_color(ColorType::Rgb32F, ImageFormat::Tiff),
+            output_color(ColorType::Rgb32F, false, ImageFormat::Tiff),
             (ColorType::Rgb32F, None)
         );
         assert_eq!(
-            output_color(ColorType::L8, ImageFormat::Gif),
+            output_color(ColorType::L8, false, ImageFormat::Gif),
             (ColorType::Rgb8, None)
         );
         assert_eq!(
-            output_color(ColorType::La8, ImageFormat::Tiff),
+            output_color(ColorType::La8, false, ImageFormat::Tiff),
             (ColorType::La8, None)
         );
         assert_eq!(
-            output_color(ColorType::Rgb8, ImageFormat::OpenExr),
+            output_color(ColorType::Rgb8, false, ImageFormat::OpenExr),
             (ColorType::Rgb32F, None)
         );
     }

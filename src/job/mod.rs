@@ -184,14 +184,14 @@ fn summary(
     name: &Path,
     format: ImageFormat,
     loaded_size: (u32, u32),
-    color: image::ColorType,
+    color: String,
 ) -> ImageSummary {
     ImageSummary {
         path: name.display().to_string(),
         format: codec::format_name(format),
         width: loaded_size.0,
         height: loaded_size.1,
-        color: format!("{color:?}"),
+        color,
     }
 }
 
@@ -586,7 +586,7 @@ fn run_strips(
 ) -> Result<Report, JobError> {
     let size = rows.size();
     let name = stdio_name(&job.input, "stdin");
-    let input = summary(name, rows.format(), size, rows.color());
+    let input = summary(name, rows.format(), size, format!("{:?}", rows.color()));
     let t = Instant::now();
     let device = target
         .map(Device::open)
@@ -601,7 +601,7 @@ fn run_strips(
         device: device_name,
         backend,
         input,
-        output: summary(&job.output, strip_job.format, size, done.color),
+        output: summary(&job.output, strip_job.format, size, format!("{:?}", done.color)),
         sigma_x: job.sigma_x,
         sigma_y: job.sigma_y,
         sigma_z: None,
@@ -699,7 +699,7 @@ fn finish(
         stdio_name(&job.input, "stdin"),
         loaded.format,
         size,
-        loaded.color,
+        codec::color_name(loaded.color, loaded.gray_float),
     );
     let linear = loaded.layout.linear;
     let output = Output {

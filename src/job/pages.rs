@@ -149,6 +149,8 @@ struct Page {
     meta: Metadata,
     input_color: ColorType,
     tiff_compression: Option<u16>,
+    /// Gray float held as RGB(A) (`Loaded::gray_float`).
+    gray_float: bool,
 }
 
 /// What the pages' blur gave, for the report.
@@ -199,8 +201,9 @@ pub(super) fn run(
     let first = &blurred.pages[0];
     let size = (first.image.width(), first.image.height());
     let name = stdio_name(&job.input, "stdin");
-    let input = summary(name, ImageFormat::Tiff, size, first.input_color);
-    let out_color = first.image.color();
+    let color = |c| codec::color_name(c, first.gray_float);
+    let input = summary(name, ImageFormat::Tiff, size, color(first.input_color));
+    let out_color = color(first.image.color());
     write(job, &blurred.pages, &mut passes, &mut notes)?;
     let (device, backend) = match blurred.on_device {
         Some(name) => (name, Backend::Opencl),
@@ -328,11 +331,13 @@ fn finish_page(
 ) -> Page {
     let meta = std::mem::take(&mut loaded.meta).select(output.metadata);
     let (input_color, tiff_compression) = (loaded.color, loaded.tiff_compression);
+    let gray_float = loaded.gray_float;
     Page {
         image: to_samples(loaded, output, passes, notes),
         meta,
         input_color,
         tiff_compression,
+        gray_float,
     }
 }
 
@@ -350,7 +355,11 @@ fn write(
     notes.extend(tiff_note);
     let images: Vec<_> = pages
         .iter()
-        .map(|p| (&p.image, p.meta.icc.as_deref()))
+        .map(|p| codec::tiff::Page {
+            image: &p.image,
+            icc: p.meta.icc.as_deref(),
+            gray_float: p.gray_float,
+        })
         .collect();
     let encode_error = |detail| ImageIoError::Encode {
         path: out_name.into(),
@@ -432,12 +441,12 @@ fn volume(
         let Working::Decoded(image) = &page.working else {
             unreachable!("Keep::Decoded without --linear keeps the decoded image")
         };
-        let this = (image.width(), image.height(), image.color());
-        let (w0, h0, color0) = *first.get_or_insert(this);
-        if this != (w0, h0, color0) {
+        let this = (image.width(), image.height(), image.color(), page.gray_float);
+        let (w0, h0, color0, gray0) = *first.get_or_insert(this);
+        if this != (w0, h0, color0, gray0) {
             return Err(JobError::failed(anyhow::anyhow!(
-                "{}: --sigma-z needs pages of one size and colour type: page {i} is {}x{} {:?}, page 0 {w0}x{h0} {color0:?}",
-                name.display(), this.0, this.1, this.2
+                "{}: --sigma-z needs pages of one size and colour type: page {i} is {}x{} {}, page 0 {w0}x{h0} {}",
+                name.display(), this.0, this.1, codec::color_name(this.2, this.3), codec::color_name(color0, gray0)
             )));
         }
         if !matches!(this.2, ColorType::L8 | ColorType::L16 | ColorType::Rgb8 | ColorType::Rgb16 | ColorType::Rgb32F) {
@@ -454,14 +463,16 @@ fn volume(
         let page_bytes = image.as_bytes().len();
         check_held(job, (bytes.len() + (i + 2) * page_bytes) as u64, i, count)?;
         volume
-            .get_or_insert_with(|| Volume::with_pages(image, count))
+            .get_or_insert_with(|| Volume::with_pages(image, count, page.gray_float))
             .push(image);
         kept.push((std::mem::take(&mut page.meta), page.tiff_compression));
     }
     stack.bytes = Vec::new();
-    let (w, h, color) = first.expect("a stack has pages");
+    let (w, h, color, gray_float) = first.expect("a stack has pages");
     let t = Instant::now();
-    let shape = [count, h as usize, w as usize, color.channel_count() as usize];
+    // Gray float is filtered as its one channel, and handed back as RGB with three equal ones.
+    let channels = if gray_float { 1 } else { color.channel_count() as usize };
+    let shape = [count, h as usize, w as usize, channels];
     let volume = volume.expect("a stack has pages");
     // The volume, and an f32 copy for integer samples blurred along more than one axis.
     let axes: Vec<(usize, AxisFilter)> = [(0, &z, job.edges.y), (1, &blur.y, job.edges.y), (2, &blur.x, job.edges.x)]
@@ -470,7 +481,7 @@ fn volume(
         .map(|(a, f, edge)| (a, axis_filter(f, edge, color)))
         .collect();
     let f32_copy = match (&volume, axes.len()) {
-        (Volume::F32(_), _) | (_, 0 | 1) => 0,
+        (Volume::F32(..), _) | (_, 0 | 1) => 0,
         (v, _) => 4 * v.len(),
     };
     check_held(job, (volume.bytes() + f32_copy) as u64, count - 1, count)?;
@@ -484,6 +495,7 @@ fn volume(
             meta: meta.select(job.metadata),
             input_color: color,
             tiff_compression,
+            gray_float,
         })
         .collect();
     let describe = |f: &LineFilter| match f.is_identity() {
@@ -530,17 +542,20 @@ fn axis_filter(filter: &LineFilter, edge: EdgeMode, color: ColorType) -> AxisFil
 enum Volume {
     U8(Vec<u8>, ColorType),
     U16(Vec<u16>, ColorType),
-    F32(Vec<f32>),
+    /// Float samples; `true`: gray float, of which one channel is held.
+    F32(Vec<f32>, bool),
 }
 
 impl Volume {
-    /// An empty volume of `pages` pages like `image` (L8, Rgb8, L16, Rgb16 or Rgb32F).
-    fn with_pages(image: &DynamicImage, pages: usize) -> Volume {
+    /// An empty volume of `pages` pages like `image` (L8, Rgb8, L16, Rgb16 or Rgb32F, which
+    /// `gray_float` says is gray float held as RGB).
+    fn with_pages(image: &DynamicImage, pages: usize, gray_float: bool) -> Volume {
         let n = pages * samples(image);
         match image.color() {
             c @ (ColorType::L8 | ColorType::Rgb8) => Volume::U8(Vec::with_capacity(n), c),
             c @ (ColorType::L16 | ColorType::Rgb16) => Volume::U16(Vec::with_capacity(n), c),
-            _ => Volume::F32(Vec::with_capacity(n)),
+            _ if gray_float => Volume::F32(Vec::with_capacity(n / 3), true),
+            _ => Volume::F32(Vec::with_capacity(n), false),
         }
     }
 
@@ -551,7 +566,8 @@ impl Volume {
             (Volume::U8(v, _), DynamicImage::ImageRgb8(i)) => v.extend_from_slice(i.as_raw()),
             (Volume::U16(v, _), DynamicImage::ImageLuma16(i)) => v.extend_from_slice(i.as_raw()),
             (Volume::U16(v, _), DynamicImage::ImageRgb16(i)) => v.extend_from_slice(i.as_raw()),
-            (Volume::F32(v), DynamicImage::ImageRgb32F(i)) => v.extend_from_slice(i.as_raw()),
+            (Volume::F32(v, true), DynamicImage::ImageRgb32F(i)) => v.extend(i.pixels().map(|p| p.0[0])),
+            (Volume::F32(v, false), DynamicImage::ImageRgb32F(i)) => v.extend_from_slice(i.as_raw()),
             _ => unreachable!("the pages' colour types are checked first"),
         }
     }
@@ -560,7 +576,7 @@ impl Volume {
         match self {
             Volume::U8(v, _) => v.len(),
             Volume::U16(v, _) => v.len(),
-            Volume::F32(v) => v.len(),
+            Volume::F32(v, _) => v.len(),
         }
     }
 
@@ -568,7 +584,7 @@ impl Volume {
         match self {
             Volume::U8(v, _) => v.len(),
             Volume::U16(v, _) => 2 * v.len(),
-            Volume::F32(v) => 4 * v.len(),
+            Volume::F32(v, _) => 4 * v.len(),
         }
     }
 
@@ -592,7 +608,12 @@ impl Volume {
                 filter_axes(&mut v, shape, axes);
                 cut::<Rgb<u16>>(v, shape)
             }
-            Volume::F32(mut v) => {
+            Volume::F32(mut v, true) => {
+                filter_axes(&mut v, shape, axes);
+                let rgb = v.iter().flat_map(|&g| [g, g, g]).collect();
+                cut::<Rgb<f32>>(rgb, &[shape[0], shape[1], shape[2], 3])
+            }
+            Volume::F32(mut v, false) => {
                 filter_axes(&mut v, shape, axes);
                 cut::<Rgb<f32>>(v, shape)
             }

@@ -88,6 +88,7 @@ pub fn load_with(
         notes,
         jpeg: decoded.jpeg,
         tiff_compression: decoded.tiff_compression,
+        gray_float: decoded.gray_float,
         padding,
         mix: None,
     };
@@ -149,6 +150,7 @@ fn load_planes(
         notes,
         jpeg: Some(traits),
         tiff_compression: None,
+        gray_float: false,
         padding: None,
         mix: None,
         working: Working::Ycc(planes),

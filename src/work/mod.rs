@@ -43,6 +43,9 @@ pub struct Loaded {
     pub jpeg: Option<crate::codec::jpeg::JpegTraits>,
     /// A TIFF input's Compression tag, for `--tiff-compression same`.
     pub tiff_compression: Option<u16>,
+    /// The image is gray 32-bit float held as RGB(A) with three equal channels
+    /// (`codec::DecodedFile::gray_float`); it is written back as gray.
+    pub gray_float: bool,
     /// Where the image lies in the extension an edge mode other than clamp blurs
     /// (`edges::pad`); `width` and `height` stay the image's own.
     pub padding: Option<edges::Padding>,

@@ -24,13 +24,13 @@ pub struct Output<'a> {
 }
 
 /// Converts `blurred` back, encodes it and writes it atomically, adding what the format could
-/// not hold to `notes`; returns the colour type written.
+/// not hold to `notes`; returns the name of the colour type written (`codec::color_name`).
 pub fn save(
     mut blurred: Loaded,
     output: Output,
     passes: &mut Vec<Pass>,
     notes: &mut Vec<String>,
-) -> Result<ColorType, ImageIoError> {
+) -> Result<String, ImageIoError> {
     let stdout = codec::is_stdio(output.path);
     let name = if stdout {
         Path::new("stdout")
@@ -55,6 +55,7 @@ pub fn save(
     let meta = std::mem::take(&mut blurred.meta).select(output.metadata);
     let icc = meta.icc.as_deref();
     let size = (blurred.width, blurred.height);
+    let gray_float = blurred.gray_float && output.format == ImageFormat::Tiff;
     let (bytes, out_color) = match blurred.working {
         Working::Ycc(planes) if output.format == ImageFormat::Jpeg => {
             let t = Instant::now();
@@ -66,17 +67,18 @@ pub fn save(
                 }
             })?;
             passes.push(Pass::host(Stage::Encode, "encode from YCbCr planes", t));
-            (bytes, ColorType::Rgb8)
+            (bytes, codec::color_name(ColorType::Rgb8, false))
         }
         working => {
             let loaded = Loaded { working, ..blurred };
             let image = to_samples(loaded, output, passes, notes);
             let t = Instant::now();
+            let samples = (&image, gray_float);
             let (bytes, icc_note) =
-                codec::encode(&image, output.format, icc, (output.encode, jpeg), name)?;
+                codec::encode(samples, output.format, icc, (output.encode, jpeg), name)?;
             notes.extend(icc_note);
             passes.push(Pass::host(Stage::Encode, "encode", t));
-            (bytes, image.color())
+            (bytes, codec::color_name(image.color(), gray_float))
         }
     };
     // EXIF and XMP go into the encoded file as a pass of their own, so the report shows what
@@ -102,15 +104,15 @@ pub fn save(
 
 /// The blurred image as samples of the colour type `output`'s format holds: cropped out of
 /// an edge mode's extension, converted from planar f32 or to fewer bits (dithered if asked),
-/// readied for Radiance HDR.
+/// gray float as gray where the format holds gray of that depth, readied for Radiance HDR.
 pub fn to_samples(
     blurred: Loaded,
     output: Output,
     passes: &mut Vec<Pass>,
     notes: &mut Vec<String>,
 ) -> image::DynamicImage {
-    let layout = blurred.layout;
-    let (out_color, lost) = codec::output_color(layout.color, output.format);
+    let (layout, gray_float) = (blurred.layout, blurred.gray_float);
+    let (out_color, lost) = codec::output_color(layout.color, gray_float, output.format);
     notes.extend(lost);
     let (width, height) = (blurred.width, blurred.height);
     let dither = output.encode.dither;
@@ -153,6 +155,17 @@ pub fn to_samples(
     };
     notes.extend(conversion_notes(&converted, dither, out_color));
     let mut image = converted.image;
+    if gray_float {
+        match codec::gray_of(&image, output.format) {
+            Some(gray) => image = gray,
+            None if output.format != ImageFormat::Tiff => notes.push(format!(
+                "the input is gray float; {:?} output holds no gray of its depth, so it was written as {:?} with three equal channels",
+                output.format,
+                image.color()
+            )),
+            None => {}
+        }
+    }
     if output.format == ImageFormat::Hdr {
         notes.push(for_rgbe(&mut image));
     }

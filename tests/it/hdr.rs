@@ -468,9 +468,9 @@ fn dither_breaks_the_bands_of_a_float_gradient_written_as_8_bits() {
     }
 }
 
-/// A 4 × 2 gray 32-bit float TIFF, uncompressed, written by hand: the `image` crate decodes
-/// float TIFF only as RGB or RGBA.
-fn gray_float_tiff() -> Vec<u8> {
+/// A 4 × 2 gray 32-bit float TIFF where white is zero, uncompressed, written by hand: a layout
+/// neither the `image` crate nor gblur reads (gray float is read where black is zero).
+fn white_is_zero_float_tiff() -> Vec<u8> {
     let pixels: Vec<u8> = (0..8)
         .flat_map(|i| (i as f32 * 0.5).to_le_bytes())
         .collect();
@@ -479,7 +479,7 @@ fn gray_float_tiff() -> Vec<u8> {
         (257, 3, 2),  // ImageLength
         (258, 3, 32), // BitsPerSample
         (259, 3, 1),  // Compression: none
-        (262, 3, 1),  // Photometric: black is zero
+        (262, 3, 0),  // Photometric: white is zero
         (273, 4, 8),  // StripOffsets: right after the header
         (277, 3, 1),  // SamplesPerPixel
         (279, 4, 32), // StripByteCounts
@@ -531,9 +531,9 @@ fn float_images_into_formats_that_cannot_hold_them_say_what_happens() {
     assert_eq!(back.get_pixel(190, 190).0[0], 0.0);
     let big = back.get_pixel(70, 70).0[0];
     assert!((big - 1e4).abs() <= 1e4 / 128.0, "{big}");
-    // A gray float TIFF: refused with the reason, nothing written.
+    // White-is-zero float: refused with the reason, nothing written.
     let gray = dir.path().join("gray.tif");
-    std::fs::write(&gray, gray_float_tiff()).unwrap();
+    std::fs::write(&gray, white_is_zero_float_tiff()).unwrap();
     let out = dir.path().join("gray-out.tif");
     let r = gblur()
         .arg(&gray)
@@ -544,7 +544,7 @@ fn float_images_into_formats_that_cannot_hold_them_say_what_happens() {
     let err = String::from_utf8_lossy(&r.stderr);
     assert_eq!(r.status.code(), Some(1), "{err}");
     assert!(
-        err.contains("gray.tif") && err.contains("gray 32-bit float"),
+        err.contains("gray.tif") && err.contains("where black is zero"),
         "{err}"
     );
     assert!(!out.exists());

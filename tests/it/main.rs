@@ -17,6 +17,7 @@ mod cluster;
 mod edges;
 mod faults;
 mod golden;
+mod gray_float;
 mod hdr;
 mod heif;
 mod masks;

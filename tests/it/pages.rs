@@ -163,7 +163,7 @@ fn a_format_of_one_image_names_page_and_page_takes_one_into_it() {
 
 /// The exactly sampled Gaussian of `sigma` (radius 6 sigma), nearest (clamp) edges, along
 /// `axis` of a (z, y, x) volume in f64.
-fn exact_along(v: &[f64], shape: [usize; 3], axis: usize, sigma: f64) -> Vec<f64> {
+pub(crate) fn exact_along(v: &[f64], shape: [usize; 3], axis: usize, sigma: f64) -> Vec<f64> {
     let r = (6.0 * sigma).ceil() as isize;
     let taps: Vec<f64> = (-r..=r)
         .map(|k| (-(k * k) as f64 / (2.0 * sigma * sigma)).exp())

@@ -81,28 +81,29 @@ fn compression_name(tag: u16) -> String {
     }
 }
 
-/// `image` as a TIFF in memory, with its ICC profile, its strips compressed as `compression`
-/// says; None for a colour type TIFF output does not take (`codec::output_color` converts to
-/// one first).
-pub fn encode(
-    image: &DynamicImage,
-    icc: Option<&[u8]>,
-    compression: Compression,
-) -> Option<Result<Vec<u8>, String>> {
-    encode_pages(&[(image, icc)], compression)
+/// One page to write: its samples, its ICC profile, and whether it is gray float held as
+/// RGB(A) with three equal channels (written as gray, or gray and alpha).
+#[derive(Clone, Copy)]
+pub struct Page<'a> {
+    pub image: &'a DynamicImage,
+    pub icc: Option<&'a [u8]>,
+    pub gray_float: bool,
 }
 
-/// `pages` (each image with its ICC profile) as one TIFF of as many pages, in order; a
-/// BigTIFF where the pixels pass what a classic TIFF's offsets reach. None where a page's
-/// colour type is one TIFF output does not take.
-pub fn encode_pages(
-    pages: &[(&DynamicImage, Option<&[u8]>)],
-    compression: Compression,
-) -> Option<Result<Vec<u8>, String>> {
-    if pages.iter().any(|(image, _)| channels(image).is_none()) {
+/// `page` as a TIFF in memory, its strips compressed as `compression` says; None for a colour
+/// type TIFF output does not take (`codec::output_color` converts to one first).
+pub fn encode(page: Page, compression: Compression) -> Option<Result<Vec<u8>, String>> {
+    encode_pages(&[page], compression)
+}
+
+/// `pages` as one TIFF of as many pages, in order; a BigTIFF where the pixels pass what a
+/// classic TIFF's offsets reach. None where a page's colour type is one TIFF output does not
+/// take.
+pub fn encode_pages(pages: &[Page], compression: Compression) -> Option<Result<Vec<u8>, String>> {
+    if pages.iter().any(|p| channels(p.image).is_none()) {
         return None;
     }
-    let pixel_bytes: u64 = pages.iter().map(|(i, _)| i.as_bytes().len() as u64).sum();
+    let pixel_bytes: u64 = pages.iter().map(|p| p.image.as_bytes().len() as u64).sum();
     // Room for the uncompressed pixels and the directories, so that the buffer is not copied
     // as it grows (pages a compressor leaves unused are never touched).
     let room = usize::try_from(pixel_bytes).unwrap_or(usize::MAX).saturating_add(1 << 16);
@@ -129,12 +130,26 @@ fn channels(image: &DynamicImage) -> Option<u16> {
     })
 }
 
+/// The gray (and alpha) samples of gray float held as RGB(A): channel 0 (and 3) of each pixel.
+fn gray_samples(image: &DynamicImage) -> Option<Vec<f32>> {
+    match image {
+        DynamicImage::ImageRgb32F(i) => Some(i.pixels().map(|p| p.0[0]).collect()),
+        DynamicImage::ImageRgba32F(i) => Some(i.pixels().flat_map(|p| [p.0[0], p.0[3]]).collect()),
+        _ => None,
+    }
+}
+
 fn write_pages<W: std::io::Write + std::io::Seek, K: tiff::encoder::TiffKind>(
     e: &mut tiff::encoder::TiffEncoder<W, K>,
-    pages: &[(&DynamicImage, Option<&[u8]>)],
+    pages: &[Page],
     compression: Compression,
 ) -> tiff::TiffResult<()> {
-    for &(image, icc) in pages {
+    for &Page {
+        image,
+        icc,
+        gray_float,
+    } in pages
+    {
         let layout = write::Layout {
             width: image.width(),
             height: image.height(),
@@ -142,6 +157,11 @@ fn write_pages<W: std::io::Write + std::io::Seek, K: tiff::encoder::TiffKind>(
             icc,
             compression,
         };
+        if let Some(gray) = gray_float.then(|| gray_samples(image)).flatten() {
+            let channels = if image.color().has_alpha() { 2 } else { 1 };
+            write::write_whole(e, &gray, write::Layout { channels, ..layout })?;
+            continue;
+        }
         match image {
             DynamicImage::ImageLuma8(i) => write::write_whole(e, i.as_raw(), layout),
             DynamicImage::ImageLumaA8(i) => write::write_whole(e, i.as_raw(), layout),

@@ -20,6 +20,9 @@ pub struct Quirks {
     planar: bool,
     /// Gray (black is zero) with an alpha sample, associated or not.
     pub gray_alpha: bool,
+    /// Gray (with alpha or without) in 32-bit float samples, which the `image` crate has no
+    /// colour type for: read as RGB(A) with three equal channels (`read_image`).
+    pub gray_float: bool,
     /// FillOrder 2: the bits of every byte are stored least significant first.
     reversed_bits: bool,
     /// Compression (1: none) and bits per sample, for what reversed bits can be mended in.
@@ -52,6 +55,9 @@ impl Quirks {
         let gray = photometric == Some(1);
         let two = tag(Tag::SamplesPerPixel) == Some(2);
         let alpha = matches!(tag(Tag::ExtraSamples), Some(1 | 2));
+        let one = tag(Tag::SamplesPerPixel).unwrap_or(1) == 1;
+        let float = first_of(&mut d, Tag::SampleFormat) == Some(3);
+        let bits32 = first_of(&mut d, Tag::BitsPerSample) == Some(32);
         let planar_tiles = planar && d.get_chunk_type() == ChunkType::Tile;
         let mut pages = 1;
         while pages < MOST_PAGES && d.more_images() && d.next_image().is_ok() {
@@ -62,6 +68,7 @@ impl Quirks {
             planar_tiles,
             planar,
             gray_alpha: gray && two && alpha,
+            gray_float: gray && float && bits32 && (one || (two && alpha)),
             reversed_bits,
             compression,
             bits,
@@ -77,7 +84,7 @@ impl Quirks {
     /// Whether gblur reads the file itself, with the `tiff` crate (`read_image`): the
     /// `image` crate cannot.
     pub fn own_decode(&self) -> bool {
-        self.planar_tiles || self.gray_alpha
+        self.planar_tiles || self.gray_alpha || self.gray_float
     }
 
     /// Why gblur does not read the file, where a quirk makes its pixels wrong otherwise.
@@ -132,8 +139,14 @@ impl Quirks {
     }
 }
 
+/// The first value of a tag that may hold one per sample (BitsPerSample, SampleFormat).
+fn first_of<R: std::io::Read + Seek>(d: &mut Decoder<R>, tag: Tag) -> Option<u16> {
+    d.find_tag_unsigned_vec::<u16>(tag).ok().flatten()?.first().copied()
+}
+
 /// A TIFF the `image` crate does not read (`Quirks::own_decode`), read with the `tiff` crate:
-/// tiled planes interleaved, or gray with alpha; at most `max_bytes` of pixels.
+/// tiled planes interleaved, gray with alpha, or gray 32-bit float (as RGB or RGBA with three
+/// equal channels: `DynamicImage` has no gray float); at most `max_bytes` of pixels.
 pub fn read_image<R: BufRead + Seek>(
     reader: &mut R,
     quirks: &Quirks,
@@ -150,9 +163,34 @@ pub fn read_image<R: BufRead + Seek>(
     let image = match d.read_image().map_err(e)? {
         DecodingResult::U8(v) => ImageBuffer::<LumaA<u8>, _>::from_raw(w, h, v).map(Into::into),
         DecodingResult::U16(v) => ImageBuffer::<LumaA<u16>, _>::from_raw(w, h, v).map(Into::into),
+        DecodingResult::F32(v) if quirks.gray_float => {
+            // The RGB(A) copy is three (two) times the gray samples, held beside them.
+            let held = v.len() as u64 * 4 * if quirks.gray_alpha { 3 } else { 4 };
+            if held > max_bytes {
+                return Err(format!(
+                    "a gray float image is held as RGB: it needs {} MiB, over the memory limit of {} MiB (--max-memory)",
+                    held >> 20,
+                    max_bytes >> 20
+                ));
+            }
+            gray_float_as_rgb(w, h, &v, quirks.gray_alpha)
+        }
         _ => return Err("gray with alpha of a sample type gblur does not read".into()),
     };
     image.ok_or_else(|| "fewer samples than the image's size".into())
+}
+
+/// Gray float samples (`alpha`: each followed by its alpha) as RGB or RGBA with three equal
+/// channels; None where there are fewer samples than `w`×`h` pixels.
+fn gray_float_as_rgb(w: u32, h: u32, samples: &[f32], alpha: bool) -> Option<DynamicImage> {
+    let pixels = w as usize * h as usize;
+    if alpha {
+        let rgba = samples.get(..2 * pixels)?.chunks_exact(2).flat_map(|p| [p[0], p[0], p[0], p[1]]);
+        ImageBuffer::<Rgba<f32>, _>::from_raw(w, h, rgba.collect()).map(Into::into)
+    } else {
+        let rgb = samples.get(..pixels)?.iter().flat_map(|&g| [g, g, g]);
+        ImageBuffer::<Rgb<f32>, _>::from_raw(w, h, rgb.collect()).map(Into::into)
+    }
 }
 
 /// A TIFF with separate planes, read a tile or strip at a time and interleaved: 1 to 4
@@ -263,7 +301,7 @@ impl PlanarLayout {
             height,
             samples,
             bits,
-            float: tag(d, Tag::SampleFormat) == Some(3),
+            float: first_of(d, Tag::SampleFormat) == Some(3),
             chunk,
             tiled,
             offsets: d.get_tag_u64_vec(offsets)?,
@@ -427,7 +465,7 @@ impl Planes {
         Ok(match (bits, float) {
             (8, false) => Planes::U8(vec![0; n], dims),
             (16, false) => Planes::U16(vec![0; n], dims),
-            (32, true) if samples >= 3 => Planes::F32(vec![0.0; n], dims),
+            (32, true) => Planes::F32(vec![0.0; n], dims),
             _ => {
                 let kind = if float { "float" } else { "integer" };
                 return Err(format!(
@@ -486,6 +524,8 @@ impl Planes {
             Planes::U16(d, dims @ (_, _, 2)) => build::<LumaA<u16>>(dims, d)?.into(),
             Planes::U16(d, dims @ (_, _, 3)) => build::<Rgb<u16>>(dims, d)?.into(),
             Planes::U16(d, dims) => build::<Rgba<u16>>(dims, d)?.into(),
+            Planes::F32(d, (w, h, 1)) => gray_float_as_rgb(w, h, &d, false).ok_or("a buffer of the wrong size")?,
+            Planes::F32(d, (w, h, 2)) => gray_float_as_rgb(w, h, &d, true).ok_or("a buffer of the wrong size")?,
             Planes::F32(d, dims @ (_, _, 3)) => build::<Rgb<f32>>(dims, d)?.into(),
             Planes::F32(d, dims) => build::<Rgba<f32>>(dims, d)?.into(),
         })

@@ -30,10 +30,14 @@ pub struct TiffRows {
 }
 
 /// Opens `path` (a TIFF) for reading by strips. `Err(why)` inside the Ok: a TIFF the strip
-/// engine does not stream (tiles, separate planes, a colour model or depth the banded blur does
-/// not take here, an EXIF orientation, or strips over `most_strip_bytes` each), which the
-/// whole-image path reads instead.
+/// engine does not stream (tiles, separate planes, gray float, a colour model or depth the
+/// banded blur does not take here, an EXIF orientation, or strips over `most_strip_bytes`
+/// each), which the whole-image path reads instead.
 pub fn open(path: &Path, most_strip_bytes: u64) -> Result<Result<TiffRows, String>, ImageIoError> {
+    let mut file = BufReader::new(File::open(path).map_err(open_error(path))?);
+    if super::Quirks::read(&mut file).gray_float {
+        return Ok(Err("it is gray float, which is read whole".into()));
+    }
     let header = match crate::codec::rows::read(path, ImageFormat::Tiff, TiffDecoder::new)? {
         Ok(header) => header,
         Err(why) => return Ok(Err(why)),
