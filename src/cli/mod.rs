@@ -362,13 +362,14 @@ pub struct BlurSettings {
     #[arg(long, default_value_t = crate::memory::DEFAULT_BUDGET_MIB, value_name = "MIB", value_parser = clap::value_parser!(u64).range(1..), help_heading = "Device and speed", hide_short_help = true)]
     pub max_memory: u64,
     /// Write no metadata: no ICC profile, EXIF (with its thumbnail, GPS position, camera and
-    /// dates) or XMP. By default all three are carried to the output where its format holds
-    /// them, with the EXIF orientation set to 1 (the pixels are turned already).
+    /// dates), XMP or IPTC. By default all four are carried to the output where its format
+    /// holds them (IPTC: JPEG and TIFF), with the EXIF orientation set to 1 (the pixels are
+    /// turned already).
     #[arg(long, conflicts_with = "keep", help_heading = "Output", hide_short_help = true)]
     pub strip: bool,
     /// Write only these kinds of the input's metadata (a comma list, or repeat the flag):
-    /// e.g. --keep icc drops EXIF and XMP but keeps the colour profile.
-    #[arg(long, value_enum, value_delimiter = ',', value_name = "icc|exif|xmp", help_heading = "Output", hide_short_help = true)]
+    /// e.g. --keep icc drops EXIF, XMP and IPTC but keeps the colour profile.
+    #[arg(long, value_enum, value_delimiter = ',', value_name = "icc|exif|xmp|iptc", help_heading = "Output", hide_short_help = true)]
     pub keep: Vec<KeepArg>,
     /// Print the report as JSON on stdout.
     #[arg(long, help_heading = "Reporting")]
@@ -461,6 +462,8 @@ pub enum KeepArg {
     Exif,
     /// The XMP packet.
     Xmp,
+    /// IPTC-IIM records: keywords, caption, credit.
+    Iptc,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -666,6 +669,7 @@ impl BlurSettings {
             icc: self.keep.contains(&KeepArg::Icc),
             exif: self.keep.contains(&KeepArg::Exif),
             xmp: self.keep.contains(&KeepArg::Xmp),
+            iptc: self.keep.contains(&KeepArg::Iptc),
         }
     }
 }

@@ -377,7 +377,7 @@ fn metadata(api: &Api, handle: *const Handle) -> Metadata {
         xmp_read: true,
         orientation: None,
         associated_alpha: false,
-        iptc: false,
+        iptc: None,
     };
     let mut meta = Metadata::read(None, from_file).unwrap_or_default();
     meta.orientation = None;

@@ -540,7 +540,7 @@ fn strip_input(
     if let Some(why) = stream::unsupported(&strip_job, blur) {
         return refuse(why);
     }
-    let opened = match stream::open(&job.input, format, job.max_memory_mib) {
+    let opened = match stream::open(&strip_job) {
         Ok(opened) => opened,
         Err(e) if forced => return Err(JobError::failed(e)),
         // The whole-image path decodes it again and says what is wrong.
@@ -572,6 +572,7 @@ fn strip_job(job: &BlurJob, gpu: Option<Pipeline>, format: ImageFormat) -> Strip
         masked: job.mask.active(),
         clamp: job.edges.x == EdgeMode::Clamp && job.edges.y == EdgeMode::Clamp,
         progress: job.progress,
+        metadata: job.metadata,
     }
 }
 

@@ -21,7 +21,7 @@ use crate::backend::Device;
 use crate::codec::jpeg::{rows_in as jpeg_in, rows_out as jpeg_out};
 use crate::codec::jpeg::{JpegColor, JpegOptions, JpegSettings};
 use crate::codec::tiff::{Compression, TiffCompression};
-use crate::codec::metadata::Metadata;
+use crate::codec::metadata::{KeepMetadata, Metadata};
 use crate::codec::png::{rows_in as png_in, rows_out as png_out};
 use crate::codec::rows::{self as header, Batches, RowSample};
 use crate::codec::tiff::{rows_in as tiff_in, rows_out as tiff_out};
@@ -142,21 +142,18 @@ fn decoder_failed(path: &Path, panic: &str) -> ImageIoError {
     }
 }
 
-/// Opens `path` (a PNG, TIFF or JPEG, as `unsupported` checked) for reading by rows into an
-/// `output` file, within a memory budget of `max_memory_mib`, behind the decoder guard.
-/// Huge pages are left off from here (`memory::use_huge_pages`): the engine's budget counts
-/// resident memory closely, and a caller that goes on without it turns them back on.
-pub fn open(path: &Path, output: ImageFormat, max_memory_mib: u64) -> Result<Opened, ImageIoError> {
+/// Opens `job`'s input (a PNG, TIFF or JPEG, as `unsupported` checked) for reading by rows
+/// into its output, within its memory budget, behind the decoder guard. Huge pages are left
+/// off from here (`memory::use_huge_pages`): the engine's budget counts resident memory
+/// closely, and a caller that goes on without it turns them back on.
+pub fn open(job: &StripJob) -> Result<Opened, ImageIoError> {
     crate::memory::use_huge_pages(false);
-    codec::guard::catch(|| open_rows(path, output, max_memory_mib))
-        .unwrap_or_else(|panic| Err(decoder_failed(path, &panic)))
+    codec::guard::catch(|| open_rows(job))
+        .unwrap_or_else(|panic| Err(decoder_failed(job.input, &panic)))
 }
 
-fn open_rows(
-    path: &Path,
-    output: ImageFormat,
-    max_memory_mib: u64,
-) -> Result<Opened, ImageIoError> {
+fn open_rows(job: &StripJob) -> Result<Opened, ImageIoError> {
+    let (path, output, max_memory_mib) = (job.input, job.format, job.max_memory_mib);
     let rows = match codec::sniff(path).ok().flatten() {
         // A strip of the file is held while its rows go to the blur: a quarter of the budget
         // at most.
@@ -174,9 +171,9 @@ fn open_rows(
         return Ok(Opened::Unsupported(why.into()));
     }
     if output == ImageFormat::Tiff {
-        let meta = &rows.header().meta;
-        let why = if meta.exif.is_some() || meta.xmp.is_some() {
-            Some("its EXIF or XMP goes to TIFF through the whole-image path")
+        let meta = rows.header().meta.clone().select(job.metadata);
+        let why = if meta.has_blobs() {
+            Some("its EXIF, XMP or IPTC goes to TIFF through the whole-image path")
         } else {
             None
         };
@@ -251,6 +248,8 @@ pub struct StripJob<'a> {
     pub clamp: bool,
     /// Show the rows' progress bar once the job has run `PROGRESS_AFTER`.
     pub progress: bool,
+    /// Which kinds of the input's metadata are written (`--strip`, `--keep`).
+    pub metadata: KeepMetadata,
 }
 
 /// Why the strip engine cannot run `job` with `blur`, from the job alone; None where it can
@@ -464,6 +463,11 @@ fn run_typed<T: StreamSample>(
     }
     let mut meta: Metadata = std::mem::take(&mut rows.header_mut().meta);
     notes.append(&mut meta.unread);
+    let meta = meta.select(job.metadata);
+    if job.format == ImageFormat::Png {
+        // The JPEG writer's `metadata::embed` says so itself; PNG's chunks are written here.
+        notes.extend(meta.iptc_lost(ImageFormat::Png));
+    }
     let traits = match &rows {
         Rows::Jpeg(r) => Some(r.traits),
         _ => None,

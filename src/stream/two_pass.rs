@@ -82,7 +82,7 @@ pub(super) fn reopen(
     job: &StripJob,
     (size, color): ((u32, u32), ColorType),
 ) -> Result<Rows, ImageIoError> {
-    match open(job.input, job.format, job.max_memory_mib)? {
+    match open(job)? {
         Opened::Rows(rows) if rows.size() == size && rows.color() == color => Ok(*rows),
         _ => Err(ImageIoError::Decode {
             path: job.input.into(),

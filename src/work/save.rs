@@ -83,7 +83,7 @@ pub fn save(
     };
     // EXIF and XMP go into the encoded file as a pass of their own, so the report shows what
     // they cost.
-    let bytes = if meta.exif.is_some() || meta.xmp.is_some() {
+    let bytes = if meta.has_blobs() {
         let t = Instant::now();
         let (bytes, lost) = metadata::embed(bytes, output.format, &meta, size, name)?;
         notes.extend(lost);

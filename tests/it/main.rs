@@ -20,6 +20,7 @@ mod golden;
 mod gray_float;
 mod hdr;
 mod heif;
+mod iptc;
 mod masks;
 mod metadata;
 mod one_axis;

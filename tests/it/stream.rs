@@ -475,7 +475,7 @@ fn tiffs_it_does_not_stream_are_refused_or_left_to_the_whole_image() {
     assert!(max_steps(&strips, &whole) <= 1);
     // EXIF and XMP go to TIFF through the whole-image path, which writes them.
     png_with_metadata(&d("meta.png"));
-    assert_refused(&d("meta.png"), &d("meta.tif"), &rust, "EXIF or XMP");
+    assert_refused(&d("meta.png"), &d("meta.tif"), &rust, "EXIF, XMP or IPTC");
     // A TIFF cut short: exit 1 naming the file, nothing written.
     write_tiff(&d("in.tif"), &image(200, 300, 3, false, 5), 8);
     let bytes = std::fs::read(d("in.tif")).unwrap();

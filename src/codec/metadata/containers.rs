@@ -1,21 +1,24 @@
-//! EXIF and XMP added to encoded JPEG, PNG and WebP files, in the places their specifications
-//! give them. The encoders write the pixels (and the ICC profile); these functions copy the
-//! file once with the metadata put in.
+//! EXIF and XMP added to encoded JPEG, PNG and WebP files, and IPTC-IIM records to JPEG, in
+//! the places their specifications give them. The encoders write the pixels (and the ICC
+//! profile); these functions copy the file once with the metadata put in.
+
+use super::Blobs;
 
 /// The namespace line that opens an XMP APP1 segment in JPEG.
 pub const XMP_JPEG_PREFIX: &[u8] = b"http://ns.adobe.com/xap/1.0/\0";
 /// The PNG iTXt keyword of an XMP packet.
 pub const XMP_PNG_KEYWORD: &[u8] = b"XML:com.adobe.xmp";
 
-/// JPEG: APP1 `Exif\0\0` then APP1 XMP, right after SOI (after the JFIF APP0 when the encoder
-/// wrote one, as JFIF wants APP0 first). A segment holds at most 65533 bytes; EXIF or XMP
-/// larger than that is left out with a note (extended XMP is not written).
-pub fn jpeg(
-    bytes: Vec<u8>,
-    exif: Option<&[u8]>,
-    xmp: Option<&[u8]>,
-    notes: &mut Vec<String>,
-) -> Result<Vec<u8>, String> {
+/// The signature that opens a JPEG APP13 segment of Photoshop resources.
+const PHOTOSHOP: &[u8] = b"Photoshop 3.0\0";
+/// The Photoshop resource that holds IPTC-IIM records.
+const IPTC_RESOURCE: u16 = 0x0404;
+
+/// JPEG: APP1 `Exif\0\0`, APP1 XMP, then APP13 with the IPTC records as Photoshop resource
+/// 0x0404, right after SOI (after the JFIF APP0 when the encoder wrote one, as JFIF wants APP0
+/// first). A segment holds at most 65533 bytes; EXIF, XMP or IPTC larger than that is left out
+/// with a note (extended XMP is not written).
+pub fn jpeg(bytes: Vec<u8>, blobs: Blobs, notes: &mut Vec<String>) -> Result<Vec<u8>, String> {
     if bytes.len() < 4 || bytes[..2] != [0xFF, 0xD8] {
         return Err("the JPEG encoder wrote no start-of-image marker".into());
     }
@@ -25,11 +28,11 @@ pub fn jpeg(
     }
     let at = at.min(bytes.len());
     let mut segments = Vec::new();
-    let mut segment = |prefix: &[u8], body: &[u8], what: &str| {
+    let mut segment = |marker: u8, prefix: &[u8], body: &[u8], what: &str| {
         let len = 2 + prefix.len() + body.len();
         match u16::try_from(len) {
             Ok(len) => {
-                segments.extend_from_slice(&[0xFF, 0xE1]);
+                segments.extend_from_slice(&[0xFF, marker]);
                 segments.extend_from_slice(&len.to_be_bytes());
                 segments.extend_from_slice(prefix);
                 segments.extend_from_slice(body);
@@ -40,11 +43,24 @@ pub fn jpeg(
             )),
         }
     };
-    if let Some(e) = exif {
-        segment(b"Exif\0\0", e, "EXIF");
+    if let Some(e) = blobs.exif {
+        segment(0xE1, b"Exif\0\0", e, "EXIF");
     }
-    if let Some(x) = xmp {
-        segment(XMP_JPEG_PREFIX, x, "XMP");
+    if let Some(x) = blobs.xmp {
+        segment(0xE1, XMP_JPEG_PREFIX, x, "XMP");
+    }
+    if let Some(i) = blobs.iptc {
+        // One resource: signature, ID, an empty name (padded to two bytes), the size, and
+        // the data padded to an even length.
+        let mut resource = b"8BIM".to_vec();
+        resource.extend_from_slice(&IPTC_RESOURCE.to_be_bytes());
+        resource.extend_from_slice(&[0, 0]);
+        resource.extend_from_slice(&(i.len() as u32).to_be_bytes());
+        resource.extend_from_slice(i);
+        if i.len() % 2 == 1 {
+            resource.push(0);
+        }
+        segment(0xED, PHOTOSHOP, &resource, "IPTC-IIM records");
     }
     let mut out = Vec::with_capacity(bytes.len() + segments.len());
     out.extend_from_slice(&bytes[..at]);
@@ -53,34 +69,52 @@ pub fn jpeg(
     Ok(out)
 }
 
-/// Whether the JPEG `src` holds IPTC-IIM records: an APP13 segment of Photoshop resources
-/// (`Photoshop 3.0`) with resource 0x0404, among the segments before the first scan.
-pub fn jpeg_has_iptc(src: &mut impl super::ifd::Source) -> bool {
-    const PHOTOSHOP: &[u8] = b"Photoshop 3.0\0";
+/// The IPTC-IIM records of the JPEG `src`: Photoshop resource 0x0404 of its APP13 segments
+/// (`Photoshop 3.0`, joined in order where the resources run over several), among the
+/// segments before the first scan. None where there are none, or they cannot be read.
+pub fn jpeg_iptc(src: &mut impl super::ifd::Source) -> Option<Vec<u8>> {
     let mut at = 2u64;
     if src.read_at(0, 2).as_deref() != Some(&[0xFF, 0xD8]) {
-        return false;
+        return None;
     }
+    let mut resources = Vec::new();
     // Segments are few; a header of more than 1000 is not worth walking.
     for _ in 0..1000 {
         let Some(marker) = src.read_at(at, 4) else {
-            return false;
+            break;
         };
         if marker[0] != 0xFF || matches!(marker[1], 0xDA | 0xD9) {
-            return false;
+            break;
         }
         let len = u16::from_be_bytes([marker[2], marker[3]]) as usize;
         if marker[1] == 0xED && len > 2 {
             let body = src.read_at(at + 4, len - 2).unwrap_or_default();
-            if body.starts_with(PHOTOSHOP)
-                && body.windows(6).any(|w| w == b"8BIM\x04\x04")
-            {
-                return true;
+            if let Some(more) = body.strip_prefix(PHOTOSHOP) {
+                resources.extend_from_slice(more);
             }
         }
         at += 2 + len as u64;
     }
-    false
+    photoshop_resource(&resources, IPTC_RESOURCE)
+}
+
+/// The data of resource `id` among Photoshop image resources: each a signature (`8BIM`), an
+/// ID, a name (a length byte and its characters, padded to an even length), a size and the
+/// data (padded to an even length).
+fn photoshop_resource(mut rest: &[u8], id: u16) -> Option<Vec<u8>> {
+    while rest.len() >= 12 {
+        let this = u16::from_be_bytes([rest[4], rest[5]]);
+        let name = (1 + rest[6] as usize).next_multiple_of(2);
+        let at = 6 + name;
+        let size_bytes = rest.get(at..at + 4)?;
+        let size = u32::from_be_bytes(size_bytes.try_into().ok()?) as usize;
+        let data = rest.get(at + 4..at.checked_add(4 + size)?)?;
+        if &rest[..4] == b"8BIM" && this == id {
+            return Some(data.to_vec());
+        }
+        rest = rest.get((at + 4 + size).next_multiple_of(2)..).unwrap_or_default();
+    }
+    None
 }
 
 /// A PNG chunk: length, type, data, CRC-32 of type and data.
@@ -242,7 +276,13 @@ mod tests {
         let file = [0xFF, 0xD8, 0xFF, 0xE0, 0, 4, 1, 2, 0xFF, 0xD9].to_vec();
         let mut notes = Vec::new();
         let big = vec![b' '; 70_000];
-        let out = jpeg(file.clone(), Some(&exif_blob()), Some(&big), &mut notes).unwrap();
+        let exif = exif_blob();
+        let blobs = Blobs {
+            exif: Some(&exif),
+            xmp: Some(&big),
+            iptc: None,
+        };
+        let out = jpeg(file.clone(), blobs, &mut notes).unwrap();
         assert_eq!(&out[..8], &file[..8]);
         assert_eq!(&out[8..10], &[0xFF, 0xE1]);
         assert_eq!(&out[12..18], b"Exif\0\0");
@@ -270,5 +310,33 @@ mod tests {
         assert_eq!(chunks[2].1, exif_blob());
         let riff = u32::from_le_bytes(out[4..8].try_into().unwrap()) as usize;
         assert_eq!(riff + 8, out.len());
+    }
+
+    #[test]
+    fn a_resource_is_found_past_named_and_odd_sized_ones() {
+        let mut irb = b"8BIM\x03\xED\x03abc".to_vec(); // name "abc": 1 + 3 bytes, even
+        irb.extend_from_slice(&3u32.to_be_bytes());
+        irb.extend_from_slice(b"xyz\0"); // 3 bytes of data, padded
+        irb.extend_from_slice(b"8BIM\x04\x04\x00\x00");
+        irb.extend_from_slice(&5u32.to_be_bytes());
+        irb.extend_from_slice(b"\x1C\x02\x00\x00\x00");
+        assert_eq!(photoshop_resource(&irb, IPTC_RESOURCE).as_deref(), Some(&b"\x1C\x02\x00\x00\x00"[..]));
+        assert_eq!(photoshop_resource(&irb, 0x040C), None);
+        // A size past the end is no resource.
+        irb.truncate(irb.len() - 1);
+        assert_eq!(photoshop_resource(&irb, IPTC_RESOURCE), None);
+    }
+
+    #[test]
+    fn iptc_written_to_a_jpeg_is_read_back() {
+        let jpeg = b"\xFF\xD8\xFF\xD9".to_vec();
+        let records = b"\x1C\x02\x19\x00\x03abc";
+        let blobs = Blobs {
+            iptc: Some(records),
+            ..Blobs::default()
+        };
+        let out = super::jpeg(jpeg, blobs, &mut Vec::new()).unwrap();
+        let read = jpeg_iptc(&mut super::super::ifd::Reader(&mut std::io::Cursor::new(&out)));
+        assert_eq!(read.as_deref(), Some(&records[..]));
     }
 }

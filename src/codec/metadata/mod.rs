@@ -1,9 +1,11 @@
 //! The metadata carried from input to output: the ICC profile, EXIF (a TIFF structure, as
-//! JPEG's APP1, PNG's eXIf and WebP's EXIF chunk hold it) and XMP (an XML packet). Read from
-//! the decoder (`image` reads all three from JPEG, PNG and WebP, and XMP from TIFF; a TIFF's
-//! EXIF is gathered here from its own directories), adjusted to the written pixels
-//! (orientation 1, since the decoder turned the pixels; pixel dimensions of the output), and
-//! written into the encoded file where its format can hold it.
+//! JPEG's APP1, PNG's eXIf and WebP's EXIF chunk hold it), XMP (an XML packet) and IPTC-IIM
+//! records (keywords, caption, credit: a JPEG's Photoshop resource 0x0404 in APP13, a TIFF's
+//! tag 33723). Read from the decoder (`image` reads the first three from JPEG, PNG and WebP,
+//! and XMP from TIFF; a TIFF's EXIF is gathered here from its own directories, and IPTC from
+//! the file), adjusted to the written pixels (orientation 1, since the decoder turned the
+//! pixels; pixel dimensions of the output), and written into the encoded file where its
+//! format can hold it; a note names what it cannot.
 
 mod bmp;
 mod containers;
@@ -27,6 +29,8 @@ pub struct Metadata {
     pub exif: Option<Vec<u8>>,
     /// The XMP packet, as bytes (UTF-8 XML).
     pub xmp: Option<Vec<u8>>,
+    /// IPTC-IIM records (keywords, caption, credit), as the bytes of their datasets.
+    pub iptc: Option<Vec<u8>>,
     /// What was present but could not be read, for the report.
     pub unread: Vec<String>,
     /// How the stored pixels are turned for display (None: upright), from the EXIF, else the
@@ -44,6 +48,7 @@ pub struct KeepMetadata {
     pub icc: bool,
     pub exif: bool,
     pub xmp: bool,
+    pub iptc: bool,
 }
 
 impl KeepMetadata {
@@ -51,11 +56,13 @@ impl KeepMetadata {
         icc: true,
         exif: true,
         xmp: true,
+        iptc: true,
     };
     pub const NONE: KeepMetadata = KeepMetadata {
         icc: false,
         exif: false,
         xmp: false,
+        iptc: false,
     };
 }
 
@@ -66,6 +73,7 @@ impl Metadata {
             icc: self.icc.filter(|_| keep.icc),
             exif: self.exif.filter(|_| keep.exif),
             xmp: self.xmp.filter(|_| keep.xmp),
+            iptc: self.iptc.filter(|_| keep.iptc),
             ..self
         }
     }
@@ -112,12 +120,6 @@ impl Metadata {
             }
             normal
         });
-        if file.iptc {
-            unread.push(
-                "the input's IPTC-IIM records (keywords, caption, credit) were not written: gblur writes ICC, EXIF and XMP, and photo applications put the same fields in the XMP too"
-                    .into(),
-            );
-        }
         let orientation = exif
             .as_deref()
             .and_then(exif_orientation)
@@ -129,9 +131,23 @@ impl Metadata {
             icc,
             exif,
             xmp,
+            iptc: file.iptc.filter(|i| !i.is_empty()),
             unread,
             orientation,
             associated_alpha: file.associated_alpha,
+        })
+    }
+
+    /// Whether it holds EXIF, XMP or IPTC: what is written after the pixels (`embed`).
+    pub fn has_blobs(&self) -> bool {
+        self.exif.is_some() || self.xmp.is_some() || self.iptc.is_some()
+    }
+
+    /// The note for IPTC that an output in `format` does not hold (all but JPEG and TIFF).
+    pub fn iptc_lost(&self, format: ImageFormat) -> Option<String> {
+        let holds = matches!(format, ImageFormat::Jpeg | ImageFormat::Tiff);
+        (self.iptc.is_some() && !holds).then(|| {
+            format!("{format:?} holds no IPTC-IIM records (keywords, caption, credit); the input's were not written (photo applications keep the same fields in the XMP too)")
         })
     }
 
@@ -164,12 +180,21 @@ fn normalise_exif(mut blob: Vec<u8>) -> Option<Vec<u8>> {
 
 pub use tiff::FromFile;
 
+/// The metadata written after the pixels, as the output holds it: EXIF (adjusted to the
+/// output), XMP and IPTC-IIM records.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Blobs<'a> {
+    pub exif: Option<&'a [u8]>,
+    pub xmp: Option<&'a [u8]>,
+    pub iptc: Option<&'a [u8]>,
+}
+
 /// What `reader`, a file in `format`, holds that `image` does not hand over: a TIFF's EXIF
 /// (gathered from its first directory and the EXIF and GPS directories it points to, as a
 /// TIFF structure of its own), ICC profile, XMP, orientation and alpha kind; a PNG's EXIF in
 /// an eXIf chunk after the pixels or a legacy `Raw profile type exif` text chunk; a BMP's
-/// embedded ICC profile; whether a TIFF or JPEG holds IPTC-IIM records. The reader is left
-/// anywhere: the caller rewinds it.
+/// embedded ICC profile; a TIFF's or JPEG's IPTC-IIM records. The reader is left anywhere:
+/// the caller rewinds it.
 pub fn read_container(format: ImageFormat, reader: &mut (impl BufRead + Seek)) -> FromFile {
     let mut src = ifd::Reader(reader);
     match format {
@@ -183,7 +208,7 @@ pub fn read_container(format: ImageFormat, reader: &mut (impl BufRead + Seek)) -
             ..FromFile::default()
         },
         ImageFormat::Jpeg => FromFile {
-            iptc: containers::jpeg_has_iptc(&mut src),
+            iptc: containers::jpeg_iptc(&mut src),
             ..FromFile::default()
         },
         _ => FromFile::default(),
@@ -214,9 +239,9 @@ pub fn png_chunks(meta: &Metadata, size: (u32, u32)) -> Vec<([u8; 4], Vec<u8>)> 
     containers::png_chunks(exif.as_deref(), xmp.as_deref())
 }
 
-/// Adds `meta`'s EXIF and XMP to `bytes`, an image of `size` (width, height) already encoded
-/// as `format` by `codec::encode` (which wrote the pixels and the ICC profile), where the
-/// format can hold them; notes say what it could not hold. `path` is what errors call the
+/// Adds `meta`'s EXIF, XMP and IPTC to `bytes`, an image of `size` (width, height) already
+/// encoded as `format` by `codec::encode` (which wrote the pixels and the ICC profile), where
+/// the format can hold them; notes say what it could not hold. `path` is what errors call the
 /// output.
 pub fn embed(
     bytes: Vec<u8>,
@@ -226,27 +251,35 @@ pub fn embed(
     path: &Path,
 ) -> Result<(Vec<u8>, Vec<String>), ImageIoError> {
     let mut notes = Vec::new();
-    if meta.exif.is_none() && meta.xmp.is_none() {
+    if !meta.has_blobs() {
         return Ok((bytes, notes));
     }
     let (exif, xmp) = for_output(meta, size);
-    let (exif, xmp) = (exif.as_deref(), xmp.as_deref());
+    let blobs = Blobs {
+        exif: exif.as_deref(),
+        xmp: xmp.as_deref(),
+        iptc: meta.iptc.as_deref(),
+    };
+    if !matches!(format, ImageFormat::Jpeg | ImageFormat::Png | ImageFormat::WebP | ImageFormat::Tiff) {
+        let what: Vec<_> = [(exif.is_some(), "EXIF"), (xmp.is_some(), "XMP"), (blobs.iptc.is_some(), "IPTC")]
+            .into_iter()
+            .filter_map(|(held, name)| held.then_some(name))
+            .collect();
+        notes.push(format!(
+            "{format:?} cannot carry the input's {}; it was not written",
+            what.join(" or ")
+        ));
+        return Ok((bytes, notes));
+    }
+    notes.extend(meta.iptc_lost(format));
+    let (exif, xmp) = (blobs.exif, blobs.xmp);
     let bytes = match format {
-        ImageFormat::Jpeg => containers::jpeg(bytes, exif, xmp, &mut notes),
+        ImageFormat::Jpeg => containers::jpeg(bytes, blobs, &mut notes),
+        ImageFormat::Png if exif.is_none() && xmp.is_none() => Ok(bytes),
         ImageFormat::Png => containers::png(bytes, exif, xmp),
+        ImageFormat::WebP if exif.is_none() && xmp.is_none() => Ok(bytes),
         ImageFormat::WebP => containers::webp(bytes, exif, xmp),
-        ImageFormat::Tiff => tiff::merge(bytes, exif, xmp, &mut notes),
-        other => {
-            let what = match (exif, xmp) {
-                (Some(_), Some(_)) => "EXIF or XMP",
-                (Some(_), None) => "EXIF",
-                _ => "XMP",
-            };
-            notes.push(format!(
-                "{other:?} cannot carry the input's {what}; it was not written"
-            ));
-            Ok(bytes)
-        }
+        _ => tiff::merge(bytes, blobs, &mut notes),
     }
     .map_err(|detail| ImageIoError::Encode {
         path: path.into(),
@@ -256,7 +289,7 @@ pub fn embed(
     Ok((bytes, notes))
 }
 
-/// Adds each page's EXIF and XMP to `bytes`, a TIFF of as many pages as `pages` (each
+/// Adds each page's EXIF, XMP and IPTC to `bytes`, a TIFF of as many pages as `pages` (each
 /// page's metadata and size) encoded by `tiff::encode_pages`; notes say what could not be
 /// written, once each.
 pub fn embed_pages(
@@ -266,11 +299,16 @@ pub fn embed_pages(
 ) -> Result<(Vec<u8>, Vec<String>), ImageIoError> {
     let mut notes = Vec::new();
     for (page, &(meta, size)) in pages.iter().enumerate() {
-        if meta.exif.is_none() && meta.xmp.is_none() {
+        if !meta.has_blobs() {
             continue;
         }
         let (exif, xmp) = for_output(meta, size);
-        bytes = tiff::merge_page(bytes, page, exif.as_deref(), xmp.as_deref(), &mut notes)
+        let blobs = Blobs {
+            exif: exif.as_deref(),
+            xmp: xmp.as_deref(),
+            iptc: meta.iptc.as_deref(),
+        };
+        bytes = tiff::merge_page(bytes, page, blobs, &mut notes)
             .map_err(|detail| ImageIoError::Encode {
                 path: path.into(),
                 format: "Tiff".into(),
@@ -300,8 +338,10 @@ pub fn parse_all(bytes: &[u8]) {
     let meta = Metadata {
         exif: exif.or(prefixed),
         xmp: Some(bytes.to_vec()),
+        iptc: Some(bytes.to_vec()),
         ..Metadata::default()
     };
+    let _ = containers::jpeg_iptc(&mut ifd::Reader(&mut std::io::Cursor::new(bytes)));
     let _ = for_output(&meta, (7, 9));
     let path = Path::new("fuzz");
     for format in [
@@ -313,7 +353,11 @@ pub fn parse_all(bytes: &[u8]) {
         let _ = embed(bytes.to_vec(), format, &meta, (2, 2), path);
     }
     if let Some(exif) = from.into_iter().find_map(|f| f.exif) {
-        let _ = tiff::merge(bytes.to_vec(), Some(&exif), None, &mut Vec::new());
+        let blobs = Blobs {
+            exif: Some(&exif),
+            ..Blobs::default()
+        };
+        let _ = tiff::merge(bytes.to_vec(), blobs, &mut Vec::new());
     }
 }
 
@@ -323,8 +367,10 @@ mod tests {
     use proptest::prelude::*;
 
     /// Starts that lead the parsers past their first check: TIFF headers (classic and
-    /// BigTIFF, both byte orders), JPEG's EXIF prefix, PNG's and BMP's signatures.
-    const STARTS: [&[u8]; 8] = [
+    /// BigTIFF, both byte orders), JPEG's EXIF prefix, a JPEG's APP13 of Photoshop resources,
+    /// PNG's and BMP's signatures.
+    const STARTS: [&[u8]; 9] = [
+        b"\xFF\xD8\xFF\xED\x00\x40Photoshop 3.0\x008BIM\x04\x04",
         b"II*\0",
         b"MM\0*",
         b"II+\0\x08\0\0\0",

@@ -5,6 +5,7 @@
 //! file the encoder wrote (a new directory appended, the header pointed at it).
 
 use super::ifd::{self, Dir, Entry, Layout, Order, Source};
+use super::Blobs;
 
 /// Tags of a TIFF's first directory that describe the picture rather than lay out its
 /// samples (TIFF 6.0 and EXIF 2.32's "tags relating to image data characteristics" and
@@ -99,9 +100,8 @@ pub struct FromFile {
     /// Whether the file's extra sample is associated (premultiplied) alpha: a TIFF's
     /// ExtraSamples = 1.
     pub associated_alpha: bool,
-    /// Whether the file holds IPTC-IIM records (a TIFF's tag 33723, a JPEG's Photoshop
-    /// resource 0x0404), which gblur does not write.
-    pub iptc: bool,
+    /// The file's IPTC-IIM records (a TIFF's tag 33723, a JPEG's Photoshop resource 0x0404).
+    pub iptc: Option<Vec<u8>>,
 }
 
 /// A TIFF's IPTC-NAA tag.
@@ -132,8 +132,38 @@ pub fn read(src: &mut impl Source) -> FromFile {
             .get(EXTRA_SAMPLES)
             .and_then(|e| e.number(order))
             .is_some_and(|v| v == ASSOCIATED_ALPHA),
-        iptc: dir.get(IPTC).is_some(),
+        iptc: dir.get(IPTC).map(|e| e.data[..iim_len(&e.data)].to_vec()),
         exif: exif_of(dir, order),
+    }
+}
+
+/// How many bytes of `data` its IPTC-IIM datasets take: the padding to whole LONGs that the
+/// tag's writers add after the last one is left out. Each dataset is a tag marker (0x1C), a
+/// record and dataset number, and a size: two bytes, or where the top bit is set, that many
+/// bytes of size after them (the extended form).
+fn iim_len(data: &[u8]) -> usize {
+    let mut at = 0;
+    while data.get(at) == Some(&0x1C) && at + 5 <= data.len() {
+        let size = u16::from_be_bytes([data[at + 3], data[at + 4]]) as usize;
+        let (head, len) = match size & 0x8000 {
+            0 => (5, size),
+            _ => {
+                let n = size & 0x7FFF;
+                let bytes = data.get(at + 5..at + 5 + n).unwrap_or_default();
+                let len = bytes.iter().fold(0usize, |v, &b| v.saturating_mul(256) | b as usize);
+                (5 + n, len)
+            }
+        };
+        let end = at.saturating_add(head).saturating_add(len);
+        if end > data.len() {
+            return data.len();
+        }
+        at = end;
+    }
+    if at == 0 {
+        data.len()
+    } else {
+        at
     }
 }
 
@@ -196,16 +226,12 @@ fn reorder_dir(dir: &mut Dir, from: Order, to: Order) {
     }
 }
 
-/// The TIFF `bytes` with `exif`'s fields and directories and the XMP packet (tag 700) in its
-/// first directory. The EXIF thumbnail (the structure's second directory) is not written: in
-/// a TIFF it would be a second page; a note says so.
-pub fn merge(
-    bytes: Vec<u8>,
-    exif: Option<&[u8]>,
-    xmp: Option<&[u8]>,
-    notes: &mut Vec<String>,
-) -> Result<Vec<u8>, String> {
-    merge_page(bytes, 0, exif, xmp, notes)
+/// The TIFF `bytes` with the EXIF's fields and directories, the XMP packet (tag 700) and the
+/// IPTC records (tag 33723, as bytes) in its first directory. The EXIF thumbnail (the
+/// structure's second directory) is not written: in a TIFF it would be a second page; a note
+/// says so.
+pub fn merge(bytes: Vec<u8>, blobs: Blobs, notes: &mut Vec<String>) -> Result<Vec<u8>, String> {
+    merge_page(bytes, 0, blobs, notes)
 }
 
 /// `merge` into the directory of page `page` (0 the first) of a TIFF of several pages: the
@@ -213,12 +239,11 @@ pub fn merge(
 pub fn merge_page(
     mut bytes: Vec<u8>,
     page: usize,
-    exif: Option<&[u8]>,
-    xmp: Option<&[u8]>,
+    Blobs { exif, xmp, iptc }: Blobs,
     notes: &mut Vec<String>,
 ) -> Result<Vec<u8>, String> {
     let Some((order, first)) = ifd::header(&bytes) else {
-        notes.push("the TIFF encoder wrote a BigTIFF; EXIF and XMP were not written".into());
+        notes.push("the TIFF encoder wrote a BigTIFF; EXIF, XMP and IPTC were not written".into());
         return Ok(bytes);
     };
     let unreadable = "the TIFF encoder wrote an unreadable directory";
@@ -258,6 +283,18 @@ pub fn merge_page(
             data: x.to_vec(),
         });
     }
+    if let Some(i) = iptc {
+        // LONGs, as Photoshop and ExifTool write the tag (readers take its bytes as they lie,
+        // without turning them for byte order), padded to whole LONGs.
+        let mut data = i.to_vec();
+        data.resize(i.len().next_multiple_of(4), 0);
+        dir.set(Entry {
+            tag: IPTC,
+            typ: 4,
+            count: u32::try_from(data.len() / 4).map_err(|_| "IPTC larger than a TIFF holds")?,
+            data,
+        });
+    }
     if bytes.len() % 2 == 1 {
         bytes.push(0);
     }
@@ -268,4 +305,24 @@ pub fn merge_page(
     bytes.extend_from_slice(&tail);
     bytes[link..link + 4].copy_from_slice(&order.put_u32(at));
     Ok(bytes)
+}
+
+#[cfg(test)]
+mod iim_tests {
+    use super::iim_len;
+
+    #[test]
+    fn the_padding_after_the_last_dataset_is_left_out() {
+        let records = b"\x1C\x02\x00\x00\x02\x00\x04\x1C\x02\x19\x00\x03abc";
+        let mut padded = records.to_vec();
+        padded.extend_from_slice(&[0, 0]);
+        assert_eq!(iim_len(&padded), records.len());
+        // The extended form: a size of two bytes after the header.
+        let mut extended = b"\x1C\x08\x0A\x80\x02\x00\x03xyz".to_vec();
+        extended.push(0);
+        assert_eq!(iim_len(&extended), 10);
+        // Not IIM at all, or cut short: kept whole.
+        assert_eq!(iim_len(b"abcd"), 4);
+        assert_eq!(iim_len(b"\x1C\x02\x19\x00\x09ab"), 7);
+    }
 }
