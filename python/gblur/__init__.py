@@ -334,9 +334,10 @@ def blur_file(input, output, sigma, *, sigma_y=None, mode="nearest", linear=Fals
     device : str, optional
         Where to blur, as ``gblur --device`` takes it (default 'auto').
     quality : int, optional
-        JPEG quality, 1 to 100 (default 90).
+        The quality of a lossy output, 1 to 100: a JPEG's (default 90), or a WebP written
+        lossy at it (lossless without it); refused for other outputs.
     strip_metadata : bool, optional
-        Write no ICC profile, EXIF or XMP.
+        Write no ICC profile, EXIF, XMP or IPTC.
     max_memory_mib : int, optional
         The job's memory budget in MiB (default 512).
     format : str, optional

@@ -301,7 +301,7 @@ fn blur_file(
         .map_err(to_py)?;
     let mut options = FileOptions::new(g).device(device);
     if let Some(q) = quality {
-        options = options.jpeg_quality(q).map_err(to_py)?;
+        options = options.quality(q).map_err(to_py)?;
     }
     if strip_metadata {
         options = options.strip_metadata();

@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 ///
 /// let options = FileOptions::new(Gaussian::new(5.0)?)
 ///     .device("rust")
-///     .jpeg_quality(85)?
+///     .quality(85)?
 ///     .max_memory_mib(256);
 /// # let _ = options;
 /// # Ok::<(), gblur::Error>(())
@@ -33,7 +33,9 @@ use std::path::{Path, PathBuf};
 pub struct FileOptions {
     gaussian: Gaussian,
     device: String,
-    quality: Quality,
+    /// The quality given (`quality`), for JPEG and lossy WebP; None: JPEG's default, WebP
+    /// lossless.
+    quality: Option<u8>,
     keep: KeepMetadata,
     max_memory_mib: Option<u64>,
     format: Option<ImageFormat>,
@@ -41,13 +43,13 @@ pub struct FileOptions {
 
 impl FileOptions {
     /// The blur, with every other setting at the command line's default: `--device auto`,
-    /// JPEG quality 90, the input's ICC profile, EXIF and XMP kept, the default memory
-    /// budget, the output format from the output's extension.
+    /// JPEG quality 90 and WebP lossless, the input's ICC profile, EXIF, XMP and IPTC kept, the
+    /// default memory budget, the output format from the output's extension.
     pub fn new(gaussian: Gaussian) -> FileOptions {
         FileOptions {
             gaussian,
             device: "auto".into(),
-            quality: Quality::Fixed(crate::codec::jpeg::DEFAULT_QUALITY),
+            quality: None,
             keep: KeepMetadata::ALL,
             max_memory_mib: None,
             format: None,
@@ -60,18 +62,20 @@ impl FileOptions {
         self
     }
 
-    /// The JPEG quality, 1 to 100 (default 90).
-    pub fn jpeg_quality(mut self, quality: u8) -> Result<Self, Error> {
+    /// The quality of a lossy output, 1 to 100: a JPEG's (default 90), or a WebP written lossy
+    /// at it (lossless without it). An output of another format is then refused, as the
+    /// command line refuses `--quality`.
+    pub fn quality(mut self, quality: u8) -> Result<Self, Error> {
         if !(1..=100).contains(&quality) {
             return Err(Error::Buffer(format!(
-                "a JPEG quality is 1 to 100, not {quality}"
+                "a quality is 1 to 100, not {quality}"
             )));
         }
-        self.quality = Quality::Fixed(quality);
+        self.quality = Some(quality);
         Ok(self)
     }
 
-    /// Write no ICC profile, EXIF or XMP (default: keep them where the format can).
+    /// Write no ICC profile, EXIF, XMP or IPTC (default: keep them where the format can).
     pub fn strip_metadata(mut self) -> Self {
         self.keep = KeepMetadata::NONE;
         self
@@ -109,12 +113,14 @@ impl FileOptions {
             jpeg_planes: true,
             encode: EncodeOptions {
                 jpeg: JpegOptions {
-                    quality: self.quality,
+                    quality: Quality::Fixed(
+                        self.quality.unwrap_or(crate::codec::jpeg::DEFAULT_QUALITY),
+                    ),
                     ..JpegOptions::default()
                 },
                 png_compression: CompressionType::Fast,
                 dither: false,
-                quality_given: false,
+                quality_given: self.quality.is_some(),
                 tiff: crate::codec::tiff::TiffCompression::Same,
                 tiff_given: false,
                 subsampling_given: false,

@@ -169,8 +169,11 @@ pub fn encoder_options_apply(job: &BatchJob, tasks: &[Task]) -> anyhow::Result<V
     if tasks.is_empty() {
         return Ok(notes);
     }
-    for (flag, format, name) in job.blur.encode.given() {
-        let matching = tasks.iter().filter(|t| t.format == format).count();
+    if let Some(why) = tasks.iter().find_map(|t| job.blur.encode.same_quality_refused(t.format)) {
+        anyhow::bail!(why);
+    }
+    for (flag, formats, name) in job.blur.encode.given() {
+        let matching = tasks.iter().filter(|t| formats.contains(&t.format)).count();
         anyhow::ensure!(
             matching > 0,
             "{flag} applies to {name} output, and none of the {} outputs to write is a {name}",

@@ -322,9 +322,10 @@ pub struct BlurSettings {
     /// of highlights).
     #[arg(long, help_heading = "Blur")]
     pub linear: bool,
-    /// JPEG quality, 1-100 (default 90), or `same`: the input JPEG's, read from its
-    /// quantisation tables (90 for an input that is not a JPEG). Given for an output that is
-    /// not a JPEG, it is a usage error, never ignored (a batch: where none is a JPEG).
+    /// Quality of a lossy output, 1-100. JPEG: default 90, or `same`, the input JPEG's, read
+    /// from its quantisation tables (90 for an input that is not a JPEG). WebP: written lossy
+    /// at it (libwebp), lossless without it. Given for an output of another format, it is a
+    /// usage error, never ignored (a batch: where no output is a JPEG or WebP).
     #[arg(long, value_parser = parse_quality, value_name = "1-100|same", help_heading = "Output")]
     pub quality: Option<jpeg::Quality>,
     /// JPEG chroma subsampling: `same` (the default) keeps a JPEG input's layout (other inputs
@@ -515,17 +516,20 @@ impl BlurSettings {
     /// Refuses an encoder option given for an output `format` it does not apply to (where the
     /// format is known before the input is read), rather than ignoring it.
     pub fn check_encoder_options(&self, format: Option<image::ImageFormat>) -> Result<(), String> {
-        use image::ImageFormat::{Png, WebP};
+        use image::ImageFormat::Png;
         let Some(format) = format else {
             return Ok(());
         };
-        for (flag, applies_to, name) in self.encode_options().given() {
-            if format == applies_to {
+        let options = self.encode_options();
+        if let Some(why) = options.same_quality_refused(format) {
+            return Err(why);
+        }
+        for (flag, applies_to, name) in options.given() {
+            if applies_to.contains(&format) {
                 continue;
             }
             let why = match (flag, format) {
                 ("--quality", Png) => "PNG is lossless (--png-compression sets its effort)".to_string(),
-                ("--quality", WebP) => "gblur writes WebP lossless".to_string(),
                 ("--quality", f) => format!("{f:?} is written lossless"),
                 (_, f) => format!("the output is {}", codec::format_name(f)),
             };

@@ -37,7 +37,7 @@ pub fn formats() -> Vec<FormatSupport> {
         (ImageFormat::Jpeg, &["jpg", "jpeg"], "8-bit gray and colour (YCbCr); CMYK is converted to RGB without its profile".into()),
         (ImageFormat::Png, &["png"], "1- to 16-bit gray, colour and palette, with alpha".into()),
         (ImageFormat::Tiff, &["tif", "tiff"], "8- and 16-bit gray and colour, 32-bit float gray and colour, with alpha; strips or tiles; classic and BigTIFF; CMYK as RGB; every page (--page N takes one, --sigma-z blurs a stack as a volume). Not: palette, signed, YCbCr, white-is-zero float".into()),
-        (ImageFormat::WebP, &["webp"], "lossy and lossless, with alpha (written lossless: --quality is refused)".into()),
+        (ImageFormat::WebP, &["webp"], "lossy and lossless, with alpha (written lossless, or lossy with --quality N)".into()),
         (heif::HEIF, &["heic", "heif", "avif"], match &heif {
             Ok(v) => format!("HEIC and AVIF through libheif {v}: 8-bit, and 10- and 12-bit as 16-bit; the primary image, turned upright"),
             Err(why) => why.clone(),

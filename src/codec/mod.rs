@@ -15,6 +15,7 @@ pub mod png;
 pub mod read;
 pub mod rows;
 pub mod tiff;
+mod webp;
 mod write;
 
 pub use decode::{decode, decode_bytes, decode_jpeg_planes};
@@ -273,20 +274,37 @@ pub struct EncodeOptions {
 }
 
 impl EncodeOptions {
-    /// The encoder options the user gave, each with the one output format it applies to and
-    /// that format's name: given for an output of another format, each is refused, never
-    /// ignored.
-    pub fn given(&self) -> Vec<(&'static str, ImageFormat, &'static str)> {
+    /// The encoder options the user gave, each with the output formats it applies to and
+    /// their names: given for an output of another format, each is refused, never ignored.
+    pub fn given(&self) -> Vec<(&'static str, &'static [ImageFormat], &'static str)> {
+        use ImageFormat::{Jpeg, Png, Tiff, WebP};
         [
-            (self.quality_given, "--quality", ImageFormat::Jpeg, "JPEG"),
-            (self.subsampling_given, "--subsampling", ImageFormat::Jpeg, "JPEG"),
-            (self.png_given, "--png-compression", ImageFormat::Png, "PNG"),
-            (self.tiff_given, "--tiff-compression", ImageFormat::Tiff, "TIFF"),
+            (self.quality_given, "--quality", &[Jpeg, WebP][..], "JPEG or WebP"),
+            (self.subsampling_given, "--subsampling", &[Jpeg][..], "JPEG"),
+            (self.png_given, "--png-compression", &[Png][..], "PNG"),
+            (self.tiff_given, "--tiff-compression", &[Tiff][..], "TIFF"),
         ]
         .into_iter()
         .filter(|(given, ..)| *given)
-        .map(|(_, flag, format, name)| (flag, format, name))
+        .map(|(_, flag, formats, name)| (flag, formats, name))
         .collect()
+    }
+
+    /// Why `--quality same` does not apply to an output in `format`: it reads a JPEG input's
+    /// quantisation tables for a JPEG output, and WebP has no such thing to keep.
+    pub fn same_quality_refused(&self, format: ImageFormat) -> Option<String> {
+        let same = self.quality_given && self.jpeg.quality == jpeg::Quality::Same;
+        (same && format == ImageFormat::WebP).then(|| {
+            "--quality same keeps a JPEG input's quality in a JPEG output; for WebP give 1 to 100 (lossy), or leave --quality out (lossless)".into()
+        })
+    }
+
+    /// The quality of a lossy WebP: `--quality N` given; None (lossless) without it.
+    pub fn webp_quality(&self) -> Option<u8> {
+        match (self.quality_given, self.jpeg.quality) {
+            (true, jpeg::Quality::Fixed(q)) => Some(q),
+            _ => None,
+        }
     }
 }
 
@@ -327,6 +345,10 @@ fn encode_own(
             CompressionType::Best => png::encode(image, 9, icc),
             _ => png::encode(image, 6, icc),
         },
+        (ImageFormat::WebP, _) if opts.webp_quality().is_some() => {
+            let quality = opts.webp_quality().expect("matched");
+            Some(webp::encode_lossy(image, quality, icc))
+        }
         (ImageFormat::Tiff, _) => {
             let page = tiff::Page {
                 image,

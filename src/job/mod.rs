@@ -201,8 +201,11 @@ fn summary(
 fn output_format(job: &BlurJob, stdin: Option<&[u8]>) -> Result<ImageFormat, JobError> {
     let format = stdout_or_file_format(job, stdin)?;
     let name = stdio_name(&job.output, "stdout").display();
+    if let Some(why) = job.encode.same_quality_refused(format) {
+        return Err(setup_text(why));
+    }
     for (flag, applies_to, format_name) in job.encode.given() {
-        if format != applies_to {
+        if !applies_to.contains(&format) {
             return Err(setup_text(format!(
                 "{flag} applies to {format_name} output, and {name} is {format:?}"
             )));

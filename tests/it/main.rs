@@ -21,6 +21,7 @@ mod gray_float;
 mod hdr;
 mod heif;
 mod iptc;
+mod lossy_webp;
 mod masks;
 mod metadata;
 mod one_axis;

@@ -214,15 +214,27 @@ fn webp_canvas(fourcc: &[u8; 4], data: &[u8]) -> Option<(u32, u32, bool)> {
     }
 }
 
-/// WebP: the extended format (a VP8X chunk whose flags announce EXIF and XMP), with `EXIF`
-/// and `XMP ` chunks after the image data, as the container specification orders them. A
-/// simple file (a lone VP8L or VP8 chunk, what the encoder writes without an ICC profile) is
-/// rewritten as an extended one.
-pub fn webp(bytes: Vec<u8>, exif: Option<&[u8]>, xmp: Option<&[u8]>) -> Result<Vec<u8>, String> {
+/// WebP: the extended format (a VP8X chunk whose flags announce an ICC profile, EXIF and XMP),
+/// with an `ICCP` chunk right after VP8X and `EXIF` and `XMP ` chunks after the image data, as
+/// the container specification orders them; the kinds given replace the file's own. A simple
+/// file (a lone VP8L or VP8 chunk, what an encoder writes without an ICC profile) is rewritten
+/// as an extended one.
+pub fn webp(
+    bytes: Vec<u8>,
+    icc: Option<&[u8]>,
+    exif: Option<&[u8]>,
+    xmp: Option<&[u8]>,
+) -> Result<Vec<u8>, String> {
     let chunks = riff_chunks(&bytes)?;
+    let replaced = |f: &[u8; 4]| match f {
+        b"ICCP" => icc.is_some(),
+        b"EXIF" => exif.is_some(),
+        b"XMP " => xmp.is_some(),
+        _ => false,
+    };
     let mut kept: Vec<([u8; 4], Vec<u8>)> = chunks
         .iter()
-        .filter(|(f, _)| f != b"EXIF" && f != b"XMP ")
+        .filter(|(f, _)| !replaced(f))
         .map(|(f, d)| (*f, d.to_vec()))
         .collect();
     if kept.first().map(|(f, _)| f) != Some(b"VP8X") {
@@ -236,9 +248,14 @@ pub fn webp(bytes: Vec<u8>, exif: Option<&[u8]>, xmp: Option<&[u8]>) -> Result<V
         vp8x[7..10].copy_from_slice(&(h - 1).to_le_bytes()[..3]);
         kept.insert(0, (*b"VP8X", vp8x));
     }
-    let flags = &mut kept[0].1[0];
-    *flags &= !0x0C;
-    *flags |= if exif.is_some() { 0x08 } else { 0 } | if xmp.is_some() { 0x04 } else { 0 };
+    if let Some(profile) = icc {
+        kept.insert(1, (*b"ICCP", profile.to_vec()));
+    }
+    let has = |f: &[u8; 4]| kept.iter().any(|(k, _)| k == f);
+    let flags = (has(b"ICCP") as u8) << 5
+        | ((exif.is_some() || has(b"EXIF")) as u8) << 3
+        | ((xmp.is_some() || has(b"XMP ")) as u8) << 2;
+    kept[0].1[0] = kept[0].1[0] & !0x2C | flags;
     kept.extend(exif.map(|e| (*b"EXIF", e.to_vec())));
     kept.extend(xmp.map(|x| (*b"XMP ", x.to_vec())));
     let body: usize = kept
@@ -302,7 +319,7 @@ mod tests {
         file.extend_from_slice(b"WEBPVP8L");
         file.extend_from_slice(&(vp8l.len() as u32).to_le_bytes());
         file.extend_from_slice(&vp8l);
-        let out = webp(file, Some(&exif_blob()), Some(b"<x/>")).unwrap();
+        let out = webp(file, None, Some(&exif_blob()), Some(b"<x/>")).unwrap();
         let chunks = riff_chunks(&out).unwrap();
         let names: Vec<_> = chunks.iter().map(|(f, _)| f).collect();
         assert_eq!(names, [b"VP8X", b"VP8L", b"EXIF", b"XMP "]);

@@ -278,7 +278,7 @@ pub fn embed(
         ImageFormat::Png if exif.is_none() && xmp.is_none() => Ok(bytes),
         ImageFormat::Png => containers::png(bytes, exif, xmp),
         ImageFormat::WebP if exif.is_none() && xmp.is_none() => Ok(bytes),
-        ImageFormat::WebP => containers::webp(bytes, exif, xmp),
+        ImageFormat::WebP => containers::webp(bytes, None, exif, xmp),
         _ => tiff::merge(bytes, blobs, &mut notes),
     }
     .map_err(|detail| ImageIoError::Encode {
@@ -287,6 +287,11 @@ pub fn embed(
         detail,
     })?;
     Ok((bytes, notes))
+}
+
+/// `bytes`, a WebP file, with `icc` in an `ICCP` chunk (for an encoder that writes none).
+pub fn webp_icc(bytes: Vec<u8>, icc: &[u8]) -> Result<Vec<u8>, String> {
+    containers::webp(bytes, Some(icc), None, None)
 }
 
 /// Adds each page's EXIF, XMP and IPTC to `bytes`, a TIFF of as many pages as `pages` (each

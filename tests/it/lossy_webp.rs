@@ -1,0 +1,175 @@
+//! WebP written lossy with `--quality N` (libwebp), lossless without it: smaller at lower
+//! quality, close to the lossless result, alpha kept exactly, the ICC profile and EXIF kept;
+//! `--quality same`, which reads a JPEG input's tables, refused for WebP.
+
+use crate::common::{fixture, gblur};
+use std::path::Path;
+
+/// The RIFF chunks' names of a WebP file.
+fn chunks(bytes: &[u8]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut at = 12;
+    while at + 8 <= bytes.len() {
+        let len = u32::from_le_bytes(bytes[at + 4..at + 8].try_into().unwrap()) as usize;
+        out.push(String::from_utf8_lossy(&bytes[at..at + 4]).into_owned());
+        at += 8 + len.next_multiple_of(2);
+    }
+    out
+}
+
+fn blur(input: &Path, out: &Path, extra: &[&str]) -> Vec<u8> {
+    gblur()
+        .arg(input)
+        .arg(out)
+        .args(["-s", "1.5", "-q"])
+        .args(extra)
+        .assert()
+        .success();
+    std::fs::read(out).unwrap()
+}
+
+#[test]
+fn quality_writes_lossy_webp_close_to_the_lossless_result() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = fixture("samples/chelsea.jpg");
+    let lossless = blur(&input, &dir.path().join("lossless.webp"), &[]);
+    assert!(
+        chunks(&lossless).contains(&"VP8L".into()),
+        "{:?}",
+        chunks(&lossless)
+    );
+    let q50 = blur(&input, &dir.path().join("q50.webp"), &["--quality", "50"]);
+    let q90 = blur(&input, &dir.path().join("q90.webp"), &["--quality", "90"]);
+    for lossy in [&q50, &q90] {
+        assert!(
+            chunks(lossy).contains(&"VP8 ".into()),
+            "{:?}",
+            chunks(lossy)
+        );
+    }
+    assert!(
+        q50.len() < q90.len() && q90.len() < lossless.len() / 2,
+        "{} {} {}",
+        q50.len(),
+        q90.len(),
+        lossless.len()
+    );
+    let exact = image::load_from_memory(&lossless).unwrap().to_rgb8();
+    for (q, bytes, most) in [(50, &q50, 4.0), (90, &q90, 2.0)] {
+        let got = image::load_from_memory(bytes).unwrap().to_rgb8();
+        assert_eq!(got.dimensions(), exact.dimensions());
+        let diff: f64 = got
+            .as_raw()
+            .iter()
+            .zip(exact.as_raw())
+            .map(|(a, b)| (*a as f64 - *b as f64).abs())
+            .sum::<f64>()
+            / got.as_raw().len() as f64;
+        assert!(
+            diff < most,
+            "quality {q}: {diff} levels from the lossless result on average"
+        );
+    }
+}
+
+#[test]
+fn lossy_webp_keeps_alpha_exactly_and_the_metadata() {
+    let dir = tempfile::tempdir().unwrap();
+    let rgba = fixture("samples/chelsea-rgba.png");
+    let exact = image::load_from_memory(&blur(&rgba, &dir.path().join("a.webp"), &[]))
+        .unwrap()
+        .to_rgba8();
+    let lossy_bytes = blur(&rgba, &dir.path().join("b.webp"), &["--quality", "60"]);
+    assert!(
+        chunks(&lossy_bytes).contains(&"ALPH".into()),
+        "{:?}",
+        chunks(&lossy_bytes)
+    );
+    let lossy = image::load_from_memory(&lossy_bytes).unwrap().to_rgba8();
+    let alpha = |i: &image::RgbaImage| i.pixels().map(|p| p.0[3]).collect::<Vec<_>>();
+    assert_eq!(alpha(&lossy), alpha(&exact));
+    // The ICC profile in ICCP, and EXIF, in an extended file.
+    let icc = fixture("tests/fixtures/icc_srgb_16x16.png");
+    let with_icc = blur(&icc, &dir.path().join("icc.webp"), &["--quality", "80"]);
+    assert_eq!(
+        chunks(&with_icc)[..2],
+        ["VP8X".to_string(), "ICCP".to_string()]
+    );
+    assert_ne!(with_icc[20] & 0x20, 0, "VP8X announces the profile");
+    let phone = fixture("tests/fixtures/phone_exif_xmp.jpg");
+    let with_exif = blur(&phone, &dir.path().join("exif.webp"), &["--quality", "80"]);
+    let names = chunks(&with_exif);
+    assert!(
+        names.contains(&"EXIF".into()) && names.contains(&"XMP ".into()),
+        "{names:?}"
+    );
+    image::load_from_memory(&with_exif).unwrap();
+}
+
+#[test]
+fn quality_same_is_refused_for_webp_and_a_number_is_taken_everywhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("o.webp");
+    gblur()
+        .arg(fixture("samples/chelsea.jpg"))
+        .arg(&out)
+        .args(["-s", "2", "--quality", "same"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("for WebP give 1 to 100"));
+    assert!(!out.exists());
+    // Stdout and a batch.
+    let piped = gblur()
+        .args(["-", "webp:-", "-s", "2", "--quality", "40"])
+        .write_stdin(std::fs::read(fixture("samples/coffee.png")).unwrap())
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    assert!(chunks(&piped).contains(&"VP8 ".into()));
+    gblur()
+        .args([
+            "batch",
+            "samples",
+            "--include",
+            "*.png",
+            "--format",
+            "webp",
+            "-s",
+            "2",
+            "--quality",
+            "40",
+            "-q",
+        ])
+        .arg(dir.path().join("batch"))
+        .assert()
+        .success();
+    let coffee = std::fs::read(dir.path().join("batch/coffee.webp")).unwrap();
+    assert!(chunks(&coffee).contains(&"VP8 ".into()));
+}
+
+#[test]
+fn the_library_takes_a_quality_for_jpeg_and_webp_and_refuses_it_elsewhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = gblur::FileOptions::new(gblur::Gaussian::new(2.0).unwrap())
+        .device("rust")
+        .quality(45)
+        .unwrap();
+    let input = fixture("samples/coffee.png");
+    let out = dir.path().join("o.webp");
+    gblur::blur_file(&input, &out, &options).unwrap();
+    assert!(chunks(&std::fs::read(&out).unwrap()).contains(&"VP8 ".into()));
+    let png = dir.path().join("o.png");
+    let e = gblur::blur_file(&input, &png, &options)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("--quality applies to JPEG or WebP output"),
+        "{e}"
+    );
+    assert!(!png.exists());
+    assert!(gblur::FileOptions::new(gblur::Gaussian::new(2.0).unwrap())
+        .quality(0)
+        .is_err());
+}
