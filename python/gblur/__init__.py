@@ -334,8 +334,8 @@ def blur_file(input, output, sigma, *, sigma_y=None, mode="nearest", linear=Fals
     device : str, optional
         Where to blur, as ``gblur --device`` takes it (default 'auto').
     quality : int, optional
-        The quality of a lossy output, 1 to 100: a JPEG's (default 90), or a WebP written
-        lossy at it (lossless without it); refused for other outputs.
+        The quality of a lossy output, 1 to 100: a JPEG's (default 90), an AVIF's (default
+        50), or a WebP written lossy at it (lossless without it); refused for other outputs.
     strip_metadata : bool, optional
         Write no ICC profile, EXIF, XMP or IPTC.
     max_memory_mib : int, optional

@@ -62,9 +62,9 @@ impl FileOptions {
         self
     }
 
-    /// The quality of a lossy output, 1 to 100: a JPEG's (default 90), or a WebP written lossy
-    /// at it (lossless without it). An output of another format is then refused, as the
-    /// command line refuses `--quality`.
+    /// The quality of a lossy output, 1 to 100: a JPEG's (default 90), an AVIF's (default 50),
+    /// or a WebP written lossy at it (lossless without it). An output of another format is
+    /// then refused, as the command line refuses `--quality`.
     pub fn quality(mut self, quality: u8) -> Result<Self, Error> {
         if !(1..=100).contains(&quality) {
             return Err(Error::Buffer(format!(

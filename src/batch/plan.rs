@@ -111,12 +111,18 @@ pub fn plan(
             continue;
         };
         let (output, format) = output_of(job, out_dir, &rel, in_format);
-        if !codec::can_write(format) {
+        // HEIF is written as AVIF only: a HEIC input is not written back as itself (into a
+        // file named for it).
+        let named_avif = output.extension().is_some_and(|e| e.eq_ignore_ascii_case("avif"));
+        let heic = format == codec::heif::HEIF
+            && !named_avif
+            && codec::read::own_format(&input).is_none();
+        if !codec::can_write(format) || heic {
             let mut r = record(Outcome::Failed, &output);
+            let name = if heic { "HEIC".into() } else { codec::format_name(format) };
             r.error = Some(format!(
-                "{}: gblur does not write {}, the input's format: give --format jpg (or png, tif, ...)",
+                "{}: gblur does not write {name}, the input's format: give --format jpg (or avif, png, tif, ...)",
                 input.display(),
-                codec::format_name(format)
             ));
             skipped.push(r);
             continue;

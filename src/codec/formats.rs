@@ -2,7 +2,7 @@
 //! written sample types come from the encoders' own table (`writable`), the metadata from the
 //! formats `metadata::embed` writes into, HEIF from whether libheif loads.
 
-use super::{format_name, heif, writable};
+use super::{can_write, format_name, heif, writable};
 use image::{ColorType, ImageFormat};
 use serde::Serialize;
 
@@ -39,7 +39,7 @@ pub fn formats() -> Vec<FormatSupport> {
         (ImageFormat::Tiff, &["tif", "tiff"], "8- and 16-bit gray and colour, 32-bit float gray and colour, with alpha; strips or tiles; classic and BigTIFF; CMYK as RGB; every page (--page N takes one, --sigma-z blurs a stack as a volume). Not: palette, signed, YCbCr, white-is-zero float".into()),
         (ImageFormat::WebP, &["webp"], "lossy and lossless, with alpha (written lossless, or lossy with --quality N)".into()),
         (heif::HEIF, &["heic", "heif", "avif"], match &heif {
-            Ok(v) => format!("HEIC and AVIF through libheif {v}: 8-bit, and 10- and 12-bit as 16-bit; the primary image, turned upright"),
+            Ok(v) => format!("HEIC and AVIF through libheif {v}: 8-bit, and 10- and 12-bit as 16-bit; the primary image, turned upright. Written as AVIF (8-bit, libheif's AV1 encoder, --quality N, default {}){}", heif::DEFAULT_QUALITY, match heif::avif_encoder() { Ok(()) => String::new(), Err(why) => format!(": not here, {why}") }),
             Err(why) => why.clone(),
         }),
         (ImageFormat::Bmp, &["bmp"], "1- to 32-bit, with its ICC profile".into()),
@@ -58,7 +58,7 @@ pub fn formats() -> Vec<FormatSupport> {
             reads: format != heif::HEIF || heif.is_ok(),
             read,
             writes: written(format),
-            metadata: match KEEPS_METADATA.contains(&format) {
+            metadata: match KEEPS_METADATA.contains(&format) || (format == heif::HEIF && can_write(format)) {
                 true => ["ICC", "EXIF", "XMP"].map(String::from).to_vec(),
                 false => Vec::new(),
             },
@@ -66,9 +66,12 @@ pub fn formats() -> Vec<FormatSupport> {
         .collect()
 }
 
-/// The sample types `format` is written in, as the table names them; TIFF also writes gray
-/// float, which has no colour type of its own (`codec::DecodedFile::gray_float`).
+/// The sample types `format` is written in here, as the table names them; TIFF also writes
+/// gray float, which has no colour type of its own (`codec::DecodedFile::gray_float`).
 fn written(format: ImageFormat) -> Vec<String> {
+    if !can_write(format) {
+        return Vec::new();
+    }
     let mut names: Vec<String> = writable(format).iter().map(|c| sample_name(*c)).collect();
     if format == ImageFormat::Tiff {
         names.extend(["gray 32f".into(), "gray+alpha 32f".into()]);
@@ -154,7 +157,8 @@ mod tests {
             assert!(notes.iter().any(|n| n.contains("cannot carry")), "{format:?}");
         }
         let rows = formats();
-        assert_eq!(rows.iter().filter(|r| !r.metadata.is_empty()).count(), 4);
+        let avif = can_write(heif::HEIF) as usize;
+        assert_eq!(rows.iter().filter(|r| !r.metadata.is_empty()).count(), 4 + avif);
     }
 
     #[test]
@@ -165,6 +169,6 @@ mod tests {
             "gray 8/16, gray+alpha 8/16, RGB 8/16, RGBA 8/16"
         );
         let heif = formats().into_iter().find(|r| r.format == heif::NAME).unwrap();
-        assert!(heif.writes.is_empty(), "HEIF is read, not written");
+        assert_eq!(heif.writes.is_empty(), !can_write(heif::HEIF), "AVIF where libheif encodes it");
     }
 }

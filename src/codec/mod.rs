@@ -128,6 +128,7 @@ pub(crate) fn writable(format: ImageFormat) -> &'static [ColorType] {
         ImageFormat::Gif | ImageFormat::Qoi => &[Rgb8, Rgba8],
         ImageFormat::OpenExr => &[Rgb32F, Rgba32F],
         ImageFormat::Hdr => &[Rgb32F],
+        heif::HEIF => &[Rgb8, Rgba8],
         _ => &[],
     }
 }
@@ -141,9 +142,9 @@ pub fn format_name(format: ImageFormat) -> String {
     }
 }
 
-/// Whether gblur can write `format`.
+/// Whether gblur can write `format`: AVIF where libheif loads with an AV1 encoder.
 pub fn can_write(format: ImageFormat) -> bool {
-    !writable(format).is_empty()
+    !writable(format).is_empty() && (format != heif::HEIF || heif::avif_encoder().is_ok())
 }
 
 /// A colour type as reports name it: gray float held as RGB(A) (`gray_float`) is `L32F` or
@@ -277,9 +278,9 @@ impl EncodeOptions {
     /// The encoder options the user gave, each with the output formats it applies to and
     /// their names: given for an output of another format, each is refused, never ignored.
     pub fn given(&self) -> Vec<(&'static str, &'static [ImageFormat], &'static str)> {
-        use ImageFormat::{Jpeg, Png, Tiff, WebP};
+        use ImageFormat::{Avif, Jpeg, Png, Tiff, WebP};
         [
-            (self.quality_given, "--quality", &[Jpeg, WebP][..], "JPEG or WebP"),
+            (self.quality_given, "--quality", &[Jpeg, WebP, Avif][..], "JPEG, WebP or AVIF"),
             (self.subsampling_given, "--subsampling", &[Jpeg][..], "JPEG"),
             (self.png_given, "--png-compression", &[Png][..], "PNG"),
             (self.tiff_given, "--tiff-compression", &[Tiff][..], "TIFF"),
@@ -294,9 +295,19 @@ impl EncodeOptions {
     /// quantisation tables for a JPEG output, and WebP has no such thing to keep.
     pub fn same_quality_refused(&self, format: ImageFormat) -> Option<String> {
         let same = self.quality_given && self.jpeg.quality == jpeg::Quality::Same;
-        (same && format == ImageFormat::WebP).then(|| {
-            "--quality same keeps a JPEG input's quality in a JPEG output; for WebP give 1 to 100 (lossy), or leave --quality out (lossless)".into()
-        })
+        match (same, format) {
+            (true, ImageFormat::WebP) => Some("--quality same keeps a JPEG input's quality in a JPEG output; for WebP give 1 to 100 (lossy), or leave --quality out (lossless)".into()),
+            (true, heif::HEIF) => Some(format!("--quality same keeps a JPEG input's quality in a JPEG output; for AVIF give 1 to 100, or leave --quality out ({})", heif::DEFAULT_QUALITY)),
+            _ => None,
+        }
+    }
+
+    /// The quality of an AVIF: `--quality N` given, else `heif::DEFAULT_QUALITY`.
+    pub fn avif_quality(&self) -> u8 {
+        match (self.quality_given, self.jpeg.quality) {
+            (true, jpeg::Quality::Fixed(q)) => q,
+            _ => heif::DEFAULT_QUALITY,
+        }
     }
 
     /// The quality of a lossy WebP: `--quality N` given; None (lossless) without it.
@@ -310,11 +321,12 @@ impl EncodeOptions {
 
 /// Encodes into memory, returning the bytes and a note when the ICC profile could not be kept.
 /// `gray_float`: the image is gray float held as RGB(A) with three equal channels, which TIFF
-/// writes as gray (other formats as the RGB they hold).
+/// writes as gray (other formats as the RGB they hold). `blobs`: the EXIF and XMP for AVIF,
+/// whose encoder writes them (every other format's go in after, `metadata::embed`).
 pub fn encode(
     (image, gray_float): (&DynamicImage, bool),
     format: ImageFormat,
-    icc: Option<&[u8]>,
+    (icc, blobs): (Option<&[u8]>, metadata::Blobs),
     (opts, jpeg): (EncodeOptions, jpeg::JpegSettings),
     path: &Path,
 ) -> Result<(Vec<u8>, Option<String>), ImageIoError> {
@@ -323,7 +335,7 @@ pub fn encode(
         format: format!("{format:?}"),
         detail,
     };
-    if let Some(ours) = encode_own((image, gray_float), format, icc, (opts, jpeg)) {
+    if let Some(ours) = encode_own((image, gray_float), format, (icc, blobs), (opts, jpeg)) {
         return ours.map(|bytes| (bytes, None)).map_err(failed);
     }
     encode_with_image_crate(image, format, icc, (opts, jpeg))
@@ -336,10 +348,11 @@ pub fn encode(
 fn encode_own(
     (image, gray_float): (&DynamicImage, bool),
     format: ImageFormat,
-    icc: Option<&[u8]>,
+    (icc, blobs): (Option<&[u8]>, metadata::Blobs),
     (opts, jpeg): (EncodeOptions, jpeg::JpegSettings),
 ) -> Option<Result<Vec<u8>, String>> {
     match (format, image) {
+        (heif::HEIF, _) => Some(heif::encode_avif(image, opts.avif_quality(), icc, blobs)),
         (ImageFormat::Png, _) => match opts.png_compression {
             CompressionType::Fast => png::encode_fast(image, icc),
             CompressionType::Best => png::encode(image, 9, icc),

@@ -54,6 +54,19 @@ pub fn sniff(path: &Path) -> io::Result<Option<ImageFormat>> {
     Ok(guess(&head))
 }
 
+/// The format a file is written back in where no output format is named: what `sniff`
+/// finds, but a HEIF file only where it is AVIF (gblur writes no HEIC); None otherwise.
+pub fn own_format(path: &Path) -> Option<ImageFormat> {
+    let mut head = Vec::with_capacity(HEAD);
+    File::open(path).ok()?.take(HEAD as u64).read_to_end(&mut head).ok()?;
+    own_format_of(&head)
+}
+
+/// `own_format` of a file whose first bytes are `head`.
+pub fn own_format_of(head: &[u8]) -> Option<ImageFormat> {
+    guess(head).filter(|f| *f != super::heif::HEIF || super::heif::is_avif(head))
+}
+
 /// Opens `path` (`-`: stdin) for decoding within `max_memory_mib`. A regular file stays a
 /// file (a JPEG is read into memory up to its end); anything else (stdin, a named pipe, a
 /// device) is read into memory, and refused once it passes the budget.

@@ -23,7 +23,10 @@ pub fn check_output(
     let format = format
         .or_else(|| ImageFormat::from_path(output).ok())
         .filter(|f| !writable(*f).is_empty())
-        .ok_or_else(|| bad("unknown or unwritable output format: use .png, .jpg, .tif, .webp, .bmp, .tga, .gif, .qoi, .exr or .hdr".into()))?;
+        .ok_or_else(|| bad("unknown or unwritable output format: use .png, .jpg, .tif, .webp, .avif, .bmp, .tga, .gif, .qoi, .exr or .hdr".into()))?;
+    if format == super::heif::HEIF {
+        super::heif::avif_encoder().map_err(|why| bad(format!("AVIF output: {why}")))?;
+    }
     let parent = match output.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),

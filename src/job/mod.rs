@@ -233,8 +233,8 @@ fn stdout_or_file_format(job: &BlurJob, stdin: Option<&[u8]>) -> Result<ImageFor
         ))),
         None => {
             let input_format = match stdin {
-                Some(bytes) => codec::read::guess(bytes),
-                None => codec::sniff(&job.input).ok().flatten(),
+                Some(bytes) => codec::read::own_format_of(bytes),
+                None => codec::read::own_format(&job.input),
             };
             match input_format {
                 Some(f) if codec::can_write(f) => Ok(f),

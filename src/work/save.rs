@@ -74,8 +74,23 @@ pub fn save(
             let image = to_samples(loaded, output, passes, notes);
             let t = Instant::now();
             let samples = (&image, gray_float);
-            let (bytes, icc_note) =
-                codec::encode(samples, output.format, icc, (output.encode, jpeg), name)?;
+            // AVIF's encoder writes the EXIF and XMP; every other format's go in after.
+            let (exif, xmp) = match output.format {
+                codec::heif::HEIF => metadata::for_output(&meta, size),
+                _ => (None, None),
+            };
+            let blobs = metadata::Blobs {
+                exif: exif.as_deref(),
+                xmp: xmp.as_deref(),
+                iptc: None,
+            };
+            let (bytes, icc_note) = codec::encode(
+                samples,
+                output.format,
+                (icc, blobs),
+                (output.encode, jpeg),
+                name,
+            )?;
             notes.extend(icc_note);
             passes.push(Pass::host(Stage::Encode, "encode", t));
             (bytes, codec::color_name(image.color(), gray_float))

@@ -758,7 +758,7 @@ fn quality_for_an_output_that_is_not_lossy_is_refused_not_ignored() {
             .assert()
             .code(2)
             .stderr(
-                predicate::str::contains("--quality applies to JPEG or WebP output")
+                predicate::str::contains("--quality applies to JPEG, WebP or AVIF output")
                     .and(predicate::str::contains(says)),
             );
         assert!(!dir.path().join(out).exists());
@@ -784,7 +784,7 @@ fn quality_for_an_output_that_is_not_lossy_is_refused_not_ignored() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains(
-            "--quality applies to JPEG or WebP output",
+            "--quality applies to JPEG, WebP or AVIF output",
         ));
     // Stdout in the input's format, and a batch none of whose outputs is a JPEG.
     gblur()
@@ -826,7 +826,9 @@ fn quality_for_an_output_that_is_not_lossy_is_refused_not_ignored() {
         .success();
     let v: serde_json::Value = serde_json::from_slice(&mixed.get_output().stdout).unwrap();
     assert!(
-        v["notes"].to_string().contains("JPEG or WebP outputs"),
+        v["notes"]
+            .to_string()
+            .contains("JPEG, WebP or AVIF outputs"),
         "{v}"
     );
 }

@@ -9,6 +9,7 @@ mod support;
 mod api;
 mod architecture;
 mod auto_choice;
+mod avif_output;
 mod bad_inputs;
 mod batch;
 mod bench;

@@ -217,7 +217,7 @@ pub fn read_container(format: ImageFormat, reader: &mut (impl BufRead + Seek)) -
 
 /// EXIF and XMP adjusted to the pixels written, `size` (width, height): orientation 1 (the
 /// decoder has turned the pixels already) and the pixel dimensions of the output.
-fn for_output(meta: &Metadata, (w, h): (u32, u32)) -> (Option<Vec<u8>>, Option<Vec<u8>>) {
+pub fn for_output(meta: &Metadata, (w, h): (u32, u32)) -> (Option<Vec<u8>>, Option<Vec<u8>>) {
     let exif = meta.exif.clone().map(|mut b| {
         if let Some((order, first)) = ifd::header(&b) {
             ifd::patch_number(&mut b, order, first, ifd::ORIENTATION, 1);
@@ -260,7 +260,8 @@ pub fn embed(
         xmp: xmp.as_deref(),
         iptc: meta.iptc.as_deref(),
     };
-    if !matches!(format, ImageFormat::Jpeg | ImageFormat::Png | ImageFormat::WebP | ImageFormat::Tiff) {
+    let holds = [ImageFormat::Jpeg, ImageFormat::Png, ImageFormat::WebP, ImageFormat::Tiff, ImageFormat::Avif];
+    if !holds.contains(&format) {
         let what: Vec<_> = [(exif.is_some(), "EXIF"), (xmp.is_some(), "XMP"), (blobs.iptc.is_some(), "IPTC")]
             .into_iter()
             .filter_map(|(held, name)| held.then_some(name))
@@ -272,6 +273,10 @@ pub fn embed(
         return Ok((bytes, notes));
     }
     notes.extend(meta.iptc_lost(format));
+    if format == ImageFormat::Avif {
+        // The AVIF encoder wrote the EXIF and XMP (`codec::encode`).
+        return Ok((bytes, notes));
+    }
     let (exif, xmp) = (blobs.exif, blobs.xmp);
     let bytes = match format {
         ImageFormat::Jpeg => containers::jpeg(bytes, blobs, &mut notes),

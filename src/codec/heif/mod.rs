@@ -10,7 +10,11 @@
 //! full 16-bit range.
 //!
 //! The `image` crate has no HEIF format; of the family it names AVIF alone, and gblur carries
-//! every HEIF file under that name (`HEIF`).
+//! every HEIF file under that name (`HEIF`). AVIF is written through libheif too (`write`).
+
+mod write;
+
+pub use write::{avif_encoder, encode_avif, DEFAULT_QUALITY};
 
 use super::metadata::{FromFile, Metadata};
 use super::ImageIoError;
@@ -47,12 +51,27 @@ pub fn is_heif(head: &[u8]) -> bool {
             .any(known)
 }
 
+/// Whether `head` starts an AVIF file (major brand `avif` or `avis`), the one HEIF gblur
+/// writes: a HEIC file is not written back in its own format.
+pub fn is_avif(head: &[u8]) -> bool {
+    is_heif(head) && matches!(&head[8..12], b"avif" | b"avis")
+}
+
 #[repr(C)]
 #[derive(Clone, Copy)]
-struct HeifError {
+pub(super) struct HeifError {
     code: c_int,
     subcode: c_int,
     message: *const c_char,
+}
+
+impl HeifError {
+    /// Success, as a callback returns it.
+    const OK: HeifError = HeifError {
+        code: 0,
+        subcode: 0,
+        message: c"Success".as_ptr(),
+    };
 }
 
 type Context = c_void;

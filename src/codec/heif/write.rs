@@ -1,0 +1,240 @@
+//! AVIF written through libheif's AV1 encoder (libaom in Debian's libheif1), loaded at run time
+//! as the reader loads libheif: 8-bit RGB or RGBA, at `--quality` (libheif's lossy quality,
+//! 1 to 100; 50 by default, as libvips's `heifsave`), with the ICC profile, EXIF and XMP in
+//! the file. libheif converts RGB to the YCbCr the encoder codes (4:2:0, its default).
+
+use super::{failure, Context, HeifError, Handle, Image, CHANNEL_INTERLEAVED, CHROMA_RGB};
+use super::{CHROMA_RGBA, COLORSPACE_RGB, INSTALL, LIBRARY};
+use crate::codec::metadata::Blobs;
+use dlopen2::wrapper::{Container, WrapperApi};
+use image::DynamicImage;
+use std::ffi::{c_char, c_int, c_void};
+use std::sync::OnceLock;
+
+/// The quality an AVIF is written at without `--quality`: libvips's `heifsave` default.
+pub const DEFAULT_QUALITY: u8 = 50;
+
+/// libheif's number for AV1 (`heif_compression_AV1`).
+const COMPRESSION_AV1: c_int = 4;
+
+/// The AV1 encoder's speed, 0 (slowest, smallest) to 9: libheif's aom plugin's default is
+/// 6 at best quality settings; 6 is also what libvips's `heifsave` uses at its default effort.
+const SPEED: c_int = 6;
+
+type Encoder = c_void;
+
+/// The part of libheif's encoding API gblur calls (libheif 1.12 and later have all of it).
+#[derive(WrapperApi)]
+struct WriteApi {
+    heif_context_alloc: unsafe extern "C" fn() -> *mut Context,
+    heif_context_free: unsafe extern "C" fn(ctx: *mut Context),
+    heif_context_get_encoder_for_format:
+        unsafe extern "C" fn(ctx: *mut Context, format: c_int, encoder: *mut *mut Encoder) -> HeifError,
+    heif_encoder_release: unsafe extern "C" fn(encoder: *mut Encoder),
+    heif_encoder_set_lossy_quality: unsafe extern "C" fn(encoder: *mut Encoder, quality: c_int) -> HeifError,
+    heif_encoder_set_parameter_integer:
+        unsafe extern "C" fn(encoder: *mut Encoder, name: *const c_char, value: c_int) -> HeifError,
+    heif_image_create: unsafe extern "C" fn(
+        width: c_int,
+        height: c_int,
+        colorspace: c_int,
+        chroma: c_int,
+        image: *mut *mut Image,
+    ) -> HeifError,
+    heif_image_add_plane: unsafe extern "C" fn(
+        image: *mut Image,
+        channel: c_int,
+        width: c_int,
+        height: c_int,
+        bit_depth: c_int,
+    ) -> HeifError,
+    heif_image_get_plane: unsafe extern "C" fn(image: *mut Image, channel: c_int, stride: *mut c_int) -> *mut u8,
+    heif_image_set_raw_color_profile: unsafe extern "C" fn(
+        image: *mut Image,
+        kind: *const c_char,
+        data: *const c_void,
+        size: usize,
+    ) -> HeifError,
+    heif_image_release: unsafe extern "C" fn(image: *const Image),
+    heif_context_encode_image: unsafe extern "C" fn(
+        ctx: *mut Context,
+        image: *const Image,
+        encoder: *mut Encoder,
+        options: *const c_void,
+        handle: *mut *mut Handle,
+    ) -> HeifError,
+    heif_image_handle_release: unsafe extern "C" fn(handle: *const Handle),
+    heif_context_add_exif_metadata:
+        unsafe extern "C" fn(ctx: *mut Context, handle: *const Handle, data: *const c_void, size: c_int) -> HeifError,
+    #[dlopen2_name = "heif_context_add_XMP_metadata"]
+    heif_context_add_xmp_metadata:
+        unsafe extern "C" fn(ctx: *mut Context, handle: *const Handle, data: *const c_void, size: c_int) -> HeifError,
+    heif_context_write: unsafe extern "C" fn(ctx: *mut Context, writer: *const Writer, userdata: *mut c_void) -> HeifError,
+}
+
+/// libheif's `heif_writer`: where `heif_context_write` hands the file's bytes.
+#[repr(C)]
+struct Writer {
+    writer_api_version: c_int,
+    write: unsafe extern "C" fn(ctx: *mut Context, data: *const c_void, size: usize, userdata: *mut c_void) -> HeifError,
+}
+
+/// Appends what libheif writes to the `Vec<u8>` behind `userdata`.
+unsafe extern "C" fn append(_: *mut Context, data: *const c_void, size: usize, userdata: *mut c_void) -> HeifError {
+    // SAFETY: `encode_avif` passes its output Vec as `userdata`, and libheif `size` bytes at
+    // `data`, for the duration of `heif_context_write`.
+    unsafe {
+        let out = &mut *userdata.cast::<Vec<u8>>();
+        out.extend_from_slice(std::slice::from_raw_parts(data.cast::<u8>(), size));
+    }
+    HeifError::OK
+}
+
+/// libheif's encoding API, loaded once; Err says why it could not be.
+fn api() -> Result<&'static Container<WriteApi>, String> {
+    static API: OnceLock<Result<Container<WriteApi>, String>> = OnceLock::new();
+    API.get_or_init(|| {
+        super::api().map_err(str::to_string)?;
+        let mut last = String::new();
+        for name in LIBRARY {
+            // SAFETY: as for the reader's API (`super::api`), which loaded and initialised the
+            // library already; the symbols are declared as heif.h declares them.
+            match unsafe { Container::<WriteApi>::load(name) } {
+                Ok(api) => return Ok(api),
+                Err(e) => last = e.to_string(),
+            }
+        }
+        Err(format!("the libheif found has no encoding API ({last})"))
+    })
+    .as_ref()
+    .map_err(Clone::clone)
+}
+
+/// What libheif allocated for one encode, freed when it ends either way.
+struct Owned<'a> {
+    api: &'a WriteApi,
+    ctx: *mut Context,
+    encoder: *mut Encoder,
+    image: *mut Image,
+    handle: *mut Handle,
+}
+
+impl Drop for Owned<'_> {
+    fn drop(&mut self) {
+        // SAFETY: each pointer is null or what libheif allocated for this encode, released once.
+        unsafe {
+            if !self.handle.is_null() {
+                self.api.heif_image_handle_release(self.handle);
+            }
+            if !self.image.is_null() {
+                self.api.heif_image_release(self.image);
+            }
+            if !self.encoder.is_null() {
+                self.api.heif_encoder_release(self.encoder);
+            }
+            if !self.ctx.is_null() {
+                self.api.heif_context_free(self.ctx);
+            }
+        }
+    }
+}
+
+impl<'a> Owned<'a> {
+    /// A new context with libheif's AV1 encoder; Err where libheif has none.
+    fn new(api: &'a WriteApi) -> Result<Owned<'a>, String> {
+        let mut owned = Owned {
+            api,
+            // SAFETY: allocates a new context; null only when out of memory.
+            ctx: unsafe { api.heif_context_alloc() },
+            encoder: std::ptr::null_mut(),
+            image: std::ptr::null_mut(),
+            handle: std::ptr::null_mut(),
+        };
+        if owned.ctx.is_null() {
+            return Err("libheif could not allocate a context".into());
+        }
+        // SAFETY: the context is live; the encoder pointer is written on success.
+        let found = unsafe {
+            api.heif_context_get_encoder_for_format(owned.ctx, COMPRESSION_AV1, &mut owned.encoder)
+        };
+        match failure(found) {
+            Some(why) => Err(format!(
+                "the libheif found has no AV1 encoder ({why}); Debian's libheif1 brings libaom's"
+            )),
+            None => Ok(owned),
+        }
+    }
+}
+
+/// Whether AVIF can be written here: libheif loads and has an AV1 encoder; Err says why not.
+pub fn avif_encoder() -> Result<(), String> {
+    static FOUND: OnceLock<Result<(), String>> = OnceLock::new();
+    FOUND
+        .get_or_init(|| {
+            let api = api().map_err(|why| format!("AVIF is written through libheif, and {why}"))?;
+            Owned::new(api).map(drop)
+        })
+        .clone()
+}
+
+/// `image` (8-bit RGB or RGBA, as `codec::output_color` leaves it for AVIF) as an AVIF at
+/// `quality` (1 to 100), with `icc`, and the EXIF and XMP of `blobs` (adjusted to the output).
+pub fn encode_avif(
+    image: &DynamicImage,
+    quality: u8,
+    icc: Option<&[u8]>,
+    blobs: Blobs,
+) -> Result<Vec<u8>, String> {
+    let api = api().map_err(|why| format!("AVIF is written through libheif ({INSTALL}), and {why}"))?;
+    let (chroma, channels, samples) = match image {
+        DynamicImage::ImageRgb8(i) => (CHROMA_RGB, 3, i.as_raw()),
+        DynamicImage::ImageRgba8(i) => (CHROMA_RGBA, 4, i.as_raw()),
+        other => return Err(format!("AVIF is written from 8-bit RGB or RGBA, not {:?}", other.color())),
+    };
+    let (w, h) = (image.width() as usize, image.height() as usize);
+    let too_big = || format!("{w} × {h} is larger than libheif takes");
+    let (cw, ch) = (c_int::try_from(w).map_err(|_| too_big())?, c_int::try_from(h).map_err(|_| too_big())?);
+    let mut owned = Owned::new(api)?;
+    let check = |e: HeifError| failure(e).map_or(Ok(()), Err);
+    // SAFETY: every call below takes what `owned` holds, live until it is dropped, and
+    // buffers that outlive the call.
+    unsafe {
+        check(api.heif_encoder_set_lossy_quality(owned.encoder, quality as c_int))?;
+        // Parameters the plugin may not know are left at its defaults.
+        let threads = rayon::current_num_threads().max(1) as c_int;
+        api.heif_encoder_set_parameter_integer(owned.encoder, c"speed".as_ptr(), SPEED);
+        api.heif_encoder_set_parameter_integer(owned.encoder, c"threads".as_ptr(), threads);
+        check(api.heif_image_create(cw, ch, COLORSPACE_RGB, chroma, &mut owned.image))?;
+        check(api.heif_image_add_plane(owned.image, CHANNEL_INTERLEAVED, cw, ch, 8))?;
+        let mut stride: c_int = 0;
+        let plane = api.heif_image_get_plane(owned.image, CHANNEL_INTERLEAVED, &mut stride);
+        let row = w * channels;
+        if plane.is_null() || (stride as usize) < row {
+            return Err("libheif gave no plane to write the pixels into".into());
+        }
+        for (y, src) in samples.chunks_exact(row).enumerate() {
+            std::ptr::copy_nonoverlapping(src.as_ptr(), plane.add(y * stride as usize), row);
+        }
+        if let Some(p) = icc {
+            let kind = c"prof".as_ptr();
+            check(api.heif_image_set_raw_color_profile(owned.image, kind, p.as_ptr().cast(), p.len()))?;
+        }
+        let options = std::ptr::null();
+        check(api.heif_context_encode_image(owned.ctx, owned.image, owned.encoder, options, &mut owned.handle))?;
+        let size = |b: &[u8]| c_int::try_from(b.len()).map_err(|_| "metadata larger than libheif takes".to_string());
+        if let Some(e) = blobs.exif {
+            check(api.heif_context_add_exif_metadata(owned.ctx, owned.handle, e.as_ptr().cast(), size(e)?))?;
+        }
+        if let Some(x) = blobs.xmp {
+            check(api.heif_context_add_xmp_metadata(owned.ctx, owned.handle, x.as_ptr().cast(), size(x)?))?;
+        }
+        let mut out: Vec<u8> = Vec::new();
+        let writer = Writer {
+            writer_api_version: 1,
+            write: append,
+        };
+        let userdata = (&mut out as *mut Vec<u8>).cast();
+        check(api.heif_context_write(owned.ctx, &writer, userdata))?;
+        Ok(out)
+    }
+}

@@ -1,0 +1,176 @@
+//! AVIF output through libheif's AV1 encoder (loaded at run time; CI installs libheif1): the
+//! picture within a few levels of the lossless result, `--quality` honoured, alpha, the ICC
+//! profile, EXIF and XMP written into the file and read back; a HEIC input is not written
+//! back as itself; without libheif an AVIF output is a one-line error naming the package.
+
+use crate::common::{fixture, gblur};
+use predicates::prelude::*;
+use std::path::Path;
+
+fn heif(name: &str) -> std::path::PathBuf {
+    fixture(&format!("tests/fixtures/heif/{name}"))
+}
+
+fn blur(input: &Path, out: &Path, extra: &[&str]) -> Vec<u8> {
+    gblur()
+        .arg(input)
+        .arg(out)
+        .args(["-s", "1.5", "-q"])
+        .args(extra)
+        .assert()
+        .success();
+    std::fs::read(out).unwrap()
+}
+
+/// `avif` decoded by gblur (through libheif) into a PNG, as RGBA.
+fn decoded(avif: &Path, dir: &Path) -> image::RgbaImage {
+    let png = dir.join("back.png");
+    gblur()
+        .arg(avif)
+        .arg(&png)
+        .args(["-s", "0", "-q"])
+        .assert()
+        .success();
+    image::open(&png).unwrap().to_rgba8()
+}
+
+#[test]
+fn avif_is_written_at_its_quality_and_read_back_close_to_the_lossless_result() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = fixture("samples/chelsea.jpg");
+    let exact = image::load_from_memory(&blur(&input, &dir.path().join("exact.png"), &[]))
+        .unwrap()
+        .to_rgba8();
+    let q30 = blur(&input, &dir.path().join("q30.avif"), &["--quality", "30"]);
+    let q90 = blur(&input, &dir.path().join("q90.avif"), &["--quality", "90"]);
+    assert_eq!(&q90[4..12], b"ftypavif", "an AVIF file");
+    assert!(q30.len() < q90.len(), "{} {}", q30.len(), q90.len());
+    let got = decoded(&dir.path().join("q90.avif"), dir.path());
+    assert_eq!(got.dimensions(), exact.dimensions());
+    let diff: f64 = got
+        .as_raw()
+        .iter()
+        .zip(exact.as_raw())
+        .map(|(a, b)| (*a as f64 - *b as f64).abs())
+        .sum::<f64>()
+        / got.as_raw().len() as f64;
+    assert!(
+        diff < 3.0,
+        "quality 90: {diff} levels from the lossless result on average"
+    );
+    // The default quality (50) lies between.
+    let default = blur(&input, &dir.path().join("default.avif"), &[]);
+    assert!(q30.len() < default.len() && default.len() < q90.len());
+    gblur()
+        .arg(&input)
+        .arg(dir.path().join("same.avif"))
+        .args(["-s", "2", "--quality", "same"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("for AVIF give 1 to 100"));
+}
+
+#[test]
+fn avif_keeps_alpha_the_icc_profile_exif_and_xmp() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("alpha.avif");
+    blur(&heif("alpha.avif"), &out, &["--quality", "90"]);
+    let back = decoded(&out, dir.path());
+    assert!(
+        back.pixels().any(|p| p.0[3] < 128) && back.pixels().any(|p| p.0[3] > 128),
+        "alpha kept"
+    );
+    let icc = blur(
+        &fixture("tests/fixtures/icc_srgb_16x16.png"),
+        &dir.path().join("icc.avif"),
+        &[],
+    );
+    assert!(
+        icc.windows(8).any(|w| w == b"colrprof"),
+        "an ICC colour box"
+    );
+    // EXIF and XMP of a HEIC photo, into AVIF and back out into a JPEG.
+    let avif = dir.path().join("photo.avif");
+    let bytes = blur(&heif("photo_exif.heic"), &avif, &[]);
+    assert!(
+        String::from_utf8_lossy(&bytes).contains("heif test"),
+        "XMP in the file"
+    );
+    let jpeg = dir.path().join("photo.jpg");
+    blur(&avif, &jpeg, &[]);
+    let again = std::fs::read(&jpeg).unwrap();
+    let exif = exif::Reader::new()
+        .read_from_container(&mut std::io::Cursor::new(&again))
+        .expect("EXIF kept");
+    let make = exif
+        .get_field(exif::Tag::Make, exif::In::PRIMARY)
+        .map(|f| f.display_value().to_string());
+    assert_eq!(make.as_deref(), Some("\"gblur-test\""));
+    assert!(
+        String::from_utf8_lossy(&again).contains("heif test"),
+        "XMP read back"
+    );
+}
+
+#[test]
+fn a_heic_input_is_not_written_back_as_itself_and_avif_needs_libheif() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    std::fs::create_dir(&input).unwrap();
+    std::fs::copy(heif("photo_exif.heic"), input.join("phone.heic")).unwrap();
+    std::fs::copy(heif("alpha.avif"), input.join("web.avif")).unwrap();
+    let out = dir.path().join("out");
+    gblur()
+        .arg("batch")
+        .arg(&input)
+        .arg(&out)
+        .args(["-s", "1"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains(
+            "phone.heic: gblur does not write HEIC",
+        ));
+    assert!(out.join("web.avif").exists() && !out.join("phone.heic").exists());
+    let to_avif = dir.path().join("to_avif");
+    gblur()
+        .arg("batch")
+        .arg(&input)
+        .arg(&to_avif)
+        .args(["-s", "1", "--format", "avif", "-q"])
+        .assert()
+        .success();
+    assert!(to_avif.join("phone.avif").exists() && to_avif.join("web.avif").exists());
+    // Stdout takes an AVIF input's own format, not a HEIC's.
+    gblur()
+        .args(["-", "-", "-s", "1"])
+        .write_stdin(std::fs::read(heif("photo_exif.heic")).unwrap())
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("pass --format"));
+    let piped = gblur()
+        .args(["-", "-", "-s", "1"])
+        .write_stdin(std::fs::read(heif("alpha.avif")).unwrap())
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    assert_eq!(&piped[4..12], b"ftypavif");
+    // Without libheif: one line, exit 2, nothing written.
+    let missing = dir.path().join("x.avif");
+    let assert = gblur()
+        .env("GBLUR_FAULT", "no-libheif")
+        .arg(fixture("samples/chelsea.jpg"))
+        .arg(&missing)
+        .args(["-s", "2"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("apt-get install libheif1"));
+    assert_eq!(
+        String::from_utf8_lossy(&assert.get_output().stderr)
+            .lines()
+            .count(),
+        1
+    );
+    assert!(!missing.exists());
+}
