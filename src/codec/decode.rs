@@ -7,7 +7,7 @@
 //! every format alike.
 
 use super::read::{self, Content, Input};
-use super::{guard, heif, ico, jpeg, metadata, one_line, tiff, ImageIoError};
+use super::{guard, heif, ico, jpeg, metadata, one_line, tiff, webp, ImageIoError};
 use image::{DynamicImage, ImageDecoder, ImageError, ImageFormat, ImageReader, Limits};
 use std::io::{self, BufRead, BufReader, Cursor, Seek};
 use std::path::Path;
@@ -284,6 +284,27 @@ fn decode_other<R: BufRead + Seek>(
                     detail,
                 })?;
             (image, meta)
+        }
+        _ if format == ImageFormat::WebP => {
+            let (decoder, meta) = open_decoder(path, reader, format, max_memory_mib)?;
+            let (size, alpha) = (decoder.dimensions(), decoder.color_type().has_alpha());
+            drop(decoder);
+            rewind(reader)?;
+            let mut bytes = Vec::new();
+            reader.read_to_end(&mut bytes).map_err(|cause| ImageIoError::Open {
+                path: path.into(),
+                cause,
+            })?;
+            // libwebp, which decodes a still image faster than the `image` crate; an animation
+            // (its first frame) goes to the crate's decoder.
+            match webp::decode(&bytes, size, alpha) {
+                Some(image) => (image, meta),
+                None => {
+                    let mut again = Cursor::new(&bytes[..]);
+                    let (decoder, _) = open_decoder(path, &mut again, format, max_memory_mib)?;
+                    (DynamicImage::from_decoder(decoder).map_err(map)?, meta)
+                }
+            }
         }
         _ => {
             let (decoder, meta) = open_decoder(path, reader, format, max_memory_mib)?;

@@ -1,7 +1,9 @@
-//! Lossy WebP (`--quality N`): libwebp's encoder, which the `webp` crate's `libwebp-sys` builds
-//! from its own C source (no system library). The `image` crate writes WebP lossless only,
-//! which stays the default. Gray is written as RGB (WebP has no gray), alpha losslessly beside
-//! the lossy colour, the ICC profile in an `ICCP` chunk.
+//! WebP through libwebp, which the `webp` crate's `libwebp-sys` builds from its own C source
+//! (no system library). Lossy output (`--quality N`): the `image` crate writes WebP lossless
+//! only, which stays the default; gray is written as RGB (WebP has no gray), alpha losslessly
+//! beside the lossy colour, the ICC profile in an `ICCP` chunk. Input: a still image's pixels,
+//! which libwebp decodes faster than the `image` crate (`docs/BENCHMARKS.md`); the header and
+//! metadata are still the crate's.
 
 use image::DynamicImage;
 
@@ -42,5 +44,20 @@ pub fn encode_lossy(image: &DynamicImage, quality: u8, icc: Option<&[u8]>) -> Re
     match icc {
         Some(profile) => super::metadata::webp_icc(bytes, profile),
         None => Ok(bytes),
+    }
+}
+
+/// The pixels of the still WebP `bytes`, whose header (read by the `image` crate) says `size`
+/// and `alpha`: RGB or RGBA, as the crate decodes them. None where libwebp does not decode it
+/// as that (an animation), or it would hand over another size.
+pub fn decode(bytes: &[u8], size: (u32, u32), alpha: bool) -> Option<DynamicImage> {
+    let decoded = webp::Decoder::new(bytes).decode()?;
+    if (decoded.width(), decoded.height()) != size || decoded.is_alpha() != alpha {
+        return None;
+    }
+    let (w, h) = size;
+    match alpha {
+        true => image::RgbaImage::from_raw(w, h, decoded.to_vec()).map(DynamicImage::ImageRgba8),
+        false => image::RgbImage::from_raw(w, h, decoded.to_vec()).map(DynamicImage::ImageRgb8),
     }
 }
