@@ -111,6 +111,15 @@ pub fn plan(
             continue;
         };
         let (output, format) = output_of(job, out_dir, &rel, in_format);
+        if in_format == codec::heif::HEIF {
+            // Said before any work, so that --dry-run says it too.
+            if let Err(e) = codec::heif::readable(&input) {
+                let mut r = record(Outcome::Failed, &output);
+                r.error = Some(e.to_string());
+                skipped.push(r);
+                continue;
+            }
+        }
         // HEIF is written as AVIF only: a HEIC input is not written back as itself (into a
         // file named for it).
         let named_avif = output.extension().is_some_and(|e| e.eq_ignore_ascii_case("avif"));

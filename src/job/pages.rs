@@ -484,7 +484,10 @@ fn volume(
         (Volume::F32(..), _) | (_, 0 | 1) => 0,
         (v, _) => 4 * v.len(),
     };
-    check_held(job, (volume.bytes() + f32_copy) as u64, count - 1, count)?;
+    // The pages cut from it are held beside it: as large, or three times for gray float
+    // (written back as RGB with equal channels).
+    let pages_bytes = volume.bytes() * if gray_float { 3 } else { 1 };
+    check_held(job, (volume.bytes() + f32_copy + pages_bytes) as u64, count - 1, count)?;
     let images = volume.blurred(&shape, &axes);
     passes.push(Pass::host(Stage::Blur, "volume (z, y, x)", t));
     let pages = images
@@ -609,9 +612,16 @@ impl Volume {
                 cut::<Rgb<u16>>(v, shape)
             }
             Volume::F32(mut v, true) => {
+                use rayon::prelude::*;
                 filter_axes(&mut v, shape, axes);
-                let rgb = v.iter().flat_map(|&g| [g, g, g]).collect();
-                cut::<Rgb<f32>>(rgb, &[shape[0], shape[1], shape[2], 3])
+                let [_, h, w, _] = *shape;
+                v.par_chunks_exact(h * w)
+                    .map(|page| {
+                        let rgb = page.iter().flat_map(|&g| [g, g, g]).collect();
+                        let buffer = ImageBuffer::<Rgb<f32>, _>::from_raw(w as u32, h as u32, rgb);
+                        DynamicImage::from(buffer.expect("a page's samples"))
+                    })
+                    .collect()
             }
             Volume::F32(mut v, false) => {
                 filter_axes(&mut v, shape, axes);

@@ -303,3 +303,26 @@ fn the_readme_shows_the_formats_table_gblur_prints() {
         assert!(readme.contains(line.trim_end()), "README.md lacks: {line}");
     }
 }
+
+#[test]
+fn a_dry_run_without_libheif_says_the_heif_files_would_fail() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    std::fs::create_dir(&input).unwrap();
+    std::fs::copy(heif("photo_exif.heic"), input.join("phone.heic")).unwrap();
+    std::fs::copy(fixture("samples/coffee.png"), input.join("web.png")).unwrap();
+    gblur()
+        .env("GBLUR_FAULT", "no-libheif")
+        .arg("batch")
+        .arg(&input)
+        .arg(dir.path().join("out"))
+        .args(["-s", "2", "--format", "jpg", "--dry-run"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("fail   phone.heic"))
+        .stdout(predicate::str::contains("apt-get install libheif1"))
+        .stdout(predicate::str::contains(
+            "1 to write, 0 to redo, 0 to skip, 1 would fail",
+        ));
+    assert!(!dir.path().join("out").exists());
+}

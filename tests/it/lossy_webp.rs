@@ -173,3 +173,45 @@ fn the_library_takes_a_quality_for_jpeg_and_webp_and_refuses_it_elsewhere() {
         .quality(0)
         .is_err());
 }
+
+#[test]
+fn a_gray_profile_is_not_written_over_colour_samples() {
+    let dir = tempfile::tempdir().unwrap();
+    // A gray PNG tagged with a (minimal) gray profile: the data colour space field says GRAY.
+    let mut profile = vec![0u8; 132];
+    profile[..4].copy_from_slice(&132u32.to_be_bytes());
+    profile[12..16].copy_from_slice(b"mntr");
+    profile[16..20].copy_from_slice(b"GRAY");
+    profile[20..24].copy_from_slice(b"XYZ ");
+    profile[36..40].copy_from_slice(b"acsp");
+    let gray = image::GrayImage::from_fn(32, 24, |x, y| image::Luma([(x * 7 + y * 3) as u8]));
+    let input = dir.path().join("gray.png");
+    {
+        use image::ImageEncoder;
+        let mut e = image::codecs::png::PngEncoder::new(std::fs::File::create(&input).unwrap());
+        e.set_icc_profile(profile.clone()).unwrap();
+        e.write_image(gray.as_raw(), 32, 24, image::ExtendedColorType::L8)
+            .unwrap();
+    }
+    let out = dir.path().join("out.webp");
+    let json = gblur()
+        .arg(&input)
+        .arg(&out)
+        .args(["-s", "1", "--quality", "80", "--json"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    assert!(String::from_utf8_lossy(&json).contains("the input's ICC profile is for gray"));
+    assert!(!chunks(&std::fs::read(&out).unwrap()).contains(&"ICCP".into()));
+    // Gray stays gray in a PNG, and keeps it.
+    let png = dir.path().join("out.png");
+    blur(&input, &png, &[]);
+    let mut d = image::ImageReader::open(&png)
+        .unwrap()
+        .into_decoder()
+        .unwrap();
+    use image::ImageDecoder;
+    assert_eq!(d.icc_profile().unwrap(), Some(profile));
+}

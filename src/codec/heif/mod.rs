@@ -51,10 +51,21 @@ pub fn is_heif(head: &[u8]) -> bool {
             .any(known)
 }
 
-/// Whether `head` starts an AVIF file (major brand `avif` or `avis`), the one HEIF gblur
-/// writes: a HEIC file is not written back in its own format.
+/// Whether `head` starts an AVIF file, the one HEIF gblur writes (a HEIC file is not written
+/// back in its own format): major brand `avif` or `avis`, or a generic one (`mif1`, `msf1`)
+/// with `avif` among the compatible brands and no HEVC brand.
 pub fn is_avif(head: &[u8]) -> bool {
-    is_heif(head) && matches!(&head[8..12], b"avif" | b"avis")
+    if !is_heif(head) {
+        return false;
+    }
+    let size = u32::from_be_bytes([head[0], head[1], head[2], head[3]]) as usize;
+    let compatible: Vec<&[u8]> = head[16..size.clamp(16, head.len())].chunks_exact(4).collect();
+    let hevc = |b: &[u8]| matches!(b, b"heic" | b"heix" | b"hevc" | b"hevx" | b"heim" | b"heis");
+    match &head[8..12] {
+        b"avif" | b"avis" => true,
+        major if hevc(major) => false,
+        _ => compatible.iter().any(|b| *b == b"avif") && !compatible.iter().any(|b| hevc(b)),
+    }
 }
 
 #[repr(C)]
@@ -176,6 +187,15 @@ fn api() -> Result<&'static Container<Api>, &'static str> {
     .map_err(String::as_str)
 }
 
+/// Whether the HEIF file `path` can be read here: Err (naming the file and the package to
+/// install) where libheif does not load.
+pub fn readable(path: &Path) -> Result<(), ImageIoError> {
+    api().map(drop).map_err(|why| ImageIoError::NeedsLibrary {
+        path: path.into(),
+        detail: format!("a HEIF file (HEIC or AVIF), which gblur reads through libheif, and {why}"),
+    })
+}
+
 /// libheif's version where it loads (for `gblur formats`), else why it does not.
 pub fn version() -> Result<String, String> {
     let api = api().map_err(str::to_string)?;
@@ -230,10 +250,8 @@ pub fn decode(
     bytes: &[u8],
     max_memory_mib: u64,
 ) -> Result<(DynamicImage, Metadata, Vec<String>), ImageIoError> {
-    let api = api().map_err(|why| ImageIoError::NeedsLibrary {
-        path: path.into(),
-        detail: format!("a HEIF file (HEIC or AVIF), which gblur reads through libheif, and {why}"),
-    })?;
+    readable(path)?;
+    let api = api().expect("checked by readable");
     let bad = |detail: String| ImageIoError::Decode {
         path: path.into(),
         detail,
@@ -474,5 +492,30 @@ mod tests {
         plain.extend_from_slice(&tiff);
         assert_eq!(exif_tiff(plain).unwrap(), tiff);
         assert_eq!(exif_tiff(vec![0, 0, 1, 0, 1]), None, "an offset past the end");
+    }
+}
+
+#[cfg(test)]
+mod brand_tests {
+    use super::is_avif;
+
+    /// An `ftyp` box of `major` and `compatible` brands.
+    fn ftyp(major: &[u8; 4], compatible: &[&[u8; 4]]) -> Vec<u8> {
+        let size = 16 + 4 * compatible.len() as u32;
+        let mut b = size.to_be_bytes().to_vec();
+        b.extend_from_slice(b"ftyp");
+        b.extend_from_slice(major);
+        b.extend_from_slice(&[0, 0, 0, 0]);
+        compatible.iter().for_each(|c| b.extend_from_slice(&c[..]));
+        b
+    }
+
+    #[test]
+    fn avif_is_told_from_heic_by_its_brands() {
+        assert!(is_avif(&ftyp(b"avif", &[b"mif1", b"miaf"])));
+        assert!(is_avif(&ftyp(b"mif1", &[b"avif", b"miaf"])));
+        assert!(!is_avif(&ftyp(b"heic", &[b"mif1", b"heic"])));
+        assert!(!is_avif(&ftyp(b"mif1", &[b"heic", b"avif"])));
+        assert!(!is_avif(&ftyp(b"mif1", &[b"miaf"])));
     }
 }

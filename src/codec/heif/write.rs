@@ -192,6 +192,9 @@ pub fn encode_avif(
         other => return Err(format!("AVIF is written from 8-bit RGB or RGBA, not {:?}", other.color())),
     };
     let (w, h) = (image.width() as usize, image.height() as usize);
+    if w == 0 || h == 0 {
+        return Err(format!("the image has no pixels ({w} × {h})"));
+    }
     let too_big = || format!("{w} × {h} is larger than libheif takes");
     let (cw, ch) = (c_int::try_from(w).map_err(|_| too_big())?, c_int::try_from(h).map_err(|_| too_big())?);
     let mut owned = Owned::new(api)?;
@@ -209,10 +212,11 @@ pub fn encode_avif(
         let mut stride: c_int = 0;
         let plane = api.heif_image_get_plane(owned.image, CHANNEL_INTERLEAVED, &mut stride);
         let row = w * channels;
-        if plane.is_null() || (stride as usize) < row {
+        if plane.is_null() || stride <= 0 || (stride as usize) < row || samples.len() < row * h {
             return Err("libheif gave no plane to write the pixels into".into());
         }
-        for (y, src) in samples.chunks_exact(row).enumerate() {
+        // Exactly `h` rows: the buffer may be longer than the image.
+        for (y, src) in samples[..row * h].chunks_exact(row).enumerate() {
             std::ptr::copy_nonoverlapping(src.as_ptr(), plane.add(y * stride as usize), row);
         }
         if let Some(p) = icc {

@@ -15,9 +15,9 @@ const PHOTOSHOP: &[u8] = b"Photoshop 3.0\0";
 const IPTC_RESOURCE: u16 = 0x0404;
 
 /// JPEG: APP1 `Exif\0\0`, APP1 XMP, then APP13 with the IPTC records as Photoshop resource
-/// 0x0404, right after SOI (after the JFIF APP0 when the encoder wrote one, as JFIF wants APP0
-/// first). A segment holds at most 65533 bytes; EXIF, XMP or IPTC larger than that is left out
-/// with a note (extended XMP is not written).
+/// 0x0404 (over as many APP13 segments as it takes), right after SOI (after the JFIF APP0 when
+/// the encoder wrote one, as JFIF wants APP0 first). A segment holds at most 65533 bytes; EXIF
+/// or XMP larger than that is left out with a note (extended XMP is not written).
 pub fn jpeg(bytes: Vec<u8>, blobs: Blobs, notes: &mut Vec<String>) -> Result<Vec<u8>, String> {
     if bytes.len() < 4 || bytes[..2] != [0xFF, 0xD8] {
         return Err("the JPEG encoder wrote no start-of-image marker".into());
@@ -60,7 +60,12 @@ pub fn jpeg(bytes: Vec<u8>, blobs: Blobs, notes: &mut Vec<String>) -> Result<Vec
         if i.len() % 2 == 1 {
             resource.push(0);
         }
-        segment(0xED, PHOTOSHOP, &resource, "IPTC-IIM records");
+        // Resources larger than a segment run on in the next, as Photoshop writes them (and
+        // `jpeg_iptc` joins them).
+        let most = u16::MAX as usize - 2 - PHOTOSHOP.len();
+        for piece in resource.chunks(most) {
+            segment(0xED, PHOTOSHOP, piece, "IPTC-IIM records");
+        }
     }
     let mut out = Vec::with_capacity(bytes.len() + segments.len());
     out.extend_from_slice(&bytes[..at]);
@@ -345,15 +350,24 @@ mod tests {
     }
 
     #[test]
-    fn iptc_written_to_a_jpeg_is_read_back() {
-        let jpeg = b"\xFF\xD8\xFF\xD9".to_vec();
-        let records = b"\x1C\x02\x19\x00\x03abc";
-        let blobs = Blobs {
-            iptc: Some(records),
-            ..Blobs::default()
-        };
-        let out = super::jpeg(jpeg, blobs, &mut Vec::new()).unwrap();
-        let read = jpeg_iptc(&mut super::super::ifd::Reader(&mut std::io::Cursor::new(&out)));
-        assert_eq!(read.as_deref(), Some(&records[..]));
+    fn iptc_written_to_a_jpeg_is_read_back_also_over_several_segments() {
+        let small = b"\x1C\x02\x19\x00\x03abc".to_vec();
+        // Over a segment: 300 captions of 250 bytes.
+        let mut large = Vec::new();
+        for i in 0..300u32 {
+            large.extend_from_slice(&[0x1C, 2, 120, 0, 250]);
+            large.extend((0..250).map(|k| b'a' + ((i + k) % 26) as u8));
+        }
+        for records in [small, large] {
+            let blobs = Blobs {
+                iptc: Some(&records),
+                ..Blobs::default()
+            };
+            let mut notes = Vec::new();
+            let out = super::jpeg(b"\xFF\xD8\xFF\xD9".to_vec(), blobs, &mut notes).unwrap();
+            assert!(notes.is_empty(), "{notes:?}");
+            let read = jpeg_iptc(&mut super::super::ifd::Reader(&mut std::io::Cursor::new(&out)));
+            assert_eq!(read.as_deref(), Some(&records[..]), "{} bytes", records.len());
+        }
     }
 }

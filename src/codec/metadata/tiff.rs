@@ -33,8 +33,11 @@ const DESCRIPTIVE: &[u16] = &[
 const TELLING: &[u16] = &[270, 271, 272, 305, 306, 315, 316, 33432];
 
 /// Tags an EXIF structure's first directory may carry that the written TIFF's own layout
-/// decides: never copied over it.
+/// decides, or that carry another kind of metadata (IPTC, which `--keep` chooses apart):
+/// never copied over it.
 const LAYOUT: &[u16] = &[
+    IPTC,
+    34377, // Photoshop's resources, which may hold IPTC too: `--keep` decides about IPTC
     254,
     255,
     256,

@@ -153,7 +153,7 @@ pub fn read_image<R: BufRead + Seek>(
     max_bytes: u64,
 ) -> Result<DynamicImage, String> {
     if quirks.planar {
-        return read_planar(reader, max_bytes);
+        return read_planar(reader, quirks, max_bytes);
     }
     let e = |e: tiff::TiffError| e.to_string();
     let mut limits = Limits::default();
@@ -198,7 +198,11 @@ fn gray_float_as_rgb(w: u32, h: u32, samples: &[f32], alpha: bool) -> Option<Dyn
 /// reads the directory; the chunks gblur reads and decompresses itself (none, LZW, Deflate, PackBits, Zstandard;
 /// horizontal differencing undone), since the crate's reader stops short of an LZW end code
 /// in tiles cut by the image's edge.
-fn read_planar<R: BufRead + Seek>(reader: &mut R, max_bytes: u64) -> Result<DynamicImage, String> {
+fn read_planar<R: BufRead + Seek>(
+    reader: &mut R,
+    quirks: &Quirks,
+    max_bytes: u64,
+) -> Result<DynamicImage, String> {
     let e = |e: tiff::TiffError| e.to_string();
     let layout = {
         let mut d = Decoder::new(&mut *reader).map_err(e)?;
@@ -210,7 +214,18 @@ fn read_planar<R: BufRead + Seek>(reader: &mut R, max_bytes: u64) -> Result<Dyna
         samples,
         ..
     } = layout;
-    let bytes = w as u64 * h as u64 * samples as u64 * layout.sample_bytes() as u64;
+    if layout.float && samples < 3 && !quirks.gray_float {
+        return Err(format!(
+            "separate planes of {samples} float samples that are not gray (black is zero) with or without alpha, which gblur does not read"
+        ));
+    }
+    // Gray float is held as RGB(A) beside its planes: three (two) times them again.
+    let expanded = match (quirks.gray_float, samples) {
+        (true, 1) => 4,
+        (true, _) => 3,
+        _ => 1,
+    };
+    let bytes = w as u64 * h as u64 * samples as u64 * layout.sample_bytes() as u64 * expanded;
     if bytes > max_bytes {
         return Err(
             "decoding needs more than the memory limit (raise it with --max-memory)".into(),
