@@ -3,23 +3,12 @@
 //! profile, EXIF and XMP written into the file and read back; a HEIC input is not written
 //! back as itself; without libheif an AVIF output is a one-line error naming the package.
 
-use crate::common::{fixture, gblur};
+use crate::common::{blur_to, fixture, gblur};
 use predicates::prelude::*;
 use std::path::Path;
 
 fn heif(name: &str) -> std::path::PathBuf {
     fixture(&format!("tests/fixtures/heif/{name}"))
-}
-
-fn blur(input: &Path, out: &Path, extra: &[&str]) -> Vec<u8> {
-    gblur()
-        .arg(input)
-        .arg(out)
-        .args(["-s", "1.5", "-q"])
-        .args(extra)
-        .assert()
-        .success();
-    std::fs::read(out).unwrap()
 }
 
 /// `avif` decoded by gblur (through libheif) into a PNG, as RGBA.
@@ -38,11 +27,11 @@ fn decoded(avif: &Path, dir: &Path) -> image::RgbaImage {
 fn avif_is_written_at_its_quality_and_read_back_close_to_the_lossless_result() {
     let dir = tempfile::tempdir().unwrap();
     let input = fixture("samples/chelsea.jpg");
-    let exact = image::load_from_memory(&blur(&input, &dir.path().join("exact.png"), &[]))
+    let exact = image::load_from_memory(&blur_to(&input, &dir.path().join("exact.png"), &[]))
         .unwrap()
         .to_rgba8();
-    let q30 = blur(&input, &dir.path().join("q30.avif"), &["--quality", "30"]);
-    let q90 = blur(&input, &dir.path().join("q90.avif"), &["--quality", "90"]);
+    let q30 = blur_to(&input, &dir.path().join("q30.avif"), &["--quality", "30"]);
+    let q90 = blur_to(&input, &dir.path().join("q90.avif"), &["--quality", "90"]);
     assert_eq!(&q90[4..12], b"ftypavif", "an AVIF file");
     assert!(q30.len() < q90.len(), "{} {}", q30.len(), q90.len());
     let got = decoded(&dir.path().join("q90.avif"), dir.path());
@@ -59,7 +48,7 @@ fn avif_is_written_at_its_quality_and_read_back_close_to_the_lossless_result() {
         "quality 90: {diff} levels from the lossless result on average"
     );
     // The default quality (50) lies between.
-    let default = blur(&input, &dir.path().join("default.avif"), &[]);
+    let default = blur_to(&input, &dir.path().join("default.avif"), &[]);
     assert!(q30.len() < default.len() && default.len() < q90.len());
     gblur()
         .arg(&input)
@@ -74,13 +63,13 @@ fn avif_is_written_at_its_quality_and_read_back_close_to_the_lossless_result() {
 fn avif_keeps_alpha_the_icc_profile_exif_and_xmp() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("alpha.avif");
-    blur(&heif("alpha.avif"), &out, &["--quality", "90"]);
+    blur_to(&heif("alpha.avif"), &out, &["--quality", "90"]);
     let back = decoded(&out, dir.path());
     assert!(
         back.pixels().any(|p| p.0[3] < 128) && back.pixels().any(|p| p.0[3] > 128),
         "alpha kept"
     );
-    let icc = blur(
+    let icc = blur_to(
         &fixture("tests/fixtures/icc_srgb_16x16.png"),
         &dir.path().join("icc.avif"),
         &[],
@@ -91,13 +80,13 @@ fn avif_keeps_alpha_the_icc_profile_exif_and_xmp() {
     );
     // EXIF and XMP of a HEIC photo, into AVIF and back out into a JPEG.
     let avif = dir.path().join("photo.avif");
-    let bytes = blur(&heif("photo_exif.heic"), &avif, &[]);
+    let bytes = blur_to(&heif("photo_exif.heic"), &avif, &[]);
     assert!(
         String::from_utf8_lossy(&bytes).contains("heif test"),
         "XMP in the file"
     );
     let jpeg = dir.path().join("photo.jpg");
-    blur(&avif, &jpeg, &[]);
+    blur_to(&avif, &jpeg, &[]);
     let again = std::fs::read(&jpeg).unwrap();
     let exif = exif::Reader::new()
         .read_from_container(&mut std::io::Cursor::new(&again))

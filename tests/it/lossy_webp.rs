@@ -2,8 +2,7 @@
 //! quality, close to the lossless result, alpha kept exactly, the ICC profile and EXIF kept;
 //! `--quality same`, which reads a JPEG input's tables, refused for WebP.
 
-use crate::common::{fixture, gblur};
-use std::path::Path;
+use crate::common::{blur_to, fixture, gblur};
 
 /// The RIFF chunks' names of a WebP file.
 fn chunks(bytes: &[u8]) -> Vec<String> {
@@ -17,29 +16,18 @@ fn chunks(bytes: &[u8]) -> Vec<String> {
     out
 }
 
-fn blur(input: &Path, out: &Path, extra: &[&str]) -> Vec<u8> {
-    gblur()
-        .arg(input)
-        .arg(out)
-        .args(["-s", "1.5", "-q"])
-        .args(extra)
-        .assert()
-        .success();
-    std::fs::read(out).unwrap()
-}
-
 #[test]
 fn quality_writes_lossy_webp_close_to_the_lossless_result() {
     let dir = tempfile::tempdir().unwrap();
     let input = fixture("samples/chelsea.jpg");
-    let lossless = blur(&input, &dir.path().join("lossless.webp"), &[]);
+    let lossless = blur_to(&input, &dir.path().join("lossless.webp"), &[]);
     assert!(
         chunks(&lossless).contains(&"VP8L".into()),
         "{:?}",
         chunks(&lossless)
     );
-    let q50 = blur(&input, &dir.path().join("q50.webp"), &["--quality", "50"]);
-    let q90 = blur(&input, &dir.path().join("q90.webp"), &["--quality", "90"]);
+    let q50 = blur_to(&input, &dir.path().join("q50.webp"), &["--quality", "50"]);
+    let q90 = blur_to(&input, &dir.path().join("q90.webp"), &["--quality", "90"]);
     for lossy in [&q50, &q90] {
         assert!(
             chunks(lossy).contains(&"VP8 ".into()),
@@ -76,10 +64,10 @@ fn quality_writes_lossy_webp_close_to_the_lossless_result() {
 fn lossy_webp_keeps_alpha_exactly_and_the_metadata() {
     let dir = tempfile::tempdir().unwrap();
     let rgba = fixture("samples/chelsea-rgba.png");
-    let exact = image::load_from_memory(&blur(&rgba, &dir.path().join("a.webp"), &[]))
+    let exact = image::load_from_memory(&blur_to(&rgba, &dir.path().join("a.webp"), &[]))
         .unwrap()
         .to_rgba8();
-    let lossy_bytes = blur(&rgba, &dir.path().join("b.webp"), &["--quality", "60"]);
+    let lossy_bytes = blur_to(&rgba, &dir.path().join("b.webp"), &["--quality", "60"]);
     assert!(
         chunks(&lossy_bytes).contains(&"ALPH".into()),
         "{:?}",
@@ -90,14 +78,14 @@ fn lossy_webp_keeps_alpha_exactly_and_the_metadata() {
     assert_eq!(alpha(&lossy), alpha(&exact));
     // The ICC profile in ICCP, and EXIF, in an extended file.
     let icc = fixture("tests/fixtures/icc_srgb_16x16.png");
-    let with_icc = blur(&icc, &dir.path().join("icc.webp"), &["--quality", "80"]);
+    let with_icc = blur_to(&icc, &dir.path().join("icc.webp"), &["--quality", "80"]);
     assert_eq!(
         chunks(&with_icc)[..2],
         ["VP8X".to_string(), "ICCP".to_string()]
     );
     assert_ne!(with_icc[20] & 0x20, 0, "VP8X announces the profile");
     let phone = fixture("tests/fixtures/phone_exif_xmp.jpg");
-    let with_exif = blur(&phone, &dir.path().join("exif.webp"), &["--quality", "80"]);
+    let with_exif = blur_to(&phone, &dir.path().join("exif.webp"), &["--quality", "80"]);
     let names = chunks(&with_exif);
     assert!(
         names.contains(&"EXIF".into()) && names.contains(&"XMP ".into()),
@@ -207,7 +195,7 @@ fn a_gray_profile_is_not_written_over_colour_samples() {
     assert!(!chunks(&std::fs::read(&out).unwrap()).contains(&"ICCP".into()));
     // Gray stays gray in a PNG, and keeps it.
     let png = dir.path().join("out.png");
-    blur(&input, &png, &[]);
+    blur_to(&input, &png, &[]);
     let mut d = image::ImageReader::open(&png)
         .unwrap()
         .into_decoder()

@@ -166,25 +166,30 @@ fn api() -> Result<&'static Container<Api>, &'static str> {
         if crate::fault::is(crate::fault::Fault::NoLibheif) {
             return Err(format!("libheif is not installed ({INSTALL})"));
         }
-        let mut last = String::new();
-        for name in LIBRARY {
-            // SAFETY: loading libheif runs its initialisers, which have no preconditions; the
-            // symbols are declared as heif.h declares them.
-            match unsafe { Container::<Api>::load(name) } {
-                Ok(api) => {
-                    // SAFETY: heif_init takes NULL for its defaults and may be called more than once.
-                    if let Some(init) = api.heif_init {
-                        unsafe { init(std::ptr::null()) };
-                    }
-                    return Ok(api);
-                }
-                Err(e) => last = e.to_string(),
-            }
+        let api = load::<Api>().map_err(|last| format!("libheif is not installed ({INSTALL}; {last})"))?;
+        // SAFETY: heif_init takes NULL for its defaults and may be called more than once.
+        if let Some(init) = api.heif_init {
+            unsafe { init(std::ptr::null()) };
         }
-        Err(format!("libheif is not installed ({INSTALL}; {last})"))
+        Ok(api)
     })
     .as_ref()
     .map_err(String::as_str)
+}
+
+/// `T`'s symbols from libheif's shared library, under whichever of its names loads; Err: the
+/// last name's failure.
+fn load<T: WrapperApi>() -> Result<Container<T>, String> {
+    let mut last = String::new();
+    for name in LIBRARY {
+        // SAFETY: loading libheif runs its initialisers, which have no preconditions; `T`'s
+        // symbols are declared as heif.h declares them.
+        match unsafe { Container::<T>::load(name) } {
+            Ok(api) => return Ok(api),
+            Err(e) => last = e.to_string(),
+        }
+    }
+    Err(last)
 }
 
 /// Whether the HEIF file `path` can be read here: Err (naming the file and the package to

@@ -4,7 +4,7 @@
 //! the file. libheif converts RGB to the YCbCr the encoder codes (4:2:0, its default).
 
 use super::{failure, Context, HeifError, Handle, Image, CHANNEL_INTERLEAVED, CHROMA_RGB};
-use super::{CHROMA_RGBA, COLORSPACE_RGB, INSTALL, LIBRARY};
+use super::{CHROMA_RGBA, COLORSPACE_RGB, INSTALL};
 use crate::codec::metadata::Blobs;
 use dlopen2::wrapper::{Container, WrapperApi};
 use image::DynamicImage;
@@ -94,17 +94,10 @@ unsafe extern "C" fn append(_: *mut Context, data: *const c_void, size: usize, u
 fn api() -> Result<&'static Container<WriteApi>, String> {
     static API: OnceLock<Result<Container<WriteApi>, String>> = OnceLock::new();
     API.get_or_init(|| {
+        // The reader's API loads and initialises the library first.
         super::api().map_err(str::to_string)?;
-        let mut last = String::new();
-        for name in LIBRARY {
-            // SAFETY: as for the reader's API (`super::api`), which loaded and initialised the
-            // library already; the symbols are declared as heif.h declares them.
-            match unsafe { Container::<WriteApi>::load(name) } {
-                Ok(api) => return Ok(api),
-                Err(e) => last = e.to_string(),
-            }
-        }
-        Err(format!("the libheif found has no encoding API ({last})"))
+        super::load::<WriteApi>()
+            .map_err(|last| format!("the libheif found has no encoding API ({last})"))
     })
     .as_ref()
     .map_err(Clone::clone)

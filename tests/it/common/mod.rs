@@ -10,6 +10,19 @@ pub fn gblur() -> assert_cmd::Command {
     assert_cmd::Command::cargo_bin("gblur").unwrap()
 }
 
+/// Blurs `input` into `out` at sigma 1.5 with `extra` arguments, quietly, and returns the
+/// output's bytes; the run must succeed.
+pub fn blur_to(input: &Path, out: &Path, extra: &[&str]) -> Vec<u8> {
+    gblur()
+        .arg(input)
+        .arg(out)
+        .args(["-s", "1.5", "-q"])
+        .args(extra)
+        .assert()
+        .success();
+    std::fs::read(out).unwrap()
+}
+
 /// A path inside the repository (`samples/...`, `tests/fixtures/...`).
 pub fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(name)
