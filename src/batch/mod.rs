@@ -17,6 +17,7 @@ pub mod naming;
 pub mod plan;
 pub mod run;
 pub mod shard;
+pub mod stacks;
 pub mod summary;
 
 pub use run::run;

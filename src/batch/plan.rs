@@ -359,3 +359,14 @@ pub fn check_inside(out_dir: &Path, output: &Path) -> Result<(), ImageIoError> {
     }
     Ok(())
 }
+
+/// Creates the folders `output` lies in.
+pub fn create_parent(output: &Path) -> Result<(), ImageIoError> {
+    match output.parent() {
+        Some(parent) => std::fs::create_dir_all(parent).map_err(|cause| ImageIoError::Write {
+            path: output.to_path_buf(),
+            cause,
+        }),
+        None => Ok(()),
+    }
+}

@@ -13,6 +13,7 @@
 use super::journal::Journal;
 use super::made_with::{self, SettingsLog};
 use super::plan::{self, Task};
+use super::stacks;
 use super::summary::{FileRecord, Outcome, Summary, WorkerSummary};
 use super::BatchJob;
 use crate::backend::{self, Device, Target};
@@ -293,7 +294,17 @@ pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
         journal: journal.as_ref(),
         made: made.as_ref(),
     };
+    // TIFF stacks keep every page: blurred one at a time after the rest (`stacks`).
+    let (stacks, tasks): (Vec<Task>, Vec<Task>) = tasks.into_iter().partition(stacks::is_stack);
     let stopped = run_stages(&shared, tasks, workers, keep, &mut records);
+    let stack_cx = stacks::Stacks {
+        job,
+        out_dir: &out_dir,
+        journal: journal.as_ref(),
+        made: made.as_ref(),
+        rust_name: &rust_name,
+    };
+    records.extend(stack_cx.blur_all(&stacks, &bar, &interrupted));
     // Every thread is done with the pinned slots: free them now, not with the summary.
     drop(shared.staging.take());
     bar.finish_and_clear();
@@ -591,7 +602,7 @@ fn encode_task(shared: &Shared, b: BlurredTask) -> FileRecord {
         (false, false) => codec::Replace::Never,
     };
     let saved = plan::check_inside(shared.out_dir, output)
-        .and_then(|()| create_parent(output))
+        .and_then(|()| plan::create_parent(output))
         .and_then(|()| {
             let to = Output {
                 path: output,
@@ -638,16 +649,6 @@ fn encode_task(shared: &Shared, b: BlurredTask) -> FileRecord {
         }
     }
     record
-}
-
-fn create_parent(output: &Path) -> Result<(), ImageIoError> {
-    match output.parent() {
-        Some(parent) => std::fs::create_dir_all(parent).map_err(|cause| ImageIoError::Write {
-            path: output.to_path_buf(),
-            cause,
-        }),
-        None => Ok(()),
-    }
 }
 
 /// The progress bar's rate and the file being worked on.

@@ -121,7 +121,7 @@ impl BatchArgs {
         };
         self.settings.check_encoder_options(self.format)?;
         if self.settings.sigma_z.is_some() {
-            return Err("--sigma-z: gblur batch blurs the first page of a TIFF stack (with a note); blur a stack's pages, or the stack as a volume, with the main command (gblur STACK.tif OUT.tif --sigma-z S)".into());
+            return Err("--sigma-z: gblur batch blurs a TIFF stack's pages one by one; blur a stack as a volume with the main command (gblur STACK.tif OUT.tif --sigma-z S)".into());
         }
         let mut blur = self
             .settings

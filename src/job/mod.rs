@@ -23,6 +23,8 @@ use std::time::Instant;
 
 mod pages;
 
+pub use pages::blur_stack;
+
 /// A checked request to blur one file.
 #[derive(Clone, Debug)]
 pub struct BlurJob {
@@ -365,7 +367,13 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
     let out_format = output_format(job, stdin.as_deref())?;
     let stdin = match pages::select(job, stdin, out_format, &mut passes)? {
         pages::Selected::One(stdin) => stdin,
-        pages::Selected::Stack(stack) => return pages::run(job, stack, out_format, passes, t_total),
+        pages::Selected::Stack(stack) => {
+            let replace = match job.no_clobber {
+                true => codec::Replace::Never,
+                false => codec::Replace::Any,
+            };
+            return pages::run(job, stack, (out_format, replace), passes, t_total);
+        }
     };
     let (chosen, blur) = choose(job, stdin.as_deref())?;
     if job.explain {

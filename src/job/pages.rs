@@ -160,12 +160,26 @@ struct Blurred {
     on_device: Option<String>,
 }
 
+/// A batch's TIFF stack: every page of `job.input` blurred into `job.output` (a TIFF) as
+/// `gblur IN OUT.tif` blurs them, the output replacing what `replace` lets it (the batch's
+/// rules); None where the input is not a TIFF of several pages.
+pub fn blur_stack(job: &BlurJob, replace: codec::Replace) -> Result<Option<Report>, JobError> {
+    let t_total = Instant::now();
+    let mut passes = Vec::new();
+    match select(job, None, ImageFormat::Tiff, &mut passes)? {
+        Selected::Stack(stack) => {
+            run(job, stack, (ImageFormat::Tiff, replace), passes, t_total).map(Some)
+        }
+        Selected::One(_) => Ok(None),
+    }
+}
+
 /// Blurs every page of `stack` (each as an image, or together as a volume), writes them into
-/// one TIFF and reports.
+/// one TIFF (replacing what `replace` lets it) and reports.
 pub(super) fn run(
     job: &BlurJob,
     mut stack: Stack,
-    out_format: ImageFormat,
+    (out_format, replace): (ImageFormat, codec::Replace),
     mut passes: Vec<Pass>,
     t_total: Instant,
 ) -> Result<Report, JobError> {
@@ -204,7 +218,7 @@ pub(super) fn run(
     let color = |c| codec::color_name(c, first.gray_float);
     let input = summary(name, ImageFormat::Tiff, size, color(first.input_color));
     let out_color = color(first.image.color());
-    write(job, &blurred.pages, &mut passes, &mut notes)?;
+    write(job, &blurred.pages, replace, (&mut passes, &mut notes))?;
     let (device, backend) = match blurred.on_device {
         Some(name) => (name, Backend::Opencl),
         None => (backend::rust_device_name(), Backend::Rust),
@@ -341,13 +355,13 @@ fn finish_page(
     }
 }
 
-/// Encodes the pages into one TIFF, their metadata into each page, and writes it atomically
-/// (stdout: once whole).
+/// Encodes the pages into one TIFF, their metadata into each page, and writes it atomically,
+/// replacing what `replace` lets it (stdout: once whole).
 fn write(
     job: &BlurJob,
     pages: &[Page],
-    passes: &mut Vec<Pass>,
-    notes: &mut Vec<String>,
+    replace: codec::Replace,
+    (passes, notes): (&mut Vec<Pass>, &mut Vec<String>),
 ) -> Result<(), JobError> {
     let out_name = stdio_name(&job.output, "stdout");
     let t = Instant::now();
@@ -381,10 +395,6 @@ fn write(
     notes.extend(lost);
     passes.push(Pass::host(Stage::Encode, "metadata", t));
     let t = Instant::now();
-    let replace = match job.no_clobber {
-        true => codec::Replace::Never,
-        false => codec::Replace::Any,
-    };
     match codec::is_stdio(&job.output) {
         true => codec::write_stdout(&bytes),
         false => codec::write_atomic(&job.output, &bytes, replace),

@@ -621,11 +621,11 @@ fn a_decoders_panic_is_one_line_and_exit_1() {
     }
 }
 
-/// A TIFF stack (three pages) keeps every page in the main command; the strip engine, asked
-/// for, says that it does not stream one; a batch blurs the first page, and its record says
-/// that the others were left.
+/// A TIFF stack (three pages) keeps every page in the main command and in a batch (in place
+/// too); the strip engine, asked for, says that it does not stream one; a batch into PNG takes
+/// the first page, and its record says that the others were left.
 #[test]
-fn a_tiff_stack_keeps_its_pages_and_a_batch_says_it_took_the_first() {
+fn a_tiff_stack_keeps_its_pages_in_a_batch_too_and_one_image_formats_take_the_first() {
     use tiff::encoder::{colortype::RGB8, TiffEncoder};
     let dir = tempfile::tempdir().unwrap();
     let stack = dir.path().join("stack.tif");
@@ -647,14 +647,17 @@ fn a_tiff_stack_keeps_its_pages_and_a_batch_says_it_took_the_first() {
         .success();
     let v: serde_json::Value = serde_json::from_slice(&report.get_output().stdout).unwrap();
     assert_eq!(v["pages"], 3, "{v}");
-    let mut d = tiff::decoder::Decoder::new(std::fs::File::open(&out).unwrap()).unwrap();
-    let mut pages = 1;
-    while d.more_images() {
-        d.next_image().unwrap();
-        assert_eq!(d.dimensions().unwrap(), (40, 30));
-        pages += 1;
-    }
-    assert_eq!(pages, 3);
+    let pages = |path: &std::path::Path| {
+        let mut d = tiff::decoder::Decoder::new(std::fs::File::open(path).unwrap()).unwrap();
+        let mut pages = 1;
+        while d.more_images() {
+            d.next_image().unwrap();
+            assert_eq!(d.dimensions().unwrap(), (40, 30));
+            pages += 1;
+        }
+        pages
+    };
+    assert_eq!(pages(&out), 3);
     gblur()
         .arg(&stack)
         .arg(&out)
@@ -662,17 +665,48 @@ fn a_tiff_stack_keeps_its_pages_and_a_batch_says_it_took_the_first() {
         .assert()
         .code(2)
         .stderr(predicates::str::contains("several pages"));
+    // A batch keeps every page, byte for byte what the main command writes, and a re-run
+    // skips it; into PNG it takes the first page and says so.
     let batch_out = dir.path().join("batch");
-    let v = gblur()
-        .arg("batch")
-        .arg(dir.path())
-        .arg(&batch_out)
-        .args(["--sigma", "2", "--json", "-q", "--include", "stack.tif"])
-        .assert()
-        .success();
-    let v: serde_json::Value = serde_json::from_slice(&v.get_output().stdout).unwrap();
+    let batch = |out: &std::path::Path, extra: &[&str]| {
+        let v = gblur()
+            .arg("batch")
+            .arg(dir.path())
+            .arg(out)
+            .args(["--sigma", "2", "--json", "-q", "--include", "stack.tif"])
+            .args(extra)
+            .assert()
+            .success();
+        serde_json::from_slice::<serde_json::Value>(&v.get_output().stdout).unwrap()
+    };
+    let v = batch(&batch_out, &[]);
+    assert_eq!(v["files"][0]["outcome"], "blurred", "{v}");
+    assert_eq!(pages(&batch_out.join("stack.tif")), 3);
+    assert_eq!(
+        std::fs::read(batch_out.join("stack.tif")).unwrap(),
+        std::fs::read(&out).unwrap()
+    );
+    let again = batch(&batch_out, &[]);
+    assert_eq!(again["files"][0]["outcome"], "skipped-existing", "{again}");
+    let v = batch(&dir.path().join("png"), &["--format", "png"]);
     assert!(
         v["files"][0]["notes"].to_string().contains("3 pages"),
         "{v}"
+    );
+    // In place, the stack keeps its pages.
+    let in_place = dir.path().join("in_place");
+    std::fs::create_dir(&in_place).unwrap();
+    std::fs::copy(&stack, in_place.join("stack.tif")).unwrap();
+    gblur()
+        .arg("batch")
+        .arg(&in_place)
+        .arg(&in_place)
+        .args(["--in-place", "--sigma", "2", "-q"])
+        .assert()
+        .success();
+    assert_eq!(pages(&in_place.join("stack.tif")), 3);
+    assert_eq!(
+        std::fs::read(in_place.join("stack.tif")).unwrap(),
+        std::fs::read(&out).unwrap()
     );
 }

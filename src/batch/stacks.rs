@@ -1,0 +1,113 @@
+//! TIFF stacks in a batch: a TIFF of several pages written as a TIFF keeps every page, blurred
+//! as the main command blurs a stack (`job::blur_stack`: each page as the image it is), one
+//! file at a time on the host's cores, after the other images. What its output may replace
+//! follows the batch's rules: an in-place batch's journal, `--overwrite`, stale outputs.
+
+use super::journal::Journal;
+use super::made_with::SettingsLog;
+use super::plan::{self, Task};
+use super::summary::{FileRecord, Outcome};
+use super::BatchJob;
+use crate::backend::DeviceSet;
+use crate::codec::{self, ImageIoError};
+use crate::gpu::opencl::device::DeviceChoice;
+use crate::job::JobError;
+use crate::report::{self, Stage};
+use image::ImageFormat;
+
+/// Whether `task` is a TIFF of several pages written as a TIFF.
+pub fn is_stack(task: &Task) -> bool {
+    let pages = |f: std::fs::File| codec::tiff::Quirks::read(&mut std::io::BufReader::new(f)).pages;
+    task.format == ImageFormat::Tiff && std::fs::File::open(&task.input).is_ok_and(|f| pages(f) > 1)
+}
+
+/// What the stacks share with the rest of the batch.
+pub struct Stacks<'a> {
+    pub job: &'a BatchJob,
+    pub out_dir: &'a std::path::Path,
+    pub journal: Option<&'a Journal>,
+    pub made: Option<&'a SettingsLog>,
+    /// The host's device name, for the records.
+    pub rust_name: &'a str,
+}
+
+impl Stacks<'_> {
+    /// Blurs every stack of `tasks` in turn, until the batch is interrupted, advancing `bar`.
+    pub fn blur_all(
+        &self,
+        tasks: &[Task],
+        bar: &indicatif::ProgressBar,
+        interrupted: &std::sync::atomic::AtomicBool,
+    ) -> Vec<FileRecord> {
+        let going = || !interrupted.load(std::sync::atomic::Ordering::SeqCst);
+        let mut records = Vec::new();
+        for task in tasks.iter().take_while(|_| going()) {
+            bar.set_message(format!("{}", task.input.display()));
+            records.push(self.blur(task));
+            bar.inc(1);
+        }
+        records
+    }
+
+    /// Blurs the stack `task` names and says how it went.
+    pub fn blur(&self, task: &Task) -> FileRecord {
+        let output = &task.output;
+        let mut job = self.job.blur.clone();
+        job.input = task.input.clone();
+        job.output = output.clone();
+        job.output_format = Some(ImageFormat::Tiff);
+        job.device = DeviceSet::One(DeviceChoice::Rust);
+        job.progress = false;
+        job.explain = false;
+        let record_in_journal = |meta: &std::fs::Metadata| match self.journal {
+            Some(journal) => journal.record(output, meta),
+            None => Ok(()),
+        };
+        let replace = match (self.journal.is_some(), self.job.overwrite) {
+            (true, _) => codec::Replace::Recorded(&record_in_journal),
+            (false, true) => codec::Replace::Any,
+            (false, false) if task.replaces_stale => codec::Replace::Any,
+            (false, false) => codec::Replace::Never,
+        };
+        let ran = plan::check_inside(self.out_dir, output)
+            .and_then(|()| plan::create_parent(output))
+            .map_err(|e| JobError::Failed(e.into()))
+            .and_then(|()| crate::job::blur_stack(&job, replace));
+        let mut record = FileRecord::new(&task.input, Outcome::Blurred, output);
+        record.replaced_stale = task.replaces_stale;
+        record.device = Some(self.rust_name.to_string());
+        let error = match ran {
+            Ok(Some(report)) => {
+                record.megapixels = report.megapixels();
+                record.decode_ms = report::stage_ms(&report.passes, Stage::Decode);
+                record.blur_ms = report::stage_ms(&report.passes, Stage::Blur);
+                record.encode_ms = report::stage_ms(&report.passes, Stage::Encode);
+                record.notes = report.notes;
+                let logged = self.made.map_or(Ok(()), |log| log.record(output, &task.input));
+                if let Err(e) = logged {
+                    record.notes.push(format!(
+                        "written, but its settings were not recorded ({e}): a later run takes it for another tool's file"
+                    ));
+                }
+                return record;
+            }
+            Ok(None) => anyhow::anyhow!(
+                "{}: no longer a TIFF of several pages (it changed while the batch ran)",
+                task.input.display()
+            ),
+            Err(JobError::Setup(e) | JobError::Failed(e)) => e,
+        };
+        match error.downcast_ref::<ImageIoError>() {
+            // Another writer's file appeared at the output meanwhile: it stays.
+            Some(e @ ImageIoError::Appeared { .. }) => {
+                record.outcome = Outcome::SkippedExisting;
+                record.notes.push(report::one_line(&e.to_string()));
+            }
+            _ => {
+                record.outcome = Outcome::Failed;
+                record.error = Some(report::one_line(&format!("{error:#}")));
+            }
+        }
+        record
+    }
+}
