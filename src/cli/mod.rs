@@ -568,15 +568,27 @@ pub enum PngCompression {
 fn parse_format(s: &str) -> Result<image::ImageFormat, String> {
     image::ImageFormat::from_extension(s)
         .filter(|f| crate::codec::can_write(*f))
-        .ok_or_else(|| format!("'{s}' is not a format gblur writes (png, jpg, tif, webp, bmp, tga, gif, qoi, exr, hdr)"))
+        .ok_or_else(|| match crate::codec::unwritten_name(s) {
+            Some(why) => format!("'{s}': {why}"),
+            None => format!("'{s}' is not a format gblur writes (png, jpg, tif, webp, avif, bmp, tga, gif, qoi, exr, hdr)"),
+        })
 }
 
 /// `FORMAT:REST` (ImageMagick's `png:-`) split into the format and the path, when the part
-/// before the first colon names a format gblur writes; else None.
-fn split_prefix(output: &std::path::Path) -> Option<(image::ImageFormat, PathBuf)> {
-    let (prefix, rest) = output.to_str()?.split_once(':')?;
-    let format = parse_format(prefix).ok()?;
-    (!rest.is_empty()).then(|| (format, PathBuf::from(rest)))
+/// before the first colon names a format gblur writes; None where it names no format (a path
+/// with a colon); Err where it names one gblur reads but does not write.
+fn split_prefix(output: &std::path::Path) -> Result<Option<(image::ImageFormat, PathBuf)>, String> {
+    let Some((prefix, rest)) = output.to_str().and_then(|o| o.split_once(':')) else {
+        return Ok(None);
+    };
+    if rest.is_empty() {
+        return Ok(None);
+    }
+    match parse_format(prefix) {
+        Ok(format) => Ok(Some((format, PathBuf::from(rest)))),
+        Err(why) if crate::codec::unwritten_name(prefix).is_some() => Err(format!("OUTPUT {}: {why}", output.display())),
+        Err(_) => Ok(None),
+    }
 }
 
 fn parse_sigma(s: &str) -> Result<f64, String> {
@@ -684,7 +696,7 @@ impl BlurArgs {
     pub fn to_job(&self) -> Result<BlurJob, String> {
         let input = self.input.clone().expect("clap requires IN");
         let output = self.output.clone().expect("clap requires OUT");
-        let (prefixed, output) = match split_prefix(&output) {
+        let (prefixed, output) = match split_prefix(&output)? {
             Some((format, path)) => (Some(format), path),
             None => (None, output),
         };

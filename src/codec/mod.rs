@@ -142,6 +142,21 @@ pub fn format_name(format: ImageFormat) -> String {
     }
 }
 
+/// Why a format `name` (an extension, or a prefix such as `heic:`) names is not written, where
+/// it names one gblur reads but does not write: HEIC (AVIF is the HEIF gblur writes), PNM,
+/// ICO. None for a name of no format, or of one gblur writes.
+pub fn unwritten_name(name: &str) -> Option<String> {
+    let lower = name.to_ascii_lowercase();
+    if matches!(lower.as_str(), "heic" | "heif" | "hif") {
+        return Some("gblur writes no HEIC: write .avif (HEIF coded with AV1), or .jpg, .png, ...".into());
+    }
+    let format = ImageFormat::from_extension(&lower).filter(|f| !can_write(*f))?;
+    Some(format!(
+        "gblur reads {} but does not write it: write .png, .jpg, .tif, ...",
+        format_name(format)
+    ))
+}
+
 /// Whether gblur can write `format`: AVIF where libheif loads with an AV1 encoder.
 pub fn can_write(format: ImageFormat) -> bool {
     !writable(format).is_empty() && (format != heif::HEIF || heif::avif_encoder().is_ok())

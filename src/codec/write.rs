@@ -20,10 +20,14 @@ pub fn check_output(
         path: output.into(),
         detail,
     };
+    let extension = || output.extension().map(|e| e.to_string_lossy().into_owned());
     let format = format
         .or_else(|| ImageFormat::from_path(output).ok())
         .filter(|f| !writable(*f).is_empty())
-        .ok_or_else(|| bad("unknown or unwritable output format: use .png, .jpg, .tif, .webp, .avif, .bmp, .tga, .gif, .qoi, .exr or .hdr".into()))?;
+        .ok_or_else(|| match extension().and_then(|e| super::unwritten_name(&e)) {
+            Some(why) => bad(why),
+            None => bad("unknown or unwritable output format: use .png, .jpg, .tif, .webp, .avif, .bmp, .tga, .gif, .qoi, .exr or .hdr".into()),
+        })?;
     if format == super::heif::HEIF {
         super::heif::avif_encoder().map_err(|why| bad(format!("AVIF output: {why}")))?;
     }

@@ -163,3 +163,26 @@ fn a_heic_input_is_not_written_back_as_itself_and_avif_needs_libheif() {
     );
     assert!(!missing.exists());
 }
+
+#[test]
+fn a_heic_output_is_refused_in_one_line_pointing_at_avif() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = fixture("samples/coffee.png");
+    for out in ["x.heic", "heic:x.png"] {
+        let assert = gblur()
+            .current_dir(dir.path())
+            .arg(&input)
+            .arg(out)
+            .args(["-s", "2"])
+            .assert()
+            .code(2);
+        let err = String::from_utf8_lossy(&assert.get_output().stderr).to_string();
+        assert!(err.contains("gblur writes no HEIC: write .avif"), "{err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    }
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        0,
+        "nothing written"
+    );
+}
