@@ -286,24 +286,20 @@ fn decode_other<R: BufRead + Seek>(
             (image, meta)
         }
         _ if format == ImageFormat::WebP => {
-            let (decoder, meta) = open_decoder(path, reader, format, max_memory_mib)?;
-            let (size, alpha) = (decoder.dimensions(), decoder.color_type().has_alpha());
-            drop(decoder);
-            rewind(reader)?;
+            // Read once: the crate's decoder takes the header and metadata from the bytes,
+            // libwebp the pixels of a still image (faster than the crate); an animation (its
+            // first frame) goes to the crate's decoder, which has read its header already.
             let mut bytes = Vec::new();
             reader.read_to_end(&mut bytes).map_err(|cause| ImageIoError::Open {
                 path: path.into(),
                 cause,
             })?;
-            // libwebp, which decodes a still image faster than the `image` crate; an animation
-            // (its first frame) goes to the crate's decoder.
+            let mut file = Cursor::new(&bytes[..]);
+            let (decoder, meta) = open_decoder(path, &mut file, format, max_memory_mib)?;
+            let (size, alpha) = (decoder.dimensions(), decoder.color_type().has_alpha());
             match webp::decode(&bytes, size, alpha) {
                 Some(image) => (image, meta),
-                None => {
-                    let mut again = Cursor::new(&bytes[..]);
-                    let (decoder, _) = open_decoder(path, &mut again, format, max_memory_mib)?;
-                    (DynamicImage::from_decoder(decoder).map_err(map)?, meta)
-                }
+                None => (DynamicImage::from_decoder(decoder).map_err(map)?, meta),
             }
         }
         _ => {

@@ -75,15 +75,9 @@ pub fn save(
             let t = Instant::now();
             let samples = (&image, gray_float);
             // AVIF's encoder writes the EXIF and XMP; every other format's go in after.
-            let (exif, xmp) = match output.format {
-                codec::heif::HEIF => metadata::for_output(&meta, size),
-                _ => (None, None),
-            };
-            let blobs = metadata::Blobs {
-                exif: exif.as_deref(),
-                xmp: xmp.as_deref(),
-                iptc: None,
-            };
+            let adjusted = (output.format == codec::heif::HEIF)
+                .then(|| metadata::ForOutput::of(&meta, size));
+            let blobs = adjusted.as_ref().map(|a| a.blobs()).unwrap_or_default();
             let (bytes, icc_note) = codec::encode(
                 samples,
                 output.format,

@@ -3,7 +3,7 @@
 //! profile, EXIF and XMP written into the file and read back; a HEIC input is not written
 //! back as itself; without libheif an AVIF output is a one-line error naming the package.
 
-use crate::common::{blur_to, fixture, gblur};
+use crate::common::{blur_to, fixture, gblur, mean_abs_diff};
 use predicates::prelude::*;
 use std::path::Path;
 
@@ -36,13 +36,7 @@ fn avif_is_written_at_its_quality_and_read_back_close_to_the_lossless_result() {
     assert!(q30.len() < q90.len(), "{} {}", q30.len(), q90.len());
     let got = decoded(&dir.path().join("q90.avif"), dir.path());
     assert_eq!(got.dimensions(), exact.dimensions());
-    let diff: f64 = got
-        .as_raw()
-        .iter()
-        .zip(exact.as_raw())
-        .map(|(a, b)| (*a as f64 - *b as f64).abs())
-        .sum::<f64>()
-        / got.as_raw().len() as f64;
+    let diff = mean_abs_diff(got.as_raw(), exact.as_raw());
     assert!(
         diff < 3.0,
         "quality 90: {diff} levels from the lossless result on average"

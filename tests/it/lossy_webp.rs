@@ -2,7 +2,7 @@
 //! quality, close to the lossless result, alpha kept exactly, the ICC profile and EXIF kept;
 //! `--quality same`, which reads a JPEG input's tables, refused for WebP.
 
-use crate::common::{blur_to, fixture, gblur};
+use crate::common::{blur_to, fixture, gblur, mean_abs_diff};
 
 /// The RIFF chunks' names of a WebP file.
 fn chunks(bytes: &[u8]) -> Vec<String> {
@@ -46,13 +46,7 @@ fn quality_writes_lossy_webp_close_to_the_lossless_result() {
     for (q, bytes, most) in [(50, &q50, 4.0), (90, &q90, 2.0)] {
         let got = image::load_from_memory(bytes).unwrap().to_rgb8();
         assert_eq!(got.dimensions(), exact.dimensions());
-        let diff: f64 = got
-            .as_raw()
-            .iter()
-            .zip(exact.as_raw())
-            .map(|(a, b)| (*a as f64 - *b as f64).abs())
-            .sum::<f64>()
-            / got.as_raw().len() as f64;
+        let diff = mean_abs_diff(got.as_raw(), exact.as_raw());
         assert!(
             diff < most,
             "quality {q}: {diff} levels from the lossless result on average"

@@ -217,7 +217,7 @@ pub fn read_container(format: ImageFormat, reader: &mut (impl BufRead + Seek)) -
 
 /// EXIF and XMP adjusted to the pixels written, `size` (width, height): orientation 1 (the
 /// decoder has turned the pixels already) and the pixel dimensions of the output.
-pub fn for_output(meta: &Metadata, (w, h): (u32, u32)) -> (Option<Vec<u8>>, Option<Vec<u8>>) {
+fn for_output(meta: &Metadata, (w, h): (u32, u32)) -> (Option<Vec<u8>>, Option<Vec<u8>>) {
     let exif = meta.exif.clone().map(|mut b| {
         if let Some((order, first)) = ifd::header(&b) {
             ifd::patch_number(&mut b, order, first, ifd::ORIENTATION, 1);
@@ -230,6 +230,33 @@ pub fn for_output(meta: &Metadata, (w, h): (u32, u32)) -> (Option<Vec<u8>>, Opti
     });
     let xmp = meta.xmp.as_deref().map(|x| xmp::for_output(x, (w, h)));
     (exif, xmp)
+}
+
+/// `meta`'s EXIF, XMP and IPTC as an output of some size holds them: EXIF and XMP adjusted
+/// (`for_output`), IPTC as it is; `blobs` lends them.
+pub struct ForOutput<'a> {
+    exif: Option<Vec<u8>>,
+    xmp: Option<Vec<u8>>,
+    iptc: Option<&'a [u8]>,
+}
+
+impl<'a> ForOutput<'a> {
+    pub fn of(meta: &'a Metadata, size: (u32, u32)) -> ForOutput<'a> {
+        let (exif, xmp) = for_output(meta, size);
+        ForOutput {
+            exif,
+            xmp,
+            iptc: meta.iptc.as_deref(),
+        }
+    }
+
+    pub fn blobs(&self) -> Blobs<'_> {
+        Blobs {
+            exif: self.exif.as_deref(),
+            xmp: self.xmp.as_deref(),
+            iptc: self.iptc,
+        }
+    }
 }
 
 /// `meta`'s EXIF and XMP as PNG chunks (type, data) for an image of `size`, adjusted to the
@@ -254,12 +281,9 @@ pub fn embed(
     if !meta.has_blobs() {
         return Ok((bytes, notes));
     }
-    let (exif, xmp) = for_output(meta, size);
-    let blobs = Blobs {
-        exif: exif.as_deref(),
-        xmp: xmp.as_deref(),
-        iptc: meta.iptc.as_deref(),
-    };
+    let adjusted = ForOutput::of(meta, size);
+    let blobs = adjusted.blobs();
+    let (exif, xmp) = (blobs.exif, blobs.xmp);
     let holds = [ImageFormat::Jpeg, ImageFormat::Png, ImageFormat::WebP, ImageFormat::Tiff, ImageFormat::Avif];
     if !holds.contains(&format) {
         let what: Vec<_> = [(exif.is_some(), "EXIF"), (xmp.is_some(), "XMP"), (blobs.iptc.is_some(), "IPTC")]
@@ -277,7 +301,6 @@ pub fn embed(
         // The AVIF encoder wrote the EXIF and XMP (`codec::encode`).
         return Ok((bytes, notes));
     }
-    let (exif, xmp) = (blobs.exif, blobs.xmp);
     let bytes = match format {
         ImageFormat::Jpeg => containers::jpeg(bytes, blobs, &mut notes),
         ImageFormat::Png if exif.is_none() && xmp.is_none() => Ok(bytes),
@@ -312,13 +335,8 @@ pub fn embed_pages(
         if !meta.has_blobs() {
             continue;
         }
-        let (exif, xmp) = for_output(meta, size);
-        let blobs = Blobs {
-            exif: exif.as_deref(),
-            xmp: xmp.as_deref(),
-            iptc: meta.iptc.as_deref(),
-        };
-        bytes = tiff::merge_page(bytes, page, blobs, &mut notes)
+        let adjusted = ForOutput::of(meta, size);
+        bytes = tiff::merge_page(bytes, page, adjusted.blobs(), &mut notes)
             .map_err(|detail| ImageIoError::Encode {
                 path: path.into(),
                 format: "Tiff".into(),

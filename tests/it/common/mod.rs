@@ -23,6 +23,17 @@ pub fn blur_to(input: &Path, out: &Path, extra: &[&str]) -> Vec<u8> {
     std::fs::read(out).unwrap()
 }
 
+/// The mean absolute difference of two images' samples, in levels.
+pub fn mean_abs_diff(a: &[u8], b: &[u8]) -> f64 {
+    assert_eq!(a.len(), b.len(), "images of one size");
+    let sum: f64 = a
+        .iter()
+        .zip(b)
+        .map(|(x, y)| (*x as f64 - *y as f64).abs())
+        .sum();
+    sum / a.len() as f64
+}
+
 /// A path inside the repository (`samples/...`, `tests/fixtures/...`).
 pub fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(name)
