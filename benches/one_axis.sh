@@ -4,19 +4,26 @@
 # y alone (--sigma-y) and both (--sigma), RUNS rounds in which each runs once, order rotating.
 # The time compared is the blur's passes from --json (decode and encode left out); prints each
 # variant's median and its time over the 2-D blur's as the median of the per-round ratios with
-# their range.
+# their range. Then the same three in memory (benches/one_axis_in_memory.rs, the public API),
+# where every call finds the thread pool started and the cores busy: one run of the command
+# blurs straight after a single-threaded decode, and waking the idle cores costs its passes a
+# few milliseconds, a larger share of a shorter pass.
 # usage: benches/one_axis.sh [RUNS]     (W and H in the environment change the size)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${1:-9}
 W=${W:-4896}
 H=${H:-3264}
-PY=/usr/bin/python3
+PY=${PY:-/usr/bin/python3}
 $PY -c 'import numpy, PIL' 2>/dev/null || {
     sudo=""; [ "$(id -u)" -eq 0 ] || sudo=sudo
     $sudo apt-get install -y -qq --no-install-recommends python3-numpy python3-pil >/dev/null
 }
-cargo build --release -q
+# Where no toolchain is (a device machine), the carried binaries are used as they are.
+if command -v cargo >/dev/null; then
+    cargo build --release -q
+    cargo build --release -q --example one_axis_in_memory
+fi
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 $PY benches/make_test_image.py "$T/photo.png" "$W" "$H" rgb 5
@@ -52,3 +59,6 @@ for image, what in ((f"{t}/photo.png", "RGB 8-bit"), (f"{t}/photo-gray.png", "gr
             line += f"   {statistics.median(ratios):.2f}x the 2-D blur ({min(ratios):.2f}-{max(ratios):.2f})"
         print(line)
 PY
+for channels in 3 1; do
+    target/release/examples/one_axis_in_memory "$channels" "$((RUNS * 2 + 1))" "$W" "$H"
+done

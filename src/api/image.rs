@@ -9,7 +9,7 @@
 
 use super::{Error, Gaussian};
 use crate::cpu::axis::{self, AxisFilter};
-use crate::cpu::banded::{self, Axis, Pixels};
+use crate::cpu::banded::{self, Pixels};
 use crate::cpu::reference;
 use crate::filter::{EdgeMode, LineFilter};
 use crate::pixels;
@@ -332,9 +332,8 @@ impl Gaussian {
         }
         let data = &mut data[..row * layout.height];
         let clamped = self.edges.x == EdgeMode::Clamp && self.edges.y == EdgeMode::Clamp;
-        if let (true, Some(kx), Some(ky)) =
-            (clamped, Axis::of(&self.blur.x), Axis::of(&self.blur.y))
-        {
+        // An axis left alone (sigma 0) is skipped by the banded blur's one-axis passes.
+        if let (true, Some(axes)) = (clamped, banded::axis_blocks(&self.blur)) {
             let table =
                 (self.linear && T::FULL > 1.0).then(|| banded::srgb_table(T::FULL as usize + 1));
             let px = Pixels {
@@ -344,7 +343,7 @@ impl Gaussian {
                 mix: None,
                 sharpen: None,
             };
-            banded::blur_in_place(data, (layout.width, layout.height), &px, kx, ky);
+            banded::blur_axes_in_place(data, (layout.width, layout.height), &px, axes);
             return Ok(());
         }
         crate::cpu::interleaved::blur_by_axes(

@@ -207,6 +207,27 @@ fn a_strided_rgba16_buffer_blurs_as_a_packed_one_and_keeps_its_gaps() {
 }
 
 #[test]
+fn a_one_axis_blur_of_raw_samples_leaves_the_other_axis_alone() {
+    // Rows that are each constant: a blur along x alone keeps them, one along y mixes them;
+    // raw samples and a DynamicImage take the same one-axis passes, bit for bit.
+    let (w, h) = (150, 70);
+    let rows: Vec<u8> = (0..w * h * 3)
+        .map(|i| ((i / (w * 3)) * 37 % 256) as u8)
+        .collect();
+    for (sx, sy) in [(4.0, 0.0), (0.0, 4.0)] {
+        let g = Gaussian::builder().sigma_x(sx).sigma_y(sy).build().unwrap();
+        let mut raw = rows.clone();
+        g.blur_interleaved(&mut raw, Layout::new(w, h, 3)).unwrap();
+        assert_eq!(raw == rows, sy == 0.0, "sigma ({sx}, {sy})");
+        let mut img = DynamicImage::ImageRgb8(
+            image::RgbImage::from_raw(w as u32, h as u32, rows.clone()).unwrap(),
+        );
+        g.blur_image(&mut img).unwrap();
+        assert_eq!(img.as_bytes(), &raw[..], "sigma ({sx}, {sy})");
+    }
+}
+
+#[test]
 fn interleaved_alpha_is_premultiplied_and_edges_follow_the_mode() {
     // An opaque red square on transparent black: no dark fringe, whatever the path.
     let (w, h) = (24, 24);

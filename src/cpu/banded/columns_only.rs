@@ -248,16 +248,20 @@ pub(super) fn blur_columns<T: Sample>(
         height,
     };
     let chunks = stride.div_ceil(CHUNK);
-    (0..chunks.div_ceil(WALKED)).into_par_iter().for_each(|w| {
+    // Fewer chunks per walk where the cores would otherwise wait on the last few walks: a grey
+    // 16 MP image has 77 chunks, 20 walks of 4, which leave 12 of 16 cores idle for half the
+    // pass; 4 walks per thread at least keep them all busy to the end.
+    let walked = (chunks / (4 * rayon::current_num_threads())).clamp(1, WALKED);
+    (0..chunks.div_ceil(walked)).into_par_iter().for_each(|w| {
         let _flush = crate::cpu::lanes::FlushSubnormals::new(true);
-        let c0 = w * WALKED;
+        let c0 = w * walked;
         COLUMN_BUFFER.with_borrow_mut(|buf| {
             let n = height * WALKED * VECS;
             if buf.capacity() < n {
                 *buf = crate::memory::huge_vec(n, V::ZERO);
             }
             buf.resize(n, V::ZERO);
-            walk_chunks(img, (c0, (chunks - c0).min(WALKED)), (px, width), k, buf);
+            walk_chunks(img, (c0, (chunks - c0).min(walked)), (px, width), k, buf);
         });
     });
 }

@@ -312,7 +312,7 @@ pub fn sharpen_image(img: &mut DynamicImage, blur: &Blur2d, unsharp: Unsharp) ->
 
 /// Each axis's recursive blocks, or None for an axis left alone (sigma 0); None where an
 /// axis is an FIR, which the banded blur does not run.
-fn axis_blocks(blur: &Blur2d) -> Option<(Option<Axis<'_>>, Option<Axis<'_>>)> {
+pub(crate) fn axis_blocks(blur: &Blur2d) -> Option<(Option<Axis<'_>>, Option<Axis<'_>>)> {
     fn axis(f: &LineFilter) -> Option<Option<Axis<'_>>> {
         match f.is_identity() {
             true => Some(None),
