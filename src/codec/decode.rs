@@ -7,7 +7,7 @@
 //! every format alike.
 
 use super::read::{self, Content, Input};
-use super::{guard, heif, ico, jpeg, metadata, one_line, tiff, webp, ImageIoError};
+use super::{cmyk, guard, heif, ico, jpeg, metadata, one_line, tiff, webp, ImageIoError};
 use image::{DynamicImage, ImageDecoder, ImageError, ImageFormat, ImageReader, Limits};
 use std::io::{self, BufRead, BufReader, Cursor, Seek};
 use std::path::Path;
@@ -160,14 +160,22 @@ fn decode_jpeg(
         false => [&head[..], scan].concat().into(),
     };
     let mut head = Cursor::new(head);
-    let ((w, h), color, meta) = {
+    let traits = jpeg::JpegTraits::read(bytes);
+    let ((w, h), color, mut meta) = {
         let (decoder, meta) = open_decoder(path, &mut head, ImageFormat::Jpeg, max_memory_mib)?;
-        if jpeg::JpegTraits::read(bytes).components == 4 && meta.icc.is_none() {
+        if traits.components == 4 && meta.icc.is_none() {
             notes.push(CMYK_BY_FORMULA.replace("{format}", "JPEG"));
         }
         (decoder.dimensions(), decoder.color_type(), meta)
     };
     let limit = max_memory_mib.saturating_mul(1 << 20);
+    if traits.components == 4 && cmyk_profile(&meta).is_some() {
+        // The inks and their RGB (7 bytes a pixel) within the limit.
+        let inks = jpeg::decode_inks(&clean, traits.adobe, limit / 7 * 4);
+        if let Some(rgb) = inks.ok().and_then(|(w, h, inks)| through_profile(w, h, cmyk::Inks::Eight(inks), &mut meta, notes)) {
+            return Ok((rgb, meta));
+        }
+    }
     let sized = |image: DynamicImage| match (image.width(), image.height()) == (w, h) {
         true => Ok(image),
         false => Err("the decoder read another size than the header's".to_string()),
@@ -208,6 +216,24 @@ fn damaged(path: &Path, strict: &str, libjpeg: &str) -> ImageIoError {
             one_line(libjpeg)
         ),
     }
+}
+
+/// `inks` as sRGB through `meta`'s CMYK profile, which the output then goes without (its
+/// pixels are sRGB), with a note; None (and `meta` untouched) where the colour engine refuses
+/// the profile, for the decoder's formula to take over.
+fn through_profile(
+    w: u32,
+    h: u32,
+    inks: cmyk::Inks,
+    meta: &mut metadata::Metadata,
+    notes: &mut Vec<String>,
+) -> Option<DynamicImage> {
+    let (rgb, intent) = cmyk::to_srgb(w, h, &inks, meta.icc.as_deref()?).ok()?;
+    meta.icc = None;
+    notes.push(format!(
+        "the input is CMYK: converted to sRGB through its ICC profile ({intent}), and the CMYK profile not kept"
+    ));
+    Some(rgb)
 }
 
 /// The note for a CMYK input without a CMYK profile (`{format}`: JPEG or TIFF).
@@ -273,7 +299,31 @@ fn decode_other<R: BufRead + Seek>(
     };
     let limit = max_memory_mib.saturating_mul(1 << 20);
     let map = |e: ImageError| image_error(path, e, max_memory_mib);
+    let mut by_profile = false;
     let (mut image, meta) = match &quirks {
+        Some(q) if q.plain_inks => {
+            let from_file = metadata::read_container(format, reader);
+            let mut meta = metadata::Metadata::read(None, from_file).map_err(map)?;
+            rewind(reader)?;
+            // The inks and their RGB (7 bytes a pixel) within the limit.
+            let rgb = match cmyk_profile(&meta) {
+                Some(_) => tiff::read_inks(reader, limit / 7 * 4)
+                    .ok()
+                    .and_then(|(w, h, inks)| through_profile(w, h, inks, &mut meta, notes)),
+                None => None,
+            };
+            match rgb {
+                Some(rgb) => {
+                    by_profile = true;
+                    (rgb, meta)
+                }
+                None => {
+                    rewind(reader)?;
+                    let (decoder, meta) = open_decoder(path, reader, format, max_memory_mib)?;
+                    (DynamicImage::from_decoder(decoder).map_err(map)?, meta)
+                }
+            }
+        }
         Some(q) if q.own_decode() => {
             let from_file = metadata::read_container(format, reader);
             let meta = metadata::Metadata::read(None, from_file).map_err(map)?;
@@ -317,8 +367,8 @@ fn decode_other<R: BufRead + Seek>(
         rewind(reader)?;
         ico::keep_alpha_over_mask(reader, &mut image);
     }
-    // With a CMYK profile, `cmyk_profile_dropped` says so instead.
-    if quirks.as_ref().is_some_and(|q| q.cmyk) && cmyk_profile(&meta).is_none() {
+    // With a CMYK profile, `through_profile` or `cmyk_profile_dropped` says what was done.
+    if quirks.as_ref().is_some_and(|q| q.cmyk) && cmyk_profile(&meta).is_none() && !by_profile {
         notes.push(CMYK_BY_FORMULA.replace("{format}", "TIFF"));
     }
     Ok(((image, meta), quirks))

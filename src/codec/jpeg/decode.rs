@@ -90,6 +90,50 @@ pub fn decode_strict(
     image.ok_or_else(|| "fewer pixels than the header declares".into())
 }
 
+/// The inks of a four-component JPEG (CMYK or YCCK), four 8-bit samples a pixel from 0 (no
+/// ink) to 255, read by zune-jpeg in strict mode: `adobe` is the transform of the file's Adobe
+/// segment (`JpegTraits::adobe`), whose presence says the samples are stored inverted, as
+/// libjpeg-based readers take them. At most `max_bytes` of samples.
+pub fn decode_inks(bytes: &[u8], adobe: Option<u8>, max_bytes: u64) -> Result<(u32, u32, Vec<u8>), String> {
+    let ycck = adobe == Some(2);
+    let out = if ycck { ZuneColor::YCCK } else { ZuneColor::CMYK };
+    let options = DecoderOptions::default()
+        .set_strict_mode(true)
+        .set_max_width(usize::MAX)
+        .set_max_height(usize::MAX)
+        .jpeg_set_out_colorspace(out);
+    let mut decoder = zune_jpeg::JpegDecoder::new_with_options(ZCursor::new(bytes), options);
+    decoder.decode_headers().map_err(|e| e.to_string())?;
+    let (w, h) = decoder.dimensions().ok_or("no frame header")?;
+    if decoder.input_colorspace() != Some(out) {
+        return Err(format!("the decoder reads it as {:?}", decoder.input_colorspace()));
+    }
+    if (w * h * 4) as u64 > max_bytes {
+        return Err("over the memory limit".into());
+    }
+    let mut samples = decoder.decode().map_err(|e| e.to_string())?;
+    if samples.len() != w * h * 4 {
+        return Err("fewer pixels than the header declares".into());
+    }
+    for px in samples.chunks_exact_mut(4) {
+        if ycck {
+            // libjpeg's YCCK to CMYK: the YCC triple to RGB (JFIF), whose complement is the
+            // stored (inverted) C, M and Y; the ink is the complement of that: R, G and B.
+            let (y, cb, cr) = (px[0] as f32, px[1] as f32 - 128.0, px[2] as f32 - 128.0);
+            let rgb = [y + 1.402 * cr, y - 0.344_136 * cb - 0.714_136 * cr, y + 1.772 * cb];
+            for (s, v) in px.iter_mut().zip(rgb) {
+                *s = v.round().clamp(0.0, 255.0) as u8;
+            }
+            px[3] = 255 - px[3];
+        } else if adobe.is_some() {
+            for s in px.iter_mut() {
+                *s = 255 - *s;
+            }
+        }
+    }
+    Ok((w as u32, h as u32, samples))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -112,6 +156,30 @@ mod tests {
         ))
         .unwrap();
         out.into_inner()
+    }
+
+    /// The inks of an Adobe CMYK and an Adobe YCCK file, put through the formula the `image`
+    /// crate's decoder applies (R = (255 − C)(255 − K) / 255, ...), give that decoder's RGB:
+    /// the inversion and the YCC conversion are the ones it makes.
+    #[test]
+    fn inks_are_the_formula_decoders_own() {
+        for name in ["cmyk/profiled.jpg", "cmyk_64x48.jpg"] {
+            let path = format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
+            let bytes = std::fs::read(&path).unwrap();
+            let traits = crate::codec::jpeg::JpegTraits::read(&bytes);
+            assert!(traits.adobe.is_some(), "{name}: an Adobe segment");
+            let (w, h, inks) = decode_inks(&bytes, traits.adobe, 1 << 30).unwrap();
+            let rgb = image::load_from_memory(&bytes).unwrap().to_rgb8();
+            assert_eq!((w, h), rgb.dimensions());
+            let mut worst = 0;
+            for (ink, px) in inks.chunks_exact(4).zip(rgb.pixels()) {
+                for c in 0..3 {
+                    let v = (255 - ink[c] as u32) * (255 - ink[3] as u32) / 255;
+                    worst = worst.max((v as i32 - px[c] as i32).abs());
+                }
+            }
+            assert!(worst <= 2, "{name}: {worst} levels from the formula decoder");
+        }
     }
 
     /// The same picture as the `image` crate's decoder, within the spread two conforming

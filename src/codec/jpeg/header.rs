@@ -51,6 +51,10 @@ pub struct JpegTraits {
     pub quality: Option<u8>,
     /// The frame's component count: 1 gray, 3 YCbCr, 4 CMYK or YCCK (0: no frame header read).
     pub components: u8,
+    /// The transform byte of an Adobe APP14 segment, where the file has one (0: RGB or CMYK
+    /// as they are, 1: YCbCr, 2: YCCK). Its presence also says that four-component samples
+    /// are stored inverted (255 is no ink), as Photoshop and libjpeg write them.
+    pub adobe: Option<u8>,
 }
 
 /// The standard luminance quantisation table (ITU-T T.81, Annex K.1), in zigzag order as
@@ -112,6 +116,9 @@ impl JpegTraits {
                 0xC0..=0xC2 => {
                     traits.chroma = chroma_of(body);
                     traits.components = body.get(5).copied().unwrap_or(0);
+                }
+                0xEE if body.len() >= 12 && body.starts_with(b"Adobe") => {
+                    traits.adobe = Some(body[11]);
                 }
                 0xDA => break,
                 _ => {}

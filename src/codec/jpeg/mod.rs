@@ -13,7 +13,7 @@ pub mod rows_in;
 pub mod rows_out;
 mod settings;
 
-pub use decode::{decode_pixels, decode_strict};
+pub use decode::{decode_inks, decode_pixels, decode_strict};
 pub use encode::{encode, encode_stripe, JpegColor, StripePlan};
 pub use header::{Chroma, JpegTraits};
 pub use planes::{decode_planes, encode_planes, YccPlanes};

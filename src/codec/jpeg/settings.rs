@@ -82,6 +82,7 @@ mod tests {
             chroma: Some(Chroma::S422),
             quality: Some(77),
             components: 3,
+            adobe: None,
         };
         let same = JpegOptions {
             quality: Quality::Same,

@@ -11,7 +11,7 @@ pub mod rows_in;
 pub mod rows_out;
 pub mod write;
 
-pub use read::{read_image, unpremultiply, Quirks};
+pub use read::{read_image, read_inks, unpremultiply, Quirks};
 pub use write::Compression;
 
 use image::DynamicImage;

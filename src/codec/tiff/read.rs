@@ -5,6 +5,7 @@
 //! order (FillOrder 2), and associated (premultiplied) alpha, which the decoder hands over as
 //! if it were straight.
 
+use crate::codec::cmyk::Inks;
 use image::{DynamicImage, ImageBuffer, Luma, LumaA, Pixel, Rgb, Rgba};
 use std::io::{BufRead, Seek};
 use tiff::decoder::{ChunkType, Decoder, DecodingResult, Limits};
@@ -33,7 +34,13 @@ pub struct Quirks {
     /// Its colour is CMYK (PhotometricInterpretation 5, separated), which the decoder turns
     /// into RGB by formula.
     pub cmyk: bool,
+    /// CMYK as `read_inks` reads it: four 8- or 16-bit integer inks a pixel, interleaved,
+    /// nothing else (no alpha, no other ink set).
+    pub plain_inks: bool,
 }
+
+/// InkSet: 1 is CMYK, 2 another set of inks (named in InkNames).
+const INK_SET: u16 = 332;
 
 /// Where the count of a TIFF's pages stops: a chain of directories longer than this (or one
 /// that loops) counts as this many.
@@ -56,9 +63,15 @@ impl Quirks {
         let two = tag(Tag::SamplesPerPixel) == Some(2);
         let alpha = matches!(tag(Tag::ExtraSamples), Some(1 | 2));
         let one = tag(Tag::SamplesPerPixel).unwrap_or(1) == 1;
+        let four = tag(Tag::SamplesPerPixel) == Some(4);
+        let cmyk_inks = matches!(tag(Tag::Unknown(INK_SET)), None | Some(1));
         let float = first_of(&mut d, Tag::SampleFormat) == Some(3);
-        let bits32 = first_of(&mut d, Tag::BitsPerSample) == Some(32);
+        let first_bits = first_of(&mut d, Tag::BitsPerSample);
+        let bits32 = first_bits == Some(32);
         let planar_tiles = planar && d.get_chunk_type() == ChunkType::Tile;
+        let plain_inks =
+            photometric == Some(5) && four && cmyk_inks && matches!(first_bits, Some(8 | 16)) && !float && !planar;
+
         let mut pages = 1;
         while pages < MOST_PAGES && d.more_images() && d.next_image().is_ok() {
             pages += 1;
@@ -73,6 +86,7 @@ impl Quirks {
             compression,
             bits,
             cmyk: photometric == Some(5),
+            plain_inks,
         }
     }
 
@@ -178,6 +192,22 @@ pub fn read_image<R: BufRead + Seek>(
         _ => return Err("gray with alpha of a sample type gblur does not read".into()),
     };
     image.ok_or_else(|| "fewer samples than the image's size".into())
+}
+
+/// The inks of a CMYK TIFF whose quirks say `plain_inks`, as stored (0 is no ink), with its
+/// size; at most `max_bytes` of samples.
+pub fn read_inks<R: BufRead + Seek>(reader: &mut R, max_bytes: u64) -> Result<(u32, u32, Inks), String> {
+    let e = |e: tiff::TiffError| e.to_string();
+    let mut limits = Limits::default();
+    limits.decoding_buffer_size = usize::try_from(max_bytes).unwrap_or(usize::MAX);
+    let mut d = Decoder::new(reader).map_err(e)?.with_limits(limits);
+    let (w, h) = d.dimensions().map_err(e)?;
+    let inks = match d.read_image().map_err(e)? {
+        DecodingResult::U8(v) => Inks::Eight(v),
+        DecodingResult::U16(v) => Inks::Sixteen(v),
+        _ => return Err("CMYK of a sample type gblur does not read".into()),
+    };
+    Ok((w, h, inks))
 }
 
 /// Gray float samples (`alpha`: each followed by its alpha) as RGB or RGBA with three equal
