@@ -7,7 +7,7 @@
 //! every format alike.
 
 use super::read::{self, Content, Input};
-use super::{cmyk, guard, heif, ico, jpeg, metadata, one_line, tiff, webp, ImageIoError};
+use super::{guard, icc, heif, ico, jpeg, metadata, one_line, tiff, webp, ImageIoError};
 use image::{DynamicImage, ImageDecoder, ImageError, ImageFormat, ImageReader, Limits};
 use std::io::{self, BufRead, BufReader, Cursor, Seek};
 use std::path::Path;
@@ -172,7 +172,7 @@ fn decode_jpeg(
     if traits.components == 4 && cmyk_profile(&meta).is_some() {
         // The inks and their RGB (7 bytes a pixel) within the limit.
         let inks = jpeg::decode_inks(&clean, traits.adobe, limit / 7 * 4);
-        if let Some(rgb) = inks.ok().and_then(|(w, h, inks)| through_profile(w, h, cmyk::Inks::Eight(inks), &mut meta, notes)) {
+        if let Some(rgb) = inks.ok().and_then(|(w, h, inks)| through_profile(w, h, icc::Inks::Eight(inks), &mut meta, notes)) {
             return Ok((rgb, meta));
         }
     }
@@ -224,11 +224,11 @@ fn damaged(path: &Path, strict: &str, libjpeg: &str) -> ImageIoError {
 fn through_profile(
     w: u32,
     h: u32,
-    inks: cmyk::Inks,
+    inks: icc::Inks,
     meta: &mut metadata::Metadata,
     notes: &mut Vec<String>,
 ) -> Option<DynamicImage> {
-    let (rgb, intent) = cmyk::to_srgb(w, h, &inks, meta.icc.as_deref()?).ok()?;
+    let (rgb, intent) = icc::cmyk_to_srgb(w, h, &inks, meta.icc.as_deref()?).ok()?;
     meta.icc = None;
     notes.push(format!(
         "the input is CMYK: converted to sRGB through its ICC profile ({intent}), and the CMYK profile not kept"

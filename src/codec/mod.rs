@@ -4,7 +4,7 @@
 //! format can hold; encoding into memory and writing through a temporary file that is renamed
 //! over OUT, so a failure never leaves a partial file or destroys an existing one.
 
-mod cmyk;
+pub mod icc;
 mod decode;
 pub mod formats;
 pub mod guard;

@@ -452,6 +452,8 @@ fn blur_selected(
 ) -> Result<(String, bool), JobError> {
     if job.linear && !loaded.layout.linear {
         notes.push("--linear ignored: float images are linear already".into());
+    } else if job.linear {
+        notes.extend(loaded.meta.icc.as_deref().and_then(codec::icc::linear_note));
     }
     // A fallback loads the image as `--device rust` would: as planes where that path takes them.
     let rust = planes_keep(job, keep_for(job, None, blur), out_format, plan);

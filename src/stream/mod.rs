@@ -463,6 +463,9 @@ fn run_typed<T: StreamSample>(
     }
     let mut meta: Metadata = std::mem::take(&mut rows.header_mut().meta);
     notes.append(&mut meta.unread);
+    if job.linear {
+        notes.extend(meta.icc.as_deref().and_then(crate::codec::icc::linear_note));
+    }
     let meta = meta.select(job.metadata);
     if job.format == ImageFormat::Png {
         // The JPEG writer's `metadata::embed` says so itself; PNG's chunks are written here.

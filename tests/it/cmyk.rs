@@ -109,3 +109,36 @@ fn a_profile_the_colour_engine_refuses_falls_back_to_the_formula_with_a_note() {
         ))
         .stderr(predicate::str::contains(CONVERTED).not());
 }
+
+#[test]
+fn linear_light_says_where_the_profile_has_another_curve_than_srgb() {
+    let dir = tempfile::tempdir().unwrap();
+    let rgb = image::RgbImage::from_fn(64, 40, |x, y| {
+        image::Rgb([(x * 4) as u8, (y * 6) as u8, 90])
+    });
+    let tagged = |name: &str, profile: moxcms::ColorProfile| {
+        let path = dir.path().join(name);
+        let mut encoder =
+            image::codecs::png::PngEncoder::new(std::fs::File::create(&path).unwrap());
+        image::ImageEncoder::set_icc_profile(&mut encoder, profile.encode().unwrap()).unwrap();
+        image::ImageEncoder::write_image(encoder, &rgb, 64, 40, image::ExtendedColorType::Rgb8)
+            .unwrap();
+        path
+    };
+    let adobe = tagged("adobe.png", moxcms::ColorProfile::new_adobe_rgb());
+    let srgb = tagged("srgb.png", moxcms::ColorProfile::new_srgb());
+    for engine in ["whole", "strips"] {
+        let run = |input: &Path| {
+            gblur()
+                .arg(input)
+                .arg(dir.path().join("out.png"))
+                .args(["--sigma", "2", "--linear", "--engine", engine])
+                .assert()
+                .success()
+        };
+        run(&adobe).stderr(predicate::str::contains(
+            "--linear decoded the samples with sRGB's transfer curve, but their ICC profile",
+        ));
+        run(&srgb).stderr(predicate::str::contains("--linear decoded").not());
+    }
+}

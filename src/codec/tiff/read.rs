@@ -5,7 +5,7 @@
 //! order (FillOrder 2), and associated (premultiplied) alpha, which the decoder hands over as
 //! if it were straight.
 
-use crate::codec::cmyk::Inks;
+use crate::codec::icc::Inks;
 use image::{DynamicImage, ImageBuffer, Luma, LumaA, Pixel, Rgb, Rgba};
 use std::io::{BufRead, Seek};
 use tiff::decoder::{ChunkType, Decoder, DecodingResult, Limits};

@@ -1,11 +1,15 @@
-//! CMYK pixels to sRGB through the image's own ICC profile, with moxcms (the colour engine
-//! the `image` crate uses): relative colorimetric, as `vips icc_transform` defaults to, or,
+//! What gblur does with an image's ICC profile, through moxcms (the colour engine the `image`
+//! crate uses): reads its transfer curve, for `--linear` to say where it is not sRGB's, and
+//! converts CMYK pixels to sRGB through it: relative colorimetric, as `vips icc_transform`
+//! defaults to, or,
 //! where the profile has no table for it, its perceptual table (A2B0), which is where Little
 //! CMS turns in that case too. A CMYK profile describes what its inks print as; without it
 //! the decoders' formula (R = (1 − C)(1 − K), ...) is what gblur falls back to, with a note.
 
 use image::{DynamicImage, ImageBuffer, Rgb};
-use moxcms::{CmsError, ColorProfile, DataColorSpace, Layout, RenderingIntent, TransformOptions};
+use moxcms::{
+    CmsError, ColorProfile, DataColorSpace, Layout, ProfileText, RenderingIntent, TransformOptions,
+};
 use rayon::prelude::*;
 
 /// A CMYK image's inks, four samples a pixel from 0 (no ink) to full ink.
@@ -17,7 +21,7 @@ pub enum Inks {
 /// `inks` (`width`×`height` pixels) as sRGB through `profile`, at their own depth (8-bit
 /// inks give 8-bit RGB, 16-bit inks 16-bit RGB), with the name of the rendering intent used.
 /// An error names what moxcms refused.
-pub fn to_srgb(
+pub fn cmyk_to_srgb(
     width: u32,
     height: u32,
     inks: &Inks,
@@ -67,6 +71,46 @@ fn to_srgb_as(
     image.ok_or_else(|| "fewer ink samples than the image's size".into())
 }
 
+/// The note `--linear` owes an image whose ICC profile has another transfer curve than sRGB's,
+/// which `--linear` decodes every integer input with. None where the profile's curve is
+/// sRGB's (within 3% of its light at every 32nd of the range), where it has no curve per
+/// channel (a lookup-table profile) and where moxcms cannot read it.
+pub fn linear_note(profile: &[u8]) -> Option<String> {
+    let p = ColorProfile::new_from_slice(profile).ok()?;
+    let curve = p.red_trc.as_ref().or(p.gray_trc.as_ref())?;
+    let linear = curve.make_linear_evaluator().ok()?;
+    let srgb = crate::pixels::srgb_to_linear;
+    // Relative: gamma 2.2 is within 0.004 of sRGB's curve everywhere, but 37% darker at 10%.
+    let off = (1..=32)
+        .map(|i| i as f32 / 32.0)
+        .map(|x| (linear.evaluate_value(x) / srgb(x) - 1.0).abs())
+        .fold(0f32, f32::max);
+    if off < 0.03 {
+        return None;
+    }
+    let name = p.description.as_ref().and_then(text).unwrap_or_else(|| "no name".into());
+    let gamma = linear.evaluate_value(0.5).ln() / 0.5f32.ln();
+    Some(match (gamma - 1.0).abs() < 0.05 {
+        true => format!(
+            "--linear decoded sRGB's transfer curve from samples whose ICC profile ({name}) says they are linear light already: leave --linear out for them"
+        ),
+        false => format!(
+            "--linear decoded the samples with sRGB's transfer curve, but their ICC profile ({name}) has another (about gamma {gamma:.1}): the light the blur averaged is approximate"
+        ),
+    })
+}
+
+/// A profile text's first string, where it has one.
+fn text(t: &ProfileText) -> Option<String> {
+    let s = match t {
+        ProfileText::PlainString(s) => s.clone(),
+        ProfileText::Localizable(v) => v.first()?.value.clone(),
+        ProfileText::Description(d) => d.ascii_string.clone(),
+    };
+    let s = s.trim_matches(char::from(0)).trim().to_string();
+    (!s.is_empty()).then_some(s)
+}
+
 fn cms(e: &CmsError) -> String {
     format!("the colour engine refused the profile: {e}")
 }
@@ -94,9 +138,24 @@ mod tests {
     #[test]
     fn a_profile_for_other_colours_or_none_at_all_is_an_error() {
         let inks = Inks::Eight(vec![0; 16]);
-        assert!(to_srgb(2, 2, &inks, b"not a profile").is_err());
+        assert!(cmyk_to_srgb(2, 2, &inks, b"not a profile").is_err());
         let rgb = ColorProfile::new_srgb().encode().unwrap();
-        let why = to_srgb(2, 2, &inks, &rgb).unwrap_err();
+        let why = cmyk_to_srgb(2, 2, &inks, &rgb).unwrap_err();
         assert!(why.contains("not for CMYK"), "{why}");
+    }
+
+    #[test]
+    fn linear_light_is_named_where_the_profile_has_another_curve_than_srgb() {
+        let srgb = ColorProfile::new_srgb().encode().unwrap();
+        assert_eq!(linear_note(&srgb), None);
+        let adobe = ColorProfile::new_adobe_rgb().encode().unwrap();
+        let note = linear_note(&adobe).unwrap();
+        assert!(note.contains("about gamma 2.2"), "{note}");
+        let mut linear = ColorProfile::new_srgb();
+        let one = moxcms::curve_from_gamma(1.0);
+        (linear.red_trc, linear.green_trc, linear.blue_trc) = (Some(one.clone()), Some(one.clone()), Some(one));
+        let note = linear_note(&linear.encode().unwrap()).unwrap();
+        assert!(note.contains("linear light already"), "{note}");
+        assert_eq!(linear_note(b"not a profile"), None);
     }
 }
