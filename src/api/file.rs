@@ -39,6 +39,7 @@ pub struct FileOptions {
     keep: KeepMetadata,
     max_memory_mib: Option<u64>,
     format: Option<ImageFormat>,
+    to_srgb: bool,
 }
 
 impl FileOptions {
@@ -53,6 +54,7 @@ impl FileOptions {
             keep: KeepMetadata::ALL,
             max_memory_mib: None,
             format: None,
+            to_srgb: false,
         }
     }
 
@@ -73,6 +75,14 @@ impl FileOptions {
         }
         self.quality = Some(quality);
         Ok(self)
+    }
+
+    /// Convert an input with an RGB ICC profile (Adobe RGB, Display P3, ...) to sRGB before
+    /// the blur, relative colorimetric, and write no profile (`--to-srgb`); the report's notes
+    /// say what was done. Such a job takes the whole-image path.
+    pub fn to_srgb(mut self) -> Self {
+        self.to_srgb = true;
+        self
     }
 
     /// Write no ICC profile, EXIF, XMP or IPTC (default: keep them where the format can).
@@ -110,6 +120,7 @@ impl FileOptions {
             pipeline: PipelineChoice::Auto,
             device: DeviceSet::One(DeviceChoice::parse(self.device.trim())),
             linear: g.linear,
+            to_srgb: self.to_srgb,
             jpeg_planes: true,
             encode: EncodeOptions {
                 jpeg: JpegOptions {

@@ -53,7 +53,7 @@ pub struct SettingsLog {
 /// agrees within the filter's stated error).
 pub fn fingerprint(job: &BatchJob) -> String {
     let b = &job.blur;
-    let text = format!(
+    let mut text = format!(
         "{:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?}",
         b.sigma_x,
         b.sigma_y,
@@ -68,6 +68,10 @@ pub fn fingerprint(job: &BatchJob) -> String {
         b.metadata,
         job.format,
     );
+    // Added only where set, so that outputs recorded before it existed stay current.
+    if b.to_srgb {
+        text.push_str(" to-srgb");
+    }
     format!("{:016x}", names::fnv1a(text.as_bytes()))
 }
 

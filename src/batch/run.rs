@@ -517,13 +517,11 @@ fn load_masked(
 ) -> Result<(Loaded, Option<Masked>), String> {
     let blur_job = &shared.job.blur;
     let opts = &blur_job.mask;
-    let (limit, linear) = (blur_job.max_memory_mib, blur_job.linear);
     let source = Source::File(input);
     let plan = EdgePlan::new(blur_job.edges, shared.blur);
     let mut loaded = load_with(
         source,
-        limit,
-        linear,
+        blur_job.decoding(),
         opts.keep(match shared.planes {
             true => job::planes_keep(blur_job, keep, format, &plan),
             false => keep,
@@ -543,7 +541,7 @@ fn load_masked(
     passes.push(Pass::host(Stage::Decode, "selection", t));
     loaded.notes = notes;
     if masked.is_none() {
-        loaded.adapt(keep, linear, passes);
+        loaded.adapt(keep, blur_job.linear, passes);
     }
     Ok((loaded, masked))
 }
@@ -558,12 +556,11 @@ fn reload_for_rust(
     let blur_job = &shared.job.blur;
     let plan = EdgePlan::new(blur_job.edges, shared.blur);
     let rust = job::planes_keep(blur_job, job::keep_for(blur_job, None, shared.blur), format, &plan);
-    let memory = (blur_job.max_memory_mib, blur_job.linear);
     mask::reload(
         Source::File(input),
         &blur_job.mask,
         masked,
-        memory,
+        blur_job.decoding(),
         &plan,
         rust,
     )

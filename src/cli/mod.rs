@@ -322,6 +322,10 @@ pub struct BlurSettings {
     /// of highlights).
     #[arg(long, help_heading = "Blur")]
     pub linear: bool,
+    /// Convert an input with an RGB ICC profile (Adobe RGB, Display P3, ...) to sRGB before
+    /// the blur (relative colorimetric); the output carries no profile. Whole-image path only.
+    #[arg(long, help_heading = "Output")]
+    pub to_srgb: bool,
     /// Quality of a lossy output, 1-100. JPEG: default 90, or `same`, the input JPEG's, read
     /// from its quantisation tables (90 for an input that is not a JPEG). WebP: written lossy
     /// at it (libwebp), lossless without it. AVIF: default 50 (libheif). Given for an output
@@ -642,6 +646,7 @@ impl BlurSettings {
             },
             device: self.device.clone(),
             linear: self.linear,
+            to_srgb: self.to_srgb,
             jpeg_planes: self.jpeg_path == JpegPathArg::Auto,
             encode: self.encode_options(),
             max_memory_mib: crate::memory::budget_mib(self.max_memory),

@@ -57,18 +57,128 @@ fn to_srgb_as(
             let t = source
                 .create_transform_8bit(Layout::Rgba, &srgb, Layout::Rgb, options)
                 .map_err(fail)?;
-            let rgb = convert(samples, |s, d| t.transform(s, d))?;
+            let rgb = convert(samples, (4, 3), |s, d| t.transform(s, d))?;
             ImageBuffer::<Rgb<u8>, _>::from_raw(width, height, rgb).map(DynamicImage::from)
         }
         Inks::Sixteen(samples) => {
             let t = source
                 .create_transform_16bit(Layout::Rgba, &srgb, Layout::Rgb, options)
                 .map_err(fail)?;
-            let rgb = convert(samples, |s, d| t.transform(s, d))?;
+            let rgb = convert(samples, (4, 3), |s, d| t.transform(s, d))?;
             ImageBuffer::<Rgb<u16>, _>::from_raw(width, height, rgb).map(DynamicImage::from)
         }
     };
     image.ok_or_else(|| "fewer ink samples than the image's size".into())
+}
+
+/// Converts `image` from its ICC profile (`icc`) to sRGB in place for `--to-srgb`, taking the
+/// profile away; returns the note that says so. Nothing changes where there is no profile
+/// (untagged is sRGB) or it already has sRGB's colours and curve; a gray image, or a profile
+/// the colour engine refuses, keeps its profile, with a note. 8-, 16-bit and float RGB, with
+/// alpha (kept as it is), relative colorimetric.
+pub fn to_srgb(image: &mut DynamicImage, icc: &mut Option<Vec<u8>>) -> Option<String> {
+    let profile = icc.as_deref()?;
+    let p = match ColorProfile::new_from_slice(profile) {
+        Ok(p) => p,
+        Err(e) => return Some(format!("--to-srgb: kept the ICC profile: {}", cms(&e))),
+    };
+    if p.color_space != DataColorSpace::Rgb || !image.color().has_color() {
+        return Some("--to-srgb converts colour images with an RGB profile: this one keeps its own".into());
+    }
+    if is_srgb(&p) {
+        return None;
+    }
+    let name = p.description.as_ref().and_then(text).unwrap_or_else(|| "no name".into());
+    match rgb_to_srgb(image, &p) {
+        Ok(()) => {
+            *icc = None;
+            Some(format!(
+                "--to-srgb: converted from its ICC profile ({name}) to sRGB (relative colorimetric); the output carries no profile"
+            ))
+        }
+        Err(why) => Some(format!("--to-srgb: kept the ICC profile ({name}): {why}")),
+    }
+}
+
+/// Whether `p` has sRGB's colorants (within 0.002) and transfer curve (`linear_off`).
+fn is_srgb(p: &ColorProfile) -> bool {
+    let srgb = ColorProfile::new_srgb();
+    let near = |a: moxcms::Xyzd, b: moxcms::Xyzd| {
+        (a.x - b.x).abs() < 2e-3 && (a.y - b.y).abs() < 2e-3 && (a.z - b.z).abs() < 2e-3
+    };
+    near(p.red_colorant, srgb.red_colorant)
+        && near(p.green_colorant, srgb.green_colorant)
+        && near(p.blue_colorant, srgb.blue_colorant)
+        && p.red_trc.as_ref().and_then(linear_off).is_some_and(|off| off < 0.03)
+}
+
+/// `image`'s samples through `source` to sRGB, replacing them.
+fn rgb_to_srgb(image: &mut DynamicImage, source: &ColorProfile) -> Result<(), String> {
+    let srgb = ColorProfile::new_srgb();
+    let options = TransformOptions {
+        rendering_intent: RenderingIntent::RelativeColorimetric,
+        ..TransformOptions::default()
+    };
+    let fail = |e: CmsError| cms(&e);
+    let (w, h) = (image.width(), image.height());
+    let layout = match image.color().has_alpha() {
+        true => Layout::Rgba,
+        false => Layout::Rgb,
+    };
+    let n = layout.channels();
+    let converted = match image {
+        DynamicImage::ImageRgb8(_) | DynamicImage::ImageRgba8(_) => {
+            let t = source.create_transform_8bit(layout, &srgb, layout, options).map_err(fail)?;
+            let out = convert(image.as_bytes(), (n, n), |s, d| t.transform(s, d))?;
+            match n {
+                3 => image::RgbImage::from_raw(w, h, out).map(DynamicImage::from),
+                _ => image::RgbaImage::from_raw(w, h, out).map(DynamicImage::from),
+            }
+        }
+        DynamicImage::ImageRgb16(_) | DynamicImage::ImageRgba16(_) => {
+            let t = source.create_transform_16bit(layout, &srgb, layout, options).map_err(fail)?;
+            let samples: &[u16] = match image {
+                DynamicImage::ImageRgb16(b) => b,
+                DynamicImage::ImageRgba16(b) => b,
+                _ => unreachable!("matched above"),
+            };
+            let out = convert(samples, (n, n), |s, d| t.transform(s, d))?;
+            match n {
+                3 => ImageBuffer::<Rgb<u16>, _>::from_raw(w, h, out).map(DynamicImage::from),
+                _ => ImageBuffer::<image::Rgba<u16>, _>::from_raw(w, h, out).map(DynamicImage::from),
+            }
+        }
+        DynamicImage::ImageRgb32F(_) | DynamicImage::ImageRgba32F(_) => {
+            let t = source.create_transform_f32(layout, &srgb, layout, options).map_err(fail)?;
+            let samples: &[f32] = match image {
+                DynamicImage::ImageRgb32F(b) => b,
+                DynamicImage::ImageRgba32F(b) => b,
+                _ => unreachable!("matched above"),
+            };
+            let out = convert(samples, (n, n), |s, d| t.transform(s, d))?;
+            match n {
+                3 => ImageBuffer::<Rgb<f32>, _>::from_raw(w, h, out).map(DynamicImage::from),
+                _ => ImageBuffer::<image::Rgba<f32>, _>::from_raw(w, h, out).map(DynamicImage::from),
+            }
+        }
+        _ => return Err("a sample type the colour engine does not convert".into()),
+    };
+    *image = converted.ok_or("the converted samples did not fill the image")?;
+    Ok(())
+}
+
+/// How far a transfer curve is from sRGB's: the largest relative difference of the light it
+/// gives at every 32nd of the range. None where moxcms cannot evaluate it.
+fn linear_off(curve: &moxcms::ToneReprCurve) -> Option<f32> {
+    let linear = curve.make_linear_evaluator().ok()?;
+    let srgb = crate::pixels::srgb_to_linear;
+    // Relative: gamma 2.2 is within 0.004 of sRGB's curve everywhere, but 37% darker at 10%.
+    Some(
+        (1..=32)
+            .map(|i| i as f32 / 32.0)
+            .map(|x| (linear.evaluate_value(x) / srgb(x) - 1.0).abs())
+            .fold(0f32, f32::max),
+    )
 }
 
 /// The note `--linear` owes an image whose ICC profile has another transfer curve than sRGB's,
@@ -78,16 +188,10 @@ fn to_srgb_as(
 pub fn linear_note(profile: &[u8]) -> Option<String> {
     let p = ColorProfile::new_from_slice(profile).ok()?;
     let curve = p.red_trc.as_ref().or(p.gray_trc.as_ref())?;
-    let linear = curve.make_linear_evaluator().ok()?;
-    let srgb = crate::pixels::srgb_to_linear;
-    // Relative: gamma 2.2 is within 0.004 of sRGB's curve everywhere, but 37% darker at 10%.
-    let off = (1..=32)
-        .map(|i| i as f32 / 32.0)
-        .map(|x| (linear.evaluate_value(x) / srgb(x) - 1.0).abs())
-        .fold(0f32, f32::max);
-    if off < 0.03 {
+    if linear_off(curve)? < 0.03 {
         return None;
     }
+    let linear = curve.make_linear_evaluator().ok()?;
     let name = p.description.as_ref().and_then(text).unwrap_or_else(|| "no name".into());
     let gamma = linear.evaluate_value(0.5).ln() / 0.5f32.ln();
     Some(match (gamma - 1.0).abs() < 0.05 {
@@ -118,17 +222,18 @@ fn cms(e: &CmsError) -> String {
 /// Pixels converted per work item: a few hundred kilobytes of samples each.
 const BLOCK: usize = 1 << 16;
 
-/// Four samples a pixel to three, by `transform` over blocks of pixels on every core.
+/// `from` samples a pixel to `to`, by `transform` over blocks of pixels on every core.
 fn convert<T: Copy + Default + Send + Sync>(
-    inks: &[T],
+    samples: &[T],
+    (from, to): (usize, usize),
     transform: impl Fn(&[T], &mut [T]) -> Result<(), CmsError> + Sync,
 ) -> Result<Vec<T>, String> {
-    let mut rgb = vec![T::default(); inks.len() / 4 * 3];
-    rgb.par_chunks_mut(BLOCK * 3)
-        .zip(inks.par_chunks(BLOCK * 4))
-        .try_for_each(|(out, inks)| transform(&inks[..out.len() / 3 * 4], out))
+    let mut out = vec![T::default(); samples.len() / from * to];
+    out.par_chunks_mut(BLOCK * to)
+        .zip(samples.par_chunks(BLOCK * from))
+        .try_for_each(|(out, samples)| transform(&samples[..out.len() / to * from], out))
         .map_err(|e| cms(&e))?;
-    Ok(rgb)
+    Ok(out)
 }
 
 #[cfg(test)]

@@ -41,6 +41,8 @@ pub struct BlurJob {
     /// One device here; `gblur batch` also takes `all` and lists.
     pub device: DeviceSet,
     pub linear: bool,
+    /// Convert the input from its ICC profile to sRGB before the blur (`--to-srgb`).
+    pub to_srgb: bool,
     /// A JPEG → JPEG job on the Rust path blurs the YCbCr planes where it can
     /// (`planes_keep`); false: always RGB (`--jpeg-path rgb`).
     pub jpeg_planes: bool,
@@ -74,6 +76,15 @@ pub struct BlurJob {
 }
 
 impl BlurJob {
+    /// How this job decodes its input.
+    pub fn decoding(&self) -> crate::work::load::Decoding {
+        crate::work::load::Decoding {
+            max_memory_mib: self.max_memory_mib,
+            linear: self.linear,
+            to_srgb: self.to_srgb,
+        }
+    }
+
     /// The job with its progress bar on (`progress`) or off.
     pub fn with_progress(mut self, progress: bool) -> BlurJob {
         self.progress = progress;
@@ -457,8 +468,7 @@ fn blur_selected(
     }
     // A fallback loads the image as `--device rust` would: as planes where that path takes them.
     let rust = planes_keep(job, keep_for(job, None, blur), out_format, plan);
-    let memory = (job.max_memory_mib, job.linear);
-    let reload = || mask::reload(source, &job.mask, masked.as_ref(), memory, plan, rust);
+    let reload = || mask::reload(source, &job.mask, masked.as_ref(), job.decoding(), plan, rust);
     let sharpen = job.sharpen.as_ref();
     let mut done = work::blur::blur(device, loaded, (blur, sharpen), passes, reload, None)
         .map_err(JobError::failed)?;
@@ -586,6 +596,7 @@ fn strip_job(job: &BlurJob, gpu: Option<Pipeline>, format: ImageFormat) -> Strip
         clamp: job.edges.x == EdgeMode::Clamp && job.edges.y == EdgeMode::Clamp,
         progress: job.progress,
         metadata: job.metadata,
+        to_srgb: job.to_srgb,
     }
 }
 
@@ -641,7 +652,8 @@ fn load_selected(
     passes: &mut Vec<Pass>,
     notes: &mut Vec<String>,
 ) -> Result<(Loaded, Option<Masked>), JobError> {
-    let (limit, linear, sanitize) = (job.max_memory_mib, job.linear, job.mask.sanitize());
+    let (decoding, sanitize) = (job.decoding(), job.mask.sanitize());
+    let limit = decoding.max_memory_mib;
     let keep = job.mask.keep(path_keep);
     // `--mask` decodes on its own thread while the image does: neither needs the other until
     // the selection is built.
@@ -650,7 +662,7 @@ fn load_selected(
             let t = Instant::now();
             job.mask.open(limit).map(|file| (file, t.elapsed()))
         });
-        let loaded = load_with(source, limit, linear, keep, sanitize, plan, passes);
+        let loaded = load_with(source, decoding, keep, sanitize, plan, passes);
         (loaded, mask.join())
     });
     let mask_file = match mask_file.unwrap_or_else(|panic| std::panic::resume_unwind(panic)) {
@@ -681,7 +693,7 @@ fn load_selected(
     match &mut masked {
         Some(m) => m.apply(&mut loaded, path_keep, passes),
         // Loaded as decoded for a selection that turned out empty: as the path takes it.
-        None => loaded.adapt(path_keep, linear, passes),
+        None => loaded.adapt(path_keep, decoding.linear, passes),
     }
     Ok((loaded, masked))
 }

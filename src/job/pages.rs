@@ -24,7 +24,7 @@ use crate::report::{Backend, Pass, Report, Stage};
 use crate::stream::Engine;
 use crate::work::blur::failure_note;
 use crate::work::edges::{EdgePlan, Edges};
-use crate::work::load::{load_with, Source};
+use crate::work::load::{load_with, Decoding, Source};
 use crate::work::save::{to_samples, Output};
 use crate::work::{Keep, Loaded, Working};
 use image::{ColorType, DynamicImage, ImageBuffer, ImageFormat, Luma, Pixel, Rgb};
@@ -443,8 +443,11 @@ fn volume(
         let page = pages.with_page(bytes, i, |view| {
             let source = Source::Memory { name, bytes: view };
             let sanitize = job.mask.sanitize();
-            let (limit, keep) = (job.max_memory_mib, Keep::Decoded);
-            load_with(source, limit, false, keep, sanitize, &plan, passes)
+            let decoding = Decoding {
+                linear: false,
+                ..job.decoding()
+            };
+            load_with(source, decoding, Keep::Decoded, sanitize, &plan, passes)
         });
         let mut page = page.map_err(|e| on_page(JobError::failed(e), i, count))?;
         notes.append(&mut page.notes);

@@ -27,7 +27,7 @@ use crate::filter::Blur2d;
 use crate::pixels;
 use crate::report::{Pass, Stage};
 use crate::work::edges::{self, EdgePlan};
-use crate::work::load::{load_with, Source};
+use crate::work::load::{load_with, Decoding, Source};
 use crate::work::{Keep, Loaded, Working};
 use image::DynamicImage;
 use std::path::{Path, PathBuf};
@@ -408,15 +408,14 @@ pub fn reload(
     source: Source,
     opts: &MaskOptions,
     masked: Option<&Masked>,
-    (limit, linear): (u64, bool),
+    decoding: Decoding,
     plan: &EdgePlan,
     keep: Keep,
 ) -> Result<Loaded, ImageIoError> {
     let (load_keep, sanitize) = (opts.keep(keep), opts.sanitize());
     let mut again = load_with(
         source,
-        limit,
-        linear,
+        decoding,
         load_keep,
         sanitize,
         plan,

@@ -250,6 +250,8 @@ pub struct StripJob<'a> {
     pub progress: bool,
     /// Which kinds of the input's metadata are written (`--strip`, `--keep`).
     pub metadata: KeepMetadata,
+    /// The input is to be converted to sRGB (`--to-srgb`), which the whole-image path does.
+    pub to_srgb: bool,
 }
 
 /// Why the strip engine cannot run `job` with `blur`, from the job alone; None where it can
@@ -264,6 +266,8 @@ pub fn unsupported(job: &StripJob, blur: &Blur2d) -> Option<String> {
         "on an OpenCL device it runs the blocked pipeline only (--pipeline blocked)"
     } else if job.masked {
         "it blurs the whole image: no --region or --mask"
+    } else if job.to_srgb {
+        "it does not convert colours: no --to-srgb"
     } else if !job.clamp {
         "its edge mode is clamp only"
     } else if Axis::of(&blur.x).is_none() || Axis::of(&blur.y).is_none() {

@@ -11,6 +11,15 @@ use image::{ColorType, ImageFormat};
 use std::path::Path;
 use std::time::Instant;
 
+/// How an input is decoded: within a memory budget (`--max-memory`), for a blur in linear
+/// light (`--linear`), and converted from its ICC profile to sRGB (`--to-srgb`).
+#[derive(Clone, Copy, Debug)]
+pub struct Decoding {
+    pub max_memory_mib: u64,
+    pub linear: bool,
+    pub to_srgb: bool,
+}
+
 /// Decodes `path`, timing it into `passes`, and converts it to planar f32 unless `keep` keeps
 /// it as decoded.
 #[cfg(feature = "unstable-internals")]
@@ -23,7 +32,12 @@ pub fn load(
     passes: &mut Vec<Pass>,
 ) -> Result<Loaded, ImageIoError> {
     let source = Source::File(path);
-    load_with(source, max_memory_mib, linear, keep, true, plan, passes)
+    let decoding = Decoding {
+        max_memory_mib,
+        linear,
+        to_srgb: false,
+    };
+    load_with(source, decoding, keep, true, plan, passes)
 }
 
 /// Where an image comes from.
@@ -41,16 +55,21 @@ pub enum Source<'a> {
 /// only where `sanitize` says (`--nan ignore` keeps them for the blur to leave out).
 pub fn load_with(
     source: Source,
-    max_memory_mib: u64,
-    linear: bool,
+    decoding: Decoding,
     keep: Keep,
     sanitize: bool,
     plan: &EdgePlan,
     passes: &mut Vec<Pass>,
 ) -> Result<Loaded, ImageIoError> {
+    let Decoding {
+        max_memory_mib,
+        linear,
+        to_srgb,
+    } = decoding;
     let t = Instant::now();
-    // Planes have no edge extension: an edge mode other than clamp blurs RGB.
-    if let (Keep::JpegPlanes { subsampling, .. }, true) = (keep, plan.is_none()) {
+    // Planes have no edge extension: an edge mode other than clamp blurs RGB. Colours are
+    // converted as RGB samples, not as planes.
+    if let (Keep::JpegPlanes { subsampling, .. }, true, false) = (keep, plan.is_none(), to_srgb) {
         if let Some(loaded) = load_planes(source, subsampling, max_memory_mib, passes)? {
             return Ok(loaded);
         }
@@ -67,6 +86,14 @@ pub fn load_with(
         .collect();
     notes.append(&mut decoded.meta.unread);
     notes.append(&mut decoded.notes);
+    if to_srgb {
+        let t = Instant::now();
+        let converted = codec::icc::to_srgb(&mut decoded.image, &mut decoded.meta.icc);
+        if converted.is_some() {
+            passes.push(Pass::host(Stage::Decode, "to sRGB", t));
+        }
+        notes.extend(converted);
+    }
     let mut image = decoded.image;
     let (color, width, height) = (image.color(), image.width(), image.height());
     let name = match source {

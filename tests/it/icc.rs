@@ -1,7 +1,8 @@
-//! CMYK inputs with their ICC profile: converted to sRGB through it (moxcms), against what
-//! Little CMS makes of the same pixels (`tests/fixtures/cmyk/make.py` wrote the fixtures and
-//! the references), before and after a blur; a profile the colour engine refuses falls back
-//! to the formula, with a note that says so.
+//! Colour profiles. CMYK inputs with their ICC profile: converted to sRGB through it (moxcms),
+//! against what Little CMS makes of the same pixels (`tests/fixtures/cmyk/make.py` wrote the
+//! fixtures and the references), before and after a blur; a profile the colour engine refuses
+//! falls back to the formula, with a note that says so. `--to-srgb` against Adobe RGB's
+//! published colorimetry, and `--linear`'s note on curves other than sRGB's.
 
 use crate::common::{fixture, gblur, mean_abs_diff};
 use predicates::prelude::*;
@@ -110,23 +111,23 @@ fn a_profile_the_colour_engine_refuses_falls_back_to_the_formula_with_a_note() {
         .stderr(predicate::str::contains(CONVERTED).not());
 }
 
+/// `rgb` written as a PNG at `path` carrying `profile`.
+fn tagged(path: &Path, rgb: &image::RgbImage, profile: moxcms::ColorProfile) {
+    let mut encoder = image::codecs::png::PngEncoder::new(std::fs::File::create(path).unwrap());
+    image::ImageEncoder::set_icc_profile(&mut encoder, profile.encode().unwrap()).unwrap();
+    let (w, h) = rgb.dimensions();
+    image::ImageEncoder::write_image(encoder, rgb, w, h, image::ExtendedColorType::Rgb8).unwrap();
+}
+
 #[test]
 fn linear_light_says_where_the_profile_has_another_curve_than_srgb() {
     let dir = tempfile::tempdir().unwrap();
     let rgb = image::RgbImage::from_fn(64, 40, |x, y| {
         image::Rgb([(x * 4) as u8, (y * 6) as u8, 90])
     });
-    let tagged = |name: &str, profile: moxcms::ColorProfile| {
-        let path = dir.path().join(name);
-        let mut encoder =
-            image::codecs::png::PngEncoder::new(std::fs::File::create(&path).unwrap());
-        image::ImageEncoder::set_icc_profile(&mut encoder, profile.encode().unwrap()).unwrap();
-        image::ImageEncoder::write_image(encoder, &rgb, 64, 40, image::ExtendedColorType::Rgb8)
-            .unwrap();
-        path
-    };
-    let adobe = tagged("adobe.png", moxcms::ColorProfile::new_adobe_rgb());
-    let srgb = tagged("srgb.png", moxcms::ColorProfile::new_srgb());
+    let (adobe, srgb) = (dir.path().join("adobe.png"), dir.path().join("srgb.png"));
+    tagged(&adobe, &rgb, moxcms::ColorProfile::new_adobe_rgb());
+    tagged(&srgb, &rgb, moxcms::ColorProfile::new_srgb());
     for engine in ["whole", "strips"] {
         let run = |input: &Path| {
             gblur()
@@ -141,4 +142,89 @@ fn linear_light_says_where_the_profile_has_another_curve_than_srgb() {
         ));
         run(&srgb).stderr(predicate::str::contains("--linear decoded").not());
     }
+}
+
+/// An Adobe RGB (1998) pixel in sRGB by the published matrices (both white points D65):
+/// decoded with its gamma of 563/256, through XYZ, clipped, sRGB-encoded.
+fn adobe_to_srgb(px: [u8; 3]) -> [f64; 3] {
+    const ADOBE_TO_XYZ: [[f64; 3]; 3] = [
+        [0.576_730_9, 0.185_554_0, 0.188_185_2],
+        [0.297_376_9, 0.627_349_1, 0.075_274_1],
+        [0.027_034_3, 0.070_687_2, 0.991_108_5],
+    ];
+    const XYZ_TO_SRGB: [[f64; 3]; 3] = [
+        [3.240_454_2, -1.537_138_5, -0.498_531_4],
+        [-0.969_266_0, 1.876_010_8, 0.041_556_0],
+        [0.055_643_4, -0.204_025_9, 1.057_225_2],
+    ];
+    let lin = px.map(|v| (v as f64 / 255.0).powf(563.0 / 256.0));
+    let mul = |m: &[[f64; 3]; 3], v: [f64; 3]| {
+        [0, 1, 2].map(|r| m[r][0] * v[0] + m[r][1] * v[1] + m[r][2] * v[2])
+    };
+    mul(&XYZ_TO_SRGB, mul(&ADOBE_TO_XYZ, lin)).map(|v| {
+        let v = v.clamp(0.0, 1.0);
+        255.0
+            * if v <= 0.003_130_8 {
+                12.92 * v
+            } else {
+                1.055 * v.powf(1.0 / 2.4) - 0.055
+            }
+    })
+}
+
+#[test]
+fn to_srgb_converts_adobe_rgb_by_its_colorimetry_and_leaves_srgb_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let colours = [
+        [128, 128, 128],
+        [200, 60, 30],
+        [40, 180, 90],
+        [20, 40, 220],
+        [250, 250, 5],
+    ];
+    let rgb = image::RgbImage::from_fn(5, 1, |x, _| image::Rgb(colours[x as usize]));
+    let (adobe, srgb) = (dir.path().join("adobe.png"), dir.path().join("srgb.png"));
+    tagged(&adobe, &rgb, moxcms::ColorProfile::new_adobe_rgb());
+    tagged(&srgb, &rgb, moxcms::ColorProfile::new_srgb());
+    let out = dir.path().join("out.png");
+    let run = |input: &Path| {
+        gblur()
+            .arg(input)
+            .arg(&out)
+            .args(["--sigma", "0", "--to-srgb"])
+            .assert()
+            .success()
+    };
+    run(&adobe).stderr(predicate::str::contains(
+        "--to-srgb: converted from its ICC profile",
+    ));
+    let png = std::fs::read(&out).unwrap();
+    assert!(
+        !png.windows(4).any(|w| w == b"iCCP"),
+        "a profile on the sRGB output"
+    );
+    let written = image::load_from_memory(&png).unwrap().to_rgb8();
+    for (x, c) in colours.iter().enumerate() {
+        let want = adobe_to_srgb(*c);
+        let got = written.get_pixel(x as u32, 0).0;
+        for k in 0..3 {
+            assert!(
+                (got[k] as f64 - want[k]).abs() <= 1.5,
+                "{c:?}: {got:?}, want {want:?}"
+            );
+        }
+    }
+    // sRGB stays as it is, profile and all, without a word.
+    run(&srgb).stderr(predicate::str::contains("--to-srgb").not());
+    let png = std::fs::read(&out).unwrap();
+    assert!(png.windows(4).any(|w| w == b"iCCP"));
+    assert_eq!(image::load_from_memory(&png).unwrap().to_rgb8(), rgb);
+    // The strip engine converts nothing: asked for, it says so.
+    gblur()
+        .arg(&adobe)
+        .arg(&out)
+        .args(["--sigma", "2", "--to-srgb", "--engine", "strips"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("no --to-srgb"));
 }
