@@ -410,33 +410,33 @@ fn gpu_plan<T: StreamSample>(
     })
 }
 
-fn run_typed<T: StreamSample>(
+/// Where a streamed image is blurred: an OpenCL device's bands (with the process's resident
+/// bytes once it was open), else a window of strips on the host, or the exact two passes
+/// (`vertical`); with the set-up passes that took.
+struct Placement<'d> {
+    bands: Option<(&'d Device, BandPlan, u64)>,
+    plan: StripPlan,
+    window: u64,
+    vertical: Vertical,
+    setup: Vec<Pass>,
+}
+
+/// Places the blur of `rows` (`T` samples, the filter reaching `reach` rows): on `device`'s
+/// bands where they fit (a note says why not where they do not), else in a window of strips
+/// within the budget; the device's kernels are built here.
+fn place<'d, T: StreamSample>(
     job: &StripJob,
     blur: &Blur2d,
-    mut rows: Rows,
-    device: Option<&Device>,
-) -> Result<Streamed, StripError> {
+    rows: &Rows,
+    (device, reach): (Option<&'d Device>, usize),
+    notes: &mut Vec<String>,
+) -> Result<Placement<'d>, StripError> {
     let ((width, height), color) = (rows.size(), rows.color());
     let stride = rows.row_samples();
-    let table = job.linear.then(|| srgb_table(T::LEVELS));
-    let px = Pixels {
-        channels: color.channel_count() as usize,
-        alpha: color.has_alpha(),
-        linear: table.as_deref(),
-        mix: None,
-        sharpen: None,
-    };
-    let forced = env_number(STRIP_ROWS_VAR);
     let bytes = std::mem::size_of::<T>();
-    let reach = crate::filter::gaussian::recursive_reach(job.sigma_y);
-    let axes = (Axis::of(&blur.x), Axis::of(&blur.y));
-    let (Some(kx), Some(ky)) = axes else {
-        unreachable!("`unsupported` refuses FIR axes");
-    };
-    let mut notes = Vec::new();
     let image = (stride, height as usize);
     let stripes = stripes_at_once(job, width as usize * color.channel_count() as usize);
-    let beside = budget::beside_window(job, &rows, bytes as u64, stripes as u64);
+    let beside = budget::beside_window(job, rows, bytes as u64, stripes as u64);
     let bands = device.and_then(|d| match gpu_plan::<T>(job, d, image, (reach, beside)) {
         Ok((plan, resident)) => Some((d, plan, resident)),
         Err(why) => {
@@ -453,7 +453,7 @@ fn run_typed<T: StreamSample>(
             (stride, bytes),
             height as usize,
             (reach, beside),
-            forced,
+            env_number(STRIP_ROWS_VAR),
         )?,
     };
     if let Some((device, b, _)) = bands {
@@ -465,6 +465,23 @@ fn run_typed<T: StreamSample>(
             .map_err(|error| StripError::device(device, error))?;
         setup.push(Pass::host(Stage::Setup, "kernels", t));
     }
+    Ok(Placement {
+        bands,
+        plan,
+        window,
+        vertical,
+        setup,
+    })
+}
+
+/// What the output is written with: the input's metadata that `--strip` and `--keep` leave,
+/// and the encoders' settings resolved against the input, with the notes they owe (the
+/// JPEG quality's is returned, for a JPEG output to give).
+fn output_settings(
+    job: &StripJob,
+    rows: &mut Rows,
+    notes: &mut Vec<String>,
+) -> (Metadata, Settings, Option<String>) {
     let mut meta: Metadata = std::mem::take(&mut rows.header_mut().meta);
     notes.append(&mut meta.unread);
     if job.linear {
@@ -475,7 +492,7 @@ fn run_typed<T: StreamSample>(
         // The JPEG writer's `metadata::embed` says so itself; PNG's chunks are written here.
         notes.extend(meta.iptc_lost(ImageFormat::Png));
     }
-    let traits = match &rows {
+    let traits = match &*rows {
         Rows::Jpeg(r) => Some(r.traits),
         _ => None,
     };
@@ -488,6 +505,58 @@ fn run_typed<T: StreamSample>(
         jpeg,
         tiff: tiff.compression(),
     };
+    (meta, settings, quality_note)
+}
+
+/// How the image was blurred, for the report: the device's bands or the host's strips.
+fn pipeline_name(placement: &Placement, two_pass: bool) -> String {
+    match placement.bands {
+        Some((device, b, _)) => format!(
+            "bands of {} rows with {} rows of reach each side, {}, 8-bit in and out",
+            b.band,
+            b.reach,
+            device.pipeline.describe()
+        ),
+        None => format!(
+            "strips of {} rows, banded ({}){}",
+            placement.plan.strip,
+            crate::cpu::lanes::isa_name(),
+            if two_pass { ", exact two-pass" } else { "" }
+        ),
+    }
+}
+
+fn run_typed<T: StreamSample>(
+    job: &StripJob,
+    blur: &Blur2d,
+    mut rows: Rows,
+    device: Option<&Device>,
+) -> Result<Streamed, StripError> {
+    let ((width, height), color) = (rows.size(), rows.color());
+    let stride = rows.row_samples();
+    let table = job.linear.then(|| srgb_table(T::LEVELS));
+    let px = Pixels {
+        channels: color.channel_count() as usize,
+        alpha: color.has_alpha(),
+        linear: table.as_deref(),
+        mix: None,
+        sharpen: None,
+    };
+    let reach = crate::filter::gaussian::recursive_reach(job.sigma_y);
+    let axes = (Axis::of(&blur.x), Axis::of(&blur.y));
+    let (Some(kx), Some(ky)) = axes else {
+        unreachable!("`unsupported` refuses FIR axes");
+    };
+    let mut notes = Vec::new();
+    let placement = place::<T>(job, blur, &rows, (device, reach), &mut notes)?;
+    let Placement {
+        bands,
+        plan,
+        window,
+        vertical,
+        ..
+    } = placement;
+    let (meta, settings, quality_note) = output_settings(job, &mut rows, &mut notes);
     let two_pass = vertical != Vertical::Window;
     let passes_over = if two_pass { 2 } else { 1 };
     let mut bar = RowsBar::new((width, passes_over * height as u64), stride, job.progress);
@@ -560,7 +629,9 @@ fn run_typed<T: StreamSample>(
     };
     let (passes, summary) = report(passes, busy, held, wall);
     let first_passes = first.map(|f| f.passes).unwrap_or_default();
-    let passes = setup
+    let pipeline = pipeline_name(&placement, two_pass);
+    let passes = placement
+        .setup
         .into_iter()
         .chain(first_passes)
         .chain(passes)
@@ -576,20 +647,7 @@ fn run_typed<T: StreamSample>(
         on_device: bands.is_some(),
         notes,
         color,
-        pipeline: match bands {
-            Some((device, b, _)) => format!(
-                "bands of {} rows with {} rows of reach each side, {}, 8-bit in and out",
-                b.band,
-                b.reach,
-                device.pipeline.describe()
-            ),
-            None => format!(
-                "strips of {} rows, banded ({}){}",
-                plan.strip,
-                crate::cpu::lanes::isa_name(),
-                if two_pass { ", exact two-pass" } else { "" }
-            ),
-        },
+        pipeline,
     })
 }
 
