@@ -317,7 +317,7 @@ def blur_image(image, sigma, *, sigma_y=None, mode="nearest", linear=False, alph
 
 def blur_file(input, output, sigma, *, sigma_y=None, mode="nearest", linear=False,
               device="auto", quality=None, strip_metadata=False, max_memory_mib=None,
-              format=None):
+              format=None, to_srgb=False):
     """Blurs an image file into another, as the ``gblur`` command does.
 
     The input's format is read from its content, the output's from its extension (or
@@ -342,6 +342,9 @@ def blur_file(input, output, sigma, *, sigma_y=None, mode="nearest", linear=Fals
         The job's memory budget in MiB (default 512).
     format : str, optional
         The output format by its extension ('png', 'jpg', 'tiff', ...).
+    to_srgb : bool, optional
+        Convert an input with an RGB ICC profile (Adobe RGB, Display P3, ...) to sRGB before
+        the blur and write no profile, as ``gblur --to-srgb`` does.
 
     Returns
     -------
@@ -361,5 +364,5 @@ def blur_file(input, output, sigma, *, sigma_y=None, mode="nearest", linear=Fals
         raise TypeError("blur_file's device is a name such as 'auto', 'gpu' or 'rust'")
     report = _gblur.blur_file(str(input), str(output), float(sigma), float(sy), edge_x, edge_y,
                               bool(linear), "auto", device, quality, bool(strip_metadata),
-                              max_memory_mib, format)
+                              max_memory_mib, format, bool(to_srgb))
     return json.loads(report)

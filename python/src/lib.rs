@@ -272,7 +272,7 @@ fn blur_image(
 
 /// Runs the command's job on one file; returns the report as JSON.
 #[pyfunction]
-#[pyo3(signature = (input, output, sigma_x, sigma_y, edge_x, edge_y, linear, method, device, quality, strip_metadata, max_memory_mib, format))]
+#[pyo3(signature = (input, output, sigma_x, sigma_y, edge_x, edge_y, linear, method, device, quality, strip_metadata, max_memory_mib, format, to_srgb))]
 #[allow(clippy::too_many_arguments)]
 fn blur_file(
     py: Python<'_>,
@@ -289,6 +289,7 @@ fn blur_file(
     strip_metadata: bool,
     max_memory_mib: Option<u64>,
     format: Option<&str>,
+    to_srgb: bool,
 ) -> PyResult<String> {
     let g = Gaussian::builder()
         .sigma_x(sigma_x)
@@ -305,6 +306,9 @@ fn blur_file(
     }
     if strip_metadata {
         options = options.strip_metadata();
+    }
+    if to_srgb {
+        options = options.to_srgb();
     }
     if let Some(m) = max_memory_mib {
         options = options.max_memory_mib(m);

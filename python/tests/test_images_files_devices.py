@@ -86,3 +86,56 @@ def test_an_opencl_device_opened_once_gives_the_host_result():
     assert "Device" in repr(device)
     with pytest.raises(RuntimeError):
         gblur.Device("no such device")
+
+
+def _png_with_profile(path, profile):
+    """A 4x4 mid-gray RGB PNG carrying `profile` in an iCCP chunk."""
+    import struct
+    import zlib
+
+    def chunk(kind, data):
+        body = kind + data
+        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
+
+    rows = b"".join(b"\0" + bytes([128, 128, 128] * 4) for _ in range(4))
+    png = b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 4, 4, 8, 2, 0, 0, 0))
+    png += chunk(b"iCCP", b"test\0\0" + zlib.compress(profile))
+    png += chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
+    path.write_bytes(png)
+
+
+def _gamma22_profile():
+    """An RGB matrix-shaper ICC profile with Adobe RGB's primaries (D50) and gamma 2.2."""
+    import struct
+
+    def xyz(x, y, z):
+        return b"XYZ \0\0\0\0" + b"".join(struct.pack(">i", round(v * 65536)) for v in (x, y, z))
+
+    curve = b"curv\0\0\0\0" + struct.pack(">IH", 1, 0x0233) + b"\0\0"
+    desc = b"gamma 2.2 test\0"
+    tags = [(b"desc", b"desc\0\0\0\0" + struct.pack(">I", len(desc)) + desc + bytes(79)),
+            (b"wtpt", xyz(0.9642, 1.0, 0.8249)), (b"rXYZ", xyz(0.6097, 0.3111, 0.0195)),
+            (b"gXYZ", xyz(0.2053, 0.6257, 0.0609)), (b"bXYZ", xyz(0.1492, 0.0632, 0.7446)),
+            (b"rTRC", curve), (b"gTRC", curve), (b"bTRC", curve)]
+    at = 128 + 4 + 12 * len(tags)
+    table, body = b"", b""
+    for sig, data in tags:
+        data += bytes(-len(data) % 4)
+        table += sig + struct.pack(">II", at + len(body), len(data))
+        body += data
+    head = struct.pack(">I", at + len(body)) + bytes(4) + struct.pack(">I", 0x02100000)
+    head += b"mntrRGB XYZ " + bytes(12) + b"acsp" + bytes(24) + struct.pack(">I", 0)
+    head += xyz(0.9642, 1.0, 0.8249)[8:] + bytes(48)
+    return head + struct.pack(">I", len(tags)) + table + body
+
+
+def test_blur_file_converts_to_srgb_where_asked(tmp_path):
+    tagged = tmp_path / "gamma22.png"
+    _png_with_profile(tagged, _gamma22_profile())
+    kept, converted = tmp_path / "kept.png", tmp_path / "srgb.png"
+    report = gblur.blur_file(tagged, kept, 2.0, device="rust")
+    assert b"iCCP" in kept.read_bytes()
+    assert not any("--to-srgb" in n for n in report["notes"])
+    report = gblur.blur_file(tagged, converted, 2.0, device="rust", to_srgb=True)
+    assert b"iCCP" not in converted.read_bytes()
+    assert any("--to-srgb: converted" in n for n in report["notes"]), report["notes"]
