@@ -163,16 +163,20 @@ fn decode_jpeg(
     let traits = jpeg::JpegTraits::read(bytes);
     let ((w, h), color, mut meta) = {
         let (decoder, meta) = open_decoder(path, &mut head, ImageFormat::Jpeg, max_memory_mib)?;
-        if traits.components == 4 && meta.icc.is_none() {
-            notes.push(CMYK_BY_FORMULA.replace("{format}", "JPEG"));
-        }
         (decoder.dimensions(), decoder.color_type(), meta)
     };
+    if traits.components == 4 {
+        notes.extend(foreign_profile_dropped(&mut meta, "JPEG"));
+        if meta.icc.is_none() {
+            notes.push(CMYK_BY_FORMULA.replace("{format}", "JPEG"));
+        }
+    }
     let limit = max_memory_mib.saturating_mul(1 << 20);
     if traits.components == 4 && cmyk_profile(&meta).is_some() {
         // The inks and their RGB (7 bytes a pixel) within the limit.
-        let inks = jpeg::decode_inks(&clean, traits.adobe, limit / 7 * 4);
-        if let Some(rgb) = inks.ok().and_then(|(w, h, inks)| through_profile(w, h, icc::Inks::Eight(inks), &mut meta, notes)) {
+        let inks = jpeg::decode_inks(&clean, traits.adobe, limit / 7 * 4)
+            .map(|(w, h, inks)| (w, h, icc::Inks::Eight(inks)));
+        if let Some(rgb) = through_profile(inks, &mut meta, notes) {
             return Ok((rgb, meta));
         }
     }
@@ -218,22 +222,46 @@ fn damaged(path: &Path, strict: &str, libjpeg: &str) -> ImageIoError {
     }
 }
 
-/// `inks` as sRGB through `meta`'s CMYK profile, which the output then goes without (its
-/// pixels are sRGB), with a note; None (and `meta` untouched) where the colour engine refuses
-/// the profile, for the decoder's formula to take over.
+/// The inks read (or why they were not) as sRGB through `meta`'s CMYK profile, which the
+/// output then goes without (its pixels are sRGB), with a note. None where the inks could not
+/// be read or the colour engine refuses the profile: the profile is dropped then too, and the
+/// note says why the decoder's formula converts the colours instead.
 fn through_profile(
-    w: u32,
-    h: u32,
-    inks: icc::Inks,
+    inks: Result<(u32, u32, icc::Inks), String>,
     meta: &mut metadata::Metadata,
     notes: &mut Vec<String>,
 ) -> Option<DynamicImage> {
-    let (rgb, intent) = icc::cmyk_to_srgb(w, h, &inks, meta.icc.as_deref()?).ok()?;
+    let profile = meta.icc.take()?;
+    let converted = inks.and_then(|(w, h, inks)| icc::cmyk_to_srgb(w, h, &inks, &profile));
+    match converted {
+        Ok((rgb, intent)) => {
+            notes.push(format!(
+                "the input is CMYK: converted to sRGB through its ICC profile ({intent}), and the CMYK profile not kept"
+            ));
+            Some(rgb)
+        }
+        Err(why) => {
+            notes.push(format!(
+                "the input is CMYK, but its ICC profile could not be applied ({why}): its colours were converted to RGB by formula (approximate), and the profile was not kept"
+            ));
+            None
+        }
+    }
+}
+
+/// Drops an ICC profile for other colours than CMYK from `meta`, where the pixels are CMYK
+/// (the `format`'s four components): it does not describe them, nor the RGB the formula makes
+/// of them. The note says so.
+fn foreign_profile_dropped(meta: &mut metadata::Metadata, format: &str) -> Option<String> {
+    if cmyk_profile(meta).is_some() {
+        return None;
+    }
+    let space = meta.icc.as_ref()?.get(16..20).map(|s| String::from_utf8_lossy(s).trim().to_string());
     meta.icc = None;
-    notes.push(format!(
-        "the input is CMYK: converted to sRGB through its ICC profile ({intent}), and the CMYK profile not kept"
-    ));
-    Some(rgb)
+    Some(format!(
+        "the {format} is CMYK with an ICC profile for other colours ({}): the profile was not kept",
+        space.unwrap_or_default()
+    ))
 }
 
 /// The note for a CMYK input without a CMYK profile (`{format}`: JPEG or TIFF).
@@ -299,28 +327,27 @@ fn decode_other<R: BufRead + Seek>(
     };
     let limit = max_memory_mib.saturating_mul(1 << 20);
     let map = |e: ImageError| image_error(path, e, max_memory_mib);
-    let mut by_profile = false;
-    let (mut image, meta) = match &quirks {
+    // A CMYK profile was tried (`through_profile` said what came of it).
+    let mut profile_tried = false;
+    let (mut image, mut meta) = match &quirks {
         Some(q) if q.plain_inks => {
             let from_file = metadata::read_container(format, reader);
             let mut meta = metadata::Metadata::read(None, from_file).map_err(map)?;
             rewind(reader)?;
+            profile_tried = cmyk_profile(&meta).is_some();
             // The inks and their RGB (7 bytes a pixel) within the limit.
-            let rgb = match cmyk_profile(&meta) {
-                Some(_) => tiff::read_inks(reader, limit / 7 * 4)
-                    .ok()
-                    .and_then(|(w, h, inks)| through_profile(w, h, inks, &mut meta, notes)),
-                None => None,
+            let rgb = match profile_tried {
+                true => through_profile(tiff::read_inks(reader, limit / 7 * 4), &mut meta, notes),
+                false => None,
             };
             match rgb {
-                Some(rgb) => {
-                    by_profile = true;
-                    (rgb, meta)
-                }
+                Some(rgb) => (rgb, meta),
                 None => {
                     rewind(reader)?;
-                    let (decoder, meta) = open_decoder(path, reader, format, max_memory_mib)?;
-                    (DynamicImage::from_decoder(decoder).map_err(map)?, meta)
+                    let (decoder, mut read) = open_decoder(path, reader, format, max_memory_mib)?;
+                    // The profile `through_profile` could not apply stays out.
+                    read.icc = meta.icc;
+                    (DynamicImage::from_decoder(decoder).map_err(map)?, read)
                 }
             }
         }
@@ -368,8 +395,11 @@ fn decode_other<R: BufRead + Seek>(
         ico::keep_alpha_over_mask(reader, &mut image);
     }
     // With a CMYK profile, `through_profile` or `cmyk_profile_dropped` says what was done.
-    if quirks.as_ref().is_some_and(|q| q.cmyk) && cmyk_profile(&meta).is_none() && !by_profile {
-        notes.push(CMYK_BY_FORMULA.replace("{format}", "TIFF"));
+    if quirks.as_ref().is_some_and(|q| q.cmyk) && !profile_tried {
+        notes.extend(foreign_profile_dropped(&mut meta, "TIFF"));
+        if meta.icc.is_none() {
+            notes.push(CMYK_BY_FORMULA.replace("{format}", "TIFF"));
+        }
     }
     Ok(((image, meta), quirks))
 }

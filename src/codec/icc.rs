@@ -35,7 +35,7 @@ pub fn cmyk_to_srgb(
     match relative {
         Ok(image) => Ok((image, "relative colorimetric")),
         Err(_) => to_srgb_as(width, height, inks, &source, RenderingIntent::Perceptual)
-            .map(|image| (image, "its perceptual table, the only one it has")),
+            .map(|image| (image, "perceptual, where relative colorimetric was refused")),
     }
 }
 
@@ -73,20 +73,25 @@ fn to_srgb_as(
 
 /// Converts `image` from its ICC profile (`icc`) to sRGB in place for `--to-srgb`, taking the
 /// profile away; returns the note that says so. Nothing changes where there is no profile
-/// (untagged is sRGB) or it already has sRGB's colours and curve; a gray image, or a profile
-/// the colour engine refuses, keeps its profile, with a note. 8-, 16-bit and float RGB, with
-/// alpha (kept as it is), relative colorimetric.
+/// (untagged is sRGB), it already has sRGB's colours and curves, or it is not for RGB (a gray
+/// or CMYK profile over RGB samples: the decoder's notes speak of those). A gray image, a
+/// float one (linear light, which a profile's curves do not describe, and values over 1 that
+/// the colour engine would clip) and a profile the colour engine refuses keep the profile,
+/// with a note. 8- and 16-bit RGB, with alpha (kept as it is), relative colorimetric.
 pub fn to_srgb(image: &mut DynamicImage, icc: &mut Option<Vec<u8>>) -> Option<String> {
     let profile = icc.as_deref()?;
     let p = match ColorProfile::new_from_slice(profile) {
         Ok(p) => p,
         Err(e) => return Some(format!("--to-srgb: kept the ICC profile: {}", cms(&e))),
     };
-    if p.color_space != DataColorSpace::Rgb || !image.color().has_color() {
-        return Some("--to-srgb converts colour images with an RGB profile: this one keeps its own".into());
-    }
-    if is_srgb(&p) {
+    if p.color_space != DataColorSpace::Rgb || is_srgb(&p) {
         return None;
+    }
+    if !image.color().has_color() {
+        return Some("--to-srgb converts colour images: this gray one keeps its profile".into());
+    }
+    if !crate::pixels::is_integer(image.color()) {
+        return Some("--to-srgb converts 8- and 16-bit images: float samples are linear light, which the profile's curves do not describe, and keep the profile".into());
     }
     let name = p.description.as_ref().and_then(text).unwrap_or_else(|| "no name".into());
     match rgb_to_srgb(image, &p) {
@@ -100,7 +105,7 @@ pub fn to_srgb(image: &mut DynamicImage, icc: &mut Option<Vec<u8>>) -> Option<St
     }
 }
 
-/// Whether `p` has sRGB's colorants (within 0.002) and transfer curve (`linear_off`).
+/// Whether `p` has sRGB's colorants (within 0.002) and transfer curves (`linear_off`).
 fn is_srgb(p: &ColorProfile) -> bool {
     let srgb = ColorProfile::new_srgb();
     let near = |a: moxcms::Xyzd, b: moxcms::Xyzd| {
@@ -109,7 +114,9 @@ fn is_srgb(p: &ColorProfile) -> bool {
     near(p.red_colorant, srgb.red_colorant)
         && near(p.green_colorant, srgb.green_colorant)
         && near(p.blue_colorant, srgb.blue_colorant)
-        && p.red_trc.as_ref().and_then(linear_off).is_some_and(|off| off < 0.03)
+        && [&p.red_trc, &p.green_trc, &p.blue_trc]
+            .iter()
+            .all(|c| c.as_ref().and_then(linear_off).is_some_and(|off| off < 0.03))
 }
 
 /// `image`'s samples through `source` to sRGB, replacing them.
@@ -146,19 +153,6 @@ fn rgb_to_srgb(image: &mut DynamicImage, source: &ColorProfile) -> Result<(), St
             match n {
                 3 => ImageBuffer::<Rgb<u16>, _>::from_raw(w, h, out).map(DynamicImage::from),
                 _ => ImageBuffer::<image::Rgba<u16>, _>::from_raw(w, h, out).map(DynamicImage::from),
-            }
-        }
-        DynamicImage::ImageRgb32F(_) | DynamicImage::ImageRgba32F(_) => {
-            let t = source.create_transform_f32(layout, &srgb, layout, options).map_err(fail)?;
-            let samples: &[f32] = match image {
-                DynamicImage::ImageRgb32F(b) => b,
-                DynamicImage::ImageRgba32F(b) => b,
-                _ => unreachable!("matched above"),
-            };
-            let out = convert(samples, (n, n), |s, d| t.transform(s, d))?;
-            match n {
-                3 => ImageBuffer::<Rgb<f32>, _>::from_raw(w, h, out).map(DynamicImage::from),
-                _ => ImageBuffer::<image::Rgba<f32>, _>::from_raw(w, h, out).map(DynamicImage::from),
             }
         }
         _ => return Err("a sample type the colour engine does not convert".into()),

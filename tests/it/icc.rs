@@ -106,7 +106,7 @@ fn a_profile_the_colour_engine_refuses_falls_back_to_the_formula_with_a_note() {
         .assert()
         .success()
         .stderr(predicate::str::contains(
-            "its colours were converted to RGB without the profile (approximate)",
+            "its ICC profile could not be applied (the colour engine refused the profile",
         ))
         .stderr(predicate::str::contains(CONVERTED).not());
 }
@@ -227,4 +227,63 @@ fn to_srgb_converts_adobe_rgb_by_its_colorimetry_and_leaves_srgb_alone() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("no --to-srgb"));
+}
+
+#[test]
+fn cmyk_pixels_with_a_profile_for_other_colours_go_without_it() {
+    let dir = tempfile::tempdir().unwrap();
+    for kind in ["jpg", "tif"] {
+        // The fixture's profile relabelled as one for RGB: it no longer describes the inks.
+        let mut bytes =
+            std::fs::read(fixture(&format!("tests/fixtures/cmyk/profiled.{kind}"))).unwrap();
+        let at = bytes
+            .windows(12)
+            .position(|w| w == b"prtrCMYKLab ")
+            .unwrap();
+        bytes[at + 4..at + 8].copy_from_slice(b"RGB ");
+        let input = dir.path().join(format!("rgb-profile.{kind}"));
+        std::fs::write(&input, &bytes).unwrap();
+        let out = dir.path().join(format!("{kind}.png"));
+        gblur()
+            .arg(&input)
+            .arg(&out)
+            .args(["--sigma", "1", "--to-srgb"])
+            .assert()
+            .success()
+            .stderr(predicate::str::contains(
+                "is CMYK with an ICC profile for other colours (RGB)",
+            ))
+            .stderr(predicate::str::contains("--to-srgb").not());
+        let png = std::fs::read(&out).unwrap();
+        assert!(
+            !png.windows(4).any(|w| w == b"iCCP"),
+            "{kind}: the foreign profile written"
+        );
+    }
+}
+
+#[test]
+fn cmyk_with_its_bits_reversed_is_refused_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("fill-order-2.tif");
+    let samples: Vec<u8> = (0..16 * 8 * 4).map(|i| (i * 37 % 256) as u8).collect();
+    let mut tiff = tiff::encoder::TiffEncoder::new(std::fs::File::create(&input).unwrap()).unwrap();
+    let mut image = tiff
+        .new_image::<tiff::encoder::colortype::CMYK8>(16, 8)
+        .unwrap();
+    image
+        .encoder()
+        .write_tag(tiff::tags::Tag::FillOrder, 2u16)
+        .unwrap();
+    image.write_data(&samples).unwrap();
+    gblur()
+        .arg(&input)
+        .arg(dir.path().join("out.png"))
+        .args(["--sigma", "1"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains(
+            "CMYK with its bits stored least significant first",
+        ));
+    assert!(!dir.path().join("out.png").exists());
 }

@@ -92,8 +92,10 @@ pub fn decode_strict(
 
 /// The inks of a four-component JPEG (CMYK or YCCK), four 8-bit samples a pixel from 0 (no
 /// ink) to 255, read by zune-jpeg in strict mode: `adobe` is the transform of the file's Adobe
-/// segment (`JpegTraits::adobe`), whose presence says the samples are stored inverted, as
-/// libjpeg-based readers take them. At most `max_bytes` of samples.
+/// segment (`JpegTraits::adobe`), 2 for YCCK. The samples are taken as stored inverted (255 is
+/// no ink), as Photoshop writes them and as zune-jpeg's own conversion and Pillow take every
+/// CMYK JPEG, so that the profile's path and the formula's agree on any file. At most
+/// `max_bytes` of samples.
 pub fn decode_inks(bytes: &[u8], adobe: Option<u8>, max_bytes: u64) -> Result<(u32, u32, Vec<u8>), String> {
     let ycck = adobe == Some(2);
     let out = if ycck { ZuneColor::YCCK } else { ZuneColor::CMYK };
@@ -125,7 +127,7 @@ pub fn decode_inks(bytes: &[u8], adobe: Option<u8>, max_bytes: u64) -> Result<(u
                 *s = v.round().clamp(0.0, 255.0) as u8;
             }
             px[3] = 255 - px[3];
-        } else if adobe.is_some() {
+        } else {
             for s in px.iter_mut() {
                 *s = 255 - *s;
             }

@@ -53,11 +53,14 @@ impl Quirks {
         let Ok(mut d) = Decoder::new(reader) else {
             return Quirks::default();
         };
+        // Tags that may hold one value per sample, read before `tag` borrows the decoder.
+        let float = first_of(&mut d, Tag::SampleFormat) == Some(3);
+        let first_bits = first_of(&mut d, Tag::BitsPerSample);
         let mut tag = |t| d.find_tag_unsigned::<u16>(t).ok().flatten();
         let planar = tag(Tag::PlanarConfiguration) == Some(PlanarConfiguration::Planar.to_u16());
         let reversed_bits = tag(Tag::FillOrder) == Some(2);
         let compression = tag(Tag::Compression).unwrap_or(1);
-        let bits = tag(Tag::BitsPerSample).unwrap_or(1);
+        let bits = first_bits.unwrap_or(1);
         let photometric = tag(Tag::PhotometricInterpretation);
         let gray = photometric == Some(1);
         let two = tag(Tag::SamplesPerPixel) == Some(2);
@@ -65,8 +68,6 @@ impl Quirks {
         let one = tag(Tag::SamplesPerPixel).unwrap_or(1) == 1;
         let four = tag(Tag::SamplesPerPixel) == Some(4);
         let cmyk_inks = matches!(tag(Tag::Unknown(INK_SET)), None | Some(1));
-        let float = first_of(&mut d, Tag::SampleFormat) == Some(3);
-        let first_bits = first_of(&mut d, Tag::BitsPerSample);
         let bits32 = first_bits == Some(32);
         let planar_tiles = planar && d.get_chunk_type() == ChunkType::Tile;
         let plain_inks =
@@ -103,6 +104,9 @@ impl Quirks {
 
     /// Why gblur does not read the file, where a quirk makes its pixels wrong otherwise.
     pub fn refused(&self) -> Option<String> {
+        if self.reversed_bits && self.cmyk {
+            return Some("it is CMYK with its bits stored least significant first (FillOrder 2), which gblur does not read".into());
+        }
         (self.reversed_bits && !(self.compression == 1 && matches!(self.bits, 8 | 16))).then(|| {
             format!(
                 "its bits are stored least significant first (FillOrder 2), which gblur reads in uncompressed 8- and 16-bit files only (this one: {} bits, compression {})",
