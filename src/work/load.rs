@@ -88,11 +88,12 @@ pub fn load_with(
     notes.append(&mut decoded.notes);
     if to_srgb {
         let t = Instant::now();
-        let converted = codec::icc::to_srgb(&mut decoded.image, &mut decoded.meta.icc);
-        if converted.is_some() {
+        let tagged = decoded.meta.icc.is_some();
+        notes.extend(codec::icc::to_srgb(&mut decoded.image, &mut decoded.meta.icc));
+        if tagged && decoded.meta.icc.is_none() {
+            decoded.meta.exif_in_srgb();
             passes.push(Pass::host(Stage::Decode, "to sRGB", t));
         }
-        notes.extend(converted);
     }
     let mut image = decoded.image;
     let (color, width, height) = (image.color(), image.width(), image.height());

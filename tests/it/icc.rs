@@ -287,3 +287,46 @@ fn cmyk_with_its_bits_reversed_is_refused_in_one_line() {
         ));
     assert!(!dir.path().join("out.png").exists());
 }
+
+#[test]
+fn to_srgb_marks_the_exif_colour_space_as_srgb() {
+    // A camera in Adobe RGB mode: the profile, and EXIF ColorSpace 0xFFFF (uncalibrated).
+    let dir = tempfile::tempdir().unwrap();
+    let rgb = image::RgbImage::from_fn(16, 8, |x, y| image::Rgb([x as u8 * 9, y as u8 * 20, 70]));
+    let plain = dir.path().join("plain.png");
+    tagged(&plain, &rgb, moxcms::ColorProfile::new_adobe_rgb());
+    let mut exif = b"II*\0\x08\0\0\0\x01\0\x69\x87\x04\0\x01\0\0\0\x1a\0\0\0\0\0\0\0".to_vec();
+    exif.extend_from_slice(b"\x01\0\x01\xa0\x03\0\x01\0\0\0\xff\xff\0\0\0\0\0\0");
+    let mut chunk = (exif.len() as u32).to_be_bytes().to_vec();
+    let body = [&b"eXIf"[..], &exif].concat();
+    chunk.extend_from_slice(&body);
+    chunk.extend_from_slice(&crc32fast::hash(&body).to_be_bytes());
+    let png = std::fs::read(&plain).unwrap();
+    let input = dir.path().join("camera.png");
+    std::fs::write(&input, [&png[..33], &chunk, &png[33..]].concat()).unwrap();
+    let colour_space = |jpeg: &Path| {
+        let file = std::fs::File::open(jpeg).unwrap();
+        let exif = exif::Reader::new()
+            .read_from_container(&mut std::io::BufReader::new(file))
+            .unwrap();
+        let field = exif
+            .get_field(exif::Tag::ColorSpace, exif::In::PRIMARY)
+            .unwrap();
+        field.value.get_uint(0).unwrap()
+    };
+    let (kept, converted) = (dir.path().join("kept.jpg"), dir.path().join("srgb.jpg"));
+    gblur()
+        .arg(&input)
+        .arg(&kept)
+        .args(["-s", "1", "-q"])
+        .assert()
+        .success();
+    assert_eq!(colour_space(&kept), 0xFFFF);
+    gblur()
+        .arg(&input)
+        .arg(&converted)
+        .args(["-s", "1", "-q", "--to-srgb"])
+        .assert()
+        .success();
+    assert_eq!(colour_space(&converted), 1);
+}

@@ -13,6 +13,8 @@ pub const GPS_IFD: u16 = 0x8825;
 pub const INTEROP_IFD: u16 = 0xA005;
 pub const ORIENTATION: u16 = 0x0112;
 pub const PIXEL_X_DIMENSION: u16 = 0xA002;
+/// ColorSpace, in the Exif IFD: 1 sRGB, 0xFFFF uncalibrated (a camera's Adobe RGB mode).
+pub const COLOR_SPACE: u16 = 0xA001;
 pub const PIXEL_Y_DIMENSION: u16 = 0xA003;
 pub const XMP: u16 = 700;
 

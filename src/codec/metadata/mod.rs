@@ -232,6 +232,22 @@ fn for_output(meta: &Metadata, (w, h): (u32, u32)) -> (Option<Vec<u8>>, Option<V
     (exif, xmp)
 }
 
+impl Metadata {
+    /// Says in the EXIF, where there is one, that the pixels are sRGB (ColorSpace 1), once
+    /// they were converted to it: a camera's Adobe RGB mode writes 0xFFFF (uncalibrated),
+    /// which readers that follow DCF take for Adobe RGB where no profile says otherwise.
+    pub fn exif_in_srgb(&mut self) {
+        let Some(b) = self.exif.as_mut() else {
+            return;
+        };
+        if let Some((order, first)) = ifd::header(b) {
+            if let Some(sub) = ifd::pointer(b, order, first, ifd::EXIF_IFD) {
+                ifd::patch_number(b, order, sub, ifd::COLOR_SPACE, 1);
+            }
+        }
+    }
+}
+
 /// `meta`'s EXIF, XMP and IPTC as an output of some size holds them: EXIF and XMP adjusted
 /// (`for_output`), IPTC as it is; `blobs` lends them.
 pub struct ForOutput<'a> {
