@@ -68,14 +68,7 @@ pub fn decode_strict(
         ColorType::Rgba8 => ZuneColor::RGBA,
         _ => ZuneColor::RGB,
     };
-    let options = DecoderOptions::default()
-        .set_strict_mode(true)
-        .set_max_width(usize::MAX)
-        .set_max_height(usize::MAX)
-        .jpeg_set_out_colorspace(out);
-    let mut decoder = zune_jpeg::JpegDecoder::new_with_options(ZCursor::new(bytes), options);
-    decoder.decode_headers().map_err(|e| e.to_string())?;
-    let (w, h) = decoder.dimensions().ok_or("no frame header")?;
+    let (mut decoder, (w, h)) = strict_decoder(bytes, out)?;
     if (w * h * out.num_components()) as u64 > max_bytes {
         return Err("over the memory limit".into());
     }
@@ -90,6 +83,23 @@ pub fn decode_strict(
     image.ok_or_else(|| "fewer pixels than the header declares".into())
 }
 
+/// zune-jpeg's decoder over bytes in memory.
+type Strict<'a> = zune_jpeg::JpegDecoder<ZCursor<&'a [u8]>>;
+
+/// zune-jpeg in strict mode (damaged entropy-coded data is an error, not gray rows), giving
+/// `out`, with the header read: the decoder and the frame's size.
+fn strict_decoder(bytes: &[u8], out: ZuneColor) -> Result<(Strict<'_>, (usize, usize)), String> {
+    let options = DecoderOptions::default()
+        .set_strict_mode(true)
+        .set_max_width(usize::MAX)
+        .set_max_height(usize::MAX)
+        .jpeg_set_out_colorspace(out);
+    let mut decoder = zune_jpeg::JpegDecoder::new_with_options(ZCursor::new(bytes), options);
+    decoder.decode_headers().map_err(|e| e.to_string())?;
+    let size = decoder.dimensions().ok_or("no frame header")?;
+    Ok((decoder, size))
+}
+
 /// The inks of a four-component JPEG (CMYK or YCCK), four 8-bit samples a pixel from 0 (no
 /// ink) to 255, read by zune-jpeg in strict mode: `adobe` is the transform of the file's Adobe
 /// segment (`JpegTraits::adobe`), 2 for YCCK. The samples are taken as stored inverted (255 is
@@ -99,14 +109,7 @@ pub fn decode_strict(
 pub fn decode_inks(bytes: &[u8], adobe: Option<u8>, max_bytes: u64) -> Result<(u32, u32, Vec<u8>), String> {
     let ycck = adobe == Some(2);
     let out = if ycck { ZuneColor::YCCK } else { ZuneColor::CMYK };
-    let options = DecoderOptions::default()
-        .set_strict_mode(true)
-        .set_max_width(usize::MAX)
-        .set_max_height(usize::MAX)
-        .jpeg_set_out_colorspace(out);
-    let mut decoder = zune_jpeg::JpegDecoder::new_with_options(ZCursor::new(bytes), options);
-    decoder.decode_headers().map_err(|e| e.to_string())?;
-    let (w, h) = decoder.dimensions().ok_or("no frame header")?;
+    let (mut decoder, (w, h)) = strict_decoder(bytes, out)?;
     if decoder.input_colorspace() != Some(out) {
         return Err(format!("the decoder reads it as {:?}", decoder.input_colorspace()));
     }

@@ -173,12 +173,8 @@ pub fn read_image<R: BufRead + Seek>(
     if quirks.planar {
         return read_planar(reader, quirks, max_bytes);
     }
-    let e = |e: tiff::TiffError| e.to_string();
-    let mut limits = Limits::default();
-    limits.decoding_buffer_size = usize::try_from(max_bytes).unwrap_or(usize::MAX);
-    let mut d = Decoder::new(reader).map_err(e)?.with_limits(limits);
-    let (w, h) = d.dimensions().map_err(e)?;
-    let image = match d.read_image().map_err(e)? {
+    let (w, h, samples) = read_whole(reader, max_bytes)?;
+    let image = match samples {
         DecodingResult::U8(v) => ImageBuffer::<LumaA<u8>, _>::from_raw(w, h, v).map(Into::into),
         DecodingResult::U16(v) => ImageBuffer::<LumaA<u16>, _>::from_raw(w, h, v).map(Into::into),
         DecodingResult::F32(v) if quirks.gray_float => {
@@ -198,15 +194,21 @@ pub fn read_image<R: BufRead + Seek>(
     image.ok_or_else(|| "fewer samples than the image's size".into())
 }
 
-/// The inks of a CMYK TIFF whose quirks say `plain_inks`, as stored (0 is no ink), with its
-/// size; at most `max_bytes` of samples.
-pub fn read_inks<R: BufRead + Seek>(reader: &mut R, max_bytes: u64) -> Result<(u32, u32, Inks), String> {
+/// The first page's size and samples as the `tiff` crate reads them, within `max_bytes`.
+fn read_whole<R: BufRead + Seek>(reader: &mut R, max_bytes: u64) -> Result<(u32, u32, DecodingResult), String> {
     let e = |e: tiff::TiffError| e.to_string();
     let mut limits = Limits::default();
     limits.decoding_buffer_size = usize::try_from(max_bytes).unwrap_or(usize::MAX);
     let mut d = Decoder::new(reader).map_err(e)?.with_limits(limits);
     let (w, h) = d.dimensions().map_err(e)?;
-    let inks = match d.read_image().map_err(e)? {
+    Ok((w, h, d.read_image().map_err(e)?))
+}
+
+/// The inks of a CMYK TIFF whose quirks say `plain_inks`, as stored (0 is no ink), with its
+/// size; at most `max_bytes` of samples.
+pub fn read_inks<R: BufRead + Seek>(reader: &mut R, max_bytes: u64) -> Result<(u32, u32, Inks), String> {
+    let (w, h, samples) = read_whole(reader, max_bytes)?;
+    let inks = match samples {
         DecodingResult::U8(v) => Inks::Eight(v),
         DecodingResult::U16(v) => Inks::Sixteen(v),
         _ => return Err("CMYK of a sample type gblur does not read".into()),
