@@ -105,6 +105,13 @@ pub fn to_srgb(image: &mut DynamicImage, icc: &mut Option<Vec<u8>>) -> Option<St
     }
 }
 
+/// Whether `--to-srgb` converts an image of colour samples that carries `profile` (one for
+/// RGB that is not sRGB's): the strip engine leaves those to the whole-image path.
+pub fn converts(profile: &[u8]) -> bool {
+    ColorProfile::new_from_slice(profile)
+        .is_ok_and(|p| p.color_space == DataColorSpace::Rgb && !is_srgb(&p))
+}
+
 /// Whether `p` has sRGB's colorants (within 0.002) and transfer curves (`linear_off`).
 fn is_srgb(p: &ColorProfile) -> bool {
     let srgb = ColorProfile::new_srgb();

@@ -170,6 +170,11 @@ fn open_rows(job: &StripJob) -> Result<Opened, ImageIoError> {
         let why = "16-bit samples or alpha go to JPEG through the whole-image path";
         return Ok(Opened::Unsupported(why.into()));
     }
+    let icc = rows.header().meta.icc.as_deref();
+    if job.to_srgb && rows.color().has_color() && icc.is_some_and(codec::icc::converts) {
+        let why = "it does not convert colours: --to-srgb with a profile other than sRGB goes through the whole-image path";
+        return Ok(Opened::Unsupported(why.into()));
+    }
     if output == ImageFormat::Tiff {
         let meta = rows.header().meta.clone().select(job.metadata);
         let why = if meta.has_blobs() {
@@ -250,7 +255,8 @@ pub struct StripJob<'a> {
     pub progress: bool,
     /// Which kinds of the input's metadata are written (`--strip`, `--keep`).
     pub metadata: KeepMetadata,
-    /// The input is to be converted to sRGB (`--to-srgb`), which the whole-image path does.
+    /// The input is to be converted to sRGB (`--to-srgb`), which the whole-image path does
+    /// where its profile is not sRGB's already.
     pub to_srgb: bool,
 }
 
@@ -266,8 +272,6 @@ pub fn unsupported(job: &StripJob, blur: &Blur2d) -> Option<String> {
         "on an OpenCL device it runs the blocked pipeline only (--pipeline blocked)"
     } else if job.masked {
         "it blurs the whole image: no --region or --mask"
-    } else if job.to_srgb {
-        "it does not convert colours: no --to-srgb"
     } else if !job.clamp {
         "its edge mode is clamp only"
     } else if Axis::of(&blur.x).is_none() || Axis::of(&blur.y).is_none() {

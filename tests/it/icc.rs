@@ -219,14 +219,23 @@ fn to_srgb_converts_adobe_rgb_by_its_colorimetry_and_leaves_srgb_alone() {
     let png = std::fs::read(&out).unwrap();
     assert!(png.windows(4).any(|w| w == b"iCCP"));
     assert_eq!(image::load_from_memory(&png).unwrap().to_rgb8(), rgb);
-    // The strip engine converts nothing: asked for, it says so.
+    // The strip engine converts nothing: asked for, it says so; an sRGB input it streams.
     gblur()
         .arg(&adobe)
         .arg(&out)
         .args(["--sigma", "2", "--to-srgb", "--engine", "strips"])
         .assert()
-        .code(2)
-        .stderr(predicate::str::contains("no --to-srgb"));
+        .failure()
+        .stderr(predicate::str::contains(
+            "--to-srgb with a profile other than sRGB goes through the whole-image path",
+        ));
+    gblur()
+        .arg(&srgb)
+        .arg(&out)
+        .args(["--sigma", "2", "--to-srgb", "--engine", "strips"])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("strips of"));
 }
 
 #[test]
