@@ -67,10 +67,9 @@ pub fn load_with(
         to_srgb,
     } = decoding;
     let t = Instant::now();
-    // Planes have no edge extension: an edge mode other than clamp blurs RGB. Colours are
-    // converted as RGB samples, not as planes.
-    if let (Keep::JpegPlanes { subsampling, .. }, true, false) = (keep, plan.is_none(), to_srgb) {
-        if let Some(loaded) = load_planes(source, subsampling, max_memory_mib, passes)? {
+    // Planes have no edge extension: an edge mode other than clamp blurs RGB.
+    if let (Keep::JpegPlanes { subsampling, .. }, true) = (keep, plan.is_none()) {
+        if let Some(loaded) = load_planes(source, subsampling, decoding, passes)? {
             return Ok(loaded);
         }
     }
@@ -125,15 +124,17 @@ pub fn load_with(
 }
 
 /// A colour JPEG whose layout `subsampling` writes, loaded as its YCbCr planes, or None where
-/// the source is not one (`codec::decode_jpeg_planes`) and is to be decoded as pixels. A file
-/// is read into memory up to its end-of-image marker, within the budget, as `codec::decode`
-/// reads every JPEG.
+/// the source is not one (`codec::decode_jpeg_planes`) and is to be decoded as pixels, as one
+/// that `--to-srgb` converts is (colours are converted as RGB samples). A file is read into
+/// memory up to its end-of-image marker, within the budget, as `codec::decode` reads every
+/// JPEG.
 fn load_planes(
     source: Source,
     subsampling: Subsampling,
-    max_memory_mib: u64,
+    decoding: Decoding,
     passes: &mut Vec<Pass>,
 ) -> Result<Option<Loaded>, ImageIoError> {
+    let max_memory_mib = decoding.max_memory_mib;
     let t = Instant::now();
     let read;
     let (name, bytes) = match source {
@@ -162,6 +163,9 @@ fn load_planes(
     else {
         return Ok(None);
     };
+    if decoding.to_srgb && meta.icc.as_deref().is_some_and(codec::icc::converts) {
+        return Ok(None);
+    }
     let notes = std::mem::take(&mut meta.unread);
     passes.push(Pass::host(Stage::Decode, "decode to YCbCr planes", t));
     let color = ColorType::Rgb8;

@@ -339,3 +339,43 @@ fn to_srgb_marks_the_exif_colour_space_as_srgb() {
         .success();
     assert_eq!(colour_space(&converted), 1);
 }
+
+#[test]
+fn to_srgb_keeps_the_ycbcr_planes_for_jpegs_it_leaves_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let rgb = image::RgbImage::from_fn(64, 48, |x, y| image::Rgb([x as u8 * 3, y as u8 * 5, 99]));
+    let jpeg = |name: &str, profile: Option<moxcms::ColorProfile>| {
+        let path = dir.path().join(name);
+        let file = std::fs::File::create(&path).unwrap();
+        let mut encoder = image::codecs::jpeg::JpegEncoder::new_with_quality(file, 90);
+        if let Some(p) = profile {
+            image::ImageEncoder::set_icc_profile(&mut encoder, p.encode().unwrap()).unwrap();
+        }
+        image::ImageEncoder::write_image(encoder, &rgb, 64, 48, image::ExtendedColorType::Rgb8)
+            .unwrap();
+        path
+    };
+    let out = dir.path().join("out.jpg");
+    let blurred = |input: &Path| {
+        let run = gblur()
+            .arg(input)
+            .arg(&out)
+            .args(["-s", "2", "--to-srgb", "--device", "rust"])
+            .assert()
+            .success();
+        String::from_utf8(run.get_output().stderr.clone()).unwrap()
+    };
+    let plain = blurred(&jpeg("plain.jpg", None));
+    assert!(
+        plain.contains("YCbCr") && !plain.contains("--to-srgb:"),
+        "{plain}"
+    );
+    let adobe = blurred(&jpeg(
+        "adobe.jpg",
+        Some(moxcms::ColorProfile::new_adobe_rgb()),
+    ));
+    assert!(
+        adobe.contains("--to-srgb: converted") && !adobe.contains("YCbCr"),
+        "{adobe}"
+    );
+}
