@@ -351,14 +351,19 @@ pub fn encode(
         format: format!("{format:?}"),
         detail,
     };
-    // A gray profile does not describe colour samples: gray is written as RGB where the
-    // format has no gray (WebP, whose encoders take gray as RGB; AVIF).
-    let gray_profile = icc.and_then(|p| p.get(16..20)).is_some_and(|s| s == b"GRAY");
-    let colour = image.color().has_color() || format == ImageFormat::WebP;
-    if gray_profile && colour && !gray_float {
-        let note = "the input's ICC profile is for gray, and the output holds RGB: it was not written";
+    // A gray profile does not describe colour samples, nor an RGB one gray samples: gray is
+    // written as RGB where the format has no gray (WebP, whose encoders take gray as RGB; AVIF).
+    let space = icc.and_then(|p| p.get(16..20));
+    let colour = image.color().has_color() || matches!(format, ImageFormat::WebP | heif::HEIF);
+    let mismatch = match (space, colour || gray_float) {
+        (Some(b"GRAY"), true) if !gray_float => Some(("gray", "RGB")),
+        (Some(b"RGB "), false) => Some(("RGB", "gray")),
+        _ => None,
+    };
+    if let Some((profile, samples)) = mismatch {
+        let note = format!("the input's ICC profile is for {profile}, and the output holds {samples}: it was not written");
         let (bytes, _) = encode((image, gray_float), format, (None, blobs), (opts, jpeg), path)?;
-        return Ok((bytes, Some(note.into())));
+        return Ok((bytes, Some(note)));
     }
     if let Some(ours) = encode_own((image, gray_float), format, (icc, blobs), (opts, jpeg)) {
         return ours.map(|bytes| (bytes, None)).map_err(failed);

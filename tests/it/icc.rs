@@ -379,3 +379,27 @@ fn to_srgb_keeps_the_ycbcr_planes_for_jpegs_it_leaves_alone() {
         "{adobe}"
     );
 }
+
+#[test]
+fn an_rgb_profile_is_not_written_over_gray_samples() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("gray.png");
+    let gray = image::GrayImage::from_fn(24, 16, |x, y| image::Luma([(x * 10 + y) as u8]));
+    let mut encoder = image::codecs::png::PngEncoder::new(std::fs::File::create(&input).unwrap());
+    let profile = moxcms::ColorProfile::new_adobe_rgb().encode().unwrap();
+    image::ImageEncoder::set_icc_profile(&mut encoder, profile).unwrap();
+    image::ImageEncoder::write_image(encoder, &gray, 24, 16, image::ExtendedColorType::L8).unwrap();
+    for out in ["gray.png", "gray.jpg", "gray.tif"] {
+        let out = dir.path().join(format!("out-{out}"));
+        gblur()
+            .arg(&input)
+            .arg(&out)
+            .args(["-s", "1", "--engine", "whole"])
+            .assert()
+            .success()
+            .stderr(predicate::str::contains(
+                "the input's ICC profile is for RGB, and the output holds gray: it was not written",
+            ));
+        assert!(!image::open(&out).unwrap().color().has_color());
+    }
+}
