@@ -335,6 +335,18 @@ impl EncodeOptions {
     }
 }
 
+/// The note for an ICC profile that does not describe the samples written (`colour`: RGB
+/// ones), which is then not written: a gray profile over RGB samples, an RGB one over gray.
+/// A reader that trusted it would show wrong colours.
+pub fn foreign_profile(icc: Option<&[u8]>, colour: bool) -> Option<String> {
+    let (profile, samples) = match (icc?.get(16..20)?, colour) {
+        (b"GRAY", true) => ("gray", "RGB"),
+        (b"RGB ", false) => ("RGB", "gray"),
+        _ => return None,
+    };
+    Some(format!("the input's ICC profile is for {profile}, and the output holds {samples}: it was not written"))
+}
+
 /// Encodes into memory, returning the bytes and a note when the ICC profile could not be kept.
 /// `gray_float`: the image is gray float held as RGB(A) with three equal channels, which TIFF
 /// writes as gray (other formats as the RGB they hold). `blobs`: the EXIF and XMP for AVIF,
@@ -351,17 +363,11 @@ pub fn encode(
         format: format!("{format:?}"),
         detail,
     };
-    // A gray profile does not describe colour samples, nor an RGB one gray samples: gray is
-    // written as RGB where the format has no gray (WebP, whose encoders take gray as RGB; AVIF).
-    let space = icc.and_then(|p| p.get(16..20));
-    let colour = image.color().has_color() || matches!(format, ImageFormat::WebP | heif::HEIF);
-    let mismatch = match (space, colour || gray_float) {
-        (Some(b"GRAY"), true) if !gray_float => Some(("gray", "RGB")),
-        (Some(b"RGB "), false) => Some(("RGB", "gray")),
-        _ => None,
-    };
-    if let Some((profile, samples)) = mismatch {
-        let note = format!("the input's ICC profile is for {profile}, and the output holds {samples}: it was not written");
+    // Gray is written as RGB where the format has no gray (WebP, whose encoders take gray as
+    // RGB; AVIF), gray float as gray.
+    let colour = (image.color().has_color() && !gray_float)
+        || matches!(format, ImageFormat::WebP | heif::HEIF);
+    if let Some(note) = foreign_profile(icc, colour) {
         let (bytes, _) = encode((image, gray_float), format, (None, blobs), (opts, jpeg), path)?;
         return Ok((bytes, Some(note)));
     }

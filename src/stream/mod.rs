@@ -491,7 +491,11 @@ fn output_settings(
     if job.linear {
         notes.extend(meta.icc.as_deref().and_then(crate::codec::icc::linear_note));
     }
-    let meta = meta.select(job.metadata);
+    let mut meta = meta.select(job.metadata);
+    if let Some(note) = codec::foreign_profile(meta.icc.as_deref(), rows.color().has_color()) {
+        meta.icc = None;
+        notes.push(note);
+    }
     if job.format == ImageFormat::Png {
         // The JPEG writer's `metadata::embed` says so itself; PNG's chunks are written here.
         notes.extend(meta.iptc_lost(ImageFormat::Png));

@@ -389,12 +389,17 @@ fn an_rgb_profile_is_not_written_over_gray_samples() {
     let profile = moxcms::ColorProfile::new_adobe_rgb().encode().unwrap();
     image::ImageEncoder::set_icc_profile(&mut encoder, profile).unwrap();
     image::ImageEncoder::write_image(encoder, &gray, 24, 16, image::ExtendedColorType::L8).unwrap();
-    for out in ["gray.png", "gray.jpg", "gray.tif"] {
+    for (out, engine) in [
+        ("gray.png", "whole"),
+        ("gray.jpg", "whole"),
+        ("gray.tif", "whole"),
+        ("streamed.png", "strips"),
+    ] {
         let out = dir.path().join(format!("out-{out}"));
         gblur()
             .arg(&input)
             .arg(&out)
-            .args(["-s", "1", "--engine", "whole"])
+            .args(["-s", "2", "--engine", engine])
             .assert()
             .success()
             .stderr(predicate::str::contains(
