@@ -256,7 +256,7 @@ fn foreign_profile_dropped(meta: &mut metadata::Metadata, format: &str) -> Optio
     if cmyk_profile(meta).is_some() {
         return None;
     }
-    let space = meta.icc.as_ref()?.get(16..20).map(|s| String::from_utf8_lossy(s).trim().to_string());
+    let space = icc::data_space(meta.icc.as_deref()?).map(|s| String::from_utf8_lossy(s).trim().to_string());
     meta.icc = None;
     Some(format!(
         "the {format} is CMYK with an ICC profile for other colours ({}): the profile was not kept",
@@ -271,7 +271,7 @@ const CMYK_BY_FORMULA: &str =
 /// The colour space (`CMYK` or `CMY`) of `meta`'s ICC profile, where it is one of those: the
 /// profile's data colour space field, bytes 16 to 20 of its header.
 fn cmyk_profile(meta: &metadata::Metadata) -> Option<String> {
-    let space = meta.icc.as_ref()?.get(16..20)?;
+    let space = icc::data_space(meta.icc.as_deref()?)?;
     matches!(space, b"CMYK" | b"CMY ").then(|| String::from_utf8_lossy(space).trim().to_string())
 }
 

@@ -1,9 +1,8 @@
 //! What gblur does with an image's ICC profile, through moxcms (the colour engine the `image`
 //! crate uses): reads its transfer curve, for `--linear` to say where it is not sRGB's, and
 //! converts CMYK pixels to sRGB through it: relative colorimetric, as `vips icc_transform`
-//! defaults to, or,
-//! where the profile has no table for it, its perceptual table (A2B0), which is where Little
-//! CMS turns in that case too. A CMYK profile describes what its inks print as; without it
+//! defaults to, or, where the profile has no table for it, its perceptual table (A2B0), which
+//! is where Little CMS turns in that case too. A CMYK profile describes what its inks print as; without it
 //! the decoders' formula (R = (1 − C)(1 − K), ...) is what gblur falls back to, with a note.
 
 use image::{DynamicImage, ImageBuffer, Rgb};
@@ -11,6 +10,15 @@ use moxcms::{
     CmsError, ColorProfile, DataColorSpace, Layout, ProfileText, RenderingIntent, TransformOptions,
 };
 use rayon::prelude::*;
+
+/// The colour space a profile's header names (bytes 16 to 20: `RGB `, `GRAY`, `CMYK`, ...),
+/// read without parsing the rest.
+pub fn data_space(profile: &[u8]) -> Option<&[u8]> {
+    profile.get(16..20)
+}
+
+/// How far (relative, `linear_off`) a transfer curve may be from sRGB's and count as it.
+const SRGB_CURVE: f32 = 0.03;
 
 /// A CMYK image's inks, four samples a pixel from 0 (no ink) to full ink.
 pub enum Inks {
@@ -123,7 +131,7 @@ fn is_srgb(p: &ColorProfile) -> bool {
         && near(p.blue_colorant, srgb.blue_colorant)
         && [&p.red_trc, &p.green_trc, &p.blue_trc]
             .iter()
-            .all(|c| c.as_ref().and_then(linear_off).is_some_and(|off| off < 0.03))
+            .all(|c| c.as_ref().and_then(linear_off).is_some_and(|off| off < SRGB_CURVE))
 }
 
 /// `image`'s samples through `source` to sRGB, replacing them.
@@ -189,7 +197,7 @@ fn linear_off(curve: &moxcms::ToneReprCurve) -> Option<f32> {
 pub fn linear_note(profile: &[u8]) -> Option<String> {
     let p = ColorProfile::new_from_slice(profile).ok()?;
     let curve = p.red_trc.as_ref().or(p.gray_trc.as_ref())?;
-    if linear_off(curve)? < 0.03 {
+    if linear_off(curve)? < SRGB_CURVE {
         return None;
     }
     let linear = curve.make_linear_evaluator().ok()?;

@@ -339,7 +339,7 @@ impl EncodeOptions {
 /// ones), which is then not written: a gray profile over RGB samples, an RGB one over gray.
 /// A reader that trusted it would show wrong colours.
 pub fn foreign_profile(icc: Option<&[u8]>, colour: bool) -> Option<String> {
-    let (profile, samples) = match (icc?.get(16..20)?, colour) {
+    let (profile, samples) = match (icc::data_space(icc?)?, colour) {
         (b"GRAY", true) => ("gray", "RGB"),
         (b"RGB ", false) => ("RGB", "gray"),
         _ => return None,
