@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # gblur beside libvips for every input format both read: a 4000x3000 photo-like image (RGB,
-# noisy) as JPEG, PNG, TIFF, WebP, HEIC and AVIF (the last two written by libvips through
-# libheif), each blurred at sigma 5 into a JPEG by `gblur IN OUT --sigma 5` and by
+# noisy) as JPEG, PNG, TIFF, WebP, HEIC, AVIF (these two written by libvips through libheif)
+# and JPEG XL (lossy, written by libvips through libjxl; gblur reads it with jxl-oxide), each blurred at sigma 5 into a JPEG by `gblur IN OUT --sigma 5` and by
 # `vips gaussblur IN OUT 5`, in RUNS rounds in which both run once, order alternating. Prints
 # each tool's median wall time and gblur's over vips's as the median of the per-round ratios,
 # with their range. Then the lossy outputs: the JPEG blurred at sigma 5 into AVIF (quality 50,
@@ -31,6 +31,7 @@ vips copy "$T/photo.png" "$T/photo.tif"
 vips copy "$T/photo.png" "$T/photo.webp[Q=90]"
 vips heifsave "$T/photo.png" "$T/photo.heic" --Q 80 2>/dev/null
 vips heifsave "$T/photo.png" "$T/photo.avif" --compression av1 --Q 60 --effort 0 2>/dev/null
+vips copy "$T/photo.png" "$T/photo.jxl[Q=90]"
 echo "gblur $(git describe --always --dirty), $(vips --version), libheif $(target/release/gblur formats --json | $PY -c 'import json,sys,re; r=[x for x in json.load(sys.stdin) if x["format"]=="Heif"][0]; m=re.search(r"libheif ([0-9.]+)", r["read"]); print(m.group(1) if m else "missing")')"
 echo "$(nproc) cores, ${W}x${H}, sigma 5, into JPEG, $RUNS rounds"
 $PY - "$T" "$RUNS" <<'PY'
@@ -41,7 +42,7 @@ tools = {
     "vips": lambda i, o: ["vips", "gaussblur", i, o, "5"],
 }
 print(f"{'input':6s} {'gblur s':>8s} {'vips s':>8s}   gblur / vips")
-for ext in ["jpg", "png", "tif", "webp", "heic", "avif"]:
+for ext in ["jpg", "png", "tif", "webp", "heic", "avif", "jxl"]:
     src = f"{t}/photo.{ext}"
     times = {k: [] for k in tools}
     for r in range(runs):

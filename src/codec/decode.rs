@@ -7,7 +7,7 @@
 //! every format alike.
 
 use super::read::{self, Content, Input};
-use super::{guard, icc, heif, ico, jpeg, metadata, one_line, tiff, webp, ImageIoError};
+use super::{guard, icc, heif, ico, jpeg, jxl, metadata, one_line, tiff, webp, ImageIoError};
 use image::{DynamicImage, ImageDecoder, ImageError, ImageFormat, ImageReader, Limits};
 use std::io::{self, BufRead, BufReader, Cursor, Seek};
 use std::path::Path;
@@ -76,7 +76,7 @@ pub fn decode_bytes(
     if format == ImageFormat::Jpeg {
         check_jpeg_end(name, bytes)?;
     }
-    let whole = matches!(format, ImageFormat::Jpeg | heif::HEIF).then_some(bytes);
+    let whole = matches!(format, ImageFormat::Jpeg | heif::HEIF | jxl::JXL).then_some(bytes);
     let left = max_memory_mib.saturating_sub(bytes.len() as u64 >> 20);
     decode_from(name, &mut Cursor::new(bytes), format, left, whole)
 }
@@ -94,8 +94,9 @@ fn check_jpeg_end(name: &Path, bytes: &[u8]) -> Result<(), ImageIoError> {
 }
 
 /// Decodes `reader` as `format` within the memory limit, behind the decoder guard, turned
-/// upright. The whole bytes of a JPEG or HEIF file, `whole`, go to gblur's JPEG decoders (the
-/// `image` crate's decoder reads a JPEG's header segments only) or to libheif.
+/// upright. The whole bytes of a JPEG, HEIF or JPEG XL file, `whole`, go to gblur's JPEG
+/// decoders (the `image` crate's decoder reads a JPEG's header segments only), to libheif or
+/// to jxl-oxide.
 fn decode_from<R: BufRead + Seek>(
     path: &Path,
     reader: &mut R,
@@ -109,6 +110,7 @@ fn decode_from<R: BufRead + Seek>(
         }
         let mut notes = Vec::new();
         let jpeg = whole.filter(|_| format == ImageFormat::Jpeg);
+        let mut jxl_gray_float = false;
         let (mut image, quirks) = match (format, whole) {
             (ImageFormat::Jpeg, Some(bytes)) => {
                 (decode_jpeg(path, bytes, max_memory_mib, &mut notes)?, None)
@@ -116,6 +118,12 @@ fn decode_from<R: BufRead + Seek>(
             (heif::HEIF, Some(bytes)) => {
                 let (image, meta, mut heif_notes) = heif::decode(path, bytes, max_memory_mib)?;
                 notes.append(&mut heif_notes);
+                ((image, meta), None)
+            }
+            (jxl::JXL, Some(bytes)) => {
+                let (image, meta, gray_float, mut jxl_notes) = jxl::decode(path, bytes, max_memory_mib)?;
+                notes.append(&mut jxl_notes);
+                jxl_gray_float = gray_float;
                 ((image, meta), None)
             }
             _ => decode_other(path, reader, format, max_memory_mib, &mut notes)?,
@@ -129,7 +137,7 @@ fn decode_from<R: BufRead + Seek>(
             meta: image.1,
             jpeg: jpeg.map(jpeg::JpegTraits::read),
             tiff_compression: quirks.map(|q| q.compression()),
-            gray_float: quirks.is_some_and(|q| q.gray_float),
+            gray_float: jxl_gray_float || quirks.is_some_and(|q| q.gray_float),
             notes,
         })
     });

@@ -2,7 +2,7 @@
 //! written sample types come from the encoders' own table (`writable`), the metadata from the
 //! formats `metadata::embed` writes into, HEIF from whether libheif loads.
 
-use super::{can_write, format_name, heif, writable};
+use super::{can_write, format_name, heif, jxl, writable};
 use image::{ColorType, ImageFormat};
 use serde::Serialize;
 
@@ -33,7 +33,7 @@ pub const KEEPS_METADATA: [ImageFormat; 4] = [
 /// Every format gblur recognises, in the order the table lists them.
 pub fn formats() -> Vec<FormatSupport> {
     let heif = heif::version();
-    let rows: [(ImageFormat, &[&str], String); 13] = [
+    let rows: [(ImageFormat, &[&str], String); 14] = [
         (ImageFormat::Jpeg, &["jpg", "jpeg"], "8-bit gray and colour (YCbCr); CMYK and YCCK converted to sRGB through their ICC profile (by formula without one)".into()),
         (ImageFormat::Png, &["png"], "1- to 16-bit gray, colour and palette, with alpha".into()),
         (ImageFormat::Tiff, &["tif", "tiff"], "8- and 16-bit gray and colour, 32-bit float gray and colour, with alpha; strips or tiles; classic and BigTIFF; 8- and 16-bit CMYK converted to sRGB through its ICC profile (by formula without one); every page (--page N takes one, --sigma-z blurs a stack as a volume). Not: palette, signed, YCbCr, white-is-zero float".into()),
@@ -42,6 +42,7 @@ pub fn formats() -> Vec<FormatSupport> {
             Ok(v) => format!("HEIC and AVIF through libheif {v}: 8-bit, and 10- and 12-bit as 16-bit; the primary image, turned upright. Written as AVIF (8-bit, libheif's AV1 encoder, --quality N, default {}){}", heif::DEFAULT_QUALITY, match heif::avif_encoder() { Ok(()) => String::new(), Err(why) => format!(": not here, {why}") }),
             Err(why) => why.clone(),
         }),
+        (jxl::JXL, &["jxl"], "8-bit, deeper integer samples as 16-bit, float as 32-bit float; gray and colour, with alpha; turned upright; the first frame of an animation; CMYK converted to sRGB through its ICC profile (jxl-oxide). Not written".into()),
         (ImageFormat::Bmp, &["bmp"], "1- to 32-bit, with its ICC profile".into()),
         (ImageFormat::Gif, &["gif"], "the first frame".into()),
         (ImageFormat::Ico, &["ico"], "the largest image, its alpha mask kept".into()),

@@ -11,6 +11,7 @@ pub mod guard;
 pub mod heif;
 mod ico;
 pub mod jpeg;
+pub mod jxl;
 pub mod metadata;
 pub mod png;
 pub mod read;
@@ -139,6 +140,7 @@ pub(crate) fn writable(format: ImageFormat) -> &'static [ColorType] {
 pub fn format_name(format: ImageFormat) -> String {
     match format {
         heif::HEIF => heif::NAME.to_string(),
+        jxl::JXL => jxl::NAME.to_string(),
         f => format!("{f:?}"),
     }
 }
@@ -150,6 +152,9 @@ pub fn unwritten_name(name: &str) -> Option<String> {
     let lower = name.to_ascii_lowercase();
     if matches!(lower.as_str(), "heic" | "heif" | "hif") {
         return Some("gblur writes no HEIC: write .avif (HEIF coded with AV1), or .jpg, .png, ...".into());
+    }
+    if matches!(lower.as_str(), "jxl") {
+        return Some("gblur reads JPEG XL but does not write it: write .avif, .webp, .jpg, .png, ...".into());
     }
     let format = ImageFormat::from_extension(&lower).filter(|f| !can_write(*f))?;
     Some(format!(

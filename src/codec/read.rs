@@ -33,12 +33,16 @@ const HEAD: usize = 64;
 
 /// The format the first bytes of a file announce: what the `image` crate recognises, BigTIFF
 /// (`II+\0`, `MM\0+`), which its guess does not know but its TIFF decoder reads, and the HEIF
-/// family (HEIC, AVIF: `heif::HEIF`), which libheif reads.
+/// family (HEIC, AVIF: `heif::HEIF`), which libheif reads, and JPEG XL (`jxl::JXL`).
 pub fn guess(head: &[u8]) -> Option<ImageFormat> {
     if super::heif::is_heif(head) {
         return Some(super::heif::HEIF);
     }
-    if let Ok(format) = image::guess_format(head) {
+    if super::jxl::is_jxl(head) {
+        return Some(super::jxl::JXL);
+    }
+    // The format JPEG XL is carried as names no other file gblur reads.
+    if let Some(format) = image::guess_format(head).ok().filter(|f| *f != super::jxl::JXL) {
         return Some(format);
     }
     match head.get(..4)? {
@@ -101,8 +105,9 @@ pub fn open(path: &Path, max_memory_mib: u64) -> Result<Input, ImageIoError> {
         .read_to_end(&mut head)
         .map_err(open_err)?;
     let sniffed = guess(&head);
-    // libheif decodes from memory, and a JPEG is read up to its end-of-image marker.
-    if sniffed == Some(ImageFormat::Jpeg) || sniffed == Some(super::heif::HEIF) {
+    // libheif and jxl-oxide decode from memory, and a JPEG is read up to its end-of-image
+    // marker.
+    if matches!(sniffed, Some(ImageFormat::Jpeg | super::heif::HEIF | super::jxl::JXL)) {
         let size = Some(meta.len());
         return in_memory(
             path,

@@ -23,6 +23,7 @@ mod hdr;
 mod heif;
 mod icc;
 mod iptc;
+mod jxl;
 mod lossy_webp;
 mod masks;
 mod metadata;

@@ -1,0 +1,200 @@
+//! JPEG XL, read through jxl-oxide (pure Rust, so the build needs no system library): 8-bit
+//! files as 8-bit, deeper integer samples as 16-bit, float samples as 32-bit float (gray float
+//! held as RGB, as a gray float TIFF is), with alpha, turned upright, the first frame of an
+//! animation. Colour is rendered in the file's own colour space; its ICC profile is the one
+//! the file carries, or, for a colour space the file names (Display P3, Rec. 2020, linear
+//! sRGB, ...), one jxl-oxide writes for it, so that nothing is taken as sRGB that is not.
+//! CMYK files are converted to sRGB through their profile (moxcms). EXIF and XMP are kept.
+//!
+//! The `image` crate has no JPEG XL format; gblur carries JPEG XL inputs under a variant of
+//! `ImageFormat` that it neither reads nor writes otherwise (`JXL`), and names it JPEG XL
+//! in every report (`codec::format_name`).
+
+use super::metadata::{FromFile, Metadata};
+use super::ImageIoError;
+use image::{DynamicImage, ImageBuffer, ImageFormat};
+use jxl_oxide::color::{ColourEncoding, ColourSpace, Primaries, TransferFunction, WhitePoint};
+use jxl_oxide::image::BitDepth;
+use jxl_oxide::{AllocTracker, EnumColourEncoding, JxlImage, JxlThreadPool, PixelFormat, RenderingIntent};
+use std::path::Path;
+
+/// The format a JPEG XL input is carried as: one whose own files gblur does not read
+/// (`read::guess` never names it for them).
+pub const JXL: ImageFormat = ImageFormat::Farbfeld;
+
+/// What reports call it.
+pub const NAME: &str = "JPEG XL";
+
+/// A bare codestream's signature, and the container's first box (`JXL `).
+const CODESTREAM: [u8; 2] = [0xFF, 0x0A];
+const CONTAINER: [u8; 12] = [0, 0, 0, 12, b'J', b'X', b'L', b' ', b'\r', b'\n', 0x87, b'\n'];
+
+/// Whether `head` starts a JPEG XL file, bare codestream or container.
+pub fn is_jxl(head: &[u8]) -> bool {
+    head.starts_with(&CODESTREAM) || head.starts_with(&CONTAINER)
+}
+
+/// Decodes the JPEG XL file `bytes` (named `path` in errors) within `max_memory_mib` (what the
+/// decoder's buffers and the image may take; the caller counts the bytes it holds): the
+/// upright pixels of its first frame, its metadata, whether the pixels are gray float held as
+/// RGB, and notes.
+pub fn decode(
+    path: &Path,
+    bytes: &[u8],
+    max_memory_mib: u64,
+) -> Result<(DynamicImage, Metadata, bool, Vec<String>), ImageIoError> {
+    let bad = |detail: String| ImageIoError::Decode {
+        path: path.into(),
+        detail,
+    };
+    let over = || ImageIoError::OverLimit {
+        path: path.into(),
+        limit_mib: max_memory_mib,
+    };
+    let limit = usize::try_from(max_memory_mib.saturating_mul(1 << 20)).unwrap_or(usize::MAX);
+    let mut image = JxlImage::builder()
+        .pool(JxlThreadPool::rayon(Some(rayon::current_num_threads().max(1))))
+        .alloc_tracker(AllocTracker::with_limit(limit))
+        .read(bytes)
+        .map_err(|e| bad(super::one_line(&e.to_string())))?;
+    image.set_cms(jxl_oxide::Moxcms);
+    let mut notes = Vec::new();
+    let cmyk = image.pixel_format().has_black();
+    if cmyk {
+        image.request_color_encoding(EnumColourEncoding::srgb(RenderingIntent::Relative));
+        notes.push("the JPEG XL file is CMYK: converted to sRGB through its ICC profile".into());
+    }
+    // What is rendered: RGB(A) for CMYK, once sRGB is asked for.
+    let format = image.pixel_format();
+    let header = &image.image_header().metadata;
+    let float = matches!(header.bit_depth, BitDepth::FloatSample { .. })
+        || header.bit_depth.bits_per_sample() > 16;
+    let deep = header.bit_depth.bits_per_sample() > 8;
+    let untagged = cmyk || srgb(&header.colour_encoding);
+    let (w, h) = (image.width(), image.height());
+    let gray = format.is_grayscale();
+    let alpha = format.has_alpha();
+    // Gray float is held as RGB(A), three equal channels.
+    let channels = match (gray && !float, alpha) {
+        (true, a) => 1 + a as u64,
+        (false, a) => 3 + a as u64,
+    };
+    let sample_bytes = if float { 4 } else { 1 + deep as u64 };
+    if w as u64 * h as u64 * channels * sample_bytes > max_memory_mib.saturating_mul(1 << 20) {
+        return Err(over());
+    }
+    let frames = image.num_loaded_keyframes();
+    if frames == 0 {
+        return Err(bad("the file is truncated (no complete frame)".into()));
+    }
+    if frames > 1 {
+        notes.push(format!("the JPEG XL file is an animation of {frames} frames; its first was blurred and written"));
+    }
+    let render = image.render_frame(0).map_err(|e| bad(super::one_line(&e.to_string())))?;
+    let mut stream = render.stream();
+    if stream.channels() as usize != format.channels() {
+        return Err(bad(format!("the decoder gave {} channels for {format:?}", stream.channels())));
+    }
+    let (sw, sh) = (stream.width(), stream.height());
+    let n = sw as usize * sh as usize * stream.channels() as usize;
+    let pixels = match (float, deep) {
+        (true, _) => {
+            let mut samples = vec![0f32; n];
+            stream.write_to_buffer(&mut samples);
+            float_image(sw, sh, samples, format)
+        }
+        (false, true) => {
+            let mut samples = vec![0u16; n];
+            stream.write_to_buffer(&mut samples);
+            match (gray, alpha) {
+                (true, false) => ImageBuffer::from_raw(sw, sh, samples).map(DynamicImage::ImageLuma16),
+                (true, true) => ImageBuffer::from_raw(sw, sh, samples).map(DynamicImage::ImageLumaA16),
+                (false, false) => ImageBuffer::from_raw(sw, sh, samples).map(DynamicImage::ImageRgb16),
+                (false, true) => ImageBuffer::from_raw(sw, sh, samples).map(DynamicImage::ImageRgba16),
+            }
+        }
+        (false, false) => {
+            let mut samples = vec![0u8; n];
+            stream.write_to_buffer(&mut samples);
+            match (gray, alpha) {
+                (true, false) => ImageBuffer::from_raw(sw, sh, samples).map(DynamicImage::ImageLuma8),
+                (true, true) => ImageBuffer::from_raw(sw, sh, samples).map(DynamicImage::ImageLumaA8),
+                (false, false) => ImageBuffer::from_raw(sw, sh, samples).map(DynamicImage::ImageRgb8),
+                (false, true) => ImageBuffer::from_raw(sw, sh, samples).map(DynamicImage::ImageRgba8),
+            }
+        }
+    }
+    .ok_or_else(|| bad("the decoder gave fewer samples than the image holds".into()))?;
+    let icc = match untagged {
+        true => None,
+        false => Some(image.original_icc().map_or_else(|| image.rendered_icc(), <[u8]>::to_vec)),
+    };
+    let exif = match image.aux_boxes().first_exif() {
+        Ok(jxl_oxide::AuxBoxData::Data(exif)) => exif.payload().get(exif.tiff_header_offset() as usize..).map(<[u8]>::to_vec),
+        _ => None,
+    };
+    let xmp = match image.aux_boxes().first_xml() {
+        jxl_oxide::AuxBoxData::Data(xml) => Some(xml.to_vec()),
+        _ => None,
+    };
+    let from_file = FromFile {
+        exif,
+        icc,
+        xmp,
+        xmp_read: true,
+        ..FromFile::default()
+    };
+    let mut meta = Metadata::read(None, from_file).unwrap_or_default();
+    // The frame is rendered upright from the codestream's own orientation, which a JPEG XL
+    // reader follows whatever the EXIF says.
+    meta.orientation = None;
+    Ok((pixels, meta, float && gray, notes))
+}
+
+/// Whether the file names sRGB (or gray with sRGB's curve and white): what an untagged output
+/// stands for, so no profile is written for it.
+fn srgb(encoding: &ColourEncoding) -> bool {
+    match encoding {
+        ColourEncoding::Enum(e) => {
+            let space = match e.colour_space {
+                ColourSpace::Grey => true,
+                ColourSpace::Rgb => e.primaries == Primaries::Srgb,
+                _ => false,
+            };
+            space && e.white_point == WhitePoint::D65 && e.tf == TransferFunction::Srgb
+        }
+        ColourEncoding::IccProfile(_) => false,
+    }
+}
+
+/// Float samples as an image: RGB(A) as they are, gray (and gray with alpha) spread over three
+/// equal channels.
+fn float_image(w: u32, h: u32, samples: Vec<f32>, format: PixelFormat) -> Option<DynamicImage> {
+    match format {
+        PixelFormat::Rgb => ImageBuffer::from_raw(w, h, samples).map(DynamicImage::ImageRgb32F),
+        PixelFormat::Rgba => ImageBuffer::from_raw(w, h, samples).map(DynamicImage::ImageRgba32F),
+        PixelFormat::Gray => {
+            let rgb = samples.iter().flat_map(|&v| [v, v, v]).collect();
+            ImageBuffer::from_raw(w, h, rgb).map(DynamicImage::ImageRgb32F)
+        }
+        PixelFormat::Graya => {
+            let rgba = samples.chunks_exact(2).flat_map(|p| [p[0], p[0], p[0], p[1]]).collect();
+            ImageBuffer::from_raw(w, h, rgba).map(DynamicImage::ImageRgba32F)
+        }
+        // CMYK is rendered as sRGB (`decode`).
+        PixelFormat::Cmyk | PixelFormat::Cmyka => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn both_signatures_are_recognised_and_others_are_not() {
+        assert!(is_jxl(&[0xFF, 0x0A, 0xFA]));
+        assert!(is_jxl(&CONTAINER));
+        assert!(!is_jxl(&[0xFF, 0xD8, 0xFF]));
+        assert!(!is_jxl(b"farbfeld"));
+    }
+}

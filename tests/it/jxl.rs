@@ -1,0 +1,167 @@
+//! JPEG XL input, through jxl-oxide. The files in tests/fixtures/jxl were written by libjxl's
+//! cjxl (`make.py` there): the lossless ones are checked sample for sample against their
+//! sources, the lossy one against libjxl's own decode (djxl), and the profile, EXIF and
+//! gray float against what the file holds.
+
+use crate::common::{fixture, gblur};
+use image::ImageDecoder;
+use predicates::prelude::*;
+use std::path::{Path, PathBuf};
+
+fn jxl(name: &str) -> PathBuf {
+    fixture(&format!("tests/fixtures/jxl/{name}"))
+}
+
+/// Decodes `name` with no blur (sigma 0 on both axes) into `out`.
+fn decode_to(name: &str, out: &Path) {
+    gblur()
+        .arg(jxl(name))
+        .arg(out)
+        .args(["--sigma-x", "0", "--sigma-y", "0", "-q"])
+        .assert()
+        .success();
+}
+
+/// A PNG's pixels and ICC profile.
+fn png(path: &Path) -> (image::DynamicImage, Option<Vec<u8>>) {
+    let reader = std::io::BufReader::new(std::fs::File::open(path).unwrap());
+    let mut decoder = image::codecs::png::PngDecoder::new(reader).unwrap();
+    let icc = decoder.icc_profile().unwrap();
+    (image::DynamicImage::from_decoder(decoder).unwrap(), icc)
+}
+
+#[test]
+fn lossless_files_decode_to_their_sources_sample_for_sample() {
+    let dir = tempfile::tempdir().unwrap();
+    for (file, source) in [
+        ("alpha.jxl", "alpha.png"),
+        ("gray16.jxl", "gray16.png"),
+        ("tagged.jxl", "tagged.png"),
+    ] {
+        let out = dir.path().join(format!("{file}.png"));
+        decode_to(file, &out);
+        let ((ours, our_icc), (theirs, their_icc)) = (png(&out), png(&jxl(source)));
+        assert_eq!(ours.color(), theirs.color(), "{file}");
+        assert_eq!(
+            our_icc, their_icc,
+            "{file}: the profile the file carries, and none for sRGB"
+        );
+        if ours.color().has_alpha() {
+            // Where nothing is covered the colour is undefined (gblur writes 0): compare the rest.
+            let (a, b) = (ours.to_rgba8(), theirs.to_rgba8());
+            for (p, q) in a.pixels().zip(b.pixels()) {
+                assert_eq!(p[3], q[3], "{file}: alpha");
+                if q[3] > 0 {
+                    assert_eq!(p, q, "{file}");
+                }
+            }
+        } else {
+            assert_eq!(ours.as_bytes(), theirs.as_bytes(), "{file}");
+        }
+    }
+}
+
+#[test]
+fn a_lossy_file_decodes_within_a_level_of_libjxl_and_keeps_its_exif() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("photo.png");
+    decode_to("photo.jxl", &out);
+    let ours = image::open(&out).unwrap().to_rgb8();
+    let theirs = image::open(jxl("djxl_photo.png")).unwrap().to_rgb8();
+    assert_eq!(ours.dimensions(), theirs.dimensions());
+    let worst = ours
+        .as_raw()
+        .iter()
+        .zip(theirs.as_raw())
+        .map(|(a, b)| a.abs_diff(*b))
+        .max()
+        .unwrap();
+    assert!(worst <= 1, "{worst} levels from libjxl's decode");
+
+    let jpeg = dir.path().join("photo.jpg");
+    gblur()
+        .arg(jxl("photo.jxl"))
+        .arg(&jpeg)
+        .args(["-s", "1", "-q"])
+        .assert()
+        .success();
+    let exif = exif::Reader::new()
+        .read_from_container(&mut std::io::BufReader::new(
+            std::fs::File::open(&jpeg).unwrap(),
+        ))
+        .unwrap();
+    let make = exif.get_field(exif::Tag::Make, exif::In::PRIMARY).unwrap();
+    assert_eq!(make.display_value().to_string(), "\"gblur test camera\"");
+}
+
+#[test]
+fn gray_float_is_read_as_float_and_written_back_as_gray_float() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("float.tif");
+    let report = gblur()
+        .arg(jxl("float.jxl"))
+        .arg(&out)
+        .args(["--sigma-x", "0", "--sigma-y", "0", "--json"])
+        .assert()
+        .success();
+    let report: serde_json::Value = serde_json::from_slice(&report.get_output().stdout).unwrap();
+    assert_eq!(report["input"]["color"], "L32F", "{report}");
+    let expected: Vec<f32> = std::fs::read(jxl("float.f32"))
+        .unwrap()
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes(b.try_into().unwrap()))
+        .collect();
+    let mut decoder = tiff::decoder::Decoder::new(std::fs::File::open(&out).unwrap()).unwrap();
+    assert_eq!(decoder.dimensions().unwrap(), (40, 24));
+    let tiff::decoder::DecodingResult::F32(samples) = decoder.read_image().unwrap() else {
+        panic!("not float samples");
+    };
+    assert_eq!(samples, expected, "lossless float, one channel");
+}
+
+#[test]
+fn broken_files_and_jxl_outputs_are_refused_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let whole = std::fs::read(jxl("alpha.jxl")).unwrap();
+    let truncated = dir.path().join("truncated.jxl");
+    std::fs::write(&truncated, &whole[..whole.len() / 3]).unwrap();
+    let garbage = dir.path().join("garbage.jxl");
+    std::fs::write(&garbage, [0xFF, 0x0A, 1, 2, 3, 4, 5, 6]).unwrap();
+    for input in [&truncated, &garbage] {
+        let out = dir.path().join("out.png");
+        gblur()
+            .arg(input)
+            .arg(&out)
+            .args(["-s", "2"])
+            .assert()
+            .code(1)
+            .stderr(predicate::str::contains(
+                input.file_name().unwrap().to_str().unwrap(),
+            ))
+            .stderr(predicate::function(|e: &str| e.lines().count() == 1));
+        assert!(!out.exists(), "nothing written for {}", input.display());
+    }
+    gblur()
+        .arg(jxl("alpha.jxl"))
+        .arg(dir.path().join("out.jxl"))
+        .args(["-s", "2"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "reads JPEG XL but does not write it",
+        ));
+}
+
+#[test]
+fn the_formats_table_lists_jpeg_xl_as_read() {
+    let out = gblur().args(["formats", "--json"]).assert().success();
+    let table: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let row = table
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["format"] == "JPEG XL")
+        .expect("a JPEG XL row");
+    assert_eq!(row["reads"], true);
+    assert_eq!(row["writes"], serde_json::json!([]));
+}
