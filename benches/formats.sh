@@ -6,7 +6,7 @@
 # each tool's median wall time and gblur's over vips's as the median of the per-round ratios,
 # with their range. Then the lossy outputs: the JPEG blurred at sigma 5 into AVIF (quality 50,
 # AV1 speed 6: vips's effort 3) and lossy WebP (quality 80, method 4: vips's default effort),
-# with each tool's file size. Installs libvips and libheif from Debian if missing.
+# with each tool's file size; and HEIC (quality 50, x265's default preset in both). Installs libvips and libheif from Debian if missing.
 # usage: benches/formats.sh [RUNS]     (W and H in the environment change the size)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -58,6 +58,7 @@ for ext in ["jpg", "png", "tif", "webp", "heic", "avif", "jxl"]:
 
 outputs = {
     "avif": ("--quality", "50", "[Q=50,effort=3]"),
+    "heic": ("--quality", "50", "[Q=50]"),
     "webp": ("--quality", "80", "[Q=80]"),
 }
 print(f"\n{'output':6s} {'gblur s':>8s} {'vips s':>8s}   gblur / vips   size gblur / vips (KB)")

@@ -120,11 +120,14 @@ pub fn plan(
                 continue;
             }
         }
-        // HEIF is written as AVIF only: a HEIC input is not written back as itself (into a
-        // file named for it).
-        let named_avif = output.extension().is_some_and(|e| e.eq_ignore_ascii_case("avif"));
+        // HEIF is written as AVIF, or as HEIC into a file named for it where libheif has an
+        // HEVC encoder: a HEIC input whose output is named otherwise is not written as itself.
+        let extension = output.extension().map(|e| e.to_string_lossy().into_owned()).unwrap_or_default();
+        let named_avif = extension.eq_ignore_ascii_case("avif");
+        let writes_heic = codec::is_heic_name(&extension) && codec::heif::encoder(codec::heif::Coding::Hevc).is_ok();
         let heic = format == codec::heif::HEIF
             && !named_avif
+            && !writes_heic
             && codec::read::own_format(&input).is_none();
         if !codec::can_write(format) || heic {
             let mut r = record(Outcome::Failed, &output);

@@ -570,6 +570,10 @@ pub enum PngCompression {
 /// An output format by its extension name (png, jpg, jpeg, tif, tiff, webp, ...), one gblur
 /// writes.
 fn parse_format(s: &str) -> Result<image::ImageFormat, String> {
+    if crate::codec::is_heic_name(s) {
+        // HEIC and AVIF are one format to the encoders' table; the output's name picks HEVC.
+        return Err(format!("'{s}': HEIC is written where the output file is named .heic (a batch keeps a HEIC input's name without --format); --format names avif for HEIF coded with AV1"));
+    }
     image::ImageFormat::from_extension(s)
         .filter(|f| crate::codec::can_write(*f))
         .ok_or_else(|| match crate::codec::unwritten_name(s) {
@@ -590,7 +594,7 @@ fn split_prefix(output: &std::path::Path) -> Result<Option<(image::ImageFormat, 
     }
     match parse_format(prefix) {
         Ok(format) => Ok(Some((format, PathBuf::from(rest)))),
-        Err(why) if crate::codec::unwritten_name(prefix).is_some() => Err(format!("OUTPUT {}: {why}", output.display())),
+        Err(why) if crate::codec::unwritten_name(prefix).is_some() || crate::codec::is_heic_name(prefix) => Err(format!("OUTPUT {}: {why}", output.display())),
         Err(_) => Ok(None),
     }
 }

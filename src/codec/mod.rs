@@ -146,12 +146,12 @@ pub fn format_name(format: ImageFormat) -> String {
 }
 
 /// Why a format `name` (an extension, or a prefix such as `heic:`) names is not written, where
-/// it names one gblur reads but does not write: HEIC (AVIF is the HEIF gblur writes), PNM,
-/// ICO. None for a name of no format, or of one gblur writes.
+/// it names one gblur reads but does not write: PNM, ICO, JPEG XL; HEIC where libheif has no
+/// HEVC encoder. None for a name of no format, or of one gblur writes.
 pub fn unwritten_name(name: &str) -> Option<String> {
     let lower = name.to_ascii_lowercase();
-    if matches!(lower.as_str(), "heic" | "heif" | "hif") {
-        return Some("gblur writes no HEIC: write .avif (HEIF coded with AV1), or .jpg, .png, ...".into());
+    if is_heic_name(&lower) {
+        return heif::encoder(heif::Coding::Hevc).err().map(|why| format!("HEIC output: {why}"));
     }
     if matches!(lower.as_str(), "jxl") {
         return Some("gblur reads JPEG XL but does not write it: write .avif, .webp, .jpg, .png, ...".into());
@@ -161,6 +161,11 @@ pub fn unwritten_name(name: &str) -> Option<String> {
         "gblur reads {} but does not write it: write .png, .jpg, .tif, ...",
         format_name(format)
     ))
+}
+
+/// Whether an extension names HEIC, which gblur writes as `heif::HEIF` coded with HEVC.
+pub fn is_heic_name(extension: &str) -> bool {
+    matches!(extension.to_ascii_lowercase().as_str(), "heic" | "heif" | "hif")
 }
 
 /// Whether gblur can write `format`: AVIF where libheif loads with an AV1 encoder.
@@ -376,7 +381,14 @@ pub fn encode(
         let (bytes, _) = encode((image, gray_float), format, (None, blobs), (opts, jpeg), path)?;
         return Ok((bytes, Some(note)));
     }
-    if let Some(ours) = encode_own((image, gray_float), format, (icc, blobs), (opts, jpeg)) {
+    if format == heif::HEIF {
+        // AVIF or HEIC by the output's name.
+        let coding = heif::Coding::for_path(path);
+        return heif::encode(image, coding, opts.avif_quality(), icc, blobs)
+            .map(|bytes| (bytes, None))
+            .map_err(failed);
+    }
+    if let Some(ours) = encode_own((image, gray_float), format, icc, (opts, jpeg)) {
         return ours.map(|bytes| (bytes, None)).map_err(failed);
     }
     encode_with_image_crate(image, format, icc, (opts, jpeg))
@@ -389,11 +401,10 @@ pub fn encode(
 fn encode_own(
     (image, gray_float): (&DynamicImage, bool),
     format: ImageFormat,
-    (icc, blobs): (Option<&[u8]>, metadata::Blobs),
+    icc: Option<&[u8]>,
     (opts, jpeg): (EncodeOptions, jpeg::JpegSettings),
 ) -> Option<Result<Vec<u8>, String>> {
     match (format, image) {
-        (heif::HEIF, _) => Some(heif::encode_avif(image, opts.avif_quality(), icc, blobs)),
         (ImageFormat::Png, _) => match opts.png_compression {
             CompressionType::Fast => png::encode_fast(image, icc),
             CompressionType::Best => png::encode(image, 9, icc),

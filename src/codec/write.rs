@@ -21,15 +21,19 @@ pub fn check_output(
         detail,
     };
     let extension = || output.extension().map(|e| e.to_string_lossy().into_owned());
+    let heic = extension().is_some_and(|e| super::is_heic_name(&e));
     let format = format
         .or_else(|| ImageFormat::from_path(output).ok())
+        .or_else(|| heic.then_some(super::heif::HEIF))
         .filter(|f| !writable(*f).is_empty())
         .ok_or_else(|| match extension().and_then(|e| super::unwritten_name(&e)) {
             Some(why) => bad(why),
-            None => bad("unknown or unwritable output format: use .png, .jpg, .tif, .webp, .avif, .bmp, .tga, .gif, .qoi, .exr or .hdr".into()),
+            None => bad("unknown or unwritable output format: use .png, .jpg, .tif, .webp, .avif, .heic, .bmp, .tga, .gif, .qoi, .exr or .hdr".into()),
         })?;
     if format == super::heif::HEIF {
-        super::heif::avif_encoder().map_err(|why| bad(format!("AVIF output: {why}")))?;
+        let coding = super::heif::Coding::for_path(output);
+        let name = if coding == super::heif::Coding::Hevc { "HEIC" } else { "AVIF" };
+        super::heif::encoder(coding).map_err(|why| bad(format!("{name} output: {why}")))?;
     }
     let parent = match output.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,

@@ -208,7 +208,11 @@ fn a_batch_input_in_a_format_gblur_does_not_write_fails_alone_and_says_what_to_d
     let dir = tempfile::tempdir().unwrap();
     let (input, out) = (dir.path().join("in"), dir.path().join("out"));
     std::fs::create_dir(&input).unwrap();
-    std::fs::copy(heif("photo_exif.heic"), input.join("phone.heic")).unwrap();
+    std::fs::copy(
+        fixture("tests/fixtures/jxl/photo.jxl"),
+        input.join("phone.jxl"),
+    )
+    .unwrap();
     image::RgbImage::from_pixel(8, 6, image::Rgb([10, 20, 30]))
         .save(input.join("scan.ppm"))
         .unwrap();
@@ -230,13 +234,13 @@ fn a_batch_input_in_a_format_gblur_does_not_write_fails_alone_and_says_what_to_d
         .stderr(predicate::str::contains("1 blurred"))
         .stderr(predicate::str::contains("2 failed"))
         .stderr(predicate::str::contains(
-            "phone.heic: gblur does not write HEIC, the input's format: give --format jpg",
+            "phone.jxl: gblur does not write JPEG XL, the input's format: give --format jpg",
         ))
         .stderr(predicate::str::contains(
             "scan.ppm: gblur does not write Pnm",
         ));
     assert!(out.join("web.png").exists());
-    assert!(!out.join("phone.heic").exists() && !out.join("scan.ppm").exists());
+    assert!(!out.join("phone.jxl").exists() && !out.join("scan.ppm").exists());
     gblur()
         .args([
             "batch",

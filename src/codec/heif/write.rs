@@ -1,7 +1,11 @@
-//! AVIF written through libheif's AV1 encoder (libaom in Debian's libheif1), loaded at run time
-//! as the reader loads libheif: 8-bit RGB or RGBA, at `--quality` (libheif's lossy quality,
+//! AVIF and HEIC written through libheif's encoders (libaom's AV1 and x265's HEVC in Debian's
+//! libheif1), loaded at run time as the reader loads libheif, the coding chosen by the output's
+//! name (`Coding::for_path`): 8-bit RGB or RGBA, at `--quality` (libheif's lossy quality,
 //! 1 to 100; 50 by default, as libvips's `heifsave`), with the ICC profile, EXIF and XMP in
 //! the file. libheif converts RGB to the YCbCr the encoder codes (4:2:0, its default).
+//! Deeper samples are written at 8 bits: Debian 12's libheif 1.15 with libaom 3.6 aborts the
+//! process on a 10-bit AVIF (an assertion in libaom; `vips copy x.png x.avif[bitdepth=10]`
+//! aborts the same way).
 
 use super::{failure, Context, HeifError, Handle, Image, CHANNEL_INTERLEAVED, CHROMA_RGB};
 use super::{CHROMA_RGBA, COLORSPACE_RGB, INSTALL};
@@ -14,8 +18,42 @@ use std::sync::OnceLock;
 /// The quality an AVIF is written at without `--quality`: libvips's `heifsave` default.
 pub const DEFAULT_QUALITY: u8 = 50;
 
-/// libheif's number for AV1 (`heif_compression_AV1`).
-const COMPRESSION_AV1: c_int = 4;
+/// The HEIF codings gblur writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Coding {
+    /// AVIF (`heif_compression_AV1`).
+    Av1,
+    /// HEIC (`heif_compression_HEVC`).
+    Hevc,
+}
+
+impl Coding {
+    /// HEVC for an output named `.heic`, `.heif` or `.hif`, AV1 for any other (`.avif`,
+    /// stdout).
+    pub fn for_path(path: &std::path::Path) -> Coding {
+        let ext = path.extension().map(|e| e.to_string_lossy().to_ascii_lowercase());
+        match ext.as_deref() {
+            Some("heic" | "heif" | "hif") => Coding::Hevc,
+            _ => Coding::Av1,
+        }
+    }
+
+    /// libheif's number for it.
+    fn compression(self) -> c_int {
+        match self {
+            Coding::Av1 => 4,
+            Coding::Hevc => 1,
+        }
+    }
+
+    /// What errors call the files it makes, and the encoder Debian's libheif1 brings for it.
+    fn names(self) -> (&'static str, &'static str, &'static str) {
+        match self {
+            Coding::Av1 => ("AVIF", "AV1", "libaom's"),
+            Coding::Hevc => ("HEIC", "HEVC", "x265's"),
+        }
+    }
+}
 
 /// The AV1 encoder's speed, 0 (slowest, smallest) to 9: libheif's aom plugin's default is
 /// 6 at best quality settings; 6 is also what libvips's `heifsave` uses at its default effort.
@@ -81,7 +119,7 @@ struct Writer {
 
 /// Appends what libheif writes to the `Vec<u8>` behind `userdata`.
 unsafe extern "C" fn append(_: *mut Context, data: *const c_void, size: usize, userdata: *mut c_void) -> HeifError {
-    // SAFETY: `encode_avif` passes its output Vec as `userdata`, and libheif `size` bytes at
+    // SAFETY: `encode` passes its output Vec as `userdata`, and libheif `size` bytes at
     // `data`, for the duration of `heif_context_write`.
     unsafe {
         let out = &mut *userdata.cast::<Vec<u8>>();
@@ -133,8 +171,8 @@ impl Drop for Owned<'_> {
 }
 
 impl<'a> Owned<'a> {
-    /// A new context with libheif's AV1 encoder; Err where libheif has none.
-    fn new(api: &'a WriteApi) -> Result<Owned<'a>, String> {
+    /// A new context with libheif's encoder for `coding`; Err where libheif has none.
+    fn new(api: &'a WriteApi, coding: Coding) -> Result<Owned<'a>, String> {
         let mut owned = Owned {
             api,
             // SAFETY: allocates a new context; null only when out of memory.
@@ -148,41 +186,52 @@ impl<'a> Owned<'a> {
         }
         // SAFETY: the context is live; the encoder pointer is written on success.
         let found = unsafe {
-            api.heif_context_get_encoder_for_format(owned.ctx, COMPRESSION_AV1, &mut owned.encoder)
+            api.heif_context_get_encoder_for_format(owned.ctx, coding.compression(), &mut owned.encoder)
         };
+        let (_, codec, brought) = coding.names();
         match failure(found) {
             Some(why) => Err(format!(
-                "the libheif found has no AV1 encoder ({why}); Debian's libheif1 brings libaom's"
+                "the libheif found has no {codec} encoder ({why}); Debian's libheif1 brings {brought}"
             )),
             None => Ok(owned),
         }
     }
 }
 
-/// Whether AVIF can be written here: libheif loads and has an AV1 encoder; Err says why not.
-pub fn avif_encoder() -> Result<(), String> {
-    static FOUND: OnceLock<Result<(), String>> = OnceLock::new();
-    FOUND
+/// Whether files of `coding` can be written here: libheif loads and has its encoder; Err
+/// says why not.
+pub fn encoder(coding: Coding) -> Result<(), String> {
+    static FOUND: [OnceLock<Result<(), String>>; 2] = [OnceLock::new(), OnceLock::new()];
+    FOUND[(coding == Coding::Hevc) as usize]
         .get_or_init(|| {
-            let api = api().map_err(|why| format!("AVIF is written through libheif, and {why}"))?;
-            Owned::new(api).map(drop)
+            let name = coding.names().0;
+            let api = api().map_err(|why| format!("{name} is written through libheif, and {why}"))?;
+            Owned::new(api, coding).map(drop)
         })
         .clone()
 }
 
-/// `image` (8-bit RGB or RGBA, as `codec::output_color` leaves it for AVIF) as an AVIF at
-/// `quality` (1 to 100), with `icc`, and the EXIF and XMP of `blobs` (adjusted to the output).
-pub fn encode_avif(
+/// Whether AVIF can be written here (`encoder`).
+pub fn avif_encoder() -> Result<(), String> {
+    encoder(Coding::Av1)
+}
+
+/// `image` (8-bit RGB or RGBA, as `codec::output_color` leaves it for HEIF) as an AVIF or a
+/// HEIC (`coding`) at `quality` (1 to 100), with `icc`, and the EXIF and XMP of `blobs`
+/// (adjusted to the output).
+pub fn encode(
     image: &DynamicImage,
+    coding: Coding,
     quality: u8,
     icc: Option<&[u8]>,
     blobs: Blobs,
 ) -> Result<Vec<u8>, String> {
-    let api = api().map_err(|why| format!("AVIF is written through libheif ({INSTALL}), and {why}"))?;
+    let name = coding.names().0;
+    let api = api().map_err(|why| format!("{name} is written through libheif ({INSTALL}), and {why}"))?;
     let (chroma, channels, samples) = match image {
         DynamicImage::ImageRgb8(i) => (CHROMA_RGB, 3, i.as_raw()),
         DynamicImage::ImageRgba8(i) => (CHROMA_RGBA, 4, i.as_raw()),
-        other => return Err(format!("AVIF is written from 8-bit RGB or RGBA, not {:?}", other.color())),
+        other => return Err(format!("{name} is written from 8-bit RGB or RGBA, not {:?}", other.color())),
     };
     let (w, h) = (image.width() as usize, image.height() as usize);
     if w == 0 || h == 0 {
@@ -190,7 +239,7 @@ pub fn encode_avif(
     }
     let too_big = || format!("{w} × {h} is larger than libheif takes");
     let (cw, ch) = (c_int::try_from(w).map_err(|_| too_big())?, c_int::try_from(h).map_err(|_| too_big())?);
-    let mut owned = Owned::new(api)?;
+    let mut owned = Owned::new(api, coding)?;
     let check = |e: HeifError| failure(e).map_or(Ok(()), Err);
     // SAFETY: every call below takes what `owned` holds, live until it is dropped, and
     // buffers that outlive the call.
