@@ -294,8 +294,9 @@ pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
         journal: journal.as_ref(),
         made: made.as_ref(),
     };
-    // TIFF stacks keep every page: blurred one at a time after the rest (`stacks`).
-    let (stacks, tasks): (Vec<Task>, Vec<Task>) = tasks.into_iter().partition(stacks::is_stack);
+    // TIFF stacks keep every page, CMYK files their inks: each is blurred whole, one at a time
+    // after the rest (`stacks`).
+    let (stacks, tasks): (Vec<Task>, Vec<Task>) = tasks.into_iter().partition(|t| stacks::is_whole_file(t, job));
     let stopped = run_stages(&shared, tasks, workers, keep, &mut records);
     let stack_cx = stacks::Stacks {
         job,

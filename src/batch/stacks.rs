@@ -1,7 +1,9 @@
-//! TIFF stacks in a batch: a TIFF of several pages written as a TIFF keeps every page, blurred
-//! as the main command blurs a stack (`job::blur_stack`: each page as the image it is), one
-//! file at a time on the host's cores, after the other images. What its output may replace
-//! follows the batch's rules: an in-place batch's journal, `--overwrite`, stale outputs.
+//! Files a batch hands to the main command's whole-file jobs, one at a time on the host's
+//! cores, after the other images: a TIFF of several pages written as a TIFF keeps every page,
+//! blurred as the main command blurs a stack (`job::blur_stack`: each page as the image it
+//! is); a CMYK JPEG or TIFF written as a JPEG or TIFF keeps its inks (`job::blur_inks`). What
+//! an output may replace follows the batch's rules: an in-place batch's journal,
+//! `--overwrite`, stale outputs.
 
 use super::journal::Journal;
 use super::made_with::SettingsLog;
@@ -19,6 +21,18 @@ use image::ImageFormat;
 pub fn is_stack(task: &Task) -> bool {
     let pages = |f: std::fs::File| codec::tiff::Quirks::read(&mut std::io::BufReader::new(f)).pages;
     task.format == ImageFormat::Tiff && std::fs::File::open(&task.input).is_ok_and(|f| pages(f) > 1)
+}
+
+/// Whether `task` is a CMYK JPEG or TIFF written as a JPEG or TIFF whose inks `job` keeps.
+pub fn is_inks(task: &Task, job: &BatchJob) -> bool {
+    matches!(task.format, ImageFormat::Jpeg | ImageFormat::Tiff)
+        && !crate::job::needs_colour(&job.blur)
+        && codec::inks::may_be_cmyk(&task.input)
+}
+
+/// Whether `task` goes to a whole-file job (`is_stack` or `is_inks`).
+pub fn is_whole_file(task: &Task, job: &BatchJob) -> bool {
+    is_stack(task) || is_inks(task, job)
 }
 
 /// What the stacks share with the rest of the batch.
@@ -49,13 +63,13 @@ impl Stacks<'_> {
         records
     }
 
-    /// Blurs the stack `task` names and says how it went.
+    /// Blurs the stack or the CMYK file `task` names and says how it went.
     pub fn blur(&self, task: &Task) -> FileRecord {
         let output = &task.output;
         let mut job = self.job.blur.clone();
         job.input = task.input.clone();
         job.output = output.clone();
-        job.output_format = Some(ImageFormat::Tiff);
+        job.output_format = Some(task.format);
         job.device = DeviceSet::One(DeviceChoice::Rust);
         job.progress = false;
         job.explain = false;
@@ -72,7 +86,10 @@ impl Stacks<'_> {
         let ran = plan::check_inside(self.out_dir, output)
             .and_then(|()| plan::create_parent(output))
             .map_err(|e| JobError::Failed(e.into()))
-            .and_then(|()| crate::job::blur_stack(&job, replace));
+            .and_then(|()| match is_stack(task) {
+                true => crate::job::blur_stack(&job, replace),
+                false => crate::job::blur_inks(&job, replace),
+            });
         let mut record = FileRecord::new(&task.input, Outcome::Blurred, output);
         record.replaced_stale = task.replaces_stale;
         record.device = Some(self.rust_name.to_string());
@@ -91,8 +108,14 @@ impl Stacks<'_> {
                 }
                 return record;
             }
-            Ok(None) => anyhow::anyhow!(
+            Ok(None) if is_stack(task) => anyhow::anyhow!(
                 "{}: no longer a TIFF of several pages (it changed while the batch ran)",
+                task.input.display()
+            ),
+            // The usual decode recovers what it can of a damaged file, in RGB; a batch keeps
+            // the inks or nothing.
+            Ok(None) => anyhow::anyhow!(
+                "{}: its CMYK inks could not be read whole (a damaged file?); `gblur IN OUT` recovers what it can, in RGB",
                 task.input.display()
             ),
             Err(JobError::Setup(e) | JobError::Failed(e)) => e,

@@ -260,7 +260,7 @@ fn through_profile(
 /// Drops an ICC profile for other colours than CMYK from `meta`, where the pixels are CMYK
 /// (the `format`'s four components): it does not describe them, nor the RGB the formula makes
 /// of them. The note says so.
-fn foreign_profile_dropped(meta: &mut metadata::Metadata, format: &str) -> Option<String> {
+pub(super) fn foreign_profile_dropped(meta: &mut metadata::Metadata, format: &str) -> Option<String> {
     if cmyk_profile(meta).is_some() {
         return None;
     }
@@ -414,7 +414,7 @@ fn decode_other<R: BufRead + Seek>(
 
 /// The `image` crate's decoder for `reader`, with the header read and checked (size, memory
 /// limit), and the metadata the file holds.
-fn open_decoder<'a, R: BufRead + Seek>(
+pub(super) fn open_decoder<'a, R: BufRead + Seek>(
     path: &Path,
     reader: &'a mut R,
     format: ImageFormat,

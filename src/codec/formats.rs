@@ -39,9 +39,9 @@ fn written_note(coding: heif::Coding) -> String {
 pub fn formats() -> Vec<FormatSupport> {
     let heif = heif::version();
     let rows: [(ImageFormat, &[&str], String); 14] = [
-        (ImageFormat::Jpeg, &["jpg", "jpeg"], "8-bit gray and colour (YCbCr); CMYK and YCCK converted to sRGB through their ICC profile (by formula without one)".into()),
+        (ImageFormat::Jpeg, &["jpg", "jpeg"], "8-bit gray and colour (YCbCr); CMYK and YCCK kept as CMYK into JPEG and TIFF, converted to sRGB through their ICC profile (by formula without one) for other outputs".into()),
         (ImageFormat::Png, &["png"], "1- to 16-bit gray, colour and palette, with alpha".into()),
-        (ImageFormat::Tiff, &["tif", "tiff"], "8- and 16-bit gray and colour, 32-bit float gray and colour, with alpha; strips or tiles; classic and BigTIFF; 8- and 16-bit CMYK converted to sRGB through its ICC profile (by formula without one); every page (--page N takes one, --sigma-z blurs a stack as a volume). Not: palette, signed, YCbCr, white-is-zero float".into()),
+        (ImageFormat::Tiff, &["tif", "tiff"], "8- and 16-bit gray and colour, 32-bit float gray and colour, with alpha; strips or tiles; classic and BigTIFF; 8- and 16-bit CMYK kept as CMYK into TIFF and JPEG, converted to sRGB through its ICC profile (by formula without one) for other outputs; every page (--page N takes one, --sigma-z blurs a stack as a volume). Not: palette, signed, YCbCr, white-is-zero float".into()),
         (ImageFormat::WebP, &["webp"], "lossy and lossless, with alpha (written lossless, or lossy with --quality N)".into()),
         (heif::HEIF, &["heic", "heif", "avif"], match &heif {
             Ok(v) => format!("HEIC and AVIF through libheif {v}: 8-bit, and 10- and 12-bit as 16-bit; the primary image, turned upright. Written as AVIF (.avif: libheif's AV1 encoder{}) and HEIC (.heic: its HEVC encoder{}), 8-bit, --quality N (default {})", written_note(heif::Coding::Av1), written_note(heif::Coding::Hevc), heif::DEFAULT_QUALITY),

@@ -5,6 +5,7 @@
 //! over OUT, so a failure never leaves a partial file or destroys an existing one.
 
 pub mod icc;
+pub mod inks;
 mod decode;
 pub mod formats;
 pub mod guard;
@@ -419,6 +420,7 @@ fn encode_own(
                 image,
                 icc,
                 gray_float,
+                inks: false,
             };
             tiff::encode(page, opts.tiff.compression())
         }

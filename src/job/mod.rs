@@ -21,9 +21,24 @@ use image::ImageFormat;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+mod inks;
 mod pages;
 
+pub use inks::needs_colour;
 pub use pages::blur_stack;
+
+/// Blurs a CMYK JPEG or TIFF file into a JPEG or TIFF keeping its inks (`inks`), its output
+/// replacing what `replace` lets it; None where the input is not CMYK (or the job needs colour).
+pub fn blur_inks(job: &BlurJob, replace: codec::Replace) -> Result<Option<Report>, JobError> {
+    let t_total = Instant::now();
+    let format = job.output_format.ok_or_else(|| JobError::setup(anyhow::anyhow!("no output format")))?;
+    let mut passes = Vec::new();
+    let report = inks::run(job, None, (format, replace), &mut passes)?;
+    Ok(report.map(|mut r| {
+        r.total_ms = t_total.elapsed().as_secs_f64() * 1e3;
+        r
+    }))
+}
 
 /// A checked request to blur one file.
 #[derive(Clone, Debug)]
@@ -386,6 +401,14 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
             return pages::run(job, stack, (out_format, replace), passes, t_total);
         }
     };
+    let replace = match job.no_clobber {
+        true => codec::Replace::Never,
+        false => codec::Replace::Any,
+    };
+    if let Some(mut report) = inks::run(job, stdin.as_deref(), (out_format, replace), &mut passes)? {
+        report.total_ms = t_total.elapsed().as_secs_f64() * 1e3;
+        return Ok(report);
+    }
     let (chosen, blur) = choose(job, stdin.as_deref())?;
     if job.explain {
         explain(job, &chosen);

@@ -373,6 +373,7 @@ fn write(
             image: &p.image,
             icc: p.meta.icc.as_deref(),
             gray_float: p.gray_float,
+            inks: false,
         })
         .collect();
     let encode_error = |detail| ImageIoError::Encode {

@@ -701,6 +701,7 @@ fn encode_rows<T: StreamSample>(
                 channels: color.channel_count() as u16,
                 icc: meta.icc.as_deref(),
                 compression: tiff,
+                inks: false,
             };
             tiff_out::write::<T>(job.output, layout, rows)
         }

@@ -15,6 +15,7 @@ mod batch;
 mod bench;
 mod cli;
 mod cluster;
+mod cmyk_kept;
 mod edges;
 mod faults;
 mod golden;

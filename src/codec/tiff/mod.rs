@@ -88,6 +88,8 @@ pub struct Page<'a> {
     pub image: &'a DynamicImage,
     pub icc: Option<&'a [u8]>,
     pub gray_float: bool,
+    /// An RGBA-shaped image whose four samples are CMYK inks, written as CMYK.
+    pub inks: bool,
 }
 
 /// `page` as a TIFF in memory, its strips compressed as `compression` says; None for a colour
@@ -148,6 +150,7 @@ fn write_pages<W: std::io::Write + std::io::Seek, K: tiff::encoder::TiffKind>(
         image,
         icc,
         gray_float,
+        inks,
     } in pages
     {
         let layout = write::Layout {
@@ -156,6 +159,7 @@ fn write_pages<W: std::io::Write + std::io::Seek, K: tiff::encoder::TiffKind>(
             channels: channels(image).expect("checked by encode_pages"),
             icc,
             compression,
+            inks: inks && matches!(image, DynamicImage::ImageRgba8(_) | DynamicImage::ImageRgba16(_)),
         };
         if let Some(gray) = gray_float.then(|| gray_samples(image)).flatten() {
             let channels = if image.color().has_alpha() { 2 } else { 1 };

@@ -160,8 +160,8 @@ impl Compression {
     }
 }
 
-/// What the image is: its size, samples per pixel (1 gray, 2 gray + alpha, 3 RGB, 4 RGBA)
-/// and ICC profile.
+/// What the image is: its size, samples per pixel (1 gray, 2 gray + alpha, 3 RGB, 4 RGBA or,
+/// with `inks`, CMYK) and ICC profile.
 #[derive(Clone, Copy, Debug)]
 pub struct Layout<'a> {
     pub width: u32,
@@ -169,6 +169,8 @@ pub struct Layout<'a> {
     pub channels: u16,
     pub icc: Option<&'a [u8]>,
     pub compression: Compression,
+    /// Four samples are cyan, magenta, yellow and black ink (Separated, InkSet CMYK), not RGBA.
+    pub inks: bool,
 }
 
 impl Layout<'_> {
@@ -263,9 +265,17 @@ impl<'a, W: Write + Seek, K: TiffKind, T: Sample> Strips<'a, W, K, T> {
         if let Some(predictor) = l.compression.predictor::<T>() {
             d.write_tag(Tag::Predictor, predictor)?;
         }
-        // BlackIsZero for gray, RGB for colour.
-        let photometric: u16 = if n <= 2 { 1 } else { 2 };
+        // BlackIsZero for gray, RGB for colour, Separated for inks.
+        let photometric: u16 = match (l.inks, n) {
+            (true, _) => 5,
+            (false, 1 | 2) => 1,
+            (false, _) => 2,
+        };
         d.write_tag(Tag::PhotometricInterpretation, photometric)?;
+        if l.inks {
+            // InkSet: CMYK.
+            d.write_tag(Tag::Unknown(332), 1u16)?;
+        }
         d.write_tag(Tag::StripOffsets, K::convert_slice(&self.offsets))?;
         d.write_tag(Tag::SamplesPerPixel, l.channels)?;
         d.write_tag(Tag::RowsPerStrip, self.rows_per_strip)?;
@@ -275,7 +285,7 @@ impl<'a, W: Write + Seek, K: TiffKind, T: Sample> Strips<'a, W, K, T> {
         d.write_tag(Tag::PlanarConfiguration, 1u16)?;
         // ResolutionUnit: none.
         d.write_tag(Tag::ResolutionUnit, 1u16)?;
-        if n == 2 || n == 4 {
+        if !l.inks && (n == 2 || n == 4) {
             // Unassociated alpha: the colour is not premultiplied.
             d.write_tag(Tag::ExtraSamples, 2u16)?;
         }
@@ -350,6 +360,7 @@ mod tests {
             channels: 2,
             icc: Some(b"profile"),
             compression: Compression::None,
+            inks: false,
         };
         // Strips of one row, so that there are several.
         let mut out = std::io::Cursor::new(Vec::new());
@@ -388,6 +399,7 @@ mod tests {
                 channels,
                 icc: None,
                 compression,
+                inks: false,
             };
             let check = |file: Vec<u8>, predictor: Option<u32>| {
                 let mut d = Decoder::new(std::io::Cursor::new(file)).unwrap();
@@ -420,6 +432,7 @@ mod tests {
             channels: 3,
             icc: None,
             compression: Compression::None,
+            inks: false,
         };
         let mut out = std::io::Cursor::new(Vec::new());
         let mut e = TiffEncoder::new(&mut out).unwrap();

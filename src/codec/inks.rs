@@ -1,0 +1,143 @@
+//! CMYK kept as CMYK: a CMYK JPEG's or TIFF's inks as four samples a pixel (cyan, magenta,
+//! yellow, black; 0 is no ink), upright, with the file's metadata, for an output that holds
+//! CMYK (JPEG, TIFF), as libvips keeps it. Every other output gets the inks converted to sRGB
+//! through the profile (`decode`).
+
+use super::decode::{foreign_profile_dropped, image_error, open_decoder};
+use super::{jpeg, metadata, read, tiff, ImageIoError};
+use image::{DynamicImage, ImageBuffer, ImageFormat};
+use std::io::{Cursor, Read, Seek};
+use std::path::Path;
+
+/// A CMYK input's inks and what came with them.
+pub struct InkImage {
+    /// The inks in an RGBA-shaped buffer (8 or 16 bits a sample): C, M, Y, K for R, G, B, A.
+    pub image: DynamicImage,
+    pub format: ImageFormat,
+    pub meta: metadata::Metadata,
+    /// How a JPEG input was written (None for a TIFF).
+    pub jpeg: Option<jpeg::JpegTraits>,
+    /// A TIFF input's Compression tag (None for a JPEG).
+    pub tiff_compression: Option<u16>,
+    pub notes: Vec<String>,
+}
+
+/// Whether the regular file at `path` is a CMYK JPEG or a one-page CMYK TIFF, from its
+/// header alone: the file is then read whole for `read`.
+pub fn may_be_cmyk(path: &Path) -> bool {
+    match read::sniff(path) {
+        Ok(Some(ImageFormat::Jpeg)) => jpeg_components(path) == Some(4),
+        Ok(Some(ImageFormat::Tiff)) => std::fs::File::open(path).is_ok_and(|f| {
+            let quirks = tiff::Quirks::read(&mut std::io::BufReader::new(f));
+            quirks.plain_inks && quirks.pages == 1
+        }),
+        _ => false,
+    }
+}
+
+/// The component count of the JPEG at `path`, from its frame header: the segments before it
+/// (EXIF, ICC, XMP: megabytes at times) are skipped, not read, so that the check holds no more
+/// than a read buffer where the strip engine then streams the file in a bounded budget.
+fn jpeg_components(path: &Path) -> Option<u8> {
+    let mut f = std::io::BufReader::new(std::fs::File::open(path).ok()?);
+    let mut byte = || {
+        let mut b = [0u8; 1];
+        f.read_exact(&mut b).ok().map(|()| b[0])
+    };
+    if (byte()?, byte()?) != (0xFF, 0xD8) {
+        return None;
+    }
+    drop(byte);
+    loop {
+        let mut b = [0u8; 1];
+        f.read_exact(&mut b).ok()?;
+        if b[0] != 0xFF {
+            return None;
+        }
+        // Fill bytes (0xFF) may come before the marker.
+        while b[0] == 0xFF {
+            f.read_exact(&mut b).ok()?;
+        }
+        let marker = b[0];
+        match marker {
+            0x01 | 0xD0..=0xD8 => continue,
+            0xD9 | 0xDA => return None,
+            _ => {}
+        }
+        let mut len = [0u8; 2];
+        f.read_exact(&mut len).ok()?;
+        let len = u16::from_be_bytes(len) as i64;
+        if len < 2 {
+            return None;
+        }
+        // SOF0 to SOF15, but DHT (C4), JPG (C8) and DAC (CC).
+        if (0xC0..=0xCF).contains(&marker) && !matches!(marker, 0xC4 | 0xC8 | 0xCC) {
+            let mut frame = [0u8; 6];
+            f.read_exact(&mut frame).ok()?;
+            return Some(frame[5]);
+        }
+        f.seek_relative(len - 2).ok()?;
+    }
+}
+
+/// The inks of `bytes` (named `name` in errors) within `max_memory_mib`, where they are a
+/// CMYK JPEG or a one-page CMYK TIFF that reads cleanly; None for anything else, which the
+/// usual decode takes (a damaged CMYK JPEG is recovered there, in RGB).
+pub fn read(name: &Path, bytes: &[u8], max_memory_mib: u64) -> Result<Option<InkImage>, ImageIoError> {
+    let limit = max_memory_mib.saturating_mul(1 << 20);
+    let map = |e| image_error(name, e, max_memory_mib);
+    let mut notes = Vec::new();
+    let (image, format, meta, jpeg, tiff_compression) = match read::guess(bytes) {
+        Some(ImageFormat::Jpeg) => {
+            let traits = jpeg::JpegTraits::read(bytes);
+            if traits.components != 4 || !super::jpeg_complete(bytes) {
+                return Ok(None);
+            }
+            let mut scan = bytes;
+            let Ok(head) = jpeg::libjpeg::header_segments(&mut scan) else {
+                return Ok(None);
+            };
+            let clean = [&head[..], scan].concat();
+            let (_, mut meta) = open_decoder(name, &mut Cursor::new(head), ImageFormat::Jpeg, max_memory_mib)?;
+            notes.extend(foreign_profile_dropped(&mut meta, "JPEG"));
+            let Ok((w, h, inks)) = jpeg::decode_inks(&clean, traits.adobe, limit) else {
+                return Ok(None);
+            };
+            let image = ImageBuffer::from_raw(w, h, inks).map(DynamicImage::ImageRgba8);
+            (image, ImageFormat::Jpeg, meta, Some(traits), None)
+        }
+        Some(ImageFormat::Tiff) => {
+            let mut reader = Cursor::new(bytes);
+            let quirks = tiff::Quirks::read(&mut reader);
+            if !quirks.plain_inks || quirks.pages != 1 {
+                return Ok(None);
+            }
+            reader.rewind().expect("a cursor rewinds");
+            let from_file = metadata::read_container(ImageFormat::Tiff, &mut reader);
+            let mut meta = metadata::Metadata::read(None, from_file).map_err(map)?;
+            notes.extend(foreign_profile_dropped(&mut meta, "TIFF"));
+            reader.rewind().expect("a cursor rewinds");
+            let Ok((w, h, inks)) = tiff::read_inks(&mut reader, limit) else {
+                return Ok(None);
+            };
+            let image = match inks {
+                super::icc::Inks::Eight(v) => ImageBuffer::from_raw(w, h, v).map(DynamicImage::ImageRgba8),
+                super::icc::Inks::Sixteen(v) => ImageBuffer::from_raw(w, h, v).map(DynamicImage::ImageRgba16),
+            };
+            (image, ImageFormat::Tiff, meta, None, Some(quirks.compression()))
+        }
+        _ => return Ok(None),
+    };
+    let Some(mut image) = image else {
+        return Ok(None);
+    };
+    image.apply_orientation(meta.orientation());
+    Ok(Some(InkImage {
+        image,
+        format,
+        meta,
+        jpeg,
+        tiff_compression,
+        notes,
+    }))
+}

@@ -1,0 +1,215 @@
+//! A CMYK JPEG or TIFF into a JPEG or TIFF: its four inks blurred (or sharpened) as four
+//! channels and written as CMYK with its ICC profile, as libvips keeps CMYK. Outputs that
+//! cannot hold CMYK, and the options that need colour (`--to-srgb`, `--linear`, `--region`,
+//! `--mask`, `--luminance`), take the usual path, where the inks become sRGB through the
+//! profile and a note says so.
+
+use super::{blurred_on, stdio_name, summary, BlurJob, JobError};
+use crate::codec::inks::{self, InkImage};
+use crate::codec::jpeg::{Chroma, JpegColor};
+use crate::codec::{self, metadata, tiff};
+use crate::report::{Pass, Report, Stage};
+use crate::work::sharpen::Sharpen;
+use crate::Gaussian;
+use image::{DynamicImage, ImageFormat};
+use std::time::Instant;
+
+/// Whether `job` asks for something that needs colour, not inks (`--to-srgb`, `--linear`,
+/// `--region` or `--mask`, `--luminance`): a CMYK input then goes the usual way, to sRGB.
+pub fn needs_colour(job: &BlurJob) -> bool {
+    job.to_srgb || job.linear || job.mask.active() || job.sharpen.as_ref().is_some_and(|s| s.luminance)
+}
+
+/// Blurs a CMYK input into `out_format` keeping its inks, where the input is CMYK (`stdin`:
+/// its bytes, already read) and the output holds CMYK; None where the usual path takes it.
+pub fn run(
+    job: &BlurJob,
+    stdin: Option<&[u8]>,
+    (out_format, replace): (ImageFormat, codec::Replace),
+    passes: &mut Vec<Pass>,
+) -> Result<Option<Report>, JobError> {
+    if !matches!(out_format, ImageFormat::Jpeg | ImageFormat::Tiff) || needs_colour(job) {
+        return Ok(None);
+    }
+    let name = stdio_name(&job.input, "stdin");
+    let t = Instant::now();
+    let read;
+    let bytes = match stdin {
+        Some(bytes) => bytes,
+        None if inks::may_be_cmyk(&job.input) => {
+            read = std::fs::read(&job.input).map_err(|cause| {
+                JobError::failed(codec::ImageIoError::Open {
+                    path: job.input.clone(),
+                    cause,
+                })
+            })?;
+            &read[..]
+        }
+        None => return Ok(None),
+    };
+    let Some(ink) = inks::read(name, bytes, job.max_memory_mib).map_err(JobError::failed)? else {
+        return Ok(None);
+    };
+    passes.push(Pass::host(Stage::Decode, "decode (CMYK inks)", t));
+    let InkImage {
+        mut image,
+        format,
+        meta,
+        jpeg,
+        tiff_compression,
+        mut notes,
+    } = ink;
+    let input_color = ink_name(&image);
+    let gaussian = gaussian(job).map_err(|e| JobError::setup(anyhow::anyhow!("{e}")))?;
+    let t = Instant::now();
+    blur_inks(&gaussian, &mut image, job.sharpen.as_ref()).map_err(|e| JobError::failed(anyhow::anyhow!("{e}")))?;
+    passes.push(Pass::host(Stage::Blur, if job.sharpen.is_some() { "sharpen (4 inks)" } else { "blur (4 inks)" }, t));
+
+    let out_name = stdio_name(&job.output, "stdout");
+    let meta = meta.select(job.metadata);
+    let t = Instant::now();
+    let size = (image.width(), image.height());
+    let failed = |detail: String| {
+        JobError::failed(codec::ImageIoError::Encode {
+            path: out_name.into(),
+            format: format!("{out_format:?}"),
+            detail,
+        })
+    };
+    let bytes = match out_format {
+        ImageFormat::Jpeg => {
+            if matches!(image, DynamicImage::ImageRgba16(_)) {
+                notes.push("JPEG holds 8-bit inks: the 16-bit inks were reduced to 8".into());
+            }
+            let (settings, note) = job.encode.jpeg.resolve(jpeg.as_ref());
+            notes.extend(note);
+            // Stored inverted, as Photoshop writes CMYK JPEGs and every reader takes them.
+            let stored: Vec<u8> = image.to_rgba8().into_raw().into_iter().map(|v| 255 - v).collect();
+            let coded = codec::jpeg::encode(&stored, size, JpegColor::Cmyk, (settings.quality, Chroma::S444), meta.icc.as_deref());
+            coded.map_err(failed)?
+        }
+        _ => {
+            let (compression, note) = job.encode.tiff.resolve(tiff_compression);
+            notes.extend(note);
+            let page = tiff::Page {
+                image: &image,
+                icc: meta.icc.as_deref(),
+                gray_float: false,
+                inks: true,
+            };
+            let coded = tiff::encode(page, compression.compression()).expect("RGBA-shaped inks are a TIFF colour type");
+            coded.map_err(failed)?
+        }
+    };
+    passes.push(Pass::host(Stage::Encode, "encode", t));
+    let t = Instant::now();
+    let (bytes, lost) = metadata::embed(bytes, out_format, &meta, size, out_name).map_err(JobError::failed)?;
+    notes.extend(lost);
+    match codec::is_stdio(&job.output) {
+        true => codec::write_stdout(&bytes),
+        false => codec::write_atomic(&job.output, &bytes, replace),
+    }
+    .map_err(JobError::failed)?;
+    passes.push(Pass::host(Stage::Encode, "write", t));
+    notes.push(format!(
+        "the input is CMYK: its four inks were {} as they are and written as CMYK{}",
+        if job.sharpen.is_some() { "sharpened" } else { "blurred" },
+        if meta.icc.is_some() { " with its ICC profile" } else { "" }
+    ));
+    let output_color = match (out_format, &image) {
+        (ImageFormat::Jpeg, _) => "CMYK8".to_string(),
+        _ => input_color.clone(),
+    };
+    let (device, backend) = blurred_on(None);
+    Ok(Some(Report {
+        device,
+        backend,
+        input: summary(name, format, size, input_color),
+        output: summary(out_name, out_format, size, output_color),
+        sigma_x: job.sigma_x,
+        sigma_y: job.sigma_y,
+        sigma_z: None,
+        pages: None,
+        method: gaussian.method_name(),
+        pipeline: "CMYK inks, interleaved, on the host".into(),
+        linear: false,
+        passes: std::mem::take(passes),
+        total_ms: 0.0,
+        why: None,
+        notes,
+    }))
+}
+
+/// What reports call inks of `image`'s depth.
+fn ink_name(image: &DynamicImage) -> String {
+    match image {
+        DynamicImage::ImageRgba16(_) => "CMYK16".into(),
+        _ => "CMYK8".into(),
+    }
+}
+
+/// The job's filter as the library's: sigmas, method, edges, truncate.
+fn gaussian(job: &BlurJob) -> Result<Gaussian, crate::Error> {
+    let mut builder = Gaussian::builder()
+        .sigma_x(job.sigma_x)
+        .sigma_y(job.sigma_y)
+        .method(job.method)
+        .edge_x(job.edges.x)
+        .edge_y(job.edges.y);
+    if let Some(t) = job.truncate {
+        builder = builder.truncate(t);
+    }
+    builder.build()
+}
+
+/// Blurs the inks in place as four independent channels (no alpha), or makes them their
+/// unsharp mask.
+fn blur_inks(gaussian: &Gaussian, image: &mut DynamicImage, sharpen: Option<&Sharpen>) -> Result<(), crate::Error> {
+    let (w, h) = (image.width() as usize, image.height() as usize);
+    let layout = crate::Layout::new(w, h, 4);
+    match image {
+        DynamicImage::ImageRgba8(b) => ink_pass(gaussian, b.as_mut(), layout, sharpen, 255.0),
+        DynamicImage::ImageRgba16(b) => ink_pass(gaussian, b.as_mut(), layout, sharpen, 65535.0),
+        _ => unreachable!("inks are RGBA-shaped 8- or 16-bit (codec::inks)"),
+    }
+}
+
+/// `ink_pass` for one sample type (`full`: its full scale).
+fn ink_pass<T: crate::Sample + Copy + Into<f32> + FromLevel>(
+    gaussian: &Gaussian,
+    data: &mut [T],
+    layout: crate::Layout,
+    sharpen: Option<&Sharpen>,
+    full: f32,
+) -> Result<(), crate::Error> {
+    let Some(s) = sharpen else {
+        return gaussian.blur_interleaved(data, layout);
+    };
+    let original = data.to_vec();
+    gaussian.blur_interleaved(data, layout)?;
+    let threshold = s.threshold * full;
+    for (d, o) in data.iter_mut().zip(original) {
+        let (o, b) = (o.into(), (*d).into());
+        let diff = o - b;
+        let v = if diff.abs() > threshold { o + s.amount * diff } else { o };
+        *d = T::from_level(v.round().clamp(0.0, full));
+    }
+    Ok(())
+}
+
+/// A sample from a level already rounded into its range.
+trait FromLevel {
+    fn from_level(v: f32) -> Self;
+}
+
+impl FromLevel for u8 {
+    fn from_level(v: f32) -> u8 {
+        v as u8
+    }
+}
+
+impl FromLevel for u16 {
+    fn from_level(v: f32) -> u16 {
+        v as u16
+    }
+}
