@@ -273,8 +273,10 @@ pub fn output_of(
     };
     let sigma = naming::sigma_text(job.blur.sigma_x, job.blur.sigma_y);
     let output = out_dir.join(template.expand(rel, &ext, &sigma));
+    let heic = output.extension().is_some_and(|e| codec::is_heic_name(&e.to_string_lossy()));
     let named = ImageFormat::from_path(&output)
         .ok()
+        .or(heic.then_some(codec::heif::HEIF))
         .filter(|f| codec::can_write(*f));
     (output, job.format.or(named).unwrap_or(in_format))
 }

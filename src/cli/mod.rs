@@ -328,9 +328,9 @@ pub struct BlurSettings {
     pub to_srgb: bool,
     /// Quality of a lossy output, 1-100. JPEG: default 90, or `same`, the input JPEG's, read
     /// from its quantisation tables (90 for an input that is not a JPEG). WebP: written lossy
-    /// at it (libwebp), lossless without it. AVIF: default 50 (libheif). Given for an output
-    /// of another format, it is a usage error, never ignored (a batch: where no output is a
-    /// JPEG, WebP or AVIF).
+    /// at it (libwebp), lossless without it. AVIF and HEIC: default 50 (libheif). Given for an
+    /// output of another format, it is a usage error, never ignored (a batch: where no output
+    /// is a JPEG, WebP, AVIF or HEIC).
     #[arg(long, value_parser = parse_quality, value_name = "1-100|same", help_heading = "Output")]
     pub quality: Option<jpeg::Quality>,
     /// JPEG chroma subsampling: `same` (the default) keeps a JPEG input's layout (other inputs

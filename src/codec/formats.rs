@@ -82,6 +82,12 @@ fn written(format: ImageFormat) -> Vec<String> {
     if format == ImageFormat::Tiff {
         names.extend(["gray 32f".into(), "gray+alpha 32f".into()]);
     }
+    // From a CMYK input, whose inks are kept (`job::inks`).
+    match format {
+        ImageFormat::Jpeg => names.push("CMYK 8".into()),
+        ImageFormat::Tiff => names.push("CMYK 8/16".into()),
+        _ => {}
+    }
     names
 }
 
@@ -102,18 +108,21 @@ fn sample_name(c: ColorType) -> String {
 
 /// The table as text: one line a format, then what each reads.
 pub fn table(rows: &[FormatSupport]) -> String {
+    let writes = |r: &FormatSupport| match r.writes.is_empty() {
+        true => "-".to_string(),
+        false => compact(&r.writes),
+    };
+    // The widest "written as", and room after it.
+    let width = rows.iter().map(|r| writes(r).chars().count()).max().unwrap_or(0) + 3;
     let line = |cells: [&str; 5]| {
         format!(
-            "{:<8}{:<17}{:<5}{:<66}{}\n",
+            "{:<8}{:<17}{:<5}{:<width$}{}\n",
             cells[0], cells[1], cells[2], cells[3], cells[4]
         )
     };
     let mut out = line(["format", "extensions", "read", "written as", "metadata written"]);
     for r in rows {
-        let writes = match r.writes.is_empty() {
-            true => "-".to_string(),
-            false => compact(&r.writes),
-        };
+        let writes = writes(r);
         let metadata = match r.metadata.is_empty() {
             true => "-".to_string(),
             false => r.metadata.join(", "),

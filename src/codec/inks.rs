@@ -4,8 +4,8 @@
 //! through the profile (`decode`).
 
 use super::decode::{foreign_profile_dropped, image_error, open_decoder};
-use super::{jpeg, metadata, read, tiff, ImageIoError};
-use image::{DynamicImage, ImageBuffer, ImageFormat};
+use super::{guard, jpeg, metadata, read, tiff, ImageIoError};
+use image::{DynamicImage, ImageBuffer, ImageDecoder, ImageFormat};
 use std::io::{Cursor, Read, Seek};
 use std::path::Path;
 
@@ -25,6 +25,11 @@ pub struct InkImage {
 /// Whether the regular file at `path` is a CMYK JPEG or a one-page CMYK TIFF, from its
 /// header alone: the file is then read whole for `read`.
 pub fn may_be_cmyk(path: &Path) -> bool {
+    // A header that makes a decoder panic is the usual decode's to refuse, behind its guard.
+    guard::catch(|| may_be_cmyk_unguarded(path)).unwrap_or(false)
+}
+
+fn may_be_cmyk_unguarded(path: &Path) -> bool {
     match read::sniff(path) {
         Ok(Some(ImageFormat::Jpeg)) => jpeg_components(path) == Some(4),
         Ok(Some(ImageFormat::Tiff)) => std::fs::File::open(path).is_ok_and(|f| {
@@ -40,14 +45,11 @@ pub fn may_be_cmyk(path: &Path) -> bool {
 /// than a read buffer where the strip engine then streams the file in a bounded budget.
 fn jpeg_components(path: &Path) -> Option<u8> {
     let mut f = std::io::BufReader::new(std::fs::File::open(path).ok()?);
-    let mut byte = || {
-        let mut b = [0u8; 1];
-        f.read_exact(&mut b).ok().map(|()| b[0])
-    };
-    if (byte()?, byte()?) != (0xFF, 0xD8) {
+    let mut start = [0u8; 2];
+    f.read_exact(&mut start).ok()?;
+    if start != [0xFF, 0xD8] {
         return None;
     }
-    drop(byte);
     loop {
         let mut b = [0u8; 1];
         f.read_exact(&mut b).ok()?;
@@ -80,12 +82,28 @@ fn jpeg_components(path: &Path) -> Option<u8> {
     }
 }
 
-/// The inks of `bytes` (named `name` in errors) within `max_memory_mib`, where they are a
-/// CMYK JPEG or a one-page CMYK TIFF that reads cleanly; None for anything else, which the
-/// usual decode takes (a damaged CMYK JPEG is recovered there, in RGB).
+/// The inks of `bytes` (named `name` in errors) within `max_memory_mib` (the bytes held
+/// count), where they are a CMYK JPEG or a one-page CMYK TIFF that reads cleanly; None for
+/// anything else, which the usual decode takes (a damaged CMYK JPEG is recovered there, in
+/// RGB). Inks over the budget are an error, not the usual decode's business. The decoders run
+/// behind the guard that turns a panic into a one-line error.
 pub fn read(name: &Path, bytes: &[u8], max_memory_mib: u64) -> Result<Option<InkImage>, ImageIoError> {
+    let left = max_memory_mib.saturating_sub(bytes.len() as u64 >> 20);
+    guard::catch(|| read_unguarded(name, bytes, left)).unwrap_or_else(|panic| {
+        Err(ImageIoError::Decode {
+            path: name.into(),
+            detail: format!("the decoder failed ({panic})"),
+        })
+    })
+}
+
+fn read_unguarded(name: &Path, bytes: &[u8], max_memory_mib: u64) -> Result<Option<InkImage>, ImageIoError> {
     let limit = max_memory_mib.saturating_mul(1 << 20);
     let map = |e| image_error(name, e, max_memory_mib);
+    let over = || ImageIoError::OverLimit {
+        path: name.into(),
+        limit_mib: max_memory_mib,
+    };
     let mut notes = Vec::new();
     let (image, format, meta, jpeg, tiff_compression) = match read::guess(bytes) {
         Some(ImageFormat::Jpeg) => {
@@ -98,7 +116,15 @@ pub fn read(name: &Path, bytes: &[u8], max_memory_mib: u64) -> Result<Option<Ink
                 return Ok(None);
             };
             let clean = [&head[..], scan].concat();
-            let (_, mut meta) = open_decoder(name, &mut Cursor::new(head), ImageFormat::Jpeg, max_memory_mib)?;
+            let mut head = Cursor::new(head);
+            let ((w, h), mut meta) = {
+                let (decoder, meta) = open_decoder(name, &mut head, ImageFormat::Jpeg, max_memory_mib)?;
+                (decoder.dimensions(), meta)
+            };
+            // The inks, and the copy the clean stream is.
+            if w as u64 * h as u64 * 4 + clean.len() as u64 > limit {
+                return Err(over());
+            }
             notes.extend(foreign_profile_dropped(&mut meta, "JPEG"));
             let Ok((w, h, inks)) = jpeg::decode_inks(&clean, traits.adobe, limit) else {
                 return Ok(None);
@@ -117,6 +143,14 @@ pub fn read(name: &Path, bytes: &[u8], max_memory_mib: u64) -> Result<Option<Ink
             let mut meta = metadata::Metadata::read(None, from_file).map_err(map)?;
             notes.extend(foreign_profile_dropped(&mut meta, "TIFF"));
             reader.rewind().expect("a cursor rewinds");
+            let (w, h) = tiff_size(&mut reader).ok_or_else(|| ImageIoError::Decode {
+                path: name.into(),
+                detail: "the TIFF has no readable size".into(),
+            })?;
+            if w as u64 * h as u64 * 4 * quirks.sample_bytes() > limit {
+                return Err(over());
+            }
+            reader.rewind().expect("a cursor rewinds");
             let Ok((w, h, inks)) = tiff::read_inks(&mut reader, limit) else {
                 return Ok(None);
             };
@@ -132,6 +166,7 @@ pub fn read(name: &Path, bytes: &[u8], max_memory_mib: u64) -> Result<Option<Ink
         return Ok(None);
     };
     image.apply_orientation(meta.orientation());
+    notes.extend(meta.unread.iter().cloned());
     Ok(Some(InkImage {
         image,
         format,
@@ -140,4 +175,9 @@ pub fn read(name: &Path, bytes: &[u8], max_memory_mib: u64) -> Result<Option<Ink
         tiff_compression,
         notes,
     }))
+}
+
+/// A TIFF's first image's width and height, from its header.
+fn tiff_size(reader: &mut Cursor<&[u8]>) -> Option<(u32, u32)> {
+    ::tiff::decoder::Decoder::new(reader).ok()?.dimensions().ok()
 }

@@ -52,11 +52,20 @@ pub fn decode(
         limit_mib: max_memory_mib,
     };
     let limit = usize::try_from(max_memory_mib.saturating_mul(1 << 20)).unwrap_or(usize::MAX);
+    // The decoder's own buffers (f32 planes, several times the image) count against the limit:
+    // running out of them is the limit's error, not a damaged file's.
+    let failed = |e: Box<dyn std::error::Error + Send + Sync>| {
+        let text = super::one_line(&e.to_string());
+        match text.contains("failed to allocate") {
+            true => over(),
+            false => bad(text),
+        }
+    };
     let mut image = JxlImage::builder()
-        .pool(JxlThreadPool::rayon(Some(rayon::current_num_threads().max(1))))
+        .pool(pool())
         .alloc_tracker(AllocTracker::with_limit(limit))
         .read(bytes)
-        .map_err(|e| bad(super::one_line(&e.to_string())))?;
+        .map_err(failed)?;
     image.set_cms(jxl_oxide::Moxcms);
     let mut notes = Vec::new();
     let cmyk = image.pixel_format().has_black();
@@ -90,7 +99,7 @@ pub fn decode(
     if frames > 1 {
         notes.push(format!("the JPEG XL file is an animation of {frames} frames; its first was blurred and written"));
     }
-    let render = image.render_frame(0).map_err(|e| bad(super::one_line(&e.to_string())))?;
+    let render = image.render_frame(0).map_err(failed)?;
     let mut stream = render.stream();
     if stream.channels() as usize != format.channels() {
         return Err(bad(format!("the decoder gave {} channels for {format:?}", stream.channels())));
@@ -125,10 +134,17 @@ pub fn decode(
         }
     }
     .ok_or_else(|| bad("the decoder gave fewer samples than the image holds".into()))?;
-    let icc = match untagged {
-        true => None,
-        false => Some(image.original_icc().map_or_else(|| image.rendered_icc(), <[u8]>::to_vec)),
-    };
+    // The profile of the pixels as rendered: the file's own where its samples are stored in
+    // its space (not XYB-coded), else one for the space they were rendered in (an XYB file
+    // whose profile jxl-oxide does not take is rendered as sRGB).
+    // The profile of the pixels as rendered: the file's own where its samples are stored in
+    // its space (not XYB-coded), else one jxl-oxide writes for the space it rendered them in
+    // (for an XYB file that carries a profile, the primaries and curve it reads from it).
+    let stored_in_own_space = !image.image_header().metadata.xyb_encoded && !cmyk;
+    let icc = (!untagged).then(|| match (stored_in_own_space, image.original_icc()) {
+        (true, Some(own)) => own.to_vec(),
+        _ => image.rendered_icc(),
+    });
     let exif = match image.aux_boxes().first_exif() {
         Ok(jxl_oxide::AuxBoxData::Data(exif)) => exif.payload().get(exif.tiff_header_offset() as usize..).map(<[u8]>::to_vec),
         _ => None,
@@ -149,6 +165,20 @@ pub fn decode(
     // reader follows whatever the EXIF says.
     meta.orientation = None;
     Ok((pixels, meta, float && gray, notes))
+}
+
+/// A pool of the job's thread count for the decoder, whose workers' panics the guarded
+/// caller reports (`guard::quiet_thread`).
+fn pool() -> JxlThreadPool {
+    let threads = rayon::current_num_threads().max(1);
+    let built = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .start_handler(|_| super::guard::quiet_thread())
+        .build();
+    match built {
+        Ok(pool) => JxlThreadPool::with_rayon_thread_pool(std::sync::Arc::new(pool)),
+        Err(_) => JxlThreadPool::none(),
+    }
 }
 
 /// Whether the file names sRGB (or gray with sRGB's curve and white): what an untagged output

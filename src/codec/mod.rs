@@ -157,7 +157,8 @@ pub fn unwritten_name(name: &str) -> Option<String> {
     if matches!(lower.as_str(), "jxl") {
         return Some("gblur reads JPEG XL but does not write it: write .avif, .webp, .jpg, .png, ...".into());
     }
-    let format = ImageFormat::from_extension(&lower).filter(|f| !can_write(*f))?;
+    // The variant JPEG XL is carried as names no format of its own here (`.ff`).
+    let format = ImageFormat::from_extension(&lower).filter(|f| !can_write(*f) && *f != jxl::JXL)?;
     Some(format!(
         "gblur reads {} but does not write it: write .png, .jpg, .tif, ...",
         format_name(format)
@@ -371,7 +372,7 @@ pub fn encode(
 ) -> Result<(Vec<u8>, Option<String>), ImageIoError> {
     let failed = |detail: String| ImageIoError::Encode {
         path: path.into(),
-        format: format!("{format:?}"),
+        format: format_name(format),
         detail,
     };
     // Gray is written as RGB where the format has no gray (WebP, whose encoders take gray as

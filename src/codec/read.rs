@@ -59,7 +59,8 @@ pub fn sniff(path: &Path) -> io::Result<Option<ImageFormat>> {
 }
 
 /// The format a file is written back in where no output format is named: what `sniff`
-/// finds, but a HEIF file only where it is AVIF (gblur writes no HEIC); None otherwise.
+/// finds, but a HEIF file only where it is AVIF (an output not named .heic, stdout among
+/// them, is AV1-coded); None otherwise.
 pub fn own_format(path: &Path) -> Option<ImageFormat> {
     let mut head = Vec::with_capacity(HEAD);
     File::open(path).ok()?.take(HEAD as u64).read_to_end(&mut head).ok()?;

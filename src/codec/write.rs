@@ -22,6 +22,10 @@ pub fn check_output(
     };
     let extension = || output.extension().map(|e| e.to_string_lossy().into_owned());
     let heic = extension().is_some_and(|e| super::is_heic_name(&e));
+    if heic && format.is_some() {
+        // --format avif (or an avif: prefix) names AV1; the name would make it HEVC.
+        return Err(bad("is named .heic, and --format (or a prefix) asks for AVIF: name it .avif, or leave the format out for HEIC".into()));
+    }
     let format = format
         .or_else(|| ImageFormat::from_path(output).ok())
         .or_else(|| heic.then_some(super::heif::HEIF))

@@ -7,7 +7,11 @@
 use super::{blurred_on, stdio_name, summary, BlurJob, JobError};
 use crate::codec::inks::{self, InkImage};
 use crate::codec::jpeg::{Chroma, JpegColor};
+use crate::backend::DeviceSet;
 use crate::codec::{self, metadata, tiff};
+use crate::gpu::opencl::device::DeviceChoice;
+use crate::pixels::quantise;
+use crate::EdgeMode;
 use crate::report::{Pass, Report, Stage};
 use crate::work::sharpen::Sharpen;
 use crate::Gaussian;
@@ -37,12 +41,7 @@ pub fn run(
     let bytes = match stdin {
         Some(bytes) => bytes,
         None if inks::may_be_cmyk(&job.input) => {
-            read = std::fs::read(&job.input).map_err(|cause| {
-                JobError::failed(codec::ImageIoError::Open {
-                    path: job.input.clone(),
-                    cause,
-                })
-            })?;
+            read = read_file(job)?;
             &read[..]
         }
         None => return Ok(None),
@@ -50,6 +49,10 @@ pub fn run(
     let Some(ink) = inks::read(name, bytes, job.max_memory_mib).map_err(JobError::failed)? else {
         return Ok(None);
     };
+    refuse_options(job, out_format)?;
+    if job.explain {
+        crate::report::diagnostic("explain: a CMYK input into a JPEG or TIFF: its four inks are blurred on the host's cores and written as CMYK");
+    }
     passes.push(Pass::host(Stage::Decode, "decode (CMYK inks)", t));
     let InkImage {
         mut image,
@@ -59,6 +62,9 @@ pub fn run(
         tiff_compression,
         mut notes,
     } = ink;
+    if !matches!(job.device, DeviceSet::One(DeviceChoice::Auto | DeviceChoice::Rust)) {
+        notes.push("CMYK inks are blurred on the host's cores: --device was not used for them".into());
+    }
     let input_color = ink_name(&image);
     let gaussian = gaussian(job).map_err(|e| JobError::setup(anyhow::anyhow!("{e}")))?;
     let t = Instant::now();
@@ -78,14 +84,23 @@ pub fn run(
     };
     let bytes = match out_format {
         ImageFormat::Jpeg => {
-            if matches!(image, DynamicImage::ImageRgba16(_)) {
-                notes.push("JPEG holds 8-bit inks: the 16-bit inks were reduced to 8".into());
-            }
+            let eight = match &image {
+                DynamicImage::ImageRgba16(b) => {
+                    let dither = job.encode.dither;
+                    notes.push(format!("JPEG holds 8-bit inks: the 16-bit inks were reduced to 8{}", if dither { ", dithered" } else { "" }));
+                    let scale = |(i, &v): (usize, &u16)| quantise::to_steps(v as f32 / 65535.0, 255.0, quantise::noise(dither, i)) as u8;
+                    b.as_raw().iter().enumerate().map(scale).collect()
+                }
+                other => other.to_rgba8().into_raw(),
+            };
             let (settings, note) = job.encode.jpeg.resolve(jpeg.as_ref());
             notes.extend(note);
-            // Stored inverted, as Photoshop writes CMYK JPEGs and every reader takes them.
-            let stored: Vec<u8> = image.to_rgba8().into_raw().into_iter().map(|v| 255 - v).collect();
-            let coded = codec::jpeg::encode(&stored, size, JpegColor::Cmyk, (settings.quality, Chroma::S444), meta.icc.as_deref());
+            // Stored inverted, as Photoshop writes CMYK JPEGs and every reader takes them;
+            // the Adobe marker that says so, where the input had one (a TIFF input: always).
+            let adobe_marker = jpeg.as_ref().is_none_or(|t| t.adobe.is_some());
+            let stored: Vec<u8> = eight.into_iter().map(|v| 255 - v).collect();
+            let color = JpegColor::Cmyk { adobe_marker };
+            let coded = codec::jpeg::encode(&stored, size, color, (settings.quality, Chroma::S444), meta.icc.as_deref());
             coded.map_err(failed)?
         }
         _ => {
@@ -140,6 +155,37 @@ pub fn run(
     }))
 }
 
+/// The input file, read whole within `--max-memory`.
+fn read_file(job: &BlurJob) -> Result<Vec<u8>, JobError> {
+    let open = |cause| {
+        JobError::failed(codec::ImageIoError::Open {
+            path: job.input.clone(),
+            cause,
+        })
+    };
+    let size = std::fs::metadata(&job.input).map_err(open)?.len();
+    if size > job.max_memory_mib.saturating_mul(1 << 20) {
+        return Err(JobError::failed(codec::ImageIoError::ReadOverLimit {
+            path: job.input.clone(),
+            limit_mib: job.max_memory_mib,
+        }));
+    }
+    std::fs::read(&job.input).map_err(open)
+}
+
+/// The options the inks route cannot honour, refused in one line: `--subsampling` (a CMYK
+/// JPEG is written at full resolution) and `--engine strips` (the inks are blurred whole).
+fn refuse_options(job: &BlurJob, out_format: ImageFormat) -> Result<(), JobError> {
+    let why = if job.encode.subsampling_given && out_format == ImageFormat::Jpeg {
+        "--subsampling: a CMYK input is written as a CMYK JPEG at full resolution; leave --subsampling out, or give --to-srgb for an RGB JPEG"
+    } else if job.engine == crate::stream::Engine::Strips {
+        "--engine strips: a CMYK input kept as CMYK is blurred whole, not streamed; leave --engine out, or give --to-srgb"
+    } else {
+        return Ok(());
+    };
+    Err(JobError::setup(anyhow::anyhow!("{}: {why}", job.input.display())))
+}
+
 /// What reports call inks of `image`'s depth.
 fn ink_name(image: &DynamicImage) -> String {
     match image {
@@ -148,14 +194,20 @@ fn ink_name(image: &DynamicImage) -> String {
     }
 }
 
-/// The job's filter as the library's: sigmas, method, edges, truncate.
+/// The job's filter as the library's: sigmas, method, edges, truncate. A constant edge's value
+/// stands for the same look as on colour (0 black, 1 white), so on inks it is 1 − V: white
+/// paper is no ink.
 fn gaussian(job: &BlurJob) -> Result<Gaussian, crate::Error> {
+    let on_inks = |mode: EdgeMode| match mode {
+        EdgeMode::Constant(v) => EdgeMode::Constant(1.0 - v),
+        other => other,
+    };
     let mut builder = Gaussian::builder()
         .sigma_x(job.sigma_x)
         .sigma_y(job.sigma_y)
         .method(job.method)
-        .edge_x(job.edges.x)
-        .edge_y(job.edges.y);
+        .edge_x(on_inks(job.edges.x))
+        .edge_y(on_inks(job.edges.y));
     if let Some(t) = job.truncate {
         builder = builder.truncate(t);
     }

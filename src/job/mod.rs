@@ -235,7 +235,8 @@ fn output_format(job: &BlurJob, stdin: Option<&[u8]>) -> Result<ImageFormat, Job
     for (flag, applies_to, format_name) in job.encode.given() {
         if !applies_to.contains(&format) {
             return Err(setup_text(format!(
-                "{flag} applies to {format_name} output, and {name} is {format:?}"
+                "{flag} applies to {format_name} output, and {name} is {}",
+                codec::format_name(format)
             )));
         }
     }

@@ -167,8 +167,10 @@ fn the_formats_table_says_what_this_build_reads_and_writes() {
             .unwrap(),
         )
         .stdout(
-            predicate::str::is_match(r"(?m)^Jpeg +jpg jpeg +yes +gray 8, RGB 8 +ICC, EXIF, XMP$")
-                .unwrap(),
+            predicate::str::is_match(
+                r"(?m)^Jpeg +jpg jpeg +yes +gray 8, RGB 8, CMYK 8 +ICC, EXIF, XMP$",
+            )
+            .unwrap(),
         );
     let json = gblur()
         .args(["formats", "--json"])

@@ -94,6 +94,30 @@ fn a_lossy_file_decodes_within_a_level_of_libjxl_and_keeps_its_exif() {
     assert_eq!(make.display_value().to_string(), "\"gblur test camera\"");
 }
 
+/// The red colorant's X of an ICC profile (its `rXYZ` tag), where it has one.
+fn red_x(icc: &[u8]) -> Option<f64> {
+    let count = u32::from_be_bytes(icc.get(128..132)?.try_into().ok()?) as usize;
+    (0..count).find_map(|i| {
+        let entry = icc.get(132 + 12 * i..144 + 12 * i)?;
+        (&entry[..4] == b"rXYZ").then_some(())?;
+        let at = u32::from_be_bytes(entry[4..8].try_into().ok()?) as usize;
+        let x = i32::from_be_bytes(icc.get(at + 8..at + 12)?.try_into().ok()?);
+        Some(x as f64 / 65536.0)
+    })
+}
+
+#[test]
+fn an_xyb_file_with_a_wide_gamut_profile_is_not_given_as_srgb() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("xyb.png");
+    decode_to("xyb_tagged.jxl", &out);
+    let (_, icc) = png(&out);
+    let icc = icc.expect("a profile for the space the pixels were rendered in");
+    // Adobe RGB's red is about X 0.61 (D50), sRGB's 0.44.
+    let x = red_x(&icc).expect("an RGB matrix profile");
+    assert!(x > 0.55, "red X {x}: not sRGB's primaries");
+}
+
 #[test]
 fn gray_float_is_read_as_float_and_written_back_as_gray_float() {
     let dir = tempfile::tempdir().unwrap();

@@ -21,9 +21,9 @@ pub enum JpegColor {
     Gray,
     Rgb,
     /// Four samples a pixel, stored as given, at full resolution, with Adobe's APP14 marker
-    /// (transform 0) that tells readers they are CMYK. Photoshop and every reader after it
-    /// take a CMYK JPEG's samples as inverted (255 is no ink): the caller inverts the inks.
-    Cmyk,
+    /// (transform 0) where `adobe_marker`. Photoshop and the readers after it take a CMYK
+    /// JPEG's samples as inverted (255 is no ink): the caller inverts the inks.
+    Cmyk { adobe_marker: bool },
 }
 
 impl JpegColor {
@@ -31,14 +31,14 @@ impl JpegColor {
         match self {
             JpegColor::Gray => 1,
             JpegColor::Rgb => 3,
-            JpegColor::Cmyk => 4,
+            JpegColor::Cmyk { .. } => 4,
         }
     }
 
     /// The size in pixels of an MCU with colour in the `chroma` layout (a gray file's is 8×8).
     pub fn mcu(self, chroma: Chroma) -> (u32, u32) {
         let (h, v) = match self {
-            JpegColor::Gray | JpegColor::Cmyk => (1, 1),
+            JpegColor::Gray | JpegColor::Cmyk { .. } => (1, 1),
             JpegColor::Rgb => chroma.factors(),
         };
         (8 * h, 8 * v)
@@ -81,14 +81,14 @@ pub fn encode_stripe(
     let (pixel_format, chroma) = match color {
         JpegColor::Gray => (PixelFormat::Grayscale, Chroma::S444),
         JpegColor::Rgb => (PixelFormat::Rgb, chroma),
-        JpegColor::Cmyk => (PixelFormat::Cmyk, Chroma::S444),
+        JpegColor::Cmyk { .. } => (PixelFormat::Cmyk, Chroma::S444),
     };
     let height = rows.len() / (width as usize * color.channels());
     let mut enc = Encoder::new(rows, width as usize, height, pixel_format)
         .quality(quality)
         .subsampling(chroma.turbo());
-    if color == JpegColor::Cmyk {
-        enc = enc.write_adobe_marker(true);
+    if let JpegColor::Cmyk { adobe_marker } = color {
+        enc = enc.write_adobe_marker(adobe_marker);
     }
     if let Some(p) = icc {
         enc = enc.icc_profile(p);

@@ -96,6 +96,11 @@ impl Quirks {
         self.compression
     }
 
+    /// Bytes a sample of the first page takes in memory (1, 2 or 4).
+    pub fn sample_bytes(&self) -> u64 {
+        (self.bits as u64).div_ceil(8).next_power_of_two().min(4)
+    }
+
     /// Whether gblur reads the file itself, with the `tiff` crate (`read_image`): the
     /// `image` crate cannot.
     pub fn own_decode(&self) -> bool {
