@@ -5,7 +5,7 @@
 
 use crate::common::{fixture, gblur, noise};
 use crate::pages::exact_along;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use tiff::decoder::{Decoder, DecodingResult};
 use tiff::encoder::{colortype, TiffEncoder};
 use tiff::tags::Tag;
@@ -96,6 +96,42 @@ fn worst(a: &[f64], b: &[f64]) -> f64 {
         .fold(0.0, f64::max)
 }
 
+/// Blurs `input` at `sigma` into a JPEG (at `quality`) and a TIFF in `dir`; returns both.
+fn into_jpeg_and_tiff(input: &Path, dir: &Path, sigma: &str, quality: &str) -> (PathBuf, PathBuf) {
+    let (jpeg, tiff) = (dir.join("out.jpg"), dir.join("out.tif"));
+    for (out, extra) in [(&jpeg, &["--quality", quality][..]), (&tiff, &[][..])] {
+        gblur()
+            .arg(input)
+            .arg(out)
+            .args(["-s", sigma, "-q"])
+            .args(extra)
+            .assert()
+            .success();
+    }
+    (jpeg, tiff)
+}
+
+/// A CMYK JPEG's inks as gblur reads them (into a TIFF, unblurred).
+fn inks_of(jpeg: &Path, dir: &Path) -> Vec<f64> {
+    let back = dir.join("back.tif");
+    gblur()
+        .arg(jpeg)
+        .arg(&back)
+        .args(["--sigma-x", "0", "--sigma-y", "0", "-q"])
+        .assert()
+        .success();
+    read_tiff(&back).1
+}
+
+/// Whether the JPEG at `path` is coded as CMYK, and its ICC profile.
+fn cmyk_jpeg(path: &Path) -> (bool, Option<Vec<u8>>) {
+    let bytes = std::fs::read(path).unwrap();
+    let mut decoder = zune_jpeg::JpegDecoder::new(zune_core::bytestream::ZCursor::new(&bytes[..]));
+    decoder.decode_headers().unwrap();
+    let cmyk = decoder.input_colorspace() == Some(zune_core::colorspace::ColorSpace::CMYK);
+    (cmyk, decoder.icc_profile())
+}
+
 #[test]
 fn a_cmyk_tiff_keeps_its_inks_within_a_level_of_the_exact_blur_of_each_and_its_profile() {
     let dir = tempfile::tempdir().unwrap();
@@ -133,37 +169,15 @@ fn a_cmyk_tiff_keeps_its_inks_within_a_level_of_the_exact_blur_of_each_and_its_p
 fn a_cmyk_jpeg_into_a_jpeg_stays_cmyk_with_its_profile() {
     let dir = tempfile::tempdir().unwrap();
     let input = fixture("tests/fixtures/cmyk/profiled.jpg");
-    let (jpeg, tiff) = (dir.path().join("out.jpg"), dir.path().join("out.tif"));
-    gblur()
-        .arg(&input)
-        .arg(&jpeg)
-        .args(["-s", "2", "--quality", "95", "-q"])
-        .assert()
-        .success();
-    gblur()
-        .arg(&input)
-        .arg(&tiff)
-        .args(["-s", "2", "-q"])
-        .assert()
-        .success();
-    let bytes = std::fs::read(&jpeg).unwrap();
-    let mut decoder = zune_jpeg::JpegDecoder::new(zune_core::bytestream::ZCursor::new(&bytes[..]));
-    decoder.decode_headers().unwrap();
+    let (jpeg, tiff) = into_jpeg_and_tiff(&input, dir.path(), "2", "95");
     assert_eq!(
-        decoder.input_colorspace(),
-        Some(zune_core::colorspace::ColorSpace::CMYK)
+        cmyk_jpeg(&jpeg),
+        (true, Some(profile())),
+        "CMYK, the profile kept"
     );
-    assert_eq!(decoder.icc_profile(), Some(profile()), "the profile kept");
     // Its inks, read back through gblur (which keeps them), against the same blur into a TIFF:
     // what the JPEG coding lost at quality 95.
-    let back = dir.path().join("back.tif");
-    gblur()
-        .arg(&jpeg)
-        .arg(&back)
-        .args(["--sigma-x", "0", "--sigma-y", "0", "-q"])
-        .assert()
-        .success();
-    let ((_, a, _), (_, b, _)) = (read_tiff(&back), read_tiff(&tiff));
+    let (a, b) = (inks_of(&jpeg, dir.path()), read_tiff(&tiff).1);
     let mean = a.iter().zip(&b).map(|(x, y)| (x - y).abs()).sum::<f64>() / a.len() as f64;
     assert!(
         mean < 1.0 && worst(&a, &b) <= 6.0,
@@ -219,13 +233,7 @@ fn a_batch_keeps_cmyk_files_cmyk_beside_rgb_ones() {
         .success();
     let (photometric, _, icc) = read_tiff(&out.join("print.tif"));
     assert_eq!((photometric, icc), (5, Some(profile())));
-    let bytes = std::fs::read(out.join("print.jpg")).unwrap();
-    let mut decoder = zune_jpeg::JpegDecoder::new(zune_core::bytestream::ZCursor::new(&bytes[..]));
-    decoder.decode_headers().unwrap();
-    assert_eq!(
-        decoder.input_colorspace(),
-        Some(zune_core::colorspace::ColorSpace::CMYK)
-    );
+    assert!(cmyk_jpeg(&out.join("print.jpg")).0, "print.jpg kept CMYK");
     assert_eq!(
         image::open(out.join("photo.jpg")).unwrap().color(),
         image::ColorType::Rgb8
@@ -243,27 +251,8 @@ fn a_tall_cmyk_jpeg_is_written_in_stripes_that_decode_as_one() {
     let input = dir.path().join("tall.tif");
     let mut e = TiffEncoder::new(std::fs::File::create(&input).unwrap()).unwrap();
     e.write_image::<colortype::CMYK8>(w, h, &samples).unwrap();
-    let (jpeg, tiff) = (dir.path().join("tall.jpg"), dir.path().join("tall_out.tif"));
-    gblur()
-        .arg(&input)
-        .arg(&jpeg)
-        .args(["-s", "1.5", "--quality", "100", "-q"])
-        .assert()
-        .success();
-    gblur()
-        .arg(&input)
-        .arg(&tiff)
-        .args(["-s", "1.5", "-q"])
-        .assert()
-        .success();
-    let back = dir.path().join("back.tif");
-    gblur()
-        .arg(&jpeg)
-        .arg(&back)
-        .args(["--sigma-x", "0", "--sigma-y", "0", "-q"])
-        .assert()
-        .success();
-    let ((_, a, _), (_, b, _)) = (read_tiff(&back), read_tiff(&tiff));
+    let (jpeg, tiff) = into_jpeg_and_tiff(&input, dir.path(), "1.5", "100");
+    let (a, b) = (inks_of(&jpeg, dir.path()), read_tiff(&tiff).1);
     assert_eq!(a.len(), (w * h * 4) as usize);
     let mean = a.iter().zip(&b).map(|(x, y)| (x - y).abs()).sum::<f64>() / a.len() as f64;
     assert!(

@@ -3,7 +3,7 @@
 //! sources, the lossy one against libjxl's own decode (djxl), and the profile, EXIF and
 //! gray float against what the file holds.
 
-use crate::common::{fixture, gblur};
+use crate::common::{exif_make, fixture, gblur};
 use image::ImageDecoder;
 use predicates::prelude::*;
 use std::path::{Path, PathBuf};
@@ -85,13 +85,7 @@ fn a_lossy_file_decodes_within_a_level_of_libjxl_and_keeps_its_exif() {
         .args(["-s", "1", "-q"])
         .assert()
         .success();
-    let exif = exif::Reader::new()
-        .read_from_container(&mut std::io::BufReader::new(
-            std::fs::File::open(&jpeg).unwrap(),
-        ))
-        .unwrap();
-    let make = exif.get_field(exif::Tag::Make, exif::In::PRIMARY).unwrap();
-    assert_eq!(make.display_value().to_string(), "\"gblur test camera\"");
+    assert_eq!(exif_make(&jpeg).as_deref(), Some("\"gblur test camera\""));
 }
 
 /// The red colorant's X of an ICC profile (its `rXYZ` tag), where it has one.

@@ -133,3 +133,13 @@ pub fn files_under(dir: &Path) -> std::collections::BTreeSet<String> {
         })
         .collect()
 }
+
+/// The EXIF Make of the file at `path`, as kamadak-exif shows it (quoted), where it has one.
+pub fn exif_make(path: &Path) -> Option<String> {
+    let file = std::fs::File::open(path).ok()?;
+    let exif = exif::Reader::new()
+        .read_from_container(&mut std::io::BufReader::new(file))
+        .ok()?;
+    let make = exif.get_field(exif::Tag::Make, exif::In::PRIMARY)?;
+    Some(make.display_value().to_string())
+}
