@@ -121,7 +121,10 @@ pub fn to_samples(
     notes: &mut Vec<String>,
 ) -> image::DynamicImage {
     let (layout, gray_float) = (blurred.layout, blurred.gray_float);
-    let (out_color, lost) = codec::output_color(layout.color, gray_float, output.format);
+    let (out_color, lost) = match codec::heif::deep_heic(layout.color, output.format, output.path) {
+        Some(deep) => (deep, Some("HEIC holds 10 bits a sample here: the 16-bit samples were rounded to 10".to_string())),
+        None => codec::output_color(layout.color, gray_float, output.format),
+    };
     notes.extend(lost);
     let (width, height) = (blurred.width, blurred.height);
     let dither = output.encode.dither;

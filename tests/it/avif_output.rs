@@ -212,3 +212,69 @@ fn heic_named_as_a_format_is_refused_in_one_line_pointing_at_the_name() {
         "nothing written"
     );
 }
+
+#[test]
+fn a_16_bit_image_is_written_as_10_bit_heic_and_8_bit_avif() {
+    let dir = tempfile::tempdir().unwrap();
+    let (w, h) = (64u32, 48u32);
+    let ramp = image::ImageBuffer::from_fn(w, h, |x, y| {
+        image::Rgb([
+            (x * 1000 + y * 7) as u16,
+            (y * 1300 + x * 3) as u16,
+            ((x * y * 17) % 65536) as u16,
+        ])
+    });
+    let input = dir.path().join("deep.png");
+    image::DynamicImage::ImageRgb16(ramp.clone())
+        .save(&input)
+        .unwrap();
+    for (name, deep) in [("deep.heic", true), ("deep.avif", false)] {
+        let out = dir.path().join(name);
+        let report = gblur()
+            .arg(&input)
+            .arg(&out)
+            .args([
+                "--sigma-x",
+                "0",
+                "--sigma-y",
+                "0",
+                "--quality",
+                "95",
+                "--json",
+            ])
+            .assert()
+            .success();
+        let report: serde_json::Value =
+            serde_json::from_slice(&report.get_output().stdout).unwrap();
+        assert_eq!(
+            report["output"]["color"],
+            if deep { "Rgb16" } else { "Rgb8" },
+            "{name}"
+        );
+        let back = dir.path().join(format!("{name}.png"));
+        gblur()
+            .arg(&out)
+            .arg(&back)
+            .args(["-s", "0", "-q"])
+            .assert()
+            .success();
+        let got = image::open(&back).unwrap();
+        if deep {
+            let got = got.into_rgb16();
+            // More than 8 bits came back (a 10-bit file decodes to 16 scaled to the full range)...
+            assert!(got.as_raw().iter().any(|v| v % 257 != 0), "10-bit samples");
+            // ...close to the input, in 8-bit levels.
+            let mean = got
+                .as_raw()
+                .iter()
+                .zip(ramp.as_raw())
+                .map(|(a, b)| (*a as f64 - *b as f64).abs())
+                .sum::<f64>()
+                / got.as_raw().len() as f64
+                / 257.0;
+            assert!(mean < 2.0, "{mean} levels");
+        } else {
+            assert_eq!(got.color(), image::ColorType::Rgb8, "AVIF stays 8-bit here");
+        }
+    }
+}

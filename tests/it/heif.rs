@@ -162,7 +162,7 @@ fn the_formats_table_says_what_this_build_reads_and_writes() {
         .success()
         .stdout(
             predicate::str::is_match(
-                r"(?m)^Heif +heic heif avif +yes +RGB 8, RGBA 8 +ICC, EXIF, XMP$",
+                r"(?m)^Heif +heic heif avif +yes +RGB 8/10, RGBA 8/10 +ICC, EXIF, XMP$",
             )
             .unwrap(),
         )
@@ -200,7 +200,7 @@ fn the_formats_table_says_what_this_build_reads_and_writes() {
     assert_eq!(heif["reads"], true);
     assert_eq!(
         heif["writes"],
-        serde_json::json!(["RGB 8", "RGBA 8"]),
+        serde_json::json!(["RGB 8", "RGBA 8", "RGB 10", "RGBA 10"]),
         "AVIF"
     );
 }

@@ -14,7 +14,7 @@
 
 mod write;
 
-pub use write::{avif_encoder, encode, encoder, Coding, DEFAULT_QUALITY};
+pub use write::{avif_encoder, deep_heic, encode, encoder, Coding, DEFAULT_QUALITY};
 
 use super::metadata::{FromFile, Metadata};
 use super::ImageIoError;

@@ -3,17 +3,33 @@
 //! name (`Coding::for_path`): 8-bit RGB or RGBA, at `--quality` (libheif's lossy quality,
 //! 1 to 100; 50 by default, as libvips's `heifsave`), with the ICC profile, EXIF and XMP in
 //! the file. libheif converts RGB to the YCbCr the encoder codes (4:2:0, its default).
-//! Deeper samples are written at 8 bits: Debian 12's libheif 1.15 with libaom 3.6 aborts the
-//! process on a 10-bit AVIF (an assertion in libaom; `vips copy x.png x.avif[bitdepth=10]`
-//! aborts the same way).
+//! A HEIC of a 16-bit image is written at 10 bits (HEVC's Main 10, x265's). An AVIF is 8-bit
+//! whatever the image: Debian 12's libheif 1.15 with libaom 3.6 aborts the process on a 10-bit
+//! AVIF (an assertion in libaom; `vips copy x.png x.avif[bitdepth=10]` aborts the same way).
 
 use super::{failure, Context, HeifError, Handle, Image, CHANNEL_INTERLEAVED, CHROMA_RGB};
-use super::{CHROMA_RGBA, COLORSPACE_RGB, INSTALL};
+use super::{CHROMA_RGBA, CHROMA_RRGGBBAA_LE, CHROMA_RRGGBB_LE, COLORSPACE_RGB, INSTALL};
 use crate::codec::metadata::Blobs;
 use dlopen2::wrapper::{Container, WrapperApi};
 use image::DynamicImage;
 use std::ffi::{c_char, c_int, c_void};
 use std::sync::OnceLock;
+
+/// The bits a sample of a deep HEIC holds.
+const DEEP_BITS: c_int = 10;
+
+/// The 16-bit colour type a HEIC output (`path` named for HEVC, `format` HEIF) of a 16-bit
+/// integer image of `color` is written in, at 10 bits; None for every other output, which
+/// `codec::output_color` decides (AVIF and 8-bit HEIC: 8-bit).
+pub fn deep_heic(color: image::ColorType, format: image::ImageFormat, path: &std::path::Path) -> Option<image::ColorType> {
+    use image::ColorType::*;
+    let hevc = format == super::HEIF && Coding::for_path(path) == Coding::Hevc;
+    match color {
+        L16 | Rgb16 if hevc => Some(Rgb16),
+        La16 | Rgba16 if hevc => Some(Rgba16),
+        _ => None,
+    }
+}
 
 /// The quality an AVIF is written at without `--quality`: libvips's `heifsave` default.
 pub const DEFAULT_QUALITY: u8 = 50;
@@ -216,9 +232,9 @@ pub fn avif_encoder() -> Result<(), String> {
     encoder(Coding::Av1)
 }
 
-/// `image` (8-bit RGB or RGBA, as `codec::output_color` leaves it for HEIF) as an AVIF or a
-/// HEIC (`coding`) at `quality` (1 to 100), with `icc`, and the EXIF and XMP of `blobs`
-/// (adjusted to the output).
+/// `image` (8-bit RGB or RGBA, as `codec::output_color` leaves it for HEIF, or for a HEIC
+/// 16-bit, `deep_heic`, written at 10 bits) as an AVIF or a HEIC (`coding`) at `quality`
+/// (1 to 100), with `icc`, and the EXIF and XMP of `blobs` (adjusted to the output).
 pub fn encode(
     image: &DynamicImage,
     coding: Coding,
@@ -228,10 +244,20 @@ pub fn encode(
 ) -> Result<Vec<u8>, String> {
     let name = coding.names().0;
     let api = api().map_err(|why| format!("{name} is written through libheif ({INSTALL}), and {why}"))?;
-    let (chroma, channels, samples) = match image {
-        DynamicImage::ImageRgb8(i) => (CHROMA_RGB, 3, i.as_raw()),
-        DynamicImage::ImageRgba8(i) => (CHROMA_RGBA, 4, i.as_raw()),
-        other => return Err(format!("{name} is written from 8-bit RGB or RGBA, not {:?}", other.color())),
+    // 16-bit samples rescaled to 10 bits, as the little-endian pairs libheif's deep chroma takes.
+    let deep = |s: &[u16]| -> Vec<u8> {
+        let max = ((1u32 << DEEP_BITS) - 1) as f32;
+        s.iter()
+            .flat_map(|&v| ((v as f32 * (max / 65535.0)).round() as u16).to_le_bytes())
+            .collect()
+    };
+    let hevc = coding == Coding::Hevc;
+    let (chroma, channels, bits, samples): (_, usize, _, std::borrow::Cow<[u8]>) = match image {
+        DynamicImage::ImageRgb8(i) => (CHROMA_RGB, 3, 8, i.as_raw().into()),
+        DynamicImage::ImageRgba8(i) => (CHROMA_RGBA, 4, 8, i.as_raw().into()),
+        DynamicImage::ImageRgb16(i) if hevc => (CHROMA_RRGGBB_LE, 3, DEEP_BITS, deep(i.as_raw()).into()),
+        DynamicImage::ImageRgba16(i) if hevc => (CHROMA_RRGGBBAA_LE, 4, DEEP_BITS, deep(i.as_raw()).into()),
+        other => return Err(format!("{name} is written from 8-bit RGB or RGBA here, not {:?}", other.color())),
     };
     let (w, h) = (image.width() as usize, image.height() as usize);
     if w == 0 || h == 0 {
@@ -250,10 +276,10 @@ pub fn encode(
         api.heif_encoder_set_parameter_integer(owned.encoder, c"speed".as_ptr(), SPEED);
         api.heif_encoder_set_parameter_integer(owned.encoder, c"threads".as_ptr(), threads);
         check(api.heif_image_create(cw, ch, COLORSPACE_RGB, chroma, &mut owned.image))?;
-        check(api.heif_image_add_plane(owned.image, CHANNEL_INTERLEAVED, cw, ch, 8))?;
+        check(api.heif_image_add_plane(owned.image, CHANNEL_INTERLEAVED, cw, ch, bits))?;
         let mut stride: c_int = 0;
         let plane = api.heif_image_get_plane(owned.image, CHANNEL_INTERLEAVED, &mut stride);
-        let row = w * channels;
+        let row = w * channels * if bits > 8 { 2 } else { 1 };
         if plane.is_null() || stride <= 0 || (stride as usize) < row || samples.len() < row * h {
             return Err("libheif gave no plane to write the pixels into".into());
         }
