@@ -24,7 +24,7 @@ mod write;
 pub use decode::{decode, decode_bytes, decode_jpeg_planes};
 pub use read::sniff;
 pub use write::{
-    check_output, persist, temp_beside, write_atomic, write_error, write_stdout,
+    check_output, persist, temp_beside, write_atomic, write_error, write_output,
     Replace,
 };
 

@@ -62,6 +62,15 @@ pub fn check_output(
     Ok(format)
 }
 
+/// Writes `bytes` to `path`: stdout for `-` (`write_stdout`), else a file, atomically
+/// (`write_atomic`, replacing what `replace` lets it).
+pub fn write_output(path: &Path, bytes: &[u8], replace: Replace) -> Result<(), ImageIoError> {
+    match super::is_stdio(path) {
+        true => write_stdout(bytes),
+        false => write_atomic(path, bytes, replace),
+    }
+}
+
 /// Writes `bytes` to stdout in one piece, and flushes it.
 pub fn write_stdout(bytes: &[u8]) -> Result<(), ImageIoError> {
     let mut out = io::stdout().lock();

@@ -10,12 +10,12 @@ use crate::codec::jpeg::{Chroma, JpegColor};
 use crate::backend::DeviceSet;
 use crate::codec::{self, metadata, tiff};
 use crate::gpu::opencl::device::DeviceChoice;
-use crate::pixels::quantise;
+use crate::pixels;
 use crate::EdgeMode;
 use crate::report::{Pass, Report, Stage};
 use crate::work::sharpen::Sharpen;
 use crate::Gaussian;
-use image::{DynamicImage, ImageFormat};
+use image::{ColorType, DynamicImage, ImageFormat};
 use std::time::Instant;
 
 /// Whether `job` asks for something that needs colour, not inks (`--to-srgb`, `--linear`,
@@ -84,14 +84,14 @@ pub fn run(
     };
     let bytes = match out_format {
         ImageFormat::Jpeg => {
-            let eight = match &image {
-                DynamicImage::ImageRgba16(b) => {
+            let eight = match image {
+                DynamicImage::ImageRgba8(b) => b.into_raw(),
+                deep => {
                     let dither = job.encode.dither;
                     notes.push(format!("JPEG holds 8-bit inks: the 16-bit inks were reduced to 8{}", if dither { ", dithered" } else { "" }));
-                    let scale = |(i, &v): (usize, &u16)| quantise::to_steps(v as f32 / 65535.0, 255.0, quantise::noise(dither, i)) as u8;
-                    b.as_raw().iter().enumerate().map(scale).collect()
+                    // As any image is reduced: the four samples alike (black in alpha's place).
+                    pixels::convert_with(deep, ColorType::Rgba8, dither).image.into_bytes()
                 }
-                other => other.to_rgba8().into_raw(),
             };
             let (settings, note) = job.encode.jpeg.resolve(jpeg.as_ref());
             notes.extend(note);
@@ -120,19 +120,15 @@ pub fn run(
     let t = Instant::now();
     let (bytes, lost) = metadata::embed(bytes, out_format, &meta, size, out_name).map_err(JobError::failed)?;
     notes.extend(lost);
-    match codec::is_stdio(&job.output) {
-        true => codec::write_stdout(&bytes),
-        false => codec::write_atomic(&job.output, &bytes, replace),
-    }
-    .map_err(JobError::failed)?;
+    codec::write_output(&job.output, &bytes, replace).map_err(JobError::failed)?;
     passes.push(Pass::host(Stage::Encode, "write", t));
     notes.push(format!(
         "the input is CMYK: its four inks were {} as they are and written as CMYK{}",
         if job.sharpen.is_some() { "sharpened" } else { "blurred" },
         if meta.icc.is_some() { " with its ICC profile" } else { "" }
     ));
-    let output_color = match (out_format, &image) {
-        (ImageFormat::Jpeg, _) => "CMYK8".to_string(),
+    let output_color = match out_format {
+        ImageFormat::Jpeg => "CMYK8".to_string(),
         _ => input_color.clone(),
     };
     let (device, backend) = blurred_on(None);

@@ -396,11 +396,7 @@ fn write(
     notes.extend(lost);
     passes.push(Pass::host(Stage::Encode, "metadata", t));
     let t = Instant::now();
-    match codec::is_stdio(&job.output) {
-        true => codec::write_stdout(&bytes),
-        false => codec::write_atomic(&job.output, &bytes, replace),
-    }
-    .map_err(JobError::failed)?;
+    codec::write_output(&job.output, &bytes, replace).map_err(JobError::failed)?;
     passes.push(Pass::host(Stage::Encode, "write", t));
     Ok(())
 }

@@ -102,11 +102,7 @@ pub fn save(
         bytes
     };
     let t = Instant::now();
-    if stdout {
-        codec::write_stdout(&bytes)?;
-    } else {
-        codec::write_atomic(output.path, &bytes, output.replace)?;
-    }
+    codec::write_output(output.path, &bytes, output.replace)?;
     passes.push(Pass::host(Stage::Encode, "write", t));
     Ok(out_color)
 }
