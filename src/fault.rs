@@ -18,6 +18,9 @@ pub enum Fault {
     DecoderPanic,
     /// libheif is taken to be missing, as on a machine without it (`no-libheif`).
     NoLibheif,
+    /// libheif decodes HEVC with its own decoder, on one core (`libheif-hevc`), as where
+    /// libde265 does not load for gblur's plugin.
+    LibheifHevc,
 }
 
 /// The fault `GBLUR_FAULT` asks for, if any.
@@ -30,6 +33,7 @@ pub fn injected() -> Option<Fault> {
         Ok("slow-write") => Some(Fault::SlowWrite),
         Ok("decoder-panic") => Some(Fault::DecoderPanic),
         Ok("no-libheif") => Some(Fault::NoLibheif),
+        Ok("libheif-hevc") => Some(Fault::LibheifHevc),
         _ => None,
     })
 }

@@ -35,6 +35,14 @@ fn written_note(coding: heif::Coding) -> String {
     heif::encoder(coding).err().map_or_else(String::new, |why| format!(", not here: {why}"))
 }
 
+/// How HEVC is decoded: on every core through gblur's libde265 plugin, else why on one.
+fn hevc_note() -> String {
+    match heif::threaded_hevc() {
+        Ok(v) => format!("HEVC on every core, libde265 {v}"),
+        Err(why) => format!("HEVC on one core: {why}"),
+    }
+}
+
 /// Every format gblur recognises, in the order the table lists them.
 pub fn formats() -> Vec<FormatSupport> {
     let heif = heif::version();
@@ -44,7 +52,7 @@ pub fn formats() -> Vec<FormatSupport> {
         (ImageFormat::Tiff, &["tif", "tiff"], "8- and 16-bit gray and colour, 32-bit float gray and colour, with alpha; strips or tiles; classic and BigTIFF; 8- and 16-bit CMYK kept as CMYK into TIFF and JPEG, converted to sRGB through its ICC profile (by formula without one) for other outputs; every page (--page N takes one, --sigma-z blurs a stack as a volume). Not: palette, signed, YCbCr, white-is-zero float".into()),
         (ImageFormat::WebP, &["webp"], "lossy and lossless, with alpha (written lossless, or lossy with --quality N)".into()),
         (heif::HEIF, &["heic", "heif", "avif"], match &heif {
-            Ok(v) => format!("HEIC and AVIF through libheif {v}: 8-bit, and 10- and 12-bit as 16-bit; the primary image, turned upright. Written as AVIF (.avif: libheif's AV1 encoder{}) and HEIC (.heic: its HEVC encoder{}), 8-bit (a 16-bit image into HEIC: 10-bit), --quality N (default {})", written_note(heif::Coding::Av1), written_note(heif::Coding::Hevc), heif::DEFAULT_QUALITY),
+            Ok(v) => format!("HEIC and AVIF through libheif {v} ({}): 8-bit, and 10- and 12-bit as 16-bit; the primary image, turned upright. Written as AVIF (.avif: libheif's AV1 encoder{}) and HEIC (.heic: its HEVC encoder{}), 8-bit (a 16-bit image into HEIC: 10-bit), --quality N (default {})", hevc_note(), written_note(heif::Coding::Av1), written_note(heif::Coding::Hevc), heif::DEFAULT_QUALITY),
             Err(why) => why.clone(),
         }),
         (jxl::JXL, &["jxl"], "8-bit, deeper integer samples as 16-bit, float as 32-bit float; gray and colour, with alpha; turned upright; the first frame of an animation; CMYK converted to sRGB through its ICC profile (jxl-oxide). Not written".into()),

@@ -3,7 +3,8 @@
 //! libvips wrote through libheif (tests/fixtures/heif); `vips_*.png` are libvips's own decodes
 //! of them, against which gblur's is compared. CI installs libheif (`.ci/run`).
 
-use crate::common::{fixture, gblur};
+use crate::common::{blur_to, fixture, gblur};
+use image::GenericImageView;
 use predicates::prelude::*;
 use std::path::Path;
 
@@ -79,6 +80,62 @@ fn heic_and_avif_decode_as_libheif_decodes_them_in_libvips() {
             .unwrap();
         assert!(worst <= 1, "{file}: {worst} levels from libvips's decode");
     }
+}
+
+#[test]
+fn hevc_on_every_core_decodes_what_libheifs_own_decoder_does() {
+    // A 700 × 500 picture of blurred noise written as HEIC by x265 (wavefront rows, which libde265's
+    // worker threads share), then each HEIC decoded through gblur's libde265 plugin and
+    // through libheif's own decoder (GBLUR_FAULT=libheif-hevc): the same samples.
+    let dir = tempfile::tempdir().unwrap();
+    let png = dir.path().join("noise.png");
+    let noise = crate::common::noise(700, 500, 3, 7).data;
+    let samples = noise.iter().map(|v| (v * 255.0) as u8).collect();
+    image::RgbImage::from_raw(700, 500, samples)
+        .unwrap()
+        .save(&png)
+        .unwrap();
+    let made = dir.path().join("noise.heic");
+    blur_to(&png, &made, &["--quality", "70"]);
+    for input in [
+        made.to_str().unwrap().to_string(),
+        heif("photo_exif.heic"),
+        heif("deep10.heic"),
+    ] {
+        let decoded = |fault: &str| {
+            let out = dir.path().join("decoded.png");
+            gblur()
+                .env("GBLUR_FAULT", fault)
+                .args([
+                    &input,
+                    out.to_str().unwrap(),
+                    "--sigma-x",
+                    "0",
+                    "--sigma-y",
+                    "0",
+                    "-q",
+                ])
+                .assert()
+                .success();
+            image::open(&out).unwrap()
+        };
+        let (threaded, own) = (decoded(""), decoded("libheif-hevc"));
+        assert_eq!(threaded.dimensions(), own.dimensions(), "{input}");
+        assert!(
+            threaded.as_bytes() == own.as_bytes(),
+            "{input}: the decodes differ"
+        );
+    }
+    let table = |fault: &str| {
+        let out = gblur()
+            .env("GBLUR_FAULT", fault)
+            .arg("formats")
+            .assert()
+            .success();
+        String::from_utf8(out.get_output().stdout.clone()).unwrap()
+    };
+    assert!(table("").contains("HEVC on every core, libde265 "));
+    assert!(table("libheif-hevc").contains("HEVC on one core: turned off"));
 }
 
 #[test]

@@ -12,6 +12,7 @@
 //! The `image` crate has no HEIF format; of the family it names AVIF alone, and gblur carries
 //! every HEIF file under that name (`HEIF`). AVIF is written through libheif too (`write`).
 
+mod hevc;
 mod write;
 
 pub use write::{avif_encoder, deep_heic, encode, encoder, Coding, DEFAULT_QUALITY};
@@ -171,6 +172,8 @@ fn api() -> Result<&'static Container<Api>, &'static str> {
         if let Some(init) = api.heif_init {
             unsafe { init(std::ptr::null()) };
         }
+        // Where it cannot be registered, libheif decodes HEVC on one core, as it always does.
+        let _ = hevc::register();
         Ok(api)
     })
     .as_ref()
@@ -199,6 +202,13 @@ pub fn readable(path: &Path) -> Result<(), ImageIoError> {
         path: path.into(),
         detail: format!("a HEIF file (HEIC or AVIF), which gblur reads through libheif, and {why}"),
     })
+}
+
+/// libde265's version where HEVC decodes on every core (the plugin `hevc` registers with
+/// libheif), else why it decodes on one (for `gblur formats`).
+pub fn threaded_hevc() -> Result<&'static str, String> {
+    api().map_err(str::to_string)?;
+    hevc::register()
 }
 
 /// libheif's version where it loads (for `gblur formats`), else why it does not.
