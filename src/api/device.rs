@@ -56,6 +56,16 @@ impl Device {
     /// installed, else the host's cores; each call then runs where the cost model predicts
     /// it faster for that size), `gpu`, `cpu` (an OpenCL CPU device), `rust` (the host's
     /// cores, no OpenCL), an index from `gblur devices`, or part of a device's name.
+    ///
+    /// ```
+    /// use gblur::Device;
+    ///
+    /// // Open once, blur many times: the OpenCL set-up is paid here.
+    /// let device = Device::open("rust")?;
+    /// assert!(!device.is_opencl());
+    /// assert!(Device::open("no such device").is_err());
+    /// # Ok::<(), gblur::Error>(())
+    /// ```
     pub fn open(which: &str) -> Result<Device, Error> {
         let choice = DeviceChoice::parse(which.trim());
         let auto = choice == DeviceChoice::Auto;
@@ -139,6 +149,18 @@ impl Device {
     }
 
     /// Blurs a decoded image in place on this device (see [`Gaussian::blur_image`]).
+    ///
+    /// ```
+    /// use gblur::{Device, Gaussian};
+    /// use image::{DynamicImage, GrayImage};
+    ///
+    /// let device = Device::open("rust")?;
+    /// let mut img = DynamicImage::ImageLuma8(GrayImage::from_fn(32, 32, |x, _| [(x * 8) as u8].into()));
+    /// device.blur_image(&Gaussian::new(3.0)?, &mut img)?;
+    /// assert_eq!(img.dimensions(), (32, 32));
+    /// # use image::GenericImageView;
+    /// # Ok::<(), gblur::Error>(())
+    /// ```
     pub fn blur_image(&self, g: &Gaussian, img: &mut DynamicImage) -> Result<(), Error> {
         let samples = img.width() as u64 * img.height() as u64 * img.color().channel_count() as u64;
         let upload = |d: MutexGuard<backend::Device>| {
@@ -157,9 +179,22 @@ impl Device {
     }
 
     /// Blurs raw interleaved samples in place on this device (see
-    /// [`Gaussian::blur_interleaved`]). Rows without gaps whose pixels a decoded image holds
-    /// (gray, gray and alpha, RGB, RGBA; float as RGB or RGBA) go to the device as an image;
-    /// any other layout is blurred on the host.
+    /// [`Gaussian::blur_interleaved`]). Pixels a decoded image holds (gray, gray and alpha,
+    /// RGB, RGBA; float as RGB or RGBA) go to the device as an image, their rows gathered
+    /// from a row stride and put back between its gaps, which are left as they are; any
+    /// other channel count is blurred on the host.
+    ///
+    /// ```
+    /// use gblur::{Device, Gaussian, Layout};
+    ///
+    /// // 16-bit RGBA rows of 5 pixels, 24 samples apart (4 samples of gap each).
+    /// let device = Device::open("rust")?;
+    /// let layout = Layout::new(5, 3, 4).with_row_stride(24).with_alpha(true);
+    /// let mut rows = vec![30_000u16; layout.len()];
+    /// device.blur_interleaved(&Gaussian::new(2.0)?, &mut rows, layout)?;
+    /// assert!(rows.iter().all(|&v| v == 30_000));
+    /// # Ok::<(), gblur::Error>(())
+    /// ```
     pub fn blur_interleaved<T: Sample>(
         &self,
         g: &Gaussian,
@@ -167,25 +202,43 @@ impl Device {
         layout: Layout,
     ) -> Result<(), Error> {
         layout.check(data.len())?;
-        let packed = layout.row_stride == layout.width * layout.channels;
         let size = (u32::try_from(layout.width), u32::try_from(layout.height));
-        let (Ok(w), Ok(h), true, true) = (size.0, size.1, packed, self.is_opencl()) else {
+        let (Ok(w), Ok(h), true) = (size.0, size.1, self.is_opencl()) else {
             return g.blur_interleaved(data, layout);
         };
-        let len = layout.width * layout.height * layout.channels;
-        let Some(mut img) =
-            T::to_image(data[..len].to_vec(), (w, h), layout.channels, layout.alpha)
-        else {
+        let row = layout.width * layout.channels;
+        let rows = || data.chunks(layout.row_stride.max(1)).take(layout.height);
+        let packed: Vec<T> = match layout.row_stride == row {
+            true => data[..row * layout.height].to_vec(),
+            false => rows().flat_map(|r| &r[..row]).copied().collect(),
+        };
+        let Some(mut img) = T::to_image(packed, (w, h), layout.channels, layout.alpha) else {
             return g.blur_interleaved(data, layout);
         };
         self.blur_image(g, &mut img)?;
         let blurred = T::from_image(img)
             .ok_or_else(|| Error::Unsupported("the device returned another colour type".into()))?;
-        data[..len].copy_from_slice(&blurred);
+        let rows = data
+            .chunks_mut(layout.row_stride.max(1))
+            .take(layout.height);
+        for (to, from) in rows.zip(blurred.chunks_exact(row.max(1))) {
+            to[..row].copy_from_slice(from);
+        }
         Ok(())
     }
 
     /// Blurs planes of f32 samples in place on this device (see [`Gaussian::blur_planar`]).
+    ///
+    /// ```
+    /// use gblur::{Device, Gaussian};
+    ///
+    /// // Two 16 × 8 planes: a constant one stays constant.
+    /// let device = Device::open("rust")?;
+    /// let mut planes = vec![0.5f32; 2 * 16 * 8];
+    /// device.blur_planar(&Gaussian::new(2.0)?, &mut planes, 16, 8)?;
+    /// assert!(planes.iter().all(|v| (v - 0.5).abs() < 1e-6));
+    /// # Ok::<(), gblur::Error>(())
+    /// ```
     pub fn blur_planar(
         &self,
         g: &Gaussian,
@@ -239,6 +292,19 @@ impl Device {
 
     /// Blurs `input` into `output` on this device (see [`nd::Filter::apply_into`]); the input
     /// is left as it is.
+    ///
+    /// ```
+    /// use gblur::{nd::Filter, Device};
+    ///
+    /// // 8-bit input, float output: a spike spreads along the one axis blurred.
+    /// let device = Device::open("rust")?;
+    /// let mut input = vec![0u8; 4 * 32];
+    /// input[16] = 255;
+    /// let mut output = vec![0f32; 4 * 32];
+    /// device.blur_nd_into(&Filter::new(&[0.0, 2.0])?, &input, &mut output, &[4, 32])?;
+    /// assert!(output[15] > 0.0 && output[32 + 16] == 0.0);
+    /// # Ok::<(), gblur::Error>(())
+    /// ```
     pub fn blur_nd_into<S: Element, D: Element>(
         &self,
         filter: &Filter,

@@ -225,6 +225,16 @@ impl Gaussian {
     }
 
     /// A blurred copy of a decoded image (`blur_image` on a clone).
+    ///
+    /// ```
+    /// use gblur::Gaussian;
+    /// use image::{DynamicImage, RgbImage};
+    ///
+    /// let img = DynamicImage::ImageRgb8(RgbImage::from_pixel(20, 10, [10, 200, 30].into()));
+    /// let soft = Gaussian::new(4.0)?.blurred(&img)?;
+    /// assert_eq!(soft.as_bytes(), img.as_bytes());
+    /// # Ok::<(), gblur::Error>(())
+    /// ```
     pub fn blurred(&self, img: &DynamicImage) -> Result<DynamicImage, Error> {
         self.blurred_image(img.clone())
     }

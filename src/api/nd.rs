@@ -152,6 +152,17 @@ impl Filter {
 
     /// Blurs `data`, a contiguous (C-order) array of `shape`, in place. Integer arrays
     /// blurred along more than one axis take an f32 copy, so that they are rounded once.
+    ///
+    /// ```
+    /// use gblur::{nd::Filter, EdgeMode};
+    ///
+    /// // A 6 × 10 × 12 volume blurred along z only (scipy's sigma=(3, 0, 0), mode 'reflect').
+    /// let shape = [6, 10, 12];
+    /// let mut volume: Vec<u16> = (0..6 * 10 * 12).map(|i| if i < 120 { 1000 } else { 0 }).collect();
+    /// Filter::new(&[3.0, 0.0, 0.0])?.mode(EdgeMode::Reflect).apply(&mut volume, &shape)?;
+    /// assert!(volume[0] < 1000 && volume[5 * 120] > 0);
+    /// # Ok::<(), gblur::Error>(())
+    /// ```
     pub fn apply<T: Element>(&self, data: &mut [T], shape: &[usize]) -> Result<(), Error> {
         let filters = self.checked(data.len(), data.len(), shape)?;
         let active: Vec<usize> = (0..filters.len())
@@ -175,6 +186,16 @@ impl Filter {
 
     /// Blurs `input` into `output` (the same shape, any two element types): the input is
     /// left as it is. The result is rounded once, where `output` holds integers.
+    ///
+    /// ```
+    /// use gblur::nd::Filter;
+    ///
+    /// let input = vec![7.0f64; 20 * 20];
+    /// let mut output = vec![0u8; 20 * 20];
+    /// Filter::new(&[1.5, 1.5])?.apply_into(&input, &mut output, &[20, 20])?;
+    /// assert!(output.iter().all(|&v| v == 7));
+    /// # Ok::<(), gblur::Error>(())
+    /// ```
     pub fn apply_into<S: Element, D: Element>(
         &self,
         input: &[S],

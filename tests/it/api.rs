@@ -344,6 +344,28 @@ fn planes_and_volumes_match_on_the_host_and_on_an_opencl_device_opened_once() {
     device.blur_nd(&filter, &mut a, &shape).unwrap();
     filter.apply(&mut b, &shape).unwrap();
     assert!(a.iter().zip(&b).all(|(x, y)| x.abs_diff(*y) <= 1));
+    // Raw 16-bit RGBA rows with gaps between them: the rows go up gathered and come back
+    // between the gaps, which keep their samples.
+    let (w, h, stride) = (61, 45, 61 * 4 + 7);
+    let layout = Layout::new(w, h, 4)
+        .with_row_stride(stride)
+        .with_alpha(true);
+    let mut strided = vec![4321u16; layout.len()];
+    for (i, v) in noise(w * h * 4, 13).into_iter().enumerate() {
+        strided[i / (w * 4) * stride + i % (w * 4)] = (v * 65535.0) as u16;
+    }
+    let g = Gaussian::new(3.0).unwrap();
+    for _ in 0..2 {
+        let (mut a, mut b) = (strided.clone(), strided.clone());
+        device.blur_interleaved(&g, &mut a, layout).unwrap();
+        g.blur_interleaved(&mut b, layout).unwrap();
+        let worst = a.iter().zip(&b).map(|(x, y)| x.abs_diff(*y)).max();
+        assert!(worst <= Some(2), "strided RGBA16: {worst:?} levels apart");
+        for y in 0..h - 1 {
+            let gap = &a[y * stride + w * 4..(y + 1) * stride];
+            assert!(gap.iter().all(|&v| v == 4321), "row {y}'s gap was written");
+        }
+    }
 }
 
 #[test]
