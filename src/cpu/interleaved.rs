@@ -9,6 +9,7 @@ use super::banded::Sample;
 use super::reference::CpuPass;
 use crate::filter::{Blur2d, EdgeMode, LineFilter};
 use crate::pixels;
+use crate::pixels::dispatch::{each_buffer, each_buffer_pair};
 use image::DynamicImage;
 use std::time::Instant;
 
@@ -150,19 +151,7 @@ pub(crate) fn blur_one_axis(
         let passes = blur_one_axis(&mut blurred, blur, linear, None)?;
         let t = Instant::now();
         let c = img.color().channel_count() as usize;
-        match (img, &blurred) {
-            (DynamicImage::ImageLuma8(a), DynamicImage::ImageLuma8(b)) => mix(a, b, m, c),
-            (DynamicImage::ImageLumaA8(a), DynamicImage::ImageLumaA8(b)) => mix(a, b, m, c),
-            (DynamicImage::ImageRgb8(a), DynamicImage::ImageRgb8(b)) => mix(a, b, m, c),
-            (DynamicImage::ImageRgba8(a), DynamicImage::ImageRgba8(b)) => mix(a, b, m, c),
-            (DynamicImage::ImageLuma16(a), DynamicImage::ImageLuma16(b)) => mix(a, b, m, c),
-            (DynamicImage::ImageLumaA16(a), DynamicImage::ImageLumaA16(b)) => mix(a, b, m, c),
-            (DynamicImage::ImageRgb16(a), DynamicImage::ImageRgb16(b)) => mix(a, b, m, c),
-            (DynamicImage::ImageRgba16(a), DynamicImage::ImageRgba16(b)) => mix(a, b, m, c),
-            (DynamicImage::ImageRgb32F(a), DynamicImage::ImageRgb32F(b)) => mix(a, b, m, c),
-            (DynamicImage::ImageRgba32F(a), DynamicImage::ImageRgba32F(b)) => mix(a, b, m, c),
-            _ => return None,
-        }
+        each_buffer_pair!((img, &blurred), (a, b) => mix(a, b, m, c), _ => return None);
         let mut passes = passes;
         passes.push(CpuPass {
             name: "mix the selection",
@@ -175,17 +164,5 @@ pub(crate) fn blur_one_axis(
     let dims = (w, h, color.channel_count() as usize);
     let how = (color.has_alpha(), linear);
     let axes = [(&blur.y, EdgeMode::Clamp), (&blur.x, EdgeMode::Clamp)];
-    Some(match img {
-        DynamicImage::ImageLuma8(b) => blur_by_axes(b, dims, how, axes),
-        DynamicImage::ImageLumaA8(b) => blur_by_axes(b, dims, how, axes),
-        DynamicImage::ImageRgb8(b) => blur_by_axes(b, dims, how, axes),
-        DynamicImage::ImageRgba8(b) => blur_by_axes(b, dims, how, axes),
-        DynamicImage::ImageLuma16(b) => blur_by_axes(b, dims, how, axes),
-        DynamicImage::ImageLumaA16(b) => blur_by_axes(b, dims, how, axes),
-        DynamicImage::ImageRgb16(b) => blur_by_axes(b, dims, how, axes),
-        DynamicImage::ImageRgba16(b) => blur_by_axes(b, dims, how, axes),
-        DynamicImage::ImageRgb32F(b) => blur_by_axes(b, dims, how, axes),
-        DynamicImage::ImageRgba32F(b) => blur_by_axes(b, dims, how, axes),
-        _ => return None,
-    })
+    Some(each_buffer!(img, b => blur_by_axes(b, dims, how, axes), _ => return None))
 }

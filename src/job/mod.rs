@@ -417,12 +417,11 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
     let gpu = chosen.target.as_ref().map(|t| t.pipeline);
     let streamable = stdin.is_none();
     let mut declined = None;
-    let chosen_input = strip_input(job, gpu, &blur, (out_format, streamable), &mut declined)?;
-    crate::memory::use_huge_pages(chosen_input.is_none());
-    if let Some((rows, format)) = chosen_input {
-        let strip_job = strip_job(job, gpu, format);
+    let streamed = strip_input(job, gpu, &blur, (out_format, streamable), &mut declined)?;
+    crate::memory::use_huge_pages(streamed.is_none());
+    if let Some(streamed) = streamed {
         let Choice { target, why, .. } = chosen;
-        return run_strips(&strip_job, job, (&blur, target), rows, (why, t_total));
+        return run_strips(streamed, job, (&blur, target), (why, t_total));
     }
     let Choice { target, why, .. } = chosen;
     let bar = crate::progress::StageBar::new(&STAGES, job.progress);
@@ -549,6 +548,12 @@ pub fn planes_keep(
     }
 }
 
+/// An input the strip engine streams: its rows, opened, and the job as the engine sees it.
+struct Streamed<'a> {
+    rows: Rows,
+    job: StripJob<'a>,
+}
+
 /// The PNG to stream where `--engine` takes the strip engine for this job; None for the
 /// whole-image path. `auto` streams a job the engine runs whose decoded image (with a JPEG's
 /// bytes, which the whole-image path holds too) is over `--max-memory` (which the whole-image
@@ -556,13 +561,13 @@ pub fn planes_keep(
 ///
 /// Where `auto` leaves a job to the whole-image path because the engine does not run it,
 /// `declined` says why, for an error should the image then be over the budget.
-fn strip_input(
-    job: &BlurJob,
+fn strip_input<'a>(
+    job: &'a BlurJob,
     gpu: Option<Pipeline>,
     blur: &Blur2d,
     (format, streamable): (ImageFormat, bool),
     declined: &mut Option<String>,
-) -> Result<Option<(Rows, ImageFormat)>, JobError> {
+) -> Result<Option<Streamed<'a>>, JobError> {
     let forced = job.engine == Engine::Strips;
     let mut refuse = |why: String| match forced {
         true => Err(setup_text(format!("--engine strips: {why}"))),
@@ -598,7 +603,10 @@ fn strip_input(
         Opened::Rows(rows) => {
             let over =
                 stream::whole_image_bytes(&rows) > job.max_memory_mib.saturating_mul(1 << 20);
-            Ok((forced || over).then_some((*rows, format)))
+            Ok((forced || over).then_some(Streamed {
+                rows: *rows,
+                job: strip_job,
+            }))
         }
     }
 }
@@ -627,12 +635,15 @@ fn strip_job(job: &BlurJob, gpu: Option<Pipeline>, format: ImageFormat) -> Strip
 /// Blurs `rows` through the strip engine, on `target`'s device where one is chosen, and builds
 /// the report.
 fn run_strips(
-    strip_job: &StripJob,
+    Streamed {
+        rows,
+        job: strip_job,
+    }: Streamed,
     job: &BlurJob,
     (blur, target): (&Blur2d, Option<Target>),
-    rows: Rows,
     (why, t_total): (Option<String>, Instant),
 ) -> Result<Report, JobError> {
+    let strip_job = &strip_job;
     let size = rows.size();
     let name = stdio_name(&job.input, "stdin");
     let input = summary(name, rows.format(), size, format!("{:?}", rows.color()));

@@ -2,6 +2,7 @@
 //! out = in + m · (blurred − in). A selection of exactly 0 copies the input's sample and one
 //! of exactly 1 the blurred sample, bit for bit; integer samples in between are rounded.
 
+use crate::pixels::dispatch::each_buffer_pair;
 use super::MIN_WEIGHT;
 use crate::cpu::banded::Sample;
 use image::DynamicImage;
@@ -57,27 +58,10 @@ pub fn mix(
     let width = input.width() as usize;
     let channels = input.color().channel_count() as usize;
     let mut blurred = blurred;
-    macro_rules! run {
-        ($($v:ident),*) => {
-            match (input, &mut blurred) {
-                $((DynamicImage::$v(a), DynamicImage::$v(b)) => {
-                    rows(a.as_raw(), b, select, (width, channels), nan)
-                })*
-                _ => panic!("the blurred image has the input's colour type"),
-            }
-        };
-    }
-    run!(
-        ImageLuma8,
-        ImageLumaA8,
-        ImageRgb8,
-        ImageRgba8,
-        ImageLuma16,
-        ImageLumaA16,
-        ImageRgb16,
-        ImageRgba16,
-        ImageRgb32F,
-        ImageRgba32F
+    each_buffer_pair!(
+        (input, &mut blurred),
+        (a, b) => rows(a.as_raw(), b, select, (width, channels), nan),
+        _ => panic!("the blurred image has the input's colour type"),
     );
     blurred
 }

@@ -5,6 +5,7 @@
 //! its input either way. A 500×500 region of a 16 MP photo then costs about its own share of
 //! the blur instead of the whole image's.
 
+use crate::pixels::dispatch::{each_buffer, each_buffer_pair};
 use crate::filter::{Blur2d, LineFilter};
 use crate::work::edges::recursive_reach;
 use image::{DynamicImage, ImageBuffer, Pixel};
@@ -96,27 +97,9 @@ pub fn crop_plane(plane: &[f32], width: usize, w: Window) -> Vec<f32> {
     out
 }
 
-macro_rules! each_type {
-    ($image:expr, $b:ident => $body:expr) => {
-        match $image {
-            DynamicImage::ImageLuma8($b) => DynamicImage::ImageLuma8($body),
-            DynamicImage::ImageLumaA8($b) => DynamicImage::ImageLumaA8($body),
-            DynamicImage::ImageRgb8($b) => DynamicImage::ImageRgb8($body),
-            DynamicImage::ImageRgba8($b) => DynamicImage::ImageRgba8($body),
-            DynamicImage::ImageLuma16($b) => DynamicImage::ImageLuma16($body),
-            DynamicImage::ImageLumaA16($b) => DynamicImage::ImageLumaA16($body),
-            DynamicImage::ImageRgb16($b) => DynamicImage::ImageRgb16($body),
-            DynamicImage::ImageRgba16($b) => DynamicImage::ImageRgba16($body),
-            DynamicImage::ImageRgb32F($b) => DynamicImage::ImageRgb32F($body),
-            DynamicImage::ImageRgba32F($b) => DynamicImage::ImageRgba32F($body),
-            other => unreachable!("no masked blur for {:?}", other.color()),
-        }
-    };
-}
-
 /// The window's pixels of `image` as an image of their own.
 pub fn crop(image: &DynamicImage, w: Window) -> DynamicImage {
-    each_type!(image, b => crop_buffer(b, w))
+    each_buffer!(image, b => crop_buffer(b, w).into(), other => unreachable!("no masked blur for {:?}", other.color()))
 }
 
 fn crop_buffer<P: Pixel>(
@@ -134,26 +117,7 @@ fn crop_buffer<P: Pixel>(
 
 /// Writes `part` (the window's size, `image`'s colour type) over the window of `image`.
 pub fn paste(image: &mut DynamicImage, part: &DynamicImage, w: Window) {
-    macro_rules! run {
-        ($($v:ident),*) => {
-            match (image, part) {
-                $((DynamicImage::$v(a), DynamicImage::$v(b)) => paste_buffer(a, b.as_raw(), w),)*
-                _ => panic!("the part has the image's colour type"),
-            }
-        };
-    }
-    run!(
-        ImageLuma8,
-        ImageLumaA8,
-        ImageRgb8,
-        ImageRgba8,
-        ImageLuma16,
-        ImageLumaA16,
-        ImageRgb16,
-        ImageRgba16,
-        ImageRgb32F,
-        ImageRgba32F
-    );
+    each_buffer_pair!((image, part), (a, b) => paste_buffer(a, b.as_raw(), w), _ => panic!("the part has the image's colour type"));
 }
 
 fn paste_buffer<P: Pixel>(

@@ -2,6 +2,7 @@
 //! linearisation, and premultiplied alpha, so that transparent pixels (whose colour is often
 //! black) cannot bleed dark halos into their neighbours (image-rs#2324, Pillow#3494, sharp#211).
 
+pub(crate) mod dispatch;
 pub mod planar;
 pub mod quantise;
 

@@ -17,6 +17,7 @@
 pub use crate::filter::EdgeMode;
 use crate::filter::{Blur2d, LineFilter};
 use crate::pixels::planar::Planar;
+use crate::pixels::dispatch::{each_buffer};
 use image::{DynamicImage, ImageBuffer, Luma, Pixel};
 use rayon::prelude::*;
 
@@ -242,19 +243,7 @@ where
 /// The image cropped out of its blurred extension, in place.
 pub fn crop_image(image: DynamicImage, padding: Padding, width: u32, height: u32) -> DynamicImage {
     let size = (width, height);
-    match image {
-        DynamicImage::ImageLuma8(b) => crop_buffer(b, padding, size).into(),
-        DynamicImage::ImageLumaA8(b) => crop_buffer(b, padding, size).into(),
-        DynamicImage::ImageRgb8(b) => crop_buffer(b, padding, size).into(),
-        DynamicImage::ImageRgba8(b) => crop_buffer(b, padding, size).into(),
-        DynamicImage::ImageLuma16(b) => crop_buffer(b, padding, size).into(),
-        DynamicImage::ImageLumaA16(b) => crop_buffer(b, padding, size).into(),
-        DynamicImage::ImageRgb16(b) => crop_buffer(b, padding, size).into(),
-        DynamicImage::ImageRgba16(b) => crop_buffer(b, padding, size).into(),
-        DynamicImage::ImageRgb32F(b) => crop_buffer(b, padding, size).into(),
-        DynamicImage::ImageRgba32F(b) => crop_buffer(b, padding, size).into(),
-        other => other.crop_imm(padding.left, padding.top, width, height),
-    }
+    each_buffer!(image, b => crop_buffer(b, padding, size).into(), other => other.crop_imm(padding.left, padding.top, width, height))
 }
 
 /// `crop_image` for one buffer type: each row moved forward within the buffer (image's own

@@ -15,6 +15,7 @@ pub use read::{read_image, read_inks, unpremultiply, Quirks};
 pub use write::Compression;
 
 use image::DynamicImage;
+use crate::pixels::dispatch::{each_buffer};
 
 /// `--tiff-compression`: one compression, or the input's (`Same`, the default).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -166,19 +167,7 @@ fn write_pages<W: std::io::Write + std::io::Seek, K: tiff::encoder::TiffKind>(
             write::write_whole(e, &gray, write::Layout { channels, ..layout })?;
             continue;
         }
-        match image {
-            DynamicImage::ImageLuma8(i) => write::write_whole(e, i.as_raw(), layout),
-            DynamicImage::ImageLumaA8(i) => write::write_whole(e, i.as_raw(), layout),
-            DynamicImage::ImageRgb8(i) => write::write_whole(e, i.as_raw(), layout),
-            DynamicImage::ImageRgba8(i) => write::write_whole(e, i.as_raw(), layout),
-            DynamicImage::ImageLuma16(i) => write::write_whole(e, i.as_raw(), layout),
-            DynamicImage::ImageLumaA16(i) => write::write_whole(e, i.as_raw(), layout),
-            DynamicImage::ImageRgb16(i) => write::write_whole(e, i.as_raw(), layout),
-            DynamicImage::ImageRgba16(i) => write::write_whole(e, i.as_raw(), layout),
-            DynamicImage::ImageRgb32F(i) => write::write_whole(e, i.as_raw(), layout),
-            DynamicImage::ImageRgba32F(i) => write::write_whole(e, i.as_raw(), layout),
-            _ => unreachable!("checked by encode_pages"),
-        }?;
+        each_buffer!(image, i => write::write_whole(e, i.as_raw(), layout), _ => unreachable!("checked by encode_pages"))?;
     }
     Ok(())
 }

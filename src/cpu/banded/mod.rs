@@ -63,6 +63,7 @@ use crate::filter::gaussian::SECTION_FLOATS;
 use crate::filter::{Blur2d, LineFilter};
 use crate::pixels::planar::Planar;
 use crate::pixels::srgb_to_linear;
+use crate::pixels::dispatch::{each_buffer};
 use columns::{band_columns, strip_chunks, Strips};
 use image::DynamicImage;
 use rows::{band_rows, BandScratch};
@@ -347,18 +348,6 @@ fn blur_image_with(
         mix: select,
         sharpen,
     };
-    let passes = match img {
-        DynamicImage::ImageLuma8(b) => blur_axes_in_place(b, dims, &px, axes),
-        DynamicImage::ImageLumaA8(b) => blur_axes_in_place(b, dims, &px, axes),
-        DynamicImage::ImageRgb8(b) => blur_axes_in_place(b, dims, &px, axes),
-        DynamicImage::ImageRgba8(b) => blur_axes_in_place(b, dims, &px, axes),
-        DynamicImage::ImageLuma16(b) => blur_axes_in_place(b, dims, &px, axes),
-        DynamicImage::ImageLumaA16(b) => blur_axes_in_place(b, dims, &px, axes),
-        DynamicImage::ImageRgb16(b) => blur_axes_in_place(b, dims, &px, axes),
-        DynamicImage::ImageRgba16(b) => blur_axes_in_place(b, dims, &px, axes),
-        DynamicImage::ImageRgb32F(b) => blur_axes_in_place(b, dims, &px, axes),
-        DynamicImage::ImageRgba32F(b) => blur_axes_in_place(b, dims, &px, axes),
-        _ => return None,
-    };
+    let passes = each_buffer!(img, b => blur_axes_in_place(b, dims, &px, axes), _ => return None);
     Some(passes)
 }
