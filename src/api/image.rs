@@ -359,7 +359,10 @@ impl Gaussian {
         crate::cpu::interleaved::blur_by_axes(
             data,
             (layout.width, layout.height, layout.channels),
-            (layout.alpha, self.linear),
+            crate::cpu::interleaved::ColourHandling {
+                alpha: layout.alpha,
+                linear: self.linear,
+            },
             [(&self.blur.y, self.edges.y), (&self.blur.x, self.edges.x)],
         );
         Ok(())

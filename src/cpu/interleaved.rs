@@ -25,14 +25,21 @@ pub(crate) fn constant(mode: EdgeMode) -> Option<f32> {
     }
 }
 
+/// How an interleaved image's colour is treated while it is blurred.
+#[derive(Clone, Copy)]
+pub(crate) struct ColourHandling {
+    /// The last channel is alpha, and colour is blurred premultiplied by it.
+    pub alpha: bool,
+    /// 8- and 16-bit colour is blurred in linear light.
+    pub linear: bool,
+}
+
 /// Blurs `data` (`width`×`height` pixels of `channels` samples, rows without gaps) along y,
-/// then x, where their filters are not the identity. `alpha`: the last channel is alpha and
-/// colour is blurred premultiplied by it; `linear`: 8- and 16-bit colour in linear light.
-/// Returns the passes' times.
+/// then x, where their filters are not the identity. Returns the passes' times.
 pub(crate) fn blur_by_axes<T: Sample + Element>(
     data: &mut [T],
     (width, height, channels): (usize, usize, usize),
-    (alpha, linear): (bool, bool),
+    ColourHandling { alpha, linear }: ColourHandling,
     [y, x]: [AxisSpec; 2],
 ) -> Vec<CpuPass> {
     let c = channels;
@@ -162,7 +169,10 @@ pub(crate) fn blur_one_axis(
     let (w, h) = (img.width() as usize, img.height() as usize);
     let color = img.color();
     let dims = (w, h, color.channel_count() as usize);
-    let how = (color.has_alpha(), linear);
+    let how = ColourHandling {
+        alpha: color.has_alpha(),
+        linear,
+    };
     let axes = [(&blur.y, EdgeMode::Clamp), (&blur.x, EdgeMode::Clamp)];
     Some(each_buffer!(img, b => blur_by_axes(b, dims, how, axes), _ => return None))
 }

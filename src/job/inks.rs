@@ -4,7 +4,7 @@
 //! `--mask`, `--luminance`), take the usual path, where the inks become sRGB through the
 //! profile and a note says so.
 
-use super::{blurred_on, stdio_name, summary, BlurJob, JobError};
+use super::{blurred_on, stdio_name, summary, BlurJob, Destination, JobError};
 use crate::codec::inks::{self, InkImage};
 use crate::codec::jpeg::{Chroma, JpegColor};
 use crate::backend::DeviceSet;
@@ -29,7 +29,10 @@ pub fn needs_colour(job: &BlurJob) -> bool {
 pub fn run(
     job: &BlurJob,
     stdin: Option<&[u8]>,
-    (out_format, replace): (ImageFormat, codec::Replace),
+    Destination {
+        format: out_format,
+        replace,
+    }: Destination,
     passes: &mut Vec<Pass>,
 ) -> Result<Option<Report>, JobError> {
     if !matches!(out_format, ImageFormat::Jpeg | ImageFormat::Tiff) || needs_colour(job) {

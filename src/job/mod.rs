@@ -10,9 +10,9 @@ use crate::gpu::plan::PipelineChoice;
 use crate::gpu::plan::Upload;
 use crate::mask::{self, MaskOptions, Masked};
 use crate::report::{diagnostic, Backend, ImageSummary, Pass, Report, Stage};
-use crate::stream::{self, Engine, Opened, Rows, StripJob};
+use crate::stream::Engine;
 use crate::work::blur::failure_note;
-use crate::work::edges::{EdgeMode, EdgePlan, Edges};
+use crate::work::edges::{EdgePlan, Edges};
 use crate::work::load::{load_with, Source};
 use crate::work::save::{save, Output};
 use crate::work::sharpen::Sharpen;
@@ -23,6 +23,7 @@ use std::time::Instant;
 
 mod inks;
 mod pages;
+mod strips;
 
 pub use inks::needs_colour;
 pub use pages::blur_stack;
@@ -33,7 +34,7 @@ pub fn blur_inks(job: &BlurJob, replace: codec::Replace) -> Result<Option<Report
     let t_total = Instant::now();
     let format = job.output_format.ok_or_else(|| JobError::setup(anyhow::anyhow!("no output format")))?;
     let mut passes = Vec::new();
-    let report = inks::run(job, None, (format, replace), &mut passes)?;
+    let report = inks::run(job, None, Destination { format, replace }, &mut passes)?;
     Ok(report.map(|mut r| {
         r.total_ms = t_total.elapsed().as_secs_f64() * 1e3;
         r
@@ -383,6 +384,14 @@ fn explain(job: &BlurJob, chosen: &Choice) {
     }
 }
 
+/// Where a job's result goes: the output's format, and what an existing file there may be
+/// replaced by.
+#[derive(Clone, Copy)]
+pub(crate) struct Destination<'a> {
+    pub format: ImageFormat,
+    pub replace: codec::Replace<'a>,
+}
+
 /// The stages of a whole-image job, as its progress bar names them.
 const STAGES: [&str; 3] = ["decode", "blur", "encode and write"];
 
@@ -392,21 +401,20 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
     let mut passes = Vec::new();
     let stdin = read_in_memory(job, &mut passes)?;
     let out_format = output_format(job, stdin.as_deref())?;
+    let destination = Destination {
+        format: out_format,
+        replace: match job.no_clobber {
+            true => codec::Replace::Never,
+            false => codec::Replace::Any,
+        },
+    };
     let stdin = match pages::select(job, stdin, out_format, &mut passes)? {
         pages::Selected::One(stdin) => stdin,
         pages::Selected::Stack(stack) => {
-            let replace = match job.no_clobber {
-                true => codec::Replace::Never,
-                false => codec::Replace::Any,
-            };
-            return pages::run(job, stack, (out_format, replace), passes, t_total);
+            return pages::run(job, stack, destination, passes, t_total);
         }
     };
-    let replace = match job.no_clobber {
-        true => codec::Replace::Never,
-        false => codec::Replace::Any,
-    };
-    if let Some(mut report) = inks::run(job, stdin.as_deref(), (out_format, replace), &mut passes)? {
+    if let Some(mut report) = inks::run(job, stdin.as_deref(), destination, &mut passes)? {
         report.total_ms = t_total.elapsed().as_secs_f64() * 1e3;
         return Ok(report);
     }
@@ -417,11 +425,11 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
     let gpu = chosen.target.as_ref().map(|t| t.pipeline);
     let streamable = stdin.is_none();
     let mut declined = None;
-    let streamed = strip_input(job, gpu, &blur, (out_format, streamable), &mut declined)?;
+    let streamed = strips::strip_input(job, gpu, &blur, (out_format, streamable), &mut declined)?;
     crate::memory::use_huge_pages(streamed.is_none());
     if let Some(streamed) = streamed {
         let Choice { target, why, .. } = chosen;
-        return run_strips(streamed, job, (&blur, target), (why, t_total));
+        return strips::run_strips(streamed, job, (&blur, target), (why, t_total));
     }
     let Choice { target, why, .. } = chosen;
     let bar = crate::progress::StageBar::new(&STAGES, job.progress);
@@ -546,134 +554,6 @@ pub fn planes_keep(
         },
         false => path_keep,
     }
-}
-
-/// An input the strip engine streams: its rows, opened, and the job as the engine sees it.
-struct Streamed<'a> {
-    rows: Rows,
-    job: StripJob<'a>,
-}
-
-/// The PNG to stream where `--engine` takes the strip engine for this job; None for the
-/// whole-image path. `auto` streams a job the engine runs whose decoded image (with a JPEG's
-/// bytes, which the whole-image path holds too) is over `--max-memory` (which the whole-image
-/// path refuses); `strips` makes a job it does not run a set-up error that says why.
-///
-/// Where `auto` leaves a job to the whole-image path because the engine does not run it,
-/// `declined` says why, for an error should the image then be over the budget.
-fn strip_input<'a>(
-    job: &'a BlurJob,
-    gpu: Option<Pipeline>,
-    blur: &Blur2d,
-    (format, streamable): (ImageFormat, bool),
-    declined: &mut Option<String>,
-) -> Result<Option<Streamed<'a>>, JobError> {
-    let forced = job.engine == Engine::Strips;
-    let mut refuse = |why: String| match forced {
-        true => Err(setup_text(format!("--engine strips: {why}"))),
-        false => {
-            *declined = Some(why);
-            Ok(None)
-        }
-    };
-    if job.engine == Engine::Whole {
-        return Ok(None);
-    }
-    if job.sharpen.is_some() {
-        return refuse("it blurs; sharpening runs on the whole image".into());
-    }
-    if !streamable {
-        return refuse(format!(
-            "{}: the input is read into memory (stdin, a pipe or a device), not streamed",
-            stdio_name(&job.input, "stdin").display()
-        ));
-    }
-    let strip_job = strip_job(job, gpu, format);
-    if let Some(why) = stream::unsupported(&strip_job, blur) {
-        return refuse(why);
-    }
-    let opened = match stream::open(&strip_job) {
-        Ok(opened) => opened,
-        Err(e) if forced => return Err(JobError::failed(e)),
-        // The whole-image path decodes it again and says what is wrong.
-        Err(_) => return Ok(None),
-    };
-    match opened {
-        Opened::Unsupported(why) => refuse(format!("{}: {why}", job.input.display())),
-        Opened::Rows(rows) => {
-            let over =
-                stream::whole_image_bytes(&rows) > job.max_memory_mib.saturating_mul(1 << 20);
-            Ok((forced || over).then_some(Streamed {
-                rows: *rows,
-                job: strip_job,
-            }))
-        }
-    }
-}
-
-/// `job` as the strip engine sees it.
-fn strip_job(job: &BlurJob, gpu: Option<Pipeline>, format: ImageFormat) -> StripJob<'_> {
-    StripJob {
-        input: &job.input,
-        output: &job.output,
-        format,
-        sigma_y: job.sigma_y,
-        linear: job.linear,
-        max_memory_mib: job.max_memory_mib,
-        png_compression: job.encode.png_compression,
-        jpeg: job.encode.jpeg,
-        tiff: job.encode.tiff,
-        gpu,
-        masked: job.mask.active(),
-        clamp: job.edges.x == EdgeMode::Clamp && job.edges.y == EdgeMode::Clamp,
-        progress: job.progress,
-        metadata: job.metadata,
-        to_srgb: job.to_srgb,
-    }
-}
-
-/// Blurs `rows` through the strip engine, on `target`'s device where one is chosen, and builds
-/// the report.
-fn run_strips(
-    Streamed {
-        rows,
-        job: strip_job,
-    }: Streamed,
-    job: &BlurJob,
-    (blur, target): (&Blur2d, Option<Target>),
-    (why, t_total): (Option<String>, Instant),
-) -> Result<Report, JobError> {
-    let strip_job = &strip_job;
-    let size = rows.size();
-    let name = stdio_name(&job.input, "stdin");
-    let input = summary(name, rows.format(), size, format!("{:?}", rows.color()));
-    let t = Instant::now();
-    let device = target
-        .map(Device::open)
-        .transpose()
-        .map_err(JobError::setup)?;
-    let opened = device
-        .as_ref()
-        .map(|_| Pass::host(Stage::Setup, "open device", t));
-    let done = stream::run(strip_job, blur, rows, device.as_ref()).map_err(JobError::failed)?;
-    let (device_name, backend) = blurred_on(device.as_ref().filter(|_| done.on_device));
-    Ok(Report {
-        device: device_name,
-        backend,
-        input,
-        output: summary(&job.output, strip_job.format, size, format!("{:?}", done.color)),
-        sigma_x: job.sigma_x,
-        sigma_y: job.sigma_y,
-        sigma_z: None,
-        pages: None,
-        method: blur.method_name(),
-        pipeline: done.pipeline,
-        linear: job.linear,
-        passes: opened.into_iter().chain(done.passes).collect(),
-        total_ms: t_total.elapsed().as_secs_f64() * 1e3,
-        why,
-        notes: done.notes,
-    })
 }
 
 /// Loads the input as `path_keep` blurs it, with its selection when the job masks: the

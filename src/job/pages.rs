@@ -10,6 +10,7 @@
 //! all within `--max-memory`.
 
 use super::{
+    Destination,
     blur_selected, choose, explain, keep_for, load_selected, prepare_device, setup_text,
     stdio_name, summary, BlurJob, JobError,
 };
@@ -168,7 +169,11 @@ pub fn blur_stack(job: &BlurJob, replace: codec::Replace) -> Result<Option<Repor
     let mut passes = Vec::new();
     match select(job, None, ImageFormat::Tiff, &mut passes)? {
         Selected::Stack(stack) => {
-            run(job, stack, (ImageFormat::Tiff, replace), passes, t_total).map(Some)
+            let tiff = Destination {
+                format: ImageFormat::Tiff,
+                replace,
+            };
+            run(job, stack, tiff, passes, t_total).map(Some)
         }
         Selected::One(_) => Ok(None),
     }
@@ -179,7 +184,10 @@ pub fn blur_stack(job: &BlurJob, replace: codec::Replace) -> Result<Option<Repor
 pub(super) fn run(
     job: &BlurJob,
     mut stack: Stack,
-    (out_format, replace): (ImageFormat, codec::Replace),
+    Destination {
+        format: out_format,
+        replace,
+    }: Destination,
     mut passes: Vec<Pass>,
     t_total: Instant,
 ) -> Result<Report, JobError> {

@@ -340,7 +340,7 @@ pub fn decode(
     if let Some(why) = failure(decode) {
         return Err(bad(why));
     }
-    let image = pixels(api, owned.image, (alpha, deep, bits)).ok_or_else(|| {
+    let image = pixels(api, owned.image, alpha, bits).ok_or_else(|| {
         bad("libheif returned no interleaved plane for the decoded image".into())
     })?;
     let mut notes = Vec::new();
@@ -353,9 +353,10 @@ pub fn decode(
     Ok((image, meta, notes))
 }
 
-/// The decoded interleaved plane as an image: 8-bit as it is, deeper samples scaled from
-/// `bits` to 16.
-fn pixels(api: &Api, image: *const Image, (alpha, deep, bits): (bool, bool, c_int)) -> Option<DynamicImage> {
+/// The decoded interleaved plane (RGB, or RGBA where `alpha`) as an image: 8-bit as it is,
+/// deeper samples scaled from `bits` to 16.
+fn pixels(api: &Api, image: *const Image, alpha: bool, bits: c_int) -> Option<DynamicImage> {
+    let deep = bits > 8;
     let mut stride: c_int = 0;
     // SAFETY: `image` is a decoded image of one interleaved plane, valid while it is held.
     let (plane, w, h) = unsafe {

@@ -22,14 +22,11 @@ use crate::filter::Blur2d;
 use crate::gpu::opencl::pinned::{Staging, StagingPool};
 use crate::gpu::opencl::ClError;
 use crate::job::{self, BlurJob, JobError};
-use crate::mask::{self, MaskFile, Masked};
+use crate::mask::{MaskFile, Masked};
 use crate::report::{self, Backend, Pass, Stage};
-use crate::work::edges::EdgePlan;
-use crate::work::load::{load_with, Source};
 use crate::work::save::{save, Output};
 use crate::work::{self, Keep, Loaded, Working};
 use crossbeam_channel::{bounded, unbounded, Receiver, Sender};
-use image::ImageFormat;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -37,6 +34,8 @@ use std::time::Instant;
 
 /// Depth of each queue between stages. It stays 2 whatever the number of device workers: each
 /// worker holds the one image it is blurring, so memory grows by one image per device.
+mod load;
+
 const QUEUE: usize = 2;
 
 /// Pinned slots a batch's device worker may stage images in (`StagingPool`), for `threads`
@@ -80,6 +79,13 @@ struct BlurredTask {
     staging: Option<Staging>,
 }
 
+/// Which worker blurs an image, and what its path blurs as decoded.
+#[derive(Clone, Copy)]
+struct Lane {
+    index: usize,
+    keep: Keep,
+}
+
 /// One device-stage worker: its device (None: the Rust path) with its own context, and so its
 /// own queue, built programs and buffers.
 struct Worker {
@@ -91,6 +97,13 @@ struct Worker {
 }
 
 impl Worker {
+    fn lane(&self) -> Lane {
+        Lane {
+            index: self.index,
+            keep: self.keep,
+        }
+    }
+
     fn backend(&self) -> Backend {
         match self.device {
             Some(_) => Backend::Opencl,
@@ -348,7 +361,7 @@ fn run_stages(
     drop(task_tx);
     let (rec_tx, rec_rx) = unbounded::<FileRecord>();
     if let [rust @ Worker { device: None, .. }] = &workers[..] {
-        let rust = (rust.index, rust.keep);
+        let rust = rust.lane();
         let lanes = threads.min(images).max(1);
         std::thread::scope(|scope| {
             for _ in 0..lanes {
@@ -397,10 +410,10 @@ fn on_own_threads(threads: usize, work: impl FnOnce() + Send) {
     }
 }
 
-/// One lane of the Rust path (`worker`: its index and what it keeps): decodes, blurs and encodes whole images, one after another,
+/// One lane of the Rust path: decodes, blurs and encodes whole images, one after another,
 /// until there are none left or the batch is interrupted.
 fn whole_images(
-    worker: (usize, Keep),
+    worker: Lane,
     shared: &Shared,
     keep: Keep,
     task_rx: Receiver<Task>,
@@ -411,7 +424,7 @@ fn whole_images(
             break;
         }
         show_progress(shared, &task.input);
-        let record = decode_task(shared, keep, task)
+        let record = load::decode_task(shared, keep, task)
             .and_then(|d| blur_task(worker, None, shared, d))
             .map_or_else(|failed| *failed, |(b, _)| encode_task(shared, b));
         let _ = rec_tx.send(record);
@@ -463,108 +476,11 @@ fn decoder(
         if shared.interrupted.load(Ordering::SeqCst) {
             break;
         }
-        let _ = match decode_task(shared, keep, task) {
+        let _ = match load::decode_task(shared, keep, task) {
             Ok(decoded) => dec_tx.send(decoded).map_err(drop),
             Err(failed) => rec_tx.send(*failed).map_err(drop),
         };
     }
-}
-
-/// Loads one task's image (`load_masked`), or says why it could not.
-fn decode_task(shared: &Shared, keep: Keep, task: Task) -> Result<DecodedTask, Box<FileRecord>> {
-    let mut passes = Vec::new();
-    match load_masked(shared, (&task.input, task.format), keep, &mut passes) {
-        Ok((loaded, masked)) => {
-            let staging = shared
-                .staging
-                .as_ref()
-                .and_then(|pool| stage(pool, &loaded));
-            Ok(DecodedTask {
-                task,
-                loaded,
-                passes,
-                masked,
-                staging,
-            })
-        }
-        Err(e) => Err(Box::new(FileRecord::failed(
-            &task.input,
-            &task.output,
-            e,
-            &passes,
-        ))),
-    }
-}
-
-/// `loaded`'s planes copied into a free slot of `pool`, if it is a JPEG's planes and a slot
-/// that holds them is free.
-fn stage(pool: &Arc<StagingPool>, loaded: &Loaded) -> Option<Staging> {
-    let Working::Ycc(planes) = &loaded.working else {
-        return None;
-    };
-    let mut staging = pool.take(planes.bytes() as usize)?;
-    work::blur::stage_planes(planes, &mut staging).then_some(staging)
-}
-
-/// Loads `input` as `keep` says (as YCbCr planes where a JPEG goes to JPEG on the Rust path:
-/// `job::planes_keep`), or as the selection needs it (`mask::MaskOptions::keep`), and builds
-/// its selection; a mask of another size or a rectangle outside the image fails this image
-/// alone.
-fn load_masked(
-    shared: &Shared,
-    (input, format): (&Path, ImageFormat),
-    keep: Keep,
-    passes: &mut Vec<Pass>,
-) -> Result<(Loaded, Option<Masked>), String> {
-    let blur_job = &shared.job.blur;
-    let opts = &blur_job.mask;
-    let source = Source::File(input);
-    let plan = EdgePlan::new(blur_job.edges, shared.blur);
-    let mut loaded = load_with(
-        source,
-        blur_job.decoding(),
-        opts.keep(match shared.planes {
-            true => job::planes_keep(blur_job, keep, format, &plan),
-            false => keep,
-        }),
-        opts.sanitize(),
-        &plan,
-        passes,
-    )
-    .map_err(|e| e.to_string())?;
-    if !opts.active() {
-        return Ok((loaded, None));
-    }
-    let mut notes = std::mem::take(&mut loaded.notes);
-    let t = Instant::now();
-    let how = (&plan, shared.blur);
-    let masked = Masked::new(opts, shared.mask_file, &mut loaded, how, input, &mut notes)?;
-    passes.push(Pass::host(Stage::Decode, "selection", t));
-    loaded.notes = notes;
-    if masked.is_none() {
-        loaded.adapt(keep, blur_job.linear, passes);
-    }
-    Ok((loaded, masked))
-}
-
-/// The image loaded again as the Rust path takes it alone (with its selection; as planes
-/// where a JPEG goes to JPEG), for a device that could not blur it.
-fn reload_for_rust(
-    shared: &Shared,
-    (input, format): (&Path, ImageFormat),
-    masked: Option<&Masked>,
-) -> Result<Loaded, ImageIoError> {
-    let blur_job = &shared.job.blur;
-    let plan = EdgePlan::new(blur_job.edges, shared.blur);
-    let rust = job::planes_keep(blur_job, job::keep_for(blur_job, None, shared.blur), format, &plan);
-    mask::reload(
-        Source::File(input),
-        &blur_job.mask,
-        masked,
-        blur_job.decoding(),
-        &plan,
-        rust,
-    )
 }
 
 /// An encoder thread: writes blurred images and sends their records.
@@ -674,7 +590,7 @@ fn device_stage(
     while let Ok(d) = dec_rx.recv() {
         show_progress(shared, &d.task.input);
         let device = worker.device.as_ref().filter(|_| !device_broken);
-        let slot = (worker.index, worker.keep);
+        let slot = worker.lane();
         let (blurred, failure) = match blur_task(slot, device, shared, d) {
             Ok(done) => done,
             Err(failed) => {
@@ -701,7 +617,7 @@ fn device_stage(
 /// (None: the Rust path), the Rust path taking it where the device fails on it. Returns it with the device's error, if there was one, or the
 /// image's failure record.
 fn blur_task(
-    (index, keep): (usize, Keep),
+    Lane { index, keep }: Lane,
     device: Option<&Device>,
     shared: &Shared,
     d: DecodedTask,
@@ -730,7 +646,7 @@ fn blur_task(
     let mut notes = std::mem::take(&mut loaded.notes);
     // Too large for the device, out of device memory and the like: this image goes
     // the Rust way (work::blur).
-    let reload = || reload_for_rust(shared, (&task.input, task.format), masked.as_ref());
+    let reload = || load::reload_for_rust(shared, (&task.input, task.format), masked.as_ref());
     let done = work::blur::blur(
         device,
         &mut loaded,
