@@ -10,6 +10,7 @@ use super::{BenchOptions, Record};
 use crate::filter::gaussian;
 use crate::filter::{Blur2d, LineFilter, Method};
 use crate::gpu::defines::pass_defines;
+use crate::gpu::plan::Blocking;
 use crate::gpu::format::PixelFormat;
 use crate::gpu::opencl::program::CONVOLUTION;
 use crate::gpu::opencl::queue::Arg;
@@ -322,7 +323,7 @@ fn row_record(ctx: &ClContext, row: &Row, img: &Planar, sigma: f64) -> Record {
     };
     if let Some((chunk, start, format)) = format {
         let y = Blur2d::new(Method::Recursive, sigma, sigma).y;
-        let defines = pass_defines(&y, (chunk, start), h, format);
+        let defines = pass_defines(&y, Blocking { chunk, start }, h, format);
         r.build_options = format!("{} {defines}", r.build_options);
     }
     r
@@ -516,7 +517,10 @@ fn measure_rgba8_row(
         Row::BlockedRgba8 { chunk, start } => {
             let blur = Blur2d::new(Method::Recursive, sigma, sigma);
             let mid = ctx.buffer::<f32>(plane * 4, false)?;
-            let chunk = (*chunk, *start);
+            let chunk = Blocking {
+                chunk: *chunk,
+                start: *start,
+            };
             ctx.write(&mut bytes, &samples, "upload")?;
             upload::enqueue_u8(ctx, &bytes, &mid, (w, h, 4), &blur, false, chunk)?;
             let mut got = vec![0u8; samples.len()];

@@ -5,14 +5,14 @@
 
 use crate::filter::LineFilter;
 use crate::gpu::format::PixelFormat;
-use crate::gpu::plan::{blocked_plan, ChunkStart};
+use crate::gpu::plan::{blocked_plan, Blocking};
 
 /// The defines a blocked pass over columns of `len` pixels of `format` is built with, as
 /// `blocked_plan` decides for `f` and `blocked`: `block_overlap`'s where the chunks overlap,
 /// the carried kernels' otherwise (for reports such as `gblur bench blur`'s).
 pub fn pass_defines(
     f: &LineFilter,
-    blocked: (usize, ChunkStart),
+    blocked: Blocking,
     len: usize,
     format: PixelFormat,
 ) -> String {

@@ -14,7 +14,7 @@ use crate::gpu::opencl::program::{BLOCKS, CONVOLUTION, RECURSIVE, TRANSPOSE};
 use crate::gpu::opencl::queue::Arg;
 use crate::gpu::opencl::{ClContext, ClError, Enqueued, Timed};
 use crate::gpu::plan::Upload;
-use crate::gpu::plan::{blocked_plan, BlockedPlan, ChunkStart, Pipeline};
+use crate::gpu::plan::{blocked_plan, BlockedPlan, Blocking, Pipeline};
 use crate::gpu::transpose::{enqueue_transpose, TransposeKind};
 use crate::pixels;
 use crate::pixels::planar::Planar;
@@ -87,11 +87,11 @@ pub(super) enum Starts {
     },
 }
 
-/// The `Starts` of `f` down columns of `len` rows, for the pipeline's `(chunk, start)`.
+/// The `Starts` of `f` down columns of `len` rows, for the pipeline's `Blocking`.
 pub(super) fn blocked_starts(
     ctx: &ClContext,
     f: &LineFilter,
-    blocked: (usize, ChunkStart),
+    blocked: Blocking,
     len: usize,
     format: PixelFormat,
 ) -> Result<Starts, ClError> {
@@ -437,7 +437,7 @@ impl<'a> Run<'a> {
         &mut self,
         img: &DeviceImage,
         [fy, fx]: [&DeviceFilter; 2],
-        blocked: (usize, ChunkStart),
+        blocked: Blocking,
     ) -> Result<(), ClError> {
         let ctx = self.ctx;
         let (w, h, c) = (img.width, img.height, img.channels);
@@ -577,7 +577,7 @@ pub fn prepare(
                 if !f.is_recursive() {
                     continue;
                 }
-                let plan = blocked_plan(f, (chunk, start), len, format);
+                let plan = blocked_plan(f, Blocking { chunk, start }, len, format);
                 if let Some(reach) = plan.reach {
                     let defines = overlap_defines(plan.chunk, format, reach).0;
                     ctx.kernel(BLOCKS, "block_overlap", &defines)?;
@@ -656,7 +656,7 @@ pub fn enqueue(
             run.filter(&fy, (b, a), (w, h, c), Along::Columns, "column pass (y)")?;
         }
         Pipeline::Blocked { chunk, start } => {
-            run.blocked_planar(img, [&fy, &fx], (chunk, start))?;
+            run.blocked_planar(img, [&fy, &fx], Blocking { chunk, start })?;
         }
     }
     // The coefficient and scratch buffers must live until their kernels ran.

@@ -45,6 +45,14 @@ pub enum Pipeline {
     },
 }
 
+/// The blocked pipeline's column passes: rows per chunk (0 picks them per pass from the
+/// column length) and how each chunk finds its incoming states (`Pipeline::Blocked`'s fields).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Blocking {
+    pub chunk: usize,
+    pub start: ChunkStart,
+}
+
 /// How a blocked pass finds the states each chunk starts from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ChunkStart {
@@ -147,7 +155,7 @@ pub const MAX_REACH: usize = 1024;
 /// The plan of a blocked pass of `f` (recursive) down columns of `len` rows.
 pub fn blocked_plan(
     f: &LineFilter,
-    (chunk, start): (usize, ChunkStart),
+    Blocking { chunk, start }: Blocking,
     len: usize,
     format: PixelFormat,
 ) -> BlockedPlan {

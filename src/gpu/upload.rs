@@ -6,7 +6,7 @@ use crate::filter::Blur2d;
 use crate::gpu::opencl::queue::{Arg, U8Scratch};
 use crate::gpu::opencl::{ClContext, ClError, Enqueued};
 use crate::gpu::pipeline::{blocked_starts, upload_filter, BlockedAxis, Run};
-use crate::gpu::plan::{ChunkStart, Pipeline, Upload};
+use crate::gpu::plan::{Blocking, Pipeline, Upload};
 use crate::pixels;
 use crate::report::Pass;
 use image::DynamicImage;
@@ -22,7 +22,7 @@ pub fn enqueue_u8(
     dims: (usize, usize, usize),
     blur: &Blur2d,
     linear: bool,
-    blocked: (usize, ChunkStart),
+    blocked: Blocking,
 ) -> Result<Vec<Enqueued>, ClError> {
     let mut run = Run::new(ctx);
     enqueue_u8_on(&mut run, (bytes, mid), dims, blur, linear, blocked)?;
@@ -36,7 +36,7 @@ fn enqueue_u8_on(
     (w, h, channels): (usize, usize, usize),
     blur: &Blur2d,
     linear: bool,
-    blocked: (usize, ChunkStart),
+    blocked: Blocking,
 ) -> Result<(), ClError> {
     let ctx = run.ctx();
     let (cx, cy) = (upload_filter(ctx, &blur.x)?, upload_filter(ctx, &blur.y)?);
@@ -102,7 +102,7 @@ pub fn blur_u8(
 pub struct InPlaceU8<'a> {
     run: Run<'a>,
     scratch: Option<U8Scratch>,
-    blocked: (usize, ChunkStart),
+    blocked: Blocking,
     /// Each image's name for its passes, and the number of commands enqueued before it.
     names: Vec<(usize, String)>,
     /// The images' memory, written by downloads still in the queue.
@@ -118,7 +118,7 @@ impl<'a> InPlaceU8<'a> {
         Ok(Self {
             run: Run::new(ctx),
             scratch: Some(ctx.u8_scratch(largest)?),
-            blocked: (chunk, start),
+            blocked: Blocking { chunk, start },
             names: Vec::new(),
             images: std::marker::PhantomData,
         })

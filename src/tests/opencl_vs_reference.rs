@@ -80,7 +80,12 @@ fn expected_passes(img: &Planar, blur: &Blur2d, pipe: Pipeline) -> Vec<(String, 
                     continue;
                 }
                 blocked_axes += 1;
-                let plan = crate::gpu::plan::blocked_plan(f, (chunk, start), len, PixelFormat::F32);
+                let plan = crate::gpu::plan::blocked_plan(
+                    f,
+                    crate::gpu::plan::Blocking { chunk, start },
+                    len,
+                    PixelFormat::F32,
+                );
                 if plan.reach.is_some() {
                     let name = format!("block overlap + transpose ({axis})");
                     want.push(pass(&name, Filter, 2 * f32s));
@@ -221,7 +226,7 @@ fn check_u8(
     img: &image::DynamicImage,
     blur: &Blur2d,
     linear: bool,
-    (chunk, start): (usize, ChunkStart),
+    crate::gpu::plan::Blocking { chunk, start }: crate::gpu::plan::Blocking,
 ) {
     let want = reference::blur_image(img, blur, linear);
     let mut got = img.clone();
@@ -256,7 +261,13 @@ fn eight_bit_samples_blur_on_the_device_like_the_reference() {
             for chunk in [32, 64, 128] {
                 for start in [ChunkStart::Carried, ChunkStart::Overlap] {
                     let blur = Blur2d::new(Method::Recursive, 3.5, 12.0);
-                    check_u8(&ctx, &img, &blur, linear, (chunk, start));
+                    check_u8(
+                        &ctx,
+                        &img,
+                        &blur,
+                        linear,
+                        crate::gpu::plan::Blocking { chunk, start },
+                    );
                 }
             }
         }
@@ -270,7 +281,10 @@ fn eight_bit_samples_blur_on_the_device_like_the_reference() {
             &img,
             &Blur2d::new(Method::Recursive, 2.0, 2.0),
             false,
-            (32, ChunkStart::Auto),
+            crate::gpu::plan::Blocking {
+                chunk: 32,
+                start: ChunkStart::Auto,
+            },
         );
     }
 }
