@@ -282,9 +282,7 @@ impl Summary {
             "stages    decode {:.2} s, blur {:.2} s, encode {:.2} s (summed over threads)",
             self.decode_s, self.blur_s, self.encode_s
         );
-        for f in self.files.iter().filter(|f| f.outcome == Outcome::Failed) {
-            let _ = writeln!(s, "failed    {}", f.error.as_deref().unwrap_or("?"));
-        }
+        s += &self.failures();
         for f in &self.files {
             for n in &f.notes {
                 let _ = writeln!(s, "note      {}: {n}", f.input);
@@ -294,11 +292,26 @@ impl Summary {
     }
 }
 
-/// Prints the summary (JSON on stdout when asked, the table on stderr unless quiet) and turns
-/// failures into the exit status: 1 when any file failed or the batch was interrupted.
+impl Summary {
+    /// A line for each file that failed, naming it and the cause.
+    fn failures(&self) -> String {
+        self.files
+            .iter()
+            .filter(|f| f.outcome == Outcome::Failed)
+            .map(|f| format!("failed    {}\n", f.error.as_deref().unwrap_or("?")))
+            .collect()
+    }
+}
+
+/// Prints the summary (JSON on stdout when asked, the table on stderr; quiet, only the files
+/// that failed, which are errors) and turns failures into the exit status: 1 when any file
+/// failed or the batch was interrupted.
 pub fn emit(summary: &Summary, json: bool, quiet: bool) -> Result<(), JobError> {
     let json = json.then(|| serde_json::to_string_pretty(summary).expect("summary serialises"));
-    let table = (!quiet).then(|| summary.table());
+    let table = match quiet {
+        false => Some(summary.table()),
+        true => Some(summary.failures()).filter(|f| !f.is_empty()),
+    };
     crate::report::write_out(json.as_deref(), table.as_deref())
         .map_err(|e| JobError::Failed(anyhow::anyhow!("cannot write the summary: {e}")))?;
     if summary.interrupted {

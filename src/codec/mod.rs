@@ -308,7 +308,7 @@ impl EncodeOptions {
     pub fn given(&self) -> Vec<(&'static str, &'static [ImageFormat], &'static str)> {
         use ImageFormat::{Avif, Jpeg, Png, Tiff, WebP};
         [
-            (self.quality_given, "--quality", &[Jpeg, WebP, Avif][..], "JPEG, WebP or AVIF"),
+            (self.quality_given, "--quality", &[Jpeg, WebP, Avif][..], "JPEG, WebP, AVIF or HEIC"),
             (self.subsampling_given, "--subsampling", &[Jpeg][..], "JPEG"),
             (self.png_given, "--png-compression", &[Png][..], "PNG"),
             (self.tiff_given, "--tiff-compression", &[Tiff][..], "TIFF"),
@@ -325,7 +325,7 @@ impl EncodeOptions {
         let same = self.quality_given && self.jpeg.quality == jpeg::Quality::Same;
         match (same, format) {
             (true, ImageFormat::WebP) => Some("--quality same keeps a JPEG input's quality in a JPEG output; for WebP give 1 to 100 (lossy), or leave --quality out (lossless)".into()),
-            (true, heif::HEIF) => Some(format!("--quality same keeps a JPEG input's quality in a JPEG output; for AVIF give 1 to 100, or leave --quality out ({})", heif::DEFAULT_QUALITY)),
+            (true, heif::HEIF) => Some(format!("--quality same keeps a JPEG input's quality in a JPEG output; for AVIF and HEIC give 1 to 100, or leave --quality out ({})", heif::DEFAULT_QUALITY)),
             _ => None,
         }
     }

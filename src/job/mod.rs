@@ -262,12 +262,16 @@ fn stdout_or_file_format(job: &BlurJob, stdin: Option<&[u8]>) -> Result<ImageFor
             "stdout: gblur cannot write {f:?}"
         ))),
         None => {
-            let input_format = match stdin {
-                Some(bytes) => codec::read::own_format_of(bytes),
-                None => codec::read::own_format(&job.input),
+            let (input_format, guessed) = match stdin {
+                Some(bytes) => (codec::read::own_format_of(bytes), codec::read::guess(bytes)),
+                None => (codec::read::own_format(&job.input), codec::sniff(&job.input).ok().flatten()),
             };
             match input_format {
                 Some(f) if codec::can_write(f) => Ok(f),
+                // A HEIC file is written back as HEIC to a .heic file; stdout's HEIF is AV1.
+                None if guessed == Some(codec::heif::HEIF) => Err(setup_text(
+                    "stdout: a HEIC input is written as HEIC to a .heic file only: pass --format avif (HEIF in AV1), jpg, png, ... or a prefix such as avif:-".into(),
+                )),
                 known => Err(JobError::Setup(anyhow::anyhow!(
                     "stdout: gblur does not write {}: pass --format png|jpg|... or a prefix such as png:-",
                     known.map_or("the input's format".into(), |f| format!("{}, the input's format", codec::format_name(f)))

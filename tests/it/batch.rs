@@ -115,6 +115,21 @@ fn mixed_folder_blurs_good_files_reports_bad_ones_and_exits_1() {
             .color(),
         image::ColorType::Rgba8
     );
+    // Quiet, the failed file is still named: its error is an error.
+    let out = tempfile::tempdir().unwrap();
+    let quiet = gblur()
+        .arg("batch")
+        .arg(input.path())
+        .arg(out.path())
+        .args(["--sigma", "1.5", "-q"])
+        .assert()
+        .code(1)
+        .get_output()
+        .stderr
+        .clone();
+    let quiet = String::from_utf8(quiet).unwrap();
+    assert_eq!(quiet.lines().count(), 2, "{quiet}");
+    assert!(quiet.contains("broken.png: cannot decode"), "{quiet}");
 }
 
 #[test]

@@ -758,7 +758,7 @@ fn quality_for_an_output_that_is_not_lossy_is_refused_not_ignored() {
             .assert()
             .code(2)
             .stderr(
-                predicate::str::contains("--quality applies to JPEG, WebP or AVIF output")
+                predicate::str::contains("--quality applies to JPEG, WebP, AVIF or HEIC output")
                     .and(predicate::str::contains(says)),
             );
         assert!(!dir.path().join(out).exists());
@@ -784,7 +784,7 @@ fn quality_for_an_output_that_is_not_lossy_is_refused_not_ignored() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains(
-            "--quality applies to JPEG, WebP or AVIF output",
+            "--quality applies to JPEG, WebP, AVIF or HEIC output",
         ));
     // Stdout in the input's format, and a batch none of whose outputs is a JPEG.
     gblur()
@@ -828,7 +828,7 @@ fn quality_for_an_output_that_is_not_lossy_is_refused_not_ignored() {
     assert!(
         v["notes"]
             .to_string()
-            .contains("JPEG, WebP or AVIF outputs"),
+            .contains("JPEG, WebP, AVIF or HEIC outputs"),
         "{v}"
     );
 }

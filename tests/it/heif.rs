@@ -139,6 +139,31 @@ fn hevc_on_every_core_decodes_what_libheifs_own_decoder_does() {
 }
 
 #[test]
+fn a_heic_cut_short_is_one_line_saying_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let whole = std::fs::read(heif("photo_exif.heic")).unwrap();
+    for keep in [300, whole.len() / 2] {
+        let cut = dir.path().join("cut.heic");
+        std::fs::write(&cut, &whole[..keep]).unwrap();
+        let out = dir.path().join("out.png");
+        let assert = gblur()
+            .arg(&cut)
+            .arg(&out)
+            .args(["-s", "2"])
+            .assert()
+            .code(1);
+        let stderr = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(stderr.contains("cut.heic: cannot decode"), "{stderr}");
+        assert!(
+            stderr.contains("damaged or cut short"),
+            "{keep} bytes: {stderr}"
+        );
+        assert!(!out.exists());
+    }
+}
+
+#[test]
 fn heic_metadata_is_kept_and_the_picture_is_not_turned_twice() {
     // The file's EXIF says orientation 6, but a HEIF file turns its pixels in the container
     // (libheif applies it), so the picture stays 64 × 48 and the written EXIF says 1.

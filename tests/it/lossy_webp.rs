@@ -147,7 +147,7 @@ fn the_library_takes_a_quality_for_jpeg_and_webp_and_refuses_it_elsewhere() {
         .unwrap_err()
         .to_string();
     assert!(
-        e.contains("--quality applies to JPEG, WebP or AVIF output"),
+        e.contains("--quality applies to JPEG, WebP, AVIF or HEIC output"),
         "{e}"
     );
     assert!(!png.exists());

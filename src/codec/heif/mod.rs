@@ -97,6 +97,7 @@ const CHROMA_RGBA: c_int = 11;
 const CHROMA_RRGGBB_LE: c_int = 14;
 const CHROMA_RRGGBBAA_LE: c_int = 15;
 const CHANNEL_INTERLEAVED: c_int = 10;
+const ERROR_INVALID_INPUT: c_int = 2;
 
 /// The part of libheif's C API gblur calls (libheif 1.12 and later have all of it).
 #[derive(WrapperApi)]
@@ -296,7 +297,12 @@ pub fn decode(
         )
     };
     if let Some(why) = failure(read) {
-        return Err(bad(why));
+        // libheif's "invalid input" while reading the container: boxes missing or pointing
+        // past the end, as in a file cut short.
+        return Err(bad(match read.code == ERROR_INVALID_INPUT {
+            true => format!("the HEIF file is damaged or cut short (libheif: {why})"),
+            false => why,
+        }));
     }
     // SAFETY: the context holds a file that was read.
     let images = unsafe { api.heif_context_get_number_of_top_level_images(owned.ctx) };
