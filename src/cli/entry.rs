@@ -107,14 +107,27 @@ fn fail(e: &anyhow::Error, verbose: bool, code: u8) -> ExitCode {
     ExitCode::from(code)
 }
 
-/// A usage error caused by a bare number where vips takes its sigma (`gblur in.jpg out.jpg 5`):
-/// the message names the number and the flag. None for any other error, which clap explains.
+/// A usage error caused by a bare number where vips takes its sigma (`gblur in.jpg out.jpg 5`,
+/// `gblur batch in out 5`): the message names the number and the flag. None for any other
+/// error, which clap explains.
 fn sigma_hint(kind: clap::error::ErrorKind, args: &[String]) -> Option<String> {
     use clap::error::ErrorKind;
     if matches!(kind, ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
         return None;
     }
-    let command = <Cli as clap::CommandFactory>::command();
+    let top = <Cli as clap::CommandFactory>::command();
+    // A subcommand's flags are its own (`gblur batch IN OUT ...`).
+    let sub = args
+        .iter()
+        .find(|a| !a.starts_with('-'))
+        .and_then(|first| top.find_subcommand(first).cloned());
+    let (command, args, prefix) = match &sub {
+        Some(s) => {
+            let at = args.iter().position(|a| a == s.get_name()).expect("found above");
+            (s.clone(), &args[at + 1..], format!("gblur {} ", s.get_name()))
+        }
+        None => (top, args, "gblur ".to_string()),
+    };
     // Whether a flag reads the next argument as its value (`--quality 5`), from the parser's
     // own definition, so a flag like `-q` does not swallow the INPUT that follows it.
     let takes_value = |flag: &str| {
@@ -142,7 +155,7 @@ fn sigma_hint(kind: clap::error::ErrorKind, args: &[String]) -> Option<String> {
     }
     match positional[..] {
         [input, output, number, ..] if number.parse::<f64>().is_ok_and(|v| v.is_finite() && v >= 0.0) => Some(format!(
-            "'{number}' after OUTPUT: the sigma is a flag, as in gblur {input} {output} --sigma {number}"
+            "'{number}' after OUTPUT: the sigma is a flag, as in {prefix}{input} {output} --sigma {number}"
         )),
         _ => None,
     }
@@ -166,5 +179,10 @@ mod tests {
         // A number that is an option's value, or no number at all: clap's own message.
         assert!(sigma_hint(ErrorKind::UnknownArgument, &args("in.jpg out.jpg --quality 5 --x")).is_none());
         assert!(sigma_hint(ErrorKind::UnknownArgument, &args("in.jpg out.jpg extra")).is_none());
+        // After a subcommand, by its own flags.
+        let hint = sigma_hint(ErrorKind::UnknownArgument, &args("batch photos out 4 -q")).unwrap();
+        assert!(hint.contains("gblur batch photos out --sigma 4"), "{hint}");
+        let hint = sigma_hint(ErrorKind::UnknownArgument, &args("sharpen --amount 2 a.jpg b.jpg 1.5")).unwrap();
+        assert!(hint.contains("gblur sharpen a.jpg b.jpg --sigma 1.5"), "{hint}");
     }
 }
