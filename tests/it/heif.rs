@@ -27,6 +27,24 @@ fn samples(path: &Path) -> (Vec<u16>, usize, (u32, u32)) {
     (values, channels, dims)
 }
 
+/// `input` decoded into the PNG `out` as it is (sigma 0 on both axes), with `GBLUR_FAULT`
+/// set to `fault` (empty: none).
+fn decode_as_is(input: &str, out: &Path, fault: &str) {
+    gblur()
+        .env("GBLUR_FAULT", fault)
+        .args([
+            input,
+            out.to_str().unwrap(),
+            "--sigma-x",
+            "0",
+            "--sigma-y",
+            "0",
+            "-q",
+        ])
+        .assert()
+        .success();
+}
+
 #[test]
 fn heic_and_avif_decode_as_libheif_decodes_them_in_libvips() {
     let dir = tempfile::tempdir().unwrap();
@@ -39,18 +57,7 @@ fn heic_and_avif_decode_as_libheif_decodes_them_in_libvips() {
     ];
     for (file, reference, bits) in cases {
         let out = dir.path().join(format!("{file}.png"));
-        gblur()
-            .args([
-                &heif(file),
-                out.to_str().unwrap(),
-                "--sigma-x",
-                "0",
-                "--sigma-y",
-                "0",
-                "-q",
-            ])
-            .assert()
-            .success();
+        decode_as_is(&heif(file), &out, "");
         let (ours, channels, dims) = samples(&out);
         let reference = fixture(&format!("tests/fixtures/heif/{reference}"));
         let (theirs, their_channels, their_dims) = samples(&reference);
@@ -104,19 +111,7 @@ fn hevc_on_every_core_decodes_what_libheifs_own_decoder_does() {
     ] {
         let decoded = |fault: &str| {
             let out = dir.path().join("decoded.png");
-            gblur()
-                .env("GBLUR_FAULT", fault)
-                .args([
-                    &input,
-                    out.to_str().unwrap(),
-                    "--sigma-x",
-                    "0",
-                    "--sigma-y",
-                    "0",
-                    "-q",
-                ])
-                .assert()
-                .success();
+            decode_as_is(&input, &out, fault);
             image::open(&out).unwrap()
         };
         let (threaded, own) = (decoded(""), decoded("libheif-hevc"));
