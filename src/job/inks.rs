@@ -9,6 +9,7 @@ use crate::codec::inks::{self, InkImage};
 use crate::codec::jpeg::{Chroma, JpegColor};
 use crate::backend::DeviceSet;
 use crate::codec::{self, metadata, tiff};
+use crate::cpu::banded::{self, Unsharp};
 use crate::gpu::opencl::device::DeviceChoice;
 use crate::pixels;
 use crate::EdgeMode;
@@ -44,7 +45,7 @@ pub fn run(
     let bytes = match stdin {
         Some(bytes) => bytes,
         None if inks::may_be_cmyk(&job.input) => {
-            read = read_file(job)?;
+            read = super::read_file(job)?;
             &read[..]
         }
         None => return Ok(None),
@@ -154,24 +155,6 @@ pub fn run(
     }))
 }
 
-/// The input file, read whole within `--max-memory`.
-fn read_file(job: &BlurJob) -> Result<Vec<u8>, JobError> {
-    let open = |cause| {
-        JobError::failed(codec::ImageIoError::Open {
-            path: job.input.clone(),
-            cause,
-        })
-    };
-    let size = std::fs::metadata(&job.input).map_err(open)?.len();
-    if size > job.max_memory_mib.saturating_mul(1 << 20) {
-        return Err(JobError::failed(codec::ImageIoError::ReadOverLimit {
-            path: job.input.clone(),
-            limit_mib: job.max_memory_mib,
-        }));
-    }
-    std::fs::read(&job.input).map_err(open)
-}
-
 /// The options the inks route cannot honour, refused in one line: `--subsampling` (a CMYK
 /// JPEG is written at full resolution) and `--engine strips` (the inks are blurred whole).
 fn refuse_options(job: &BlurJob, out_format: ImageFormat) -> Result<(), JobError> {
@@ -218,49 +201,28 @@ fn gaussian(job: &BlurJob) -> Result<Gaussian, crate::Error> {
 fn blur_inks(gaussian: &Gaussian, image: &mut DynamicImage, sharpen: Option<&Sharpen>) -> Result<(), crate::Error> {
     let (w, h) = (image.width() as usize, image.height() as usize);
     let layout = crate::Layout::new(w, h, 4);
+    let unsharp = sharpen.map(|s| s.unsharp(image.color()));
     match image {
-        DynamicImage::ImageRgba8(b) => ink_pass(gaussian, b.as_mut(), layout, sharpen, 255.0),
-        DynamicImage::ImageRgba16(b) => ink_pass(gaussian, b.as_mut(), layout, sharpen, 65535.0),
+        DynamicImage::ImageRgba8(b) => ink_pass(gaussian, b.as_mut(), layout, unsharp),
+        DynamicImage::ImageRgba16(b) => ink_pass(gaussian, b.as_mut(), layout, unsharp),
         _ => unreachable!("inks are RGBA-shaped 8- or 16-bit (codec::inks)"),
     }
 }
 
-/// `ink_pass` for one sample type (`full`: its full scale).
-fn ink_pass<T: crate::Sample + Copy + Into<f32> + FromLevel>(
+/// `blur_inks` for one sample type.
+fn ink_pass<T: crate::Sample + banded::Sample>(
     gaussian: &Gaussian,
     data: &mut [T],
     layout: crate::Layout,
-    sharpen: Option<&Sharpen>,
-    full: f32,
+    unsharp: Option<Unsharp>,
 ) -> Result<(), crate::Error> {
-    let Some(s) = sharpen else {
+    let Some(u) = unsharp else {
         return gaussian.blur_interleaved(data, layout);
     };
     let original = data.to_vec();
     gaussian.blur_interleaved(data, layout)?;
-    let threshold = s.threshold * full;
     for (d, o) in data.iter_mut().zip(original) {
-        let (o, b) = (o.into(), (*d).into());
-        let diff = o - b;
-        let v = if diff.abs() > threshold { o + s.amount * diff } else { o };
-        *d = T::from_level(v.round().clamp(0.0, full));
+        *d = T::from_f32(u.apply(o.to_f32(), d.to_f32()));
     }
     Ok(())
-}
-
-/// A sample from a level already rounded into its range.
-trait FromLevel {
-    fn from_level(v: f32) -> Self;
-}
-
-impl FromLevel for u8 {
-    fn from_level(v: f32) -> u8 {
-        v as u8
-    }
-}
-
-impl FromLevel for u16 {
-    fn from_level(v: f32) -> u16 {
-        v as u16
-    }
 }

@@ -281,6 +281,24 @@ fn stdout_or_file_format(job: &BlurJob, stdin: Option<&[u8]>) -> Result<ImageFor
     }
 }
 
+/// The input file, read whole within `--max-memory` (a stack's pages, a CMYK file's inks).
+fn read_file(job: &BlurJob) -> Result<Vec<u8>, JobError> {
+    let open = |cause| {
+        JobError::failed(ImageIoError::Open {
+            path: job.input.clone(),
+            cause,
+        })
+    };
+    let size = std::fs::metadata(&job.input).map_err(open)?.len();
+    if size > job.max_memory_mib.saturating_mul(1 << 20) {
+        return Err(JobError::failed(ImageIoError::ReadOverLimit {
+            path: job.input.clone(),
+            limit_mib: job.max_memory_mib,
+        }));
+    }
+    std::fs::read(&job.input).map_err(open)
+}
+
 /// The input's content where it is not a regular file (stdin, a named pipe, a device): read
 /// once, within the memory budget, timed as a pass; None for a file, which is decoded as it
 /// is read.

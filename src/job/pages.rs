@@ -128,18 +128,7 @@ pub(super) fn select(
 /// The input file, whole, within the memory budget, timed as a pass.
 fn read_whole(job: &BlurJob, passes: &mut Vec<Pass>) -> Result<Vec<u8>, JobError> {
     let t = Instant::now();
-    let open = |cause| ImageIoError::Open {
-        path: job.input.clone(),
-        cause,
-    };
-    let size = std::fs::metadata(&job.input).map_err(open).map_err(JobError::failed)?;
-    if size.len() > job.max_memory_mib.saturating_mul(1 << 20) {
-        return Err(JobError::failed(ImageIoError::ReadOverLimit {
-            path: job.input.clone(),
-            limit_mib: job.max_memory_mib,
-        }));
-    }
-    let bytes = std::fs::read(&job.input).map_err(open).map_err(JobError::failed)?;
+    let bytes = super::read_file(job)?;
     passes.push(Pass::host(Stage::Decode, "read input", t));
     Ok(bytes)
 }

@@ -72,15 +72,11 @@ impl Sharpen {
         let alpha = layout.has_alpha();
         let colour = original.channels - alpha as usize;
         let luma = self.luminance && colour == 3;
-        let (a, t) = (self.amount, self.threshold);
-        let sharp = move |o: f32, b: f32| {
-            let d = o - b;
-            if d.abs() > t {
-                o + a * d
-            } else {
-                o
-            }
+        let unsharp = crate::cpu::banded::Unsharp {
+            amount: self.amount,
+            threshold: self.threshold,
         };
+        let sharp = move |o: f32, b: f32| unsharp.apply(o, b);
         // Colour without alpha: the working values are premultiplied; where no coverage
         // is left the colour is undefined and the input's stands.
         let straight = |p: f32, a: f32, or: f32| if a > 1e-7 { p / a } else { or };

@@ -200,14 +200,7 @@ fn finish<T: Sample>(done: &mut [f32], px: &Pixels) {
 fn store<T: Sample>(dst: &mut [T], done: &[f32], (px, select): (&Pixels, Option<&[f32]>), j0: usize) {
     if let Some(u) = px.sharpen {
         for (d, &blurred) in dst.iter_mut().zip(done) {
-            let x = d.to_f32();
-            let diff = x - blurred;
-            let v = if diff.abs() > u.threshold {
-                x + u.amount * diff
-            } else {
-                x
-            };
-            *d = T::from_f32(v);
+            *d = T::from_f32(u.apply(d.to_f32(), blurred));
         }
     } else if let Some(select) = select {
         for (i, (d, &blurred)) in dst.iter_mut().zip(done).enumerate() {

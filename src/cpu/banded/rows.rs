@@ -219,14 +219,7 @@ fn rows_c<T: Sample, I: Isa, const C: usize>(
                 for (r, row) in m.iter().enumerate().take(n_rows) {
                     let dst = &mut out[r * stride + b * LANES..][..n];
                     for (d, &blurred) in dst.iter_mut().zip(&row.0[..n]) {
-                        let x = d.to_f32();
-                        let diff = x - blurred;
-                        let v = if diff.abs() > u.threshold {
-                            x + u.amount * diff
-                        } else {
-                            x
-                        };
-                        *d = T::from_f32(v);
+                        *d = T::from_f32(u.apply(d.to_f32(), blurred));
                     }
                 }
                 continue;

@@ -157,6 +157,20 @@ pub struct Unsharp {
     pub threshold: f32,
 }
 
+impl Unsharp {
+    /// `input` sharpened against its blur: `input + amount · (input − blurred)` where the
+    /// difference is larger than the threshold, else `input`.
+    #[inline(always)]
+    pub fn apply(self, input: f32, blurred: f32) -> f32 {
+        let diff = input - blurred;
+        if diff.abs() > self.threshold {
+            input + self.amount * diff
+        } else {
+            input
+        }
+    }
+}
+
 #[inline(always)]
 fn premultiply<const C: usize>(r: &mut [f32; LANES], per_level: f32) {
     for i in 0..LANES {
