@@ -83,10 +83,12 @@ impl Stacks<'_> {
             (false, false) if task.replaces_stale => codec::Replace::Any,
             (false, false) => codec::Replace::Never,
         };
+        // Read once: a file that stops being a stack while it runs is told as one that did.
+        let stack = is_stack(task);
         let ran = plan::check_inside(self.out_dir, output)
             .and_then(|()| plan::create_parent(output))
             .map_err(|e| JobError::Failed(e.into()))
-            .and_then(|()| match is_stack(task) {
+            .and_then(|()| match stack {
                 true => crate::job::blur_stack(&job, replace),
                 false => crate::job::blur_inks(&job, replace),
             });
@@ -108,7 +110,7 @@ impl Stacks<'_> {
                 }
                 return record;
             }
-            Ok(None) if is_stack(task) => anyhow::anyhow!(
+            Ok(None) if stack => anyhow::anyhow!(
                 "{}: no longer a TIFF of several pages (it changed while the batch ran)",
                 task.input.display()
             ),
