@@ -206,24 +206,14 @@ impl Device {
         let (Ok(w), Ok(h), true) = (size.0, size.1, self.is_opencl()) else {
             return g.blur_interleaved(data, layout);
         };
-        let row = layout.width * layout.channels;
-        let rows = || data.chunks(layout.row_stride.max(1)).take(layout.height);
-        let packed: Vec<T> = match layout.row_stride == row {
-            true => data[..row * layout.height].to_vec(),
-            false => rows().flat_map(|r| &r[..row]).copied().collect(),
-        };
+        let packed = layout.packed(data);
         let Some(mut img) = T::to_image(packed, (w, h), layout.channels, layout.alpha) else {
             return g.blur_interleaved(data, layout);
         };
         self.blur_image(g, &mut img)?;
         let blurred = T::from_image(img)
             .ok_or_else(|| Error::Unsupported("the device returned another colour type".into()))?;
-        let rows = data
-            .chunks_mut(layout.row_stride.max(1))
-            .take(layout.height);
-        for (to, from) in rows.zip(blurred.chunks_exact(row.max(1))) {
-            to[..row].copy_from_slice(from);
-        }
+        layout.unpack(data, &blurred);
         Ok(())
     }
 

@@ -177,6 +177,31 @@ impl Layout {
         self.width == 0 || self.height == 0 || self.channels == 0
     }
 
+    /// The rows of `data` (checked against this layout) without the gaps between them.
+    pub(crate) fn packed<T: Copy>(&self, data: &[T]) -> Vec<T> {
+        let row = self.width * self.channels;
+        if self.is_empty() {
+            return Vec::new();
+        }
+        let rows = data.chunks(self.row_stride).take(self.height);
+        rows.flat_map(|r| &r[..row]).copied().collect()
+    }
+
+    /// `packed` (`packed`'s rows without gaps) written back over the rows of `data`; the gaps
+    /// keep their samples.
+    pub(crate) fn unpack<T: Copy>(&self, data: &mut [T], packed: &[T]) {
+        let row = self.width * self.channels;
+        if self.is_empty() {
+            return;
+        }
+        for (r, p) in data
+            .chunks_mut(self.row_stride)
+            .zip(packed.chunks_exact(row))
+        {
+            r[..row].copy_from_slice(p);
+        }
+    }
+
     pub(crate) fn check(&self, len: usize) -> Result<(), Error> {
         let row = self.width.checked_mul(self.channels);
         let need = row.and_then(|row| {
@@ -330,14 +355,9 @@ impl Gaussian {
         let row = layout.width * layout.channels;
         if layout.row_stride != row {
             // Gaps between rows: blur a copy of the rows without them.
-            let mut packed: Vec<T> = Vec::with_capacity(row * layout.height);
-            for r in data.chunks(layout.row_stride).take(layout.height) {
-                packed.extend_from_slice(&r[..row]);
-            }
+            let mut packed = layout.packed(data);
             self.blur_interleaved(&mut packed, layout.with_row_stride(row))?;
-            for (r, p) in data.chunks_mut(layout.row_stride).zip(packed.chunks(row)) {
-                r[..row].copy_from_slice(p);
-            }
+            layout.unpack(data, &packed);
             return Ok(());
         }
         let data = &mut data[..row * layout.height];
