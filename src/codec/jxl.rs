@@ -135,9 +135,6 @@ pub fn decode(
     }
     .ok_or_else(|| bad("the decoder gave fewer samples than the image holds".into()))?;
     // The profile of the pixels as rendered: the file's own where its samples are stored in
-    // its space (not XYB-coded), else one for the space they were rendered in (an XYB file
-    // whose profile jxl-oxide does not take is rendered as sRGB).
-    // The profile of the pixels as rendered: the file's own where its samples are stored in
     // its space (not XYB-coded), else one jxl-oxide writes for the space it rendered them in
     // (for an XYB file that carries a profile, the primaries and curve it reads from it).
     let stored_in_own_space = !image.image_header().metadata.xyb_encoded && !cmyk;

@@ -148,7 +148,7 @@ static LIVE: AtomicUsize = AtomicUsize::new(0);
 /// Registers the plugin with libheif (once; libheif must be initialised). Ok: libde265's
 /// version; Err: why libheif decodes HEVC on its own.
 pub(super) fn register() -> Result<&'static str, String> {
-    static REGISTERED: OnceLock<Result<&'static str, String>> = OnceLock::new();
+    static REGISTERED: OnceLock<Result<String, String>> = OnceLock::new();
     REGISTERED
         .get_or_init(|| {
             if crate::fault::is(crate::fault::Fault::LibheifHevc) {
@@ -167,11 +167,12 @@ pub(super) fn register() -> Result<&'static str, String> {
             // LIBRARIES, set above.
             let registered = unsafe { libraries.heif.heif_register_decoder_plugin(&PLUGIN) };
             match super::failure(registered) {
-                None => Ok(&*Box::leak(version.into_boxed_str())),
+                None => Ok(version),
                 Some(why) => Err(why),
             }
         })
-        .clone()
+        .as_deref()
+        .map_err(Clone::clone)
 }
 
 fn libraries() -> &'static Libraries {
