@@ -25,14 +25,19 @@ pub struct InkImage {
 /// Whether the regular file at `path` is a CMYK JPEG or a one-page CMYK TIFF, from its
 /// header alone: the file is then read whole for `read`.
 pub fn may_be_cmyk(path: &Path) -> bool {
-    // A header that makes a decoder panic is the usual decode's to refuse, behind its guard.
-    guard::catch(|| may_be_cmyk_unguarded(path)).unwrap_or(false)
+    may_be_cmyk_as(path, read::sniff(path).ok().flatten())
 }
 
-fn may_be_cmyk_unguarded(path: &Path) -> bool {
-    match read::sniff(path) {
-        Ok(Some(ImageFormat::Jpeg)) => jpeg_components(path) == Some(4),
-        Ok(Some(ImageFormat::Tiff)) => std::fs::File::open(path).is_ok_and(|f| {
+/// `may_be_cmyk` for a file whose head says it is in `format`.
+pub fn may_be_cmyk_as(path: &Path, format: Option<ImageFormat>) -> bool {
+    // A header that makes a decoder panic is the usual decode's to refuse, behind its guard.
+    guard::catch(|| may_be_cmyk_unguarded(path, format)).unwrap_or(false)
+}
+
+fn may_be_cmyk_unguarded(path: &Path, format: Option<ImageFormat>) -> bool {
+    match format {
+        Some(ImageFormat::Jpeg) => jpeg_components(path) == Some(4),
+        Some(ImageFormat::Tiff) => std::fs::File::open(path).is_ok_and(|f| {
             let quirks = tiff::Quirks::read(&mut std::io::BufReader::new(f));
             quirks.plain_inks && quirks.pages == 1
         }),

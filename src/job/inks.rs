@@ -29,7 +29,7 @@ pub fn needs_colour(job: &BlurJob) -> bool {
 /// its bytes, already read) and the output holds CMYK; None where the usual path takes it.
 pub fn run(
     job: &BlurJob,
-    stdin: Option<&[u8]>,
+    (stdin, format): (Option<&[u8]>, Option<ImageFormat>),
     Destination {
         format: out_format,
         replace,
@@ -44,7 +44,7 @@ pub fn run(
     let read;
     let bytes = match stdin {
         Some(bytes) => bytes,
-        None if inks::may_be_cmyk(&job.input) => {
+        None if inks::may_be_cmyk_as(&job.input, format) => {
             read = super::read_file(job)?;
             &read[..]
         }

@@ -5,15 +5,14 @@ use crate::codec::metadata::KeepMetadata;
 use crate::codec::{self, EncodeOptions, ImageIoError};
 use crate::filter::{Blur2d, Method};
 use crate::gpu::opencl::ClError;
-use crate::gpu::plan::Pipeline;
 use crate::gpu::plan::PipelineChoice;
 use crate::gpu::plan::Upload;
-use crate::mask::{self, MaskOptions, Masked};
+use crate::mask::{MaskOptions, Masked};
 use crate::report::{diagnostic, Backend, ImageSummary, Pass, Report, Stage};
 use crate::stream::Engine;
 use crate::work::blur::failure_note;
-use crate::work::edges::{EdgePlan, Edges};
-use crate::work::load::{load_with, Source};
+use crate::work::edges::Edges;
+use crate::work::load::Source;
 use crate::work::save::{save, Output};
 use crate::work::sharpen::Sharpen;
 use crate::work::{self, Keep, Loaded, Working};
@@ -23,10 +22,13 @@ use std::time::Instant;
 
 mod inks;
 mod pages;
+pub mod plan;
 mod strips;
 
 pub use inks::needs_colour;
 pub use pages::blur_stack;
+pub use plan::ImagePlan;
+use plan::Header;
 
 /// Blurs a CMYK JPEG or TIFF file into a JPEG or TIFF keeping its inks (`inks`), its output
 /// replacing what `replace` lets it; None where the input is not CMYK (or the job needs colour).
@@ -34,7 +36,8 @@ pub fn blur_inks(job: &BlurJob, replace: codec::Replace) -> Result<Option<Report
     let t_total = Instant::now();
     let format = job.output_format.ok_or_else(|| JobError::setup(anyhow::anyhow!("no output format")))?;
     let mut passes = Vec::new();
-    let report = inks::run(job, None, Destination { format, replace }, &mut passes)?;
+    let input = (None, codec::sniff(&job.input).ok().flatten());
+    let report = inks::run(job, input, Destination { format, replace }, &mut passes)?;
     Ok(report.map(|mut r| {
         r.total_ms = t_total.elapsed().as_secs_f64() * 1e3;
         r
@@ -227,8 +230,12 @@ fn summary(
 /// The output format, checked before any work: for stdout `job.output_format`, else the
 /// input's own (`stdin`: its bytes, read already) where gblur writes it; for a file also its
 /// folder, and that it is not the input.
-fn output_format(job: &BlurJob, stdin: Option<&[u8]>) -> Result<ImageFormat, JobError> {
-    let format = stdout_or_file_format(job, stdin)?;
+fn output_format(
+    job: &BlurJob,
+    stdin: Option<&[u8]>,
+    sniffed: Option<ImageFormat>,
+) -> Result<ImageFormat, JobError> {
+    let format = stdout_or_file_format(job, stdin, sniffed)?;
     let name = stdio_name(&job.output, "stdout").display();
     if let Some(why) = job.encode.same_quality_refused(format) {
         return Err(setup_text(why));
@@ -244,8 +251,13 @@ fn output_format(job: &BlurJob, stdin: Option<&[u8]>) -> Result<ImageFormat, Job
     Ok(format)
 }
 
-/// `output_format` before the encoder options' checks.
-fn stdout_or_file_format(job: &BlurJob, stdin: Option<&[u8]>) -> Result<ImageFormat, JobError> {
+/// `output_format` before the encoder options' checks; `sniffed`: the input's format, from
+/// its head.
+fn stdout_or_file_format(
+    job: &BlurJob,
+    stdin: Option<&[u8]>,
+    sniffed: Option<ImageFormat>,
+) -> Result<ImageFormat, JobError> {
     if job.no_clobber && !codec::is_stdio(&job.output) && job.output.symlink_metadata().is_ok() {
         return Err(setup_text(format!(
             "{}: the output exists, and --no-clobber keeps it",
@@ -262,14 +274,14 @@ fn stdout_or_file_format(job: &BlurJob, stdin: Option<&[u8]>) -> Result<ImageFor
             "stdout: gblur cannot write {f:?}"
         ))),
         None => {
-            let (input_format, guessed) = match stdin {
-                Some(bytes) => (codec::read::own_format_of(bytes), codec::read::guess(bytes)),
-                None => (codec::read::own_format(&job.input), codec::sniff(&job.input).ok().flatten()),
+            let input_format = match stdin {
+                Some(bytes) => codec::read::own_format_of(bytes),
+                None => codec::read::own_format(&job.input),
             };
             match input_format {
                 Some(f) if codec::can_write(f) => Ok(f),
                 // A HEIC file is written back as HEIC to a .heic file; stdout's HEIF is AV1.
-                None if guessed == Some(codec::heif::HEIF) => Err(setup_text(
+                None if sniffed == Some(codec::heif::HEIF) => Err(setup_text(
                     "stdout: a HEIC input is written as HEIC to a .heic file only: pass --format avif (HEIF in AV1), jpg, png, ... or a prefix such as avif:-".into(),
                 )),
                 known => Err(JobError::Setup(anyhow::anyhow!(
@@ -353,15 +365,19 @@ fn stdio_name<'a>(path: &'a Path, name: &'static str) -> &'a Path {
 
 /// The device and the filter, checked before any work: a wrong `--device` or sigma is a set-up
 /// error. `auto` weighs the paths for the image's size, read from its header (`stdin`: the
-/// bytes read already).
-fn choose(job: &BlurJob, stdin: Option<&[u8]>) -> Result<(Choice, Blur2d), JobError> {
+/// bytes read already) in its `format`.
+fn choose(
+    job: &BlurJob,
+    stdin: Option<&[u8]>,
+    format: Option<ImageFormat>,
+) -> Result<(Choice, Blur2d), JobError> {
     let choice = job.device.single().ok_or_else(|| {
         JobError::Setup(anyhow::anyhow!(
             "--device {}: one image runs on one device; `all` and device lists are for gblur batch",
             job.device
         ))
     })?;
-    let work = || probe(&job.input, stdin);
+    let work = || probe(&job.input, stdin, format?);
     let chosen = backend::choose_device(choice, job.pipeline, work).map_err(JobError::Setup)?;
     let blur = Blur2d::checked(job.method, job.sigma_x, job.sigma_y)
         .map_err(|e| JobError::Setup(anyhow::anyhow!(e)))?
@@ -369,19 +385,25 @@ fn choose(job: &BlurJob, stdin: Option<&[u8]>) -> Result<(Choice, Blur2d), JobEr
     Ok((chosen, blur))
 }
 
-/// The work of the input as its header describes it; None where the header cannot be read
-/// (the decode then says why, or reads a format the probe does not know).
-fn probe(input: &Path, stdin: Option<&[u8]>) -> Option<Work> {
+/// The work of the input, in `format`, as its header describes it; None where the header
+/// cannot be read (the decode then says why, or reads a format the probe does not know).
+fn probe(input: &Path, stdin: Option<&[u8]>, format: ImageFormat) -> Option<Work> {
     fn header<R: std::io::BufRead + std::io::Seek>(
         reader: image::ImageReader<R>,
     ) -> Option<((u32, u32), image::ColorType)> {
         use image::ImageDecoder;
-        let decoder = reader.with_guessed_format().ok()?.into_decoder().ok()?;
+        let decoder = reader.into_decoder().ok()?;
         Some((decoder.dimensions(), decoder.color_type()))
     }
     let ((w, h), color) = match stdin {
-        Some(bytes) => header(image::ImageReader::new(std::io::Cursor::new(bytes)))?,
-        None => header(image::ImageReader::open(input).ok()?)?,
+        Some(bytes) => {
+            let cursor = std::io::Cursor::new(bytes);
+            header(image::ImageReader::with_format(cursor, format))?
+        }
+        None => {
+            let file = std::io::BufReader::new(std::fs::File::open(input).ok()?);
+            header(image::ImageReader::with_format(file, format))?
+        }
     };
     let eight_bit = color.bytes_per_pixel() == color.channel_count();
     Some(Work {
@@ -422,7 +444,8 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
     crate::memory::set_subject(stdio_name(&job.input, "stdin"));
     let mut passes = Vec::new();
     let stdin = read_in_memory(job, &mut passes)?;
-    let out_format = output_format(job, stdin.as_deref())?;
+    let mut header = Header::read(&job.input, stdin.as_deref());
+    let out_format = output_format(job, stdin.as_deref(), header.format)?;
     let destination = Destination {
         format: out_format,
         replace: match job.no_clobber {
@@ -430,24 +453,29 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
             false => codec::Replace::Any,
         },
     };
-    let stdin = match pages::select(job, stdin, out_format, &mut passes)? {
+    let stdin = match pages::select(job, stdin, &mut header, out_format, &mut passes)? {
         pages::Selected::One(stdin) => stdin,
         pages::Selected::Stack(stack) => {
             return pages::run(job, stack, destination, passes, t_total);
         }
     };
-    if let Some(mut report) = inks::run(job, stdin.as_deref(), destination, &mut passes)? {
+    let input = (stdin.as_deref(), header.format);
+    if let Some(mut report) = inks::run(job, input, destination, &mut passes)? {
         report.total_ms = t_total.elapsed().as_secs_f64() * 1e3;
         return Ok(report);
     }
-    let (chosen, blur) = choose(job, stdin.as_deref())?;
+    let (chosen, blur) = choose(job, stdin.as_deref(), header.format)?;
     if job.explain {
         explain(job, &chosen);
     }
     let gpu = chosen.target.as_ref().map(|t| t.pipeline);
-    let streamable = stdin.is_none();
     let mut declined = None;
-    let streamed = strips::strip_input(job, gpu, &blur, (out_format, streamable), &mut declined)?;
+    let ends = strips::Ends {
+        input: header.format,
+        output: out_format,
+        streamable: stdin.is_none(),
+    };
+    let streamed = strips::strip_input(job, (gpu, &blur), ends, &mut declined)?;
     crate::memory::use_huge_pages(streamed.is_none());
     if let Some(streamed) = streamed {
         let Choice { target, why, .. } = chosen;
@@ -457,10 +485,8 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
     let bar = crate::progress::StageBar::new(&STAGES, job.progress);
     bar.stage(STAGES[0]);
     let mut notes = Vec::new();
-    let plan = EdgePlan::new(job.edges, &blur);
-
-    let path_keep = keep_for(job, target.as_ref().map(|t| t.pipeline), &blur);
-    let path_keep = planes_keep(job, path_keep, out_format, &plan);
+    let plan = ImagePlan::new(job, &blur);
+    let keep = plan.keep(target.as_ref().map(|t| t.pipeline), out_format);
     let opening = start_opening(target);
     let source = match &stdin {
         Some(bytes) => Source::Memory {
@@ -469,23 +495,15 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
         },
         None => Source::File(&job.input),
     };
-    let (mut loaded, masked) = load_selected(
-        job,
-        source,
-        (&plan, &blur),
-        path_keep,
-        &mut passes,
-        &mut notes,
-    )
-    .map_err(|e| not_streamed(e, declined.as_deref()))?;
+    let (mut loaded, masked) = load_selected(&plan, source, keep, (&mut passes, &mut notes))
+        .map_err(|e| not_streamed(e, declined.as_deref()))?;
     let device = join_device(opening, &mut passes)?;
     let device = usable_device(device, &blur, &loaded, &mut passes, &mut notes);
 
     bar.stage(STAGES[1]);
-    let how = (&blur, &plan, out_format);
     let image = (&mut loaded, masked);
     let log = (&mut passes, &mut notes);
-    let done = blur_selected(job, source, how, device.as_ref(), image, log)?;
+    let done = blur_selected(&plan, (source, out_format), device.as_ref(), image, log)?;
     let on_device = device.as_ref().filter(|_| done.1);
     bar.stage(STAGES[2]);
     finish(
@@ -507,21 +525,20 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
 /// Blurs `loaded` (`masked`: its selection) on `device`, or on the Rust path, which a
 /// fallback reloads `source` for; returns the pipeline that ran and whether the device ran it.
 fn blur_selected(
-    job: &BlurJob,
-    source: Source,
-    (blur, plan, out_format): (&Blur2d, &EdgePlan, ImageFormat),
+    plan: &ImagePlan,
+    (source, out_format): (Source, ImageFormat),
     device: Option<&Device>,
     (loaded, masked): (&mut Loaded, Option<Masked>),
     (passes, notes): (&mut Vec<Pass>, &mut Vec<String>),
 ) -> Result<(String, bool), JobError> {
+    let (job, blur) = (plan.job(), plan.blur());
     if job.linear && !loaded.layout.linear {
         notes.push("--linear ignored: float images are linear already".into());
     } else if job.linear {
         notes.extend(loaded.meta.icc.as_deref().and_then(codec::icc::linear_note));
     }
     // A fallback loads the image as `--device rust` would: as planes where that path takes them.
-    let rust = planes_keep(job, keep_for(job, None, blur), out_format, plan);
-    let reload = || mask::reload(source, &job.mask, masked.as_ref(), job.decoding(), plan, rust);
+    let reload = || plan.reload(source, masked.as_ref(), out_format);
     let sharpen = job.sharpen.as_ref();
     let mut done = work::blur::blur(device, loaded, (blur, sharpen), passes, reload, None)
         .map_err(JobError::failed)?;
@@ -533,73 +550,24 @@ fn blur_selected(
     Ok((done.pipeline, done.on_device))
 }
 
-/// What `job` keeps of its decoded image on `device`'s path (None: the Rust path): what the
-/// path keeps (`Keep::for_path`), except that sharpening keeps planar f32, or on the Rust
-/// path the decoded image where it sharpens in place (`Sharpen::in_place`).
-pub fn keep_for(job: &BlurJob, device: Option<Pipeline>, blur: &Blur2d) -> Keep {
-    match &job.sharpen {
-        None => Keep::for_path(device, blur),
-        Some(s)
-            if device.is_none()
-                && s.in_place(job.linear, job.mask.active())
-                && Keep::for_path(None, blur) == Keep::Decoded
-                && !(blur.x.is_identity() || blur.y.is_identity()) =>
-        {
-            Keep::Decoded
-        }
-        Some(_) => Keep::Planar,
-    }
-}
-
-/// `Keep::JpegPlanes` where a JPEG input may be blurred as its YCbCr planes: in place on the
-/// Rust path (`path_keep` `Decoded`) or as bytes on the blocked pipeline (`Decoded8Bit`),
-/// JPEG out, and nothing that needs RGB samples (`--linear`, a selection, an edge mode);
-/// `load` then checks the file itself (its layout against `--subsampling`, its orientation).
-/// Else `path_keep`.
-pub fn planes_keep(
-    job: &BlurJob,
-    path_keep: Keep,
-    out_format: ImageFormat,
-    plan: &EdgePlan,
-) -> Keep {
-    let takes = job.jpeg_planes
-        && matches!(path_keep, Keep::Decoded | Keep::Decoded8Bit)
-        && out_format == ImageFormat::Jpeg
-        && !job.linear
-        && !job.mask.active()
-        && job.sharpen.is_none()
-        && plan.is_none();
-    match takes {
-        true => Keep::JpegPlanes {
-            subsampling: job.encode.jpeg.subsampling,
-            on_device: path_keep == Keep::Decoded8Bit,
-        },
-        false => path_keep,
-    }
-}
-
-/// Loads the input as `path_keep` blurs it, with its selection when the job masks: the
+/// Loads the input as `keep`'s path blurs it, with its selection when the job masks: the
 /// decoded image is kept for the selection's blend, then put in the path's form
-/// (`Masked::apply`) or adapted as an unmasked job's would be.
+/// (`ImagePlan::fit`).
 fn load_selected(
-    job: &BlurJob,
+    plan: &ImagePlan,
     source: Source,
-    (plan, blur): (&EdgePlan, &Blur2d),
-    path_keep: Keep,
-    passes: &mut Vec<Pass>,
-    notes: &mut Vec<String>,
+    keep: Keep,
+    (passes, notes): (&mut Vec<Pass>, &mut Vec<String>),
 ) -> Result<(Loaded, Option<Masked>), JobError> {
-    let (decoding, sanitize) = (job.decoding(), job.mask.sanitize());
-    let limit = decoding.max_memory_mib;
-    let keep = job.mask.keep(path_keep);
+    let job = plan.job();
     // `--mask` decodes on its own thread while the image does: neither needs the other until
     // the selection is built.
     let (loaded, mask_file) = std::thread::scope(|s| {
         let mask = s.spawn(|| {
             let t = Instant::now();
-            job.mask.open(limit).map(|file| (file, t.elapsed()))
+            job.mask.open(job.max_memory_mib).map(|file| (file, t.elapsed()))
         });
-        let loaded = load_with(source, decoding, keep, sanitize, plan, passes);
+        let loaded = plan.decode(source, keep, passes);
         (loaded, mask.join())
     });
     let mask_file = match mask_file.unwrap_or_else(|panic| std::panic::resume_unwind(panic)) {
@@ -614,24 +582,13 @@ fn load_selected(
     };
     let mut loaded = loaded.map_err(JobError::failed)?;
     notes.append(&mut loaded.notes);
-    let mut masked = match job.mask.active() {
-        true => {
-            let (name, t) = (stdio_name(&job.input, "stdin"), Instant::now());
-            let how = (plan, blur);
-            let m = Masked::new(&job.mask, mask_file.as_ref(), &mut loaded, how, name, notes)
-                .map_err(setup_text)?;
-            passes.push(Pass::host(Stage::Decode, "selection", t));
-            // The selection may share the mask's values: let it own them.
-            drop(mask_file);
-            m
-        }
-        false => None,
-    };
-    match &mut masked {
-        Some(m) => m.apply(&mut loaded, path_keep, passes),
-        // Loaded as decoded for a selection that turned out empty: as the path takes it.
-        None => loaded.adapt(path_keep, decoding.linear, passes),
-    }
+    let name = stdio_name(&job.input, "stdin");
+    let mut masked = plan
+        .select(&mut loaded, mask_file.as_ref(), name, (passes, notes))
+        .map_err(setup_text)?;
+    // The selection may share the mask's values: let it own them.
+    drop(mask_file);
+    plan.fit(&mut loaded, masked.as_mut(), keep, passes);
     Ok((loaded, masked))
 }
 

@@ -11,11 +11,10 @@
 
 use super::{
     Destination,
-    blur_selected, choose, explain, keep_for, load_selected, prepare_device, setup_text,
+    blur_selected, choose, explain, load_selected, prepare_device, setup_text, Header, ImagePlan,
     stdio_name, summary, BlurJob, JobError,
 };
 use crate::backend::{self, Choice, Device};
-use crate::codec::metadata::ifd::Reader;
 use crate::codec::metadata::{self, Metadata};
 use crate::codec::tiff::pages::Pages;
 use crate::codec::{self, ImageIoError};
@@ -61,15 +60,12 @@ fn page_flag(job: &BlurJob) -> Option<&'static str> {
 pub(super) fn select(
     job: &BlurJob,
     stdin: Option<Vec<u8>>,
+    header: &mut Header,
     out_format: ImageFormat,
     passes: &mut Vec<Pass>,
 ) -> Result<Selected, JobError> {
     let name = stdio_name(&job.input, "stdin");
-    let sniffed = match &stdin {
-        Some(bytes) => codec::read::guess(&bytes[..bytes.len().min(64)]),
-        None => codec::sniff(&job.input).ok().flatten(),
-    };
-    if sniffed != Some(ImageFormat::Tiff) {
+    if header.format != Some(ImageFormat::Tiff) {
         return match page_flag(job) {
             Some(flag) => Err(setup_text(format!(
                 "{flag} applies to a TIFF of several pages, and {} is not a TIFF",
@@ -78,12 +74,7 @@ pub(super) fn select(
             None => Ok(Selected::One(stdin)),
         };
     }
-    let pages = match &stdin {
-        Some(bytes) => Pages::read(&mut &bytes[..]),
-        None => std::fs::File::open(&job.input)
-            .ok()
-            .and_then(|f| Pages::read(&mut Reader(std::io::BufReader::new(f)))),
-    };
+    let pages = header.pages.take();
     let count = pages.as_ref().map_or(1, Pages::count);
     if let Some(n) = job.page.filter(|&n| n >= count) {
         return Err(setup_text(format!(
@@ -156,7 +147,8 @@ struct Blurred {
 pub fn blur_stack(job: &BlurJob, replace: codec::Replace) -> Result<Option<Report>, JobError> {
     let t_total = Instant::now();
     let mut passes = Vec::new();
-    match select(job, None, ImageFormat::Tiff, &mut passes)? {
+    let mut header = Header::read(&job.input, None);
+    match select(job, None, &mut header, ImageFormat::Tiff, &mut passes)? {
         Selected::Stack(stack) => {
             let tiff = Destination {
                 format: ImageFormat::Tiff,
@@ -180,7 +172,7 @@ pub(super) fn run(
     mut passes: Vec<Pass>,
     t_total: Instant,
 ) -> Result<Report, JobError> {
-    let (chosen, blur) = choose(job, Some(&stack.bytes))?;
+    let (chosen, blur) = choose(job, Some(&stack.bytes), Some(ImageFormat::Tiff))?;
     if job.explain {
         explain(job, &chosen);
     }
@@ -287,8 +279,8 @@ fn each_page(
     device: Option<&Device>,
     (passes, notes): (&mut Vec<Pass>, &mut Vec<String>),
 ) -> Result<Blurred, JobError> {
-    let plan = EdgePlan::new(job.edges, blur);
-    let path_keep = keep_for(job, device.map(|d| d.pipeline), blur);
+    let plan = ImagePlan::new(job, blur);
+    let keep = plan.keep(device.map(|d| d.pipeline), out_format);
     let name = stdio_name(&job.input, "stdin");
     let count = stack.pages.count();
     let mut held = stack.bytes.len() as u64;
@@ -305,8 +297,7 @@ fn each_page(
         let Stack { bytes, pages: chain } = stack;
         let page = chain.with_page(bytes, i, |view| {
             let source = Source::Memory { name, bytes: view };
-            let how = (&plan, blur);
-            let (mut loaded, masked) = load_selected(job, source, how, path_keep, passes, notes)?;
+            let (mut loaded, masked) = load_selected(&plan, source, keep, (passes, notes))?;
             let device = device.filter(|d| match prepare_device(d, blur, &loaded, passes, notes) {
                 Ok(()) => true,
                 Err(e) => {
@@ -314,10 +305,9 @@ fn each_page(
                     false
                 }
             });
-            let how = (blur, &plan, out_format);
             let image = (&mut loaded, masked);
             let (pipeline, on_device) =
-                blur_selected(job, source, how, device, image, (passes, notes))?;
+                blur_selected(&plan, (source, out_format), device, image, (passes, notes))?;
             ran = (pipeline, device.filter(|_| on_device).map(Device::name));
             Ok(finish_page(loaded, output, passes, notes))
         });

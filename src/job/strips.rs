@@ -17,6 +17,15 @@ pub(super) struct Streamed<'a> {
     job: StripJob<'a>,
 }
 
+/// The formats a job reads and writes, and whether its input is a file the engine may
+/// stream (not stdin, a pipe or a device, read into memory already).
+pub(super) struct Ends {
+    /// The input's format, from its head (None: not one gblur reads).
+    pub input: Option<ImageFormat>,
+    pub output: ImageFormat,
+    pub streamable: bool,
+}
+
 /// The PNG to stream where `--engine` takes the strip engine for this job; None for the
 /// whole-image path. `auto` streams a job the engine runs whose decoded image (with a JPEG's
 /// bytes, which the whole-image path holds too) is over `--max-memory` (which the whole-image
@@ -26,9 +35,8 @@ pub(super) struct Streamed<'a> {
 /// `declined` says why, for an error should the image then be over the budget.
 pub(super) fn strip_input<'a>(
     job: &'a BlurJob,
-    gpu: Option<Pipeline>,
-    blur: &Blur2d,
-    (format, streamable): (ImageFormat, bool),
+    (gpu, blur): (Option<Pipeline>, &Blur2d),
+    ends: Ends,
     declined: &mut Option<String>,
 ) -> Result<Option<Streamed<'a>>, JobError> {
     let forced = job.engine == Engine::Strips;
@@ -45,13 +53,13 @@ pub(super) fn strip_input<'a>(
     if job.sharpen.is_some() {
         return refuse("it blurs; sharpening runs on the whole image".into());
     }
-    if !streamable {
+    if !ends.streamable {
         return refuse(format!(
             "{}: the input is read into memory (stdin, a pipe or a device), not streamed",
             stdio_name(&job.input, "stdin").display()
         ));
     }
-    let strip_job = strip_job(job, gpu, format);
+    let strip_job = strip_job(job, gpu, &ends);
     if let Some(why) = stream::unsupported(&strip_job, blur) {
         return refuse(why);
     }
@@ -75,11 +83,12 @@ pub(super) fn strip_input<'a>(
 }
 
 /// `job` as the strip engine sees it.
-fn strip_job(job: &BlurJob, gpu: Option<Pipeline>, format: ImageFormat) -> StripJob<'_> {
+fn strip_job<'a>(job: &'a BlurJob, gpu: Option<Pipeline>, ends: &Ends) -> StripJob<'a> {
     StripJob {
         input: &job.input,
+        input_format: ends.input,
         output: &job.output,
-        format,
+        format: ends.output,
         sigma_y: job.sigma_y,
         linear: job.linear,
         max_memory_mib: job.max_memory_mib,

@@ -22,12 +22,10 @@ mod window;
 
 pub use select::{parse_region, MaskFile, Region};
 
-use crate::codec::ImageIoError;
 use crate::filter::Blur2d;
 use crate::pixels;
 use crate::report::{Pass, Stage};
 use crate::work::edges::{self, EdgePlan};
-use crate::work::load::{load_with, Decoding, Source};
 use crate::work::{Keep, Loaded, Working};
 use image::DynamicImage;
 use std::path::{Path, PathBuf};
@@ -399,30 +397,4 @@ fn color_planes(planar: &pixels::planar::Planar, per_channel: bool) -> usize {
     } else {
         planar.channels - 1
     }
-}
-
-/// Loads `source` again as `keep` (the Rust path's) takes it, with `masked`'s selection applied
-/// where the job masks: the second decode after a device could not blur the image.
-/// `(limit, linear)` are the job's `--max-memory` and `--linear`.
-pub fn reload(
-    source: Source,
-    opts: &MaskOptions,
-    masked: Option<&Masked>,
-    decoding: Decoding,
-    plan: &EdgePlan,
-    keep: Keep,
-) -> Result<Loaded, ImageIoError> {
-    let (load_keep, sanitize) = (opts.keep(keep), opts.sanitize());
-    let mut again = load_with(
-        source,
-        decoding,
-        load_keep,
-        sanitize,
-        plan,
-        &mut Vec::new(),
-    )?;
-    if let Some(m) = masked {
-        m.apply_copy(&mut again, keep, &mut Vec::new());
-    }
-    Ok(again)
 }

@@ -154,7 +154,7 @@ pub fn open(job: &StripJob) -> Result<Opened, ImageIoError> {
 
 fn open_rows(job: &StripJob) -> Result<Opened, ImageIoError> {
     let (path, output, max_memory_mib) = (job.input, job.format, job.max_memory_mib);
-    let rows = match codec::sniff(path).ok().flatten() {
+    let rows = match job.input_format {
         // A strip of the file is held while its rows go to the blur: a quarter of the budget
         // at most.
         Some(ImageFormat::Tiff) => tiff_in::open(path, max_memory_mib.saturating_mul(1 << 20) / 4)?
@@ -235,6 +235,8 @@ impl StreamSample for u16 {
 /// A main-command job as the strip engine sees it.
 pub struct StripJob<'a> {
     pub input: &'a Path,
+    /// The input's format, from its head (`job::plan::Header`).
+    pub input_format: Option<ImageFormat>,
     pub output: &'a Path,
     pub format: ImageFormat,
     pub sigma_y: f64,

@@ -21,7 +21,8 @@ use crate::codec::{self, ImageIoError};
 use crate::filter::Blur2d;
 use crate::gpu::opencl::pinned::{Staging, StagingPool};
 use crate::gpu::opencl::ClError;
-use crate::job::{self, BlurJob, JobError};
+use crate::job::{BlurJob, ImagePlan, JobError};
+use crate::work::load::Source;
 use crate::mask::{MaskFile, Masked};
 use crate::report::{self, Backend, Pass, Stage};
 use crate::work::save::{save, Output};
@@ -116,6 +117,8 @@ impl Worker {
 struct Shared<'a> {
     job: &'a BatchJob,
     blur: &'a Blur2d,
+    /// The forms of the batch's images, as the main command plans one image's.
+    plan: &'a ImagePlan<'a>,
     bar: &'a indicatif::ProgressBar,
     t_total: Instant,
     megapixels_done: &'a AtomicU64,
@@ -130,7 +133,7 @@ struct Shared<'a> {
     /// `--mask`, decoded once for every image.
     mask_file: Option<&'a MaskFile>,
     /// Every worker blurs a JPEG going to JPEG as its YCbCr planes where it can
-    /// (`job::planes_keep`: the Rust path, the blocked pipeline), so the decoders may load
+    /// (`ImagePlan::with_planes`: the Rust path, the blocked pipeline), so the decoders may load
     /// them so.
     planes: bool,
     /// Pinned memory the decoders copy JPEG planes into for the device, where one device
@@ -225,7 +228,7 @@ fn open_workers(
         let name = device
             .as_ref()
             .map_or_else(backend::rust_device_name, Device::name);
-        let keep = job::keep_for(job, device.as_ref().map(|d| d.pipeline), blur);
+        let keep = ImagePlan::new(job, blur).path_keep(device.as_ref().map(|d| d.pipeline));
         workers.push(Worker {
             index,
             device,
@@ -289,9 +292,11 @@ pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
     );
     let staging = (planes && one_device && mask_file.is_none() && !job.blur.mask.active())
         .then(|| Arc::new(StagingPool::new(staging_slots(threads), STAGING_BYTES)));
+    let image_plan = ImagePlan::new(&job.blur, &blur);
     let mut shared = Shared {
         job,
         blur: &blur,
+        plan: &image_plan,
         bar: &bar,
         t_total,
         megapixels_done: &megapixels_done,
@@ -635,18 +640,17 @@ fn blur_task(
         // No slot was free or large enough: make one for the images to come.
         pool.grow(&device.ctx, planes.bytes() as usize);
     }
-    let rust = job::keep_for(&shared.job.blur, None, shared.blur);
-    match (&mut masked, device) {
-        (Some(m), Some(_)) => m.apply(&mut loaded, keep, &mut passes),
-        (Some(m), None) => m.apply(&mut loaded, rust, &mut passes),
-        (None, Some(_)) => loaded.adapt(keep, shared.job.blur.linear, &mut passes),
-        (None, None) => {}
-    }
+    let plan = shared.plan;
+    let keep = match device {
+        Some(_) => keep,
+        None => plan.path_keep(None),
+    };
+    plan.fit(&mut loaded, masked.as_mut(), keep, &mut passes);
     let t = Instant::now();
     let mut notes = std::mem::take(&mut loaded.notes);
     // Too large for the device, out of device memory and the like: this image goes
     // the Rust way (work::blur).
-    let reload = || load::reload_for_rust(shared, (&task.input, task.format), masked.as_ref());
+    let reload = || plan.reload(Source::File(&task.input), masked.as_ref(), task.format);
     let done = work::blur::blur(
         device,
         &mut loaded,
