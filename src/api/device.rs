@@ -88,6 +88,14 @@ impl Device {
     }
 
     /// The host's cores.
+    ///
+    /// ```
+    /// let host = gblur::Device::host();
+    /// assert!(!host.is_opencl());
+    /// let mut gray = vec![0u8; 64 * 64];
+    /// host.blur_interleaved(&gblur::Gaussian::new(2.0)?, &mut gray, gblur::Layout::new(64, 64, 1))?;
+    /// # Ok::<(), gblur::Error>(())
+    /// ```
     pub fn host() -> Device {
         Device {
             opened: None,
@@ -98,6 +106,10 @@ impl Device {
     }
 
     /// The device's name, or the host's path with its thread count.
+    ///
+    /// ```
+    /// println!("blurring on {}", gblur::Device::host().name());
+    /// ```
     pub fn name(&self) -> String {
         match self.lock() {
             Some(d) => d.name(),
@@ -113,6 +125,12 @@ impl Device {
     }
 
     /// Whether an OpenCL device was opened (false: the host's cores).
+    ///
+    /// ```
+    /// let device = gblur::Device::open("auto")?;
+    /// println!("{}: OpenCL {}", device.name(), device.is_opencl());
+    /// # Ok::<(), gblur::Error>(())
+    /// ```
     pub fn is_opencl(&self) -> bool {
         self.opened.is_some()
     }

@@ -7,6 +7,19 @@ use std::path::PathBuf;
 /// The library never panics on the values or data it is given: a bad sigma, a buffer of the
 /// wrong size, a device that cannot be opened and a file that cannot be read all come back as
 /// one of these.
+///
+/// ```
+/// use gblur::{Error, Gaussian, Layout};
+///
+/// match Gaussian::new(f64::INFINITY) {
+///     Err(Error::Sigma { axis, .. }) => assert_eq!(axis, "x"),
+///     other => panic!("{other:?}"),
+/// }
+/// let mut short = vec![0u8; 10];
+/// let err = Gaussian::new(1.0).unwrap().blur_interleaved(&mut short, Layout::new(8, 8, 1));
+/// assert!(matches!(err, Err(Error::Buffer(_))));
+/// # Ok::<(), gblur::Error>(())
+/// ```
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {

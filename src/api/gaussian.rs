@@ -37,37 +37,96 @@ pub struct Gaussian {
 impl Gaussian {
     /// The same sigma (in pixels) along both axes, with the defaults: [`Method::Auto`], clamped
     /// edges ([`EdgeMode::Clamp`]), no linear-light conversion.
+    ///
+    /// ```
+    /// let g = gblur::Gaussian::new(2.0)?;
+    /// assert_eq!(g.sigma(), (2.0, 2.0));
+    /// assert!(gblur::Gaussian::new(-1.0).is_err());
+    /// # Ok::<(), gblur::Error>(())
+    /// ```
     pub fn new(sigma: f64) -> Result<Gaussian, Error> {
         Gaussian::builder().sigma(sigma).build()
     }
 
     /// A builder for every setting.
+    ///
+    /// ```
+    /// use gblur::{EdgeMode, Gaussian};
+    ///
+    /// let g = Gaussian::builder().sigma_x(3.0).sigma_y(0.0).edges(EdgeMode::Reflect).build()?;
+    /// assert_eq!(g.sigma(), (3.0, 0.0));
+    /// # Ok::<(), gblur::Error>(())
+    /// ```
     pub fn builder() -> GaussianBuilder {
         GaussianBuilder::default()
     }
 
     /// Sigma along x and along y, in pixels (0: no blur along that axis).
+    ///
+    /// ```
+    /// let g = gblur::Gaussian::builder().sigma_x(4.0).sigma_y(1.5).build()?;
+    /// assert_eq!(g.sigma(), (4.0, 1.5));
+    /// # Ok::<(), gblur::Error>(())
+    /// ```
     pub fn sigma(&self) -> (f64, f64) {
         self.sigma
     }
 
     /// What lies beyond the left and right edges, and beyond the top and bottom.
+    ///
+    /// ```
+    /// use gblur::{EdgeMode, Gaussian};
+    ///
+    /// let g = Gaussian::builder().edge_x(EdgeMode::Wrap).build()?;
+    /// assert_eq!(g.edges(), (EdgeMode::Wrap, EdgeMode::Clamp));
+    /// # Ok::<(), gblur::Error>(())
+    /// ```
     pub fn edges(&self) -> (EdgeMode, EdgeMode) {
         (self.edges.x, self.edges.y)
     }
 
     /// Which filter runs along x and y: `recursive`, `fir`, or one per axis.
+    ///
+    /// ```
+    /// use gblur::{Gaussian, Method};
+    ///
+    /// assert_eq!(Gaussian::new(5.0)?.method_name(), "recursive");
+    /// let fir = Gaussian::builder().sigma(3.0).method(Method::Fir).build()?;
+    /// assert_eq!(fir.method_name(), "fir");
+    /// # Ok::<(), gblur::Error>(())
+    /// ```
     pub fn method_name(&self) -> String {
         self.blur.method_name()
     }
 
     /// Whether 8- and 16-bit colour is blurred in linear light (decoded from sRGB first).
+    ///
+    /// ```
+    /// let g = gblur::Gaussian::builder().sigma(3.0).linear(true).build()?;
+    /// assert!(g.linear());
+    /// # Ok::<(), gblur::Error>(())
+    /// ```
     pub fn linear(&self) -> bool {
         self.linear
     }
 }
 
 /// The settings of a [`Gaussian`], checked by [`GaussianBuilder::build`].
+///
+/// ```
+/// use gblur::{EdgeMode, Gaussian, Method};
+///
+/// let g = Gaussian::builder()
+///     .sigma_x(6.0)
+///     .sigma_y(2.0)
+///     .method(Method::Auto)
+///     .edge_x(EdgeMode::Reflect101)
+///     .edge_y(EdgeMode::Reflect)
+///     .linear(true)
+///     .build()?;
+/// assert_eq!(g.edges(), (EdgeMode::Reflect101, EdgeMode::Reflect));
+/// # Ok::<(), gblur::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct GaussianBuilder {
     sigma_x: f64,
@@ -96,40 +155,92 @@ impl Default for GaussianBuilder {
 
 impl GaussianBuilder {
     /// The same sigma along both axes, in pixels.
+    ///
+    /// ```
+    /// let g = gblur::Gaussian::builder().sigma(2.5).build()?;
+    /// assert_eq!(g.sigma(), (2.5, 2.5));
+    /// # Ok::<(), gblur::Error>(())
+    /// ```
     pub fn sigma(self, sigma: f64) -> Self {
         self.sigma_x(sigma).sigma_y(sigma)
     }
 
     /// Sigma along x (across a row), in pixels; 0 leaves rows unblurred.
+    ///
+    /// ```
+    /// // A horizontal motion-like blur: rows only.
+    /// let g = gblur::Gaussian::builder().sigma_x(8.0).sigma_y(0.0).build()?;
+    /// assert_eq!(g.sigma(), (8.0, 0.0));
+    /// # Ok::<(), gblur::Error>(())
+    /// ```
     pub fn sigma_x(mut self, sigma: f64) -> Self {
         self.sigma_x = sigma;
         self
     }
 
     /// Sigma along y (down a column), in pixels; 0 leaves columns unblurred.
+    ///
+    /// ```
+    /// let g = gblur::Gaussian::builder().sigma_x(0.0).sigma_y(8.0).build()?;
+    /// assert_eq!(g.sigma(), (0.0, 8.0));
+    /// # Ok::<(), gblur::Error>(())
+    /// ```
     pub fn sigma_y(mut self, sigma: f64) -> Self {
         self.sigma_y = sigma;
         self
     }
 
     /// The filter family (default [`Method::Auto`]).
+    ///
+    /// ```
+    /// use gblur::{Gaussian, Method};
+    ///
+    /// let g = Gaussian::builder().sigma(1.0).method(Method::Recursive).build()?;
+    /// assert_eq!(g.method_name(), "recursive");
+    /// # Ok::<(), gblur::Error>(())
+    /// ```
     pub fn method(mut self, method: Method) -> Self {
         self.method = method;
         self
     }
 
     /// What lies beyond every edge (default [`EdgeMode::Clamp`]).
+    ///
+    /// ```
+    /// use gblur::{EdgeMode, Gaussian};
+    ///
+    /// let g = Gaussian::builder().edges(EdgeMode::Reflect).build()?;
+    /// assert_eq!(g.edges(), (EdgeMode::Reflect, EdgeMode::Reflect));
+    /// # Ok::<(), gblur::Error>(())
+    /// ```
     pub fn edges(self, mode: EdgeMode) -> Self {
         self.edge_x(mode).edge_y(mode)
     }
 
     /// What lies beyond the left and right edges.
+    ///
+    /// ```
+    /// use gblur::{EdgeMode, Gaussian};
+    ///
+    /// // A panorama that wraps around left to right.
+    /// let g = Gaussian::builder().edge_x(EdgeMode::Wrap).build()?;
+    /// assert_eq!(g.edges().0, EdgeMode::Wrap);
+    /// # Ok::<(), gblur::Error>(())
+    /// ```
     pub fn edge_x(mut self, mode: EdgeMode) -> Self {
         self.edge_x = mode;
         self
     }
 
     /// What lies beyond the top and bottom edges.
+    ///
+    /// ```
+    /// use gblur::{EdgeMode, Gaussian};
+    ///
+    /// let g = Gaussian::builder().edge_y(EdgeMode::Reflect101).build()?;
+    /// assert_eq!(g.edges().1, EdgeMode::Reflect101);
+    /// # Ok::<(), gblur::Error>(())
+    /// ```
     pub fn edge_y(mut self, mode: EdgeMode) -> Self {
         self.edge_y = mode;
         self
@@ -138,6 +249,15 @@ impl GaussianBuilder {
     /// The FIR's radius in sigmas, rounded as scipy.ndimage rounds its `truncate`
     /// (`floor(truncate·σ + 0.5)`), from above 0 to 20; the default is ⌈5σ⌉. The recursive
     /// filter has no radius and ignores it.
+    ///
+    /// ```
+    /// use gblur::{Gaussian, Method};
+    ///
+    /// let g = Gaussian::builder().sigma(1.5).method(Method::Fir).truncate(4.0).build()?;
+    /// assert_eq!(g.method_name(), "fir");
+    /// assert!(Gaussian::builder().truncate(0.0).build().is_err());
+    /// # Ok::<(), gblur::Error>(())
+    /// ```
     pub fn truncate(mut self, truncate: f64) -> Self {
         self.truncate = Some(truncate);
         self
@@ -145,12 +265,26 @@ impl GaussianBuilder {
 
     /// Blur 8- and 16-bit colour in linear light: decoded from sRGB first and encoded back
     /// after, as photographers expect of highlights. Float images are linear already.
+    ///
+    /// ```
+    /// let g = gblur::Gaussian::builder().sigma(4.0).linear(true).build()?;
+    /// assert!(g.linear());
+    /// # Ok::<(), gblur::Error>(())
+    /// ```
     pub fn linear(mut self, linear: bool) -> Self {
         self.linear = linear;
         self
     }
 
     /// Checks every setting and makes the blur.
+    ///
+    /// ```
+    /// use gblur::{Error, Gaussian, Method};
+    ///
+    /// assert!(Gaussian::builder().sigma(3.0).build().is_ok());
+    /// let too_wide = Gaussian::builder().sigma(5000.0).method(Method::Fir).build();
+    /// assert!(matches!(too_wide, Err(Error::FirTooWide { .. })));
+    /// ```
     pub fn build(self) -> Result<Gaussian, Error> {
         let sx = check_sigma(self.sigma_x, "x")?;
         let sy = check_sigma(self.sigma_y, "y")?;

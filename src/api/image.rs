@@ -111,6 +111,16 @@ mod private {
 
 /// A sample type an image can hold: `u8`, `u16` (levels of full scale 255 and 65535) or `f32`
 /// (full scale 1, any value).
+///
+/// ```
+/// // Code generic over the sample types a raw buffer may hold.
+/// fn soften<T: gblur::Sample>(pixels: &mut [T], layout: gblur::Layout) -> Result<(), gblur::Error> {
+///     gblur::Gaussian::new(1.5)?.blur_interleaved(pixels, layout)
+/// }
+/// soften(&mut vec![0u8; 16 * 16], gblur::Layout::new(16, 16, 1))?;
+/// soften(&mut vec![0.5f32; 16 * 16 * 3], gblur::Layout::new(16, 16, 3))?;
+/// # Ok::<(), gblur::Error>(())
+/// ```
 pub trait Sample: private::Sealed {}
 impl Sample for u8 {}
 impl Sample for u16 {}
@@ -142,6 +152,12 @@ pub struct Layout {
 
 impl Layout {
     /// Rows without gaps and no alpha.
+    ///
+    /// ```
+    /// let layout = gblur::Layout::new(640, 480, 3);
+    /// assert_eq!(layout.row_stride, 640 * 3);
+    /// assert_eq!(layout.len(), 640 * 480 * 3);
+    /// ```
     pub fn new(width: usize, height: usize, channels: usize) -> Layout {
         Layout {
             width,
@@ -153,18 +169,36 @@ impl Layout {
     }
 
     /// The same layout with rows `stride` samples apart.
+    ///
+    /// ```
+    /// // A 100-pixel-wide RGBA crop of a 1000-pixel-wide buffer.
+    /// let layout = gblur::Layout::new(100, 50, 4).with_row_stride(1000 * 4);
+    /// assert_eq!(layout.len(), 49 * 4000 + 100 * 4);
+    /// ```
     pub fn with_row_stride(mut self, stride: usize) -> Layout {
         self.row_stride = stride;
         self
     }
 
     /// The same layout with (or without) alpha as its last channel.
+    ///
+    /// ```
+    /// let mut rgba = vec![0u8; 32 * 32 * 4];
+    /// let layout = gblur::Layout::new(32, 32, 4).with_alpha(true);
+    /// gblur::Gaussian::new(2.0)?.blur_interleaved(&mut rgba, layout)?;
+    /// # Ok::<(), gblur::Error>(())
+    /// ```
     pub fn with_alpha(mut self, alpha: bool) -> Layout {
         self.alpha = alpha;
         self
     }
 
     /// The least buffer length that holds the image: every row but the last at its stride.
+    ///
+    /// ```
+    /// assert_eq!(gblur::Layout::new(10, 3, 2).len(), 60);
+    /// assert_eq!(gblur::Layout::new(10, 3, 2).with_row_stride(25).len(), 2 * 25 + 20);
+    /// ```
     pub fn len(&self) -> usize {
         match self.height {
             0 => 0,
@@ -173,6 +207,11 @@ impl Layout {
     }
 
     /// Whether the image has no samples.
+    ///
+    /// ```
+    /// assert!(gblur::Layout::new(0, 10, 3).is_empty());
+    /// assert!(!gblur::Layout::new(1, 1, 1).is_empty());
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.width == 0 || self.height == 0 || self.channels == 0
     }

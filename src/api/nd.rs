@@ -43,6 +43,18 @@ mod private {
 
 /// A sample type of an array: `u8`, `u16`, `i16`, `f32` or `f64`. The filter runs in f32;
 /// integer results are rounded to the nearest value and clamped to the type's range.
+///
+/// ```
+/// use gblur::nd::{Element, Filter};
+///
+/// // Code generic over the array types the filter takes.
+/// fn smooth<T: Element>(data: &mut [T], shape: &[usize]) -> Result<(), gblur::Error> {
+///     Filter::new(&vec![2.0; shape.len()])?.apply(data, shape)
+/// }
+/// smooth(&mut vec![0u16; 64 * 64], &[64, 64])?;
+/// smooth(&mut vec![0f64; 8 * 8 * 8], &[8, 8, 8])?;
+/// # Ok::<(), gblur::Error>(())
+/// ```
 pub trait Element: private::Sealed {}
 impl Element for u8 {}
 impl Element for u16 {}
@@ -51,10 +63,34 @@ impl Element for f32 {}
 impl Element for f64 {}
 
 /// scipy's default `truncate`: its kernels reach 4 sigma.
+///
+/// ```
+/// use gblur::nd::{Filter, SCIPY_TRUNCATE};
+///
+/// // scipy's default, spelled out: the same filter as Filter::new alone.
+/// let f = Filter::new(&[1.0])?.truncate(SCIPY_TRUNCATE);
+/// assert_eq!(f, Filter::new(&[1.0])?);
+/// # Ok::<(), gblur::Error>(())
+/// ```
 pub const SCIPY_TRUNCATE: f64 = 4.0;
 
 /// The Gaussian over an N-D array: one sigma per axis, checked when made; the edge modes,
 /// constant and kernel cut set after.
+///
+/// ```
+/// use gblur::{nd::Filter, EdgeMode};
+///
+/// // A time series of 2-D frames (t, y, x): blurred in space only, with a constant border.
+/// let shape = [4, 64, 64];
+/// let mut frames = vec![1f32; 4 * 64 * 64];
+/// Filter::new(&[0.0, 2.0, 2.0])?
+///     .mode(EdgeMode::Constant(0.0))
+///     .cval(0.0)
+///     .apply(&mut frames, &shape)?;
+/// assert!(frames[0] < 1.0); // a corner, next to the zero border
+/// assert!((frames[32 * 64 + 32] - 1.0).abs() < 1e-4); // the middle of a frame
+/// # Ok::<(), gblur::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct Filter {
     sigma: Vec<f64>,
@@ -68,6 +104,13 @@ pub struct Filter {
 impl Filter {
     /// One sigma per axis of the arrays it will blur, in samples; 0 leaves an axis alone.
     /// The defaults are scipy's: mode reflect, constant 0, truncate 4.
+    ///
+    /// ```
+    /// let filter = gblur::nd::Filter::new(&[1.0, 3.0, 3.0])?; // (z, y, x)
+    /// assert_eq!(filter.describe()?.len(), 3);
+    /// assert!(gblur::nd::Filter::new(&[f64::NAN]).is_err());
+    /// # Ok::<(), gblur::Error>(())
+    /// ```
     pub fn new(sigma: &[f64]) -> Result<Filter, Error> {
         for (i, &s) in sigma.iter().enumerate() {
             check_sigma(s, &format!("axis {i}"))?;
@@ -83,12 +126,33 @@ impl Filter {
     }
 
     /// The same edge mode on every axis.
+    ///
+    /// ```
+    /// use gblur::{nd::Filter, EdgeMode};
+    ///
+    /// let mut line = vec![0f32, 0.0, 0.0, 0.0, 9.0];
+    /// Filter::new(&[1.0])?.mode(EdgeMode::Wrap).apply(&mut line, &[5])?;
+    /// assert!(line[0] > line[2]); // the peak at the end wraps around to the start
+    /// # Ok::<(), gblur::Error>(())
+    /// ```
     pub fn mode(mut self, mode: EdgeMode) -> Self {
         self.modes = vec![mode; self.sigma.len()];
         self
     }
 
     /// One edge mode per axis (checked against the rank when applied).
+    ///
+    /// ```
+    /// use gblur::{nd::Filter, EdgeMode};
+    ///
+    /// let mut image = vec![0f32; 32 * 48];
+    /// Filter::new(&[2.0, 2.0])?
+    ///     .modes(&[EdgeMode::Reflect, EdgeMode::Wrap]) // (y, x)
+    ///     .apply(&mut image, &[32, 48])?;
+    /// let wrong_rank = Filter::new(&[2.0, 2.0])?.modes(&[EdgeMode::Reflect]);
+    /// assert!(wrong_rank.apply(&mut image, &[32, 48]).is_err());
+    /// # Ok::<(), gblur::Error>(())
+    /// ```
     pub fn modes(mut self, modes: &[EdgeMode]) -> Self {
         self.modes = modes.to_vec();
         self
@@ -96,6 +160,15 @@ impl Filter {
 
     /// The value beyond the edges of an axis whose mode is [`EdgeMode::Constant`], in the
     /// array's own units (the mode's own value is not used here).
+    ///
+    /// ```
+    /// use gblur::{nd::Filter, EdgeMode};
+    ///
+    /// let mut line = vec![10f32; 16];
+    /// Filter::new(&[2.0])?.mode(EdgeMode::Constant(0.0)).cval(10.0).apply(&mut line, &[16])?;
+    /// assert!(line.iter().all(|v| (v - 10.0).abs() < 1e-3)); // 10 beyond the edges too
+    /// # Ok::<(), gblur::Error>(())
+    /// ```
     pub fn cval(mut self, cval: f64) -> Self {
         self.cval = cval;
         self
@@ -103,12 +176,29 @@ impl Filter {
 
     /// Where scipy cuts its kernel, in sigmas (default 4): at 4 or more the recursive
     /// filter runs; below, the FIR cut there, as scipy computes it.
+    ///
+    /// ```
+    /// use gblur::nd::Filter;
+    ///
+    /// // Below 4 sigmas scipy's cut kernel runs, as scipy computes it.
+    /// let cut = Filter::new(&[2.0])?.truncate(2.0);
+    /// assert_eq!(cut.describe()?, vec![Some("fir r=4".to_string())]);
+    /// # Ok::<(), gblur::Error>(())
+    /// ```
     pub fn truncate(mut self, truncate: f64) -> Self {
         self.truncate = truncate;
         self
     }
 
     /// scipy's `radius`: the kernel's half-width per axis, overriding `truncate`.
+    ///
+    /// ```
+    /// use gblur::nd::Filter;
+    ///
+    /// let f = Filter::new(&[3.0])?.radius(&[5]);
+    /// assert_eq!(f.reach()?, vec![5]);
+    /// # Ok::<(), gblur::Error>(())
+    /// ```
     pub fn radius(mut self, radius: &[usize]) -> Self {
         self.radius = Some(radius.to_vec());
         self
@@ -117,6 +207,14 @@ impl Filter {
     /// Forces a filter family: [`Method::Fir`] runs scipy's own kernel at every sigma (its
     /// cost grows with sigma), [`Method::Recursive`] the recursive filter even where scipy's
     /// kernel is cut short.
+    ///
+    /// ```
+    /// use gblur::{nd::Filter, Method};
+    ///
+    /// let f = Filter::new(&[2.0])?.method(Method::Fir);
+    /// assert_eq!(f.describe()?, vec![Some("fir r=8".to_string())]);
+    /// # Ok::<(), gblur::Error>(())
+    /// ```
     pub fn method(mut self, method: Method) -> Self {
         self.method = method;
         self
@@ -124,6 +222,12 @@ impl Filter {
 
     /// Which filter runs along each axis: `None` where sigma is 0, else `recursive` or
     /// `fir r=R`.
+    ///
+    /// ```
+    /// let f = gblur::nd::Filter::new(&[0.0, 5.0])?;
+    /// assert_eq!(f.describe()?, vec![None, Some("recursive".to_string())]);
+    /// # Ok::<(), gblur::Error>(())
+    /// ```
     pub fn describe(&self) -> Result<Vec<Option<String>>, Error> {
         Ok(self
             .axis_filters()?
@@ -136,6 +240,14 @@ impl Filter {
     /// by more than 5e-5 of its range (the recursive filter's tail), or by nothing (the
     /// FIR's radius); 0 where sigma is 0. Chunks of an array blurred apart, each with this
     /// much of its neighbours around it, agree with the whole array's blur within that.
+    ///
+    /// ```
+    /// // Blurring a large array in overlapping tiles: each tile needs this much margin.
+    /// let reach = gblur::nd::Filter::new(&[0.0, 4.0])?.reach()?;
+    /// assert_eq!(reach[0], 0);
+    /// assert!(reach[1] > 4 * 4);
+    /// # Ok::<(), gblur::Error>(())
+    /// ```
     pub fn reach(&self) -> Result<Vec<usize>, Error> {
         Ok(self
             .axis_filters()?

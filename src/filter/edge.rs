@@ -3,6 +3,15 @@
 //! to the sample it stands for.
 
 /// How the samples beyond one edge of an axis are made.
+///
+/// ```
+/// use gblur::{EdgeMode, Gaussian};
+///
+/// // A seamless texture: what leaves one edge comes back at the other.
+/// let mut tile = image::DynamicImage::ImageRgb8(image::RgbImage::new(64, 64));
+/// Gaussian::builder().sigma(3.0).edges(EdgeMode::Wrap).build()?.blur_image(&mut tile)?;
+/// # Ok::<(), gblur::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum EdgeMode {
     /// The edge sample repeated (`aaa|abcd|ddd`).
@@ -21,6 +30,15 @@ pub enum EdgeMode {
 impl EdgeMode {
     /// `clamp|reflect|reflect101|wrap|constant[=V]`, with scipy's and OpenCV's names as
     /// aliases (`nearest`, `mirror`, `replicate`, `reflect_101`).
+    ///
+    /// ```
+    /// use gblur::EdgeMode;
+    ///
+    /// assert_eq!(EdgeMode::parse("nearest"), Ok(EdgeMode::Clamp));
+    /// assert_eq!(EdgeMode::parse("mirror"), Ok(EdgeMode::Reflect101));
+    /// assert_eq!(EdgeMode::parse("constant=0.5"), Ok(EdgeMode::Constant(0.5)));
+    /// assert!(EdgeMode::parse("sideways").is_err());
+    /// ```
     pub fn parse(s: &str) -> Result<EdgeMode, String> {
         let (name, value) = match s.split_once('=') {
             Some((name, value)) => (name, Some(value)),

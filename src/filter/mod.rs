@@ -10,6 +10,17 @@ use gaussian::RecursiveGaussian;
 use serde::Serialize;
 
 /// Which filter runs along an axis.
+///
+/// ```
+/// use gblur::{Gaussian, Method};
+///
+/// // Small sigmas take the exactly sampled kernel by default; the recursive filter can be
+/// // forced, at the same cost for any sigma.
+/// assert_eq!(Gaussian::new(1.0)?.method_name(), "fir");
+/// let g = Gaussian::builder().sigma(1.0).method(Method::Recursive).build()?;
+/// assert_eq!(g.method_name(), "recursive");
+/// # Ok::<(), gblur::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Method {
