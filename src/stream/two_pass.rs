@@ -4,12 +4,12 @@
 
 use crate::progress::RowsBar;
 use super::stage::Feed;
-use super::{decode, join, open, DecodedBatch, Opened, Rows, Stop, StreamSample, StripJob};
+use super::{decode, join, open, DecodedBatch, Opened, Rows, Shape, Stop, StreamSample, StripJob};
+use crate::codec::metadata::Metadata;
 use crate::codec::ImageIoError;
 use crate::cpu::banded::{summarise_streamed, Axis, ColumnStates, Pixels};
 use crate::report::{Pass, Stage};
 use crossbeam_channel::bounded;
-use image::ColorType;
 use std::fs::File;
 use std::path::Path;
 use std::time::Instant;
@@ -78,12 +78,14 @@ pub(super) fn first_pass<T: StreamSample>(
 
 /// The job's input opened again for pass 2; an error where it is no longer the image pass 1
 /// read (`size` and `color`).
-pub(super) fn reopen(
-    job: &StripJob,
-    (size, color): ((u32, u32), ColorType),
-) -> Result<Rows, ImageIoError> {
+pub(super) fn reopen(job: &StripJob, shape: Shape) -> Result<Rows, ImageIoError> {
     match open(job)? {
-        Opened::Rows(rows) if rows.size() == size && rows.color() == color => Ok(*rows),
+        Opened::Rows(rows) if Shape::of(&rows) == shape => {
+            let mut rows = *rows;
+            // The metadata was taken from the first opening for the output.
+            rows.header_mut().meta = Metadata::default();
+            Ok(rows)
+        }
         _ => Err(ImageIoError::Decode {
             path: job.input.into(),
             detail: "the file changed between the two passes of the exact method".into(),
