@@ -42,7 +42,7 @@ else
 fi
 if [ -n "${GBLUR_CODEC_BIN:-}" ]; then
     codecs=$GBLUR_CODEC_BIN
-elif command -v cargo >/dev/null && (cd "$root" && cargo build --release -q --features unstable-internals --example codec_ceiling); then
+elif command -v cargo >/dev/null && (cd "$root" && cargo build --release -q -p gblur --features unstable-internals --example codec_ceiling); then
     codecs="$root/target/release/examples/codec_ceiling"
 else
     codecs=""

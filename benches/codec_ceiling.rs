@@ -5,7 +5,7 @@
 //! this rate on the same cores; `benches/batch.sh` prints it beside the peers. With `rgb` as
 //! the third argument every file goes through RGB (`--jpeg-path rgb`).
 //!
-//! Usage: cargo run --release --features unstable-internals --example codec_ceiling -- DIR [RUNS] [rgb]
+//! Usage: cargo run --release -p gblur --features unstable-internals --example codec_ceiling -- DIR [RUNS] [rgb]
 //! Prints one line per run: images/s, and per image the decode and encode time summed over
 //! threads.
 use gblur::codec::{self, EncodeOptions};

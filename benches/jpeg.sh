@@ -25,7 +25,7 @@ $PY -c 'import cv2, numpy, PIL' 2>/dev/null || missing+=(python3-opencv python3-
 if [ ${#missing[@]} -gt 0 ]; then
   apt-get update -q && apt-get install -y -q "${missing[@]}"
 fi
-cargo build --release -q --features unstable-internals --example codec_ceiling
+cargo build --release -q -p gblur --features unstable-internals --example codec_ceiling
 cargo build --release -q
 G=$PWD/target/release/gblur
 C=$PWD/target/release/examples/codec_ceiling

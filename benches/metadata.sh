@@ -19,7 +19,7 @@ H=${H:-3264}
 PY=/usr/bin/python3
 $PY -c 'import numpy' 2>/dev/null || { apt-get update -q && apt-get install -y -q python3-numpy; }
 cargo build --release -q
-cargo build --release -q --features unstable-internals --example metadata_read
+cargo build --release -q -p gblur --features unstable-internals --example metadata_read
 G=$PWD/target/release/gblur
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT

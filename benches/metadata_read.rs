@@ -2,7 +2,7 @@
 //! again for each of `exif_metadata` and `xmp_metadata` (as it does for the orientation and
 //! the ICC profile), with or without the segments there. Times each call on the files given,
 //! after the decoder is built. Run by benches/metadata.sh.
-//! usage: cargo run --release --features unstable-internals --example metadata_read -- FILE.jpg... [--calls N]
+//! usage: cargo run --release -p gblur --features unstable-internals --example metadata_read -- FILE.jpg... [--calls N]
 
 use image::{ImageDecoder, ImageFormat, ImageReader};
 use std::io::Cursor;

@@ -22,7 +22,7 @@ $PY -c 'import numpy, PIL' 2>/dev/null || {
 # Where no toolchain is (a device machine), the carried binaries are used as they are.
 if command -v cargo >/dev/null; then
     cargo build --release -q
-    cargo build --release -q --example one_axis_in_memory
+    cargo build --release -q -p gblur --example one_axis_in_memory
 fi
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT

@@ -7,7 +7,7 @@
 //! program sleeps that long before each call, as the command's single-threaded decode leaves
 //! the other cores idle before its blur.
 //!
-//! usage: cargo run --release --example one_axis_in_memory -- [CHANNELS] [ROUNDS] [W] [H] [IDLE_MS]
+//! usage: cargo run --release -p gblur --example one_axis_in_memory -- [CHANNELS] [ROUNDS] [W] [H] [IDLE_MS]
 
 use gblur::{Gaussian, Layout};
 use std::time::Instant;

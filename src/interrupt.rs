@@ -45,16 +45,14 @@ pub fn remove_temp_files() {
     }
 }
 
-/// Installs the handler (once per process; a second call changes nothing).
-#[cfg(feature = "cli")]
-pub fn remove_temp_files_on_ctrl_c() {
-    let _ = ctrlc::set_handler(|| {
-        // The lock is held until exit: the writer cannot rename a file being removed.
-        let pending = lock();
-        for p in pending.iter() {
-            let _ = std::fs::remove_file(p);
-        }
-        crate::report::diagnostic("gblur: interrupted");
-        std::process::exit(130);
-    });
+/// What the command's Ctrl-C handler does: removes the temporary files being written, says
+/// so, and ends the process with status 130.
+pub fn remove_temp_files_and_exit() -> ! {
+    // The lock is held until exit: the writer cannot rename a file being removed.
+    let pending = lock();
+    for p in pending.iter() {
+        let _ = std::fs::remove_file(p);
+    }
+    crate::report::diagnostic("gblur: interrupted");
+    std::process::exit(130);
 }

@@ -69,22 +69,22 @@
 //!
 //! # Features
 //!
-//! `cli` (on by default) builds the `gblur` command and what only it uses: the argument
-//! parser, `gblur batch`, `gblur bench` with its plots, progress bars and Ctrl-C handling.
-//! A library user can leave it out: `gblur = { version = "0.1", default-features = false }`.
-//! `unstable-internals` exposes the crate's internals to its own fuzz targets and benchmark
+//! None is on by default. `progress-bars` draws a progress bar on stderr for a long image, as
+//! the `gblur` command does. `unstable-internals` exposes the crate's internals to the `gblur`
+//! command (`crates/cli`), `gblur bench` (`crates/bench`), the fuzz targets and the benchmark
 //! programs; it is not part of the API and follows no versioning.
 //!
 //! # Layers
 //!
 //! The public API (`api`) over the per-file job (`job`, `work`, `mask`, `stream`) over the
 //! engines (`codec`, `cpu`, `gpu`, on `filter` and `pixels`), with `backend` choosing where a
-//! job runs. The command line (`cli`, `batch`, `bench`, `devices`) sits on top, behind the
-//! `cli` feature. Nothing imports upwards; `tests/it/architecture.rs` fails on an import cycle.
+//! job runs. The `gblur` command (`crates/cli`: the argument parser, `gblur batch`, the device
+//! list) and the GPU tutorial suite behind `gblur bench` (`crates/bench`) are packages of their
+//! own on top. Nothing imports upwards; `tests/it/architecture.rs` fails on an import cycle.
 
 #![deny(missing_docs)]
-// Items only the command line uses are unused without it.
-#![cfg_attr(not(feature = "cli"), allow(dead_code, unused_imports))]
+// Items only the command line and the tutorial suite use are unused without the internals.
+#![cfg_attr(not(feature = "unstable-internals"), allow(dead_code, unused_imports))]
 
 mod api;
 pub use api::{
@@ -109,38 +109,9 @@ macro_rules! internal {
 }
 
 internal!(
-    backend,
-    codec,
-    cpu,
-    fault,
-    filter,
-    gpu,
-    interrupt,
-    job,
-    mask,
-    memory,
-    pixels,
-    progress,
-    report,
-    stream,
-    work,
-    #[cfg(feature = "cli")]
-    batch,
-    #[cfg(feature = "cli")]
-    bench,
-    #[cfg(feature = "cli")]
-    cli,
-    #[cfg(feature = "cli")]
-    devices,
+    backend, codec, cpu, fault, filter, gpu, interrupt, job, mask, memory, pixels, progress,
+    report, stream, work,
 );
 
 #[cfg(test)]
 mod tests;
-
-/// The `gblur` command's entry point and allocator, for `src/main.rs`. Not part of the API.
-#[cfg(feature = "cli")]
-#[doc(hidden)]
-pub mod command_line {
-    pub use crate::cli::main;
-    pub use crate::memory::ReportingAllocator;
-}

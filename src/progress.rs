@@ -1,8 +1,8 @@
 //! Every progress bar gblur draws, in one look: elapsed time, the bar, what is done of what,
 //! a rounded rate and the time left. A bar shows on stderr only where stderr is a terminal
 //! (indicatif's check), never with `--quiet`, and, for one image, only once the job has run
-//! a second, so a quick job prints nothing but its report. Without the `cli` feature (the
-//! library) nothing is drawn.
+//! a second, so a quick job prints nothing but its report. Without the `progress-bars`
+//! feature nothing is drawn.
 
 use std::time::Duration;
 
@@ -22,7 +22,7 @@ pub const SWEEP: &str = "";
 /// What a batch counts.
 pub const FILES: &str = "files";
 
-#[cfg(feature = "cli")]
+#[cfg(feature = "progress-bars")]
 mod drawn {
     use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
     use std::fmt::Write as _;
@@ -78,13 +78,13 @@ mod drawn {
     }
 }
 
-#[cfg(feature = "cli")]
+#[cfg(feature = "progress-bars")]
 pub use drawn::counting as progress_bar;
 
 /// The progress of one long image through the strip engine: rows blurred and handed to the
 /// encoder, MP/s and the time left, drawn once the job has run a second.
 pub struct RowsBar {
-    #[cfg(feature = "cli")]
+    #[cfg(feature = "progress-bars")]
     bar: indicatif::ProgressBar,
     /// When the bar is drawn; None: never (`--quiet`), or drawn already.
     show_at: Option<std::time::Instant>,
@@ -96,10 +96,10 @@ impl RowsBar {
     /// A bar for `rows` rows of `width` pixels (`stride` samples): the image's height, or
     /// twice it where the exact two-pass method reads the image twice.
     pub fn new((width, rows): (u32, u64), stride: usize, show: bool) -> RowsBar {
-        #[cfg(not(feature = "cli"))]
+        #[cfg(not(feature = "progress-bars"))]
         let _ = (width, rows);
         RowsBar {
-            #[cfg(feature = "cli")]
+            #[cfg(feature = "progress-bars")]
             bar: {
                 let megapixels_per_row = width as f64 / 1e6;
                 let rate = move |r: f64| drawn::rounded(r * megapixels_per_row, "MP");
@@ -113,7 +113,7 @@ impl RowsBar {
 
     /// Counts the rows in `samples`, and draws the bar from its time on.
     pub fn advance(&mut self, samples: usize) {
-        #[cfg(feature = "cli")]
+        #[cfg(feature = "progress-bars")]
         {
             if self.show_at.is_some_and(|at| std::time::Instant::now() >= at) {
                 self.bar
@@ -122,13 +122,13 @@ impl RowsBar {
             }
             self.bar.inc((samples / self.stride.max(1)) as u64);
         }
-        #[cfg(not(feature = "cli"))]
+        #[cfg(not(feature = "progress-bars"))]
         let _ = (samples, self.show_at);
     }
 
     /// Clears the bar at the end of the job.
     pub fn finish(&self) {
-        #[cfg(feature = "cli")]
+        #[cfg(feature = "progress-bars")]
         self.bar.finish_and_clear();
     }
 }
@@ -138,10 +138,10 @@ impl RowsBar {
 /// is running. It is drawn from a second into the job, by a timer thread, since a stage can
 /// take longer than that with nothing to count.
 pub struct StageBar {
-    #[cfg(feature = "cli")]
+    #[cfg(feature = "progress-bars")]
     bar: indicatif::ProgressBar,
     /// Dropped to stop the timer; joined so that no draw follows the clear.
-    #[cfg(feature = "cli")]
+    #[cfg(feature = "progress-bars")]
     timer: Option<(std::sync::mpsc::Sender<()>, std::thread::JoinHandle<()>)>,
     stages: &'static [&'static str],
 }
@@ -149,7 +149,7 @@ pub struct StageBar {
 impl StageBar {
     /// A bar over `stages`, shown from a second on where `show`.
     pub fn new(stages: &'static [&'static str], show: bool) -> StageBar {
-        #[cfg(feature = "cli")]
+        #[cfg(feature = "progress-bars")]
         {
             let style = drawn::style("stages", None);
             let bar = drawn::hidden(stages.len() as u64, style);
@@ -170,7 +170,7 @@ impl StageBar {
             });
             StageBar { bar, timer, stages }
         }
-        #[cfg(not(feature = "cli"))]
+        #[cfg(not(feature = "progress-bars"))]
         {
             let _ = show;
             StageBar { stages }
@@ -180,19 +180,19 @@ impl StageBar {
     /// Marks `stage` (one of the bar's) as running.
     pub fn stage(&self, stage: &str) {
         let at = self.stages.iter().position(|s| *s == stage).unwrap_or(0);
-        #[cfg(feature = "cli")]
+        #[cfg(feature = "progress-bars")]
         {
             self.bar.set_position(at as u64);
             self.bar.set_message(stage.to_string());
         }
-        #[cfg(not(feature = "cli"))]
+        #[cfg(not(feature = "progress-bars"))]
         let _ = at;
     }
 }
 
 impl Drop for StageBar {
     fn drop(&mut self) {
-        #[cfg(feature = "cli")]
+        #[cfg(feature = "progress-bars")]
         {
             if let Some((stop, thread)) = self.timer.take() {
                 drop(stop);
@@ -203,7 +203,7 @@ impl Drop for StageBar {
     }
 }
 
-#[cfg(all(test, feature = "cli"))]
+#[cfg(all(test, feature = "progress-bars"))]
 mod tests {
     #[test]
     fn rates_are_rounded_to_three_digits_at_most() {

@@ -1,13 +1,11 @@
 //! Tests that cross the crate's modules and need its internals: every kernel against the Rust
-//! reference, each path's accuracy against an exact Gaussian, the program cache, the GPU
-//! tutorial ladders, JPEG planes' layouts and the fuzzers' regressions. What a user sees (the
+//! reference, each path's accuracy against an exact Gaussian, the program cache, JPEG planes'
+//! layouts and the fuzzers' regressions. What a user sees (the
 //! command, the public API) is tested from outside, in `tests/it`.
 
 mod accuracy;
 mod common;
 mod fuzz_regressions;
 mod jpeg_planes;
-#[cfg(feature = "cli")]
-mod ladders;
 mod opencl_vs_reference;
 mod program_cache;

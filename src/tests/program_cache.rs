@@ -101,16 +101,16 @@ fn a_binary_the_driver_refuses_is_compiled_again() {
     let dir = tempfile::tempdir().unwrap();
     let cache = ProgramCache::new(dir.path(), &info);
     let options = program::BASE_OPTIONS;
-    let src = program::COPY;
+    let src = program::CONVOLUTION;
     cache
         .store(src.file, src.text, options, b"not a program binary")
         .unwrap();
     let ctx = ClContext::with_cache(info.clone(), Some(cache.clone())).unwrap();
-    ctx.kernel(src, "copy_float", "").expect("compiled instead");
+    ctx.kernel(src, "fir_x", "").expect("compiled instead");
     let builds = ctx.builds();
     assert_eq!((builds.rejected, builds.compiled, builds.cached), (1, 1, 0));
     let fresh = ClContext::with_cache(info, Some(cache)).unwrap();
-    fresh.kernel(src, "copy_float", "").unwrap();
+    fresh.kernel(src, "fir_x", "").unwrap();
     assert_eq!(fresh.builds().cached, 1);
 }
 
@@ -120,16 +120,14 @@ fn each_define_set_has_its_own_entry() {
     let info = device::select(&DeviceChoice::Cpu).unwrap().expect("PoCL");
     let dir = tempfile::tempdir().unwrap();
     let cache = ProgramCache::new(dir.path(), &info);
-    let src = program::COPY;
+    let src = program::CONVOLUTION;
     let ctx = ClContext::with_cache(info.clone(), Some(cache.clone())).unwrap();
-    ctx.kernel(src, "copy_float", "").unwrap();
-    ctx.kernel(src, "copy_float", "-DUNUSED_BY_COPY=1").unwrap();
+    ctx.kernel(src, "fir_x", "").unwrap();
+    ctx.kernel(src, "fir_x", "-DUNUSED_BY_FIR=1").unwrap();
     assert_eq!(ctx.builds().compiled, 2);
     assert_eq!(entries(dir.path()).len(), 2);
     let again = ClContext::with_cache(info, Some(cache)).unwrap();
-    again
-        .kernel(src, "copy_float", "-DUNUSED_BY_COPY=1")
-        .unwrap();
+    again.kernel(src, "fir_x", "-DUNUSED_BY_FIR=1").unwrap();
     assert_eq!((again.builds().cached, again.builds().compiled), (1, 0));
 }
 

@@ -7,20 +7,20 @@ use super::device::{download, enqueue_copy4, noise_planar, verify};
 use super::output::{opt, Column};
 use super::runner::measure;
 use super::{BenchOptions, Record};
-use crate::filter::gaussian;
-use crate::filter::{Blur2d, LineFilter, Method};
-use crate::gpu::defines::pass_defines;
-use crate::gpu::plan::Blocking;
-use crate::gpu::format::PixelFormat;
-use crate::gpu::opencl::program::CONVOLUTION;
-use crate::gpu::opencl::queue::Arg;
-use crate::gpu::opencl::{ClContext, ClError, Timed};
-use crate::gpu::pipeline::{self, DeviceImage};
-use crate::gpu::plan::{ChunkStart, Pipeline};
-use crate::gpu::transpose::TransposeKind;
-use crate::gpu::upload;
-use crate::pixels::planar::Planar;
-use crate::progress::SWEEP;
+use crate::kernels::CONV2D;
+use gblur::filter::gaussian;
+use gblur::filter::{Blur2d, LineFilter, Method};
+use gblur::gpu::defines::pass_defines;
+use gblur::gpu::format::PixelFormat;
+use gblur::gpu::opencl::queue::Arg;
+use gblur::gpu::opencl::{ClContext, ClError, Timed};
+use gblur::gpu::pipeline::{self, DeviceImage};
+use gblur::gpu::plan::Blocking;
+use gblur::gpu::plan::{ChunkStart, Pipeline};
+use gblur::gpu::transpose::TransposeKind;
+use gblur::gpu::upload;
+use gblur::pixels::planar::Planar;
+use gblur::progress::SWEEP;
 use indicatif::ProgressBar;
 use opencl3::memory::Buffer;
 
@@ -242,7 +242,7 @@ fn sweep(
         .map(|&c| rows.for_channels(c).count())
         .sum();
     let total = sizes.len() * blur_opts.sigmas.len() * per_size;
-    let bar = crate::progress::progress_bar(total, opts.quiet, SWEEP);
+    let bar = gblur::progress::progress_bar(total, opts.quiet, SWEEP);
     let mut records = Vec::new();
     for &(w, h) in &sizes {
         for &c in &blur_opts.channels {
@@ -460,7 +460,7 @@ fn filter_once<'a>(
     pipeline::enqueue(ctx, dev, &blur, pipe)?;
     let got = download(ctx, &dev.a, img.data.len())?;
     if reference.as_ref().is_none_or(|(b, _)| *b != blur) {
-        *reference = Some((blur.clone(), crate::cpu::reference::blur(img, &blur).0.data));
+        *reference = Some((blur.clone(), gblur::cpu::reference::blur(img, &blur).0.data));
     }
     let want = reference.as_ref().unwrap().1.clone();
     let run = move || -> Result<Vec<Timed>, ClError> {
@@ -527,7 +527,7 @@ fn measure_rgba8_row(
             ctx.read(&bytes, &mut got, "download")?;
             let input =
                 image::RgbaImage::from_raw(w as u32, h as u32, samples).expect("w×h×4 samples");
-            let want = crate::cpu::reference::blur_image(&input.into(), &blur, false);
+            let want = gblur::cpu::reference::blur_image(&input.into(), &blur, false);
             let worst = got
                 .iter()
                 .zip(want.as_bytes())
@@ -560,7 +560,7 @@ fn conv2d(
     dev: &DeviceImage,
     (w, h, c): (usize, usize, usize),
 ) -> Result<Timed, ClError> {
-    let k = ctx.kernel(CONVOLUTION, "conv2d", "")?;
+    let k = ctx.kernel(CONV2D, "conv2d", "")?;
     let args = [
         Arg::Buf(&dev.a),
         Arg::Buf(&dev.b),

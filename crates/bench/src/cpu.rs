@@ -7,15 +7,15 @@
 use super::output::{opt, Column};
 use super::runner::{measure_host, Stats};
 use super::{BenchOptions, Record};
-use crate::cpu::{banded, reference};
-use crate::filter::{Blur2d, Method};
-use crate::gpu::opencl::{device, ClContext};
-use crate::gpu::pipeline;
-use crate::gpu::plan::Upload;
-use crate::gpu::plan::{Pipeline, PipelineChoice};
-use crate::gpu::upload;
-use crate::pixels;
-use crate::progress::SWEEP;
+use gblur::cpu::{banded, reference};
+use gblur::filter::{Blur2d, Method};
+use gblur::gpu::opencl::{device, ClContext};
+use gblur::gpu::pipeline;
+use gblur::gpu::plan::Upload;
+use gblur::gpu::plan::{Pipeline, PipelineChoice};
+use gblur::gpu::upload;
+use gblur::pixels;
+use gblur::progress::SWEEP;
 use image::{DynamicImage, ImageBuffer};
 
 /// A 16 MP frame with a camera's 3:2 shape.
@@ -95,8 +95,8 @@ fn sweep(opts: &BenchOptions, sigmas: &[f64]) -> anyhow::Result<Vec<Record>> {
     let sizes = opts.sizes.clone().unwrap_or_else(|| vec![DEFAULT_SIZE]);
     let rust = format!(
         "{}, {}",
-        crate::backend::rust_device_name(),
-        crate::cpu::lanes::isa_name()
+        gblur::backend::rust_device_name(),
+        gblur::cpu::lanes::isa_name()
     );
     // The OpenCL row shows what the main command would otherwise run; no device, no row.
     let opencl = device::select(&opts.device)
@@ -104,7 +104,7 @@ fn sweep(opts: &BenchOptions, sigmas: &[f64]) -> anyhow::Result<Vec<Record>> {
         .flatten()
         .and_then(|info| ClContext::new(info).ok());
     let per_size = 2 * sigmas.len() + 1 + usize::from(opencl.is_some());
-    let bar = crate::progress::progress_bar(sizes.len() * per_size, opts.quiet, SWEEP);
+    let bar = gblur::progress::progress_bar(sizes.len() * per_size, opts.quiet, SWEEP);
     let mut records = Vec::new();
     for &(w, h) in &sizes {
         let img = rgb8(w, h);

@@ -2,11 +2,11 @@
 //! data, the float4 copy kernel (every bench's yardstick), moving buffers to and from the
 //! device, and the element-wise check of a result against the host's.
 
-use crate::gpu::opencl::program::COPY;
-use crate::gpu::opencl::queue::Arg;
-use crate::gpu::opencl::{device, ClContext, ClError, DeviceChoice, Timed};
-use crate::pixels::planar::Planar;
+use crate::kernels::COPY;
 use anyhow::Context as _;
+use gblur::gpu::opencl::queue::Arg;
+use gblur::gpu::opencl::{device, ClContext, ClError, DeviceChoice, Timed};
+use gblur::pixels::planar::Planar;
 use opencl3::memory::Buffer;
 
 /// Benchmarks need an OpenCL device: `rust` or no device at all is an error here.

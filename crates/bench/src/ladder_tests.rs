@@ -1,12 +1,25 @@
 //! Every kernel of the matmul and reduce ladders against the host reference on the OpenCL
 //! device (PoCL in CI), at small and odd sizes, f32 and i32.
 
-use super::common;
+use gblur::gpu::opencl::{device, ClContext, DeviceChoice};
 
-use crate::bench::matmul::{
+use crate::matmul::{
     ladder, DeviceOperands, Elem, Operands, Prepared, Reference, Rung, Shape, PRESETS,
 };
-use crate::bench::reduce::{self, Vectors};
+use crate::reduce::{self, Vectors};
+
+/// A context on the test device: the one GBLUR_TEST_DEVICE names, else the first GPU, else
+/// the first device (PoCL's CPU device in CI). Without one the test fails with what to
+/// install: no test skips itself.
+fn context() -> ClContext {
+    let choice = std::env::var("GBLUR_TEST_DEVICE")
+        .map(|s| DeviceChoice::parse(&s))
+        .unwrap_or(DeviceChoice::Auto);
+    let info = device::select(&choice)
+        .expect("OpenCL device selection failed")
+        .expect("no OpenCL device: the tests need one (Debian: apt-get install pocl-opencl-icd ocl-icd-libopencl1; .ci/run installs them)");
+    ClContext::new(info).expect("creating the OpenCL context")
+}
 
 /// Shapes that are not tile multiples in any dimension, and the degenerate one.
 const SHAPES: [Shape; 4] = [
@@ -25,7 +38,7 @@ const SHAPES: [Shape; 4] = [
 ];
 
 fn check_ladder(elem: Elem, rungs: &[Rung], shapes: &[Shape]) {
-    let ctx = common::context();
+    let ctx = context();
     for &s in shapes {
         let data = Operands::host(s, elem);
         let reference = Reference::new(&data);
@@ -82,7 +95,7 @@ fn reference_catches_a_dropped_term() {
 
 #[test]
 fn every_reduce_rung_matches_the_f64_sum() {
-    let ctx = common::context();
+    let ctx = context();
     for n in [1, 3, 5, 1001, 4099, 70_001] {
         let x = reduce::signed_noise(n, 5 + n as u64);
         let y = reduce::signed_noise(n, 9 + n as u64);

@@ -6,6 +6,7 @@
 pub mod blur;
 pub mod cpu;
 pub mod device;
+mod kernels;
 pub mod matmul;
 pub mod output;
 pub mod peak;
@@ -13,7 +14,10 @@ pub mod reduce;
 pub mod runner;
 pub mod transpose;
 
-use crate::gpu::opencl::{ClContext, DeviceChoice};
+#[cfg(test)]
+mod ladder_tests;
+
+use gblur::gpu::opencl::{ClContext, DeviceChoice};
 use serde::Serialize;
 use std::path::PathBuf;
 
@@ -102,7 +106,7 @@ impl Record {
             width: w,
             height: h,
             device: ctx.device_name(),
-            build_options: crate::gpu::opencl::program::BASE_OPTIONS.into(),
+            build_options: gblur::gpu::opencl::program::BASE_OPTIONS.into(),
             ..Self::default()
         }
     }

@@ -210,7 +210,7 @@ pub fn emit_with(
 }
 
 /// Bundled so PNG plots need no system fonts (DejaVu Sans, licence in assets/fonts).
-static FONT: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
+static FONT: &[u8] = include_bytes!("../assets/fonts/DejaVuSans.ttf");
 
 /// `axes` (MP/s against megapixels for the image benches), one line per record name, both
 /// axes logarithmic, as SVG or PNG (by extension). A sweep over several sigmas or channel

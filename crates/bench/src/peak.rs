@@ -7,8 +7,8 @@ use super::device::{copy_kernel, download, noise, upload_pair, verify};
 use super::output::{opt, Column};
 use super::runner::measure;
 use super::{BenchOptions, Record};
-use crate::gpu::opencl::ClContext;
-use crate::progress::SWEEP;
+use gblur::gpu::opencl::ClContext;
+use gblur::progress::SWEEP;
 use opencl3::memory::Buffer;
 use rayon::prelude::*;
 
@@ -82,7 +82,8 @@ fn sweep(ctx: &ClContext, opts: &BenchOptions) -> anyhow::Result<Vec<Record>> {
         .sizes
         .clone()
         .unwrap_or_else(|| vec![(1024, 1024), (4096, 4096)]);
-    let bar = crate::progress::progress_bar(sizes.len() * (2 + MAD_SERIES.len()), opts.quiet, SWEEP);
+    let bar =
+        gblur::progress::progress_bar(sizes.len() * (2 + MAD_SERIES.len()), opts.quiet, SWEEP);
     let mut records = Vec::new();
     for &(w, h) in &sizes {
         let host = noise(w * h);

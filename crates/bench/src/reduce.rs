@@ -8,10 +8,10 @@ use super::device::{download, enqueue_copy4, upload_pair, verify};
 use super::output::{Column, PlotAxes};
 use super::runner::{measure, measure_with_host};
 use super::{BenchOptions, Record};
-use crate::gpu::opencl::program::REDUCE;
-use crate::gpu::opencl::queue::Arg;
-use crate::gpu::opencl::{ClContext, ClError, Timed};
-use crate::progress::SWEEP;
+use crate::kernels::REDUCE;
+use gblur::gpu::opencl::queue::Arg;
+use gblur::gpu::opencl::{ClContext, ClError, Timed};
+use gblur::progress::SWEEP;
 use opencl3::memory::Buffer;
 use std::cell::RefCell;
 
@@ -107,7 +107,7 @@ fn sweep(ctx: &ClContext, opts: &BenchOptions, ro: &ReduceOptions) -> anyhow::Re
             vec![1 << 16, 1 << 20, 1 << 22]
         }
     });
-    let bar = crate::progress::progress_bar(sizes.len() * Rung::ALL.len(), opts.quiet, SWEEP);
+    let bar = gblur::progress::progress_bar(sizes.len() * Rung::ALL.len(), opts.quiet, SWEEP);
     let mut records = Vec::new();
     for &n in &sizes {
         let x = signed_noise(n, 11 + n as u64);

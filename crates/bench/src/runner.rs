@@ -2,7 +2,7 @@
 //! hyperfine's habits): 2 untimed warm-ups, then N timed runs, each timed from its first
 //! command's start to its last command's end on the device's own clock.
 
-use crate::gpu::opencl::{ClContext, ClError, Timed};
+use gblur::gpu::opencl::{ClContext, ClError, Timed};
 
 #[derive(Clone, Copy, Debug)]
 pub struct Stats {

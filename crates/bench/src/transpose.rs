@@ -6,9 +6,9 @@ use super::device::{download, enqueue_copy4, noise, upload_pair, verify};
 use super::output::Column;
 use super::runner::measure;
 use super::{BenchOptions, Record};
-use crate::gpu::opencl::ClContext;
-use crate::gpu::transpose::{enqueue_transpose, TransposeKind};
-use crate::progress::SWEEP;
+use gblur::gpu::opencl::ClContext;
+use gblur::gpu::transpose::{enqueue_transpose, TransposeKind};
+use gblur::progress::SWEEP;
 use opencl3::memory::Buffer;
 
 pub const DEFAULT_SIZES: [(usize, usize); 8] = [
@@ -51,7 +51,7 @@ const COLUMNS: [Column; 8] = [
 
 fn sweep(ctx: &ClContext, opts: &BenchOptions) -> anyhow::Result<Vec<Record>> {
     let sizes = opts.sizes.clone().unwrap_or_else(|| DEFAULT_SIZES.to_vec());
-    let bar = crate::progress::progress_bar(
+    let bar = gblur::progress::progress_bar(
         sizes.len() * (1 + TransposeKind::ALL.len()),
         opts.quiet,
         SWEEP,
@@ -69,7 +69,7 @@ fn sweep(ctx: &ClContext, opts: &BenchOptions) -> anyhow::Result<Vec<Record>> {
         bar.inc(1);
 
         let mut want = vec![0f32; w * h];
-        crate::cpu::reference::transpose_planes(&host, &mut want, w, h);
+        gblur::cpu::reference::transpose_planes(&host, &mut want, w, h);
         for kind in TransposeKind::ALL {
             bar.set_message(format!("{w}x{h} {kind}"));
             let mut r = measure_strategy(ctx, opts.runs, kind, buffers, &want, (w, h), n)?;

@@ -1,9 +1,9 @@
 //! `gblur devices`: every OpenCL platform and device, and the path that runs without one;
 //! `gblur calibrate`: the figures `--device auto`'s cost model predicts from, measured again.
 
-use crate::backend::calibrate;
-use crate::gpu::opencl::{cache, device, ClError, DeviceChoice};
-use crate::gpu::plan::Pipeline;
+use gblur::backend::calibrate;
+use gblur::gpu::opencl::{cache, device, ClError, DeviceChoice};
+use gblur::gpu::plan::Pipeline;
 use std::io::Write;
 
 /// Measures the Rust path and the device `choice` names (`auto`: the first GPU, none where
@@ -87,7 +87,7 @@ pub fn print(json: bool) -> anyhow::Result<()> {
         return Ok(());
     }
     if devices.is_empty() {
-        let why = if crate::gpu::opencl::runtime_available() {
+        let why = if gblur::gpu::opencl::runtime_available() {
             "an OpenCL loader is installed but no platform is registered"
         } else {
             "no OpenCL runtime is installed"
@@ -117,10 +117,6 @@ pub fn print(json: bool) -> anyhow::Result<()> {
             d.local_mem_kib
         );
     }
-    let _ = writeln!(
-        out,
-        "    rust  {}",
-        crate::backend::rust_device_name()
-    );
+    let _ = writeln!(out, "    rust  {}", gblur::backend::rust_device_name());
     Ok(())
 }

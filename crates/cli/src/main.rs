@@ -1,10 +1,15 @@
-//! The `gblur` command: everything it does lives in the library's command-line layer
-//! (`src/cli/`), behind the `cli` feature.
+//! The `gblur` command: the command line (`cli`: its arguments, one image's job and the other
+//! subcommands), `gblur batch` (`batch`) and the device list (`devices`), over the gblur
+//! library; `gblur bench` runs the tutorial suite of the `gblur-bench` crate.
+
+mod batch;
+mod cli;
+mod devices;
 
 /// An allocation that fails is a one-line error, not an abort.
 #[global_allocator]
-static ALLOCATOR: gblur::command_line::ReportingAllocator = gblur::command_line::ReportingAllocator;
+static ALLOCATOR: gblur::memory::ReportingAllocator = gblur::memory::ReportingAllocator;
 
 fn main() -> std::process::ExitCode {
-    gblur::command_line::main()
+    cli::main()
 }

@@ -22,36 +22,13 @@ pub const CONVOLUTION: KernelSource = KernelSource {
     text: include_str!("../../../kernels/convolution.cl"),
 };
 
-pub const COPY: KernelSource = KernelSource {
-    file: "copy.cl",
-    text: include_str!("../../../kernels/copy.cl"),
-};
-
 pub const BLOCKS: KernelSource = KernelSource {
     file: "recursive_blocks.cl",
     text: include_str!("../../../kernels/recursive_blocks.cl"),
 };
 
-pub const MATMUL: KernelSource = KernelSource {
-    file: "matmul.cl",
-    text: include_str!("../../../kernels/matmul.cl"),
-};
-
-pub const REDUCE: KernelSource = KernelSource {
-    file: "reduce.cl",
-    text: include_str!("../../../kernels/reduce.cl"),
-};
-
 #[cfg(test)]
-pub const ALL_SOURCES: [KernelSource; 7] = [
-    RECURSIVE,
-    TRANSPOSE,
-    CONVOLUTION,
-    COPY,
-    BLOCKS,
-    MATMUL,
-    REDUCE,
-];
+pub const ALL_SOURCES: [KernelSource; 4] = [RECURSIVE, TRANSPOSE, CONVOLUTION, BLOCKS];
 
 /// Every (source, kernel) pair the Rust side enqueues.
 #[cfg(test)]
@@ -63,10 +40,6 @@ pub const KERNELS: &[(KernelSource, &str)] = &[
     (BLOCKS, "block_overlap"),
     (CONVOLUTION, "fir_x"),
     (CONVOLUTION, "fir_y"),
-    (CONVOLUTION, "conv2d"),
-    (COPY, "copy_float"),
-    (COPY, "copy_float4"),
-    (COPY, "copy_mad"),
     (TRANSPOSE, "transpose_naive"),
     (TRANSPOSE, "transpose_local"),
     (TRANSPOSE, "transpose_skewed"),
@@ -74,63 +47,49 @@ pub const KERNELS: &[(KernelSource, &str)] = &[
     (TRANSPOSE, "transpose_padded_skewed"),
     (TRANSPOSE, "transpose_tile32"),
     (TRANSPOSE, "transpose_tile32_skewed"),
-    (MATMUL, "matmul_naive"),
-    (MATMUL, "matmul_coalesced"),
-    (MATMUL, "matmul_private"),
-    (MATMUL, "matmul_row"),
-    (MATMUL, "matmul_row_private"),
-    (MATMUL, "matmul_row_local"),
-    (MATMUL, "matmul_tiled"),
-    (MATMUL, "matmul_wpt"),
-    (MATMUL, "matmul_vector"),
-    (MATMUL, "matmul_blocked"),
-    (MATMUL, "matrix_pad"),
-    (MATMUL, "matrix_unpad"),
-    (REDUCE, "dot_products"),
-    (REDUCE, "dot_groups"),
-    (REDUCE, "dot_stage1"),
-    (REDUCE, "dot_stage2"),
 ];
 
 /// Build options every program gets. No fast-math flags: the accuracy figures are for IEEE f32.
 pub const BASE_OPTIONS: &str = "-cl-std=CL1.2";
 
+/// The identifier at the start of `s`, after any whitespace.
+#[cfg(any(test, feature = "unstable-internals"))]
+pub fn ident(s: &str) -> &str {
+    let s = s.trim_start();
+    let end = s
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(s.len());
+    &s[..end]
+}
+
+/// The kernels `text` defines: the name after `void` in each `__kernel` declaration or,
+/// where the declaration is a macro's (`void NAME(`), the first argument of each line that
+/// uses the macro. For the tests that hold the kernels' names to their sources.
+#[cfg(any(test, feature = "unstable-internals"))]
+pub fn kernels_in(text: &str) -> Vec<&str> {
+    let mut names = Vec::new();
+    for (at, _) in text.match_indices("__kernel") {
+        let void = text[at..].find("void").expect("__kernel without void");
+        let name = ident(&text[at + void + "void".len()..]);
+        if !name.chars().all(|c| c.is_ascii_uppercase() || c == '_') {
+            names.push(name);
+            continue;
+        }
+        let define = text[..at]
+            .rfind("#define ")
+            .expect("a macro parameter outside a macro");
+        let mac = ident(&text[define + "#define ".len()..]);
+        for (line, _) in text.match_indices(&format!("\n{mac}(")) {
+            names.push(ident(&text[line + mac.len() + 2..]));
+        }
+    }
+    names
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::path::Path;
-
-    /// The identifier at the start of `s`, after any whitespace.
-    fn ident(s: &str) -> &str {
-        let s = s.trim_start();
-        let end = s
-            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-            .unwrap_or(s.len());
-        &s[..end]
-    }
-
-    /// The kernels `text` defines: the name after `void` in each `__kernel` declaration or,
-    /// where the declaration is a macro's (`void NAME(`), the first argument of each line that
-    /// uses the macro.
-    fn kernels_in(text: &str) -> Vec<&str> {
-        let mut names = Vec::new();
-        for (at, _) in text.match_indices("__kernel") {
-            let void = text[at..].find("void").expect("__kernel without void");
-            let name = ident(&text[at + void + "void".len()..]);
-            if !name.chars().all(|c| c.is_ascii_uppercase() || c == '_') {
-                names.push(name);
-                continue;
-            }
-            let define = text[..at]
-                .rfind("#define ")
-                .expect("a macro parameter outside a macro");
-            let mac = ident(&text[define + "#define ".len()..]);
-            for (line, _) in text.match_indices(&format!("\n{mac}(")) {
-                names.push(ident(&text[line + mac.len() + 2..]));
-            }
-        }
-        names
-    }
 
     /// The kernel `name` from whichever source defines it.
     fn source_of(name: &str) -> Option<KernelSource> {

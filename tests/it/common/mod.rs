@@ -5,9 +5,12 @@
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-/// The gblur binary this test build made, as an `assert_cmd` command.
+/// The gblur binary this test build made, as an `assert_cmd` command run from the
+/// repository's root, where the tests' relative paths (`samples/...`) start.
 pub fn gblur() -> assert_cmd::Command {
-    assert_cmd::Command::cargo_bin("gblur").unwrap()
+    let mut command = assert_cmd::Command::cargo_bin("gblur").unwrap();
+    command.current_dir(fixture(""));
+    command
 }
 
 /// Blurs `input` into `out` at sigma 1.5 with `extra` arguments, quietly, and returns the
@@ -36,7 +39,10 @@ pub fn mean_abs_diff(a: &[u8], b: &[u8]) -> f64 {
 
 /// A path inside the repository (`samples/...`, `tests/fixtures/...`).
 pub fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join(name)
+    // This suite belongs to the `gblur-cli` package, in crates/cli.
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(name)
 }
 
 /// The OpenCL device the device tests run on, which must exist: the one GBLUR_TEST_DEVICE

@@ -18,7 +18,7 @@ impl Operands {
     /// far inside i32 for any K this bench can hold).
     pub fn host(s: Shape, elem: Elem) -> Self {
         let gen = |n: usize, seed: u64| -> Vec<f32> {
-            let u = crate::bench::device::noise_seeded(n, seed);
+            let u = crate::device::noise_seeded(n, seed);
             match elem {
                 Elem::F32 => u.into_iter().map(|v| 2.0 * v - 1.0).collect(),
                 Elem::I32 => u

@@ -4,8 +4,8 @@
 
 use super::check::{Operands, Reference};
 use super::{timed, Elem, Shape};
-use crate::bench::runner::{measure_host, Stats};
-use crate::bench::{Record, Status};
+use crate::runner::{measure_host, Stats};
+use crate::{Record, Status};
 use rayon::prelude::*;
 
 pub const NAIVE: &str = "CPU naive triple loop (1 thread)";

@@ -4,13 +4,13 @@
 
 use super::check::{Operands, Reference};
 use super::{timed, Elem, Rung, Shape};
-use crate::bench::device::download;
-use crate::bench::runner::measure;
-use crate::bench::Record;
-use crate::gpu::opencl::program::MATMUL;
-use crate::gpu::opencl::queue::Arg;
-use crate::gpu::opencl::{ClContext, ClError, Timed};
-use crate::gpu::transpose::{enqueue_transpose, TransposeKind};
+use crate::device::download;
+use crate::kernels::MATMUL;
+use crate::runner::measure;
+use crate::Record;
+use gblur::gpu::opencl::queue::Arg;
+use gblur::gpu::opencl::{ClContext, ClError, Timed};
+use gblur::gpu::transpose::{enqueue_transpose, TransposeKind};
 use opencl3::kernel::Kernel;
 use opencl3::memory::Buffer;
 

@@ -15,15 +15,15 @@ pub use check::{Operands, Reference};
 pub use launch::DeviceOperands;
 #[cfg(test)]
 pub use launch::Prepared;
-pub use rungs::{ladder, Preset, Rung};
 #[cfg(test)]
 pub use rungs::PRESETS;
+pub use rungs::{ladder, Preset, Rung};
 
 use super::output::{opt, Column, PlotAxes};
 use super::runner::Stats;
 use super::{BenchOptions, Record};
-use crate::gpu::opencl::ClContext;
-use crate::progress::SWEEP;
+use gblur::gpu::opencl::ClContext;
+use gblur::progress::SWEEP;
 use indicatif::ProgressBar;
 
 /// A product's dimensions: A is m×k, B is k×n, C is m×n.
@@ -212,7 +212,7 @@ fn sweep(ctx: &ClContext, opts: &BenchOptions, m: &MatmulOptions) -> anyhow::Res
         ctx,
         runs: opts.runs,
         options: m,
-        bar: crate::progress::progress_bar(
+        bar: gblur::progress::progress_bar(
             shapes.len() * (rungs.len() + cpu_rows),
             opts.quiet,
             SWEEP,
@@ -300,7 +300,7 @@ fn record(ctx: &ClContext, name: &str, s: Shape, elem: Elem) -> Record {
     r.depth = Some(s.k);
     r.build_options = format!(
         "{} {}",
-        crate::gpu::opencl::program::BASE_OPTIONS,
+        gblur::gpu::opencl::program::BASE_OPTIONS,
         elem.defines()
     )
     .trim()

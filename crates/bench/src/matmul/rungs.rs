@@ -2,7 +2,7 @@
 //! which range, and what it needs of the shape; and rung 10's tile presets.
 
 use super::{Elem, Shape};
-use crate::gpu::opencl::ClContext;
+use gblur::gpu::opencl::ClContext;
 
 /// Tile parameters of rung 10, passed as -D defines. Named `TSMxTSNxTSK-WPTMxWPTN`: the
 /// work-group's tile of C, the depth of a local-memory tile, and each work-item's block of C.

@@ -7,7 +7,7 @@ use super::names;
 use super::plan;
 use super::summary::Outcome;
 use super::BatchJob;
-use crate::job::JobError;
+use gblur::job::JobError;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
@@ -77,7 +77,10 @@ pub fn plan(job: &BatchJob) -> Result<DryRun, JobError> {
             output: names::escape(&t.output),
             action: if t.replaces_stale { "redo" } else { "write" },
             reason: match t.replaces_stale {
-                true => "its output is stale: made with other settings or from an input changed since".into(),
+                true => {
+                    "its output is stale: made with other settings or from an input changed since"
+                        .into()
+                }
                 false => String::new(),
             },
         })
@@ -154,6 +157,6 @@ pub fn emit(plan: &DryRun, json: bool) -> Result<(), JobError> {
         true => serde_json::to_string_pretty(plan).expect("the plan serialises"),
         false => plan.table().trim_end().to_string(),
     };
-    crate::report::write_out(Some(&text), None)
+    gblur::report::write_out(Some(&text), None)
         .map_err(|e| JobError::Failed(anyhow::anyhow!("cannot write the plan: {e}")))
 }

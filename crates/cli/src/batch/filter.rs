@@ -110,12 +110,18 @@ mod tests {
         let f = filter(&["*.jpg", "raw/**/*.png"], &["thumbs", "*_small.*"]);
         assert!(f.takes(Path::new("a.jpg")) && f.takes(Path::new("trip/day2/a.jpg")));
         assert!(f.takes(Path::new("raw/x/y.png")) && f.takes(Path::new("raw/y.png")));
-        assert!(!f.takes(Path::new("trip/y.png")), "a path glob is anchored at IN_DIR");
+        assert!(
+            !f.takes(Path::new("trip/y.png")),
+            "a path glob is anchored at IN_DIR"
+        );
         assert!(!f.takes(Path::new("a_small.jpg")), "exclude wins");
         assert!(!f.enters(Path::new("trip/thumbs")) && f.enters(Path::new("trip")));
         let stars = filter(&["trip/*.jpg"], &[]);
         assert!(stars.takes(Path::new("trip/a.jpg")));
-        assert!(!stars.takes(Path::new("trip/day2/a.jpg")), "* stays in one folder");
+        assert!(
+            !stars.takes(Path::new("trip/day2/a.jpg")),
+            "* stays in one folder"
+        );
         assert!(filter(&[], &[]).takes(Path::new("any/thing.txt")));
     }
 

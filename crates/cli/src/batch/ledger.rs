@@ -5,8 +5,8 @@
 
 use super::names;
 use super::summary::{Outcome, Summary};
-use crate::codec;
-use crate::job::JobError;
+use gblur::codec;
+use gblur::job::JobError;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -337,7 +337,7 @@ pub fn report(dir: &Path, json: bool, quiet: bool) -> Result<(), JobError> {
     let report = merge(&records);
     let json = json.then(|| serde_json::to_string_pretty(&report).expect("report serialises"));
     let table = (!quiet).then(|| report.table());
-    crate::report::write_out(json.as_deref(), table.as_deref())
+    gblur::report::write_out(json.as_deref(), table.as_deref())
         .map_err(|e| JobError::Failed(anyhow::anyhow!("cannot write the report: {e}")))?;
     if report.complete {
         return Ok(());

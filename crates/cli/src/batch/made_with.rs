@@ -138,9 +138,15 @@ impl SettingsLog {
         );
         let mut file = self.file.lock().unwrap_or_else(|e| e.into_inner());
         if file.is_none() {
-            *file = Some(OpenOptions::new().create(true).append(true).open(&self.path)?);
+            *file = Some(
+                OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(&self.path)?,
+            );
         }
-        file.as_mut().map_or(Ok(()), |f| f.write_all(line.as_bytes()))
+        file.as_mut()
+            .map_or(Ok(()), |f| f.write_all(line.as_bytes()))
     }
 }
 

@@ -22,7 +22,7 @@ pub mod summary;
 
 pub use run::run;
 
-use crate::job::{BlurJob, JobError};
+use gblur::job::{BlurJob, JobError};
 use image::ImageFormat;
 use std::path::PathBuf;
 use summary::Summary;

@@ -8,10 +8,9 @@ use super::journal::Journal;
 use super::made_with::{Made, SettingsLog};
 use super::summary::{FileRecord, Outcome};
 use super::{names, naming, BatchJob};
-use crate::codec::{self, ImageIoError};
+use gblur::codec::{self, ImageIoError};
 use image::ImageFormat;
 use std::path::{Path, PathBuf};
-
 
 /// Whether `rel` (a path relative to IN_DIR) belongs to shard `k` of `n`.
 pub fn in_shard(rel: &Path, (k, n): (usize, usize)) -> bool {
@@ -97,7 +96,7 @@ pub fn plan(
         let sniffed = codec::sniff(&input).ok().flatten();
         let Some(in_format) = sniffed else {
             if job.verbose {
-                crate::report::diagnostic(&format!(
+                gblur::report::diagnostic(&format!(
                     "gblur: {}: not an image, skipped",
                     input.display()
                 ));
@@ -122,16 +121,24 @@ pub fn plan(
         }
         // HEIF is written as AVIF, or as HEIC into a file named for it where libheif has an
         // HEVC encoder: a HEIC input whose output is named otherwise is not written as itself.
-        let extension = output.extension().map(|e| e.to_string_lossy().into_owned()).unwrap_or_default();
+        let extension = output
+            .extension()
+            .map(|e| e.to_string_lossy().into_owned())
+            .unwrap_or_default();
         let named_avif = extension.eq_ignore_ascii_case("avif");
-        let writes_heic = codec::is_heic_name(&extension) && codec::heif::encoder(codec::heif::Coding::Hevc).is_ok();
+        let writes_heic = codec::is_heic_name(&extension)
+            && codec::heif::encoder(codec::heif::Coding::Hevc).is_ok();
         let heic = format == codec::heif::HEIF
             && !named_avif
             && !writes_heic
             && codec::read::own_format(&input).is_none();
         if !codec::can_write(format) || heic {
             let mut r = record(Outcome::Failed, &output);
-            let name = if heic { "HEIC".into() } else { codec::format_name(format) };
+            let name = if heic {
+                "HEIC".into()
+            } else {
+                codec::format_name(format)
+            };
             r.error = Some(format!(
                 "{}: gblur does not write {name}, the input's format: give --format jpg (or avif, png, tif, ...)",
                 input.display(),
@@ -141,7 +148,7 @@ pub fn plan(
         }
         if let Some(why) = misplaced(job, (in_dir, out_dir), &output) {
             let mut r = record(Outcome::Failed, &output);
-            r.error = Some(crate::report::one_line(&why));
+            r.error = Some(gblur::report::one_line(&why));
             skipped.push(r);
             continue;
         }
@@ -187,7 +194,10 @@ pub fn encoder_options_apply(job: &BatchJob, tasks: &[Task]) -> anyhow::Result<V
     if tasks.is_empty() {
         return Ok(notes);
     }
-    if let Some(why) = tasks.iter().find_map(|t| job.blur.encode.same_quality_refused(t.format)) {
+    if let Some(why) = tasks
+        .iter()
+        .find_map(|t| job.blur.encode.same_quality_refused(t.format))
+    {
         anyhow::bail!(why);
     }
     for (flag, formats, name) in job.blur.encode.given() {
@@ -273,7 +283,9 @@ pub fn output_of(
     };
     let sigma = naming::sigma_text(job.blur.sigma_x, job.blur.sigma_y);
     let output = out_dir.join(template.expand(rel, &ext, &sigma));
-    let heic = output.extension().is_some_and(|e| codec::is_heic_name(&e.to_string_lossy()));
+    let heic = output
+        .extension()
+        .is_some_and(|e| codec::is_heic_name(&e.to_string_lossy()));
     let named = ImageFormat::from_path(&output)
         .ok()
         .or(heic.then_some(codec::heif::HEIF))

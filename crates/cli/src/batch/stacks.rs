@@ -10,11 +10,11 @@ use super::made_with::SettingsLog;
 use super::plan::{self, Task};
 use super::summary::{FileRecord, Outcome};
 use super::BatchJob;
-use crate::backend::DeviceSet;
-use crate::codec::{self, ImageIoError};
-use crate::gpu::opencl::device::DeviceChoice;
-use crate::job::JobError;
-use crate::report::{self, Stage};
+use gblur::backend::DeviceSet;
+use gblur::codec::{self, ImageIoError};
+use gblur::gpu::opencl::device::DeviceChoice;
+use gblur::job::JobError;
+use gblur::report::{self, Stage};
 use image::ImageFormat;
 
 /// Whether `task` is a TIFF of several pages written as a TIFF.
@@ -26,7 +26,7 @@ pub fn is_stack(task: &Task) -> bool {
 /// Whether `task` is a CMYK JPEG or TIFF written as a JPEG or TIFF whose inks `job` keeps.
 pub fn is_inks(task: &Task, job: &BatchJob) -> bool {
     matches!(task.format, ImageFormat::Jpeg | ImageFormat::Tiff)
-        && !crate::job::needs_colour(&job.blur)
+        && !gblur::job::needs_colour(&job.blur)
         && codec::inks::may_be_cmyk(&task.input)
 }
 
@@ -89,8 +89,8 @@ impl Stacks<'_> {
             .and_then(|()| plan::create_parent(output))
             .map_err(|e| JobError::Failed(e.into()))
             .and_then(|()| match stack {
-                true => crate::job::blur_stack(&job, replace),
-                false => crate::job::blur_inks(&job, replace),
+                true => gblur::job::blur_stack(&job, replace),
+                false => gblur::job::blur_inks(&job, replace),
             });
         let mut record = FileRecord::new(&task.input, Outcome::Blurred, output);
         record.replaced_stale = task.replaces_stale;

@@ -2,10 +2,10 @@
 //! and never sees clap.
 
 use super::parse_sigma;
-use crate::bench::blur::BlurBenchOptions;
-use crate::bench::{BenchJob, BenchRequest};
-use crate::gpu::opencl::DeviceChoice;
 use clap::{Args, Subcommand, ValueEnum};
+use gblur::gpu::opencl::DeviceChoice;
+use gblur_bench::blur::BlurBenchOptions;
+use gblur_bench::{BenchJob, BenchRequest};
 use std::path::PathBuf;
 
 #[derive(Debug, Subcommand)]
@@ -97,15 +97,15 @@ pub enum ElemArg {
 
 /// Shapes for `bench matmul` (a newtype so clap takes the list as one value).
 #[derive(Clone, Debug)]
-pub struct ShapeList(pub Vec<crate::bench::matmul::Shape>);
+pub struct ShapeList(pub Vec<gblur_bench::matmul::Shape>);
 
 fn parse_shape_list(s: &str) -> Result<ShapeList, String> {
-    crate::bench::matmul::parse_shapes(s).map(ShapeList)
+    gblur_bench::matmul::parse_shapes(s).map(ShapeList)
 }
 
 fn parse_preset(s: &str) -> Result<String, String> {
     if s != "all" {
-        crate::bench::matmul::Preset::parse(s)?;
+        gblur_bench::matmul::Preset::parse(s)?;
     }
     Ok(s.to_string())
 }
@@ -164,12 +164,12 @@ impl BenchCommand {
 }
 
 impl MatmulArgs {
-    pub fn to_options(&self) -> crate::bench::matmul::MatmulOptions {
-        crate::bench::matmul::MatmulOptions {
+    pub fn to_options(&self) -> gblur_bench::matmul::MatmulOptions {
+        gblur_bench::matmul::MatmulOptions {
             shapes: self.sizes.clone().map(|s| s.0),
             elem: match self.elem {
-                ElemArg::F32 => crate::bench::matmul::Elem::F32,
-                ElemArg::I32 => crate::bench::matmul::Elem::I32,
+                ElemArg::F32 => gblur_bench::matmul::Elem::F32,
+                ElemArg::I32 => gblur_bench::matmul::Elem::I32,
             },
             rungs: self.rungs.clone(),
             presets: self.presets.clone(),
@@ -179,8 +179,8 @@ impl MatmulArgs {
 }
 
 impl ReduceArgs {
-    pub fn to_options(&self) -> crate::bench::reduce::ReduceOptions {
-        crate::bench::reduce::ReduceOptions {
+    pub fn to_options(&self) -> gblur_bench::reduce::ReduceOptions {
+        gblur_bench::reduce::ReduceOptions {
             sizes: (!self.sizes.is_empty()).then(|| self.sizes.clone()),
         }
     }
@@ -214,11 +214,11 @@ pub struct BenchOutArgs {
 pub struct SizeList(pub Vec<(usize, usize)>);
 
 fn parse_size_list(s: &str) -> Result<SizeList, String> {
-    crate::bench::parse_sizes(s).map(SizeList)
+    gblur_bench::parse_sizes(s).map(SizeList)
 }
 
 impl BenchArgs {
-    pub fn to_options(&self, quiet: bool) -> crate::bench::BenchOptions {
+    pub fn to_options(&self, quiet: bool) -> gblur_bench::BenchOptions {
         self.out.to_options(quiet, self.sizes.clone().map(|s| s.0))
     }
 }
@@ -228,8 +228,8 @@ impl BenchOutArgs {
         &self,
         quiet: bool,
         sizes: Option<Vec<(usize, usize)>>,
-    ) -> crate::bench::BenchOptions {
-        crate::bench::BenchOptions {
+    ) -> gblur_bench::BenchOptions {
+        gblur_bench::BenchOptions {
             device: DeviceChoice::parse(&self.device),
             sizes,
             runs: self.runs as usize,

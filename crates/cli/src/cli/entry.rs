@@ -3,8 +3,8 @@
 //! 2 (usage or set-up error) or 130 (interrupted).
 
 use super::{Cli, Command};
-use crate::job::JobError;
 use clap::Parser;
+use gblur::job::JobError;
 use std::process::ExitCode;
 
 /// 0: done; 1: the blur failed (bad input, device failure); 2: usage or set-up error.
@@ -14,7 +14,7 @@ pub fn main() -> ExitCode {
         Err(e) => {
             let args: Vec<String> = std::env::args().skip(1).collect();
             if let Some(hint) = sigma_hint(e.kind(), &args) {
-                crate::report::diagnostic(&format!("gblur: {hint}"));
+                gblur::report::diagnostic(&format!("gblur: {hint}"));
                 return ExitCode::from(2);
             }
             e.exit()
@@ -34,9 +34,7 @@ pub fn main() -> ExitCode {
         Some(Command::Calibrate { device, json }) => {
             crate::devices::calibrate(device, *json).map_err(JobError::Setup)
         }
-        Some(Command::Bench(b)) => {
-            crate::bench::run(&b.to_job(cli.quiet)).map_err(JobError::Failed)
-        }
+        Some(Command::Bench(b)) => gblur_bench::run(&b.to_job(cli.quiet)).map_err(JobError::Failed),
         Some(Command::Batch(b)) => {
             let json = b.settings.json;
             let job = b.to_job(cli.verbose, cli.quiet);
@@ -49,16 +47,19 @@ pub fn main() -> ExitCode {
             }
         }
         Some(Command::Formats { json }) => {
-            let rows = crate::codec::formats::formats();
+            let rows = gblur::codec::formats::formats();
             match json {
-                true => print((serde_json::to_string_pretty(&rows).expect("plain data") + "\n").as_bytes()),
-                false => print(crate::codec::formats::table(&rows).as_bytes()),
+                true => print(
+                    (serde_json::to_string_pretty(&rows).expect("plain data") + "\n").as_bytes(),
+                ),
+                false => print(gblur::codec::formats::table(&rows).as_bytes()),
             }
         }
         Some(Command::Completions { shell }) => print(&super::completions(*shell)),
-        Some(Command::Man { page: _, dir: Some(dir) }) => {
-            super::man_pages(dir).map_err(|e| JobError::Setup(anyhow::anyhow!(e)))
-        }
+        Some(Command::Man {
+            page: _,
+            dir: Some(dir),
+        }) => super::man_pages(dir).map_err(|e| JobError::Setup(anyhow::anyhow!(e))),
         Some(Command::Man { page, dir: None }) => super::man(page.as_deref())
             .map_err(|e| JobError::Setup(anyhow::anyhow!(e)))
             .and_then(|text| print(&text)),
@@ -66,13 +67,16 @@ pub fn main() -> ExitCode {
             crate::batch::ledger::report(dir, *json, cli.quiet)
         }
         Some(Command::Sharpen(s)) => {
-            crate::interrupt::remove_temp_files_on_ctrl_c();
+            remove_temp_files_on_ctrl_c();
             let job = s.to_job().map_err(|e| JobError::Setup(anyhow::anyhow!(e)));
             job.and_then(|job| one_image(&job, s.blur.settings.json, cli.quiet))
         }
         None => {
-            crate::interrupt::remove_temp_files_on_ctrl_c();
-            let job = cli.blur.to_job().map_err(|e| JobError::Setup(anyhow::anyhow!(e)));
+            remove_temp_files_on_ctrl_c();
+            let job = cli
+                .blur
+                .to_job()
+                .map_err(|e| JobError::Setup(anyhow::anyhow!(e)));
             job.and_then(|job| one_image(&job, cli.blur.settings.json, cli.quiet))
         }
     };
@@ -84,9 +88,9 @@ pub fn main() -> ExitCode {
 }
 
 /// Runs the main command's `job` (a blur, or `gblur sharpen`) and prints its report.
-fn one_image(job: &crate::job::BlurJob, json: bool, quiet: bool) -> Result<(), JobError> {
-    let report = crate::job::run(&job.clone().with_progress(!quiet))?;
-    crate::report::emit(&report, json, quiet)
+fn one_image(job: &gblur::job::BlurJob, json: bool, quiet: bool) -> Result<(), JobError> {
+    let report = gblur::job::run(&job.clone().with_progress(!quiet))?;
+    gblur::report::emit(&report, json, quiet)
         .map_err(|e| JobError::Failed(anyhow::anyhow!("cannot write the report: {e}")))
 }
 
@@ -101,9 +105,9 @@ fn print(text: &[u8]) -> Result<(), JobError> {
 fn fail(e: &anyhow::Error, verbose: bool, code: u8) -> ExitCode {
     let text = match verbose {
         true => format!("gblur: {e:?}"),
-        false => crate::report::one_line(&format!("gblur: {e:#}")),
+        false => gblur::report::one_line(&format!("gblur: {e:#}")),
     };
-    crate::report::diagnostic(&text);
+    gblur::report::diagnostic(&text);
     ExitCode::from(code)
 }
 
@@ -123,8 +127,15 @@ fn sigma_hint(kind: clap::error::ErrorKind, args: &[String]) -> Option<String> {
         .and_then(|first| top.find_subcommand(first).cloned());
     let (command, args, prefix) = match &sub {
         Some(s) => {
-            let at = args.iter().position(|a| a == s.get_name()).expect("found above");
-            (s.clone(), &args[at + 1..], format!("gblur {} ", s.get_name()))
+            let at = args
+                .iter()
+                .position(|a| a == s.get_name())
+                .expect("found above");
+            (
+                s.clone(),
+                &args[at + 1..],
+                format!("gblur {} ", s.get_name()),
+            )
         }
         None => (top, args, "gblur ".to_string()),
     };
@@ -135,7 +146,10 @@ fn sigma_hint(kind: clap::error::ErrorKind, args: &[String]) -> Option<String> {
         command.get_arguments().any(|a| {
             let named = match flag.starts_with("--") {
                 true => a.get_long() == Some(name),
-                false => name.chars().last().is_some_and(|c| a.get_short() == Some(c)),
+                false => name
+                    .chars()
+                    .last()
+                    .is_some_and(|c| a.get_short() == Some(c)),
             };
             named && a.get_action().takes_values()
         })
@@ -161,6 +175,13 @@ fn sigma_hint(kind: clap::error::ErrorKind, args: &[String]) -> Option<String> {
     }
 }
 
+/// Ctrl-C during one image's job: the temporary file being written, if any, is removed before
+/// the process exits with status 130 (`gblur::interrupt`). Installed once per process; a
+/// second call changes nothing.
+fn remove_temp_files_on_ctrl_c() {
+    let _ = ctrlc::set_handler(|| gblur::interrupt::remove_temp_files_and_exit());
+}
+
 #[cfg(test)]
 mod tests {
     use super::sigma_hint;
@@ -174,15 +195,29 @@ mod tests {
     fn a_bare_number_after_output_is_taken_for_a_sigma() {
         let hint = sigma_hint(ErrorKind::ArgumentConflict, &args("in.jpg out.jpg 5")).unwrap();
         assert!(hint.contains("--sigma 5"), "{hint}");
-        let hint = sigma_hint(ErrorKind::UnknownArgument, &args("-q in.jpg out.jpg 2.5 --linear"));
+        let hint = sigma_hint(
+            ErrorKind::UnknownArgument,
+            &args("-q in.jpg out.jpg 2.5 --linear"),
+        );
         assert!(hint.unwrap().contains("--sigma 2.5"));
         // A number that is an option's value, or no number at all: clap's own message.
-        assert!(sigma_hint(ErrorKind::UnknownArgument, &args("in.jpg out.jpg --quality 5 --x")).is_none());
+        assert!(sigma_hint(
+            ErrorKind::UnknownArgument,
+            &args("in.jpg out.jpg --quality 5 --x")
+        )
+        .is_none());
         assert!(sigma_hint(ErrorKind::UnknownArgument, &args("in.jpg out.jpg extra")).is_none());
         // After a subcommand, by its own flags.
         let hint = sigma_hint(ErrorKind::UnknownArgument, &args("batch photos out 4 -q")).unwrap();
         assert!(hint.contains("gblur batch photos out --sigma 4"), "{hint}");
-        let hint = sigma_hint(ErrorKind::UnknownArgument, &args("sharpen --amount 2 a.jpg b.jpg 1.5")).unwrap();
-        assert!(hint.contains("gblur sharpen a.jpg b.jpg --sigma 1.5"), "{hint}");
+        let hint = sigma_hint(
+            ErrorKind::UnknownArgument,
+            &args("sharpen --amount 2 a.jpg b.jpg 1.5"),
+        )
+        .unwrap();
+        assert!(
+            hint.contains("gblur sharpen a.jpg b.jpg --sigma 1.5"),
+            "{hint}"
+        );
     }
 }

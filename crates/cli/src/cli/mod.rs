@@ -4,26 +4,28 @@
 mod batch;
 mod bench;
 mod entry;
+mod manual;
 
 pub use batch::BatchArgs;
 pub use bench::BenchCommand;
 pub use entry::main;
+pub use manual::{completions, man, man_pages};
 
-use crate::backend::DeviceSet;
-use crate::codec::metadata::KeepMetadata;
-use crate::codec::{self, jpeg, EncodeOptions};
-use crate::filter::Method;
-use crate::gpu::opencl::DeviceChoice;
-use crate::gpu::plan::{ChunkStart, PipelineChoice};
-use crate::gpu::transpose::TransposeKind;
-use crate::job::BlurJob;
-use crate::mask::{parse_region, MaskMode, MaskOptions, NanPolicy, Region};
-use crate::stream::Engine;
-use crate::work::edges::{EdgeMode, Edges};
-use crate::work::sharpen::Sharpen;
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use gblur::backend::DeviceSet;
+use gblur::codec::metadata::KeepMetadata;
+use gblur::codec::{self, jpeg, EncodeOptions};
+use gblur::filter::Method;
+use gblur::gpu::opencl::DeviceChoice;
+use gblur::gpu::plan::{ChunkStart, PipelineChoice};
+use gblur::gpu::transpose::TransposeKind;
+use gblur::job::BlurJob;
+use gblur::mask::{parse_region, MaskMode, MaskOptions, NanPolicy, Region};
+use gblur::stream::Engine;
+use gblur::work::edges::{EdgeMode, Edges};
+use gblur::work::sharpen::Sharpen;
 use image::codecs::png::CompressionType;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// Blur images with a recursive (IIR) Gaussian on OpenCL devices, and report the time of
 /// every pass.
@@ -46,7 +48,13 @@ pub struct Cli {
     #[command(flatten)]
     pub blur: BlurArgs,
     /// Print nothing on stderr but errors.
-    #[arg(short, long, global = true, conflicts_with = "verbose", help_heading = "Reporting")]
+    #[arg(
+        short,
+        long,
+        global = true,
+        conflicts_with = "verbose",
+        help_heading = "Reporting"
+    )]
     pub quiet: bool,
     /// Print more detail on stderr (device details, the error chain).
     #[arg(short, long, global = true, help_heading = "Reporting")]
@@ -166,7 +174,12 @@ pub struct BlurArgs {
     pub no_clobber: bool,
     /// Blur page N (counted from 0) of a multi-page TIFF alone, into any format. Without it
     /// every page is blurred, into a TIFF of as many pages.
-    #[arg(long, value_name = "N", conflicts_with = "sigma_z", help_heading = "Pages")]
+    #[arg(
+        long,
+        value_name = "N",
+        conflicts_with = "sigma_z",
+        help_heading = "Pages"
+    )]
     pub page: Option<usize>,
 }
 
@@ -223,7 +236,9 @@ fn parse_amount(s: &str) -> Result<f64, String> {
 fn parse_threshold(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(v) if v.is_finite() && (0.0..=1.0).contains(&v) => Ok(v),
-        _ => Err(format!("'{s}' is not a threshold from 0 to 1 (a fraction of full scale)")),
+        _ => Err(format!(
+            "'{s}' is not a threshold from 0 to 1 (a fraction of full scale)"
+        )),
     }
 }
 
@@ -241,9 +256,10 @@ impl SharpenArgs {
 /// of the blur) has no meaning for it.
 pub fn check_sharpen_mask(job: &BlurJob) -> Result<(), String> {
     match (&job.sharpen, job.mask.mode) {
-        (Some(_), MaskMode::Exclude) if job.mask.active() => {
-            Err("--mask-mode exclude does not apply to sharpening: it blends (--mask-mode blend)".into())
-        }
+        (Some(_), MaskMode::Exclude) if job.mask.active() => Err(
+            "--mask-mode exclude does not apply to sharpening: it blends (--mask-mode blend)"
+                .into(),
+        ),
         _ => Ok(()),
     }
 }
@@ -310,7 +326,12 @@ pub struct BlurSettings {
     /// The transpose kernel of the transpose pipeline (implies --pipeline transpose when
     /// --pipeline is auto). Default: the fastest for the device class (GPU: tile32, CPU:
     /// local).
-    #[arg(long, value_enum, help_heading = "Device and speed", hide_short_help = true)]
+    #[arg(
+        long,
+        value_enum,
+        help_heading = "Device and speed",
+        hide_short_help = true
+    )]
     pub transpose: Option<TransposeArg>,
     /// auto, a device index or name substring from `gblur devices`, gpu, cpu, or rust (the
     /// built-in path). `gblur batch` also takes `all` (every GPU; without one, what auto
@@ -365,17 +386,29 @@ pub struct BlurSettings {
     /// within it (the codecs and rows in flight, then the window, or the exact two-pass
     /// method's where a large sigma's window would not fit), and refuses a job that cannot
     /// fit, naming the least budget it needs (--engine).
-    #[arg(long, default_value_t = crate::memory::DEFAULT_BUDGET_MIB, value_name = "MIB", value_parser = clap::value_parser!(u64).range(1..), help_heading = "Device and speed", hide_short_help = true)]
+    #[arg(long, default_value_t = gblur::memory::DEFAULT_BUDGET_MIB, value_name = "MIB", value_parser = clap::value_parser!(u64).range(1..), help_heading = "Device and speed", hide_short_help = true)]
     pub max_memory: u64,
     /// Write no metadata: no ICC profile, EXIF (with its thumbnail, GPS position, camera and
     /// dates), XMP or IPTC. By default all four are carried to the output where its format
     /// holds them (IPTC: JPEG and TIFF), with the EXIF orientation set to 1 (the pixels are
     /// turned already).
-    #[arg(long, conflicts_with = "keep", help_heading = "Output", hide_short_help = true)]
+    #[arg(
+        long,
+        conflicts_with = "keep",
+        help_heading = "Output",
+        hide_short_help = true
+    )]
     pub strip: bool,
     /// Write only these kinds of the input's metadata (a comma list, or repeat the flag):
     /// e.g. --keep icc drops EXIF, XMP and IPTC but keeps the colour profile.
-    #[arg(long, value_enum, value_delimiter = ',', value_name = "icc|exif|xmp|iptc", help_heading = "Output", hide_short_help = true)]
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        value_name = "icc|exif|xmp|iptc",
+        help_heading = "Output",
+        hide_short_help = true
+    )]
     pub keep: Vec<KeepArg>,
     /// Print the report as JSON on stdout.
     #[arg(long, help_heading = "Reporting")]
@@ -534,7 +567,9 @@ impl BlurSettings {
                 continue;
             }
             let why = match (flag, format) {
-                ("--quality", Png) => "PNG is lossless (--png-compression sets its effort)".to_string(),
+                ("--quality", Png) => {
+                    "PNG is lossless (--png-compression sets its effort)".to_string()
+                }
                 ("--quality", f) => format!("{f:?} is written lossless"),
                 (_, f) => format!("the output is {}", codec::format_name(f)),
             };
@@ -570,13 +605,13 @@ pub enum PngCompression {
 /// An output format by its extension name (png, jpg, jpeg, tif, tiff, webp, ...), one gblur
 /// writes.
 fn parse_format(s: &str) -> Result<image::ImageFormat, String> {
-    if crate::codec::is_heic_name(s) {
+    if gblur::codec::is_heic_name(s) {
         // HEIC and AVIF are one format to the encoders' table; the output's name picks HEVC.
         return Err(format!("'{s}': HEIC is written where the output file is named .heic (a batch keeps a HEIC input's name without --format); --format names avif for HEIF coded with AV1"));
     }
     image::ImageFormat::from_extension(s)
-        .filter(|f| crate::codec::can_write(*f))
-        .ok_or_else(|| match crate::codec::unwritten_name(s) {
+        .filter(|f| gblur::codec::can_write(*f))
+        .ok_or_else(|| match gblur::codec::unwritten_name(s) {
             Some(why) => format!("'{s}': {why}"),
             None => format!("'{s}' is not a format gblur writes (png, jpg, tif, webp, avif, bmp, tga, gif, qoi, exr, hdr)"),
         })
@@ -594,7 +629,12 @@ fn split_prefix(output: &std::path::Path) -> Result<Option<(image::ImageFormat, 
     }
     match parse_format(prefix) {
         Ok(format) => Ok(Some((format, PathBuf::from(rest)))),
-        Err(why) if crate::codec::unwritten_name(prefix).is_some() || crate::codec::is_heic_name(prefix) => Err(format!("OUTPUT {}: {why}", output.display())),
+        Err(why)
+            if gblur::codec::unwritten_name(prefix).is_some()
+                || gblur::codec::is_heic_name(prefix) =>
+        {
+            Err(format!("OUTPUT {}: {why}", output.display()))
+        }
         Err(_) => Ok(None),
     }
 }
@@ -604,12 +644,13 @@ fn parse_sigma(s: &str) -> Result<f64, String> {
     if v == 0.0 {
         return Ok(0.0);
     }
-    crate::filter::check_sigma(v).map_err(|e| format!("{e} (or 0: no blur along that axis), got {s}"))
+    gblur::filter::check_sigma(v)
+        .map_err(|e| format!("{e} (or 0: no blur along that axis), got {s}"))
 }
 
 fn parse_truncate(s: &str) -> Result<f64, String> {
     let v: f64 = s.parse().map_err(|_| format!("'{s}' is not a number"))?;
-    crate::filter::check_truncate(v).map_err(|e| format!("{e}, got {s}"))
+    gblur::filter::check_truncate(v).map_err(|e| format!("{e}, got {s}"))
 }
 
 impl BlurSettings {
@@ -653,7 +694,7 @@ impl BlurSettings {
             to_srgb: self.to_srgb,
             jpeg_planes: self.jpeg_path == JpegPathArg::Auto,
             encode: self.encode_options(),
-            max_memory_mib: crate::memory::budget_mib(self.max_memory),
+            max_memory_mib: gblur::memory::budget_mib(self.max_memory),
             metadata: self.metadata(),
             mask: MaskOptions {
                 regions: self.region.clone(),
@@ -719,7 +760,7 @@ impl BlurArgs {
         };
         let named = format.or_else(|| image::ImageFormat::from_path(&output).ok());
         self.settings.check_encoder_options(named)?;
-        let stdout = crate::codec::is_stdio(&output);
+        let stdout = gblur::codec::is_stdio(&output);
         if stdout && self.settings.json {
             return Err("--json and OUTPUT - (stdout) would both write to stdout: write the image to a file, or leave out --json (the table goes to stderr)".into());
         }
@@ -735,52 +776,4 @@ impl BlurArgs {
         };
         Ok(job)
     }
-}
-
-/// The completion script for `shell`, generated from the same clap command that parses the
-/// arguments, so it never falls behind them. Made in memory: clap_complete panics on a write
-/// error, and a closed stdout (`| head`) is no error.
-pub fn completions(shell: clap_complete::Shell) -> Vec<u8> {
-    let mut command = <Cli as clap::CommandFactory>::command();
-    let mut script = Vec::new();
-    clap_complete::generate(shell, &mut command, "gblur", &mut script);
-    script
-}
-
-/// The command every manual page is made from: the parser itself, built, so that each
-/// subcommand has its page's name (`gblur-batch`).
-fn man_command() -> clap::Command {
-    let mut command = <Cli as clap::CommandFactory>::command().disable_help_subcommand(true);
-    command.build();
-    command
-}
-
-/// A manual page (roff), generated from the same clap command as `--help`: gblur's own, or
-/// the subcommand `page` names (`batch`, `bench-blur`).
-pub fn man(page: Option<&str>) -> Result<Vec<u8>, String> {
-    let mut command = man_command();
-    for word in page.into_iter().flat_map(|p| p.split('-')) {
-        let names: Vec<String> = command
-            .get_subcommands()
-            .map(|s| s.get_name().to_string())
-            .collect();
-        command = command.find_subcommand(word).cloned().ok_or_else(|| {
-            format!(
-                "'{}' names no manual page: the pages are gblur and its subcommands ({})",
-                page.unwrap_or_default(),
-                names.join(", ")
-            )
-        })?;
-    }
-    let mut out = Vec::new();
-    clap_mangen::Man::new(command)
-        .render(&mut out)
-        .map_err(|e| e.to_string())?;
-    Ok(out)
-}
-
-/// Writes every manual page into `dir`.
-pub fn man_pages(dir: &Path) -> Result<(), String> {
-    clap_mangen::generate_to(man_command(), dir)
-        .map_err(|e| format!("{}: cannot write the manual pages: {e}", dir.display()))
 }

@@ -2,18 +2,21 @@
 //! where the batch masks.
 
 use super::{DecodedTask, FileRecord, Shared, Task};
-use crate::gpu::opencl::pinned::{Staging, StagingPool};
-use crate::mask::Masked;
-use crate::report::Pass;
-use crate::work::load::Source;
-use crate::work::{self, Keep, Loaded, Working};
+use gblur::gpu::opencl::pinned::{Staging, StagingPool};
+use gblur::mask::Masked;
+use gblur::report::Pass;
+use gblur::work::load::Source;
+use gblur::work::{self, Keep, Loaded, Working};
 use image::ImageFormat;
 use std::path::Path;
 use std::sync::Arc;
 
-
 /// Loads one task's image (`load_masked`), or says why it could not.
-pub(super) fn decode_task(shared: &Shared, keep: Keep, task: Task) -> Result<DecodedTask, Box<FileRecord>> {
+pub(super) fn decode_task(
+    shared: &Shared,
+    keep: Keep,
+    task: Task,
+) -> Result<DecodedTask, Box<FileRecord>> {
     let mut passes = Vec::new();
     match load_masked(shared, (&task.input, task.format), keep, &mut passes) {
         Ok((loaded, masked)) => {

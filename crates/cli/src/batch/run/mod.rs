@@ -16,18 +16,18 @@ use super::plan::{self, Task};
 use super::stacks;
 use super::summary::{FileRecord, Outcome, Summary, WorkerSummary};
 use super::BatchJob;
-use crate::backend::{self, Device, Target};
-use crate::codec::{self, ImageIoError};
-use crate::filter::Blur2d;
-use crate::gpu::opencl::pinned::{Staging, StagingPool};
-use crate::gpu::opencl::ClError;
-use crate::job::{BlurJob, ImagePlan, JobError};
-use crate::work::load::Source;
-use crate::mask::{MaskFile, Masked};
-use crate::report::{self, Backend, Pass, Stage};
-use crate::work::save::{save, Output};
-use crate::work::{self, Keep, Loaded, Working};
 use crossbeam_channel::{bounded, unbounded, Receiver, Sender};
+use gblur::backend::{self, Device, Target};
+use gblur::codec::{self, ImageIoError};
+use gblur::filter::Blur2d;
+use gblur::gpu::opencl::pinned::{Staging, StagingPool};
+use gblur::gpu::opencl::ClError;
+use gblur::job::{BlurJob, ImagePlan, JobError};
+use gblur::mask::{MaskFile, Masked};
+use gblur::report::{self, Backend, Pass, Stage};
+use gblur::work::load::Source;
+use gblur::work::save::{save, Output};
+use gblur::work::{self, Keep, Loaded, Working};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -266,7 +266,8 @@ pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
         plan::check_names(job, &in_dir, &out_dir)
             .map_err(|e| JobError::Setup(anyhow::anyhow!(e)))?;
     }
-    let (tasks, mut records) = plan::plan(job, (&in_dir, &out_dir), journal.as_ref(), made.as_ref());
+    let (tasks, mut records) =
+        plan::plan(job, (&in_dir, &out_dir), journal.as_ref(), made.as_ref());
     let encoder_notes = plan::encoder_options_apply(job, &tasks).map_err(JobError::Setup)?;
     let total = tasks.len();
     let interrupted = Arc::new(AtomicBool::new(false));
@@ -275,7 +276,7 @@ pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
         // Only one handler per process; a second batch in the same process keeps the first.
         let _ = ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst));
     }
-    let bar = crate::progress::progress_bar(total, job.quiet, crate::progress::FILES);
+    let bar = gblur::progress::progress_bar(total, job.quiet, gblur::progress::FILES);
     let megapixels_done = AtomicU64::new(0);
     let alive = AtomicUsize::new(workers.len());
     let rust_name = backend::rust_device_name();
@@ -314,7 +315,9 @@ pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
     };
     // TIFF stacks keep every page, CMYK files their inks: each is blurred whole, one at a time
     // after the rest (`stacks`).
-    let (stacks, tasks): (Vec<Task>, Vec<Task>) = tasks.into_iter().partition(|t| stacks::is_whole_file(t, job));
+    let (stacks, tasks): (Vec<Task>, Vec<Task>) = tasks
+        .into_iter()
+        .partition(|t| stacks::is_whole_file(t, job));
     let stopped = run_stages(&shared, tasks, workers, keep, &mut records);
     let stack_cx = stacks::Stacks {
         job,
@@ -548,7 +551,9 @@ fn encode_task(shared: &Shared, b: BlurredTask) -> FileRecord {
     record.replaced_stale = b.task.replaces_stale;
     match saved {
         Ok(_) => {
-            let logged = shared.made.map_or(Ok(()), |log| log.record(output, &b.task.input));
+            let logged = shared
+                .made
+                .map_or(Ok(()), |log| log.record(output, &b.task.input));
             if let Err(e) = logged {
                 record.notes.push(format!(
                     "written, but its settings were not recorded ({e}): a later run takes it \
@@ -708,7 +713,7 @@ fn stop_device(worker: &Worker, shared: &Shared) -> (String, bool) {
             "it takes no more images, the other devices go on"
         };
         shared.bar.suspend(|| {
-            crate::report::diagnostic(&format!("gblur: {who}: the kernels did not build; {now}"))
+            gblur::report::diagnostic(&format!("gblur: {who}: the kernels did not build; {now}"))
         });
     }
     (format!("the kernels did not build: {then}"), last)
