@@ -13,7 +13,9 @@
 #              and each ratio as the median of the per-round ratios.
 # Installs the peers from Debian if missing; writes its test images to a temporary folder.
 # usage: benches/cpu.sh [RUNS]     (W and H in the environment change the 4896x3264 size;
-#        SECTIONS="jpeg png" runs only those of: memory libblur jpeg png)
+#        SECTIONS="jpeg png" runs only those of: memory libblur jpeg png;
+#        BASE=path/to/another/gblur adds that build to the end-to-end rounds, each command
+#        paired with this build's, the strip engine too: a change's no-speed-lost check)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${1:-5}
@@ -183,6 +185,21 @@ for a, b, text in ratios:
 ' "$T" "$RUNS" "$1"
 }
 
+# With BASE: that build's commands, after the section's first five (JPEG) or six (PNG).
+base_jpeg() {
+  [ -n "${BASE:-}" ] || return 0
+  echo "gblur at BASE (defaults)|$T/b90.jpg|$BASE|$T/photo.jpg|$T/b90.jpg|--sigma|5|-q"
+  echo "ratio|5|0|this build / BASE, defaults"
+}
+base_png() { # the input's name
+  [ -n "${BASE:-}" ] || return 0
+  echo "gblur at BASE (default)|$T/bf.png|$BASE|$T/$1.png|$T/bf.png|--sigma|5|-q"
+  echo "gblur --engine strips (streamed)|$T/gt.png|$G|$T/$1.png|$T/gt.png|--sigma|5|-q|--engine|strips"
+  echo "gblur at BASE --engine strips|$T/bt.png|$BASE|$T/$1.png|$T/bt.png|--sigma|5|-q|--engine|strips"
+  echo "ratio|6|0|this build / BASE, default"
+  echo "ratio|8|7|this build / BASE, the strip engine"
+}
+
 if want jpeg; then
 rounds "JPEG -> JPEG, sigma 5 (decoded image: $(( W * H * 3 / 1048576 )) MiB)" <<EOF
 gblur (defaults: quality 90, 4:4:4)|$T/g90.jpg|$G|$T/photo.jpg|$T/g90.jpg|--sigma|5|-q
@@ -194,6 +211,7 @@ ratio|1|2|vips default / gblur, both Q 75
 ratio|0|3|vips / gblur, both Q 90
 ratio|0|2|vips defaults / gblur defaults
 ratio|0|4|vips accurate / gblur, Q 90
+$(base_jpeg)
 EOF
 fi
 
@@ -209,6 +227,7 @@ vips out.png[filter=all] (level 6, libpng adaptive filter)|$T/va.png|vips|gaussb
 ratio|3|0|gblur default / vips default
 ratio|4|0|gblur fast / vips fastest
 ratio|5|1|gblur small / vips level 6 with adaptive filtering
+$(base_png "$img")
 EOF
 done
 fi
