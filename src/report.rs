@@ -32,6 +32,13 @@ pub enum Stage {
     Encode,
 }
 
+/// What a job records of one image as it runs: its timed passes, in order, and the notes
+/// its report gives.
+pub struct Log<'a> {
+    pub passes: &'a mut Vec<Pass>,
+    pub notes: &'a mut Vec<String>,
+}
+
 /// One timed pass.
 #[derive(Clone, Debug, Serialize)]
 pub struct Pass {

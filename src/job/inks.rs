@@ -29,7 +29,8 @@ pub fn needs_colour(job: &BlurJob) -> bool {
 /// its bytes, already read) and the output holds CMYK; None where the usual path takes it.
 pub fn run(
     job: &BlurJob,
-    (stdin, format): (Option<&[u8]>, Option<ImageFormat>),
+    stdin: Option<&[u8]>,
+    format: Option<ImageFormat>,
     Destination {
         format: out_format,
         replace,

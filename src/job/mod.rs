@@ -8,6 +8,7 @@ use crate::gpu::opencl::ClError;
 use crate::gpu::plan::PipelineChoice;
 use crate::gpu::plan::Upload;
 use crate::mask::{MaskOptions, Masked};
+use crate::report::Log;
 use crate::report::{diagnostic, Backend, ImageSummary, Pass, Report, Stage};
 use crate::stream::Engine;
 use crate::work::blur::failure_note;
@@ -36,8 +37,9 @@ pub fn blur_inks(job: &BlurJob, replace: codec::Replace) -> Result<Option<Report
     let t_total = Instant::now();
     let format = job.output_format.ok_or_else(|| JobError::setup(anyhow::anyhow!("no output format")))?;
     let mut passes = Vec::new();
-    let input = (None, codec::sniff(&job.input).ok().flatten());
-    let report = inks::run(job, input, Destination { format, replace }, &mut passes)?;
+    let sniffed = codec::sniff(&job.input).ok().flatten();
+    let destination = Destination { format, replace };
+    let report = inks::run(job, None, sniffed, destination, &mut passes)?;
     Ok(report.map(|mut r| {
         r.total_ms = t_total.elapsed().as_secs_f64() * 1e3;
         r
@@ -161,8 +163,7 @@ fn prepare_device(
     device: &Device,
     blur: &Blur2d,
     loaded: &Loaded,
-    passes: &mut Vec<Pass>,
-    notes: &mut Vec<String>,
+    log: &mut Log,
 ) -> Result<(), anyhow::Error> {
     let t = Instant::now();
     // An image the device does not take needs no kernels; the planar ones do no harm.
@@ -180,7 +181,7 @@ fn prepare_device(
     }
     let builds = device.ctx.builds();
     if builds.rejected > 0 {
-        notes.push(format!(
+        log.notes.push(format!(
             "program cache: {} kept program(s) were damaged, stale or refused by the driver, and were compiled again",
             builds.rejected
         ));
@@ -190,7 +191,7 @@ fn prepare_device(
         0 if builds.cached > 0 => "kernels (from cache)",
         _ => "kernels (compiled)",
     };
-    passes.push(Pass::host(Stage::Setup, name, t));
+    log.passes.push(Pass::host(Stage::Setup, name, t));
     Ok(())
 }
 
@@ -199,14 +200,13 @@ fn usable_device(
     device: Option<Device>,
     blur: &Blur2d,
     loaded: &Loaded,
-    passes: &mut Vec<Pass>,
-    notes: &mut Vec<String>,
+    log: &mut Log,
 ) -> Option<Device> {
     let device = device?;
-    match prepare_device(&device, blur, loaded, passes, notes) {
+    match prepare_device(&device, blur, loaded, log) {
         Ok(()) => Some(device),
         Err(e) => {
-            notes.push(failure_note(&format!("{e:#}")));
+            log.notes.push(failure_note(&format!("{e:#}")));
             None
         }
     }
@@ -459,8 +459,7 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
             return pages::run(job, stack, destination, passes, t_total);
         }
     };
-    let input = (stdin.as_deref(), header.format);
-    if let Some(mut report) = inks::run(job, input, destination, &mut passes)? {
+    if let Some(mut report) = inks::run(job, stdin.as_deref(), header.format, destination, &mut passes)? {
         report.total_ms = t_total.elapsed().as_secs_f64() * 1e3;
         return Ok(report);
     }
@@ -475,11 +474,11 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
         output: out_format,
         streamable: stdin.is_none(),
     };
-    let streamed = strips::strip_input(job, (gpu, &blur), ends, &mut declined)?;
+    let streamed = strips::strip_input(job, gpu, &blur, ends, &mut declined)?;
     crate::memory::use_huge_pages(streamed.is_none());
     if let Some(streamed) = streamed {
         let Choice { target, why, .. } = chosen;
-        return strips::run_strips(streamed, job, (&blur, target), (why, t_total));
+        return strips::run_strips(streamed, job, &blur, target, why, t_total);
     }
     let Choice { target, why, .. } = chosen;
     let bar = crate::progress::StageBar::new(&STAGES, job.progress);
@@ -495,22 +494,28 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
         },
         None => Source::File(&job.input),
     };
-    let (mut loaded, masked) = load_selected(&plan, source, keep, (&mut passes, &mut notes))
+    let log = &mut Log {
+        passes: &mut passes,
+        notes: &mut notes,
+    };
+    let (mut loaded, masked) = load_selected(&plan, source, keep, log)
         .map_err(|e| not_streamed(e, declined.as_deref()))?;
-    let device = join_device(opening, &mut passes)?;
-    let device = usable_device(device, &blur, &loaded, &mut passes, &mut notes);
+    let device = join_device(opening, log.passes)?;
+    let device = usable_device(device, &blur, &loaded, log);
 
     bar.stage(STAGES[1]);
-    let image = (&mut loaded, masked);
-    let log = (&mut passes, &mut notes);
-    let done = blur_selected(&plan, (source, out_format), device.as_ref(), image, log)?;
-    let on_device = device.as_ref().filter(|_| done.1);
+    let device = device.as_ref();
+    let done = blur_selected(&plan, source, out_format, device, &mut loaded, masked, log)?;
+    let on_device = device.filter(|_| done.1);
     bar.stage(STAGES[2]);
     finish(
         job,
         loaded,
         on_device,
-        (blur.method_name(), done.0),
+        Ran {
+            method: blur.method_name(),
+            pipeline: done.0,
+        },
         out_format,
         passes,
         notes,
@@ -526,26 +531,28 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
 /// fallback reloads `source` for; returns the pipeline that ran and whether the device ran it.
 fn blur_selected(
     plan: &ImagePlan,
-    (source, out_format): (Source, ImageFormat),
+    source: Source,
+    out_format: ImageFormat,
     device: Option<&Device>,
-    (loaded, masked): (&mut Loaded, Option<Masked>),
-    (passes, notes): (&mut Vec<Pass>, &mut Vec<String>),
+    loaded: &mut Loaded,
+    masked: Option<Masked>,
+    log: &mut Log,
 ) -> Result<(String, bool), JobError> {
     let (job, blur) = (plan.job(), plan.blur());
     if job.linear && !loaded.layout.linear {
-        notes.push("--linear ignored: float images are linear already".into());
+        log.notes.push("--linear ignored: float images are linear already".into());
     } else if job.linear {
-        notes.extend(loaded.meta.icc.as_deref().and_then(codec::icc::linear_note));
+        log.notes.extend(loaded.meta.icc.as_deref().and_then(codec::icc::linear_note));
     }
     // A fallback loads the image as `--device rust` would: as planes where that path takes them.
     let reload = || plan.reload(source, masked.as_ref(), out_format);
     let sharpen = job.sharpen.as_ref();
-    let mut done = work::blur::blur(device, loaded, (blur, sharpen), passes, reload, None)
+    let mut done = work::blur::blur(device, loaded, blur, sharpen, log.passes, reload, None)
         .map_err(JobError::failed)?;
-    notes.extend(done.note);
+    log.notes.extend(done.note);
     if let Some(m) = masked {
         done.pipeline = format!("{}, {}", done.pipeline, m.describe());
-        m.finish(loaded, passes);
+        m.finish(loaded, log.passes);
     }
     Ok((done.pipeline, done.on_device))
 }
@@ -557,7 +564,7 @@ fn load_selected(
     plan: &ImagePlan,
     source: Source,
     keep: Keep,
-    (passes, notes): (&mut Vec<Pass>, &mut Vec<String>),
+    log: &mut Log,
 ) -> Result<(Loaded, Option<Masked>), JobError> {
     let job = plan.job();
     // `--mask` decodes on its own thread while the image does: neither needs the other until
@@ -567,13 +574,13 @@ fn load_selected(
             let t = Instant::now();
             job.mask.open(job.max_memory_mib).map(|file| (file, t.elapsed()))
         });
-        let loaded = plan.decode(source, keep, passes);
+        let loaded = plan.decode(source, keep, log.passes);
         (loaded, mask.join())
     });
     let mask_file = match mask_file.unwrap_or_else(|panic| std::panic::resume_unwind(panic)) {
         Ok((Some(file), took)) => {
             let ms = took.as_secs_f64() * 1e3;
-            passes.push(Pass::host_ms(Stage::Decode, "decode mask (overlapped)", ms));
+            log.passes.push(Pass::host_ms(Stage::Decode, "decode mask (overlapped)", ms));
             Some(file)
         }
         Ok((None, _)) => None,
@@ -581,14 +588,14 @@ fn load_selected(
         Err(e) => return Err(setup_text(e)),
     };
     let mut loaded = loaded.map_err(JobError::failed)?;
-    notes.append(&mut loaded.notes);
+    log.notes.append(&mut loaded.notes);
     let name = stdio_name(&job.input, "stdin");
     let mut masked = plan
-        .select(&mut loaded, mask_file.as_ref(), name, (passes, notes))
+        .select(&mut loaded, mask_file.as_ref(), name, log)
         .map_err(setup_text)?;
     // The selection may share the mask's values: let it own them.
     drop(mask_file);
-    plan.fit(&mut loaded, masked.as_mut(), keep, passes);
+    plan.fit(&mut loaded, masked.as_mut(), keep, log.passes);
     Ok((loaded, masked))
 }
 
@@ -601,14 +608,20 @@ fn blurred_on(device: Option<&Device>) -> (String, Backend) {
     }
 }
 
+/// What blurred an image, as the report names it: the filter (`recursive`, `fir`, or one
+/// per axis) and the pipeline.
+struct Ran {
+    method: String,
+    pipeline: String,
+}
+
 /// Saves the blurred image and builds the report (its total time is the caller's to set):
-/// `on_device` is the device that blurred it, None for the Rust path; `names` the method and
-/// pipeline that ran.
+/// `on_device` is the device that blurred it, None for the Rust path; `ran` what blurred it.
 fn finish(
     job: &BlurJob,
     loaded: Loaded,
     on_device: Option<&Device>,
-    (method, pipeline): (String, String),
+    Ran { method, pipeline }: Ran,
     out_format: ImageFormat,
     mut passes: Vec<Pass>,
     mut notes: Vec<String>,

@@ -20,6 +20,7 @@ use crate::codec::tiff::pages::Pages;
 use crate::codec::{self, ImageIoError};
 use crate::cpu::axis::{self, AxisFilter, Element};
 use crate::filter::{Blur2d, EdgeMode, LineFilter};
+use crate::report::Log;
 use crate::report::{Backend, Pass, Report, Stage};
 use crate::stream::Engine;
 use crate::work::blur::failure_note;
@@ -184,7 +185,11 @@ pub(super) fn run(
             if target.is_some() {
                 notes.push("the volume blur runs on the host's cores".into());
             }
-            volume(job, &mut stack, (&blur, sigma_z), &mut page_passes, &mut notes)?
+            let log = &mut Log {
+                passes: &mut page_passes,
+                notes: &mut notes,
+            };
+            volume(job, &mut stack, &blur, sigma_z, log)?
         }
         None => {
             let t = Instant::now();
@@ -195,8 +200,11 @@ pub(super) fn run(
             if device.is_some() {
                 passes.push(Pass::host(Stage::Setup, "open device", t));
             }
-            let log = (&mut page_passes, &mut notes);
-            each_page(job, &mut stack, (&blur, out_format), device.as_ref(), log)?
+            let log = &mut Log {
+                passes: &mut page_passes,
+                notes: &mut notes,
+            };
+            each_page(job, &mut stack, &blur, out_format, device.as_ref(), log)?
         }
     };
     passes.extend(merged(page_passes));
@@ -207,7 +215,11 @@ pub(super) fn run(
     let color = |c| codec::color_name(c, first.gray_float);
     let input = summary(name, ImageFormat::Tiff, size, color(first.input_color));
     let out_color = color(first.image.color());
-    write(job, &blurred.pages, replace, (&mut passes, &mut notes))?;
+    let log = &mut Log {
+        passes: &mut passes,
+        notes: &mut notes,
+    };
+    write(job, &blurred.pages, replace, log)?;
     let (device, backend) = match blurred.on_device {
         Some(name) => (name, Backend::Opencl),
         None => (backend::rust_device_name(), Backend::Rust),
@@ -275,9 +287,10 @@ fn check_held(job: &BlurJob, held: u64, page: usize, count: usize) -> Result<(),
 fn each_page(
     job: &BlurJob,
     stack: &mut Stack,
-    (blur, out_format): (&Blur2d, ImageFormat),
+    blur: &Blur2d,
+    out_format: ImageFormat,
     device: Option<&Device>,
-    (passes, notes): (&mut Vec<Pass>, &mut Vec<String>),
+    log: &mut Log,
 ) -> Result<Blurred, JobError> {
     let plan = ImagePlan::new(job, blur);
     let keep = plan.keep(device.map(|d| d.pipeline), out_format);
@@ -297,19 +310,18 @@ fn each_page(
         let Stack { bytes, pages: chain } = stack;
         let page = chain.with_page(bytes, i, |view| {
             let source = Source::Memory { name, bytes: view };
-            let (mut loaded, masked) = load_selected(&plan, source, keep, (passes, notes))?;
-            let device = device.filter(|d| match prepare_device(d, blur, &loaded, passes, notes) {
+            let (mut loaded, masked) = load_selected(&plan, source, keep, log)?;
+            let device = device.filter(|d| match prepare_device(d, blur, &loaded, log) {
                 Ok(()) => true,
                 Err(e) => {
-                    notes.push(failure_note(&format!("{e:#}")));
+                    log.notes.push(failure_note(&format!("{e:#}")));
                     false
                 }
             });
-            let image = (&mut loaded, masked);
             let (pipeline, on_device) =
-                blur_selected(&plan, (source, out_format), device, image, (passes, notes))?;
+                blur_selected(&plan, source, out_format, device, &mut loaded, masked, log)?;
             ran = (pipeline, device.filter(|_| on_device).map(Device::name));
-            Ok(finish_page(loaded, output, passes, notes))
+            Ok(finish_page(loaded, output, log))
         });
         let page = page.map_err(|e| on_page(e, i, count))?;
         held += page.image.as_bytes().len() as u64;
@@ -327,14 +339,13 @@ fn each_page(
 fn finish_page(
     mut loaded: Loaded,
     output: Output,
-    passes: &mut Vec<Pass>,
-    notes: &mut Vec<String>,
+    log: &mut Log,
 ) -> Page {
     let meta = std::mem::take(&mut loaded.meta).select(output.metadata);
     let (input_color, tiff_compression) = (loaded.color, loaded.tiff_compression);
     let gray_float = loaded.gray_float;
     Page {
-        image: to_samples(loaded, output, passes, notes),
+        image: to_samples(loaded, output, log.passes, log.notes),
         meta,
         input_color,
         tiff_compression,
@@ -348,12 +359,12 @@ fn write(
     job: &BlurJob,
     pages: &[Page],
     replace: codec::Replace,
-    (passes, notes): (&mut Vec<Pass>, &mut Vec<String>),
+    log: &mut Log,
 ) -> Result<(), JobError> {
     let out_name = stdio_name(&job.output, "stdout");
     let t = Instant::now();
     let (tiff, tiff_note) = job.encode.tiff.resolve(pages[0].tiff_compression);
-    notes.extend(tiff_note);
+    log.notes.extend(tiff_note);
     let images: Vec<_> = pages
         .iter()
         .map(|p| codec::tiff::Page {
@@ -372,7 +383,7 @@ fn write(
         .expect("pages are in colour types TIFF holds (to_samples)")
         .map_err(encode_error)
         .map_err(JobError::failed)?;
-    passes.push(Pass::host(Stage::Encode, "encode", t));
+    log.passes.push(Pass::host(Stage::Encode, "encode", t));
     let t = Instant::now();
     let metas: Vec<_> = pages
         .iter()
@@ -380,11 +391,11 @@ fn write(
         .collect();
     let (bytes, lost) =
         metadata::embed_pages(bytes, &metas, out_name).map_err(JobError::failed)?;
-    notes.extend(lost);
-    passes.push(Pass::host(Stage::Encode, "metadata", t));
+    log.notes.extend(lost);
+    log.passes.push(Pass::host(Stage::Encode, "metadata", t));
     let t = Instant::now();
     codec::write_output(&job.output, &bytes, replace).map_err(JobError::failed)?;
-    passes.push(Pass::host(Stage::Encode, "write", t));
+    log.passes.push(Pass::host(Stage::Encode, "write", t));
     Ok(())
 }
 
@@ -395,9 +406,9 @@ fn write(
 fn volume(
     job: &BlurJob,
     stack: &mut Stack,
-    (blur, sigma_z): (&Blur2d, f64),
-    passes: &mut Vec<Pass>,
-    notes: &mut Vec<String>,
+    blur: &Blur2d,
+    sigma_z: f64,
+    log: &mut Log,
 ) -> Result<Blurred, JobError> {
     if let Some(flag) = [
         (job.linear, "--linear"),
@@ -431,10 +442,10 @@ fn volume(
                 linear: false,
                 ..job.decoding()
             };
-            load_with(source, decoding, Keep::Decoded, sanitize, &plan, passes)
+            load_with(source, decoding, Keep::Decoded, sanitize, &plan, log.passes)
         });
         let mut page = page.map_err(|e| on_page(JobError::failed(e), i, count))?;
-        notes.append(&mut page.notes);
+        log.notes.append(&mut page.notes);
         let Working::Decoded(image) = &page.working else {
             unreachable!("Keep::Decoded without --linear keeps the decoded image")
         };
@@ -486,7 +497,7 @@ fn volume(
     let pages_bytes = volume.bytes() * if gray_float { 3 } else { 1 };
     check_held(job, (volume.bytes() + f32_copy + pages_bytes) as u64, count - 1, count)?;
     let images = volume.blurred(&shape, &axes);
-    passes.push(Pass::host(Stage::Blur, "volume (z, y, x)", t));
+    log.passes.push(Pass::host(Stage::Blur, "volume (z, y, x)", t));
     let pages = images
         .into_iter()
         .zip(kept)

@@ -10,6 +10,7 @@ use crate::codec::{self, ImageIoError};
 use crate::filter::Blur2d;
 use crate::gpu::plan::Pipeline;
 use crate::mask::{MaskFile, Masked};
+use crate::report::Log;
 use crate::report::{Pass, Stage};
 use crate::work::edges::EdgePlan;
 use crate::work::load::{load_with, Source};
@@ -137,15 +138,15 @@ impl<'a> ImagePlan<'a> {
         loaded: &mut Loaded,
         mask: Option<&MaskFile>,
         name: &Path,
-        (passes, notes): (&mut Vec<Pass>, &mut Vec<String>),
+        log: &mut Log,
     ) -> Result<Option<Masked>, String> {
         if !self.job.mask.active() {
             return Ok(None);
         }
         let t = Instant::now();
-        let how = (&self.edges, self.blur);
-        let masked = Masked::new(&self.job.mask, mask, loaded, how, name, notes)?;
-        passes.push(Pass::host(Stage::Decode, "selection", t));
+        let (edges, blur) = (&self.edges, self.blur);
+        let masked = Masked::new(&self.job.mask, mask, loaded, edges, blur, name, log.notes)?;
+        log.passes.push(Pass::host(Stage::Decode, "selection", t));
         Ok(masked)
     }
 

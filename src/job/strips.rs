@@ -35,7 +35,8 @@ pub(super) struct Ends {
 /// `declined` says why, for an error should the image then be over the budget.
 pub(super) fn strip_input<'a>(
     job: &'a BlurJob,
-    (gpu, blur): (Option<Pipeline>, &Blur2d),
+    gpu: Option<Pipeline>,
+    blur: &Blur2d,
     ends: Ends,
     declined: &mut Option<String>,
 ) -> Result<Option<Streamed<'a>>, JobError> {
@@ -112,8 +113,10 @@ pub(super) fn run_strips(
         job: strip_job,
     }: Streamed,
     job: &BlurJob,
-    (blur, target): (&Blur2d, Option<Target>),
-    (why, t_total): (Option<String>, Instant),
+    blur: &Blur2d,
+    target: Option<Target>,
+    why: Option<String>,
+    t_total: Instant,
 ) -> Result<Report, JobError> {
     let strip_job = &strip_job;
     let size = rows.size();

@@ -144,7 +144,8 @@ impl Masked {
         opts: &MaskOptions,
         file: Option<&MaskFile>,
         loaded: &mut Loaded,
-        (plan, blur): (&EdgePlan, &Blur2d),
+        plan: &EdgePlan,
+        blur: &Blur2d,
         name: &Path,
         notes: &mut Vec<String>,
     ) -> Result<Option<Masked>, String> {

@@ -30,7 +30,8 @@ pub(super) fn window_plan(
     job: &StripJob,
     (row_samples, bytes): (usize, usize),
     height: usize,
-    (reach, beside): (usize, u64),
+    reach: usize,
+    beside: u64,
     forced: Option<usize>,
 ) -> Result<(StripPlan, u64, Vertical), StripError> {
     // Measured once: the plans and the refusal must agree on the share.

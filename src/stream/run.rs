@@ -33,7 +33,8 @@ fn gpu_plan<T: StreamSample>(
     job: &StripJob,
     device: &Device,
     (row_samples, height): (usize, usize),
-    (reach, beside): (usize, u64),
+    reach: usize,
+    beside: u64,
 ) -> Result<(BandPlan, u64), String> {
     if T::as_bytes(&[]).is_none() {
         return Err("the device takes 8-bit images in bands".into());
@@ -67,7 +68,8 @@ fn place<'d, T: StreamSample>(
     job: &StripJob,
     blur: &Blur2d,
     rows: &Rows,
-    (device, reach): (Option<&'d Device>, usize),
+    device: Option<&'d Device>,
+    reach: usize,
     notes: &mut Vec<String>,
 ) -> Result<Placement<'d>, StripError> {
     let ((width, height), color) = (rows.size(), rows.color());
@@ -76,7 +78,7 @@ fn place<'d, T: StreamSample>(
     let image = (stride, height as usize);
     let stripes = stripes_at_once(job, width as usize * color.channel_count() as usize);
     let beside = budget::beside_window(job, rows, bytes as u64, stripes as u64);
-    let bands = device.and_then(|d| match gpu_plan::<T>(job, d, image, (reach, beside)) {
+    let bands = device.and_then(|d| match gpu_plan::<T>(job, d, image, reach, beside) {
         Ok((plan, resident)) => Some((d, plan, resident)),
         Err(why) => {
             notes.push(format!("{why}: blurred on the built-in Rust path"));
@@ -91,7 +93,8 @@ fn place<'d, T: StreamSample>(
             job,
             (stride, bytes),
             height as usize,
-            (reach, beside),
+            reach,
+            beside,
             env_number(STRIP_ROWS_VAR),
         )?,
     };
@@ -205,7 +208,7 @@ fn run_typed<T: StreamSample>(
         unreachable!("`unsupported` refuses FIR axes");
     };
     let mut notes = Vec::new();
-    let placement = place::<T>(job, blur, &rows, (device, reach), &mut notes)?;
+    let placement = place::<T>(job, blur, &rows, device, reach, &mut notes)?;
     let (meta, settings, quality_note) = output_settings(job, &mut rows, &mut notes);
     let two_pass = placement.vertical != Vertical::Window;
     let passes_over = if two_pass { 2 } else { 1 };
@@ -213,7 +216,7 @@ fn run_typed<T: StreamSample>(
     let mut bar = RowsBar::new((shape.width, passes_over * shape.height as u64), stride, job.progress);
     let (rows, mut first) = match two_pass {
         true => {
-            let first = first_pass::<T>(job, rows, &placement, (&px, ky), &mut bar)?;
+            let first = first_pass::<T>(job, rows, &placement, &px, ky, &mut bar)?;
             (two_pass::reopen(job, shape)?, Some(first))
         }
         false => (rows, None),
@@ -277,7 +280,8 @@ fn first_pass<T: StreamSample>(
     job: &StripJob,
     rows: Rows,
     placement: &Placement,
-    (px, ky): (&Pixels, Axis),
+    px: &Pixels,
+    ky: Axis,
     bar: &mut RowsBar,
 ) -> Result<two_pass::FirstPass, StripError> {
     let dims = Shape::of(&rows).dims();

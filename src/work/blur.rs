@@ -48,7 +48,8 @@ pub struct BlurOutcome {
 pub fn blur(
     device: Option<&Device>,
     loaded: &mut Loaded,
-    (blur, sharpen): (&Blur2d, Option<&Sharpen>),
+    blur: &Blur2d,
+    sharpen: Option<&Sharpen>,
     passes: &mut Vec<Pass>,
     reload: impl FnOnce() -> Result<Loaded, ImageIoError>,
     staging: Option<&mut Staging>,

@@ -4,7 +4,7 @@
 use super::{DecodedTask, FileRecord, Shared, Task};
 use gblur::gpu::opencl::pinned::{Staging, StagingPool};
 use gblur::mask::Masked;
-use gblur::report::Pass;
+use gblur::report::{Log, Pass};
 use gblur::work::load::Source;
 use gblur::work::{self, Keep, Loaded, Working};
 use image::ImageFormat;
@@ -69,7 +69,11 @@ pub(super) fn load_masked(
         .decode(Source::File(input), load_keep, passes)
         .map_err(|e| e.to_string())?;
     let mut notes = std::mem::take(&mut loaded.notes);
-    let masked = plan.select(&mut loaded, shared.mask_file, input, (passes, &mut notes));
+    let log = &mut Log {
+        passes,
+        notes: &mut notes,
+    };
+    let masked = plan.select(&mut loaded, shared.mask_file, input, log);
     loaded.notes = notes;
     let masked = masked?;
     if masked.is_none() {

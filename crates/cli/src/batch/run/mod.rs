@@ -659,7 +659,8 @@ fn blur_task(
     let done = work::blur::blur(
         device,
         &mut loaded,
-        (shared.blur, shared.job.blur.sharpen.as_ref()),
+        shared.blur,
+        shared.job.blur.sharpen.as_ref(),
         &mut passes,
         reload,
         staging.as_mut(),
