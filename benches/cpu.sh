@@ -156,7 +156,7 @@ fi
 # rounds, far less within one), each time the median, each peak RSS the largest.
 rounds() { # section title; stdin: "label|output|command|args..." lines, then "ratio|a|b|text"
   $PY -c '
-import os, statistics, subprocess, sys
+import os, statistics, subprocess, sys, time
 t, runs, title = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 cmds, ratios = [], []
 for line in sys.stdin.read().splitlines():
@@ -170,14 +170,17 @@ rss = [0] * len(cmds)
 for r in range(runs):
     for k in range(len(cmds)):
         i = (k + r) % len(cmds)
-        subprocess.run(["/usr/bin/time", "-o", t + "/time", "-f", "%e %M"] + cmds[i][2],
+        # The wall by the clock (time(1) counts in 10 ms steps); the peak RSS from time(1).
+        start = time.perf_counter()
+        subprocess.run(["/usr/bin/time", "-o", t + "/time", "-f", "%M"] + cmds[i][2],
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
-        s, kib = open(t + "/time").read().split()[-2:]
-        times[r][i], rss[i] = float(s), max(rss[i], int(kib))
+        took = time.perf_counter() - start
+        kib = open(t + "/time").read().split()[-1]
+        times[r][i], rss[i] = took, max(rss[i], int(kib))
 print(f"\n== end to end, {title} ({runs} rounds; median s, peak MiB, output MB) ==")
 for i, (label, out, _) in enumerate(cmds):
     med = statistics.median(x[i] for x in times)
-    print(f"{label:<58} {med:7.2f} s {rss[i] // 1024:6d} MiB {os.path.getsize(out) / 1e6:6.1f} MB")
+    print(f"{label:<58} {med:7.3f} s {rss[i] // 1024:6d} MiB {os.path.getsize(out) / 1e6:6.1f} MB")
 for a, b, text in ratios:
     each = [x[b] / x[a] for x in times]
     r = statistics.median(each)
