@@ -390,10 +390,10 @@ pub fn encode(
             .map(|bytes| (bytes, None))
             .map_err(failed);
     }
-    if let Some(ours) = encode_own((image, gray_float), format, icc, (opts, jpeg)) {
+    if let Some(ours) = encode_own(image, gray_float, format, icc, opts, jpeg) {
         return ours.map(|bytes| (bytes, None)).map_err(failed);
     }
-    encode_with_image_crate(image, format, icc, (opts, jpeg))
+    encode_with_image_crate(image, format, icc, opts, jpeg)
         .map_err(|e| failed(one_line(&e.to_string())))
 }
 
@@ -401,10 +401,12 @@ pub fn encode(
 /// on every core, or streamed at `fast`), 8-bit gray or RGB JPEG (stripes joined by restart
 /// markers) and TIFF (`tiff::write`). None for everything else.
 fn encode_own(
-    (image, gray_float): (&DynamicImage, bool),
+    image: &DynamicImage,
+    gray_float: bool,
     format: ImageFormat,
     icc: Option<&[u8]>,
-    (opts, jpeg): (EncodeOptions, jpeg::JpegSettings),
+    opts: EncodeOptions,
+    jpeg: jpeg::JpegSettings,
 ) -> Option<Result<Vec<u8>, String>> {
     match (format, image) {
         (ImageFormat::Png, _) => match opts.png_compression {
@@ -435,7 +437,7 @@ fn encode_own(
                 image.as_bytes(),
                 dims,
                 color,
-                (jpeg.quality, jpeg.chroma),
+                jpeg,
                 icc,
             ))
         }
@@ -448,7 +450,8 @@ fn encode_with_image_crate(
     image: &DynamicImage,
     format: ImageFormat,
     icc: Option<&[u8]>,
-    (opts, jpeg): (EncodeOptions, jpeg::JpegSettings),
+    opts: EncodeOptions,
+    jpeg: jpeg::JpegSettings,
 ) -> Result<(Vec<u8>, Option<String>), ImageError> {
     let mut out = Cursor::new(Vec::new());
     let mut note = None;

@@ -135,7 +135,7 @@ impl<'a> InPlaceU8<'a> {
         name: &str,
     ) -> Result<(), ClError> {
         self.upload(samples, name)?;
-        self.blur_and_download(samples, dims, (blur, linear))
+        self.blur_and_download(samples, dims, blur, linear)
     }
 
     /// As `add`, reading the image from `source` and writing the blurred one into
@@ -145,11 +145,12 @@ impl<'a> InPlaceU8<'a> {
         source: &'a [u8],
         destination: &'a mut [u8],
         dims: (usize, usize, usize),
-        (blur, linear): (&Blur2d, bool),
+        blur: &Blur2d,
+        linear: bool,
     ) -> Result<(), ClError> {
         assert_eq!(source.len(), destination.len(), "one image's samples");
         self.upload(source, "")?;
-        self.blur_and_download(destination, dims, (blur, linear))
+        self.blur_and_download(destination, dims, blur, linear)
     }
 
     /// Enqueues the upload of an image's `samples` into the kept buffers; `name` prefixes
@@ -172,7 +173,8 @@ impl<'a> InPlaceU8<'a> {
         &mut self,
         destination: &'a mut [u8],
         dims: (usize, usize, usize),
-        (blur, linear): (&Blur2d, bool),
+        blur: &Blur2d,
+        linear: bool,
     ) -> Result<(), ClError> {
         let ctx = self.run.ctx();
         let scratch = self.scratch.as_ref().expect("kept until finish");

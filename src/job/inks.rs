@@ -105,7 +105,11 @@ pub fn run(
             let adobe_marker = jpeg.as_ref().is_none_or(|t| t.adobe.is_some());
             let stored: Vec<u8> = eight.into_iter().map(|v| 255 - v).collect();
             let color = JpegColor::Cmyk { adobe_marker };
-            let coded = codec::jpeg::encode(&stored, size, color, (settings.quality, Chroma::S444), meta.icc.as_deref());
+            let settings = codec::jpeg::JpegSettings {
+                chroma: Chroma::S444,
+                ..settings
+            };
+            let coded = codec::jpeg::encode(&stored, size, color, settings, meta.icc.as_deref());
             coded.map_err(failed)?
         }
         _ => {

@@ -119,7 +119,7 @@ pub fn mix_alpha(
         ($(($v:ident, $a:ident, $c:literal, $full:expr)),*) => {
             match (&mut input, blurred) {
                 $((DynamicImage::$v(a), DynamicImage::$a(b)) => {
-                    alpha_rows::<_, $c>(a, b.as_raw(), (select, nan), width, $full)
+                    alpha_rows::<_, $c>(a, b.as_raw(), select, nan, width, $full)
                 })*
                 _ => panic!("the blurred image is the input's colour type with alpha"),
             }
@@ -138,7 +138,8 @@ pub fn mix_alpha(
 fn alpha_rows<T: Mix + Into<f64>, const C: usize>(
     out: &mut [T],
     blurred: &[T],
-    (select, nan): (Option<&[f32]>, bool),
+    select: Option<&[f32]>,
+    nan: bool,
     width: usize,
     full: f64,
 ) {

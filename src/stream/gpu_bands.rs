@@ -42,7 +42,8 @@ impl BandPlan {
     pub fn new(
         (row_bytes, height): (usize, usize),
         reach: usize,
-        (host_budget, device_alloc): (u64, u64),
+        host_budget: u64,
+        device_alloc: u64,
         forced: Option<usize>,
     ) -> Option<BandPlan> {
         let row = row_bytes.max(1) as u64;
@@ -75,7 +76,8 @@ impl BandPlan {
 pub fn blur_bands<T: StreamSample>(
     device: &Device,
     (w, h, channels): (usize, usize, usize),
-    (blur, linear): (&Blur2d, bool),
+    blur: &Blur2d,
+    linear: bool,
     plan: BandPlan,
     (mut feed, mut sink): (Feed<T>, Sink<T>),
 ) -> Result<(Vec<Pass>, f64, Option<String>), Stop> {
@@ -100,7 +102,7 @@ pub fn blur_bands<T: StreamSample>(
         let mut images = InPlaceU8::new(ctx, len, pipeline).map_err(Stop::Device)?;
         let (source, blurred) = (&this.as_slice()[..len], &mut out.as_mut_slice()[..len]);
         images
-            .add_from(source, blurred, (w, bottom - top, channels), (blur, linear))
+            .add_from(source, blurred, (w, bottom - top, channels), blur, linear)
             .map_err(Stop::Device)?;
         // While the device works: the next band's rows, those it shares with this one first.
         if y1 < h {

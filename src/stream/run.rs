@@ -43,7 +43,7 @@ fn gpu_plan<T: StreamSample>(
     let budget = budget::blur_share(job, resident, beside);
     let alloc = device.ctx.info.max_alloc_mib.saturating_mul(1 << 20);
     let forced = env_number(BAND_ROWS_VAR);
-    let plan = BandPlan::new((row_samples, height), reach, (budget, alloc), forced);
+    let plan = BandPlan::new((row_samples, height), reach, budget, alloc, forced);
     let least = (2 * reach).max(16);
     plan.map(|p| (p, resident)).ok_or_else(|| {
         format!("device bands of {least} rows and {reach} rows of reach each side do not fit the memory budget beside the {} MiB the process holds with the device open (raise --max-memory)", resident >> 20)
@@ -284,13 +284,12 @@ fn first_pass<T: StreamSample>(
     ky: Axis,
     bar: &mut RowsBar,
 ) -> Result<two_pass::FirstPass, StripError> {
-    let dims = Shape::of(&rows).dims();
     let spill = match placement.vertical {
         Vertical::TwoPass { spill: true } => Some(two_pass::spill_file(job)?),
         _ => None,
     };
-    let strips = (placement.plan.strip, spill);
-    Ok(two_pass::first_pass::<T>(job, rows, (dims, px, ky), strips, bar)?)
+    let strip = placement.plan.strip;
+    Ok(two_pass::first_pass::<T>(job, rows, px, ky, strip, spill, bar)?)
 }
 
 /// The decoder and encoder threads, with the blur between them on this thread: in
@@ -321,8 +320,7 @@ fn stages<T: StreamSample>(
         let blurred = match placement.bands {
             Some((device, bands, _)) => {
                 let image = (dims.0, dims.1, px.channels);
-                let filter = (blur, job.linear);
-                gpu_bands::blur_bands(device, image, filter, bands, (feed, sink))
+                gpu_bands::blur_bands(device, image, blur, job.linear, bands, (feed, sink))
             }
             None => blur_stage(dims, px, axes, (placement.plan, exact), (feed, sink))
                 .map(|(passes, busy)| (passes, busy, None)),

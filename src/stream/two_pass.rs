@@ -22,16 +22,19 @@ pub(super) struct FirstPass {
     pub wall_ms: f64,
 }
 
-/// Pass 1 of `job` over `rows` (`width`×`height`, samples as `px` reads them) in `strips` of
-/// rows (and the states' temporary file, where they go to one), the rows counted on `bar`.
+/// Pass 1 of `job` over `rows` (samples as `px` reads them) in strips of `strip` rows (and
+/// the states' temporary file `spill`, where they go to one), the rows counted on `bar`.
 pub(super) fn first_pass<T: StreamSample>(
     job: &StripJob,
     rows: Rows,
-    (dims, px, ky): ((usize, usize), &Pixels, Axis),
-    strips: (usize, Option<File>),
+    px: &Pixels,
+    ky: Axis,
+    strip: usize,
+    spill: Option<File>,
     bar: &mut RowsBar,
 ) -> Result<FirstPass, ImageIoError> {
     let wall = Instant::now();
+    let dims = Shape::of(&rows).dims();
     let (tx, rx) = bounded::<DecodedBatch<T>>(2);
     let (back, spare) = bounded::<Vec<T>>(4);
     let (summed, copies, decode_busy) = std::thread::scope(|s| {
@@ -42,7 +45,7 @@ pub(super) fn first_pass<T: StreamSample>(
             bar.advance(dst.len());
             Ok(())
         };
-        let summed = summarise_streamed(dims, px, ky, strips, fill);
+        let summed = summarise_streamed(dims, px, ky, strip, spill, fill);
         let copies = feed.copies;
         // The decoder stops once its channel is gone, where the sums stopped early.
         drop(feed);

@@ -180,7 +180,7 @@ fn blur_on_device(
         }
         Working::Ycc(planes) if takes_bytes => {
             let chroma = planes.chroma.name();
-            passes.extend(blur_ycc_on_device((ctx, pipe), planes, blur, staging)?);
+            passes.extend(blur_ycc_on_device(ctx, pipe, planes, blur, staging)?);
             Ok(format!(
                 "{}, YCbCr {chroma} planes 8-bit in and out",
                 pipe.describe(),
@@ -258,7 +258,8 @@ fn ycc_planes<'p>(
 /// it. With `staging` (the planes one after another in pinned memory), the device reads and
 /// writes the staged copies, and the host's result is staged too.
 fn blur_ycc_on_device(
-    (ctx, pipe): (&ClContext, Pipeline),
+    ctx: &ClContext,
+    pipe: Pipeline,
     ycc: &mut YccPlanes,
     blur: &Blur2d,
     mut staging: Option<&mut Staging>,

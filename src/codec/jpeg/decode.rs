@@ -281,7 +281,10 @@ mod tests {
                 &rgb,
                 (40, 24),
                 crate::codec::jpeg::JpegColor::Rgb,
-                (75, crate::codec::jpeg::Chroma::S420),
+                crate::codec::jpeg::JpegSettings {
+                    quality: 75,
+                    chroma: crate::codec::jpeg::Chroma::S420,
+                },
                 None,
             )
             .unwrap(),

@@ -6,6 +6,7 @@
 //! parallel, and the scans are joined under one header with a DRI marker.
 
 use super::header::Chroma;
+use super::settings::JpegSettings;
 use libjpeg_turbo_rs::{Encoder, PixelFormat};
 use rayon::prelude::*;
 use std::io::{self, Write};
@@ -45,16 +46,16 @@ impl JpegColor {
     }
 }
 
-/// Encodes `width`×`height` samples at `quality` (1-100) with colour in the `chroma` layout,
-/// with `icc` embedded if given.
+/// Encodes `width`×`height` samples at `settings`' quality (1-100) with colour in its chroma
+/// layout, with `icc` embedded if given.
 pub fn encode(
     data: &[u8],
     (width, height): (u32, u32),
     color: JpegColor,
-    (quality, chroma): (u8, Chroma),
+    settings: JpegSettings,
     icc: Option<&[u8]>,
 ) -> Result<Vec<u8>, String> {
-    let plan = StripePlan::new((width, height), color.mcu(chroma))?;
+    let plan = StripePlan::new((width, height), color.mcu(settings.chroma))?;
     let row_bytes = width as usize * color.channels();
     assert_eq!(data.len(), row_bytes * height as usize, "image buffer size");
     encode_stripes(&plan, |r0, r1| {
@@ -63,7 +64,7 @@ pub fn encode(
             rows,
             width,
             color,
-            (quality, chroma),
+            settings,
             icc.filter(|_| r0 == 0),
         )
     })
@@ -75,9 +76,10 @@ pub fn encode_stripe(
     rows: &[u8],
     width: u32,
     color: JpegColor,
-    (quality, chroma): (u8, Chroma),
+    settings: JpegSettings,
     icc: Option<&[u8]>,
 ) -> Result<Vec<u8>, String> {
+    let JpegSettings { quality, chroma } = settings;
     let (pixel_format, chroma) = match color {
         JpegColor::Gray => (PixelFormat::Grayscale, Chroma::S444),
         JpegColor::Rgb => (PixelFormat::Rgb, chroma),
@@ -321,6 +323,10 @@ fn join(parts: &[Vec<u8>], plan: &StripePlan) -> Result<Vec<u8>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn settings(quality: u8, chroma: Chroma) -> JpegSettings {
+        JpegSettings { quality, chroma }
+    }
     use libjpeg_turbo_rs::Subsampling;
 
     fn pattern(w: u32, h: u32, c: usize) -> Vec<u8> {
@@ -341,7 +347,7 @@ mod tests {
                 for q in [75, 90] {
                     let data = pattern(w, h, c);
                     let chroma = if q == 75 { Chroma::S420 } else { Chroma::S422 };
-                    let joined = encode(&data, (w, h), color, (q, chroma), None).unwrap();
+                    let joined = encode(&data, (w, h), color, settings(q, chroma), None).unwrap();
                     let (format, sub) = match c {
                         1 => (PixelFormat::Grayscale, Subsampling::S444),
                         _ => (PixelFormat::Rgb, chroma.turbo()),
@@ -365,7 +371,7 @@ mod tests {
     fn low_qualities_keep_the_full_height() {
         let data = pattern(32, 600, 3);
         for q in [1, 7, 20, 30] {
-            let joined = encode(&data, (32, 600), JpegColor::Rgb, (q, Chroma::S420), None).unwrap();
+            let joined = encode(&data, (32, 600), JpegColor::Rgb, settings(q, Chroma::S420), None).unwrap();
             assert!(joined.windows(2).any(|w| w == [0xFF, 0xDD]), "striped");
             assert_eq!(
                 (decode(&joined).width(), decode(&joined).height()),
@@ -385,7 +391,7 @@ mod tests {
                 .build()
                 .unwrap();
             pool.install(|| {
-                encode(&data, (300, 700), JpegColor::Rgb, (90, Chroma::S420), None).unwrap()
+                encode(&data, (300, 700), JpegColor::Rgb, settings(90, Chroma::S420), None).unwrap()
             })
         };
         let one = on(1);
@@ -402,7 +408,7 @@ mod tests {
             &data,
             (40, 200),
             JpegColor::Rgb,
-            (80, Chroma::S420),
+            settings(80, Chroma::S420),
             Some(&icc),
         )
         .unwrap();
@@ -415,7 +421,7 @@ mod tests {
 
     #[test]
     fn sides_beyond_jpeg_limits_are_refused() {
-        assert!(encode(&[], (0, 5), JpegColor::Gray, (90, Chroma::S444), None).is_err());
-        assert!(encode(&[], (70000, 1), JpegColor::Gray, (90, Chroma::S444), None).is_err());
+        assert!(encode(&[], (0, 5), JpegColor::Gray, settings(90, Chroma::S444), None).is_err());
+        assert!(encode(&[], (70000, 1), JpegColor::Gray, settings(90, Chroma::S444), None).is_err());
     }
 }

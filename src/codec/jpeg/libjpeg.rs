@@ -192,7 +192,10 @@ mod tests {
             img.as_raw(),
             (64, 64),
             crate::codec::jpeg::JpegColor::Rgb,
-            (90, crate::codec::jpeg::Chroma::S444),
+            crate::codec::jpeg::JpegSettings {
+                quality: 90,
+                chroma: crate::codec::jpeg::Chroma::S444,
+            },
             None,
         )
         .unwrap();

@@ -135,7 +135,8 @@ pub fn summarise_streamed<T: Sample, E: From<io::Error>>(
     (width, height): (usize, usize),
     px: &Pixels,
     ky: Axis,
-    (strip, spill): (usize, Option<File>),
+    strip: usize,
+    spill: Option<File>,
     mut fill: impl FnMut(&mut [T]) -> Result<(), E>,
 ) -> Result<(ColumnStates, f64), E> {
     let stride = width * px.channels;

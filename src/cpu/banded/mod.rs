@@ -298,7 +298,7 @@ pub fn blur_image_mixed(
     linear: bool,
     select: Option<&[f32]>,
 ) -> Option<Vec<CpuPass>> {
-    blur_image_with(img, blur, (linear, select), None)
+    blur_image_with(img, blur, linear, select, None)
 }
 
 /// The unsharp mask of a decoded image without alpha, in place: the banded blur whose rows
@@ -308,7 +308,7 @@ pub fn sharpen_image(img: &mut DynamicImage, blur: &Blur2d, unsharp: Unsharp) ->
     if img.color().has_alpha() {
         return None;
     }
-    blur_image_with(img, blur, (false, None), Some(unsharp))
+    blur_image_with(img, blur, false, None, Some(unsharp))
 }
 
 /// Each axis's recursive blocks, or None for an axis left alone (sigma 0); None where an
@@ -326,7 +326,8 @@ pub(crate) fn axis_blocks(blur: &Blur2d) -> Option<(Option<Axis<'_>>, Option<Axi
 fn blur_image_with(
     img: &mut DynamicImage,
     blur: &Blur2d,
-    (linear, select): (bool, Option<&[f32]>),
+    linear: bool,
+    select: Option<&[f32]>,
     sharpen: Option<Unsharp>,
 ) -> Option<Vec<CpuPass>> {
     let axes = axis_blocks(blur)?;

@@ -319,13 +319,13 @@ mod tests {
 
     /// `blur_streamed` over `src` (one channel, `w` wide) at strips of `rows`.
     fn streamed<T: Sample>(src: &[T], w: usize, sigma: f64, rows: usize) -> Vec<T> {
-        run_streamed(src, w, sigma, rows, (false, false))
+        run_streamed(src, w, sigma, rows, false, false)
     }
 
     /// `blur_streamed` over `src` by the exact two-pass method at strips of `rows`, its states
     /// in a temporary file where `spill`.
     fn two_pass<T: Sample>(src: &[T], w: usize, sigma: f64, rows: usize, spill: bool) -> Vec<T> {
-        run_streamed(src, w, sigma, rows, (true, spill))
+        run_streamed(src, w, sigma, rows, true, spill)
     }
 
     fn run_streamed<T: Sample>(
@@ -333,7 +333,8 @@ mod tests {
         w: usize,
         sigma: f64,
         rows: usize,
-        (exact, spill): (bool, bool),
+        exact: bool,
+        spill: bool,
     ) -> Vec<T> {
         let blur = Blur2d::new(Method::Recursive, sigma, sigma);
         let axes = (Axis::of(&blur.x).unwrap(), Axis::of(&blur.y).unwrap());
@@ -353,8 +354,7 @@ mod tests {
         };
         let spill = spill.then(|| tempfile::tempfile().unwrap());
         let mut states = exact.then(|| {
-            let strips = (plan.strip, spill);
-            super::super::summarise_streamed((w, h), &px, axes.1, strips, reader(0))
+            super::super::summarise_streamed((w, h), &px, axes.1, plan.strip, spill, reader(0))
                 .unwrap()
                 .0
         });
