@@ -94,8 +94,9 @@ pub use api::{
 pub use filter::{EdgeMode, Method};
 
 /// Declares the crate's internal modules: `pub(crate)`, except with the
-/// `unstable-internals` feature, where gblur's own fuzz targets and benchmark programs reach
-/// them (hidden from the documentation, outside the API and its versioning).
+/// `unstable-internals` feature, where the `gblur` command, `gblur bench`, the fuzz targets and
+/// the benchmark programs reach them (hidden from the documentation, outside the API and its
+/// versioning).
 macro_rules! internal {
     ($($(#[$attr:meta])* $m:ident),* $(,)?) => {$(
         $(#[$attr])*

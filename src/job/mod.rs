@@ -65,7 +65,7 @@ pub struct BlurJob {
     /// Convert the input from its ICC profile to sRGB before the blur (`--to-srgb`).
     pub to_srgb: bool,
     /// A JPEG → JPEG job on the Rust path blurs the YCbCr planes where it can
-    /// (`planes_keep`); false: always RGB (`--jpeg-path rgb`).
+    /// (`ImagePlan::with_planes`); false: always RGB (`--jpeg-path rgb`).
     pub jpeg_planes: bool,
     pub encode: EncodeOptions,
     pub max_memory_mib: u64,
@@ -377,7 +377,7 @@ fn choose(
             job.device
         ))
     })?;
-    let work = || probe(&job.input, stdin, format?);
+    let work = || probe(&job.input, stdin, format);
     let chosen = backend::choose_device(choice, job.pipeline, work).map_err(JobError::Setup)?;
     let blur = Blur2d::checked(job.method, job.sigma_x, job.sigma_y)
         .map_err(|e| JobError::Setup(anyhow::anyhow!(e)))?
@@ -385,25 +385,29 @@ fn choose(
     Ok((chosen, blur))
 }
 
-/// The work of the input, in `format`, as its header describes it; None where the header
+/// The work of the input, in `format` (from its head; None: by the file's extension, as a
+/// TGA, which has no signature, is known), as its header describes it; None where the header
 /// cannot be read (the decode then says why, or reads a format the probe does not know).
-fn probe(input: &Path, stdin: Option<&[u8]>, format: ImageFormat) -> Option<Work> {
+fn probe(input: &Path, stdin: Option<&[u8]>, format: Option<ImageFormat>) -> Option<Work> {
+    // HEIF and JPEG XL have gblur's own decoders: the image crate reads neither header.
+    if format.is_some_and(|f| f == codec::heif::HEIF || f == codec::jxl::JXL) {
+        return None;
+    }
     fn header<R: std::io::BufRead + std::io::Seek>(
         reader: image::ImageReader<R>,
+        format: Option<ImageFormat>,
     ) -> Option<((u32, u32), image::ColorType)> {
         use image::ImageDecoder;
+        let reader = match format {
+            Some(format) => image::ImageReader::with_format(reader.into_inner(), format),
+            None => reader.with_guessed_format().ok()?,
+        };
         let decoder = reader.into_decoder().ok()?;
         Some((decoder.dimensions(), decoder.color_type()))
     }
     let ((w, h), color) = match stdin {
-        Some(bytes) => {
-            let cursor = std::io::Cursor::new(bytes);
-            header(image::ImageReader::with_format(cursor, format))?
-        }
-        None => {
-            let file = std::io::BufReader::new(std::fs::File::open(input).ok()?);
-            header(image::ImageReader::with_format(file, format))?
-        }
+        Some(bytes) => header(image::ImageReader::new(std::io::Cursor::new(bytes)), format)?,
+        None => header(image::ImageReader::open(input).ok()?, format)?,
     };
     let eight_bit = color.bytes_per_pixel() == color.channel_count();
     Some(Work {
@@ -669,4 +673,34 @@ fn finish(
         why: None,
         notes,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{probe, Header};
+
+    /// A TGA has no signature: its head says nothing, and the cost model learns its size from
+    /// the file's extension, as the decode reads it.
+    #[test]
+    fn a_tga_is_probed_by_its_extension() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("small.tga");
+        image::RgbImage::new(7, 5).save(&path).unwrap();
+        let header = Header::read(&path, None);
+        assert_eq!(header.format, None);
+        let work = probe(&path, None, header.format).expect("probed");
+        assert_eq!((work.pixels, work.channels, work.bytes_per_sample), (35, 3, 1));
+    }
+
+    /// Formats the image crate does not read are not probed by it.
+    #[test]
+    fn heif_and_jpeg_xl_are_not_probed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.png");
+        image::RgbImage::new(4, 4).save(&path).unwrap();
+        assert!(probe(&path, None, Some(image::ImageFormat::Png)).is_some());
+        for format in [crate::codec::heif::HEIF, crate::codec::jxl::JXL] {
+            assert!(probe(&path, None, Some(format)).is_none());
+        }
+    }
 }

@@ -278,7 +278,7 @@ pub fn unsupported(job: &StripJob, blur: &Blur2d) -> Option<String> {
         "it runs the recursive filter only (sigma >= 2 with --method auto, or --method recursive)"
     } else if !streamed(Some(job.format)) {
         "it writes PNG, TIFF and JPEG only"
-    } else if !streamed(codec::sniff(job.input).ok().flatten()) {
+    } else if !streamed(job.input_format) {
         "it reads PNG, TIFF and JPEG only"
     } else {
         return None;

@@ -97,7 +97,7 @@ pub enum Keep {
     /// A colour JPEG as its YCbCr planes (`Working::Ycc`) where its layout is the one
     /// `subsampling` writes, everything else as `Decoded` keeps it (`Decoded8Bit` where
     /// `on_device`): a JPEG → JPEG job on the Rust path or the blocked pipeline
-    /// (`job::planes_keep` says when).
+    /// (`job::ImagePlan::with_planes` says when).
     JpegPlanes {
         subsampling: crate::codec::jpeg::Subsampling,
         on_device: bool,
