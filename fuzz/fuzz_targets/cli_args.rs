@@ -5,7 +5,7 @@
 #![no_main]
 
 use clap::Parser;
-use gblur::cli::{Cli, Command};
+use gblur_cli::cli::{Cli, Command};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
