@@ -1,20 +1,13 @@
 //! Helpers of the crate's cross-module tests: the OpenCL device the kernel tests run on, the
 //! gblur binary, the repository's files and deterministic noise.
 
-use crate::gpu::opencl::{device, ClContext, DeviceChoice, DeviceInfo};
+use crate::gpu::opencl::{device, ClContext, DeviceInfo};
 use crate::pixels::planar::Planar;
 use std::path::{Path, PathBuf};
 
-/// The OpenCL device the kernel tests run on: the first GPU, else the first device (PoCL's
-/// CPU device in CI), or the one GBLUR_TEST_DEVICE names. Without one the test fails with
-/// what to install: no test skips itself.
+/// The OpenCL device the kernel tests run on (`device::for_tests`).
 pub fn require_opencl() -> DeviceInfo {
-    let choice = std::env::var("GBLUR_TEST_DEVICE")
-        .map(|s| DeviceChoice::parse(&s))
-        .unwrap_or(DeviceChoice::Auto);
-    device::select(&choice)
-        .expect("OpenCL device selection failed")
-        .expect("no OpenCL device: the tests need one (Debian: apt-get install pocl-opencl-icd ocl-icd-libopencl1; .ci/run installs them)")
+    device::for_tests()
 }
 
 /// A context on the test device (`require_opencl`).

@@ -1,24 +1,16 @@
 //! Every kernel of the matmul and reduce ladders against the host reference on the OpenCL
 //! device (PoCL in CI), at small and odd sizes, f32 and i32.
 
-use gblur::gpu::opencl::{device, ClContext, DeviceChoice};
+use gblur::gpu::opencl::{device, ClContext};
 
 use crate::matmul::{
     ladder, DeviceOperands, Elem, Operands, Prepared, Reference, Rung, Shape, PRESETS,
 };
 use crate::reduce::{self, Vectors};
 
-/// A context on the test device: the one GBLUR_TEST_DEVICE names, else the first GPU, else
-/// the first device (PoCL's CPU device in CI). Without one the test fails with what to
-/// install: no test skips itself.
+/// A context on the test device (`device::for_tests`).
 fn context() -> ClContext {
-    let choice = std::env::var("GBLUR_TEST_DEVICE")
-        .map(|s| DeviceChoice::parse(&s))
-        .unwrap_or(DeviceChoice::Auto);
-    let info = device::select(&choice)
-        .expect("OpenCL device selection failed")
-        .expect("no OpenCL device: the tests need one (Debian: apt-get install pocl-opencl-icd ocl-icd-libopencl1; .ci/run installs them)");
-    ClContext::new(info).expect("creating the OpenCL context")
+    ClContext::new(device::for_tests()).expect("creating the OpenCL context")
 }
 
 /// Shapes that are not tile multiples in any dimension, and the degenerate one.

@@ -190,6 +190,20 @@ fn max_alloc_override() -> Option<u64> {
     std::env::var("GBLUR_MAX_ALLOC_MIB").ok()?.parse().ok()
 }
 
+/// The OpenCL device the kernel tests run on, for the library's tests and the tutorial
+/// suite's: the one GBLUR_TEST_DEVICE names, else the first GPU, else the first device
+/// (PoCL's CPU device in CI). Without one the test fails with what to install: no test skips
+/// itself.
+#[cfg(any(test, feature = "unstable-internals"))]
+pub fn for_tests() -> DeviceInfo {
+    let choice = std::env::var("GBLUR_TEST_DEVICE")
+        .map(|s| DeviceChoice::parse(&s))
+        .unwrap_or(DeviceChoice::Auto);
+    select(&choice)
+        .expect("OpenCL device selection failed")
+        .expect("no OpenCL device: the tests need one (Debian: apt-get install pocl-opencl-icd ocl-icd-libopencl1; .ci/run installs them)")
+}
+
 /// Resolves `choice` against the installed devices. `Ok(None)` means the Rust path: asked for,
 /// or `Auto` with no OpenCL device at all.
 pub fn select(choice: &DeviceChoice) -> Result<Option<DeviceInfo>, ClError> {
