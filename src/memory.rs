@@ -31,6 +31,66 @@ pub fn budget_mib(requested: u64) -> u64 {
     machine_mib().map_or(requested, |m| requested.min(m))
 }
 
+/// The least a budget keeps back beyond what is counted (`margin`).
+const MARGIN_FLOOR: u64 = 3 << 20;
+
+/// What a budget of `budget` bytes keeps back beyond what is counted: a twentieth, for what
+/// the allocator holds on to between allocations, and at least 3 MiB, for the process's own
+/// resident pages (code and libraries touched later), which differ by a MiB or two from one
+/// run to the next.
+pub fn margin(budget: u64) -> u64 {
+    (budget / 20).max(MARGIN_FLOOR)
+}
+
+/// The least budget, in MiB, that leaves `needed` bytes after its `margin`.
+pub fn least_budget_mib(needed: u64) -> u64 {
+    // budget - max(budget / 20, floor) >= needed, so budget >= needed * 20 / 19 and
+    // budget >= needed + floor.
+    (needed * 20)
+        .div_ceil(19)
+        .max(needed + MARGIN_FLOOR)
+        .div_ceil(1 << 20)
+}
+
+/// The process's resident memory in bytes (Linux: /proc/self/statm); 0 where it cannot be
+/// read.
+pub fn resident_bytes() -> u64 {
+    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
+    let pages: u64 = statm
+        .split_whitespace()
+        .nth(1)
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(0);
+    // SAFETY: sysconf only reads a configuration value.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    pages * page.max(0) as u64
+}
+
+/// What `--max-memory max_memory_mib` leaves for new blocks beside the process as it stands
+/// (`resident_bytes`) and the budget's `margin`, in bytes.
+pub fn room_bytes(max_memory_mib: u64) -> u64 {
+    let budget = max_memory_mib.saturating_mul(1 << 20);
+    budget
+        .saturating_sub(margin(budget))
+        .saturating_sub(resident_bytes())
+}
+
+/// Makes the C library's allocator (glibc's malloc) give every block of 128 KiB or more its
+/// own mapping, returned to the system when it is freed, for the rest of the process. By
+/// default glibc raises that threshold after the first large block is freed, and later blocks
+/// of a few MiB (a JPEG encoder's stripes, the strip engine's pieces) then stay resident in
+/// per-thread arenas after they are freed: up to 6 MiB more than the blocks alive, by chance
+/// of which thread freed what. A budget counted in resident memory needs what is freed to
+/// leave. The gblur command calls this first thing; a program that uses the library keeps
+/// its own allocator's settings.
+pub fn return_freed_blocks() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only changes a setting of the allocator; it is safe at any time.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 128 << 10);
+    }
+}
+
 /// How an error over the budget of `limit_mib` tells the user to go on.
 pub fn limit_hint(limit_mib: u64) -> &'static str {
     match machine_mib() {

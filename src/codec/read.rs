@@ -133,7 +133,8 @@ fn in_memory(
     size: Option<u64>,
     max_memory_mib: u64,
 ) -> Result<Input, ImageIoError> {
-    let limit = max_memory_mib.saturating_mul(1 << 20);
+    // What the budget leaves beside the process as it stands.
+    let limit = crate::memory::room_bytes(max_memory_mib);
     let read_err = |cause| ImageIoError::Open {
         path: name.into(),
         cause,
@@ -142,10 +143,14 @@ fn in_memory(
         path: name.into(),
         limit_mib: max_memory_mib,
     };
+    // Room for all that may be read, asked for once: a buffer that grew would be copied
+    // each time (the huge-page advice on a large block keeps the kernel from moving it), the
+    // old and new copies alive together. Pages not yet written take no memory.
     let mut bytes = Vec::new();
-    if let Some(size) = size.filter(|&s| s <= limit) {
-        bytes.reserve_exact(size as usize);
-    }
+    bytes.reserve_exact(match size {
+        Some(size) => size.min(limit + 1) as usize,
+        None => (limit + 1) as usize,
+    });
     let mut jpeg = None;
     let mut walked = 2;
     loop {
@@ -181,7 +186,6 @@ fn in_memory(
             detail: "the input is empty (0 bytes)".into(),
         });
     }
-    bytes.shrink_to_fit();
     Ok(Input {
         name: name.into(),
         sniffed: guess(&bytes[..bytes.len().min(HEAD)]),
@@ -214,7 +218,9 @@ mod tests {
         let mut jpeg = vec![0xFF, 0xD8, 0xFF, 0xE0, 0, 4, 1, 2, 0xFF, 0xD9];
         let end = jpeg.len();
         jpeg.extend(std::iter::repeat_n(0u8, 3 << 20));
-        let read = in_memory(Path::new("motion.jpg"), &jpeg[..], None, 1).unwrap();
+        // A budget that leaves room beside this test process, whatever its other tests hold.
+        let budget = (crate::memory::resident_bytes() >> 20) + 256;
+        let read = in_memory(Path::new("motion.jpg"), &jpeg[..], None, budget).unwrap();
         let Content::Bytes(bytes) = read.content else {
             panic!("in memory")
         };

@@ -405,17 +405,35 @@ fn probe(input: &Path, stdin: Option<&[u8]>, format: Option<ImageFormat>) -> Opt
         let decoder = reader.into_decoder().ok()?;
         Some((decoder.dimensions(), decoder.color_type()))
     }
+    // A JPEG's frame header, found without reading the file: the `image` crate's JPEG
+    // decoder reads the whole file, and anything after the image with it.
+    if format == Some(ImageFormat::Jpeg) {
+        let frame = match stdin {
+            Some(bytes) => codec::jpeg::Frame::read(&mut std::io::Cursor::new(bytes)),
+            None => codec::jpeg::Frame::read(&mut std::io::BufReader::new(
+                std::fs::File::open(input).ok()?,
+            )),
+        }?;
+        // Colour JPEGs (YCbCr, CMYK) decode to RGB.
+        let channels = frame.components.min(3) as u32;
+        return Some(work((frame.width, frame.height), channels, frame.precision == 8));
+    }
     let ((w, h), color) = match stdin {
         Some(bytes) => header(image::ImageReader::new(std::io::Cursor::new(bytes)), format)?,
         None => header(image::ImageReader::open(input).ok()?, format)?,
     };
     let eight_bit = color.bytes_per_pixel() == color.channel_count();
-    Some(Work {
+    Some(work((w, h), color.channel_count() as u32, eight_bit))
+}
+
+/// The work of an image of `size` with `channels` of 8 bits (`eight_bit`) or more.
+fn work((w, h): (u32, u32), channels: u32, eight_bit: bool) -> Work {
+    Work {
         pixels: w as u64 * h as u64,
-        channels: color.channel_count() as u32,
+        channels,
         bytes_per_sample: if eight_bit { 1 } else { 4 },
         threads: rayon::current_num_threads(),
-    })
+    }
 }
 
 /// `--explain`: why this path, on stderr before the work starts.

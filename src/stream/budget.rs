@@ -31,18 +31,6 @@ const CODEC_FIXED: u64 = 2 << 20;
 /// alive are little memory at any budget.
 pub(super) const PIECE_BYTES: u64 = 1 << 20;
 
-/// The least the budget keeps back (`margin`).
-const MARGIN_FLOOR: u64 = 3 << 20;
-
-/// What the budget keeps back from the blur beyond the estimates: a twentieth, for what the
-/// allocator holds on to between the stages' allocations (measured: up to 2% over the
-/// estimates at 32–64 MiB), and at least 3 MiB, for the process's own resident pages, which
-/// differ by a MiB or two from one run to the next (measured at 36 MiB: 1 MiB over a
-/// twentieth's margin).
-fn margin(budget: u64) -> u64 {
-    (budget / 20).max(MARGIN_FLOOR)
-}
-
 /// What the engine holds beside the blur's window for `rows` going into `job`'s output, its
 /// samples `sample_bytes` wide, with `stripes` JPEG stripes encoded at once.
 pub(super) fn beside_window(job: &StripJob, rows: &Rows, sample_bytes: u64, stripes: u64) -> u64 {
@@ -95,18 +83,12 @@ pub(super) fn beside_window(job: &StripJob, rows: &Rows, sample_bytes: u64, stri
 pub(super) fn blur_share(job: &StripJob, resident: u64, beside: u64) -> u64 {
     let budget = job.max_memory_mib.saturating_mul(1 << 20);
     budget
-        .saturating_sub(margin(budget))
+        .saturating_sub(crate::memory::margin(budget))
         .saturating_sub(resident)
         .saturating_sub(beside)
 }
 
 /// The least budget, in MiB, whose share holds `window` bytes beside `resident` and `beside`.
 pub(super) fn least_budget_mib(resident: u64, beside: u64, window: u64) -> u64 {
-    // budget - max(budget / 20, floor) >= needed, so budget >= needed * 20 / 19 and
-    // budget >= needed + floor.
-    let needed = resident + beside + window;
-    (needed * 20)
-        .div_ceil(19)
-        .max(needed + MARGIN_FLOOR)
-        .div_ceil(1 << 20)
+    crate::memory::least_budget_mib(resident + beside + window)
 }

@@ -3,7 +3,7 @@
 //! else with them in a temporary file, else a one-line refusal that gives each one's size.
 
 use super::budget::{blur_share, least_budget_mib};
-use super::{resident_bytes, StripError, StripJob, TWO_PASS_VAR};
+use super::{StripError, StripJob, TWO_PASS_VAR};
 use crate::cpu::banded::{spilled_plan, two_pass_bytes, two_pass_plan, StripPlan};
 use crate::fault::env_number;
 
@@ -35,7 +35,7 @@ pub(super) fn window_plan(
     forced: Option<usize>,
 ) -> Result<(StripPlan, u64, Vertical), StripError> {
     // Measured once: the plans and the refusal must agree on the share.
-    let resident = resident_bytes();
+    let resident = crate::memory::resident_bytes();
     let budget = blur_share(job, resident, beside);
     let window = StripPlan::new((row_samples, bytes), reach, budget, forced);
     let needs = window.bytes(row_samples, bytes, height);
@@ -69,7 +69,7 @@ pub(super) fn window_plan(
     Err(StripError::OverBudget {
         path: job.input.into(),
         detail: format!(
-            "sigma {} needs a window of {} rows in {} MiB (the filter reaches {} rows), and the exact two-pass method {} MiB with its states in memory or {} MiB with them in a file, over the {} it may take (--max-memory less a twentieth or 2 MiB, the {} MiB the process holds and the {} MiB the codecs and the rows in flight take): this job needs --max-memory {} or more",
+            "sigma {} needs a window of {} rows in {} MiB (the filter reaches {} rows), and the exact two-pass method {} MiB with its states in memory or {} MiB with them in a file, over the {} it may take (--max-memory less a twentieth or 3 MiB, the {} MiB the process holds and the {} MiB the codecs and the rows in flight take): this job needs --max-memory {} or more",
             job.sigma_y,
             (window.strip + window.reach).min(height),
             mib(needs),

@@ -325,19 +325,6 @@ pub struct Streamed {
     pub pipeline: String,
 }
 
-/// The process's resident memory (Linux: /proc/self/statm); 0 where it cannot be read.
-fn resident_bytes() -> u64 {
-    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
-    let pages: u64 = statm
-        .split_whitespace()
-        .nth(1)
-        .and_then(|p| p.parse().ok())
-        .unwrap_or(0);
-    // SAFETY: sysconf only reads a configuration value.
-    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    pages * page.max(0) as u64
-}
-
 /// Why the strip engine failed.
 #[derive(Debug, thiserror::Error)]
 pub enum StripError {

@@ -39,7 +39,7 @@ fn gpu_plan<T: StreamSample>(
     if T::as_bytes(&[]).is_none() {
         return Err("the device takes 8-bit images in bands".into());
     }
-    let resident = resident_bytes();
+    let resident = crate::memory::resident_bytes();
     let budget = budget::blur_share(job, resident, beside);
     let alloc = device.ctx.info.max_alloc_mib.saturating_mul(1 << 20);
     let forced = env_number(BAND_ROWS_VAR);

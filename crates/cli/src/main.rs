@@ -6,5 +6,7 @@
 static ALLOCATOR: gblur::memory::ReportingAllocator = gblur::memory::ReportingAllocator;
 
 fn main() -> std::process::ExitCode {
+    // Freed blocks leave the process, so that `--max-memory` counts what is alive.
+    gblur::memory::return_freed_blocks();
     gblur_cli::cli::main()
 }

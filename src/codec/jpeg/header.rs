@@ -129,6 +129,62 @@ impl JpegTraits {
     }
 }
 
+/// What a JPEG's frame header (its SOF segment) says: the image's size, its components and
+/// its sample precision in bits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Frame {
+    pub width: u32,
+    pub height: u32,
+    pub components: u8,
+    pub precision: u8,
+}
+
+impl Frame {
+    /// Walks `reader`'s segments up to the first frame header, skipping every other
+    /// segment's body unread: a file's pixels and anything after them (a motion photo's video)
+    /// are never read. None where the segments cannot be walked to a frame header.
+    pub fn read(reader: &mut (impl std::io::Read + std::io::Seek)) -> Option<Frame> {
+        use std::io::SeekFrom;
+        let mut two = [0u8; 2];
+        reader.read_exact(&mut two).ok()?;
+        if two != [0xFF, 0xD8] {
+            return None;
+        }
+        loop {
+            reader.read_exact(&mut two).ok()?;
+            if two[0] != 0xFF {
+                return None;
+            }
+            let mut marker = two[1];
+            while marker == 0xFF {
+                // Fill bytes before the marker.
+                reader.read_exact(&mut two[..1]).ok()?;
+                marker = two[0];
+            }
+            reader.read_exact(&mut two).ok()?;
+            let len = u16::from_be_bytes(two) as i64;
+            match marker {
+                // Every SOF but the DHT (C4), JPG (C8) and DAC (CC) markers in its range.
+                0xC0..=0xCF if !matches!(marker, 0xC4 | 0xC8 | 0xCC) => {
+                    let mut body = [0u8; 6];
+                    reader.read_exact(&mut body).ok()?;
+                    return Some(Frame {
+                        precision: body[0],
+                        height: u16::from_be_bytes([body[1], body[2]]) as u32,
+                        width: u16::from_be_bytes([body[3], body[4]]) as u32,
+                        components: body[5],
+                    });
+                }
+                0xDA | 0xD9 => return None,
+                _ if len < 2 => return None,
+                _ => {
+                    reader.seek(SeekFrom::Current(len - 2)).ok()?;
+                }
+            }
+        }
+    }
+}
+
 /// The quality of table 0 in a DQT segment's body (8- or 16-bit entries), if it holds it.
 fn luminance_quality(mut body: &[u8]) -> Option<u8> {
     while let Some(&pq_tq) = body.first() {
@@ -232,5 +288,32 @@ mod tests {
             assert_eq!(t.chroma, None, "cut at {cut}");
         }
         assert_eq!(JpegTraits::read(b"not a jpeg"), JpegTraits::default());
+    }
+
+    #[test]
+    fn the_frame_is_found_without_reading_the_scan_or_a_trailer() {
+        let mut file = written(80, Subsampling::S420);
+        let scan = file.windows(2).position(|w| w == [0xFF, 0xDA]).unwrap();
+        file.extend(std::iter::repeat_n(0u8, 1 << 16));
+        let mut reader = std::io::Cursor::new(&file[..]);
+        let frame = Frame::read(&mut reader).unwrap();
+        let expected = Frame {
+            width: 48,
+            height: 32,
+            components: 3,
+            precision: 8,
+        };
+        assert_eq!(frame, expected);
+        assert!(reader.position() < scan as u64, "read to {}", reader.position());
+        let gray = Encoder::new(&[7u8; 64], 8, 8, PixelFormat::Grayscale)
+            .encode()
+            .unwrap();
+        let frame = Frame::read(&mut std::io::Cursor::new(&gray[..])).unwrap();
+        assert_eq!((frame.width, frame.components), (8, 1));
+        for cut in [0, 3, 10, 30] {
+            let bytes = written(80, Subsampling::S420);
+            assert_eq!(Frame::read(&mut std::io::Cursor::new(&bytes[..cut])), None);
+        }
+        assert_eq!(Frame::read(&mut std::io::Cursor::new(&b"not a jpeg"[..])), None);
     }
 }

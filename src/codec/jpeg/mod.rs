@@ -15,6 +15,6 @@ mod settings;
 
 pub use decode::{decode_inks, decode_pixels, decode_strict};
 pub use encode::{encode, encode_stripe, JpegColor, StripePlan};
-pub use header::{Chroma, JpegTraits};
+pub use header::{Chroma, Frame, JpegTraits};
 pub use planes::{decode_planes, encode_planes, YccPlanes};
 pub use settings::{JpegOptions, JpegSettings, Quality, Subsampling, DEFAULT_QUALITY};
