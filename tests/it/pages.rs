@@ -369,3 +369,41 @@ fn overviews_are_no_pages_and_are_not_kept() {
         .stderr(predicate::str::contains("2 pages").and(predicate::str::contains("--page N (0 to 1)")));
 }
 
+/// Each page of a stack is turned by its own Orientation tag, as a one-page TIFF is.
+#[test]
+fn a_stack_s_pages_are_turned_by_their_orientation() {
+    let dir = tempfile::tempdir().unwrap();
+    let (w, h) = (6usize, 4usize);
+    let input = dir.path().join("turned.tif");
+    let sources: Vec<Vec<u16>> = (0..2).map(|i| page(w, h, i + 11)).collect();
+    {
+        let mut e = TiffEncoder::new(std::fs::File::create(&input).unwrap()).unwrap();
+        for samples in &sources {
+            let mut image = e.new_image::<colortype::Gray16>(w as u32, h as u32).unwrap();
+            image.encoder().write_tag(Tag::Orientation, 6u16).unwrap();
+            image.write_data(samples).unwrap();
+        }
+    }
+    let out = dir.path().join("out.tif");
+    gblur()
+        .arg(&input)
+        .arg(&out)
+        .args(["-s", "0", "-q"])
+        .assert()
+        .success();
+    let mut d = Decoder::new(std::fs::File::open(&out).unwrap()).unwrap();
+    for (i, stored) in sources.iter().enumerate() {
+        // Orientation 6: the stored rows turned a quarter clockwise, h wide and w high.
+        assert_eq!(d.dimensions().unwrap(), (h as u32, w as u32), "page {i}");
+        let upright: Vec<u16> = (0..w)
+            .flat_map(|y| (0..h).map(move |x| stored[(h - 1 - x) * w + y]))
+            .collect();
+        match d.read_image().unwrap() {
+            DecodingResult::U16(v) => assert_eq!(v, upright, "page {i}"),
+            other => panic!("{other:?}"),
+        }
+        if i + 1 < sources.len() {
+            d.next_image().unwrap();
+        }
+    }
+}
