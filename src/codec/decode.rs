@@ -329,6 +329,7 @@ fn decode_other<R: BufRead + Seek>(
                     }
                 ));
             }
+            notes.extend(quirks.not_pages.note());
             Some(quirks)
         }
         _ => None,

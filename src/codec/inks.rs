@@ -147,6 +147,7 @@ fn read_unguarded(name: &Path, bytes: &[u8], max_memory_mib: u64) -> Result<Opti
             let from_file = metadata::read_container(ImageFormat::Tiff, &mut reader);
             let mut meta = metadata::Metadata::read(None, from_file).map_err(map)?;
             notes.extend(foreign_profile_dropped(&mut meta, "TIFF"));
+            notes.extend(quirks.not_pages.note());
             reader.rewind().expect("a cursor rewinds");
             let (w, h) = tiff_size(&mut reader).ok_or_else(|| ImageIoError::Decode {
                 path: name.into(),

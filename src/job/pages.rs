@@ -178,7 +178,8 @@ pub(super) fn run(
         explain(job, &chosen);
     }
     let Choice { target, why, .. } = chosen;
-    let mut notes = Vec::new();
+    // Each page is read alone (`Pages::with_page`): the overviews and masks between them are not.
+    let mut notes: Vec<String> = stack.pages.not_pages().note().into_iter().collect();
     let mut page_passes = Vec::new();
     let blurred = match job.sigma_z {
         Some(sigma_z) => {

@@ -272,3 +272,138 @@ fn sigma_z_refuses_pages_of_different_sizes_in_one_line() {
     d.next_image().unwrap();
     assert_eq!(d.dimensions().unwrap(), (4, 4));
 }
+
+/// A TIFF of 16-bit gray pages of `w`×`h`, each followed by its overviews as GDAL and libtiff
+/// write them: half size with NewSubfileType 1 (a LONG), quarter size with the older
+/// SubfileType 2 (a SHORT), both white.
+fn with_overviews(path: &Path, (w, h): (u32, u32), pages: &[Vec<u16>]) {
+    let mut e = TiffEncoder::new(std::fs::File::create(path).unwrap()).unwrap();
+    for samples in pages {
+        e.write_image::<colortype::Gray16>(w, h, samples).unwrap();
+        let (hw, hh) = (w / 2, h / 2);
+        let mut half = e.new_image::<colortype::Gray16>(hw, hh).unwrap();
+        half.encoder().write_tag(Tag::NewSubfileType, 1u32).unwrap();
+        half.write_data(&vec![u16::MAX; (hw * hh) as usize]).unwrap();
+        let (qw, qh) = (w / 4, h / 4);
+        let mut quarter = e.new_image::<colortype::Gray16>(qw, qh).unwrap();
+        quarter.encoder().write_tag(Tag::SubfileType, 2u16).unwrap();
+        quarter.write_data(&vec![u16::MAX; (qw * qh) as usize]).unwrap();
+    }
+}
+
+/// Overviews (reduced-resolution images of a page) are no pages: a file of one page and its
+/// overviews is one image, blurred into any format by either engine as the page alone is,
+/// with a note that the overviews were not kept; a stack keeps its full-resolution pages.
+#[test]
+fn overviews_are_no_pages_and_are_not_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = |name: &str| dir.path().join(name);
+    let (w, h) = (32u32, 24u32);
+    let first = page(w as usize, h as usize, 5);
+    with_overviews(&d("overviews.tif"), (w, h), std::slice::from_ref(&first));
+    stack(&d("alone.tif"), (w, h), &[(first.clone(), None)]);
+    for engine in ["whole", "strips"] {
+        let alone = d(&format!("alone-{engine}.tif"));
+        gblur()
+            .arg(d("alone.tif"))
+            .arg(&alone)
+            .args(["-s", "2", "-q", "--engine", engine])
+            .assert()
+            .success();
+        let out = d(&format!("out-{engine}.tif"));
+        gblur()
+            .arg(d("overviews.tif"))
+            .arg(&out)
+            .args(["-s", "2", "--json", "--engine", engine])
+            .assert()
+            .success()
+            .stdout(
+                predicate::str::contains("2 reduced-resolution images (overviews)")
+                    .and(predicate::str::contains("not kept")),
+            );
+        let (got, want) = (pages(&out), pages(&alone));
+        assert_eq!(got.len(), 1, "{engine}: one page, no overviews");
+        assert_eq!(got[0].0, want[0].0, "{engine}: blurred as the page alone");
+    }
+    // Into a format of one image, as the page alone.
+    gblur()
+        .arg(d("overviews.tif"))
+        .arg(d("out.png"))
+        .args(["-s", "2", "-q", "--engine", "whole"])
+        .assert()
+        .success();
+    let png = image::open(d("out.png")).unwrap().into_luma16();
+    assert_eq!(png.dimensions(), (w, h));
+    assert_eq!(png.as_raw(), &pages(&d("alone-whole.tif"))[0].0);
+    // A stack whose pages have overviews: two pages.
+    let second = page(w as usize, h as usize, 6);
+    with_overviews(&d("stack.tif"), (w, h), &[first, second]);
+    gblur()
+        .arg(d("stack.tif"))
+        .arg(d("stack-out.tif"))
+        .args(["-s", "2", "--json"])
+        .assert()
+        .success()
+        .stdout(
+            predicate::str::contains("\"pages\": 2")
+                .and(predicate::str::contains("4 reduced-resolution images (overviews)")),
+        );
+    let written = pages(&d("stack-out.tif"));
+    assert_eq!(written.len(), 2);
+    for (i, (samples, _)) in written.iter().enumerate() {
+        let alone = d(&format!("stack-page{i}.tif"));
+        gblur()
+            .arg(d("stack.tif"))
+            .arg(&alone)
+            .args(["-s", "2", "-q", "--page", &i.to_string()])
+            .assert()
+            .success();
+        assert_eq!(&pages(&alone)[0].0, samples, "page {i}");
+    }
+    gblur()
+        .arg(d("stack.tif"))
+        .arg(d("x.png"))
+        .args(["-s", "2"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("2 pages").and(predicate::str::contains("--page N (0 to 1)")));
+}
+
+/// Each page of a stack is turned by its own Orientation tag, as a one-page TIFF is.
+#[test]
+fn a_stack_s_pages_are_turned_by_their_orientation() {
+    let dir = tempfile::tempdir().unwrap();
+    let (w, h) = (6usize, 4usize);
+    let input = dir.path().join("turned.tif");
+    let sources: Vec<Vec<u16>> = (0..2).map(|i| page(w, h, i + 11)).collect();
+    {
+        let mut e = TiffEncoder::new(std::fs::File::create(&input).unwrap()).unwrap();
+        for samples in &sources {
+            let mut image = e.new_image::<colortype::Gray16>(w as u32, h as u32).unwrap();
+            image.encoder().write_tag(Tag::Orientation, 6u16).unwrap();
+            image.write_data(samples).unwrap();
+        }
+    }
+    let out = dir.path().join("out.tif");
+    gblur()
+        .arg(&input)
+        .arg(&out)
+        .args(["-s", "0", "-q"])
+        .assert()
+        .success();
+    let mut d = Decoder::new(std::fs::File::open(&out).unwrap()).unwrap();
+    for (i, stored) in sources.iter().enumerate() {
+        // Orientation 6: the stored rows turned a quarter clockwise, h wide and w high.
+        assert_eq!(d.dimensions().unwrap(), (h as u32, w as u32), "page {i}");
+        let upright: Vec<u16> = (0..w)
+            .flat_map(|y| (0..h).map(move |x| stored[(h - 1 - x) * w + y]))
+            .collect();
+        match d.read_image().unwrap() {
+            DecodingResult::U16(v) => assert_eq!(v, upright, "page {i}"),
+            other => panic!("{other:?}"),
+        }
+        if i + 1 < sources.len() {
+            d.next_image().unwrap();
+        }
+    }
+}

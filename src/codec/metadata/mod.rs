@@ -31,7 +31,8 @@ pub struct Metadata {
     pub xmp: Option<Vec<u8>>,
     /// IPTC-IIM records (keywords, caption, credit), as the bytes of their datasets.
     pub iptc: Option<Vec<u8>>,
-    /// What was present but could not be read, for the report.
+    /// What was present but could not be read or is not kept (a TIFF's overviews, where the
+    /// strip engine reads the file), for the report.
     pub unread: Vec<String>,
     /// How the stored pixels are turned for display (None: upright), from the EXIF, else the
     /// file's own tag (TIFF), else the XMP: what every decoder applies, and what the written

@@ -5,7 +5,9 @@
 //! order (FillOrder 2), and associated (premultiplied) alpha, which the decoder hands over as
 //! if it were straight.
 
+use super::pages::{NotPages, Pages};
 use crate::codec::icc::Inks;
+use crate::codec::metadata::ifd::Reader;
 use image::{DynamicImage, ImageBuffer, Luma, LumaA, Pixel, Rgb, Rgba};
 use std::io::{BufRead, Seek};
 use tiff::decoder::{ChunkType, Decoder, DecodingResult, Limits};
@@ -29,8 +31,12 @@ pub struct Quirks {
     /// Compression (1: none) and bits per sample, for what reversed bits can be mended in.
     compression: u16,
     bits: u16,
-    /// Images (pages) in the file, counted up to `MOST_PAGES`; gblur reads the first.
+    /// Images (full-resolution pages) in the file, counted up to `pages::MOST_PAGES` directories;
+    /// gblur reads the first.
     pub pages: usize,
+    /// The directories that are no page (reduced-resolution overviews, transparency masks),
+    /// which gblur does not read.
+    pub not_pages: NotPages,
     /// Its colour is CMYK (PhotometricInterpretation 5, separated), which the decoder turns
     /// into RGB by formula.
     pub cmyk: bool,
@@ -42,14 +48,16 @@ pub struct Quirks {
 /// InkSet: 1 is CMYK, 2 another set of inks (named in InkNames).
 const INK_SET: u16 = 332;
 
-/// Where the count of a TIFF's pages stops: a chain of directories longer than this (or one
-/// that loops) counts as this many.
-const MOST_PAGES: usize = 10_000;
-
 impl Quirks {
     /// The quirks of the TIFF `reader` (none where the `tiff` crate cannot read its header:
     /// the decode then says why). The reader is left anywhere.
     pub fn read<R: BufRead + Seek>(reader: &mut R) -> Quirks {
+        // Pages as the main command counts them (`Pages`): overviews and masks are none.
+        let chain = Pages::read(&mut Reader(&mut *reader));
+        let (pages, not_pages) = chain.map_or((1, NotPages::default()), |c| (c.count(), c.not_pages()));
+        if reader.rewind().is_err() {
+            return Quirks::default();
+        }
         let Ok(mut d) = Decoder::new(reader) else {
             return Quirks::default();
         };
@@ -73,12 +81,9 @@ impl Quirks {
         let plain_inks =
             photometric == Some(5) && four && cmyk_inks && matches!(first_bits, Some(8 | 16)) && !float && !planar;
 
-        let mut pages = 1;
-        while pages < MOST_PAGES && d.more_images() && d.next_image().is_ok() {
-            pages += 1;
-        }
         Quirks {
             pages,
+            not_pages,
             planar_tiles,
             planar,
             gray_alpha: gray && two && alpha,

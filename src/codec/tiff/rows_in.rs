@@ -35,10 +35,11 @@ pub struct TiffRows {
 /// each), which the whole-image path reads instead.
 pub fn open(path: &Path, most_strip_bytes: u64) -> Result<Result<TiffRows, String>, ImageIoError> {
     let mut file = BufReader::new(File::open(path).map_err(open_error(path))?);
-    if super::Quirks::read(&mut file).gray_float {
+    let quirks = super::Quirks::read(&mut file);
+    if quirks.gray_float {
         return Ok(Err("it is gray float, which is read whole".into()));
     }
-    let header = match crate::codec::rows::read(path, ImageFormat::Tiff, TiffDecoder::new)? {
+    let mut header = match crate::codec::rows::read(path, ImageFormat::Tiff, TiffDecoder::new)? {
         Ok(header) => header,
         Err(why) => return Ok(Err(why)),
     };
@@ -59,10 +60,12 @@ pub fn open(path: &Path, most_strip_bytes: u64) -> Result<Result<TiffRows, Strin
     if decoder.get_chunk_type() != ChunkType::Strip {
         return Ok(Err("it is tiled".into()));
     }
-    if decoder.more_images() {
+    if quirks.pages > 1 {
         // The whole-image path reads the first page and says that the others were left.
         return Ok(Err("it holds several pages".into()));
     }
+    // Overviews and masks beside the one page are not read; the report says so.
+    header.meta.unread.extend(quirks.not_pages.note());
     let tag = |d: &mut Decoder<_>, t| d.find_tag_unsigned::<u16>(t).ok().flatten();
     if tag(&mut decoder, Tag::PlanarConfiguration)
         .is_some_and(|p| p != PlanarConfiguration::Chunky.to_u16())
