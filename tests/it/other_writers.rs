@@ -1,11 +1,14 @@
 //! What others put in gblur's folders, before or while it runs: a batch's records replaced by
-//! a symbolic link or a named pipe. gblur never writes through the link, never waits on the
-//! pipe, and refuses in one line naming the file.
+//! a symbolic link or a named pipe, a file created at an output under `--no-clobber`. gblur
+//! never writes through the link, never waits on the pipe, never replaces the file, and
+//! reports each case as what it is.
 
 use crate::common;
 use common::{fixture, gblur};
+use std::ffi::{OsStr, OsString};
 use std::path::Path;
-use std::time::Duration;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 /// A folder of three small PNGs.
 fn photos(dir: &Path) {
@@ -19,6 +22,35 @@ fn mkfifo(path: &Path) {
     let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
     // SAFETY: a NUL-terminated path and a mode.
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+}
+
+/// Runs `gblur ARGS` with its writes held for 5 s once their temporary file exists (the fault
+/// drills' hook); once one exists in `dir`, calls `meanwhile`, then waits for the end.
+fn with_a_slow_write(args: &[&OsStr], dir: &Path, meanwhile: impl FnOnce()) -> Output {
+    let child = Command::new(assert_cmd::cargo::cargo_bin("gblur"))
+        .env("GBLUR_FAULT", "slow-write")
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    let temporary = || {
+        std::fs::read_dir(dir).is_ok_and(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .any(|e| e.file_name().to_string_lossy().starts_with(".gblur-"))
+        })
+    };
+    while !temporary() {
+        assert!(
+            started.elapsed().as_secs() < 30,
+            "no temporary file appeared"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    meanwhile();
+    child.wait_with_output().unwrap()
 }
 
 fn one_line(stderr: &[u8]) -> String {
@@ -97,4 +129,47 @@ fn a_record_file_that_is_a_link_or_a_pipe_is_refused_and_named() {
         std::fs::read(fixture("samples/camera-gray.png")).unwrap(),
         "an original was replaced"
     );
+}
+
+/// `--no-clobber` keeps a file another writer creates at OUT while gblur runs, on the
+/// whole-image path and through the strip engine: the final rename never replaces it, and the
+/// run ends as one refused at the start does (exit 2, one line naming OUT).
+#[test]
+fn no_clobber_keeps_an_output_that_appears_while_gblur_runs() {
+    for engine in ["whole", "strips"] {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out.png");
+        let input = fixture("samples/coffee.png");
+        let flags = [
+            "--sigma",
+            "2",
+            "--device",
+            "rust",
+            "--engine",
+            engine,
+            "--no-clobber",
+            "-q",
+        ];
+        let mut args = vec![input.as_os_str(), out.as_os_str()];
+        args.extend(flags.iter().map(OsStr::new));
+        let done = with_a_slow_write(&args, dir.path(), || {
+            std::fs::write(&out, b"another writer's").unwrap();
+        });
+        assert_eq!(done.status.code(), Some(2), "--engine {engine}: {done:?}");
+        let err = one_line(&done.stderr);
+        assert!(
+            err.contains("out.png: the output appeared while gblur ran, and --no-clobber keeps it"),
+            "--engine {engine}: {err}"
+        );
+        assert_eq!(
+            std::fs::read(&out).unwrap(),
+            b"another writer's",
+            "--engine {engine}"
+        );
+        let left: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(left, vec![OsString::from("out.png")], "--engine {engine}");
+    }
 }
