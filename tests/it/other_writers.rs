@@ -1,7 +1,7 @@
 //! What others put in gblur's folders, before or while it runs: a batch's records replaced by
-//! a symbolic link or a named pipe, a file created at an output under `--no-clobber`. gblur
-//! never writes through the link, never waits on the pipe, never replaces the file, and
-//! reports each case as what it is.
+//! a symbolic link or a named pipe, a file created at an output under `--no-clobber`, a file
+//! dropped into OUT_DIR during a batch. gblur never writes through the link, never waits on
+//! the pipe, never replaces the file, and reports each case as what it is.
 
 use crate::common;
 use common::{fixture, gblur};
@@ -172,4 +172,59 @@ fn no_clobber_keeps_an_output_that_appears_while_gblur_runs() {
             .collect();
         assert_eq!(left, vec![OsString::from("out.png")], "--engine {engine}");
     }
+}
+
+/// Files another writer puts into OUT_DIR while a batch runs, at its outputs' paths and beside
+/// them: the batch keeps them and counts those at its outputs as outputs that exist; none is
+/// a file "not started", and `gblur batch-report` finds the folder complete.
+#[test]
+fn files_put_into_out_dir_during_a_batch_leave_its_report_complete() {
+    let root = tempfile::tempdir().unwrap();
+    let (input, output, records) = (
+        root.path().join("in"),
+        root.path().join("out"),
+        root.path().join("records"),
+    );
+    photos(&input);
+    std::fs::create_dir_all(&output).unwrap();
+    let mut args = vec![OsStr::new("batch"), input.as_os_str(), output.as_os_str()];
+    args.extend(
+        [
+            "--sigma",
+            "2",
+            "--device",
+            "rust",
+            "--json",
+            "-q",
+            "--summary",
+        ]
+        .map(OsStr::new),
+    );
+    args.push(records.as_os_str());
+    let done = with_a_slow_write(&args, &output, || {
+        for name in ["a.png", "b.png", "c.png", "notes.txt"] {
+            std::fs::write(output.join(name), b"another writer's").unwrap();
+        }
+    });
+    assert!(done.status.success(), "{done:?}");
+    let v: serde_json::Value = serde_json::from_slice(&done.stdout).unwrap();
+    assert_eq!(v["skipped_existing"], 3, "{v}");
+    assert_eq!(v["not_started"], 0, "{v}");
+    assert_eq!(v["interrupted"], false, "{v}");
+    for name in ["a.png", "b.png", "c.png", "notes.txt"] {
+        assert_eq!(
+            std::fs::read(output.join(name)).unwrap(),
+            b"another writer's"
+        );
+    }
+    let report = gblur()
+        .arg("batch-report")
+        .arg(&records)
+        .arg("--json")
+        .assert()
+        .success();
+    let r: serde_json::Value = serde_json::from_slice(&report.get_output().stdout).unwrap();
+    assert_eq!(r["complete"], true, "{r}");
+    assert_eq!(r["skipped_existing"], 3, "{r}");
+    assert_eq!(r["problems"], serde_json::json!([]), "{r}");
 }
