@@ -24,7 +24,7 @@ mod write;
 pub use decode::{decode, decode_bytes, decode_jpeg_planes};
 pub use read::sniff;
 pub use write::{
-    check_output, persist, temp_beside, write_atomic, write_error, write_output,
+    check_output, persist_with, temp_beside, write_atomic, write_error, write_output,
     Replace,
 };
 
@@ -61,7 +61,8 @@ pub enum ImageIoError {
     Write { path: PathBuf, cause: io::Error },
     #[error("{}: {detail}", path.display())]
     BadOutput { path: PathBuf, detail: String },
-    /// A file appeared at the output path after the batch was planned, and is left as it is.
+    /// A file appeared at the output path after the batch was planned, and is left as it is
+    /// (the main command words it for `--no-clobber`: `job::run`).
     #[error("{}: appeared while the batch ran (another writer's?); left as it is (--overwrite replaces it)", path.display())]
     Appeared { path: PathBuf },
     /// The extension an edge mode needs is over the memory limit.

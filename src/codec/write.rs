@@ -105,7 +105,8 @@ pub enum Replace<'a> {
     /// Replace it (the main command, as cp and vips do; `batch --overwrite`).
     Any,
     /// Leave it: a file that appeared since the batch was planned is another writer's
-    /// (`batch` without `--overwrite`); the write fails with `ImageIoError::Appeared`.
+    /// (`batch` without `--overwrite`), and the main command's `--no-clobber` keeps whatever
+    /// is there; the write fails with `ImageIoError::Appeared`.
     Never,
     /// Replace it, once the new file (synced, not yet renamed) is recorded by the callback:
     /// an in-place batch's journal, which must know a file is blurred before it is.
@@ -138,7 +139,7 @@ pub fn write_error(path: &Path) -> impl Fn(io::Error) -> ImageIoError + '_ {
     }
 }
 
-/// A temporary file in `path`'s folder, for `persist` to rename over it (removed if dropped
+/// A temporary file in `path`'s folder, for `persist_with` to rename over it (removed if dropped
 /// first). The caller registers it with `interrupt::writing` while it writes.
 pub fn temp_beside(path: &Path) -> Result<tempfile::NamedTempFile, ImageIoError> {
     let dir = match path.parent() {
@@ -153,14 +154,10 @@ pub fn temp_beside(path: &Path) -> Result<tempfile::NamedTempFile, ImageIoError>
         .map_err(|e| write_error(path)(io::Error::from(e.kind())))
 }
 
-/// Syncs the fully written `tmp` and renames it over `path`, with the permissions of the
-/// file it replaces (or 0644 for a new one).
-pub fn persist(tmp: tempfile::NamedTempFile, path: &Path) -> Result<(), ImageIoError> {
-    persist_with(tmp, path, Replace::Any)
-}
-
-/// `persist`, replacing what `replace` allows. Whatever is at `path` must be a regular file
-/// (or a link), never a device or pipe, which a rename would replace by a file.
+/// Syncs the fully written `tmp` and renames it over `path`, replacing what `replace` allows,
+/// with the permissions of the file it replaces (or 0644 for a new one). Whatever is at `path`
+/// must be a regular file (or a link), never a device or pipe, which a rename would replace by
+/// a file.
 pub fn persist_with(
     tmp: tempfile::NamedTempFile,
     path: &Path,

@@ -111,6 +111,16 @@ impl BlurJob {
         self.progress = progress;
         self
     }
+
+    /// What the final rename of the main command's output may replace: under `--no-clobber`
+    /// nothing, also a file that appeared at the output while the job ran (the rename fails
+    /// where the name is taken, in one step).
+    pub(crate) fn replace(&self) -> codec::Replace<'static> {
+        match self.no_clobber {
+            true => codec::Replace::Never,
+            false => codec::Replace::Any,
+        }
+    }
 }
 
 /// Why a job failed: set-up problems (exit 2) or the blur itself (exit 1).
@@ -461,7 +471,23 @@ pub(crate) struct Destination<'a> {
 /// The stages of a whole-image job, as its progress bar names them.
 const STAGES: [&str; 3] = ["decode", "blur", "encode and write"];
 
+/// Runs the main command's `job`. An output that another writer put in place while it ran,
+/// which `--no-clobber` keeps, is refused as one there at the start is (exit 2).
 pub fn run(job: &BlurJob) -> Result<Report, JobError> {
+    run_job(job).map_err(|e| match e {
+        JobError::Failed(e) => match e.downcast_ref::<ImageIoError>() {
+            Some(ImageIoError::Appeared { path }) => setup_text(format!(
+                "{}: the output appeared while gblur ran, and --no-clobber keeps it; the \
+                 blurred image was not written",
+                path.display()
+            )),
+            _ => JobError::Failed(e),
+        },
+        e => e,
+    })
+}
+
+fn run_job(job: &BlurJob) -> Result<Report, JobError> {
     let t_total = Instant::now();
     crate::memory::set_subject(stdio_name(&job.input, "stdin"));
     let mut passes = Vec::new();
@@ -470,10 +496,7 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
     let out_format = output_format(job, stdin.as_deref(), header.format)?;
     let destination = Destination {
         format: out_format,
-        replace: match job.no_clobber {
-            true => codec::Replace::Never,
-            false => codec::Replace::Any,
-        },
+        replace: job.replace(),
     };
     let stdin = match pages::select(job, stdin, &mut header, out_format, &mut passes)? {
         pages::Selected::One(stdin) => stdin,
@@ -662,10 +685,7 @@ fn finish(
         format: out_format,
         encode: job.encode,
         metadata: job.metadata,
-        replace: match job.no_clobber {
-            true => codec::Replace::Never,
-            false => codec::Replace::Any,
-        },
+        replace: job.replace(),
     };
     let out_color = save(loaded, output, &mut passes, &mut notes).map_err(JobError::failed)?;
 

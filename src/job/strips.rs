@@ -90,6 +90,7 @@ fn strip_job<'a>(job: &'a BlurJob, gpu: Option<Pipeline>, ends: &Ends) -> StripJ
         input_format: ends.input,
         output: &job.output,
         format: ends.output,
+        replace: job.replace(),
         sigma_y: job.sigma_y,
         linear: job.linear,
         max_memory_mib: job.max_memory_mib,
@@ -130,7 +131,12 @@ pub(super) fn run_strips(
     let opened = device
         .as_ref()
         .map(|_| Pass::host(Stage::Setup, "open device", t));
-    let done = stream::run(strip_job, blur, rows, device.as_ref()).map_err(JobError::failed)?;
+    let done = stream::run(strip_job, blur, rows, device.as_ref()).map_err(|e| match e {
+        // The file's own error, as the whole-image path gives it (`run` reads an output
+        // that appeared under --no-clobber from it).
+        stream::StripError::Io(e) => JobError::failed(e),
+        e => JobError::failed(e),
+    })?;
     let (device_name, backend) = blurred_on(device.as_ref().filter(|_| done.on_device));
     Ok(Report {
         device: device_name,

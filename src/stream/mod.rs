@@ -237,6 +237,8 @@ pub struct StripJob<'a> {
     pub input_format: Option<ImageFormat>,
     pub output: &'a Path,
     pub format: ImageFormat,
+    /// What the output's final rename may replace (`--no-clobber`: nothing).
+    pub replace: codec::Replace<'a>,
     pub sigma_y: f64,
     pub linear: bool,
     pub max_memory_mib: u64,

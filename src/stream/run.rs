@@ -419,7 +419,7 @@ fn encode_rows<T: StreamSample>(
                 compression: tiff,
                 inks: false,
             };
-            tiff_out::write::<T>(job.output, layout, rows)
+            tiff_out::write::<T>(job.output, job.replace, layout, rows)
         }
         ImageFormat::Jpeg => {
             let color = match color.channel_count() {
@@ -433,7 +433,7 @@ fn encode_rows<T: StreamSample>(
                 meta,
                 stripes_at_once: stripes_at_once(job, width as usize * color.channels()),
             };
-            return jpeg_out::write::<T>(job.output, header, rows);
+            return jpeg_out::write::<T>(job.output, job.replace, header, rows);
         }
         _ => {
             let header = png_out::PngHeader {
@@ -442,7 +442,7 @@ fn encode_rows<T: StreamSample>(
                 meta,
                 compression: job.png_compression,
             };
-            png_out::write::<T>(job.output, header, rows)
+            png_out::write::<T>(job.output, job.replace, header, rows)
         }
     };
     busy.map(|busy| (busy, Vec::new()))

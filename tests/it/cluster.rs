@@ -214,7 +214,7 @@ fn a_missing_shard_summary_fails_the_report_and_names_it() {
     std::fs::remove_file(sums.path().join("shard-2-of-3.json")).unwrap();
     let (v, table) = report(sums.path(), 1);
     assert_eq!(v["missing"], serde_json::json!([2]));
-    assert!(table.contains("missing   shard 2/3"), "{table}");
+    assert!(table.contains("missing   shard 2 of 3"), "{table}");
     assert_eq!(v["complete"], false);
 }
 

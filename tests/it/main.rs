@@ -29,6 +29,7 @@ mod lossy_webp;
 mod masks;
 mod metadata;
 mod one_axis;
+mod other_writers;
 mod pages;
 mod real_files;
 mod sharpen;

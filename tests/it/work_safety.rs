@@ -248,7 +248,8 @@ fn a_name_that_is_not_utf8_is_accounted_for() {
 }
 
 /// Records written for two shard counts: the report counts the shards of the set it merges
-/// ("3 of 3"), and calls the odd one a problem.
+/// ("3 of 3"), names each record by its own K and N (the odd one as not of the set), and
+/// calls the odd one a problem.
 #[test]
 fn batch_report_counts_only_the_shards_of_its_set() {
     let root = tempfile::tempdir().unwrap();
@@ -267,6 +268,11 @@ fn batch_report_counts_only_the_shards_of_its_set() {
     let out = gblur().arg("batch-report").arg(&records).assert().code(1);
     let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
     assert!(err.contains("shards    3 of 3 present"), "{err}");
+    assert_eq!(err.matches("shard     1 of 3: ").count(), 1, "{err}");
+    assert!(
+        err.contains("shard     1 of 2 (not of this set of 3): "),
+        "{err}"
+    );
     assert!(err.contains("written for 2 shards"), "{err}");
 }
 

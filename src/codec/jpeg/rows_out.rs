@@ -30,6 +30,7 @@ pub struct JpegHeader<'a> {
 /// JPEG could not hold.
 pub fn write<T: RowSample>(
     path: &Path,
+    replace: codec::Replace,
     header: JpegHeader,
     (rows, back): Batches<T>,
 ) -> Result<(Duration, Vec<String>), ImageIoError> {
@@ -107,6 +108,6 @@ pub fn write<T: RowSample>(
     let file = joiner.finish().map_err(codec::write_error(path))?;
     file.into_inner()
         .map_err(|e| codec::write_error(path)(e.into_error()))?;
-    codec::persist(tmp, path)?;
+    codec::persist_with(tmp, path, replace)?;
     Ok((busy + t.elapsed(), notes))
 }

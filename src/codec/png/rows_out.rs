@@ -42,6 +42,7 @@ fn layout(color: ColorType) -> (png::ColorType, png::BitDepth) {
 /// converting and writing, not waiting.
 pub fn write<T: RowSample>(
     path: &Path,
+    replace: codec::Replace,
     header: PngHeader,
     (rows, back): Batches<T>,
 ) -> Result<Duration, ImageIoError> {
@@ -103,6 +104,6 @@ pub fn write<T: RowSample>(
     )
     .map_err(&encode_err)?;
     let t = Instant::now();
-    codec::persist(tmp, path)?;
+    codec::persist_with(tmp, path, replace)?;
     Ok(busy + t.elapsed())
 }

@@ -77,6 +77,7 @@ fn write_image<T: RowSample, W: Write + Seek, K: TiffKind>(
 /// Returns the time spent writing, not waiting.
 pub fn write<T: RowSample>(
     path: &Path,
+    replace: codec::Replace,
     layout: Layout,
     rows: Batches<T>,
 ) -> Result<Duration, ImageIoError> {
@@ -105,6 +106,6 @@ pub fn write<T: RowSample>(
     )
     .map_err(&encode_err)?;
     let t = Instant::now();
-    codec::persist(tmp, path)?;
+    codec::persist_with(tmp, path, replace)?;
     Ok(busy + t.elapsed())
 }

@@ -4,12 +4,14 @@
 //! nanoseconds and its path relative to IN_DIR (`names::escape`). A line is written, and
 //! synced, once the blurred file is complete and before it is renamed over the original; a file
 //! counts as done only while its size and time are still the ones recorded, so an original
-//! the rename never replaced (or a file put back later) is blurred again.
+//! the rename never replaced (or a file put back later) is blurred again. Journals are read and
+//! written as regular files only (`record_file`).
 
 use super::names;
+use super::record_file;
 use std::collections::HashMap;
-use std::fs::{File, Metadata, OpenOptions};
-use std::io::{self, Write};
+use std::fs::{File, Metadata};
+use std::io::{self, Read, Write};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -34,12 +36,14 @@ pub(super) fn stamp(meta: &Metadata) -> (u64, i128) {
 }
 
 /// Every line of every file in `dir` whose name starts with `prefix` (every shard's record).
+/// Each must be a regular file (`record_file`): a link or a pipe there is an error naming it.
 pub(super) fn lines(dir: &Path, prefix: &str) -> io::Result<Vec<String>> {
     let mut lines = Vec::new();
     for entry in std::fs::read_dir(dir)? {
         let entry = entry?;
         if entry.file_name().to_string_lossy().starts_with(prefix) {
-            let text = std::fs::read(entry.path())?;
+            let mut text = Vec::new();
+            record_file::open_read(&entry.path())?.read_to_end(&mut text)?;
             lines.extend(String::from_utf8_lossy(&text).lines().map(String::from));
         }
     }
@@ -50,10 +54,7 @@ impl Journal {
     /// Reads every journal in `in_dir` and opens shard `(k, n)`'s to append to.
     pub fn open(in_dir: &Path, shard: (usize, usize)) -> io::Result<Journal> {
         let mut journal = Journal::read(in_dir, shard)?;
-        let file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&journal.path)?;
+        let file = record_file::open_append(&journal.path)?;
         journal.file = Some(Mutex::new(file));
         Ok(journal)
     }

@@ -104,7 +104,9 @@ pub struct Failure {
 /// One shard's share, as the merged report lists it.
 #[derive(Clone, Debug, Serialize)]
 pub struct ShardLine {
+    /// K of N, as its record says (N differs from the report's for a record of another set).
     pub shard: usize,
+    pub shards: usize,
     pub files: usize,
     pub blurred: usize,
     pub skipped_existing: usize,
@@ -128,7 +130,7 @@ pub struct Report {
     pub skipped_not_image: usize,
     pub skipped_links: usize,
     pub failed: Vec<Failure>,
-    /// Files in the records of more than one shard, with those shards ("K/N").
+    /// Files in the records of more than one shard, with those shards ("K/N": shard K of N).
     pub duplicated: Vec<(String, Vec<String>)>,
     /// Finished files whose output is not on disk.
     pub outputs_missing: Vec<String>,
@@ -175,13 +177,13 @@ fn disagreements(records: &[ShardSummary], n: usize) -> Vec<String> {
     let mut problems = Vec::new();
     for r in records.iter().filter(|r| r.shards != n) {
         problems.push(format!(
-            "shard {}/{}: written for {} shards, the others for {n}",
+            "shard {} of {}: written for {} shards, the others for {n}",
             r.shard, r.shards, r.shards
         ));
     }
     for r in records.iter().filter(|r| r.in_dir != records[0].in_dir) {
         problems.push(format!(
-            "shard {}/{}: IN_DIR {} differs from shard {}/{}'s {}",
+            "shard {} of {}: IN_DIR {} differs from shard {} of {}'s {}",
             r.shard, r.shards, r.in_dir, records[0].shard, records[0].shards, records[0].in_dir
         ));
     }
@@ -211,12 +213,13 @@ pub fn merge(records: &[ShardSummary]) -> Report {
     for r in records {
         if r.interrupted || r.not_started > 0 {
             problems.push(format!(
-                "shard {}/{}: interrupted, {} files not started; run it again",
+                "shard {} of {}: interrupted, {} files not started; run it again",
                 r.shard, r.shards, r.not_started
             ));
         }
         report.present.push(ShardLine {
             shard: r.shard,
+            shards: r.shards,
             files: r.files.len(),
             blurred: r.blurred,
             skipped_existing: r.skipped_existing,
@@ -259,7 +262,10 @@ pub fn merge(records: &[ShardSummary]) -> Report {
     report.missing = (1..=n)
         .filter(|k| !records.iter().any(|r| r.shard == *k && r.shards == n))
         .collect();
-    report.present.sort_by_key(|l| l.shard);
+    // The shards of the set first, then any record written for another count.
+    report
+        .present
+        .sort_by_key(|l| (l.shards != n, l.shard, l.shards));
     report.problems = problems;
     report.complete = report.missing.is_empty()
         && report.duplicated.is_empty()
@@ -279,11 +285,17 @@ impl Report {
         let of_this_set = self.shards - self.missing.len();
         let _ = writeln!(s, "shards    {of_this_set} of {} present", self.shards);
         for l in &self.present {
+            // Each record is named by its own K and N: one written for another count says so.
+            let other_set = match l.shards == self.shards {
+                true => String::new(),
+                false => format!(" (not of this set of {})", self.shards),
+            };
             let _ = writeln!(
                 s,
-                "shard     {}/{}: {} files, {} blurred, {} skipped (output exists), {} failed{}",
+                "shard     {} of {}{other_set}: {} files, {} blurred, {} skipped (output exists), \
+                 {} failed{}",
                 l.shard,
-                self.shards,
+                l.shards,
                 l.files,
                 l.blurred,
                 l.skipped_existing,
@@ -309,12 +321,13 @@ impl Report {
         for k in &self.missing {
             let _ = writeln!(
                 s,
-                "missing   shard {k}/{} (no {})",
+                "missing   shard {k} of {} (no {})",
                 self.shards,
                 file_name(*k, self.shards)
             );
         }
         for (path, shards) in &self.duplicated {
+            let shards: Vec<String> = shards.iter().map(|k| k.replacen('/', " of ", 1)).collect();
             let _ = writeln!(s, "twice     {path}: in shards {}", shards.join(", "));
         }
         for f in &self.failed {
@@ -347,7 +360,7 @@ pub fn report(dir: &Path, json: bool, quiet: bool) -> Result<(), JobError> {
         let list: Vec<String> = report
             .missing
             .iter()
-            .map(|k| format!("{k}/{}", report.shards))
+            .map(|k| format!("{k} of {}", report.shards))
             .collect();
         why.push(format!("shard {} missing", list.join(", ")));
     }

@@ -5,13 +5,15 @@
 //! time, and its path relative to OUT_DIR (`names::escape`). An output counts as made with
 //! those settings only while its size and time are still the ones recorded, so a file changed
 //! or replaced since is not taken for gblur's; and it is stale, as if made with other
-//! settings, once its input has changed.
+//! settings, once its input has changed. Logs are read and appended to as regular files only
+//! (`record_file`): a link or a pipe in a log's place stops the batch before it starts.
 
 use super::journal::{self, stamp};
 use super::names;
+use super::record_file;
 use super::BatchJob;
 use std::collections::HashMap;
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -98,11 +100,15 @@ impl SettingsLog {
             };
             recorded.insert(names::unescape(rel), recorded_output);
         }
+        // This shard's log is created with its first record; what is in its place now is
+        // checked before the batch starts (and again by that open).
+        let path = out_dir.join(format!("{PREFIX}{k}-of-{n}.log"));
+        record_file::check(&path)?;
         Ok(SettingsLog {
             out_dir: out_dir.to_path_buf(),
             fingerprint,
             recorded,
-            path: out_dir.join(format!("{PREFIX}{k}-of-{n}.log")),
+            path,
             file: Mutex::new(None),
         })
     }
@@ -138,12 +144,7 @@ impl SettingsLog {
         );
         let mut file = self.file.lock().unwrap_or_else(|e| e.into_inner());
         if file.is_none() {
-            *file = Some(
-                OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(&self.path)?,
-            );
+            *file = Some(record_file::open_append(&self.path)?);
         }
         file.as_mut()
             .map_or(Ok(()), |f| f.write_all(line.as_bytes()))

@@ -15,6 +15,7 @@ pub mod made_with;
 pub mod names;
 pub mod naming;
 pub mod plan;
+pub mod record_file;
 pub mod run;
 pub mod shard;
 pub mod stacks;

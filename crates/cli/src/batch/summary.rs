@@ -156,12 +156,13 @@ impl WorkerSummary {
 }
 
 impl Summary {
-    /// The batch's counts and times from its records (sorted here by input path), for `tasks`
-    /// planned files and `total_s` seconds of wall time. The devices, their joined name and
-    /// the batch's notes are left for the caller.
+    /// The batch's counts and times from its records (sorted here by input path), with
+    /// `not_started` planned files that have none (the batch was interrupted before them) and
+    /// `total_s` seconds of wall time. The devices, their joined name and the batch's notes are
+    /// left for the caller.
     pub fn of(
         mut records: Vec<FileRecord>,
-        tasks: usize,
+        not_started: usize,
         total_s: f64,
         interrupted: bool,
     ) -> Summary {
@@ -169,11 +170,6 @@ impl Summary {
         let count = |o: Outcome| records.iter().filter(|r| r.outcome == o).count();
         let blurred = count(Outcome::Blurred);
         let failed = count(Outcome::Failed);
-        // Failures of the walk itself were never tasks.
-        let walk_failed = records
-            .iter()
-            .filter(|r| r.outcome == Outcome::Failed && r.output.is_empty())
-            .count();
         let megapixels: f64 = records.iter().map(|r| r.megapixels).sum();
         let sum = |f: fn(&FileRecord) -> f64| records.iter().map(f).sum::<f64>() * 1e-3;
         Summary {
@@ -188,7 +184,7 @@ impl Summary {
             skipped_not_image: count(Outcome::SkippedNotImage),
             skipped_links: count(Outcome::SkippedLink),
             failed,
-            not_started: tasks - blurred - (failed - walk_failed),
+            not_started,
             interrupted,
             total_s,
             images_per_s: blurred as f64 / total_s,

@@ -168,8 +168,8 @@ pub struct BlurArgs {
     /// otherwise.
     #[arg(long, value_enum, default_value_t = EngineArg::Auto, help_heading = "Device and speed", hide_short_help = true)]
     pub engine: EngineArg,
-    /// Refuse to replace an existing OUTPUT (exit 2, the file left as it is). By default it
-    /// is replaced, as cp and vips replace it.
+    /// Refuse to replace an existing OUTPUT (exit 2, the file left as it is), also one another
+    /// writer creates while gblur runs. By default it is replaced, as cp and vips replace it.
     #[arg(long, help_heading = "Output")]
     pub no_clobber: bool,
     /// Blur page N (counted from 0) of a multi-page TIFF alone, into any format. Without it

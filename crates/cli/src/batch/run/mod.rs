@@ -268,6 +268,9 @@ pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
     }
     let (tasks, mut records) =
         plan::plan(job, (&in_dir, &out_dir), journal.as_ref(), made.as_ref());
+    // Every task that runs adds one record to the plan's, whatever its outcome (written,
+    // failed, or kept because another writer's file appeared at its output).
+    let planned = records.len();
     let encoder_notes = plan::encoder_options_apply(job, &tasks).map_err(JobError::Setup)?;
     let total = tasks.len();
     let interrupted = Arc::new(AtomicBool::new(false));
@@ -333,7 +336,9 @@ pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
 
     let interrupted = interrupted.load(Ordering::SeqCst);
     let workers = names.into_iter().zip(backends).zip(stopped);
-    let mut summary = Summary::of(records, total, t_total.elapsed().as_secs_f64(), interrupted);
+    let not_started = total.saturating_sub(records.len() - planned);
+    let total_s = t_total.elapsed().as_secs_f64();
+    let mut summary = Summary::of(records, not_started, total_s, interrupted);
     summary.devices = workers
         .enumerate()
         .map(|(k, ((device, backend), stopped))| {
