@@ -59,8 +59,8 @@ pub struct Cli {
     /// Print more detail on stderr (device details, the error chain).
     #[arg(short, long, global = true, help_heading = "Reporting")]
     pub verbose: bool,
-    /// Use N threads on the CPU (decoding, encoding, the Rust path's blur, batch lanes);
-    /// default: one per core.
+    /// Use N threads on the CPU (decoding, encoding, the Rust path's blur, batch lanes), at
+    /// most 16 per core (RAYON_NUM_THREADS likewise); default: one per core.
     #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u16).range(1..), help_heading = "Device and speed")]
     pub threads: Option<u16>,
 }
