@@ -457,8 +457,17 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
             false => codec::Replace::Any,
         },
     };
-    let stdin = match pages::select(job, stdin, &mut header, out_format, &mut passes)? {
-        pages::Selected::One(stdin) => stdin,
+    let (stdin, held) = match pages::select(job, stdin, &mut header, out_format, &mut passes)? {
+        pages::Selected::One(stdin) => {
+            let held = match stdin.is_some() {
+                true => strips::Held::Read,
+                false => strips::Held::File,
+            };
+            (stdin, held)
+        }
+        pages::Selected::Page { bytes, page, count } => {
+            (Some(bytes), strips::Held::Page { page, count })
+        }
         pages::Selected::Stack(stack) => {
             return pages::run(job, stack, destination, passes, t_total);
         }
@@ -476,7 +485,7 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
     let ends = strips::Ends {
         input: header.format,
         output: out_format,
-        streamable: stdin.is_none(),
+        held,
     };
     let streamed = strips::strip_input(job, gpu, &blur, ends, &mut declined)?;
     crate::memory::use_huge_pages(streamed.is_none());
