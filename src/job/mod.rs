@@ -498,8 +498,17 @@ fn run_job(job: &BlurJob) -> Result<Report, JobError> {
         format: out_format,
         replace: job.replace(),
     };
-    let stdin = match pages::select(job, stdin, &mut header, out_format, &mut passes)? {
-        pages::Selected::One(stdin) => stdin,
+    let (stdin, held) = match pages::select(job, stdin, &mut header, out_format, &mut passes)? {
+        pages::Selected::One(stdin) => {
+            let held = match stdin.is_some() {
+                true => strips::Held::Read,
+                false => strips::Held::File,
+            };
+            (stdin, held)
+        }
+        pages::Selected::Page { bytes, page, count } => {
+            (Some(bytes), strips::Held::Page { page, count })
+        }
         pages::Selected::Stack(stack) => {
             return pages::run(job, stack, destination, passes, t_total);
         }
@@ -517,7 +526,7 @@ fn run_job(job: &BlurJob) -> Result<Report, JobError> {
     let ends = strips::Ends {
         input: header.format,
         output: out_format,
-        streamable: stdin.is_none(),
+        held,
     };
     let streamed = strips::strip_input(job, gpu, &blur, ends, &mut declined)?;
     crate::memory::use_huge_pages(streamed.is_none());

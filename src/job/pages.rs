@@ -34,8 +34,15 @@ use std::time::Instant;
 /// What the job reads, once the input's pages are known.
 pub(super) enum Selected {
     /// One image: the input as it was (its bytes where read already), or the page `--page`
-    /// took, as a TIFF of that page alone.
+    /// took out of a stack read from stdin, a pipe or a device, as a TIFF of that page alone.
     One(Option<Vec<u8>>),
+    /// The page `--page` took out of a TIFF file of `count` pages, read whole: a TIFF of that
+    /// page alone, in memory.
+    Page {
+        bytes: Vec<u8>,
+        page: usize,
+        count: usize,
+    },
     /// A TIFF of several pages, in memory, for `run`.
     Stack(Stack),
 }
@@ -107,12 +114,18 @@ pub(super) fn select(
             name.display()
         )));
     }
+    let read = stdin.is_some();
     let bytes = match stdin {
         Some(bytes) => bytes,
         None => read_whole(job, passes)?,
     };
     Ok(match job.page {
-        Some(n) => Selected::One(Some(pages.single(bytes, n))),
+        Some(n) if read => Selected::One(Some(pages.single(bytes, n))),
+        Some(n) => Selected::Page {
+            bytes: pages.single(bytes, n),
+            page: n,
+            count,
+        },
         None => Selected::Stack(Stack { bytes, pages }),
     })
 }
@@ -157,7 +170,7 @@ pub fn blur_stack(job: &BlurJob, replace: codec::Replace) -> Result<Option<Repor
             };
             run(job, stack, tiff, passes, t_total).map(Some)
         }
-        Selected::One(_) => Ok(None),
+        Selected::One(_) | Selected::Page { .. } => Ok(None),
     }
 }
 

@@ -17,13 +17,25 @@ pub(super) struct Streamed<'a> {
     job: StripJob<'a>,
 }
 
-/// The formats a job reads and writes, and whether its input is a file the engine may
-/// stream (not stdin, a pipe or a device, read into memory already).
+/// The formats a job reads and writes, and where its input is read from.
 pub(super) struct Ends {
     /// The input's format, from its head (None: not one gblur reads).
     pub input: Option<ImageFormat>,
     pub output: ImageFormat,
-    pub streamable: bool,
+    pub held: Held,
+}
+
+/// Where a job's input is read from: the strip engine streams a file, and nothing held in
+/// memory already.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Held {
+    /// A file, decoded as it is read.
+    File,
+    /// Stdin, a pipe or a device, read into memory.
+    Read,
+    /// Page `page` of a TIFF file of `count` pages, which `--page` took out of the file in
+    /// memory.
+    Page { page: usize, count: usize },
 }
 
 /// The PNG to stream where `--engine` takes the strip engine for this job; None for the
@@ -54,11 +66,20 @@ pub(super) fn strip_input<'a>(
     if job.sharpen.is_some() {
         return refuse("it blurs; sharpening runs on the whole image".into());
     }
-    if !ends.streamable {
-        return refuse(format!(
-            "{}: the input is read into memory (stdin, a pipe or a device), not streamed",
-            stdio_name(&job.input, "stdin").display()
-        ));
+    match ends.held {
+        Held::File => {}
+        Held::Read => {
+            return refuse(format!(
+                "{}: the input is read into memory (stdin, a pipe or a device), not streamed",
+                stdio_name(&job.input, "stdin").display()
+            ))
+        }
+        Held::Page { page, count } => {
+            return refuse(format!(
+                "{} holds several pages ({count}), and --page {page} takes one out of it in memory, not streamed (the strip engine streams a TIFF of one page)",
+                job.input.display()
+            ))
+        }
     }
     let strip_job = strip_job(job, gpu, &ends);
     if let Some(why) = stream::unsupported(&strip_job, blur) {

@@ -832,3 +832,35 @@ fn quality_for_an_output_that_is_not_lossy_is_refused_not_ignored() {
         "{v}"
     );
 }
+
+/// A thread count far above the cores is refused at once, in one line naming where it came
+/// from (the option, or rayon's variable), not run on tens of thousands of threads.
+#[test]
+fn a_thread_count_over_sixteen_per_core_is_refused_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("o.png");
+    let run = |extra: &[&str], var: Option<&str>| {
+        let mut cmd = gblur();
+        cmd.args(["samples/coffee.png", out.to_str().unwrap(), "--sigma", "1"])
+            .args(extra)
+            .env_remove("RAYON_NUM_THREADS")
+            .timeout(std::time::Duration::from_secs(60));
+        if let Some(v) = var {
+            cmd.env("RAYON_NUM_THREADS", v);
+        }
+        let assert = cmd.assert().code(2).stdout("");
+        String::from_utf8_lossy(&assert.get_output().stderr).into_owned()
+    };
+    for (extra, var, names) in [
+        (&["--threads", "65535"][..], None, "--threads 65535"),
+        (&[][..], Some("65535"), "RAYON_NUM_THREADS=65535"),
+    ] {
+        let err = run(extra, var);
+        assert!(
+            err.starts_with(&format!("gblur: {names}: at most ")) && err.contains("16 for "),
+            "{err}"
+        );
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        assert!(!out.exists());
+    }
+}

@@ -13,8 +13,7 @@ use std::path::Path;
 const ORIENTATION: u16 = 0x0112;
 const PIXEL_X: u16 = 0xA002;
 const PIXEL_Y: u16 = 0xA003;
-const THUMB_OFFSET: u16 = 0x0201;
-const THUMB_LEN: u16 = 0x0202;
+const THUMBNAIL_DROPPED: &str = "the input's EXIF thumbnail (unblurred) was dropped";
 
 /// Every EXIF field of a file, by (directory, tag): its value as kamadak-exif shows it.
 fn fields(bytes: &[u8]) -> BTreeMap<(String, u16), String> {
@@ -153,33 +152,30 @@ fn blur(input: &[u8], in_ext: &str, ext: &str, extra: &[&str]) -> Vec<u8> {
     std::fs::read(out).unwrap()
 }
 
-/// Checks that `out` keeps every EXIF field of `input` but the orientation (1) and the pixel
-/// dimensions (the output's), and its XMP likewise; `thumb`: whether the format keeps the
-/// thumbnail.
-fn check_kept(input: &[u8], out: &[u8], (w, h): (u32, u32), thumb: bool, what: &str) {
+/// Checks that `out` keeps every EXIF field of `input` but the orientation (1), the pixel
+/// dimensions (the output's) and the thumbnail's directory (IFD1, never written), and its XMP
+/// likewise; `through_tiff`: whether the output is or went through a TIFF, whose own layout
+/// decides YCbCrPositioning.
+fn check_kept(input: &[u8], out: &[u8], (w, h): (u32, u32), through_tiff: bool, what: &str) {
     let (a, b) = (fields(input), fields(out));
     let mut compared = 0;
     for (key, value) in &a {
-        let in_thumbnail = key.0.ends_with('1');
         let got = b.get(key);
         match key.1 {
-            // YCbCrPositioning describes a JPEG's samples; a TIFF's own layout decides it.
-            _ if (in_thumbnail || key.1 == 0x0213) && !thumb => {
+            _ if key.0.ends_with('1') || (key.1 == 0x0213 && through_tiff) => {
                 assert_eq!(got, None, "{what}: {key:?}");
                 continue;
             }
-            ORIENTATION if !in_thumbnail => assert_eq!(got.unwrap(), "Short([1])", "{what}"),
+            ORIENTATION => assert_eq!(got.unwrap(), "Short([1])", "{what}"),
             PIXEL_X => assert!(got.unwrap().contains(&format!("[{w}]")), "{what}: {got:?}"),
             PIXEL_Y => assert!(got.unwrap().contains(&format!("[{h}]")), "{what}: {got:?}"),
-            THUMB_OFFSET | THUMB_LEN => assert!(got.is_some(), "{what}: {key:?}"),
             _ => assert_eq!(got, Some(value), "{what}: {key:?}"),
         }
         compared += 1;
     }
     assert!(compared >= 30, "{what}: only {compared} fields compared");
-    if thumb {
-        assert_eq!(thumbnail(out), thumbnail(input), "{what}: thumbnail");
-    }
+    assert!(b.keys().all(|k| !k.0.ends_with('1')), "{what}: IFD1 written");
+    assert_eq!(thumbnail(out), None, "{what}: thumbnail");
     let want = xmp(input).unwrap();
     let orientation = want
         .split("tiff:Orientation=\"")
@@ -233,22 +229,22 @@ fn every_field_survives_a_blur_into_every_format_that_holds_it() {
     let jpeg = phone_jpeg_with_icc();
     let png = phone::exif_png();
     let (sw, sh) = phone::PHONE_STORED;
-    // Input, its extension, the output's, the output's size, whether the thumbnail stays.
-    type Case<'a> = (&'a [u8], &'a str, &'a str, (u32, u32), bool);
+    // Input, its extension, the output's, the output's size.
+    type Case<'a> = (&'a [u8], &'a str, &'a str, (u32, u32));
     let cases: [Case; 8] = [
-        (&jpeg, "jpg", "jpg", (sh, sw), true),
-        (&jpeg, "jpg", "png", (sh, sw), true),
-        (&jpeg, "jpg", "webp", (sh, sw), true),
-        (&jpeg, "jpg", "tif", (sh, sw), false),
-        (&png, "png", "jpg", phone::PNG_SIZE, true),
-        (&png, "png", "png", phone::PNG_SIZE, true),
-        (&png, "png", "webp", phone::PNG_SIZE, true),
-        (&png, "png", "tif", phone::PNG_SIZE, false),
+        (&jpeg, "jpg", "jpg", (sh, sw)),
+        (&jpeg, "jpg", "png", (sh, sw)),
+        (&jpeg, "jpg", "webp", (sh, sw)),
+        (&jpeg, "jpg", "tif", (sh, sw)),
+        (&png, "png", "jpg", phone::PNG_SIZE),
+        (&png, "png", "png", phone::PNG_SIZE),
+        (&png, "png", "webp", phone::PNG_SIZE),
+        (&png, "png", "tif", phone::PNG_SIZE),
     ];
-    for (input, in_ext, ext, size, thumb) in cases {
+    for (input, in_ext, ext, size) in cases {
         let what = format!("{in_ext} → {ext}");
         let out = blur(input, in_ext, ext, &[]);
-        check_kept(input, &out, size, thumb, &what);
+        check_kept(input, &out, size, ext == "tif", &what);
         let img = image::load_from_memory(&out).unwrap();
         assert_eq!((img.width(), img.height()), size, "{what}");
         assert_eq!(icc(&out), icc(input), "{what}: ICC");
@@ -277,7 +273,7 @@ fn a_tiff_written_by_gblur_gives_its_exif_back() {
     let tif = blur(&jpeg, "jpg", "tif", &[]);
     for ext in ["jpg", "png", "tif"] {
         let out = blur(&tif, "tif", ext, &[]);
-        check_kept(&jpeg, &out, (48, 64), false, &format!("jpg → tif → {ext}"));
+        check_kept(&jpeg, &out, (48, 64), true, &format!("jpg → tif → {ext}"));
         assert_eq!(icc(&out), icc(&jpeg), "ICC");
     }
 }
@@ -366,7 +362,7 @@ fn pipes_carry_metadata() {
         .get_output()
         .stdout
         .clone();
-    check_kept(&jpeg, &out, (48, 64), true, "stdin → png:-");
+    check_kept(&jpeg, &out, (48, 64), false, "stdin → png:-");
 }
 
 #[test]
@@ -392,9 +388,9 @@ fn batch_carries_metadata_and_strips_on_request() {
     };
     run(&out, &[]);
     let got = std::fs::read(out.join("trip/phone.jpg")).unwrap();
-    check_kept(&phone::phone_jpeg(), &got, (48, 64), true, "batch jpg");
+    check_kept(&phone::phone_jpeg(), &got, (48, 64), false, "batch jpg");
     let got = std::fs::read(out.join("exif.png")).unwrap();
-    check_kept(&phone::exif_png(), &got, phone::PNG_SIZE, true, "batch png");
+    check_kept(&phone::exif_png(), &got, phone::PNG_SIZE, false, "batch png");
     run(&bare, &["--strip"]);
     for f in ["trip/phone.jpg", "exif.png"] {
         let got = std::fs::read(bare.join(f)).unwrap();
@@ -459,8 +455,8 @@ fn a_legacy_png_raw_profile_is_read() {
 }
 
 /// An upright phone JPEG blurred at sigma 5 takes the YCbCr-planes path, which writes the
-/// encoded planes and then the metadata: every EXIF field, the XMP packet and the profile
-/// come through unchanged.
+/// encoded planes and then the metadata: every EXIF field but the thumbnail's, the XMP packet
+/// and the profile come through unchanged.
 #[test]
 fn the_planes_path_keeps_every_field() {
     let input = with_icc(phone::phone_jpeg_turned(1));
@@ -476,11 +472,78 @@ fn the_planes_path_keeps_every_field() {
     let report = String::from_utf8_lossy(&run.get_output().stdout).to_string();
     assert!(report.contains("YCbCr"), "{report}");
     let output = std::fs::read(out).unwrap();
-    assert_eq!(fields(&output), fields(&input));
+    let primary = |b: &[u8]| -> BTreeMap<_, _> {
+        fields(b)
+            .into_iter()
+            .filter(|(key, _)| !key.0.ends_with('1'))
+            .collect()
+    };
+    assert_eq!(fields(&output), primary(&input[..]));
+    assert_eq!(thumbnail(&output), None);
     assert_eq!(icc(&output), Some(srgb_profile()));
     let xmp_of = |b: &[u8]| {
         let at = b.windows(9).position(|w| w == b"<x:xmpmet").expect("XMP");
         b[at..at + 200].to_vec()
     };
     assert_eq!(xmp_of(&output), xmp_of(&input));
+}
+
+/// The EXIF thumbnail is the input unblurred: no output carries it, nor its bytes, whatever is
+/// blurred (the whole picture, all or part of it as a region, a mask) and on either engine,
+/// and a note says it was dropped. The rest of the EXIF is written.
+#[test]
+fn no_output_carries_the_unblurred_exif_thumbnail() {
+    let dir = tempfile::tempdir().unwrap();
+    let (turned, upright) = (dir.path().join("turned.jpg"), dir.path().join("upright.jpg"));
+    std::fs::write(&turned, phone::phone_jpeg()).unwrap();
+    std::fs::write(&upright, phone::phone_jpeg_turned(1)).unwrap();
+    assert_eq!(thumbnail(&phone::phone_jpeg()), Some(phone::thumbnail()));
+    // White, the size of the picture turned upright (48 × 64): all of it blurred.
+    let mask = dir.path().join("mask.png");
+    image::GrayImage::from_pixel(48, 64, image::Luma([255]))
+        .save(&mask)
+        .unwrap();
+    let mask = mask.to_str().unwrap();
+    let thumb = phone::thumbnail();
+    let tail = &thumb[thumb.len() - 64..];
+    type Job<'a> = (&'a Path, &'a [&'a str], &'a [&'a str]);
+    let jobs: [Job; 5] = [
+        (&turned, &[], &["jpg", "png", "webp", "tif"]),
+        (&turned, &["--region", "0,0,48,64"], &["jpg", "png", "webp", "tif"]),
+        (&turned, &["--region", "4,4,8,8"], &["jpg", "png"]),
+        (&turned, &["--mask", mask], &["jpg", "png"]),
+        (&upright, &["--engine", "strips"], &["jpg", "png"]),
+    ];
+    for (input, extra, exts) in jobs {
+        for ext in exts {
+            let what = format!("{extra:?} → {ext}");
+            let out = dir.path().join(format!("out.{ext}"));
+            let run = gblur()
+                .arg(input)
+                .arg(&out)
+                .args(["--sigma", "2", "--json"])
+                .args(extra)
+                .assert()
+                .success();
+            let report = String::from_utf8_lossy(&run.get_output().stdout).to_string();
+            assert!(report.contains(THUMBNAIL_DROPPED), "{what}: {report}");
+            let got = std::fs::read(&out).unwrap();
+            let f = fields(&got);
+            assert!(f.contains_key(&("Gps0".into(), 2)), "{what}: the rest is kept");
+            assert!(f.keys().all(|k| !k.0.ends_with('1')), "{what}: IFD1 written");
+            assert_eq!(thumbnail(&got), None, "{what}");
+            assert!(!got.windows(64).any(|w| w == tail), "{what}: the thumbnail's bytes");
+        }
+    }
+    // An input whose EXIF holds no thumbnail has no such note.
+    let src = dir.path().join("exif.png");
+    std::fs::write(&src, phone::exif_png()).unwrap();
+    let run = gblur()
+        .arg(&src)
+        .arg(dir.path().join("out.png"))
+        .args(["--sigma", "2", "--json"])
+        .assert()
+        .success();
+    let report = String::from_utf8_lossy(&run.get_output().stdout).to_string();
+    assert!(!report.contains("thumbnail"), "{report}");
 }

@@ -405,5 +405,39 @@ fn a_stack_s_pages_are_turned_by_their_orientation() {
         if i + 1 < sources.len() {
             d.next_image().unwrap();
         }
+
+/// `--engine strips` with `--page` is refused for what it is: the page is taken out of the
+/// stack in memory, and the strip engine streams a TIFF of one page (not because the input
+/// were stdin, a pipe or a device). Without --engine, the page is blurred on the whole-image
+/// path.
+#[test]
+fn engine_strips_with_page_says_the_page_is_taken_out_in_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("stack.tif");
+    let source: Vec<_> = (0..3).map(|i| (page(16, 12, i + 1), None)).collect();
+    stack(&input, (16, 12), &source);
+    for out in ["one.tif", "one.png"] {
+        let out = dir.path().join(out);
+        let assert = gblur()
+            .arg(&input)
+            .arg(&out)
+            .args(["-s", "1", "--page", "1", "--engine", "strips"])
+            .assert()
+            .code(2);
+        let err = String::from_utf8_lossy(&assert.get_output().stderr).to_string();
+        assert!(
+            err.contains("--engine strips: ")
+                && err.contains("holds several pages (3), and --page 1 takes one out of it in memory"),
+            "{err}"
+        );
+        assert!(!err.contains("stdin"), "{err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        assert!(!out.exists(), "nothing written");
+        gblur()
+            .arg(&input)
+            .arg(&out)
+            .args(["-s", "1", "-q", "--page", "1"])
+            .assert()
+            .success();
     }
 }

@@ -436,6 +436,136 @@ pub fn pointer(b: &[u8], order: Order, ifd: u32, tag: u16) -> Option<u32> {
     })
 }
 
+/// The offset/length pairs of tags by which a directory locates its image's bytes: a JPEG
+/// thumbnail (JPEGInterchangeFormat and its length), or an uncompressed one's strips or tiles.
+const IMAGE_DATA: [(u16, u16); 3] = [(0x0201, 0x0202), (0x0111, 0x0117), (0x0144, 0x0145)];
+/// The most directories followed after the first one of an EXIF structure (a corrupt one may
+/// chain them without end).
+const MAX_CHAIN: usize = 16;
+
+/// Every value of a BYTE, SHORT or LONG entry, as numbers.
+fn numbers(e: &Entry, order: Order) -> Vec<u64> {
+    match e.typ {
+        1 => e.data.iter().map(|&b| b as u64).collect(),
+        3 => e.data.chunks_exact(2).map(|c| order.u16(c) as u64).collect(),
+        4 | 13 => e.data.chunks_exact(4).map(|c| order.u32(c) as u64).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// The bytes from offset `from`, `len` of them, as a range (which may reach past a blob's end).
+fn span(from: u64, len: u64) -> std::ops::Range<usize> {
+    let start = usize::try_from(from).unwrap_or(usize::MAX);
+    start..start.saturating_add(usize::try_from(len).unwrap_or(usize::MAX))
+}
+
+/// The byte ranges of the blob `b` that the classic IFD at `ifd` takes: its entry table (with
+/// the next-IFD offset), its values too long for their entries, and the image bytes its
+/// offset/length tags locate; and the offset of the next IFD. None where the table cannot be
+/// read.
+fn extent(b: &[u8], order: Order, ifd: u32) -> Option<(Vec<std::ops::Range<usize>>, u32)> {
+    let at = ifd as usize;
+    let n = order.u16(b.get(at..at.checked_add(2)?)?) as usize;
+    let end = at.checked_add(2 + 12 * n + 4)?;
+    let table = b.get(at..end)?;
+    let mut ranges = vec![at..end];
+    for row in table[2..2 + 12 * n].chunks_exact(12) {
+        let (typ, count) = (order.u16(&row[2..]), order.u32(&row[4..]) as u64);
+        let Some(size) = type_size(typ).and_then(|s| s.checked_mul(count)) else {
+            continue;
+        };
+        if size > 4 {
+            ranges.push(span(order.u32(&row[8..]) as u64, size));
+        }
+    }
+    let entries = read_ifd(&mut &b[..], order, ifd).map(|(e, _)| e).unwrap_or_default();
+    let values = |tag: u16| {
+        entries
+            .iter()
+            .find(|e| e.tag == tag)
+            .map(|e| numbers(e, order))
+            .unwrap_or_default()
+    };
+    for (offsets, lengths) in IMAGE_DATA {
+        for (from, len) in values(offsets).into_iter().zip(values(lengths)) {
+            ranges.push(span(from, len));
+        }
+    }
+    Some((ranges, order.u32(&table[2 + 12 * n..])))
+}
+
+/// Marks in `kept` the bytes the IFD at `ifd` and the directories its pointer tags lead to
+/// (EXIF, GPS, interoperability) take; `depth` bounds the recursion.
+fn mark_tree(b: &[u8], order: Order, ifd: u32, depth: u32, kept: &mut [bool]) {
+    let Some((ranges, _)) = extent(b, order, ifd) else {
+        return;
+    };
+    for r in ranges {
+        let r = r.start.min(kept.len())..r.end.min(kept.len());
+        kept[r].fill(true);
+    }
+    if depth == 0 {
+        return;
+    }
+    for tag in [EXIF_IFD, GPS_IFD, INTEROP_IFD] {
+        if let Some(sub) = pointer(b, order, ifd, tag) {
+            mark_tree(b, order, sub, depth - 1, kept);
+        }
+    }
+}
+
+/// Removes from the EXIF structure `b` every directory after its first one (at `first`):
+/// IFD1, the thumbnail's, and any chained after it. The first directory's next-IFD offset
+/// becomes 0; the removed directories' tables, values and the image bytes they locate (the
+/// thumbnail itself) are zeroed, except bytes the first directory or its EXIF, GPS and
+/// interoperability directories take too, and the blob is cut where they end it. Everything
+/// kept stays at its offset (a maker note's own offsets stay valid). Returns whether a
+/// directory was removed.
+pub fn drop_following(b: &mut Vec<u8>, order: Order, first: u32) -> bool {
+    let Some((_, mut next)) = extent(b, order, first) else {
+        return false;
+    };
+    let mut kept = vec![false; b.len()];
+    kept[..b.len().min(8)].fill(true);
+    mark_tree(b, order, first, 4, &mut kept);
+    let mut gone = vec![false; b.len()];
+    let mut seen = vec![first];
+    while next != 0 && !seen.contains(&next) && seen.len() <= MAX_CHAIN {
+        seen.push(next);
+        let Some((ranges, after)) = extent(b, order, next) else {
+            break;
+        };
+        for r in ranges {
+            let r = r.start.min(gone.len())..r.end.min(gone.len());
+            gone[r].fill(true);
+        }
+        next = after;
+    }
+    // The link to the second directory: the four bytes after the first one's entries.
+    let at = first as usize;
+    if let Some(n) = b.get(at..at + 2).map(|c| order.u16(c) as usize) {
+        let link = at + 2 + 12 * n;
+        if let Some(l) = b.get_mut(link..link + 4) {
+            l.fill(0);
+        }
+    }
+    for (i, byte) in b.iter_mut().enumerate() {
+        if gone[i] && !kept[i] {
+            *byte = 0;
+        }
+    }
+    // Cut the removed bytes off the end, with the zero padding between them.
+    let mut end = b.len();
+    while end > 0
+        && !kept[end - 1]
+        && (gone[end - 1] || (b[end - 1] == 0 && end >= 2 && gone[end - 2]))
+    {
+        end -= 1;
+    }
+    b.truncate(end);
+    seen.len() > 1 && gone.iter().any(|&g| g)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -491,6 +621,49 @@ mod tests {
             assert_eq!(back.get(ORIENTATION).unwrap().number(order), Some(1));
             let exif_at = pointer(&blob, order, 8, EXIF_IFD).unwrap();
             assert!(!patch_number(&mut blob, order, exif_at, 0xA002, 70000));
+        }
+    }
+
+    #[test]
+    fn the_directories_after_the_first_go_with_the_thumbnail() {
+        for order in [Order::Little, Order::Big] {
+            let exif = Dir {
+                entries: vec![ascii(0x9003, "2024:05:01 10:00:00")],
+                subs: vec![],
+            };
+            let dir = Dir {
+                entries: vec![short(ORIENTATION, order, 6), ascii(0x010F, "Maker")],
+                subs: vec![(EXIF_IFD, exif)],
+            };
+            let mut blob = order.header(8);
+            write_dir(&mut blob, 0, order, &dir, 0);
+            if blob.len() % 2 == 1 {
+                blob.push(0);
+            }
+            // IFD1: the thumbnail's offset and length, then the thumbnail.
+            let link = 8 + 2 + 12 * 3;
+            let ifd1_at = blob.len() as u32;
+            blob[link..link + 4].copy_from_slice(&order.put_u32(ifd1_at));
+            let thumb = b"\xFF\xD8 the unblurred picture \xFF\xD9";
+            blob.extend_from_slice(&order.put_u16(2));
+            for (tag, v) in [(0x0201u16, ifd1_at + 30), (0x0202, thumb.len() as u32)] {
+                blob.extend_from_slice(&order.put_u16(tag));
+                blob.extend_from_slice(&order.put_u16(4));
+                blob.extend_from_slice(&order.put_u32(1));
+                blob.extend_from_slice(&order.put_u32(v));
+            }
+            blob.extend_from_slice(&order.put_u32(0));
+            blob.extend_from_slice(thumb);
+            let before = read_dir(&mut blob.as_slice(), order, 8, 4).unwrap();
+            assert!(drop_following(&mut blob, order, 8));
+            assert_eq!(blob.len(), ifd1_at as usize);
+            assert_eq!(read_ifd(&mut blob.as_slice(), order, 8).unwrap().1, 0);
+            assert_eq!(read_dir(&mut blob.as_slice(), order, 8, 4).unwrap(), before);
+            assert!(!drop_following(&mut blob, order, 8));
+            // A chain that leads back to the first directory removes nothing of it.
+            blob[link..link + 4].copy_from_slice(&order.put_u32(8));
+            assert!(!drop_following(&mut blob, order, 8));
+            assert_eq!(read_dir(&mut blob.as_slice(), order, 8, 4).unwrap(), before);
         }
     }
 

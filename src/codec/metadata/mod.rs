@@ -31,8 +31,9 @@ pub struct Metadata {
     pub xmp: Option<Vec<u8>>,
     /// IPTC-IIM records (keywords, caption, credit), as the bytes of their datasets.
     pub iptc: Option<Vec<u8>>,
-    /// What was present but could not be read or is not kept (a TIFF's overviews, where the
-    /// strip engine reads the file), for the report.
+    /// Notes for the report on what was present but is not carried: what could not be read,
+    /// a TIFF's overviews (where the strip engine reads the file), and the EXIF thumbnail
+    /// (`THUMBNAIL_DROPPED`).
     pub unread: Vec<String>,
     /// How the stored pixels are turned for display (None: upright), from the EXIF, else the
     /// file's own tag (TIFF), else the XMP: what every decoder applies, and what the written
@@ -121,6 +122,12 @@ impl Metadata {
             }
             normal
         });
+        let exif = exif.map(|mut b| {
+            if without_thumbnail(&mut b) {
+                unread.push(THUMBNAIL_DROPPED.into());
+            }
+            b
+        });
         let orientation = exif
             .as_deref()
             .and_then(exif_orientation)
@@ -179,6 +186,19 @@ fn normalise_exif(mut blob: Vec<u8>) -> Option<Vec<u8>> {
     Some(blob)
 }
 
+/// The note for an input whose EXIF held a thumbnail: a picture of the unblurred image.
+pub const THUMBNAIL_DROPPED: &str = "the input's EXIF thumbnail (unblurred) was dropped";
+
+/// Removes the EXIF structure's thumbnail, its second directory (IFD1) with the image it
+/// locates, and any directory chained after it (`ifd::drop_following`): every output of gblur
+/// is blurred, and the thumbnail shows the input as it was. Returns whether there was one.
+fn without_thumbnail(blob: &mut Vec<u8>) -> bool {
+    match ifd::header(blob) {
+        Some((order, first)) => ifd::drop_following(blob, order, first),
+        None => false,
+    }
+}
+
 pub use tiff::FromFile;
 
 /// The metadata written after the pixels, as the output holds it: EXIF (adjusted to the
@@ -217,9 +237,11 @@ pub fn read_container(format: ImageFormat, reader: &mut (impl BufRead + Seek)) -
 }
 
 /// EXIF and XMP adjusted to the pixels written, `size` (width, height): orientation 1 (the
-/// decoder has turned the pixels already) and the pixel dimensions of the output.
+/// decoder has turned the pixels already), the pixel dimensions of the output, and no EXIF
+/// thumbnail (`Metadata::read` dropped the input's; this holds for metadata made otherwise).
 fn for_output(meta: &Metadata, (w, h): (u32, u32)) -> (Option<Vec<u8>>, Option<Vec<u8>>) {
     let exif = meta.exif.clone().map(|mut b| {
+        without_thumbnail(&mut b);
         if let Some((order, first)) = ifd::header(&b) {
             ifd::patch_number(&mut b, order, first, ifd::ORIENTATION, 1);
             if let Some(sub) = ifd::pointer(&b, order, first, ifd::EXIF_IFD) {
@@ -374,6 +396,9 @@ pub fn parse_all(bytes: &[u8]) {
     let exif = normalise_exif(bytes.to_vec());
     let prefixed = normalise_exif([b"Exif\0\0".as_slice(), bytes].concat());
     let _ = exif_orientation(bytes);
+    for mut blob in [exif.clone(), prefixed.clone(), Some(bytes.to_vec())].into_iter().flatten() {
+        without_thumbnail(&mut blob);
+    }
     let _ = xmp::orientation(bytes);
     let _ = xmp::for_output(bytes, (3, 5));
     let mut from = Vec::new();

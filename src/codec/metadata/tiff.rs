@@ -230,9 +230,8 @@ fn reorder_dir(dir: &mut Dir, from: Order, to: Order) {
 }
 
 /// The TIFF `bytes` with the EXIF's fields and directories, the XMP packet (tag 700) and the
-/// IPTC records (tag 33723, as bytes) in its first directory. The EXIF thumbnail (the
-/// structure's second directory) is not written: in a TIFF it would be a second page; a note
-/// says so.
+/// IPTC records (tag 33723, as bytes) in its first directory. Only the EXIF's first directory
+/// and those it points to are read: the EXIF written holds no thumbnail (a second directory).
 pub fn merge(bytes: Vec<u8>, blobs: Blobs, notes: &mut Vec<String>) -> Result<Vec<u8>, String> {
     merge_page(bytes, 0, blobs, notes)
 }
@@ -270,12 +269,6 @@ pub fn merge_page(
                 dir.set(entry);
             }
             dir.subs = e.subs;
-        }
-        let has_thumbnail = ifd::read_ifd(&mut &blob[..], from, at).is_some_and(|(_, n)| n != 0);
-        if has_thumbnail {
-            notes.push(
-                "the EXIF thumbnail was not written (in a TIFF it would be a second page)".into(),
-            );
         }
     }
     if let Some(x) = xmp {

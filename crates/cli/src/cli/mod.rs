@@ -59,8 +59,8 @@ pub struct Cli {
     /// Print more detail on stderr (device details, the error chain).
     #[arg(short, long, global = true, help_heading = "Reporting")]
     pub verbose: bool,
-    /// Use N threads on the CPU (decoding, encoding, the Rust path's blur, batch lanes);
-    /// default: one per core.
+    /// Use N threads on the CPU (decoding, encoding, the Rust path's blur, batch lanes), at
+    /// most 16 per core (RAYON_NUM_THREADS likewise); default: one per core.
     #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u16).range(1..), help_heading = "Device and speed")]
     pub threads: Option<u16>,
 }
@@ -388,10 +388,10 @@ pub struct BlurSettings {
     /// fit, naming the least budget it needs (--engine).
     #[arg(long, default_value_t = gblur::memory::DEFAULT_BUDGET_MIB, value_name = "MIB", value_parser = clap::value_parser!(u64).range(1..), help_heading = "Device and speed", hide_short_help = true)]
     pub max_memory: u64,
-    /// Write no metadata: no ICC profile, EXIF (with its thumbnail, GPS position, camera and
-    /// dates), XMP or IPTC. By default all four are carried to the output where its format
-    /// holds them (IPTC: JPEG and TIFF), with the EXIF orientation set to 1 (the pixels are
-    /// turned already).
+    /// Write no metadata: no ICC profile, EXIF (GPS position, camera and dates), XMP or IPTC.
+    /// By default all four are carried to the output where its format holds them (IPTC: JPEG
+    /// and TIFF), with the EXIF orientation set to 1 (the pixels are turned already); the
+    /// EXIF thumbnail, the unblurred picture, never is.
     #[arg(
         long,
         conflicts_with = "keep",
@@ -497,7 +497,7 @@ pub enum TransposeArg {
 pub enum KeepArg {
     /// The ICC colour profile.
     Icc,
-    /// EXIF: camera, exposure, dates, GPS position, thumbnail.
+    /// EXIF: camera, exposure, dates, GPS position (never its thumbnail).
     Exif,
     /// The XMP packet.
     Xmp,
