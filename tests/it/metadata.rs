@@ -174,7 +174,10 @@ fn check_kept(input: &[u8], out: &[u8], (w, h): (u32, u32), through_tiff: bool, 
         compared += 1;
     }
     assert!(compared >= 30, "{what}: only {compared} fields compared");
-    assert!(b.keys().all(|k| !k.0.ends_with('1')), "{what}: IFD1 written");
+    assert!(
+        b.keys().all(|k| !k.0.ends_with('1')),
+        "{what}: IFD1 written"
+    );
     assert_eq!(thumbnail(out), None, "{what}: thumbnail");
     let want = xmp(input).unwrap();
     let orientation = want
@@ -390,7 +393,13 @@ fn batch_carries_metadata_and_strips_on_request() {
     let got = std::fs::read(out.join("trip/phone.jpg")).unwrap();
     check_kept(&phone::phone_jpeg(), &got, (48, 64), false, "batch jpg");
     let got = std::fs::read(out.join("exif.png")).unwrap();
-    check_kept(&phone::exif_png(), &got, phone::PNG_SIZE, false, "batch png");
+    check_kept(
+        &phone::exif_png(),
+        &got,
+        phone::PNG_SIZE,
+        false,
+        "batch png",
+    );
     run(&bare, &["--strip"]);
     for f in ["trip/phone.jpg", "exif.png"] {
         let got = std::fs::read(bare.join(f)).unwrap();
@@ -494,7 +503,10 @@ fn the_planes_path_keeps_every_field() {
 #[test]
 fn no_output_carries_the_unblurred_exif_thumbnail() {
     let dir = tempfile::tempdir().unwrap();
-    let (turned, upright) = (dir.path().join("turned.jpg"), dir.path().join("upright.jpg"));
+    let (turned, upright) = (
+        dir.path().join("turned.jpg"),
+        dir.path().join("upright.jpg"),
+    );
     std::fs::write(&turned, phone::phone_jpeg()).unwrap();
     std::fs::write(&upright, phone::phone_jpeg_turned(1)).unwrap();
     assert_eq!(thumbnail(&phone::phone_jpeg()), Some(phone::thumbnail()));
@@ -509,7 +521,11 @@ fn no_output_carries_the_unblurred_exif_thumbnail() {
     type Job<'a> = (&'a Path, &'a [&'a str], &'a [&'a str]);
     let jobs: [Job; 5] = [
         (&turned, &[], &["jpg", "png", "webp", "tif"]),
-        (&turned, &["--region", "0,0,48,64"], &["jpg", "png", "webp", "tif"]),
+        (
+            &turned,
+            &["--region", "0,0,48,64"],
+            &["jpg", "png", "webp", "tif"],
+        ),
         (&turned, &["--region", "4,4,8,8"], &["jpg", "png"]),
         (&turned, &["--mask", mask], &["jpg", "png"]),
         (&upright, &["--engine", "strips"], &["jpg", "png"]),
@@ -529,10 +545,19 @@ fn no_output_carries_the_unblurred_exif_thumbnail() {
             assert!(report.contains(THUMBNAIL_DROPPED), "{what}: {report}");
             let got = std::fs::read(&out).unwrap();
             let f = fields(&got);
-            assert!(f.contains_key(&("Gps0".into(), 2)), "{what}: the rest is kept");
-            assert!(f.keys().all(|k| !k.0.ends_with('1')), "{what}: IFD1 written");
+            assert!(
+                f.contains_key(&("Gps0".into(), 2)),
+                "{what}: the rest is kept"
+            );
+            assert!(
+                f.keys().all(|k| !k.0.ends_with('1')),
+                "{what}: IFD1 written"
+            );
             assert_eq!(thumbnail(&got), None, "{what}");
-            assert!(!got.windows(64).any(|w| w == tail), "{what}: the thumbnail's bytes");
+            assert!(
+                !got.windows(64).any(|w| w == tail),
+                "{what}: the thumbnail's bytes"
+            );
         }
     }
     // An input whose EXIF holds no thumbnail has no such note.

@@ -283,11 +283,14 @@ fn with_overviews(path: &Path, (w, h): (u32, u32), pages: &[Vec<u16>]) {
         let (hw, hh) = (w / 2, h / 2);
         let mut half = e.new_image::<colortype::Gray16>(hw, hh).unwrap();
         half.encoder().write_tag(Tag::NewSubfileType, 1u32).unwrap();
-        half.write_data(&vec![u16::MAX; (hw * hh) as usize]).unwrap();
+        half.write_data(&vec![u16::MAX; (hw * hh) as usize])
+            .unwrap();
         let (qw, qh) = (w / 4, h / 4);
         let mut quarter = e.new_image::<colortype::Gray16>(qw, qh).unwrap();
         quarter.encoder().write_tag(Tag::SubfileType, 2u16).unwrap();
-        quarter.write_data(&vec![u16::MAX; (qw * qh) as usize]).unwrap();
+        quarter
+            .write_data(&vec![u16::MAX; (qw * qh) as usize])
+            .unwrap();
     }
 }
 
@@ -345,8 +348,9 @@ fn overviews_are_no_pages_and_are_not_kept() {
         .assert()
         .success()
         .stdout(
-            predicate::str::contains("\"pages\": 2")
-                .and(predicate::str::contains("4 reduced-resolution images (overviews)")),
+            predicate::str::contains("\"pages\": 2").and(predicate::str::contains(
+                "4 reduced-resolution images (overviews)",
+            )),
         );
     let written = pages(&d("stack-out.tif"));
     assert_eq!(written.len(), 2);
@@ -366,7 +370,9 @@ fn overviews_are_no_pages_and_are_not_kept() {
         .args(["-s", "2"])
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("2 pages").and(predicate::str::contains("--page N (0 to 1)")));
+        .stderr(
+            predicate::str::contains("2 pages").and(predicate::str::contains("--page N (0 to 1)")),
+        );
 }
 
 /// Each page of a stack is turned by its own Orientation tag, as a one-page TIFF is.
@@ -379,7 +385,9 @@ fn a_stack_s_pages_are_turned_by_their_orientation() {
     {
         let mut e = TiffEncoder::new(std::fs::File::create(&input).unwrap()).unwrap();
         for samples in &sources {
-            let mut image = e.new_image::<colortype::Gray16>(w as u32, h as u32).unwrap();
+            let mut image = e
+                .new_image::<colortype::Gray16>(w as u32, h as u32)
+                .unwrap();
             image.encoder().write_tag(Tag::Orientation, 6u16).unwrap();
             image.write_data(samples).unwrap();
         }
@@ -405,6 +413,8 @@ fn a_stack_s_pages_are_turned_by_their_orientation() {
         if i + 1 < sources.len() {
             d.next_image().unwrap();
         }
+    }
+}
 
 /// `--engine strips` with `--page` is refused for what it is: the page is taken out of the
 /// stack in memory, and the strip engine streams a TIFF of one page (not because the input
@@ -427,7 +437,9 @@ fn engine_strips_with_page_says_the_page_is_taken_out_in_memory() {
         let err = String::from_utf8_lossy(&assert.get_output().stderr).to_string();
         assert!(
             err.contains("--engine strips: ")
-                && err.contains("holds several pages (3), and --page 1 takes one out of it in memory"),
+                && err.contains(
+                    "holds several pages (3), and --page 1 takes one out of it in memory"
+                ),
             "{err}"
         );
         assert!(!err.contains("stdin"), "{err}");

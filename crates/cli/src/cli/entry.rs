@@ -255,10 +255,18 @@ mod tests {
         assert_eq!(pool_threads(Some(32), none, 2), Ok(Some(32)));
         assert_eq!(pool_threads(None, none, 2), Ok(None));
         let err = pool_threads(Some(65535), none, 2).unwrap_err();
-        assert!(err.starts_with("--threads 65535: at most 32 threads"), "{err}");
-        assert!(pool_threads(Some(17), none, 1).unwrap_err().contains("one core"));
+        assert!(
+            err.starts_with("--threads 65535: at most 32 threads"),
+            "{err}"
+        );
+        assert!(pool_threads(Some(17), none, 1)
+            .unwrap_err()
+            .contains("one core"));
         let err = pool_threads(None, rayon_var("65535"), 4).unwrap_err();
-        assert!(err.starts_with("RAYON_NUM_THREADS=65535: at most 64 threads"), "{err}");
+        assert!(
+            err.starts_with("RAYON_NUM_THREADS=65535: at most 64 threads"),
+            "{err}"
+        );
         assert_eq!(pool_threads(None, rayon_var("8"), 4), Ok(Some(8)));
         assert_eq!(pool_threads(None, rayon_var("0"), 4), Ok(None));
         // --threads wins over the variable, as rayon takes it.
