@@ -42,8 +42,16 @@ pub fn margin(budget: u64) -> u64 {
     (budget / 20).max(MARGIN_FLOOR)
 }
 
-/// The least budget, in MiB, that leaves `needed` bytes after its `margin`.
+/// How much the process's resident memory at the same point of the same job differs from one
+/// run to the next (which pages of the binary, its libraries and the threads' stacks were
+/// touched): measured under a MiB on the 2-core machine.
+const RESIDENT_DRIFT: u64 = 1 << 20;
+
+/// The least budget, in MiB, that leaves `needed` bytes (the resident memory measured
+/// among them) after its `margin`, in this run and the next: a job refused below it runs at
+/// it.
 pub fn least_budget_mib(needed: u64) -> u64 {
+    let needed = needed + RESIDENT_DRIFT;
     // budget - max(budget / 20, floor) >= needed, so budget >= needed * 20 / 19 and
     // budget >= needed + floor.
     (needed * 20)
