@@ -6,8 +6,8 @@ use std::sync::OnceLock;
 
 /// A fault to simulate: `GBLUR_FAULT` = `build`, `enqueue` or `alloc` makes every kernel
 /// build, kernel enqueue or buffer allocation fail the way a driver reports it; `slow-write`
-/// holds the main command's write for 5 s, so that a Ctrl-C can land while the temporary file
-/// exists.
+/// holds every write once its temporary file exists (`interrupt::writing`: 5 s, or until the
+/// file `GBLUR_WRITE_GO` names exists), so that a Ctrl-C or another writer can land then.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Fault {
     Build,

@@ -5,9 +5,19 @@
 
 use crate::fault::{self, Fault};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 static WRITING: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// Whether a stop was asked for that lets the files in flight finish (`stop_requested`).
+static STOP_REQUESTED: AtomicBool = AtomicBool::new(false);
+
+/// Records that the user asked to stop and the files in flight are to finish (a batch's
+/// Ctrl-C): a write held by the `slow-write` drill goes on from then.
+pub fn stop_requested() {
+    STOP_REQUESTED.store(true, Ordering::SeqCst);
+}
 
 /// A temporary file being written; it is forgotten when this is dropped (renamed or removed
 /// by then).
@@ -15,14 +25,43 @@ pub struct Writing(PathBuf);
 
 /// Registers `path` for removal on Ctrl-C until the returned guard is dropped.
 ///
-/// Test hook: with `GBLUR_FAULT=slow-write` the write then waits 5 s, so that the Ctrl-C
-/// drill in tests/it/faults.rs can interrupt it while the temporary file exists.
+/// Test hook: with `GBLUR_FAULT=slow-write` the write is then held (`hold`), so that the
+/// drills in tests/it can interrupt it, or put a file at its output, while the temporary
+/// file exists.
 pub fn writing(path: &Path) -> Writing {
     lock().push(path.to_path_buf());
     if fault::is(Fault::SlowWrite) {
-        std::thread::sleep(std::time::Duration::from_secs(5));
+        hold();
     }
     Writing(path.to_path_buf())
+}
+
+/// Test hook: where `GBLUR_WRITE_GO` names a file GO, a held write makes the file `GO.held`
+/// (the write's temporary file exists and is registered) and goes on once GO exists or a
+/// stop is requested (`stop_requested`): a test's handshake, whatever the machine's load.
+/// Without it, the write goes on after 5 s.
+const WRITE_GO_VAR: &str = "GBLUR_WRITE_GO";
+
+/// Holds a write for the `slow-write` drill: until `GBLUR_WRITE_GO`'s file exists (two
+/// minutes at most, so that a test that fails before it makes the file leaves no process
+/// waiting), or 5 s.
+fn hold() {
+    use std::time::{Duration, Instant};
+    match std::env::var_os(WRITE_GO_VAR) {
+        Some(go) => {
+            let mut held = go.clone();
+            held.push(".held");
+            let _ = std::fs::write(&held, b"");
+            let started = Instant::now();
+            while !Path::new(&go).exists()
+                && !STOP_REQUESTED.load(Ordering::SeqCst)
+                && started.elapsed() < Duration::from_secs(120)
+            {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        }
+        None => std::thread::sleep(Duration::from_secs(5)),
+    }
 }
 
 impl Drop for Writing {

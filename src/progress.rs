@@ -153,21 +153,33 @@ impl StageBar {
         {
             let style = drawn::style("stages", None);
             let bar = drawn::hidden(stages.len() as u64, style);
-            let timer = show.then(|| {
-                let (stop, stopped) = std::sync::mpsc::channel::<()>();
-                let shown = bar.clone();
-                let after = show_after();
-                let thread = std::thread::spawn(move || {
-                    if stopped.recv_timeout(after)
-                        == Err(std::sync::mpsc::RecvTimeoutError::Timeout)
-                    {
-                        shown.set_draw_target(indicatif::ProgressDrawTarget::stderr());
-                        shown.tick();
-                        shown.enable_steady_tick(std::time::Duration::from_millis(250));
-                    }
-                });
-                (stop, thread)
-            });
+            let after = show_after();
+            let reveal = |bar: &indicatif::ProgressBar| {
+                bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+                bar.tick();
+                bar.enable_steady_tick(std::time::Duration::from_millis(250));
+            };
+            let timer = match show {
+                false => None,
+                // No delay: drawn here, so that a job that ends before a timer thread would
+                // have run still shows it.
+                true if after.is_zero() => {
+                    reveal(&bar);
+                    None
+                }
+                true => {
+                    let (stop, stopped) = std::sync::mpsc::channel::<()>();
+                    let shown = bar.clone();
+                    let thread = std::thread::spawn(move || {
+                        if stopped.recv_timeout(after)
+                            == Err(std::sync::mpsc::RecvTimeoutError::Timeout)
+                        {
+                            reveal(&shown);
+                        }
+                    });
+                    Some((stop, thread))
+                }
+            };
             StageBar { bar, timer, stages }
         }
         #[cfg(not(feature = "progress-bars"))]

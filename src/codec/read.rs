@@ -133,8 +133,13 @@ fn in_memory(
     size: Option<u64>,
     max_memory_mib: u64,
 ) -> Result<Input, ImageIoError> {
-    // What the budget leaves beside the process as it stands.
-    let limit = crate::memory::room_bytes(max_memory_mib);
+    // A stream, whose length nothing bounds, within what the budget leaves beside the
+    // process as it stands; a file's bytes (read up to a JPEG's end) within the budget, as
+    // its decoded image is.
+    let limit = match size {
+        None => crate::memory::room_bytes(max_memory_mib),
+        Some(_) => max_memory_mib.saturating_mul(1 << 20),
+    };
     let read_err = |cause| ImageIoError::Open {
         path: name.into(),
         cause,
@@ -218,9 +223,8 @@ mod tests {
         let mut jpeg = vec![0xFF, 0xD8, 0xFF, 0xE0, 0, 4, 1, 2, 0xFF, 0xD9];
         let end = jpeg.len();
         jpeg.extend(std::iter::repeat_n(0u8, 3 << 20));
-        // A budget that leaves room beside this test process, whatever its other tests hold.
-        let budget = (crate::memory::resident_bytes() >> 20) + 256;
-        let read = in_memory(Path::new("motion.jpg"), &jpeg[..], None, budget).unwrap();
+        let size = Some(jpeg.len() as u64);
+        let read = in_memory(Path::new("motion.jpg"), &jpeg[..], size, 1).unwrap();
         let Content::Bytes(bytes) = read.content else {
             panic!("in memory")
         };

@@ -314,8 +314,9 @@ fn bad_batch_arguments() {
 
 #[test]
 fn ctrl_c_stops_cleanly_leaving_only_complete_outputs() {
-    // GBLUR_FAULT=slow-write holds every write for 5 s once its temporary file exists, and the
-    // SIGINT is sent while the first one is held: the batch cannot have finished, and at most
+    // GBLUR_FAULT=slow-write holds every write once its temporary file exists (until the
+    // batch takes the SIGINT, which lets the files in flight finish), and the SIGINT is sent
+    // while the first one is held: the batch cannot have finished, and at most
     // 2 × cores + 5 images are in flight (docs/GUIDE.md), so the rest are certain not to start.
     let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
     let total = 2 * cores + 5 + 10;
@@ -328,8 +329,11 @@ fn ctrl_c_stops_cleanly_leaving_only_complete_outputs() {
         .unwrap();
     }
     let out = tempfile::tempdir().unwrap();
+    let held = tempfile::tempdir().unwrap();
+    let go = held.path().join("go");
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_gblur"))
         .env("GBLUR_FAULT", "slow-write")
+        .env("GBLUR_WRITE_GO", &go)
         .arg("batch")
         .arg(input.path())
         .arg(out.path())
@@ -338,14 +342,7 @@ fn ctrl_c_stops_cleanly_leaving_only_complete_outputs() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let start = std::time::Instant::now();
-    while !files_under(out.path())
-        .iter()
-        .any(|f| f.contains(".gblur-"))
-    {
-        assert!(start.elapsed().as_secs() < 60, "no write started");
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
+    crate::common::wait_for_a_held_write(&go, &mut child);
     assert!(
         child.try_wait().unwrap().is_none(),
         "the batch ended while a write was held"
@@ -518,13 +515,9 @@ fn a_device_list_spreads_the_images_and_writes_what_one_device_writes() {
             assert_eq!(d["device"], single["device"], "the same device twice");
             assert_eq!(d["rust_fallbacks"], 0);
             assert!(d["stopped"].is_null());
-            // Blurring takes far longer than decoding here, so the idle worker always
-            // finds an image waiting.
-            assert!(
-                d["images"].as_u64().unwrap() >= 1,
-                "{list}: worker {k} idle: {d}"
-            );
         }
+        // Which worker takes which image is the scheduler's choice (one whose device started
+        // late may find none left): together they blur each image once.
         let per_worker: u64 = devices.iter().map(|d| d["images"].as_u64().unwrap()).sum();
         assert_eq!(per_worker, 15, "{list}");
         let mp: f64 = devices
@@ -621,6 +614,8 @@ fn a_rust_worker_beside_a_device_writes_what_each_writes_alone() {
                 on_rust["device"].as_str().unwrap()
             )
         );
+        // Which worker takes which image is the scheduler's choice (one whose device started
+        // late may find none left): together they blur each image once.
         let per_worker: u64 = devices.iter().map(|d| d["images"].as_u64().unwrap()).sum();
         assert_eq!(per_worker, 15);
         assert_eq!(files_under(mixed.path()), files_under(dev.path()));

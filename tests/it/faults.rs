@@ -1041,13 +1041,16 @@ fn huge_float_samples_are_clamped_not_spread() {
 
 #[test]
 fn ctrl_c_while_writing_removes_the_temporary_file() {
-    // GBLUR_FAULT=slow-write holds the write for 5 s once the temporary file exists, so the
-    // SIGINT lands exactly then.
+    // GBLUR_FAULT=slow-write holds the write once the temporary file exists, until a file
+    // that is never made appears, so the SIGINT lands exactly then.
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out.png");
     std::fs::write(&out, "previous").unwrap();
+    let never = tempfile::tempdir().unwrap();
+    let go = never.path().join("go");
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_gblur"))
         .env("GBLUR_FAULT", "slow-write")
+        .env("GBLUR_WRITE_GO", &go)
         .arg(fixture("samples/coffee.png"))
         .arg(&out)
         .args(["--sigma", "2", "--device", "rust", "-q"])
@@ -1059,14 +1062,10 @@ fn ctrl_c_while_writing_removes_the_temporary_file() {
             .into_iter()
             .find(|f| f.contains(".gblur-"))
     };
-    let start = std::time::Instant::now();
-    let temp = loop {
-        if let Some(t) = temp() {
-            break dir.path().join(t);
-        }
-        assert!(start.elapsed().as_secs() < 60, "no temporary file appeared");
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    };
+    crate::common::wait_for_a_held_write(&go, &mut child);
+    let temp = dir
+        .path()
+        .join(temp().expect("the held write's temporary file"));
     // The write is held: the temporary file exists, nothing is in it yet, gblur still runs.
     assert_eq!(
         std::fs::metadata(&temp).unwrap().len(),

@@ -8,7 +8,7 @@ use common::{fixture, gblur};
 use std::ffi::{OsStr, OsString};
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// A folder of three small PNGs.
 fn photos(dir: &Path) {
@@ -24,32 +24,28 @@ fn mkfifo(path: &Path) {
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
 }
 
-/// Runs `gblur ARGS` with its writes held for 5 s once their temporary file exists (the fault
-/// drills' hook); once one exists in `dir`, calls `meanwhile`, then waits for the end.
+/// Runs `gblur ARGS` with its writes held once their temporary file exists (the fault drills'
+/// hook); once one exists in `dir`, calls `meanwhile`, then lets the writes go on and waits
+/// for the end.
 fn with_a_slow_write(args: &[&OsStr], dir: &Path, meanwhile: impl FnOnce()) -> Output {
-    let child = Command::new(assert_cmd::cargo::cargo_bin("gblur"))
+    let go = tempfile::tempdir().unwrap();
+    let go = go.path().join("go");
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin("gblur"))
         .env("GBLUR_FAULT", "slow-write")
+        .env("GBLUR_WRITE_GO", &go)
         .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let started = Instant::now();
-    let temporary = || {
-        std::fs::read_dir(dir).is_ok_and(|entries| {
-            entries
-                .filter_map(Result::ok)
-                .any(|e| e.file_name().to_string_lossy().starts_with(".gblur-"))
-        })
-    };
-    while !temporary() {
-        assert!(
-            started.elapsed().as_secs() < 30,
-            "no temporary file appeared"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    crate::common::wait_for_a_held_write(&go, &mut child);
+    assert!(std::fs::read_dir(dir).unwrap().any(|e| e
+        .unwrap()
+        .file_name()
+        .to_string_lossy()
+        .starts_with(".gblur-")));
     meanwhile();
+    std::fs::write(&go, b"").unwrap();
     child.wait_with_output().unwrap()
 }
 

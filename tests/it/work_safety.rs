@@ -186,29 +186,21 @@ fn a_file_another_writer_puts_at_an_output_is_not_replaced() {
     std::fs::create_dir_all(&input).unwrap();
     std::fs::copy(fixture("samples/camera-gray.png"), input.join("a.png")).unwrap();
     std::fs::create_dir_all(&output).unwrap();
-    // The write waits 5 s once its temporary file exists (the fault drills' hook).
-    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("gblur"))
+    // The write is held once its temporary file exists (the fault drills' hook), until the
+    // go file is made.
+    let go = root.path().join("go");
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("gblur"))
         .env("GBLUR_FAULT", "slow-write")
+        .env("GBLUR_WRITE_GO", &go)
         .arg("batch")
         .args([&input, &output])
         .args(["--sigma", "2", "--device", "rust", "--json", "-q"])
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let started = std::time::Instant::now();
-    while !std::fs::read_dir(&output).unwrap().any(|e| {
-        e.unwrap()
-            .file_name()
-            .to_string_lossy()
-            .starts_with(".gblur-")
-    }) {
-        assert!(
-            started.elapsed().as_secs() < 30,
-            "no temporary file appeared"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    crate::common::wait_for_a_held_write(&go, &mut child);
     std::fs::write(output.join("a.png"), b"another writer's").unwrap();
+    std::fs::write(&go, b"").unwrap();
     let done = child.wait_with_output().unwrap();
     assert!(done.status.success(), "{done:?}");
     let v: serde_json::Value = serde_json::from_slice(&done.stdout).unwrap();
@@ -353,10 +345,14 @@ fn a_refused_allocation_is_one_line_naming_the_input() {
         w.finish().unwrap();
     }
     let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("gblur"));
+    // One thread, one malloc arena and no OpenCL driver: the address space the process takes
+    // before the image is the same on any machine, far under the cap.
     cmd.env("RUST_BACKTRACE", "1")
+        .env("MALLOC_ARENA_MAX", "1")
         .arg(&input)
         .arg(dir.path().join("out.png"))
-        .args(["--sigma", "2", "--max-memory", "4000", "--engine", "whole"]);
+        .args(["--sigma", "2", "--max-memory", "4000", "--engine", "whole"])
+        .args(["--threads", "1", "--device", "rust"]);
     // SAFETY: setrlimit between fork and exec touches only this process's limits.
     unsafe {
         cmd.pre_exec(|| {

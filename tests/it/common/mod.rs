@@ -149,3 +149,17 @@ pub fn exif_make(path: &Path) -> Option<String> {
     let make = exif.get_field(exif::Tag::Make, exif::In::PRIMARY)?;
     Some(make.display_value().to_string())
 }
+
+/// Waits until `child`, run with `GBLUR_FAULT=slow-write` and `GBLUR_WRITE_GO=go`, holds a
+/// write: its temporary file exists and is registered for removal (gblur has made
+/// `go.held`). Panics where `child` ends first.
+pub fn wait_for_a_held_write(go: &Path, child: &mut std::process::Child) {
+    let mut held = go.as_os_str().to_owned();
+    held.push(".held");
+    while !Path::new(&held).exists() {
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!("gblur ended ({status}) before it held a write");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}

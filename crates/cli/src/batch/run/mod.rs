@@ -277,7 +277,10 @@ pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
     {
         let flag = interrupted.clone();
         // Only one handler per process; a second batch in the same process keeps the first.
-        let _ = ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst));
+        let _ = ctrlc::set_handler(move || {
+            flag.store(true, Ordering::SeqCst);
+            gblur::interrupt::stop_requested();
+        });
     }
     let bar = gblur::progress::progress_bar(total, job.quiet, gblur::progress::FILES);
     let megapixels_done = AtomicU64::new(0);
