@@ -468,7 +468,7 @@ fn extent(b: &[u8], order: Order, ifd: u32) -> Option<(Vec<std::ops::Range<usize
     let n = order.u16(b.get(at..at.checked_add(2)?)?) as usize;
     let end = at.checked_add(2 + 12 * n + 4)?;
     let table = b.get(at..end)?;
-    let mut ranges = vec![at..end];
+    let mut ranges: Vec<_> = std::iter::once(at..end).collect();
     for row in table[2..2 + 12 * n].chunks_exact(12) {
         let (typ, count) = (order.u16(&row[2..]), order.u32(&row[4..]) as u64);
         let Some(size) = type_size(typ).and_then(|s| s.checked_mul(count)) else {
