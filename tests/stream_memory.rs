@@ -9,7 +9,7 @@ mod common;
 mod strips;
 use common::gblur;
 use image::ImageDecoder;
-use strips::{large_png, run_measured};
+use strips::{large_png, noise_png, run_measured};
 
 #[test]
 fn a_hundred_megapixels_stay_within_max_memory_at_any_sigma() {
@@ -188,5 +188,39 @@ fn small_budgets_hold_or_name_the_least_that_would() {
                 );
             }
         }
+    }
+}
+
+/// A HEIC or AVIF output's encoder (libheif's, which holds a copy of the image and its own
+/// buffers) counts against the budget: below what it needs beside the process, the job is
+/// refused in one line that names the least budget, at which it runs within it.
+#[test]
+fn heif_encoders_stay_within_max_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("photo.png");
+    noise_png(&input, (1500, 1000), 3);
+    for out in ["o.heic", "o.avif"] {
+        let run = |budget: u64| {
+            let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("gblur"));
+            cmd.arg(&input)
+                .arg(dir.path().join(out))
+                .args(["--sigma", "2", "--device", "rust", "-q"])
+                .args(["--max-memory", &budget.to_string()]);
+            run_measured(&mut cmd)
+        };
+        let (code, err, _) = run(24);
+        assert_eq!(code, 1, "{out}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        let at = err.find("needs --max-memory ").expect(&err) + 19;
+        let digits: String = err[at..].chars().take_while(char::is_ascii_digit).collect();
+        let named: u64 = digits.parse().unwrap();
+        assert!(!dir.path().join(out).exists(), "{out} was written");
+        let (code, err, peak) = run(named);
+        assert_eq!(code, 0, "{out} at {named} MiB: {err}");
+        assert!(
+            peak <= named << 20,
+            "{out}: {} MiB at --max-memory {named}",
+            peak >> 20
+        );
     }
 }

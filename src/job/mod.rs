@@ -695,6 +695,7 @@ fn finish(
         encode: job.encode,
         metadata: job.metadata,
         replace: job.replace(),
+        max_memory_mib: Some(job.max_memory_mib),
     };
     let out_color = save(loaded, output, &mut passes, &mut notes).map_err(JobError::failed)?;
 

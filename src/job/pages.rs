@@ -319,6 +319,7 @@ fn each_page(
         encode: job.encode,
         metadata: job.metadata,
         replace: codec::Replace::Any,
+        max_memory_mib: Some(job.max_memory_mib),
     };
     for i in 0..count {
         let Stack { bytes, pages: chain } = stack;

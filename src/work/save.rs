@@ -21,6 +21,10 @@ pub struct Output<'a> {
     pub metadata: KeepMetadata,
     /// What the final rename may replace.
     pub replace: codec::Replace<'a>,
+    /// The main command's `--max-memory`: an encoder that holds a copy of the image of its
+    /// own (libheif's) must fit beside what the process holds. None in a batch, whose budget
+    /// bounds each image's decode and whose images in flight are bounded by their count.
+    pub max_memory_mib: Option<u64>,
 }
 
 /// Converts `blurred` back, encodes it and writes it atomically, adding what the format could
@@ -72,6 +76,9 @@ pub fn save(
         working => {
             let loaded = Loaded { working, ..blurred };
             let image = to_samples(loaded, output, passes, notes);
+            if let Some(budget) = output.max_memory_mib.filter(|_| output.format == codec::heif::HEIF) {
+                heif_fits(&image, output.path, budget, name)?;
+            }
             let t = Instant::now();
             let samples = (&image, gray_float);
             // AVIF's encoder writes the EXIF and XMP; every other format's go in after.
@@ -105,6 +112,36 @@ pub fn save(
     codec::write_output(output.path, &bytes, output.replace)?;
     passes.push(Pass::host(Stage::Encode, "write", t));
     Ok(out_color)
+}
+
+/// Whether libheif's encoder for the output `path` can hold `image` beside what the process
+/// holds within `max_memory_mib`; an error naming the least budget that would otherwise.
+fn heif_fits(
+    image: &image::DynamicImage,
+    path: &Path,
+    max_memory_mib: u64,
+    name: &Path,
+) -> Result<(), ImageIoError> {
+    let coding = codec::heif::Coding::for_path(path);
+    let pixels = image.width() as u64 * image.height() as u64;
+    let deep = image.color().bytes_per_pixel() > image.color().channel_count();
+    let needs = coding.encoder_bytes(pixels, deep);
+    if needs <= crate::memory::room_bytes(max_memory_mib) {
+        return Ok(());
+    }
+    let resident = crate::memory::resident_bytes();
+    Err(ImageIoError::Encode {
+        path: name.into(),
+        format: coding.name().into(),
+        detail: format!(
+            "its encoder holds about {} MiB for {:.1} MP beside the {} MiB the process holds, over --max-memory {}: this job needs --max-memory {} or more",
+            needs.div_ceil(1 << 20),
+            pixels as f64 / 1e6,
+            resident >> 20,
+            max_memory_mib,
+            crate::memory::least_budget_mib(resident + needs),
+        ),
+    })
 }
 
 /// The blurred image as samples of the colour type `output`'s format holds: cropped out of

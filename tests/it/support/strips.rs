@@ -180,14 +180,23 @@ pub fn run_measured(cmd: &mut std::process::Command) -> (i32, String, u64) {
 
 /// Writes a `w`×`h` gray PNG of smooth noise row by row, never holding the image.
 pub fn large_png(path: &Path, w: u32, h: u32) {
+    noise_png(path, (w, h), 1);
+}
+
+/// Writes a `w`×`h` PNG of smooth noise in `channels` (1: gray, 3: RGB) row by row, never
+/// holding the image.
+pub fn noise_png(path: &Path, (w, h): (u32, u32), channels: usize) {
     let file = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
     let mut e = png::Encoder::new(file, w, h);
-    e.set_color(png::ColorType::Grayscale);
+    e.set_color(match channels {
+        1 => png::ColorType::Grayscale,
+        _ => png::ColorType::Rgb,
+    });
     e.set_compression(png::Compression::Fast);
     let mut writer = e.write_header().unwrap();
     let mut stream = writer.stream_writer().unwrap();
     let mut s = 0x2545F4914F6CDD1Du64;
-    let mut row = vec![0u8; w as usize];
+    let mut row = vec![0u8; w as usize * channels];
     for y in 0..h {
         let mut v = (y % 251) as i32;
         for px in row.iter_mut() {

@@ -540,6 +540,7 @@ fn encode_task(shared: &Shared, b: BlurredTask) -> FileRecord {
                 encode: shared.job.blur.encode,
                 metadata: shared.job.blur.metadata,
                 replace,
+                max_memory_mib: None,
             };
             save(loaded, to, &mut passes, &mut notes)
         });
