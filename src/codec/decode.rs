@@ -6,10 +6,10 @@
 //! icon's alpha. The orientation comes from the metadata gblur writes (`Metadata::read`), for
 //! every format alike.
 
-use super::read::{self, Content, Input};
+use super::read::{self, Content, Input, Seekable};
 use super::{guard, icc, heif, ico, jpeg, jxl, metadata, one_line, tiff, webp, ImageIoError};
 use image::{DynamicImage, ImageDecoder, ImageError, ImageFormat, ImageReader, Limits};
-use std::io::{self, BufRead, BufReader, Cursor, Seek};
+use std::io::{self, BufReader, Cursor};
 use std::path::Path;
 
 /// A decoded input, already turned the way its orientation says.
@@ -97,9 +97,9 @@ fn check_jpeg_end(name: &Path, bytes: &[u8]) -> Result<(), ImageIoError> {
 /// upright. The whole bytes of a JPEG, HEIF or JPEG XL file, `whole`, go to gblur's JPEG
 /// decoders (the `image` crate's decoder reads a JPEG's header segments only), to libheif or
 /// to jxl-oxide.
-fn decode_from<R: BufRead + Seek>(
+fn decode_from(
     path: &Path,
-    reader: &mut R,
+    reader: &mut dyn Seekable,
     format: ImageFormat,
     max_memory_mib: u64,
     whole: Option<&[u8]>,
@@ -297,14 +297,14 @@ fn cmyk_profile_dropped(meta: &mut metadata::Metadata) -> Option<String> {
 /// Every other format's pixels and metadata, with what gblur mends after the `image` crate:
 /// a TIFF's tiled planes, gray float, reversed bit order and associated alpha; an icon's
 /// alpha. A TIFF's quirks come with them.
-fn decode_other<R: BufRead + Seek>(
+fn decode_other(
     path: &Path,
-    reader: &mut R,
+    reader: &mut dyn Seekable,
     format: ImageFormat,
     max_memory_mib: u64,
     notes: &mut Vec<String>,
 ) -> Result<((DynamicImage, metadata::Metadata), Option<tiff::Quirks>), ImageIoError> {
-    let rewind = |r: &mut R| {
+    let rewind = |r: &mut dyn Seekable| {
         r.rewind().map_err(|cause| ImageIoError::Open {
             path: path.into(),
             cause,
@@ -415,9 +415,9 @@ fn decode_other<R: BufRead + Seek>(
 
 /// The `image` crate's decoder for `reader`, with the header read and checked (size, memory
 /// limit), and the metadata the file holds.
-pub(super) fn open_decoder<'a, R: BufRead + Seek>(
+pub(super) fn open_decoder<'a>(
     path: &Path,
-    reader: &'a mut R,
+    reader: &'a mut dyn Seekable,
     format: ImageFormat,
     max_memory_mib: u64,
 ) -> Result<(impl ImageDecoder + 'a, metadata::Metadata), ImageIoError> {

@@ -3,8 +3,9 @@
 //! `image` crate applies the mask on top, so an icon whose mask and alpha disagree decodes
 //! transparent where it is not.
 
+use crate::codec::read::Seekable;
 use image::DynamicImage;
-use std::io::{Read, Seek, SeekFrom};
+use std::io::SeekFrom;
 
 /// A BMP entry's header size (BITMAPINFOHEADER) and the offset of its bit count.
 const INFO_HEADER: usize = 40;
@@ -13,7 +14,7 @@ const INFO_HEADER: usize = 40;
 /// (the entry it picks: the most bits per pixel, then the most pixels), where that alpha says
 /// anything (some sample not 0) and the mask made pixels transparent against it. Anything
 /// else is left as decoded.
-pub fn keep_alpha_over_mask<R: Read + Seek>(reader: &mut R, image: &mut DynamicImage) {
+pub fn keep_alpha_over_mask(reader: &mut dyn Seekable, image: &mut DynamicImage) {
     let Some(rgba) = image.as_mut_rgba8() else {
         return;
     };
@@ -30,7 +31,7 @@ pub fn keep_alpha_over_mask<R: Read + Seek>(reader: &mut R, image: &mut DynamicI
 
 /// The alpha samples, top row first, of the icon's chosen entry if it is a 32-bit BMP of
 /// `w` × `h` without compression.
-fn entry_alpha<R: Read + Seek>(reader: &mut R, w: u32, h: u32) -> Option<Vec<u8>> {
+fn entry_alpha(reader: &mut dyn Seekable, w: u32, h: u32) -> Option<Vec<u8>> {
     reader.seek(SeekFrom::Start(0)).ok()?;
     let mut head = [0u8; 6];
     reader.read_exact(&mut head).ok()?;

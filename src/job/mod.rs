@@ -403,14 +403,14 @@ fn probe(input: &Path, stdin: Option<&[u8]>, format: Option<ImageFormat>) -> Opt
     if format.is_some_and(|f| f == codec::heif::HEIF || f == codec::jxl::JXL) {
         return None;
     }
-    fn header<R: std::io::BufRead + std::io::Seek>(
-        reader: image::ImageReader<R>,
+    fn header(
+        reader: &mut dyn codec::read::Seekable,
         format: Option<ImageFormat>,
     ) -> Option<((u32, u32), image::ColorType)> {
         use image::ImageDecoder;
         let reader = match format {
-            Some(format) => image::ImageReader::with_format(reader.into_inner(), format),
-            None => reader.with_guessed_format().ok()?,
+            Some(format) => image::ImageReader::with_format(reader, format),
+            None => image::ImageReader::new(reader).with_guessed_format().ok()?,
         };
         let decoder = reader.into_decoder().ok()?;
         Some((decoder.dimensions(), decoder.color_type()))
@@ -429,8 +429,8 @@ fn probe(input: &Path, stdin: Option<&[u8]>, format: Option<ImageFormat>) -> Opt
         return Some(work((frame.width, frame.height), channels, frame.precision == 8));
     }
     let ((w, h), color) = match stdin {
-        Some(bytes) => header(image::ImageReader::new(std::io::Cursor::new(bytes)), format)?,
-        None => header(image::ImageReader::open(input).ok()?, format)?,
+        Some(bytes) => header(&mut std::io::Cursor::new(bytes), format)?,
+        None => header(&mut std::io::BufReader::new(std::fs::File::open(input).ok()?), format)?,
     };
     let eight_bit = color.bytes_per_pixel() == color.channel_count();
     Some(work((w, h), color.channel_count() as u32, eight_bit))
