@@ -30,6 +30,14 @@ pub const KEEPS_METADATA: [ImageFormat; 4] = [
     ImageFormat::WebP,
 ];
 
+/// The TIFF compressions this build reads.
+fn compressions() -> &'static str {
+    match cfg!(feature = "zstd") {
+        true => "none, LZW, Deflate, PackBits, CCITT, JPEG and Zstandard",
+        false => "none, LZW, Deflate, PackBits, CCITT and JPEG (not Zstandard: built without the zstd feature)",
+    }
+}
+
 /// Nothing where libheif has the encoder for `coding`, else why not.
 fn written_note(coding: heif::Coding) -> String {
     heif::encoder(coding).err().map_or_else(String::new, |why| format!(", not here: {why}"))
@@ -49,13 +57,16 @@ pub fn formats() -> Vec<FormatSupport> {
     let rows: [(ImageFormat, &[&str], String); 14] = [
         (ImageFormat::Jpeg, &["jpg", "jpeg"], "8-bit gray and colour (YCbCr); CMYK and YCCK kept as CMYK into JPEG and TIFF, converted to sRGB through their ICC profile (by formula without one) for other outputs".into()),
         (ImageFormat::Png, &["png"], "1- to 16-bit gray, colour and palette, with alpha".into()),
-        (ImageFormat::Tiff, &["tif", "tiff"], "8- and 16-bit gray and colour, 32-bit float gray and colour, with alpha; strips or tiles; classic and BigTIFF; 8- and 16-bit CMYK kept as CMYK into TIFF and JPEG, converted to sRGB through its ICC profile (by formula without one) for other outputs; every page (--page N takes one, --sigma-z blurs a stack as a volume). Not: palette, signed, YCbCr, white-is-zero float".into()),
+        (ImageFormat::Tiff, &["tif", "tiff"], format!("8- and 16-bit gray and colour, 32-bit float gray and colour, with alpha; strips or tiles; classic and BigTIFF; {}; 8- and 16-bit CMYK kept as CMYK into TIFF and JPEG, converted to sRGB through its ICC profile (by formula without one) for other outputs; every page (--page N takes one, --sigma-z blurs a stack as a volume). Not: palette, signed, YCbCr, white-is-zero float", compressions())),
         (ImageFormat::WebP, &["webp"], "lossy and lossless, with alpha (written lossless, or lossy with --quality N)".into()),
         (heif::HEIF, &["heic", "heif", "avif"], match &heif {
             Ok(v) => format!("HEIC and AVIF through libheif {v} ({}): 8-bit, and 10- and 12-bit as 16-bit; the primary image, turned upright. Written as AVIF (.avif: libheif's AV1 encoder{}) and HEIC (.heic: its HEVC encoder{}), 8-bit (a 16-bit image into HEIC: 10-bit), --quality N (default {})", hevc_note(), written_note(heif::Coding::Av1), written_note(heif::Coding::Hevc), heif::DEFAULT_QUALITY),
             Err(why) => why.clone(),
         }),
-        (jxl::JXL, &["jxl"], "8-bit, deeper integer samples as 16-bit, float as 32-bit float; gray and colour, with alpha; turned upright; the first frame of an animation; CMYK converted to sRGB through its ICC profile (jxl-oxide). Not written".into()),
+        (jxl::JXL, &["jxl"], match cfg!(feature = "jxl") {
+            true => "8-bit, deeper integer samples as 16-bit, float as 32-bit float; gray and colour, with alpha; turned upright; the first frame of an animation; CMYK converted to sRGB through its ICC profile (jxl-oxide). Not written".into(),
+            false => format!("not in this build: {}", jxl::MISSING),
+        }),
         (ImageFormat::Bmp, &["bmp"], "1- to 32-bit, with its ICC profile".into()),
         (ImageFormat::Gif, &["gif"], "the first frame".into()),
         (ImageFormat::Ico, &["ico"], "the largest image, its alpha mask kept".into()),
@@ -69,7 +80,11 @@ pub fn formats() -> Vec<FormatSupport> {
         .map(|(format, extensions, read)| FormatSupport {
             format: format_name(format),
             extensions: extensions.iter().map(|e| e.to_string()).collect(),
-            reads: format != heif::HEIF || heif.is_ok(),
+            reads: match format {
+                heif::HEIF => heif.is_ok(),
+                jxl::JXL => cfg!(feature = "jxl"),
+                _ => true,
+            },
             read,
             writes: written(format),
             metadata: match KEEPS_METADATA.contains(&format) || (format == heif::HEIF && can_write(format)) {

@@ -1,17 +1,22 @@
 //! JPEG XL input, through jxl-oxide. The files in tests/fixtures/jxl were written by libjxl's
 //! cjxl (`make.py` there): the lossless ones are checked sample for sample against their
 //! sources, the lossy one against libjxl's own decode (djxl), and the profile, EXIF and
-//! gray float against what the file holds.
+//! gray float against what the file holds. A build without the `jxl` feature refuses them
+//! in one line.
 
-use crate::common::{exif_make, fixture, gblur};
-use image::ImageDecoder;
+#[cfg(feature = "jxl")]
+use crate::common::exif_make;
+use crate::common::{fixture, gblur};
 use predicates::prelude::*;
-use std::path::{Path, PathBuf};
+#[cfg(feature = "jxl")]
+use std::path::Path;
+use std::path::PathBuf;
 
 fn jxl(name: &str) -> PathBuf {
     fixture(&format!("tests/fixtures/jxl/{name}"))
 }
 
+#[cfg(feature = "jxl")]
 /// Decodes `name` with no blur (sigma 0 on both axes) into `out`.
 fn decode_to(name: &str, out: &Path) {
     gblur()
@@ -22,14 +27,17 @@ fn decode_to(name: &str, out: &Path) {
         .success();
 }
 
+#[cfg(feature = "jxl")]
 /// A PNG's pixels and ICC profile.
 fn png(path: &Path) -> (image::DynamicImage, Option<Vec<u8>>) {
+    use image::ImageDecoder;
     let reader = std::io::BufReader::new(std::fs::File::open(path).unwrap());
     let mut decoder = image::codecs::png::PngDecoder::new(reader).unwrap();
     let icc = decoder.icc_profile().unwrap();
     (image::DynamicImage::from_decoder(decoder).unwrap(), icc)
 }
 
+#[cfg(feature = "jxl")]
 #[test]
 fn lossless_files_decode_to_their_sources_sample_for_sample() {
     let dir = tempfile::tempdir().unwrap();
@@ -61,6 +69,7 @@ fn lossless_files_decode_to_their_sources_sample_for_sample() {
     }
 }
 
+#[cfg(feature = "jxl")]
 #[test]
 fn a_lossy_file_decodes_within_a_level_of_libjxl_and_keeps_its_exif() {
     let dir = tempfile::tempdir().unwrap();
@@ -88,6 +97,7 @@ fn a_lossy_file_decodes_within_a_level_of_libjxl_and_keeps_its_exif() {
     assert_eq!(exif_make(&jpeg).as_deref(), Some("\"gblur test camera\""));
 }
 
+#[cfg(feature = "jxl")]
 /// The red colorant's X of an ICC profile (its `rXYZ` tag), where it has one.
 fn red_x(icc: &[u8]) -> Option<f64> {
     let count = u32::from_be_bytes(icc.get(128..132)?.try_into().ok()?) as usize;
@@ -100,6 +110,7 @@ fn red_x(icc: &[u8]) -> Option<f64> {
     })
 }
 
+#[cfg(feature = "jxl")]
 #[test]
 fn an_xyb_file_with_a_wide_gamut_profile_is_not_given_as_srgb() {
     let dir = tempfile::tempdir().unwrap();
@@ -112,6 +123,7 @@ fn an_xyb_file_with_a_wide_gamut_profile_is_not_given_as_srgb() {
     assert!(x > 0.55, "red X {x}: not sRGB's primaries");
 }
 
+#[cfg(feature = "jxl")]
 #[test]
 fn gray_float_is_read_as_float_and_written_back_as_gray_float() {
     let dir = tempfile::tempdir().unwrap();
@@ -137,6 +149,7 @@ fn gray_float_is_read_as_float_and_written_back_as_gray_float() {
     assert_eq!(samples, expected, "lossless float, one channel");
 }
 
+#[cfg(feature = "jxl")]
 #[test]
 fn broken_files_and_jxl_outputs_are_refused_in_one_line() {
     let dir = tempfile::tempdir().unwrap();
@@ -171,7 +184,7 @@ fn broken_files_and_jxl_outputs_are_refused_in_one_line() {
 }
 
 #[test]
-fn the_formats_table_lists_jpeg_xl_as_read() {
+fn the_formats_table_says_whether_this_build_reads_jpeg_xl() {
     let out = gblur().args(["formats", "--json"]).assert().success();
     let table: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
     let row = table
@@ -180,6 +193,23 @@ fn the_formats_table_lists_jpeg_xl_as_read() {
         .iter()
         .find(|r| r["format"] == "JPEG XL")
         .expect("a JPEG XL row");
-    assert_eq!(row["reads"], true);
+    assert_eq!(row["reads"], cfg!(feature = "jxl"));
     assert_eq!(row["writes"], serde_json::json!([]));
+}
+
+#[cfg(not(feature = "jxl"))]
+#[test]
+fn without_the_feature_a_jpeg_xl_input_is_refused_in_one_line_saying_how_to_build_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.png");
+    gblur()
+        .arg(jxl("photo.jxl"))
+        .arg(&out)
+        .args(["-s", "2"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("photo.jxl: a JPEG XL file"))
+        .stderr(predicate::str::contains("--features jxl"))
+        .stderr(predicate::function(|e: &str| e.lines().count() == 1));
+    assert!(!out.exists());
 }

@@ -17,6 +17,10 @@ pub use write::Compression;
 use image::DynamicImage;
 use crate::pixels::dispatch::{each_buffer};
 
+/// What a gblur built without the `zstd` feature says of Zstandard in a TIFF.
+pub const ZSTD_MISSING: &str =
+    "this gblur was built without Zstandard, the TIFF compression (build it with `--features zstd`)";
+
 /// `--tiff-compression`: one compression, or the input's (`Same`, the default).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum TiffCompression {
@@ -28,12 +32,18 @@ pub enum TiffCompression {
 impl TiffCompression {
     /// `none`, `lzw`, `deflate`, `zstd` or `same`.
     pub fn parse(s: &str) -> Result<TiffCompression, String> {
+        Self::parse_in(s, cfg!(feature = "zstd"))
+    }
+
+    /// `parse` in a build with Zstandard (`zstd`) or without.
+    fn parse_in(s: &str, zstd: bool) -> Result<TiffCompression, String> {
         Ok(match s {
             "same" => TiffCompression::Same,
             "none" => TiffCompression::Set(Compression::None),
             "lzw" => TiffCompression::Set(Compression::Lzw),
             "deflate" => TiffCompression::Set(Compression::Deflate),
-            "zstd" => TiffCompression::Set(Compression::Zstd),
+            "zstd" if zstd => TiffCompression::Set(Compression::Zstd),
+            "zstd" => return Err(format!("zstd: {ZSTD_MISSING}")),
             _ => return Err(format!("{s:?}: give none, lzw, deflate, zstd or same")),
         })
     }
@@ -170,4 +180,23 @@ fn write_pages<W: std::io::Write + std::io::Seek, K: tiff::encoder::TiffKind>(
         each_buffer!(image, i => write::write_whole(e, i.as_raw(), layout), _ => unreachable!("checked by encode_pages"))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn zstd_is_a_compression_only_where_it_is_built() {
+        assert_eq!(
+            TiffCompression::parse_in("zstd", true),
+            Ok(TiffCompression::Set(Compression::Zstd))
+        );
+        let said = TiffCompression::parse_in("zstd", false).unwrap_err();
+        assert!(said.starts_with("zstd: ") && said.contains("--features zstd"), "{said}");
+        assert_eq!(
+            TiffCompression::parse_in("lzw", false),
+            Ok(TiffCompression::Set(Compression::Lzw))
+        );
+    }
 }

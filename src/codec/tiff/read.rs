@@ -8,8 +8,9 @@
 use super::pages::{NotPages, Pages};
 use crate::codec::icc::Inks;
 use crate::codec::metadata::ifd::Reader;
+use crate::codec::read::Seekable;
 use image::{DynamicImage, ImageBuffer, Luma, LumaA, Pixel, Rgb, Rgba};
-use std::io::{BufRead, Seek};
+use std::io::Seek;
 use tiff::decoder::{ChunkType, Decoder, DecodingResult, Limits};
 use tiff::tags::{PlanarConfiguration, Tag};
 use tiff::ColorType as TiffColor;
@@ -51,7 +52,7 @@ const INK_SET: u16 = 332;
 impl Quirks {
     /// The quirks of the TIFF `reader` (none where the `tiff` crate cannot read its header:
     /// the decode then says why). The reader is left anywhere.
-    pub fn read<R: BufRead + Seek>(reader: &mut R) -> Quirks {
+    pub fn read(reader: &mut dyn Seekable) -> Quirks {
         // Pages as the main command counts them (`Pages`): overviews and masks are none.
         let chain = Pages::read(&mut Reader(&mut *reader));
         let (pages, not_pages) = chain.map_or((1, NotPages::default()), |c| (c.count(), c.not_pages()));
@@ -114,6 +115,14 @@ impl Quirks {
 
     /// Why gblur does not read the file, where a quirk makes its pixels wrong otherwise.
     pub fn refused(&self) -> Option<String> {
+        self.refused_in(cfg!(feature = "zstd"))
+    }
+
+    /// `refused` in a build with Zstandard (`zstd`) or without.
+    fn refused_in(&self, zstd: bool) -> Option<String> {
+        if self.compression == 50000 && !zstd {
+            return Some(super::ZSTD_MISSING.into());
+        }
         if self.reversed_bits && self.cmyk {
             return Some("it is CMYK with its bits stored least significant first (FillOrder 2), which gblur does not read".into());
         }
@@ -175,8 +184,8 @@ fn first_of<R: std::io::Read + Seek>(d: &mut Decoder<R>, tag: Tag) -> Option<u16
 /// A TIFF the `image` crate does not read (`Quirks::own_decode`), read with the `tiff` crate:
 /// tiled planes interleaved, gray with alpha, or gray 32-bit float (as RGB or RGBA with three
 /// equal channels: `DynamicImage` has no gray float); at most `max_bytes` of pixels.
-pub fn read_image<R: BufRead + Seek>(
-    reader: &mut R,
+pub fn read_image(
+    reader: &mut dyn Seekable,
     quirks: &Quirks,
     max_bytes: u64,
 ) -> Result<DynamicImage, String> {
@@ -205,7 +214,7 @@ pub fn read_image<R: BufRead + Seek>(
 }
 
 /// The first page's size and samples as the `tiff` crate reads them, within `max_bytes`.
-fn read_whole<R: BufRead + Seek>(reader: &mut R, max_bytes: u64) -> Result<(u32, u32, DecodingResult), String> {
+fn read_whole(reader: &mut dyn Seekable, max_bytes: u64) -> Result<(u32, u32, DecodingResult), String> {
     let e = |e: tiff::TiffError| e.to_string();
     let mut limits = Limits::default();
     limits.decoding_buffer_size = usize::try_from(max_bytes).unwrap_or(usize::MAX);
@@ -216,7 +225,7 @@ fn read_whole<R: BufRead + Seek>(reader: &mut R, max_bytes: u64) -> Result<(u32,
 
 /// The inks of a CMYK TIFF whose quirks say `plain_inks`, as stored (0 is no ink), with its
 /// size; at most `max_bytes` of samples.
-pub fn read_inks<R: BufRead + Seek>(reader: &mut R, max_bytes: u64) -> Result<(u32, u32, Inks), String> {
+pub fn read_inks(reader: &mut dyn Seekable, max_bytes: u64) -> Result<(u32, u32, Inks), String> {
     let (w, h, samples) = read_whole(reader, max_bytes)?;
     let inks = match samples {
         DecodingResult::U8(v) => Inks::Eight(v),
@@ -244,8 +253,8 @@ fn gray_float_as_rgb(w: u32, h: u32, samples: &[f32], alpha: bool) -> Option<Dyn
 /// reads the directory; the chunks gblur reads and decompresses itself (none, LZW, Deflate, PackBits, Zstandard;
 /// horizontal differencing undone), since the crate's reader stops short of an LZW end code
 /// in tiles cut by the image's edge.
-fn read_planar<R: BufRead + Seek>(
-    reader: &mut R,
+fn read_planar(
+    reader: &mut dyn Seekable,
     quirks: &Quirks,
     max_bytes: u64,
 ) -> Result<DynamicImage, String> {
@@ -378,9 +387,9 @@ impl PlanarLayout {
     }
 
     /// The decompressed bytes of chunk `index`, `pixels` samples of it at least.
-    fn chunk_bytes<R: std::io::Read + Seek>(
+    fn chunk_bytes(
         &self,
-        reader: &mut R,
+        reader: &mut dyn Seekable,
         index: usize,
         pixels: usize,
     ) -> Result<Vec<u8>, String> {
@@ -408,8 +417,11 @@ impl PlanarLayout {
                 out
             }
             32773 => unpack_bits(&packed, want),
+            #[cfg(feature = "zstd")]
             50000 => zstd::bulk::decompress(&packed, want)
                 .map_err(|e| format!("its Zstandard data: {e}"))?,
+            #[cfg(not(feature = "zstd"))]
+            50000 => return Err(super::ZSTD_MISSING.into()),
             _ => {
                 let mut out = Vec::with_capacity(want);
                 flate2::read::ZlibDecoder::new(&packed[..])
@@ -748,5 +760,16 @@ mod tests {
             ..q
         };
         assert!(fax.refused().unwrap().contains("FillOrder 2"));
+    }
+
+    #[test]
+    fn zstandard_is_refused_in_a_build_without_it_and_read_in_one_with_it() {
+        let zstd = Quirks {
+            compression: 50000,
+            ..Quirks::default()
+        };
+        let said = zstd.refused_in(false).unwrap();
+        assert!(said.contains("Zstandard") && said.contains("--features zstd"), "{said}");
+        assert!(zstd.refused_in(true).is_none());
     }
 }

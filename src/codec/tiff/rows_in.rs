@@ -39,6 +39,10 @@ pub fn open(path: &Path, most_strip_bytes: u64) -> Result<Result<TiffRows, Strin
     if quirks.gray_float {
         return Ok(Err("it is gray float, which is read whole".into()));
     }
+    // What the whole-image path refuses, it refuses in its own words.
+    if let Some(why) = quirks.refused() {
+        return Ok(Err(why));
+    }
     let mut header = match crate::codec::rows::read(path, ImageFormat::Tiff, TiffDecoder::new)? {
         Ok(header) => header,
         Err(why) => return Ok(Err(why)),

@@ -117,7 +117,7 @@ impl Compression {
             1 => Some(Compression::None),
             5 => Some(Compression::Lzw),
             8 | 32946 => Some(Compression::Deflate),
-            50000 => Some(Compression::Zstd),
+            50000 if cfg!(feature = "zstd") => Some(Compression::Zstd),
             _ => None,
         }
     }
@@ -148,7 +148,11 @@ impl Compression {
                 z.write_all(bytes)?;
                 Ok(z.finish()?)
             }
+            #[cfg(feature = "zstd")]
             Compression::Zstd => zstd::bulk::compress(bytes, 3).map_err(|e| failed(format!("Zstandard: {e}"))),
+            // `TiffCompression::parse` and `from_tag` give no Zstandard without the feature.
+            #[cfg(not(feature = "zstd"))]
+            Compression::Zstd => Err(failed(super::ZSTD_MISSING.into())),
             Compression::None => unreachable!("returned above"),
         };
         compressed.map(Cow::Owned)
