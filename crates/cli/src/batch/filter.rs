@@ -3,7 +3,6 @@
 //! (`trip/**/*.jpg`); one without is matched against the name alone, at any depth (`*.jpg`,
 //! `thumbnails`). `--exclude` wins over `--include`, and an excluded folder is not walked.
 
-use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 use std::path::Path;
 
 /// The checked filter; the default takes every file.
@@ -15,11 +14,12 @@ pub struct PathFilter {
     pub max_depth: Option<usize>,
 }
 
-/// Globs split by what they match: the whole relative path, or the name alone.
+/// Globs split by what they match: the whole relative path, or the name alone. `*` stays
+/// within one folder, as in a shell; `**` crosses folders; `{a,b}` and `[a-z]` as in globset.
 #[derive(Clone, Debug)]
 struct Globs {
-    paths: GlobSet,
-    names: GlobSet,
+    paths: Vec<String>,
+    names: Vec<String>,
     patterns: Vec<String>,
 }
 
@@ -28,30 +28,33 @@ impl Globs {
         if patterns.is_empty() {
             return Ok(None);
         }
-        let (mut paths, mut names) = (GlobSetBuilder::new(), GlobSetBuilder::new());
+        let (mut paths, mut names) = (Vec::new(), Vec::new());
         for p in patterns {
-            let bad = |e: globset::Error| format!("{flag} '{p}': {}", e.kind());
-            if p.contains('/') {
-                // `*` stays within one folder, as in a shell; `**` crosses folders.
-                let glob = GlobBuilder::new(p.trim_start_matches("./"))
-                    .literal_separator(true)
-                    .build();
-                paths.add(glob.map_err(bad)?);
-            } else {
-                names.add(Glob::new(p).map_err(bad)?);
+            fast_glob::validate(p).map_err(|e| format!("{flag} '{p}': {e}"))?;
+            // A leading `!` is a file name's, as in a shell, not a negation.
+            let glob = match p.starts_with('!') {
+                true => format!("\\{p}"),
+                false => p.clone(),
+            };
+            match p.contains('/') {
+                true => paths.push(glob.trim_start_matches("./").to_string()),
+                false => names.push(glob),
             }
         }
-        let build = |b: GlobSetBuilder| b.build().map_err(|e| format!("{flag}: {e}"));
         Ok(Some(Globs {
-            paths: build(paths)?,
-            names: build(names)?,
+            paths,
+            names,
             patterns: patterns.to_vec(),
         }))
     }
 
     fn matches(&self, rel: &Path) -> bool {
-        let name_matches = rel.file_name().is_some_and(|n| self.names.is_match(n));
-        name_matches || self.paths.is_match(rel)
+        let any =
+            |globs: &[String], what: &[u8]| globs.iter().any(|g| fast_glob::glob_match(g, what));
+        let name_matches = rel
+            .file_name()
+            .is_some_and(|n| any(&self.names, n.as_encoded_bytes()));
+        name_matches || any(&self.paths, rel.as_os_str().as_encoded_bytes())
     }
 }
 
@@ -126,8 +129,21 @@ mod tests {
     }
 
     #[test]
+    fn braces_classes_and_a_leading_bang_match_as_in_a_shell() {
+        let f = filter(&["*.{jpg,png}", "shot[0-9].tif", "!draft.png"], &[]);
+        assert!(f.takes(Path::new("a.jpg")) && f.takes(Path::new("x/b.png")));
+        assert!(f.takes(Path::new("shot7.tif")) && !f.takes(Path::new("shotA.tif")));
+        assert!(f.takes(Path::new("!draft.png")) && !f.takes(Path::new("c.webp")));
+    }
+
+    #[test]
     fn a_bad_glob_is_named() {
         let e = PathFilter::new(&["a[".into()], &[], None).unwrap_err();
-        assert!(e.starts_with("--include 'a['"), "{e}");
+        assert!(
+            e.starts_with("--include 'a[': unclosed character class"),
+            "{e}"
+        );
+        let e = PathFilter::new(&[], &["*.{jpg".into()], None).unwrap_err();
+        assert!(e.starts_with("--exclude '*.{jpg': unclosed brace"), "{e}");
     }
 }
