@@ -18,6 +18,8 @@ pub enum Fault {
     DecoderPanic,
     /// libheif is taken to be missing, as on a machine without it (`no-libheif`).
     NoLibheif,
+    /// libwebp is taken to be missing (`no-libwebp`).
+    NoLibwebp,
     /// libheif decodes HEVC with its own decoder, on one core (`libheif-hevc`), as where
     /// libde265 does not load for gblur's plugin.
     LibheifHevc,
@@ -33,6 +35,7 @@ pub fn injected() -> Option<Fault> {
         Ok("slow-write") => Some(Fault::SlowWrite),
         Ok("decoder-panic") => Some(Fault::DecoderPanic),
         Ok("no-libheif") => Some(Fault::NoLibheif),
+        Ok("no-libwebp") => Some(Fault::NoLibwebp),
         Ok("libheif-hevc") => Some(Fault::LibheifHevc),
         _ => None,
     })

@@ -2,7 +2,7 @@
 //! written sample types come from the encoders' own table (`writable`), the metadata from the
 //! formats `metadata::embed` writes into, HEIF from whether libheif loads.
 
-use super::{can_write, format_name, heif, jxl, writable};
+use super::{can_write, format_name, heif, jxl, webp, writable};
 use image::{ColorType, ImageFormat};
 use serde::Serialize;
 
@@ -58,7 +58,10 @@ pub fn formats() -> Vec<FormatSupport> {
         (ImageFormat::Jpeg, &["jpg", "jpeg"], "8-bit gray and colour (YCbCr); CMYK and YCCK kept as CMYK into JPEG and TIFF, converted to sRGB through their ICC profile (by formula without one) for other outputs".into()),
         (ImageFormat::Png, &["png"], "1- to 16-bit gray, colour and palette, with alpha".into()),
         (ImageFormat::Tiff, &["tif", "tiff"], format!("8- and 16-bit gray and colour, 32-bit float gray and colour, with alpha; strips or tiles; classic and BigTIFF; {}; 8- and 16-bit CMYK kept as CMYK into TIFF and JPEG, converted to sRGB through its ICC profile (by formula without one) for other outputs; every page (--page N takes one, --sigma-z blurs a stack as a volume). Not: palette, signed, YCbCr, white-is-zero float", compressions())),
-        (ImageFormat::WebP, &["webp"], "lossy and lossless, with alpha (written lossless, or lossy with --quality N)".into()),
+        (ImageFormat::WebP, &["webp"], match webp::version() {
+            Ok(v) => format!("lossy and lossless, with alpha (written lossless, or lossy with --quality N through libwebp {v})"),
+            Err(why) => format!("lossy and lossless, with alpha (written lossless; lossy with --quality N not here: {why})"),
+        }),
         (heif::HEIF, &["heic", "heif", "avif"], match &heif {
             Ok(v) => format!("HEIC and AVIF through libheif {v} ({}): 8-bit, and 10- and 12-bit as 16-bit; the primary image, turned upright. Written as AVIF (.avif: libheif's AV1 encoder{}) and HEIC (.heic: its HEVC encoder{}), 8-bit (a 16-bit image into HEIC: 10-bit), --quality N (default {})", hevc_note(), written_note(heif::Coding::Av1), written_note(heif::Coding::Hevc), heif::DEFAULT_QUALITY),
             Err(why) => why.clone(),

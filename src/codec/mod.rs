@@ -18,7 +18,7 @@ pub mod png;
 pub mod read;
 pub mod rows;
 pub mod tiff;
-mod webp;
+pub mod webp;
 mod write;
 
 pub use decode::{decode, decode_bytes, decode_jpeg_planes};

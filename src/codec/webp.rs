@@ -1,19 +1,104 @@
-//! WebP through libwebp, which the `webp` crate's `libwebp-sys` builds from its own C source
-//! (no system library). Lossy output (`--quality N`): the `image` crate writes WebP lossless
-//! only, which stays the default; gray is written as RGB (WebP has no gray), alpha losslessly
-//! beside the lossy colour, the ICC profile in an `ICCP` chunk. Input: a still image's pixels,
-//! which libwebp decodes faster than the `image` crate (`docs/BENCHMARKS.md`); the header and
-//! metadata are still the crate's.
+//! WebP through libwebp, loaded at run time (`libwebp.so.7`, Debian's `libwebp7`), as libheif
+//! is: the build compiles no C for it. Lossy output (`--quality N`): the `image` crate writes
+//! WebP lossless only, which stays the default; gray is written as RGB (WebP has no gray),
+//! alpha losslessly beside the lossy colour, the ICC profile in an `ICCP` chunk. Where libwebp
+//! is missing, lossy output is refused in one line that names the package. Input: a still
+//! image's pixels, which libwebp decodes faster than the `image` crate
+//! (`docs/BENCHMARKS.md`); without libwebp the crate decodes them. The header and metadata
+//! are the crate's either way.
+//!
+//! libwebp's simple API is all gblur calls: `WebPEncodeRGB(A)` encodes with libwebp's default
+//! configuration at the given quality (method 4, alpha at quality 100: exactly what `cwebp
+//! -q N` writes), and `WebPDecodeRGB(A)Into` decodes into a buffer gblur owns.
 
+use dlopen2::wrapper::{Container, WrapperApi};
 use image::DynamicImage;
+use std::os::raw::{c_int, c_void};
+use std::sync::OnceLock;
 
-/// The effort libwebp spends (0 fastest to 6 smallest): its own default, as `cwebp` uses.
-const METHOD: i32 = 4;
+/// The part of libwebp's C API gblur calls (libwebp 1.0 and later have all of it).
+#[derive(WrapperApi)]
+struct Api {
+    #[dlopen2_name = "WebPGetEncoderVersion"]
+    encoder_version: unsafe extern "C" fn() -> c_int,
+    #[dlopen2_name = "WebPEncodeRGB"]
+    encode_rgb: unsafe extern "C" fn(
+        rgb: *const u8,
+        width: c_int,
+        height: c_int,
+        stride: c_int,
+        quality: f32,
+        output: *mut *mut u8,
+    ) -> usize,
+    #[dlopen2_name = "WebPEncodeRGBA"]
+    encode_rgba: unsafe extern "C" fn(
+        rgba: *const u8,
+        width: c_int,
+        height: c_int,
+        stride: c_int,
+        quality: f32,
+        output: *mut *mut u8,
+    ) -> usize,
+    #[dlopen2_name = "WebPFree"]
+    free: unsafe extern "C" fn(ptr: *mut c_void),
+    #[dlopen2_name = "WebPDecodeRGBInto"]
+    decode_rgb_into: unsafe extern "C" fn(
+        data: *const u8,
+        size: usize,
+        output: *mut u8,
+        output_size: usize,
+        stride: c_int,
+    ) -> *mut u8,
+    #[dlopen2_name = "WebPDecodeRGBAInto"]
+    decode_rgba_into: unsafe extern "C" fn(
+        data: *const u8,
+        size: usize,
+        output: *mut u8,
+        output_size: usize,
+        stride: c_int,
+    ) -> *mut u8,
+}
+
+/// The names libwebp's shared library goes by.
+const LIBRARY: [&str; 3] = ["libwebp.so.7", "libwebp.7.dylib", "libwebp.dll"];
+
+/// What to install where libwebp is missing.
+pub const INSTALL: &str = "on Debian and Ubuntu: apt-get install libwebp7";
+
+/// libwebp, loaded once; Err says why it could not be.
+fn api() -> Result<&'static Container<Api>, &'static str> {
+    static API: OnceLock<Result<Container<Api>, String>> = OnceLock::new();
+    API.get_or_init(|| {
+        if crate::fault::is(crate::fault::Fault::NoLibwebp) {
+            return Err(format!("libwebp is not installed ({INSTALL})"));
+        }
+        let mut last = String::new();
+        for name in LIBRARY {
+            // SAFETY: loading libwebp runs no initialiser with preconditions; `Api`'s symbols
+            // are declared as libwebp's headers (encode.h, decode.h, types.h) declare them.
+            match unsafe { Container::<Api>::load(name) } {
+                Ok(api) => return Ok(api),
+                Err(e) => last = e.to_string(),
+            }
+        }
+        Err(format!("libwebp is not installed ({INSTALL}; {last})"))
+    })
+    .as_ref()
+    .map_err(String::as_str)
+}
+
+/// libwebp's version (as `1.2.4`), or why it does not load (for `gblur formats`).
+pub fn version() -> Result<String, String> {
+    let api = api()?;
+    // SAFETY: takes nothing, returns a number.
+    let v = unsafe { api.encoder_version() };
+    Ok(format!("{}.{}.{}", (v >> 16) & 0xFF, (v >> 8) & 0xFF, v & 0xFF))
+}
 
 /// `image` (8-bit gray, gray with alpha, RGB or RGBA, as `codec::output_color` leaves it for
 /// WebP) as a lossy WebP at `quality` (1 to 100), with `icc` where given.
 pub fn encode_lossy(image: &DynamicImage, quality: u8, icc: Option<&[u8]>) -> Result<Vec<u8>, String> {
-    let (w, h) = (image.width(), image.height());
+    let api = api().map_err(|why| format!("lossy WebP (--quality) is written through libwebp, and {why}"))?;
     let colour;
     let image = match image {
         DynamicImage::ImageLuma8(_) => {
@@ -26,21 +111,25 @@ pub fn encode_lossy(image: &DynamicImage, quality: u8, icc: Option<&[u8]>) -> Re
         }
         other => other,
     };
-    let encoder = match image {
-        DynamicImage::ImageRgb8(i) => webp::Encoder::from_rgb(i.as_raw(), w, h),
-        DynamicImage::ImageRgba8(i) => webp::Encoder::from_rgba(i.as_raw(), w, h),
+    let (w, h) = (image.width(), image.height());
+    let (samples, channels, encode) = match image {
+        DynamicImage::ImageRgb8(i) => (i.as_raw(), 3, api.encode_rgb),
+        DynamicImage::ImageRgba8(i) => (i.as_raw(), 4, api.encode_rgba),
         other => return Err(format!("lossy WebP takes 8-bit samples, not {:?}", other.color())),
     };
-    let mut config = webp::WebPConfig::new().map_err(|()| "libwebp's configuration failed")?;
-    config.quality = quality as f32;
-    config.method = METHOD;
-    // Alpha is kept exactly: the blur's alpha is part of the result, not a matte to approximate.
-    config.alpha_quality = 100;
-    config.thread_level = 1;
-    let encoded = encoder
-        .encode_advanced(&config)
-        .map_err(|e| format!("libwebp: {e:?}"))?;
-    let bytes = encoded.to_vec();
+    // WebP's sides are at most 16383 pixels; libwebp refuses larger ones itself.
+    let side = |s: u32| c_int::try_from(s).map_err(|_| format!("a side of {s} pixels is beyond WebP"));
+    let (width, height, stride) = (side(w)?, side(h)?, side(w * channels)?);
+    let mut output: *mut u8 = std::ptr::null_mut();
+    // SAFETY: `samples` holds `height` rows of `stride` bytes; libwebp allocates `output` and
+    // returns its size (0 and no buffer on failure).
+    let size = unsafe { encode(samples.as_ptr(), width, height, stride, quality as f32, &mut output) };
+    if size == 0 || output.is_null() {
+        return Err(format!("libwebp could not encode the {w} × {h} image"));
+    }
+    // SAFETY: libwebp wrote `size` bytes at `output`, which is freed once copied.
+    let bytes = unsafe { std::slice::from_raw_parts(output, size) }.to_vec();
+    unsafe { (api.free)(output.cast()) };
     match icc {
         Some(profile) => super::metadata::webp_icc(bytes, profile),
         None => Ok(bytes),
@@ -48,16 +137,23 @@ pub fn encode_lossy(image: &DynamicImage, quality: u8, icc: Option<&[u8]>) -> Re
 }
 
 /// The pixels of the still WebP `bytes`, whose header (read by the `image` crate) says `size`
-/// and `alpha`: RGB or RGBA, as the crate decodes them. None where libwebp does not decode it
-/// as that (an animation), or it would hand over another size.
+/// and `alpha`: RGB or RGBA, as the crate decodes them. None where libwebp is not installed or
+/// does not decode it as that (an animation): the crate then decodes it.
 pub fn decode(bytes: &[u8], size: (u32, u32), alpha: bool) -> Option<DynamicImage> {
-    let decoded = webp::Decoder::new(bytes).decode()?;
-    if (decoded.width(), decoded.height()) != size || decoded.is_alpha() != alpha {
+    let api = api().ok()?;
+    let (w, h) = size;
+    let channels = if alpha { 4 } else { 3 };
+    let stride = c_int::try_from(w as usize * channels).ok()?;
+    let mut pixels = vec![0u8; w as usize * h as usize * channels];
+    let into = if alpha { api.decode_rgba_into } else { api.decode_rgb_into };
+    // SAFETY: libwebp writes at most `pixels.len()` bytes, `stride` to a row, and returns NULL
+    // where the image does not fit that buffer (another size) or does not decode.
+    let done = unsafe { into(bytes.as_ptr(), bytes.len(), pixels.as_mut_ptr(), pixels.len(), stride) };
+    if done.is_null() {
         return None;
     }
-    let (w, h) = size;
     match alpha {
-        true => image::RgbaImage::from_raw(w, h, decoded.to_vec()).map(DynamicImage::ImageRgba8),
-        false => image::RgbImage::from_raw(w, h, decoded.to_vec()).map(DynamicImage::ImageRgb8),
+        true => image::RgbaImage::from_raw(w, h, pixels).map(DynamicImage::ImageRgba8),
+        false => image::RgbImage::from_raw(w, h, pixels).map(DynamicImage::ImageRgb8),
     }
 }

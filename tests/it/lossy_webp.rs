@@ -197,3 +197,44 @@ fn a_gray_profile_is_not_written_over_colour_samples() {
     use image::ImageDecoder;
     assert_eq!(d.icc_profile().unwrap(), Some(profile));
 }
+
+#[test]
+fn without_libwebp_lossy_output_is_refused_in_one_line_and_lossless_still_works() {
+    let dir = tempfile::tempdir().unwrap();
+    let png = fixture("samples/coffee.png");
+    let lossy = dir.path().join("lossy.webp");
+    gblur()
+        .env("GBLUR_FAULT", "no-libwebp")
+        .arg(&png)
+        .arg(&lossy)
+        .args(["-s", "2", "--quality", "80", "-q"])
+        .assert()
+        .failure()
+        .stderr(predicates::str::contains("lossy.webp"))
+        .stderr(predicates::str::contains("apt-get install libwebp7"))
+        .stderr(predicates::function::function(|e: &str| {
+            e.lines().count() == 1
+        }));
+    assert!(!lossy.exists());
+    // Lossless output and WebP input (through the image crate's decoder) need no libwebp.
+    let lossless = dir.path().join("lossless.webp");
+    gblur()
+        .env("GBLUR_FAULT", "no-libwebp")
+        .arg(&png)
+        .arg(&lossless)
+        .args(["-s", "2", "-q"])
+        .assert()
+        .success();
+    let back = dir.path().join("back.png");
+    gblur()
+        .env("GBLUR_FAULT", "no-libwebp")
+        .arg(&lossless)
+        .arg(&back)
+        .args(["--sigma-x", "0", "--sigma-y", "0", "-q"])
+        .assert()
+        .success();
+    assert_eq!(
+        image::open(&back).unwrap().to_rgb8(),
+        image::open(&lossless).unwrap().to_rgb8()
+    );
+}
