@@ -6,7 +6,8 @@
 //! icon's alpha. The orientation comes from the metadata gblur writes (`Metadata::read`), for
 //! every format alike.
 
-use super::read::{self, Content, Input, Seekable};
+use super::read::{self, Content, Input};
+use super::source::Seekable;
 use super::{guard, icc, heif, ico, jpeg, jxl, metadata, one_line, tiff, webp, ImageIoError};
 use image::{DynamicImage, ImageDecoder, ImageError, ImageFormat, ImageReader, Limits};
 use std::io::{self, BufReader, Cursor};

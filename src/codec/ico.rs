@@ -3,7 +3,7 @@
 //! `image` crate applies the mask on top, so an icon whose mask and alpha disagree decodes
 //! transparent where it is not.
 
-use crate::codec::read::Seekable;
+use crate::codec::source::Seekable;
 use image::DynamicImage;
 use std::io::SeekFrom;
 

@@ -7,15 +7,8 @@
 use super::ImageIoError;
 use image::ImageFormat;
 use std::fs::File;
-use std::io::{self, BufRead, Read, Seek};
+use std::io::{self, Read, Seek};
 use std::path::{Path, PathBuf};
-
-/// What the decoders read: a file or bytes in memory behind one type, so that each of the
-/// `image` crate's decoders and the `tiff` crate's is compiled once, not once for every kind
-/// of reader (they were a fifth of the library's build).
-pub trait Seekable: BufRead + Seek {}
-
-impl<T: BufRead + Seek> Seekable for T {}
 
 /// What gblur reads a file's content from.
 pub enum Content {

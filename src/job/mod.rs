@@ -404,7 +404,7 @@ fn probe(input: &Path, stdin: Option<&[u8]>, format: Option<ImageFormat>) -> Opt
         return None;
     }
     fn header(
-        reader: &mut dyn codec::read::Seekable,
+        reader: &mut dyn codec::source::Seekable,
         format: Option<ImageFormat>,
     ) -> Option<((u32, u32), image::ColorType)> {
         use image::ImageDecoder;
@@ -430,7 +430,11 @@ fn probe(input: &Path, stdin: Option<&[u8]>, format: Option<ImageFormat>) -> Opt
     }
     let ((w, h), color) = match stdin {
         Some(bytes) => header(&mut std::io::Cursor::new(bytes), format)?,
-        None => header(&mut std::io::BufReader::new(std::fs::File::open(input).ok()?), format)?,
+        // Content that announces no format is taken by the file's extension (a TGA).
+        None => {
+            let format = format.or_else(|| ImageFormat::from_path(input).ok());
+            header(&mut std::io::BufReader::new(std::fs::File::open(input).ok()?), format)?
+        }
     };
     let eight_bit = color.bytes_per_pixel() == color.channel_count();
     Some(work((w, h), color.channel_count() as u32, eight_bit))

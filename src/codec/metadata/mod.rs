@@ -215,7 +215,7 @@ pub struct Blobs<'a> {
 /// an eXIf chunk after the pixels or a legacy `Raw profile type exif` text chunk; a BMP's
 /// embedded ICC profile; a TIFF's or JPEG's IPTC-IIM records. The reader is left anywhere:
 /// the caller rewinds it.
-pub fn read_container(format: ImageFormat, reader: &mut dyn crate::codec::read::Seekable) -> FromFile {
+pub fn read_container(format: ImageFormat, reader: &mut dyn crate::codec::source::Seekable) -> FromFile {
     let mut src = ifd::Reader(reader);
     match format {
         ImageFormat::Tiff => tiff::read(&mut src),

@@ -8,7 +8,7 @@
 use super::pages::{NotPages, Pages};
 use crate::codec::icc::Inks;
 use crate::codec::metadata::ifd::Reader;
-use crate::codec::read::Seekable;
+use crate::codec::source::Seekable;
 use image::{DynamicImage, ImageBuffer, Luma, LumaA, Pixel, Rgb, Rgba};
 use std::io::Seek;
 use tiff::decoder::{ChunkType, Decoder, DecodingResult, Limits};
