@@ -66,6 +66,7 @@ use crate::pixels::srgb_to_linear;
 use crate::pixels::dispatch::{each_buffer};
 use columns::{band_columns, strip_chunks, Strips};
 use image::DynamicImage;
+use rayon::prelude::*;
 use rows::{band_rows, BandScratch};
 use samples::Rows;
 use sections::Coef;
@@ -84,6 +85,10 @@ const CARRY: usize = 5 * VECS;
 /// of an 8-bit image and 1/32 of an f32 one. Measured on one f32 channel, 16 MP: 32-row bands
 /// took a third longer, 256-row bands longer still (their weighted sums spill).
 const BAND_ROWS: usize = 128;
+
+/// The most bands whose rows are filtered at once (`blur_axes_in_place`), each with a scratch of
+/// its column results (4 bytes a sample of the band).
+const MOST_BANDS_AT_ONCE: usize = 4;
 
 /// Blurs `width`×`height` interleaved pixels in place (mixed into the input by `px.mix`,
 /// `width`×`height` values, where there is one); returns the time of each pass.
@@ -164,29 +169,49 @@ pub fn blur_axes_in_place<T: Sample>(
 
     let (mut columns_ms, mut rows_ms) = (0.0, 0.0);
     let mut carry = vec![V::ZERO; chunks * CARRY];
-    let mut scratch = crate::memory::huge_vec(chunks * band * VECS, V::ZERO);
-    for b in 0..bands {
-        let (r0, r1) = (b * band, ((b + 1) * band).min(height));
+    // The columns' state is carried from band to band, so bands' columns run in turn; their
+    // rows need not. A band holds `band / LANES` work items of rows (8), too few for many
+    // threads: `at_once` bands' columns run in turn into a scratch each, then all their rows
+    // together. Where one band has work enough (8 threads or fewer), one band's scratch.
+    let at_once = rayon::current_num_threads()
+        .div_ceil(band.div_ceil(LANES))
+        .clamp(1, MOST_BANDS_AT_ONCE)
+        .min(bands);
+    let per_band = chunks * band * VECS;
+    let mut scratch = crate::memory::huge_vec(at_once * per_band, V::ZERO);
+    for first in (0..bands).step_by(at_once) {
+        let last = (first + at_once).min(bands);
         let t = Instant::now();
-        let img = Rows {
-            data: &*data,
-            stride,
-            height,
-        };
-        let starts = (&states[..], &mut carry[..]);
-        band_columns(img, (r0, r1, b == 0), strips, px, ky.as_ref(), starts, &mut scratch);
+        for (b, scratch) in (first..last).zip(scratch.chunks_mut(per_band)) {
+            let (r0, r1) = (b * band, ((b + 1) * band).min(height));
+            let img = Rows {
+                data: &*data,
+                stride,
+                height,
+            };
+            let starts = (&states[..], &mut carry[..]);
+            band_columns(img, (r0, r1, b == 0), strips, px, ky.as_ref(), starts, scratch);
+        }
         columns_ms += ms(t);
 
         let t = Instant::now();
-        let bs = BandScratch {
-            data: &scratch,
-            chunks,
-        };
-        let px = &Pixels {
-            mix: px.mix.map(|s| &s[r0 * width..r1 * width]),
-            ..*px
-        };
-        band_rows(bs, &mut data[r0 * stride..r1 * stride], width, px, kx.as_ref());
+        let rows = &mut data[first * band * stride..(last * band).min(height) * stride];
+        rows.par_chunks_mut(band * stride)
+            .zip(scratch.par_chunks(per_band))
+            .enumerate()
+            .for_each(|(i, (rows, scratch))| {
+                let r0 = (first + i) * band;
+                let r1 = r0 + rows.len() / stride;
+                let bs = BandScratch {
+                    data: scratch,
+                    chunks,
+                };
+                let px = &Pixels {
+                    mix: px.mix.map(|s| &s[r0 * width..r1 * width]),
+                    ..*px
+                };
+                band_rows(bs, rows, width, px, kx.as_ref());
+            });
         rows_ms += ms(t);
     }
     // A pass that only moves samples is named for what it does.

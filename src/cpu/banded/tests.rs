@@ -269,3 +269,44 @@ fn mixing_as_the_rows_are_written_is_the_blend_of_the_blur_bit_for_bit() {
         }
     }
 }
+
+/// Many threads filter several bands' rows at once (`MOST_BANDS_AT_ONCE`): the same samples,
+/// bit for bit, as one band at a time on one thread, for every band count's remainder, with
+/// and without a selection mixed in.
+#[test]
+fn bands_at_once_on_many_threads_give_the_samples_of_one_band_at_a_time() {
+    let pool = |n| rayon::ThreadPoolBuilder::new().num_threads(n).build().unwrap();
+    let blur = Blur2d::checked(Method::Recursive, 3.0, 2.0).unwrap();
+    for (w, h) in [(37, 3 * BAND_ROWS + 5), (64, 9 * BAND_ROWS), (5, BAND_ROWS - 3)] {
+        for (color, seed) in [(ColorType::Rgb8, 1), (ColorType::Rgba16, 2), (ColorType::Rgb32F, 3)] {
+            let src = image_of(color, w, h as u32, seed);
+            let run = |threads| {
+                let mut got = src.clone();
+                pool(threads).install(|| blur_image(&mut got, &blur, false).expect("applies"));
+                got
+            };
+            let one = run(1);
+            for threads in [9, 17, 40] {
+                assert!(run(threads) == one, "{color:?} {w}×{h} on {threads} threads");
+            }
+        }
+    }
+    let (w, h) = (40usize, 5 * BAND_ROWS + 7);
+    let mix = selection(w, h, 4);
+    let src: Vec<u8> = noise(w * h * 3, 5).iter().map(|v| (v * 255.0) as u8).collect();
+    let px = Pixels {
+        channels: 3,
+        alpha: false,
+        linear: None,
+        mix: Some(&mix),
+        sharpen: None,
+    };
+    let (kx, ky) = recursive_blocks(&blur).unwrap();
+    let run = |threads| {
+        let mut got = src.clone();
+        pool(threads).install(|| blur_in_place(&mut got, (w, h), &px, kx, ky));
+        got
+    };
+    let one = run(1);
+    assert!(run(24) == one, "with a selection");
+}
