@@ -281,7 +281,7 @@ fn the_library_carries_neither_the_command_line_nor_the_tutorial_suite() {
         "clap",
         "clap_complete",
         "clap_mangen",
-        "globset",
+        "fast-glob",
         "ctrlc",
         "csv",
         "plotters",
