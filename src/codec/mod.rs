@@ -17,6 +17,7 @@ pub mod metadata;
 pub mod png;
 pub mod read;
 pub mod rows;
+pub mod shared_library;
 pub mod source;
 pub mod tiff;
 pub mod webp;

@@ -72,16 +72,8 @@ fn api() -> Result<&'static Container<Api>, &'static str> {
         if crate::fault::is(crate::fault::Fault::NoLibwebp) {
             return Err(format!("libwebp is not installed ({INSTALL})"));
         }
-        let mut last = String::new();
-        for name in LIBRARY {
-            // SAFETY: loading libwebp runs no initialiser with preconditions; `Api`'s symbols
-            // are declared as libwebp's headers (encode.h, decode.h, types.h) declare them.
-            match unsafe { Container::<Api>::load(name) } {
-                Ok(api) => return Ok(api),
-                Err(e) => last = e.to_string(),
-            }
-        }
-        Err(format!("libwebp is not installed ({INSTALL}; {last})"))
+        super::shared_library::load::<Api>(&LIBRARY)
+            .map_err(|last| format!("libwebp is not installed ({INSTALL}; {last})"))
     })
     .as_ref()
     .map_err(String::as_str)

@@ -12,7 +12,8 @@
 //! libde265-0); where either lacks a symbol, nothing is registered and libheif decodes as it
 //! always does.
 
-use super::{load, load_from, HeifError, Image};
+use super::{load, HeifError, Image};
+use crate::codec::shared_library;
 use dlopen2::wrapper::{Container, WrapperApi};
 use std::ffi::{c_char, c_int, c_void, CStr};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -154,7 +155,7 @@ pub(super) fn register() -> Result<&'static str, String> {
             if crate::fault::is(crate::fault::Fault::LibheifHevc) {
                 return Err("turned off (GBLUR_FAULT=libheif-hevc)".into());
             }
-            let de265 = load_from::<De265>(&["libde265.so.0", "libde265.0.dylib", "libde265.dll"]).map_err(|e| format!("libde265 does not load ({e})"))?;
+            let de265 = shared_library::load::<De265>(&["libde265.so.0", "libde265.0.dylib", "libde265.dll"]).map_err(|e| format!("libde265 does not load ({e})"))?;
             let heif = load::<PluginApi>().map_err(|e| format!("libheif has no plugin API ({e})"))?;
             // SAFETY: de265_init has no preconditions and counts its callers; the version is a
             // static NUL-terminated string.

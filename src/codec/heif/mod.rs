@@ -184,21 +184,7 @@ fn api() -> Result<&'static Container<Api>, &'static str> {
 /// `T`'s symbols from libheif's shared library, under whichever of its names loads; Err: the
 /// last name's failure.
 fn load<T: WrapperApi>() -> Result<Container<T>, String> {
-    load_from(&LIBRARY)
-}
-
-/// `T`'s symbols from the first of `names` (one library's names on each system) that loads.
-fn load_from<T: WrapperApi>(names: &[&str]) -> Result<Container<T>, String> {
-    let mut last = String::new();
-    for &name in names {
-        // SAFETY: loading libheif or the codecs it links runs their initialisers, which have
-        // no preconditions; `T`'s symbols are declared as their headers declare them.
-        match unsafe { Container::<T>::load(name) } {
-            Ok(api) => return Ok(api),
-            Err(e) => last = e.to_string(),
-        }
-    }
-    Err(last)
+    super::shared_library::load(&LIBRARY)
 }
 
 /// Whether the HEIF file `path` can be read here: Err (naming the file and the package to
