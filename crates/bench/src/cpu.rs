@@ -187,20 +187,13 @@ impl Case<'_> {
             self.rust,
         );
         let k = banded::Axis::of(&self.blur.x).expect("Method::Recursive");
-        let px = banded::Pixels {
-            channels: 1,
-            alpha: false,
-            linear: None,
-            mix: None,
-            sharpen: None,
-        };
         let mut work = plane.to_vec();
         let stats = measure_host(
             self.runs,
             &mut work,
             |work| work.copy_from_slice(plane),
             |work| {
-                banded::blur_in_place(work, self.size, &px, k, k);
+                banded::blur_gray_f32_in_place(work, self.size, k, k);
             },
         );
         timed(r, &stats, 4.0)

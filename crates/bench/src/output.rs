@@ -235,8 +235,12 @@ pub fn plot(records: &[Record], title: &str, path: &Path, axes: &PlotAxes) -> an
                 title,
                 axes,
             )?;
-            let img = image::RgbImage::from_raw(SIZE.0, SIZE.1, rgb).expect("buffer matches size");
-            img.save(path)
+            // The PNG encoder alone: `save` would compile every format's encoder into the suite.
+            use image::ImageEncoder;
+            let file = std::fs::File::create(path)
+                .with_context(|| format!("{}: cannot write", path.display()))?;
+            image::codecs::png::PngEncoder::new(std::io::BufWriter::new(file))
+                .write_image(&rgb, SIZE.0, SIZE.1, image::ExtendedColorType::Rgb8)
                 .with_context(|| format!("{}: cannot write", path.display()))
         }
     }

@@ -102,6 +102,19 @@ pub fn blur_in_place<T: Sample>(
     blur_axes_in_place(data, dims, px, (Some(kx), Some(ky)))
 }
 
+/// `blur_in_place` on one channel of f32 samples, compiled in this crate: a caller in another
+/// crate (the benchmark suite) runs this copy of the kernels instead of compiling its own.
+pub fn blur_gray_f32_in_place(data: &mut [f32], dims: (usize, usize), kx: Axis, ky: Axis) -> Vec<CpuPass> {
+    let px = Pixels {
+        channels: 1,
+        alpha: false,
+        linear: None,
+        mix: None,
+        sharpen: None,
+    };
+    blur_in_place(data, dims, &px, kx, ky)
+}
+
 /// `blur_in_place`, where an axis given as None is left alone: a blur along x only skips the
 /// column summaries and filter (the columns pass only transposes each band for the rows); one
 /// along y only is a single walk down and up each chunk of columns (`columns_only`).
