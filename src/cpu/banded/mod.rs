@@ -105,14 +105,7 @@ pub fn blur_in_place<T: Sample>(
 /// `blur_in_place` on one channel of f32 samples, compiled in this crate: a caller in another
 /// crate (the benchmark suite) runs this copy of the kernels instead of compiling its own.
 pub fn blur_gray_f32_in_place(data: &mut [f32], dims: (usize, usize), kx: Axis, ky: Axis) -> Vec<CpuPass> {
-    let px = Pixels {
-        channels: 1,
-        alpha: false,
-        linear: None,
-        mix: None,
-        sharpen: None,
-    };
-    blur_in_place(data, dims, &px, kx, ky)
+    blur_in_place(data, dims, &Pixels::ONE_CHANNEL, kx, ky)
 }
 
 /// `blur_in_place`, where an axis given as None is left alone: a blur along x only skips the
@@ -287,13 +280,7 @@ impl<'a> Axis<'a> {
 /// the planes untouched) where an axis is an FIR; the passes are summed over the planes.
 pub fn blur_planes(p: &mut Planar, blur: &Blur2d) -> Option<Vec<CpuPass>> {
     let (kx, ky) = recursive_blocks(blur)?;
-    let px = Pixels {
-        channels: 1,
-        alpha: false,
-        linear: None,
-        mix: None,
-        sharpen: None,
-    };
+    let px = Pixels::ONE_CHANNEL;
     let (dims, plane) = ((p.width, p.height), p.plane_len());
     let mut total: Vec<CpuPass> = Vec::new();
     if plane == 0 {

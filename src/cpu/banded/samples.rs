@@ -149,6 +149,17 @@ pub struct Pixels<'a> {
     pub sharpen: Option<Unsharp>,
 }
 
+impl Pixels<'static> {
+    /// One channel of plain samples: no alpha, linear light, selection or sharpening.
+    pub const ONE_CHANNEL: Pixels<'static> = Pixels {
+        channels: 1,
+        alpha: false,
+        linear: None,
+        mix: None,
+        sharpen: None,
+    };
+}
+
 /// The unsharp mask in the banded blur's units.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Unsharp {

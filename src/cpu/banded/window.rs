@@ -309,14 +309,6 @@ mod tests {
     use super::*;
     use crate::filter::{Blur2d, Method};
 
-    const ONE_CHANNEL: Pixels<'static> = Pixels {
-        channels: 1,
-        alpha: false,
-        linear: None,
-        mix: None,
-        sharpen: None,
-    };
-
     /// `blur_streamed` over `src` (one channel, `w` wide) at strips of `rows`.
     fn streamed<T: Sample>(src: &[T], w: usize, sigma: f64, rows: usize) -> Vec<T> {
         run_streamed(src, w, sigma, rows, false, false)
@@ -338,7 +330,7 @@ mod tests {
     ) -> Vec<T> {
         let blur = Blur2d::new(Method::Recursive, sigma, sigma);
         let axes = (Axis::of(&blur.x).unwrap(), Axis::of(&blur.y).unwrap());
-        let px = ONE_CHANNEL;
+        let px = Pixels::ONE_CHANNEL;
         let h = src.len() / w;
         let reach = crate::filter::gaussian::recursive_reach(sigma);
         let plan = match exact {
@@ -371,7 +363,7 @@ mod tests {
     fn whole<T: Sample>(src: &[T], w: usize, sigma: f64) -> Vec<T> {
         let blur = Blur2d::new(Method::Recursive, sigma, sigma);
         let axes = (Axis::of(&blur.x).unwrap(), Axis::of(&blur.y).unwrap());
-        let px = ONE_CHANNEL;
+        let px = Pixels::ONE_CHANNEL;
         let mut out = src.to_vec();
         super::super::blur_in_place(&mut out, (w, src.len() / w), &px, axes.0, axes.1);
         out
