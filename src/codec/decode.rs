@@ -1,8 +1,8 @@
 //! Decoding an input into pixels upright, with its metadata: the `image` crate's decoders for
 //! the header, the metadata and most formats' pixels, behind a guard that turns a decoder's
 //! panic into a one-line error; and where a decoder is wrong or cannot read a file, gblur's
-//! own reading: a JPEG's pixels (libjpeg-turbo-rs, zune-jpeg in strict mode, libjpeg's
-//! recovery of a damaged file), a TIFF's tiled planes, bit order and associated alpha, an
+//! own reading: a JPEG's pixels (libjpeg, zune-jpeg in strict mode, libjpeg's recovery of a
+//! damaged file), a TIFF's tiled planes, bit order and associated alpha, an
 //! icon's alpha. The orientation comes from the metadata gblur writes (`Metadata::read`), for
 //! every format alike.
 
@@ -150,10 +150,10 @@ fn decode_from(
     })
 }
 
-/// A JPEG's pixels and metadata: libjpeg-turbo-rs for 8-bit YCbCr and gray files, zune-jpeg
-/// (the `image` crate's decoder) in strict mode for the rest; a file either finds damaged goes
-/// to libjpeg, whose warnings say whether it is (then it recovers what it can, as
-/// libjpeg-based tools do, and a note says so) or was only beyond the first decoder. Stray
+/// A JPEG's pixels and metadata: libjpeg for 8-bit gray, YCbCr and RGB files, zune-jpeg (the
+/// `image` crate's decoder) in strict mode for the rest; a file either finds damaged goes to
+/// libjpeg's tolerant mode, whose warnings say whether it is (then it recovers what it can,
+/// as libjpeg-based tools do, and a note says so) or was only beyond the first decoder. Stray
 /// bytes between header segments, which libjpeg skips, are left out first.
 fn decode_jpeg(
     path: &Path,

@@ -2,7 +2,7 @@
 //! written sample types come from the encoders' own table (`writable`), the metadata from the
 //! formats `metadata::embed` writes into, HEIF from whether libheif loads.
 
-use super::{can_write, format_name, heif, jxl, webp, writable};
+use super::{can_write, format_name, heif, jpeg, jxl, webp, writable};
 use image::{ColorType, ImageFormat};
 use serde::Serialize;
 
@@ -43,6 +43,14 @@ fn written_note(coding: heif::Coding) -> String {
     heif::encoder(coding).err().map_or_else(String::new, |why| format!(", not here: {why}"))
 }
 
+/// Whether libjpeg, which decodes and encodes every JPEG, has its SIMD code here.
+fn libjpeg_note() -> &'static str {
+    match jpeg::libjpeg::has_simd() {
+        true => "libjpeg with its SIMD code",
+        false => "libjpeg in plain C, without its SIMD code: built without nasm (install nasm, then cargo clean -p mozjpeg-sys and build again)",
+    }
+}
+
 /// How HEVC is decoded: on every core through gblur's libde265 plugin, else why on one.
 fn hevc_note() -> String {
     match heif::threaded_hevc() {
@@ -55,7 +63,7 @@ fn hevc_note() -> String {
 pub fn formats() -> Vec<FormatSupport> {
     let heif = heif::version();
     let rows: [(ImageFormat, &[&str], String); 14] = [
-        (ImageFormat::Jpeg, &["jpg", "jpeg"], "8-bit gray and colour (YCbCr); CMYK and YCCK kept as CMYK into JPEG and TIFF, converted to sRGB through their ICC profile (by formula without one) for other outputs".into()),
+        (ImageFormat::Jpeg, &["jpg", "jpeg"], format!("8-bit gray and colour (YCbCr); CMYK and YCCK kept as CMYK into JPEG and TIFF, converted to sRGB through their ICC profile (by formula without one) for other outputs; {}", libjpeg_note())),
         (ImageFormat::Png, &["png"], "1- to 16-bit gray, colour and palette, with alpha".into()),
         (ImageFormat::Tiff, &["tif", "tiff"], format!("8- and 16-bit gray and colour, 32-bit float gray and colour, with alpha; strips or tiles; classic and BigTIFF; {}; 8- and 16-bit CMYK kept as CMYK into TIFF and JPEG, converted to sRGB through its ICC profile (by formula without one) for other outputs; every page (--page N takes one, --sigma-z blurs a stack as a volume). Not: palette, signed, YCbCr, white-is-zero float", compressions())),
         (ImageFormat::WebP, &["webp"], match webp::version() {

@@ -4,9 +4,8 @@
 
 use super::common;
 
-use crate::codec::jpeg::{Chroma, JpegTraits};
+use crate::codec::jpeg::{encode_stripe, Chroma, JpegColor, JpegSettings, JpegTraits};
 use common::gblur;
-use libjpeg_turbo_rs::{Encoder, PixelFormat};
 use std::path::{Path, PathBuf};
 
 /// A photo-like picture: smooth gradients, an edge, and seeded noise.
@@ -31,16 +30,8 @@ fn photo(w: u32, h: u32) -> Vec<u8> {
 }
 
 fn write_jpeg(dir: &Path, name: &str, (w, h): (u32, u32), chroma: Chroma, q: u8) -> PathBuf {
-    let sub = match chroma {
-        Chroma::S444 => libjpeg_turbo_rs::Subsampling::S444,
-        Chroma::S422 => libjpeg_turbo_rs::Subsampling::S422,
-        Chroma::S420 => libjpeg_turbo_rs::Subsampling::S420,
-    };
-    let bytes = Encoder::new(&photo(w, h), w as usize, h as usize, PixelFormat::Rgb)
-        .quality(q)
-        .subsampling(sub)
-        .encode()
-        .unwrap();
+    let settings = JpegSettings { quality: q, chroma };
+    let bytes = encode_stripe(&photo(w, h), w, JpegColor::Rgb, settings, None).unwrap();
     let path = dir.join(name);
     std::fs::write(&path, bytes).unwrap();
     path

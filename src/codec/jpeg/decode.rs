@@ -1,57 +1,66 @@
-//! JPEG pixels through `libjpeg-turbo-rs`, a pure-Rust port of libjpeg-turbo with its SIMD
-//! paths: every 8-bit YCbCr or gray file, as fast as the `image` crate's zune-jpeg on 4:2:0 and
-//! 4:4:4 and faster on gray, and, unlike zune-jpeg, it reports damaged data (a restart interval
-//! that does not match the data, corrupt Huffman codes) instead of decoding it to gray or
-//! garbage without a word. What it does not take (CMYK, YCCK, 12-bit) goes to zune-jpeg in
-//! strict mode (`decode_strict`); what either finds damaged, to libjpeg (`libjpeg::recover`).
+//! JPEG pixels through libjpeg (libjpeg-turbo's C code with its SIMD, built by the `mozjpeg`
+//! crate): every 8-bit gray, YCbCr or RGB file, with any warning of damaged data (a restart
+//! interval that does not match the data, corrupt Huffman codes, a file cut short) made an
+//! error instead of gray rows. What it does not take (CMYK, YCCK, 12-bit) goes to the `image`
+//! crate's zune-jpeg in strict mode (`decode_strict`); what libjpeg finds damaged, to libjpeg
+//! again in its tolerant mode (`libjpeg::recover`).
 
+use super::header::{is_progressive, Frame};
+use super::errors::{run, strict_errors};
 use image::{ColorType, DynamicImage, GrayAlphaImage, GrayImage, RgbImage, RgbaImage};
-use libjpeg_turbo_rs::{ColorSpace, DecodeLimits, Decoder, PixelFormat};
+use mozjpeg_sys::J_COLOR_SPACE;
 use zune_core::bytestream::ZCursor;
 use zune_core::colorspace::ColorSpace as ZuneColor;
 use zune_core::options::DecoderOptions;
 
-/// The pixels of an 8-bit YCbCr or gray JPEG, as 8-bit RGB or gray: `Ok(None)` for a file it
-/// does not take (CMYK, YCCK, 12-bit, over `max_bytes` of working memory), which another
-/// decoder reads; `Err` for a file whose data it finds damaged (a warning or an error while
-/// decoding), which libjpeg then recovers or refuses (`libjpeg::recover`).
+/// The 8-bit frame of a gray or three-component JPEG, if libjpeg can decode it within
+/// `max_bytes`: `extra` bytes a pixel beside what libjpeg itself holds, which for a
+/// progressive file is every coefficient of the image (two bytes a sample).
+pub(super) fn frame_within(bytes: &[u8], extra: u64, max_bytes: u64) -> Option<Frame> {
+    let frame = Frame::read(&mut std::io::Cursor::new(bytes))?;
+    if frame.precision != 8 || !matches!(frame.components, 1 | 3) {
+        return None;
+    }
+    let padded = (frame.width as u64 + 15) * (frame.height as u64 + 15);
+    let coefficients = match is_progressive(bytes) {
+        true => padded * frame.components as u64 * 2,
+        false => 0,
+    };
+    (padded * extra + coefficients <= max_bytes).then_some(frame)
+}
+
+/// The pixels of an 8-bit gray, YCbCr or RGB JPEG, as 8-bit gray or RGB: `Ok(None)` for a
+/// file it does not take (CMYK, YCCK, 12-bit, over `max_bytes` of working memory), which
+/// another decoder reads; `Err` for a file whose data it finds damaged (a warning or an error
+/// while decoding), which libjpeg then recovers or refuses (`libjpeg::recover`).
 pub fn decode_pixels(bytes: &[u8], max_bytes: u64) -> Result<Option<DynamicImage>, String> {
-    let limits = DecodeLimits {
-        max_memory: Some(max_bytes),
-        ..DecodeLimits::default()
-    };
-    let Ok(mut decoder) = Decoder::new_with_limits(bytes, limits) else {
+    let Some(frame) = frame_within(bytes, 3, max_bytes) else {
         return Ok(None);
     };
-    let gray = match decoder.jpeg_color_space() {
-        ColorSpace::Grayscale => true,
-        ColorSpace::YCbCr => false,
-        _ => return Ok(None),
-    };
-    let (w, h) = (decoder.header().width, decoder.header().height);
-    let channels = if gray { 1 } else { 3 };
-    if decoder.header().precision != 8 || (w * h * channels) as u64 > max_bytes {
-        return Ok(None);
-    }
-    let format = match gray {
-        true => PixelFormat::Grayscale,
-        false => PixelFormat::Rgb,
-    };
-    decoder.set_output_format(format);
-    decoder.set_stop_on_warning(true);
-    let image = decoder.decode_image().map_err(|e| format!("{e:?}"))?;
-    if let Some(warning) = image.warnings.first() {
-        return Err(format!("{warning:?}"));
-    }
-    let (w, h) = (image.width as u32, image.height as u32);
-    let decoded = match (gray, image.pixel_format) {
-        (true, PixelFormat::Grayscale) => {
-            GrayImage::from_raw(w, h, image.data).map(DynamicImage::from)
+    run(|| {
+        let decompress = mozjpeg::Decompress::with_err(strict_errors()).from_mem(bytes)?;
+        let gray = match decompress.color_space() {
+            J_COLOR_SPACE::JCS_GRAYSCALE => true,
+            J_COLOR_SPACE::JCS_YCbCr | J_COLOR_SPACE::JCS_RGB => false,
+            _ => return Ok(None),
+        };
+        let mut started = match gray {
+            true => decompress.grayscale()?,
+            false => decompress.rgb()?,
+        };
+        let (w, h) = (started.width() as u32, started.height() as u32);
+        if (w, h) != (frame.width, frame.height) {
+            return Err(std::io::Error::other("libjpeg reads another size than its header"));
         }
-        (false, PixelFormat::Rgb) => RgbImage::from_raw(w, h, image.data).map(DynamicImage::from),
-        _ => None,
-    };
-    Ok(decoded)
+        let channels = if gray { 1 } else { 3 };
+        let mut pixels = vec![0u8; w as usize * h as usize * channels];
+        started.read_scanlines_into(&mut pixels)?;
+        started.finish()?;
+        Ok(match gray {
+            true => GrayImage::from_raw(w, h, pixels).map(DynamicImage::from),
+            false => RgbImage::from_raw(w, h, pixels).map(DynamicImage::from),
+        })
+    })
 }
 
 /// The pixels of `bytes` as the `image` crate's decoder (zune-jpeg) gives them, as `color`
@@ -142,7 +151,19 @@ pub fn decode_inks(bytes: &[u8], adobe: Option<u8>, max_bytes: u64) -> Result<(u
 #[cfg(test)]
 mod tests {
     use super::*;
-    use libjpeg_turbo_rs::Subsampling;
+    use crate::codec::jpeg::compress::{compress_progressive, compress_samples, Written};
+    use crate::codec::jpeg::JpegColor;
+
+    /// RGB rows written by libjpeg at `quality` with luma's sampling `factors`.
+    fn written(rgb: &RgbImage, quality: u8, factors: (u8, u8)) -> Vec<u8> {
+        let how = Written {
+            quality,
+            luma_factors: factors,
+            adobe_marker: false,
+            icc: None,
+        };
+        compress_samples(rgb.as_raw(), rgb.width(), JpegColor::Rgb, how).unwrap()
+    }
 
     fn photo(w: u32, h: u32) -> RgbImage {
         RgbImage::from_fn(w, h, |x, y| {
@@ -191,21 +212,8 @@ mod tests {
     /// decoders' chroma upsampling and IDCT rounding allow.
     #[test]
     fn decodes_like_the_image_crate() {
-        for (w, h, sub) in [
-            (67, 45, Subsampling::S420),
-            (33, 80, Subsampling::S422),
-            (16, 16, Subsampling::S420),
-        ] {
-            let jpeg = libjpeg_turbo_rs::Encoder::new(
-                &photo(w, h),
-                w as usize,
-                h as usize,
-                PixelFormat::Rgb,
-            )
-            .quality(85)
-            .subsampling(sub)
-            .encode()
-            .unwrap();
+        for (w, h, factors) in [(67, 45, (2, 2)), (33, 80, (2, 1)), (16, 16, (2, 2))] {
+            let jpeg = written(&photo(w, h), 85, factors);
             let ours = decode_pixels(&jpeg, 1 << 30)
                 .unwrap()
                 .expect("a plain JPEG");
@@ -230,14 +238,9 @@ mod tests {
         let gray = encode_with_image(&DynamicImage::from(luma.clone()), 90);
         let decoded = decode_pixels(&gray, 1 << 30).unwrap().expect("gray");
         assert_eq!(decoded.color(), image::ColorType::L8);
-        let with = |s| {
-            libjpeg_turbo_rs::Encoder::new(&rgb, 40, 24, PixelFormat::Rgb)
-                .subsampling(s)
-                .encode()
-                .unwrap()
-        };
-        for s in [Subsampling::S444, Subsampling::S422, Subsampling::S420] {
-            assert!(decode_pixels(&with(s), 1 << 30).unwrap().is_some(), "{s:?}");
+        for factors in [(1, 1), (2, 1), (2, 2), (4, 1)] {
+            let jpeg = written(&rgb, 75, factors);
+            assert!(decode_pixels(&jpeg, 1 << 30).unwrap().is_some(), "{factors:?}");
         }
     }
 
@@ -265,17 +268,9 @@ mod tests {
     fn seeds() -> Vec<Vec<u8>> {
         let img = DynamicImage::from(photo(40, 24));
         let rgb = img.to_rgb8();
-        let progressive = libjpeg_turbo_rs::Encoder::new(&rgb, 40, 24, PixelFormat::Rgb)
-            .quality(80)
-            .progressive(true)
-            .encode()
-            .unwrap();
+        let progressive = compress_progressive(rgb.as_raw(), 40, 80);
         vec![
-            libjpeg_turbo_rs::Encoder::new(&rgb, 40, 24, PixelFormat::Rgb)
-                .quality(90)
-                .subsampling(Subsampling::S422)
-                .encode()
-                .unwrap(),
+            written(&rgb, 90, (2, 1)),
             encode_with_image(&DynamicImage::from(img.to_luma8()), 70),
             crate::codec::jpeg::encode(
                 &rgb,
@@ -312,9 +307,8 @@ mod tests {
                 jpeg.truncate(cut.index(jpeg.len()).max(2));
             }
             if let Ok(Some(img)) = decode_pixels(&jpeg, 64 << 20) {
-                let info = libjpeg_turbo_rs::Decoder::new(&jpeg).unwrap();
-                let h = info.header();
-                prop_assert_eq!((img.width(), img.height()), (h.width as u32, h.height as u32));
+                let frame = Frame::read(&mut std::io::Cursor::new(&jpeg[..])).unwrap();
+                prop_assert_eq!((img.width(), img.height()), (frame.width, frame.height));
             }
         }
     }

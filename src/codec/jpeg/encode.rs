@@ -1,13 +1,12 @@
 //! JPEG output on every core a caller's thread pool has. Baseline JPEG lets a decoder restart the entropy coder at
 //! restart markers (RSTn), with the DC predictors reset; a file whose restart interval is one
 //! horizontal stripe of MCUs is therefore exactly the concatenation of the stripes encoded on
-//! their own. Each stripe is encoded by `libjpeg-turbo-rs` (standard Huffman tables, the
+//! their own. Each stripe is encoded by libjpeg (`compress`: standard Huffman tables, the
 //! same quantisation tables for a quality, so every stripe's tables are the same), in
 //! parallel, and the scans are joined under one header with a DRI marker.
 
-use super::header::Chroma;
+use super::compress::{compress_samples, JpegColor, Written};
 use super::settings::JpegSettings;
-use libjpeg_turbo_rs::{Encoder, PixelFormat};
 use rayon::prelude::*;
 use std::io::{self, Write};
 
@@ -15,36 +14,6 @@ use std::io::{self, Write};
 /// photo, enough to keep 16 threads busy, each stripe costing one restart marker and one copy
 /// of its bytes into the joined file.
 const STRIPE_MCU_ROWS: usize = 16;
-
-/// Colour layouts this encoder writes: gray, RGB (coded as YCbCr) and CMYK inks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum JpegColor {
-    Gray,
-    Rgb,
-    /// Four samples a pixel, stored as given, at full resolution, with Adobe's APP14 marker
-    /// (transform 0) where `adobe_marker`. Photoshop and the readers after it take a CMYK
-    /// JPEG's samples as inverted (255 is no ink): the caller inverts the inks.
-    Cmyk { adobe_marker: bool },
-}
-
-impl JpegColor {
-    pub fn channels(self) -> usize {
-        match self {
-            JpegColor::Gray => 1,
-            JpegColor::Rgb => 3,
-            JpegColor::Cmyk { .. } => 4,
-        }
-    }
-
-    /// The size in pixels of an MCU with colour in the `chroma` layout (a gray file's is 8×8).
-    pub fn mcu(self, chroma: Chroma) -> (u32, u32) {
-        let (h, v) = match self {
-            JpegColor::Gray | JpegColor::Cmyk { .. } => (1, 1),
-            JpegColor::Rgb => chroma.factors(),
-        };
-        (8 * h, 8 * v)
-    }
-}
 
 /// Encodes `width`×`height` samples at `settings`' quality (1-100) with colour in its chroma
 /// layout, with `icc` embedded if given.
@@ -80,22 +49,19 @@ pub fn encode_stripe(
     icc: Option<&[u8]>,
 ) -> Result<Vec<u8>, String> {
     let JpegSettings { quality, chroma } = settings;
-    let (pixel_format, chroma) = match color {
-        JpegColor::Gray => (PixelFormat::Grayscale, Chroma::S444),
-        JpegColor::Rgb => (PixelFormat::Rgb, chroma),
-        JpegColor::Cmyk { .. } => (PixelFormat::Cmyk, Chroma::S444),
+    let (luma_factors, adobe_marker) = match color {
+        JpegColor::Gray => ((1, 1), false),
+        JpegColor::Rgb => (chroma.factors(), false),
+        JpegColor::Cmyk { adobe_marker } => ((1, 1), adobe_marker),
     };
-    let height = rows.len() / (width as usize * color.channels());
-    let mut enc = Encoder::new(rows, width as usize, height, pixel_format)
-        .quality(quality)
-        .subsampling(chroma.turbo());
-    if let JpegColor::Cmyk { adobe_marker } = color {
-        enc = enc.write_adobe_marker(adobe_marker);
-    }
-    if let Some(p) = icc {
-        enc = enc.icc_profile(p);
-    }
-    enc.encode().map_err(|e| e.to_string())
+    let luma_factors = (luma_factors.0 as u8, luma_factors.1 as u8);
+    let how = Written {
+        quality,
+        luma_factors,
+        adobe_marker,
+        icc,
+    };
+    compress_samples(rows, width, color, how)
 }
 
 /// How an image is cut into stripes of whole MCU rows, each encoded on its own.
@@ -174,33 +140,6 @@ pub fn encode_stripes(
         })
         .collect::<Result<Vec<_>, _>>()?;
     join(&parts, plan)
-}
-
-/// `jpeg` with `icc` inserted as APP2 ICC_PROFILE segments (split where a segment's 64 KiB
-/// would overflow) after its JFIF header.
-pub fn with_icc(jpeg: Vec<u8>, icc: &[u8]) -> Result<Vec<u8>, String> {
-    const CHUNK: usize = 65535 - 2 - 14;
-    let (head, _) = split(&jpeg)?;
-    let at = 2 + head
-        .iter()
-        .take_while(|s| s.marker == 0xE0)
-        .map(|s| s.bytes.len())
-        .sum::<usize>();
-    let count = icc.len().div_ceil(CHUNK);
-    if count > 255 {
-        return Err("the ICC profile is over 16 MB, more than JPEG can hold".into());
-    }
-    let mut out = Vec::with_capacity(jpeg.len() + icc.len() + 18 * count);
-    out.extend_from_slice(&jpeg[..at]);
-    for (i, part) in icc.chunks(CHUNK).enumerate() {
-        out.extend_from_slice(&[0xFF, 0xE2]);
-        out.extend_from_slice(&((2 + 14 + part.len()) as u16).to_be_bytes());
-        out.extend_from_slice(b"ICC_PROFILE\0");
-        out.extend_from_slice(&[i as u8 + 1, count as u8]);
-        out.extend_from_slice(part);
-    }
-    out.extend_from_slice(&jpeg[at..]);
-    Ok(out)
 }
 
 /// A marker segment of a JPEG header: its marker byte and its whole bytes.
@@ -323,11 +262,11 @@ fn join(parts: &[Vec<u8>], plan: &StripePlan) -> Result<Vec<u8>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::codec::jpeg::Chroma;
 
     fn settings(quality: u8, chroma: Chroma) -> JpegSettings {
         JpegSettings { quality, chroma }
     }
-    use libjpeg_turbo_rs::Subsampling;
 
     fn pattern(w: u32, h: u32, c: usize) -> Vec<u8> {
         (0..w as usize * h as usize * c)
@@ -348,15 +287,7 @@ mod tests {
                     let data = pattern(w, h, c);
                     let chroma = if q == 75 { Chroma::S420 } else { Chroma::S422 };
                     let joined = encode(&data, (w, h), color, settings(q, chroma), None).unwrap();
-                    let (format, sub) = match c {
-                        1 => (PixelFormat::Grayscale, Subsampling::S444),
-                        _ => (PixelFormat::Rgb, chroma.turbo()),
-                    };
-                    let whole = Encoder::new(&data, w as usize, h as usize, format)
-                        .quality(q)
-                        .subsampling(sub)
-                        .encode()
-                        .unwrap();
+                    let whole = encode_stripe(&data, w, color, settings(q, chroma), None).unwrap();
                     let (a, b) = (decode(&joined), decode(&whole));
                     assert_eq!((a.width(), a.height()), (w, h));
                     assert_eq!(a, b, "{w}x{h} {color:?} q{q}");

@@ -2,43 +2,7 @@
 //! sampling factors) and the quality its quantisation tables were scaled for. `--subsampling
 //! same` and `--quality same` write the output the same way.
 
-/// The chroma layouts gblur writes, with the subsampling factors of Cb and Cr against Y.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Chroma {
-    /// Full chroma.
-    S444,
-    /// Chroma halved across.
-    S422,
-    /// Chroma halved across and down.
-    S420,
-}
-
-impl Chroma {
-    /// (horizontal, vertical) factors by which the chroma planes are smaller than luma.
-    pub fn factors(self) -> (u32, u32) {
-        match self {
-            Chroma::S444 => (1, 1),
-            Chroma::S422 => (2, 1),
-            Chroma::S420 => (2, 2),
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Chroma::S444 => "4:4:4",
-            Chroma::S422 => "4:2:2",
-            Chroma::S420 => "4:2:0",
-        }
-    }
-
-    pub(super) fn turbo(self) -> libjpeg_turbo_rs::Subsampling {
-        match self {
-            Chroma::S444 => libjpeg_turbo_rs::Subsampling::S444,
-            Chroma::S422 => libjpeg_turbo_rs::Subsampling::S422,
-            Chroma::S420 => libjpeg_turbo_rs::Subsampling::S420,
-        }
-    }
-}
+use super::compress::Chroma;
 
 /// How a JPEG was written, as far as its header tells.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -185,6 +149,23 @@ impl Frame {
     }
 }
 
+/// Whether a JPEG's header segments (from its start) open a progressive frame (SOF2, SOF6, SOF10,
+/// SOF14).
+pub fn is_progressive(head: &[u8]) -> bool {
+    let mut at = 2;
+    while let Some(&[0xFF, marker, hi, lo]) = head
+        .get(at..at + 4)
+        .map(|b| [b[0], b[1], b[2], b[3]])
+        .as_ref()
+    {
+        if matches!(marker, 0xC2 | 0xC6 | 0xCA | 0xCE) {
+            return true;
+        }
+        at += 2 + u16::from_be_bytes([hi, lo]) as usize;
+    }
+    false
+}
+
 /// The quality of table 0 in a DQT segment's body (8- or 16-bit entries), if it holds it.
 fn luminance_quality(mut body: &[u8]) -> Option<u8> {
     while let Some(&pq_tq) = body.first() {
@@ -230,25 +211,39 @@ fn chroma_of(body: &[u8]) -> Option<Chroma> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use libjpeg_turbo_rs::{Encoder, PixelFormat, Subsampling};
+    use crate::codec::jpeg::compress::{compress_samples, Written};
+    use crate::codec::jpeg::JpegColor;
 
-    fn written(quality: u8, sub: Subsampling) -> Vec<u8> {
+    /// A 48×32 RGB picture written by libjpeg with luma's sampling `factors`.
+    fn written(quality: u8, factors: (u8, u8)) -> Vec<u8> {
         let rgb: Vec<u8> = (0..48 * 32 * 3).map(|i| (i * 37 % 251) as u8).collect();
-        Encoder::new(&rgb, 48, 32, PixelFormat::Rgb)
-            .quality(quality)
-            .subsampling(sub)
-            .encode()
-            .unwrap()
+        let how = Written {
+            quality,
+            luma_factors: factors,
+            adobe_marker: false,
+            icc: None,
+        };
+        compress_samples(&rgb, 48, JpegColor::Rgb, how).unwrap()
     }
+
+    fn gray() -> Vec<u8> {
+        let how = Written {
+            quality: 75,
+            luma_factors: (1, 1),
+            adobe_marker: false,
+            icc: None,
+        };
+        compress_samples(&[7u8; 64], 8, JpegColor::Gray, how).unwrap()
+    }
+
+    const S444: (u8, u8) = (1, 1);
+    const S422: (u8, u8) = (2, 1);
+    const S420: (u8, u8) = (2, 2);
 
     #[test]
     fn reads_the_quality_and_layout_a_file_was_written_with() {
         for q in [1, 7, 10, 24, 49, 50, 51, 75, 85, 90, 95, 100] {
-            for (sub, chroma) in [
-                (Subsampling::S444, Chroma::S444),
-                (Subsampling::S422, Chroma::S422),
-                (Subsampling::S420, Chroma::S420),
-            ] {
+            for (sub, chroma) in [(S444, Chroma::S444), (S422, Chroma::S422), (S420, Chroma::S420)] {
                 let traits = JpegTraits::read(&written(q, sub));
                 assert_eq!(traits.chroma, Some(chroma), "q{q} {sub:?}");
                 let got = traits.quality.unwrap();
@@ -274,16 +269,10 @@ mod tests {
 
     #[test]
     fn gray_unusual_and_damaged_headers_say_nothing_of_chroma() {
-        let gray = Encoder::new(&[7u8; 64], 8, 8, PixelFormat::Grayscale)
-            .encode()
-            .unwrap();
-        assert_eq!(JpegTraits::read(&gray).chroma, None);
-        assert_eq!(
-            JpegTraits::read(&written(80, Subsampling::S411)).chroma,
-            None
-        );
+        assert_eq!(JpegTraits::read(&gray()).chroma, None);
+        assert_eq!(JpegTraits::read(&written(80, (4, 1))).chroma, None);
         for cut in [0, 3, 10, 30] {
-            let bytes = written(80, Subsampling::S420);
+            let bytes = written(80, S420);
             let t = JpegTraits::read(&bytes[..cut]);
             assert_eq!(t.chroma, None, "cut at {cut}");
         }
@@ -292,7 +281,7 @@ mod tests {
 
     #[test]
     fn the_frame_is_found_without_reading_the_scan_or_a_trailer() {
-        let mut file = written(80, Subsampling::S420);
+        let mut file = written(80, S420);
         let scan = file.windows(2).position(|w| w == [0xFF, 0xDA]).unwrap();
         file.extend(std::iter::repeat_n(0u8, 1 << 16));
         let mut reader = std::io::Cursor::new(&file[..]);
@@ -305,13 +294,10 @@ mod tests {
         };
         assert_eq!(frame, expected);
         assert!(reader.position() < scan as u64, "read to {}", reader.position());
-        let gray = Encoder::new(&[7u8; 64], 8, 8, PixelFormat::Grayscale)
-            .encode()
-            .unwrap();
-        let frame = Frame::read(&mut std::io::Cursor::new(&gray[..])).unwrap();
+        let frame = Frame::read(&mut std::io::Cursor::new(&gray()[..])).unwrap();
         assert_eq!((frame.width, frame.components), (8, 1));
         for cut in [0, 3, 10, 30] {
-            let bytes = written(80, Subsampling::S420);
+            let bytes = written(80, S420);
             assert_eq!(Frame::read(&mut std::io::Cursor::new(&bytes[..cut])), None);
         }
         assert_eq!(Frame::read(&mut std::io::Cursor::new(&b"not a jpeg"[..])), None);

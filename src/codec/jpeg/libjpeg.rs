@@ -1,94 +1,33 @@
-//! libjpeg (libjpeg-turbo's C library, compiled by the `mozjpeg` crate) where gblur needs its
-//! behaviour: reading a large JPEG a scanline at a time (the strip engine), with every warning
-//! of damaged data made an error; and recovering a damaged file as libjpeg-based tools do
-//! (`recover`), so that a corrupt segment costs the rows it damages, not the rest of the
-//! picture, and the report says so. Also the file's header segments, read without its pixels.
+//! libjpeg (libjpeg-turbo's C library, compiled by the `mozjpeg` crate) as a whole:
+//! recovering a damaged file as libjpeg-based tools do (`recover`), so that a corrupt segment
+//! costs the rows it damages, not the rest of the picture, and the report says so; whether its
+//! SIMD code is in; and a file's header segments, read without its pixels.
 
-use crate::codec::guard;
+pub use super::errors::{run, strict_errors};
+use super::errors::{tolerant_errors, WARNINGS};
 use image::{DynamicImage, GrayImage, RgbImage};
-use mozjpeg_sys::{jpeg_common_struct, jpeg_error_mgr, J_COLOR_SPACE};
-use std::cell::RefCell;
+use mozjpeg_sys::J_COLOR_SPACE;
 use std::io::{self, BufRead};
 use std::os::raw::c_int;
+
+extern "C" {
+    /// libjpeg-turbo's SIMD dispatcher: nonzero where its SIMD inverse DCT runs on this CPU;
+    /// always zero in a build without its SIMD code (`jsimd_none.c`, what the `mozjpeg` crate
+    /// compiles where `nasm` is missing).
+    fn jsimd_can_idct_islow() -> c_int;
+}
+
+/// Whether libjpeg runs its SIMD code here: false where it was built without (no `nasm` at
+/// build time: every JPEG decode and encode then runs in plain C) or
+/// where the CPU has none of its instruction sets.
+pub fn has_simd() -> bool {
+    // SAFETY: a query without arguments; libjpeg-turbo detects the CPU once, thread-safely.
+    unsafe { jsimd_can_idct_islow() != 0 }
+}
 
 /// The most header bytes (everything before the first scan: tables, ICC, EXIF, XMP) read to
 /// learn the image's size and metadata.
 const MOST_HEADER_BYTES: usize = 64 << 20;
-
-/// Runs libjpeg calls whose errors unwind (`strict_errors`, `tolerant_errors`); what went
-/// wrong, on one line.
-pub fn run<R>(calls: impl FnOnce() -> io::Result<R>) -> Result<R, String> {
-    match guard::catch(calls) {
-        Ok(Ok(done)) => Ok(done),
-        Ok(Err(e)) if e.kind() == io::ErrorKind::UnexpectedEof => {
-            Err("the image data ends early".into())
-        }
-        Ok(Err(e)) => Err(e.to_string()),
-        Err(message) => Err(message),
-    }
-}
-
-/// An error manager whose errors unwind to `run`'s guard, as do the warnings of damaged data
-/// (a file cut short, a corrupt segment), which libjpeg would otherwise paper over with gray
-/// rows. Only bytes skipped between markers pass, as the whole-image decoder lets them.
-pub fn strict_errors() -> jpeg_error_mgr {
-    error_manager(strict_warning)
-}
-
-/// An error manager whose errors unwind to `run`'s guard and whose warnings are kept for
-/// `recover` to report.
-fn tolerant_errors() -> jpeg_error_mgr {
-    error_manager(kept_warning)
-}
-
-fn error_manager(warning: extern "C-unwind" fn(&mut jpeg_common_struct, c_int)) -> jpeg_error_mgr {
-    // SAFETY: `jpeg_std_error` initialises every field of the zeroed struct.
-    let mut err: jpeg_error_mgr = unsafe { std::mem::zeroed() };
-    unsafe { mozjpeg_sys::jpeg_std_error(&mut err) };
-    err.error_exit = Some(fail);
-    err.emit_message = Some(warning);
-    err
-}
-
-extern "C-unwind" fn fail(cinfo: &mut jpeg_common_struct) {
-    std::panic::resume_unwind(Box::new(message(cinfo)));
-}
-
-extern "C-unwind" fn strict_warning(cinfo: &mut jpeg_common_struct, level: c_int) {
-    // SAFETY: libjpeg calls this with its error manager set.
-    let code = unsafe { (*cinfo.err).msg_code };
-    if level < 0 && code != mozjpeg_sys::JWRN_EXTRANEOUS_DATA as c_int {
-        fail(cinfo);
-    }
-}
-
-thread_local! {
-    /// The warnings of the `recover` running on this thread.
-    static WARNINGS: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
-}
-
-extern "C-unwind" fn kept_warning(cinfo: &mut jpeg_common_struct, level: c_int) {
-    if level < 0 {
-        let text = message(cinfo);
-        WARNINGS.with(|w| w.borrow_mut().push(text));
-    }
-}
-
-/// libjpeg's text for its current message.
-fn message(cinfo: &mut jpeg_common_struct) -> String {
-    let mut buffer = [0u8; 80];
-    // SAFETY: libjpeg calls the handlers with its error manager set; `format_message` writes
-    // at most 80 bytes, NUL-terminated, into the buffer (which its binding declares shared).
-    unsafe {
-        if let Some(format) = (*cinfo.err).format_message {
-            let format: unsafe extern "C-unwind" fn(&mut jpeg_common_struct, *mut u8) =
-                std::mem::transmute(format);
-            format(cinfo, buffer.as_mut_ptr());
-        }
-    }
-    let text = buffer.split(|&b| b == 0).next().unwrap_or_default();
-    String::from_utf8_lossy(text).into_owned()
-}
 
 /// A damaged JPEG's pixels as libjpeg recovers them (rows it cannot decode come out gray,
 /// the rows after the next restart marker or scan decode again), with libjpeg's warnings, the
@@ -181,6 +120,17 @@ pub fn header_segments(file: &mut impl BufRead) -> image::ImageResult<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// CI builds with `nasm` (`.ci/run` installs it) on x86-64 machines with AVX2: libjpeg's
+    /// SIMD must be in, or every JPEG path would silently run in plain C.
+    #[test]
+    #[cfg(target_arch = "x86_64")]
+    fn libjpeg_runs_its_simd_code() {
+        assert!(
+            has_simd() || !std::arch::is_x86_feature_detected!("sse2"),
+            "libjpeg was built without its SIMD code: install nasm, then cargo clean -p mozjpeg-sys"
+        );
+    }
 
     /// A JPEG with restart markers every row of MCUs, and the same file with a stretch of one
     /// restart interval's entropy-coded data overwritten.

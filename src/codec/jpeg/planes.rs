@@ -5,10 +5,14 @@
 //! subsampling factor) gives the picture that blurring RGB gives, apart from rounding and
 //! the chroma resampling the RGB route adds (docs/ALGORITHMS.md, "JPEG in YCbCr planes").
 
+use super::compress::{compress_planes, Written};
+use super::decode::frame_within;
 use super::encode::{encode_stripes, StripePlan};
-use super::header::Chroma;
+use super::compress::Chroma;
+use super::errors::{run, strict_errors};
 use image::{GrayImage, RgbImage};
-use libjpeg_turbo_rs::{ColorSpace, DecodeLimits, Decoder};
+use mozjpeg::CompInfoExt as _;
+use mozjpeg_sys::J_COLOR_SPACE;
 
 /// The three planes of a YCbCr JPEG, each cropped to its own size: Y `width`×`height`, Cb and
 /// Cr `ceil(width / h)`×`ceil(height / v)` for the layout's factors (h, v).
@@ -46,38 +50,44 @@ impl YccPlanes {
     }
 }
 
-/// The planes of `bytes`, or None where the file is not an 8-bit YCbCr JPEG in a layout
-/// gblur writes (4:4:4, 4:2:2, 4:2:0), or where the decoder refuses it or only decodes it
-/// with warnings (the `image` crate's decoder then reads it, or says what is wrong).
-/// `max_bytes` bounds the decoder's working memory.
+/// The planes of `bytes`, or None where the file is not an 8-bit YCbCr JPEG in the `chroma`
+/// layout (gblur writes 4:4:4, 4:2:2 and 4:2:0), where libjpeg refuses it or finds its data
+/// damaged (the pixels' decoders then read it, or say what is wrong), or where its planes
+/// and libjpeg's working memory would be over `max_bytes`.
 pub fn decode_planes(bytes: &[u8], chroma: Chroma, max_bytes: u64) -> Option<YccPlanes> {
-    let limits = DecodeLimits {
-        max_memory: Some(max_bytes),
-        ..DecodeLimits::default()
-    };
-    let mut decoder = Decoder::new_with_limits(bytes, limits).ok()?;
-    if decoder.header().precision != 8
-        || decoder.jpeg_color_space() != ColorSpace::YCbCr
-        || decoder.jpeg_subsampling() != chroma.turbo()
-    {
-        return None;
-    }
-    decoder.set_stop_on_warning(true);
-    let (raw, warnings) = decoder.decode_raw_with_warnings().ok()?;
-    if !warnings.is_empty() || raw.num_components != 3 {
-        return None;
-    }
-    let (width, height) = (
-        u32::try_from(raw.width).ok()?,
-        u32::try_from(raw.height).ok()?,
-    );
+    let frame = frame_within(bytes, 3, max_bytes)?;
     let (h, v) = chroma.factors();
+    let decoded = run(|| {
+        let decompress = mozjpeg::Decompress::with_err(strict_errors()).from_mem(bytes)?;
+        let factors: Vec<(u8, u8)> = decompress.components().iter().map(|c| c.sampling()).collect();
+        let want = [(h as u8, v as u8), (1, 1), (1, 1)];
+        if decompress.color_space() != J_COLOR_SPACE::JCS_YCbCr || factors != want {
+            return Ok(None);
+        }
+        let mut started = decompress.raw()?;
+        // libjpeg hands out whole MCU rows of each plane, every row padded to whole blocks.
+        let mcu_rows = (frame.height as usize).div_ceil(8 * v as usize);
+        let strides: Vec<usize> = started.components().iter().map(|c| c.row_stride()).collect();
+        let mut planes: Vec<Vec<u8>> = strides
+            .iter()
+            .zip(want)
+            .map(|(stride, (_, rows))| Vec::with_capacity(stride * mcu_rows * 8 * rows as usize))
+            .collect();
+        let [y, cb, cr] = &mut planes[..] else {
+            unreachable!("three components");
+        };
+        started.read_raw_data(&mut [y, cb, cr]);
+        started.finish()?;
+        Ok(Some((planes, strides)))
+    });
+    let (planes, strides) = decoded.ok()??;
+    let (width, height) = (frame.width, frame.height);
     let sizes = [
         (width, height),
         (width.div_ceil(h), height.div_ceil(v)),
         (width.div_ceil(h), height.div_ceil(v)),
     ];
-    let mut planes = raw.planes.into_iter().zip(raw.plane_widths).zip(sizes);
+    let mut planes = planes.into_iter().zip(strides).zip(sizes);
     let mut next = || {
         let ((data, stride), (w, h)) = planes.next()?;
         crop(data, stride, (w, h))
@@ -122,33 +132,23 @@ pub fn encode_planes(p: &YccPlanes, quality: u8, icc: Option<&[u8]>) -> Result<V
             };
             let (a, b) = (r0 / f as usize, r1.div_ceil(f as usize));
             let w = plane.width() as usize;
-            (&plane.as_raw()[a * w..b * w], w, b - a)
+            (&plane.as_raw()[a * w..b * w], w)
         };
-        let parts = [rows(0), rows(1), rows(2)];
-        let data: Vec<&[u8]> = parts.iter().map(|p| p.0).collect();
-        let widths: Vec<usize> = parts.iter().map(|p| p.1).collect();
-        let heights: Vec<usize> = parts.iter().map(|p| p.2).collect();
-        let mut jpeg = libjpeg_turbo_rs::compress_raw(
-            &data,
-            &widths,
-            &heights,
-            p.width as usize,
-            r1 - r0,
+        let how = Written {
             quality,
-            p.chroma.turbo(),
-        )
-        .map_err(|e| e.to_string())?;
-        if let (0, Some(profile)) = (r0, icc) {
-            jpeg = super::encode::with_icc(jpeg, profile)?;
-        }
-        Ok(jpeg)
+            luma_factors: (h as u8, v as u8),
+            adobe_marker: false,
+            icc: icc.filter(|_| r0 == 0),
+        };
+        let size = (p.width, (r1 - r0) as u32);
+        compress_planes([rows(0), rows(1), rows(2)], size, how)
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use libjpeg_turbo_rs::{Encoder, PixelFormat};
+    use crate::codec::jpeg::{encode_stripe, JpegColor, JpegSettings};
 
     fn photo(w: u32, h: u32) -> Vec<u8> {
         (0..h)
@@ -165,14 +165,14 @@ mod tests {
     }
 
     fn jpeg(w: u32, h: u32, chroma: Chroma) -> Vec<u8> {
-        Encoder::new(&photo(w, h), w as usize, h as usize, PixelFormat::Rgb)
-            .quality(90)
-            .subsampling(chroma.turbo())
-            .encode()
-            .unwrap()
+        let settings = JpegSettings {
+            quality: 90,
+            chroma,
+        };
+        encode_stripe(&photo(w, h), w, JpegColor::Rgb, settings, None).unwrap()
     }
 
-    /// The file as libjpeg-turbo-rs decodes it: one decoder for both files, as decoders
+    /// The file as libjpeg decodes it: one decoder for both files, as decoders
     /// differ in the chroma of an odd last column.
     fn rgb_of(bytes: &[u8]) -> image::RgbImage {
         super::super::decode_pixels(bytes, 1 << 30)
@@ -230,9 +230,11 @@ mod tests {
     fn other_layouts_gray_and_damaged_files_are_not_taken() {
         let file = jpeg(40, 24, Chroma::S420);
         assert!(decode_planes(&file, Chroma::S444, 1 << 30).is_none());
-        let gray = Encoder::new(&[9u8; 64 * 8], 64, 8, PixelFormat::Grayscale)
-            .encode()
-            .unwrap();
+        let settings = JpegSettings {
+            quality: 90,
+            chroma: Chroma::S444,
+        };
+        let gray = encode_stripe(&[9u8; 64 * 8], 64, JpegColor::Gray, settings, None).unwrap();
         assert!(decode_planes(&gray, Chroma::S444, 1 << 30).is_none());
         let sos = file.windows(2).position(|w| w == [0xFF, 0xDA]).unwrap();
         for cut in [10, sos, sos + 40] {

@@ -1,10 +1,10 @@
 //! JPEG rows in: the header and metadata as the whole-image decode reads them (the `image`
 //! crate's decoder, handed the file's header segments only, so that a large file is never read
-//! whole), then the pixels a scanline at a time from libjpeg through the `mozjpeg` crate.
-//! Neither `libjpeg-turbo-rs` (whose scanline reader decodes the whole image first) nor the
-//! `image` crate's decoder hands out rows before the last one is decoded.
+//! whole), then the pixels a scanline at a time from libjpeg through the `mozjpeg` crate
+//! (the `image` crate's decoder hands out no row before the last one is decoded).
 
 use crate::codec::jpeg::libjpeg::{self, header_segments, strict_errors};
+use crate::codec::jpeg::header::is_progressive;
 use crate::codec::jpeg::JpegTraits;
 use crate::codec::rows::{decode_error, Header, RowSample};
 use crate::codec::ImageIoError;
@@ -90,23 +90,6 @@ impl JpegRows {
         };
         libjpeg(&self.path, || rows.read_scanlines_into(bytes).map(|_| ()))
     }
-}
-
-/// Whether header segments (`header_segments`) start a progressive frame (SOF2, SOF6, SOF10,
-/// SOF14).
-fn is_progressive(head: &[u8]) -> bool {
-    let mut at = 2;
-    while let Some(&[0xFF, marker, hi, lo]) = head
-        .get(at..at + 4)
-        .map(|b| [b[0], b[1], b[2], b[3]])
-        .as_ref()
-    {
-        if matches!(marker, 0xC2 | 0xC6 | 0xCA | 0xCE) {
-            return true;
-        }
-        at += 2 + u16::from_be_bytes([hi, lo]) as usize;
-    }
-    false
 }
 
 /// Runs libjpeg calls; what went wrong is a decode error of `path`.

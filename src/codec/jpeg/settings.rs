@@ -1,7 +1,8 @@
 //! `--quality` and `--subsampling` as asked, and as they resolve for one input: `same` takes
 //! what the input JPEG's header says (`JpegTraits`).
 
-use super::header::{Chroma, JpegTraits};
+use super::compress::Chroma;
+use super::header::JpegTraits;
 
 /// The quality written when none is asked for, and for `--quality same` where the input has
 /// none to copy.
