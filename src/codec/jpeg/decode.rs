@@ -7,6 +7,8 @@
 
 use super::header::{is_progressive, Frame};
 use super::errors::{run, strict_errors};
+use super::pieces::Pieces;
+use rayon::prelude::*;
 use image::{ColorType, DynamicImage, GrayAlphaImage, GrayImage, RgbImage, RgbaImage};
 use mozjpeg_sys::J_COLOR_SPACE;
 use zune_core::bytestream::ZCursor;
@@ -37,30 +39,51 @@ pub fn decode_pixels(bytes: &[u8], max_bytes: u64) -> Result<Option<DynamicImage
     let Some(frame) = frame_within(bytes, 3, max_bytes) else {
         return Ok(None);
     };
-    run(|| {
-        let decompress = mozjpeg::Decompress::with_err(strict_errors()).from_mem(bytes)?;
-        let gray = match decompress.color_space() {
-            J_COLOR_SPACE::JCS_GRAYSCALE => true,
-            J_COLOR_SPACE::JCS_YCbCr | J_COLOR_SPACE::JCS_RGB => false,
-            _ => return Ok(None),
-        };
-        let mut started = match gray {
-            true => decompress.grayscale()?,
-            false => decompress.rgb()?,
-        };
-        let (w, h) = (started.width() as u32, started.height() as u32);
-        if (w, h) != (frame.width, frame.height) {
-            return Err(std::io::Error::other("libjpeg reads another size than its header"));
+    let header = run(|| mozjpeg::Decompress::with_err(strict_errors()).from_mem(bytes).map(|d| d.color_space()));
+    let gray = match header? {
+        J_COLOR_SPACE::JCS_GRAYSCALE => true,
+        J_COLOR_SPACE::JCS_YCbCr | J_COLOR_SPACE::JCS_RGB => false,
+        _ => return Ok(None),
+    };
+    let (w, h) = (frame.width, frame.height);
+    let row = w as usize * if gray { 1 } else { 3 };
+    let mut pixels = vec![0u8; row * h as usize];
+    match Pieces::cut(bytes).filter(|p| !p.blends_rows()) {
+        None => run(|| pixels_into(bytes, gray, &mut pixels))?,
+        Some(pieces) => {
+            let mut parts = Vec::with_capacity(pieces.len());
+            let mut rest = &mut pixels[..];
+            for i in 0..pieces.len() {
+                let (part, after) = rest.split_at_mut(pieces.rows(i).len() * row);
+                parts.push(part);
+                rest = after;
+            }
+            parts
+                .into_par_iter()
+                .enumerate()
+                .try_for_each(|(i, part)| run(|| pixels_into(&pieces.jpeg(i), gray, part)))?;
         }
-        let channels = if gray { 1 } else { 3 };
-        let mut pixels = vec![0u8; w as usize * h as usize * channels];
-        started.read_scanlines_into(&mut pixels)?;
-        started.finish()?;
-        Ok(match gray {
-            true => GrayImage::from_raw(w, h, pixels).map(DynamicImage::from),
-            false => RgbImage::from_raw(w, h, pixels).map(DynamicImage::from),
-        })
+    }
+    Ok(match gray {
+        true => GrayImage::from_raw(w, h, pixels).map(DynamicImage::from),
+        false => RgbImage::from_raw(w, h, pixels).map(DynamicImage::from),
     })
+}
+
+/// Decodes `jpeg` (a whole file or one of its pieces) to gray or RGB, filling `out`, which
+/// holds exactly its rows.
+fn pixels_into(jpeg: &[u8], gray: bool, out: &mut [u8]) -> std::io::Result<()> {
+    let decompress = mozjpeg::Decompress::with_err(strict_errors()).from_mem(jpeg)?;
+    let mut started = match gray {
+        true => decompress.grayscale()?,
+        false => decompress.rgb()?,
+    };
+    let channels = if gray { 1 } else { 3 };
+    if started.width() * started.height() * channels != out.len() {
+        return Err(std::io::Error::other("libjpeg reads another size than its header"));
+    }
+    started.read_scanlines_into(out)?;
+    started.finish()
 }
 
 /// The pixels of `bytes` as the `image` crate's decoder (zune-jpeg) gives them, as `color`
@@ -260,6 +283,49 @@ mod tests {
             Ok(None),
             "over the memory limit"
         );
+    }
+
+    /// A tall noisy picture in gblur's own JPEG (restart markers every stripe).
+    fn striped(w: u32, h: u32, color: JpegColor, chroma: crate::codec::jpeg::Chroma) -> Vec<u8> {
+        let mut seed = 0x2545_F491_4F6C_DD1Du64;
+        let data: Vec<u8> = (0..w as usize * h as usize * color.channels())
+            .map(|i| {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                ((i / 7 % 200) as u64 + seed % 56) as u8
+            })
+            .collect();
+        let settings = crate::codec::jpeg::JpegSettings { quality: 90, chroma };
+        crate::codec::jpeg::encode(&data, (w, h), color, settings, None).unwrap()
+    }
+
+    /// Decoded in restart pieces, a file gives exactly the whole decode's pixels, on any
+    /// number of threads; a 4:2:0 file, whose chroma rows libjpeg blends, decodes whole.
+    #[test]
+    fn pieces_decode_as_the_whole_file_on_any_number_of_threads() {
+        use crate::codec::jpeg::Chroma;
+        for (color, chroma) in [
+            (JpegColor::Gray, Chroma::S444),
+            (JpegColor::Rgb, Chroma::S444),
+            (JpegColor::Rgb, Chroma::S420),
+            (JpegColor::Rgb, Chroma::S422),
+        ] {
+            let (w, h) = (203, 1100);
+            let file = striped(w, h, color, chroma);
+            let pieces = Pieces::cut(&file).expect("restart pieces");
+            assert_eq!(pieces.blends_rows(), chroma == Chroma::S420);
+            let on = |threads| {
+                let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+                pool.install(|| decode_pixels(&file, 1 << 30).unwrap().unwrap())
+            };
+            let cut = on(4);
+            assert_eq!(cut, on(1), "{chroma:?}");
+            let gray = color == JpegColor::Gray;
+            let mut whole = vec![0u8; cut.as_bytes().len()];
+            pixels_into(&file, gray, &mut whole).unwrap();
+            assert!(cut.as_bytes() == &whole[..], "{chroma:?}");
+        }
     }
 
     use image::GenericImageView as _;

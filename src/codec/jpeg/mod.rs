@@ -11,6 +11,7 @@ mod encode;
 mod errors;
 mod header;
 pub mod libjpeg;
+mod pieces;
 mod planes;
 pub mod rows_in;
 pub mod rows_out;

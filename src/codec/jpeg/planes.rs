@@ -10,8 +10,10 @@ use super::decode::frame_within;
 use super::encode::{encode_stripes, StripePlan};
 use super::compress::Chroma;
 use super::errors::{run, strict_errors};
+use super::pieces::Pieces;
+use rayon::prelude::*;
 use image::{GrayImage, RgbImage};
-use mozjpeg::CompInfoExt as _;
+use mozjpeg_sys as ffi;
 use mozjpeg_sys::J_COLOR_SPACE;
 
 /// The three planes of a YCbCr JPEG, each cropped to its own size: Y `width`×`height`, Cb and
@@ -57,54 +59,162 @@ impl YccPlanes {
 pub fn decode_planes(bytes: &[u8], chroma: Chroma, max_bytes: u64) -> Option<YccPlanes> {
     let frame = frame_within(bytes, 3, max_bytes)?;
     let (h, v) = chroma.factors();
-    let decoded = run(|| {
+    let taken = run(|| {
         let decompress = mozjpeg::Decompress::with_err(strict_errors()).from_mem(bytes)?;
-        let factors: Vec<(u8, u8)> = decompress.components().iter().map(|c| c.sampling()).collect();
-        let want = [(h as u8, v as u8), (1, 1), (1, 1)];
-        if decompress.color_space() != J_COLOR_SPACE::JCS_YCbCr || factors != want {
-            return Ok(None);
-        }
-        let mut started = decompress.raw()?;
-        // libjpeg hands out whole MCU rows of each plane, every row padded to whole blocks.
-        let mcu_rows = (frame.height as usize).div_ceil(8 * v as usize);
-        let strides: Vec<usize> = started.components().iter().map(|c| c.row_stride()).collect();
-        let mut planes: Vec<Vec<u8>> = strides
+        let factors: Vec<(u8, u8)> = decompress
+            .components()
             .iter()
-            .zip(want)
-            .map(|(stride, (_, rows))| Vec::with_capacity(stride * mcu_rows * 8 * rows as usize))
+            .map(|c| (c.h_samp_factor as u8, c.v_samp_factor as u8))
             .collect();
-        let [y, cb, cr] = &mut planes[..] else {
-            unreachable!("three components");
-        };
-        started.read_raw_data(&mut [y, cb, cr]);
-        started.finish()?;
-        Ok(Some((planes, strides)))
+        let want = [(h as u8, v as u8), (1, 1), (1, 1)];
+        Ok(decompress.color_space() == J_COLOR_SPACE::JCS_YCbCr && factors == want)
     });
-    let (planes, strides) = decoded.ok()??;
+    if !taken.ok()? {
+        return None;
+    }
     let (width, height) = (frame.width, frame.height);
-    let sizes = [
-        (width, height),
-        (width.div_ceil(h), height.div_ceil(v)),
-        (width.div_ceil(h), height.div_ceil(v)),
-    ];
-    let mut planes = planes.into_iter().zip(strides).zip(sizes);
-    let mut next = || {
-        let ((data, stride), (w, h)) = planes.next()?;
-        crop(data, stride, (w, h))
+    // Every plane padded as libjpeg hands it out: rows of whole blocks, whole MCU rows.
+    let mcu_rows = (height as usize).div_ceil(8 * v as usize);
+    let strides = [(width as usize).div_ceil(8), (width as usize).div_ceil(8 * h as usize), 0];
+    let strides = [strides[0] * 8, strides[1] * 8, strides[1] * 8];
+    let rows_per_mcu = [8 * v as usize, 8, 8];
+    let mut planes: Vec<Vec<u8>> = (0..3)
+        .map(|k| vec![0u8; strides[k] * rows_per_mcu[k] * mcu_rows])
+        .collect();
+    // Restart pieces decode on every core, each into its own rows of the planes.
+    let pieces = Pieces::cut(bytes);
+    let spans: Vec<(usize, usize)> = match &pieces {
+        None => vec![(0, mcu_rows)],
+        Some(p) => (0..p.len())
+            .map(|i| {
+                let rows = p.rows(i);
+                (rows.start / (8 * v as usize), rows.end.div_ceil(8 * v as usize))
+            })
+            .collect(),
     };
-    let planes = [next()?, next()?, next()?];
+    let [y, cb, cr] = &mut planes[..] else {
+        unreachable!("three planes");
+    };
+    let mut rest: [&mut [u8]; 3] = [y, cb, cr];
+    let parts: Vec<[&mut [u8]; 3]> = spans
+        .iter()
+        .map(|&(m0, m1)| {
+            std::array::from_fn(|k| {
+                let len = (m1 - m0) * rows_per_mcu[k] * strides[k];
+                let (part, after) = std::mem::take(&mut rest[k]).split_at_mut(len);
+                rest[k] = after;
+                part
+            })
+        })
+        .collect();
+    let decoded: Result<(), String> = parts.into_par_iter().enumerate().try_for_each(|(i, part)| {
+        let (jpeg, rows) = match &pieces {
+            None => (std::borrow::Cow::Borrowed(bytes), height as usize),
+            Some(p) => (std::borrow::Cow::Owned(p.jpeg(i)), p.rows(i).len()),
+        };
+        run(|| raw_into(&jpeg, (width, rows), part, strides))
+    });
+    decoded.ok()?;
+    let sizes = [
+        (width as usize, height as usize),
+        ((width as usize).div_ceil(h as usize), (height as usize).div_ceil(v as usize)),
+        ((width as usize).div_ceil(h as usize), (height as usize).div_ceil(v as usize)),
+    ];
+    let mut cropped = planes.into_iter().zip(strides).zip(sizes).map(|((data, stride), size)| {
+        let plane = crop(data, stride, size)?;
+        GrayImage::from_raw(size.0 as u32, size.1 as u32, plane)
+    });
     Some(YccPlanes {
         width,
         height,
         chroma,
-        planes,
+        planes: [cropped.next()??, cropped.next()??, cropped.next()??],
     })
+}
+
+/// A libjpeg decompressor reading from memory, destroyed when dropped, also when an error
+/// unwinds through it.
+struct Decompressor {
+    cinfo: Box<ffi::jpeg_decompress_struct>,
+    _errors: Box<ffi::jpeg_error_mgr>,
+}
+
+impl Drop for Decompressor {
+    fn drop(&mut self) {
+        // SAFETY: created in `raw_into`.
+        unsafe { ffi::jpeg_destroy_decompress(&mut self.cinfo) };
+    }
+}
+
+/// Decodes `jpeg` (a whole file or one of its restart pieces, `width`×`rows` pixels) as its
+/// YCbCr planes straight into `planes`, rows `strides` apart (whole blocks), whole MCU rows:
+/// an error where libjpeg reads another layout or finds the data damaged.
+fn raw_into(
+    jpeg: &[u8],
+    (width, rows): (u32, usize),
+    planes: [&mut [u8]; 3],
+    strides: [usize; 3],
+) -> std::io::Result<()> {
+    let mut d = Decompressor {
+        // SAFETY: a zeroed struct is what `jpeg_CreateDecompress` expects to initialise.
+        cinfo: Box::new(unsafe { std::mem::zeroed() }),
+        _errors: Box::new(strict_errors()),
+    };
+    d.cinfo.common.err = &mut *d._errors;
+    let cinfo = &mut *d.cinfo;
+    // SAFETY: the struct and its error manager are boxed and outlive the decompressor; the
+    // source bytes outlive it too.
+    unsafe {
+        ffi::jpeg_CreateDecompress(cinfo, ffi::JPEG_LIB_VERSION, size_of::<ffi::jpeg_decompress_struct>());
+        ffi::jpeg_mem_src(cinfo, jpeg.as_ptr(), jpeg.len() as _);
+        ffi::jpeg_read_header(cinfo, 1);
+    }
+    let other = |why: &str| std::io::Error::other(why.to_string());
+    if (cinfo.image_width, cinfo.image_height as usize, cinfo.num_components) != (width, rows, 3) {
+        return Err(other("libjpeg reads another size than its header"));
+    }
+    cinfo.raw_data_out = 1;
+    // SAFETY: the header is read; raw output asked for.
+    unsafe { ffi::jpeg_start_decompress(cinfo) };
+    // SAFETY: after `jpeg_start_decompress` the three components' descriptions are set.
+    let comps = unsafe { std::slice::from_raw_parts(cinfo.comp_info, 3) };
+    let max_v = cinfo.max_v_samp_factor as usize;
+    let v: Vec<usize> = comps.iter().map(|c| c.v_samp_factor as usize).collect();
+    if comps.iter().zip(strides).any(|(c, s)| c.width_in_blocks as usize * 8 != s) {
+        return Err(other("libjpeg pads the planes otherwise"));
+    }
+    let mut pointers = [[std::ptr::null_mut::<u8>(); 32]; 3];
+    let planes = planes.map(|p| p.as_mut_ptr_range());
+    while cinfo.output_scanline < cinfo.output_height {
+        let row = cinfo.output_scanline as usize;
+        for k in 0..3 {
+            let first = row * v[k] / max_v;
+            for (j, pointer) in pointers[k].iter_mut().take(8 * v[k]).enumerate() {
+                let at = (first + j) * strides[k];
+                // Every MCU row of the piece has its rows in the part (whole MCU rows).
+                if at + strides[k] > (planes[k].end as usize - planes[k].start as usize) {
+                    return Err(other("libjpeg hands out more rows than the frame has"));
+                }
+                // SAFETY: `at + stride` is within this plane's part, checked above.
+                *pointer = unsafe { planes[k].start.add(at) };
+            }
+        }
+        let image = [pointers[0].as_mut_ptr(), pointers[1].as_mut_ptr(), pointers[2].as_mut_ptr()];
+        // SAFETY: every row pointer addresses `stride` samples of this piece's part, as many
+        // rows per plane as one MCU row holds.
+        let read = unsafe { ffi::jpeg_read_raw_data(cinfo, image.as_ptr() as _, (8 * max_v) as _) };
+        if read == 0 {
+            return Err(other("libjpeg read no rows"));
+        }
+    }
+    // SAFETY: every row is read.
+    unsafe { ffi::jpeg_finish_decompress(cinfo) };
+    Ok(())
 }
 
 /// The top-left `w`×`h` of a plane whose rows are `stride` samples apart (the decoder pads
 /// planes to whole MCUs), in place.
-fn crop(mut data: Vec<u8>, stride: usize, (w, h): (u32, u32)) -> Option<GrayImage> {
-    let (w, h) = (w as usize, h as usize);
+fn crop(mut data: Vec<u8>, stride: usize, (w, h): (usize, usize)) -> Option<Vec<u8>> {
     if stride < w || data.len() < stride * h {
         return None;
     }
@@ -114,7 +224,7 @@ fn crop(mut data: Vec<u8>, stride: usize, (w, h): (u32, u32)) -> Option<GrayImag
         }
     }
     data.truncate(w * h);
-    GrayImage::from_raw(w as u32, h as u32, data)
+    Some(data)
 }
 
 /// Encodes the planes at `quality` (1-100) in their own layout, with `icc` embedded if
@@ -252,6 +362,28 @@ mod tests {
         use image::ImageDecoder as _;
         let mut d = image::codecs::jpeg::JpegDecoder::new(std::io::Cursor::new(&out)).unwrap();
         assert_eq!(d.icc_profile().unwrap(), Some(icc));
+    }
+
+    /// Decoded in restart pieces on every core, a file gives exactly its whole decode's planes.
+    #[test]
+    fn restart_pieces_join_into_the_whole_planes() {
+        for chroma in [Chroma::S420, Chroma::S422, Chroma::S444] {
+            let (w, h) = (150, 1300);
+            let settings = JpegSettings {
+                quality: 90,
+                chroma,
+            };
+            let file = crate::codec::jpeg::encode(&photo(w, h), (w, h), JpegColor::Rgb, settings, None).unwrap();
+            assert!(Pieces::cut(&file).is_some_and(|p| p.len() >= 3));
+            let joined = decode_planes(&file, chroma, 1 << 30).unwrap();
+            // The same pixels in one stripe: the same coefficients, decoded whole.
+            let one = encode_stripe(&photo(w, h), w, JpegColor::Rgb, settings, None).unwrap();
+            assert!(Pieces::cut(&one).is_none());
+            let whole = decode_planes(&one, chroma, 1 << 30).unwrap();
+            for (a, b) in joined.planes.iter().zip(&whole.planes) {
+                assert!(a == b, "{chroma:?}");
+            }
+        }
     }
 
     use proptest::prelude::*;
