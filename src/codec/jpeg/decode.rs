@@ -350,6 +350,8 @@ mod tests {
             )
             .unwrap(),
             progressive,
+            // Tall enough to be cut into restart pieces.
+            striped(16, 600, JpegColor::Rgb, crate::codec::jpeg::Chroma::S444),
         ]
     }
 
@@ -359,7 +361,7 @@ mod tests {
         /// what it accepts has the size its header declares.
         #[test]
         fn damaged_files_never_panic(
-            which in 0usize..4,
+            which in 0usize..5,
             edits in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..12),
             cut in any::<prop::sample::Index>(),
             shorten in any::<bool>(),

@@ -178,6 +178,9 @@ fn walk(bytes: &[u8]) -> Option<Walk> {
             continue;
         }
         let len = u16::from_be_bytes([*bytes.get(at + 2)?, *bytes.get(at + 3)?]) as usize;
+        if len < 2 {
+            return None;
+        }
         let segment = bytes.get(at..at + 2 + len)?;
         let body = &segment[4..];
         match marker {

@@ -398,9 +398,17 @@ mod tests {
             edits in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..12),
             cut in any::<prop::sample::Index>(),
             shorten in any::<bool>(),
+            tall in any::<bool>(),
         ) {
             let chroma = [Chroma::S420, Chroma::S422, Chroma::S444][which];
-            let mut file = jpeg(40, 24, chroma);
+            let mut file = match tall {
+                // Tall enough to be cut into restart pieces.
+                true => {
+                    let settings = JpegSettings { quality: 90, chroma };
+                    crate::codec::jpeg::encode(&photo(16, 600), (16, 600), JpegColor::Rgb, settings, None).unwrap()
+                }
+                false => jpeg(40, 24, chroma),
+            };
             for (at, byte) in edits {
                 let i = at.index(file.len());
                 file[i] = byte;
