@@ -350,7 +350,15 @@ impl Compressor {
 impl Drop for Compressor {
     fn drop(&mut self) {
         // SAFETY: created in `new`; `jpeg_mem_dest`'s buffer is malloc'd and ours to free.
+        // The memory destination frees its buffer when it outgrows it and says where the
+        // current one is only when terminated: terminating it first (again, after a finished
+        // file) makes `out` name the live buffer on every path, an error's unwinding too.
         unsafe {
+            if !self.cinfo.dest.is_null() {
+                if let Some(term) = (*self.cinfo.dest).term_destination {
+                    term(&mut self.cinfo);
+                }
+            }
             ffi::jpeg_destroy_compress(&mut self.cinfo);
             if !self.out.0.is_null() {
                 libc::free(self.out.0.cast());
@@ -381,4 +389,30 @@ pub fn icc_segments(icc: &[u8]) -> io::Result<Vec<Vec<u8>>> {
             body
         })
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A compressor dropped midway (as when an error unwinds through it) after its output
+    /// outgrew the first buffer frees the buffer in use, once: without terminating the
+    /// destination first it would free the outgrown one again (glibc aborts on that).
+    #[test]
+    fn a_compressor_dropped_midway_frees_its_live_buffer() {
+        let how = Written {
+            quality: 100,
+            luma_factors: (1, 1),
+            adobe_marker: false,
+            icc: None,
+        };
+        let rows: Vec<u8> = (0..256 * 256 * 3).map(|i| (i * 7919 % 251) as u8).collect();
+        let mut c = Compressor::new((256, 256), ffi::J_COLOR_SPACE::JCS_RGB, 3, how).unwrap();
+        c.start().unwrap();
+        let pointers: Vec<*const u8> = rows.chunks_exact(256 * 3).take(200).map(<[u8]>::as_ptr).collect();
+        // SAFETY: 200 rows of 256 RGB pixels, alive for the call.
+        let done = unsafe { ffi::jpeg_write_scanlines(&mut c.cinfo, pointers.as_ptr(), 200) };
+        assert_eq!(done, 200);
+        drop(c);
+    }
 }

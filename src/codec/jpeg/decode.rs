@@ -328,6 +328,27 @@ mod tests {
         }
     }
 
+    /// libjpeg tells a three-component file's colour coding from its JFIF or Adobe segment,
+    /// else from its component ids: a piece keeps the segments, so it is decoded as the
+    /// whole file is, even where its ids read 'R', 'G', 'B' under a JFIF header (YCbCr).
+    #[test]
+    fn pieces_keep_how_the_colour_is_coded() {
+        let mut file = striped(64, 700, JpegColor::Rgb, crate::codec::jpeg::Chroma::S444);
+        let ids = |file: &mut Vec<u8>, marker: u8, first: usize, step: usize| {
+            let at = file.windows(2).position(|w| w == [0xFF, marker]).unwrap();
+            for (c, id) in [b'R', b'G', b'B'].into_iter().enumerate() {
+                file[at + first + step * c] = id;
+            }
+        };
+        ids(&mut file, 0xC0, 10, 3);
+        ids(&mut file, 0xDA, 5, 2);
+        assert!(Pieces::cut(&file).is_some());
+        let cut = decode_pixels(&file, 1 << 30).unwrap().unwrap();
+        let mut whole = vec![0u8; cut.as_bytes().len()];
+        pixels_into(&file, false, &mut whole).unwrap();
+        assert!(cut.as_bytes() == &whole[..]);
+    }
+
     use image::GenericImageView as _;
     use proptest::prelude::*;
 

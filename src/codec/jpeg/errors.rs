@@ -70,9 +70,10 @@ extern "C-unwind" fn kept_warning(cinfo: &mut jpeg_common_struct, level: c_int) 
 
 /// libjpeg's text for its current message.
 fn message(cinfo: &mut jpeg_common_struct) -> String {
-    let mut buffer = [0u8; 80];
+    // libjpeg's JMSG_LENGTH_MAX.
+    let mut buffer = [0u8; 200];
     // SAFETY: libjpeg calls the handlers with its error manager set; `format_message` writes
-    // at most 80 bytes, NUL-terminated, into the buffer (which its binding declares shared).
+    // at most 200 bytes, NUL-terminated, into the buffer (which its binding declares shared).
     unsafe {
         if let Some(format) = (*cinfo.err).format_message {
             let format: unsafe extern "C-unwind" fn(&mut jpeg_common_struct, *mut u8) =

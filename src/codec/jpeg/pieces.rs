@@ -20,8 +20,8 @@ const LEAST_PIECE_ROWS: usize = 256;
 /// A file's pieces, each built as a JPEG of its own when it is decoded (`jpeg`).
 pub struct Pieces<'a> {
     bytes: &'a [u8],
-    /// The file's segments up to its scan header (SOI, tables, frame, restart interval;
-    /// application segments and comments left out).
+    /// The file's segments up to its scan header (SOI, tables, frame, restart interval,
+    /// JFIF and Adobe segments; other application segments and comments left out).
     head: Vec<u8>,
     /// Where the frame header's height is in `head`.
     height_at: usize,
@@ -210,9 +210,10 @@ fn walk(bytes: &[u8]) -> Option<Walk> {
             0xD0..=0xD9 | 0x01 => return None,
             _ => {}
         }
-        // Every segment but the application segments and comments: tables, the frame, the
-        // restart interval.
-        if !matches!(marker, 0xE0..=0xEF | 0xFE) {
+        // Every segment but comments and the application segments that do not say how the
+        // colour is coded: tables, the frame, the restart interval, and JFIF's APP0 and
+        // Adobe's APP14, from which libjpeg tells YCbCr from RGB.
+        if !matches!(marker, 0xE1..=0xED | 0xEF | 0xFE) {
             head.extend_from_slice(segment);
         }
         at += 2 + len;
