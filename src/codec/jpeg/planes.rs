@@ -75,8 +75,9 @@ pub fn decode_planes(bytes: &[u8], chroma: Chroma, max_bytes: u64) -> Option<Ycc
     let (width, height) = (frame.width, frame.height);
     // Every plane padded as libjpeg hands it out: rows of whole blocks, whole MCU rows.
     let mcu_rows = (height as usize).div_ceil(8 * v as usize);
-    let strides = [(width as usize).div_ceil(8), (width as usize).div_ceil(8 * h as usize), 0];
-    let strides = [strides[0] * 8, strides[1] * 8, strides[1] * 8];
+    let luma_stride = (width as usize).div_ceil(8) * 8;
+    let chroma_stride = (width as usize).div_ceil(8 * h as usize) * 8;
+    let strides = [luma_stride, chroma_stride, chroma_stride];
     let rows_per_mcu = [8 * v as usize, 8, 8];
     let mut planes: Vec<Vec<u8>> = (0..3)
         .map(|k| vec![0u8; strides[k] * rows_per_mcu[k] * mcu_rows])
