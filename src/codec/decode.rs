@@ -1,9 +1,9 @@
 //! Decoding an input into pixels upright, with its metadata: the `image` crate's decoders for
 //! the header, the metadata and most formats' pixels, behind a guard that turns a decoder's
-//! panic into a one-line error; and where a decoder is wrong or cannot read a file, gblur's
-//! own reading: a JPEG's pixels (libjpeg, zune-jpeg in strict mode, libjpeg's recovery of a
-//! damaged file), a TIFF's tiled planes, bit order and associated alpha, an
-//! icon's alpha. The orientation comes from the metadata gblur writes (`Metadata::read`), for
+//! panic into a one-line error; and gblur's own reading where a decoder is wrong or cannot
+//! read a file, or where gblur has its own library: JPEG (libjpeg for the header, the pixels,
+//! CMYK inks and the recovery of a damaged file), a TIFF's tiled planes, bit order and
+//! associated alpha, an icon's alpha. The orientation comes from the metadata gblur writes (`Metadata::read`), for
 //! every format alike.
 
 use super::read::{self, Content, Input};
@@ -150,11 +150,12 @@ fn decode_from(
     })
 }
 
-/// A JPEG's pixels and metadata: libjpeg for 8-bit gray, YCbCr and RGB files, zune-jpeg (the
-/// `image` crate's decoder) in strict mode for the rest; a file either finds damaged goes to
-/// libjpeg's tolerant mode, whose warnings say whether it is (then it recovers what it can,
-/// as libjpeg-based tools do, and a note says so) or was only beyond the first decoder. Stray
-/// bytes between header segments, which libjpeg skips, are left out first.
+/// A JPEG's pixels and metadata, all through libjpeg: 8-bit gray, YCbCr and RGB files as gray or
+/// RGB, CMYK and YCCK files as inks turned to RGB through their ICC profile or by formula,
+/// each with every warning of damaged data an error; a file found damaged goes to libjpeg's
+/// tolerant mode, whose warnings say whether it is (then it recovers what it can, as
+/// libjpeg-based tools do, and a note says so) or was only beyond the strict read. Stray bytes
+/// between header segments, which libjpeg skips, are left out first.
 fn decode_jpeg(
     path: &Path,
     bytes: &[u8],
@@ -170,33 +171,56 @@ fn decode_jpeg(
     };
     let mut head = Cursor::new(head);
     let traits = jpeg::JpegTraits::read(bytes);
-    let ((w, h), color, mut meta) = {
+    let ((w, h), mut meta) = {
         let (decoder, meta) = open_decoder(path, &mut head, ImageFormat::Jpeg, max_memory_mib)?;
-        (decoder.dimensions(), decoder.color_type(), meta)
+        (decoder.dimensions(), meta)
     };
-    if traits.components == 4 {
+    let limit = max_memory_mib.saturating_mul(1 << 20);
+    let over = || ImageIoError::OverLimit {
+        path: path.into(),
+        limit_mib: max_memory_mib,
+    };
+    let first = if traits.components == 4 {
         notes.extend(foreign_profile_dropped(&mut meta, "JPEG"));
         if meta.icc.is_none() {
             notes.push(CMYK_BY_FORMULA.replace("{format}", "JPEG"));
         }
-    }
-    let limit = max_memory_mib.saturating_mul(1 << 20);
-    if traits.components == 4 && cmyk_profile(&meta).is_some() {
-        // The inks and their RGB (7 bytes a pixel) within the limit.
-        let inks = jpeg::decode_inks(&clean, traits.adobe, limit / 7 * 4)
-            .map(|(w, h, inks)| (w, h, icc::Inks::Eight(inks)));
-        if let Some(rgb) = through_profile(inks, &mut meta, notes) {
-            return Ok((rgb, meta));
+        // The inks and their RGB: 7 bytes a pixel.
+        if w as u64 * h as u64 * 7 > limit {
+            return Err(over());
         }
-    }
-    let sized = |image: DynamicImage| match (image.width(), image.height()) == (w, h) {
-        true => Ok(image),
-        false => Err("the decoder read another size than the header's".to_string()),
-    };
-    let first = match jpeg::decode_pixels(&clean, limit) {
-        Ok(Some(image)) => sized(image),
-        Ok(None) => jpeg::decode_strict(&clean, color, limit).and_then(sized),
-        Err(damage) => Err(damage),
+        match jpeg::decode_inks(&clean, limit) {
+            Ok((w, h, inks)) => {
+                let inks = icc::Inks::Eight(inks);
+                if cmyk_profile(&meta).is_some() {
+                    if let Some(rgb) = through_profile(Ok((w, h, &inks)), &mut meta, notes) {
+                        return Ok((rgb, meta));
+                    }
+                }
+                let icc::Inks::Eight(inks) = inks else {
+                    unreachable!("a JPEG's inks are 8-bit")
+                };
+                let rgb = jpeg::inks_by_formula(w, h, &inks).map(DynamicImage::from);
+                return rgb.map(|rgb| (rgb, meta)).ok_or_else(|| ImageIoError::Decode {
+                    path: path.into(),
+                    detail: "libjpeg read fewer inks than the header declares".into(),
+                });
+            }
+            Err(damage) => Err(damage),
+        }
+    } else {
+        match jpeg::decode_pixels(&clean, limit) {
+            Ok(Some(image)) if (image.width(), image.height()) == (w, h) => Ok(image),
+            Ok(Some(_)) => Err("the decoder read another size than the header's".to_string()),
+            Ok(None) if jpeg::frame_within(&clean, 3, limit).is_none() => return Err(over()),
+            Ok(None) => {
+                return Err(ImageIoError::Unsupported {
+                    path: path.into(),
+                    detail: "a JPEG whose colour coding libjpeg does not turn to gray or RGB".into(),
+                })
+            }
+            Err(damage) => Err(damage),
+        }
     };
     let damage = match first {
         Ok(image) => return Ok((image, meta)),
@@ -236,12 +260,12 @@ fn damaged(path: &Path, strict: &str, libjpeg: &str) -> ImageIoError {
 /// be read or the colour engine refuses the profile: the profile is dropped then too, and the
 /// note says why the decoder's formula converts the colours instead.
 fn through_profile(
-    inks: Result<(u32, u32, icc::Inks), String>,
+    inks: Result<(u32, u32, &icc::Inks), String>,
     meta: &mut metadata::Metadata,
     notes: &mut Vec<String>,
 ) -> Option<DynamicImage> {
     let profile = meta.icc.take()?;
-    let converted = inks.and_then(|(w, h, inks)| icc::cmyk_to_srgb(w, h, &inks, &profile));
+    let converted = inks.and_then(|(w, h, inks)| icc::cmyk_to_srgb(w, h, inks, &profile));
     match converted {
         Ok((rgb, intent)) => {
             notes.push(format!(
@@ -347,7 +371,11 @@ fn decode_other(
             profile_tried = cmyk_profile(&meta).is_some();
             // The inks and their RGB (7 bytes a pixel) within the limit.
             let rgb = match profile_tried {
-                true => through_profile(tiff::read_inks(reader, limit / 7 * 4), &mut meta, notes),
+                true => {
+                    let inks = tiff::read_inks(reader, limit / 7 * 4);
+                    let inks = inks.as_ref().map(|(w, h, i)| (*w, *h, i)).map_err(String::clone);
+                    through_profile(inks, &mut meta, notes)
+                }
                 false => None,
             };
             match rgb {
@@ -421,7 +449,7 @@ pub(super) fn open_decoder<'a>(
     reader: &'a mut dyn Seekable,
     format: ImageFormat,
     max_memory_mib: u64,
-) -> Result<(impl ImageDecoder + 'a, metadata::Metadata), ImageIoError> {
+) -> Result<(Box<dyn ImageDecoder + 'a>, metadata::Metadata), ImageIoError> {
     // `image` reads no EXIF from a TIFF (it lives in the file's own directories), nor from a
     // PNG's eXIf after the pixels or legacy text chunks, nor a BMP's ICC profile.
     let from_file = metadata::read_container(format, reader);
@@ -429,12 +457,21 @@ pub(super) fn open_decoder<'a>(
         path: path.into(),
         cause,
     })?;
-    let mut image_reader = ImageReader::with_format(reader, format);
-    let mut limits = Limits::default();
-    limits.max_alloc = Some(max_memory_mib.saturating_mul(1 << 20));
-    image_reader.limits(limits);
     let map = |e: ImageError| image_error(path, e, max_memory_mib);
-    let mut decoder = image_reader.into_decoder().map_err(map)?;
+    let mut decoder: Box<dyn ImageDecoder + 'a> = match format {
+        // libjpeg is gblur's JPEG library; the header and metadata are read without another.
+        ImageFormat::Jpeg => {
+            let head = jpeg::libjpeg::header_segments(&mut io::BufReader::new(reader)).map_err(map)?;
+            Box::new(jpeg::JpegHead::read(head).map_err(map)?)
+        }
+        _ => {
+            let mut image_reader = ImageReader::with_format(reader, format);
+            let mut limits = Limits::default();
+            limits.max_alloc = Some(max_memory_mib.saturating_mul(1 << 20));
+            image_reader.limits(limits);
+            Box::new(image_reader.into_decoder().map_err(map)?)
+        }
+    };
     // Not every decoder checks max_alloc against the image it is about to allocate.
     if decoder.total_bytes() > max_memory_mib.saturating_mul(1 << 20) {
         return Err(ImageIoError::OverLimit {
@@ -509,6 +546,7 @@ fn gray_float_tiff(e: &ImageError) -> Option<&'static str> {
 }
 
 pub fn image_error(path: &Path, e: ImageError, limit_mib: u64) -> ImageIoError {
+    use image::error::{ImageFormatHint, UnsupportedErrorKind};
     if let Some(detail) = gray_float_tiff(&e) {
         return ImageIoError::Unsupported {
             path: path.into(),
@@ -520,9 +558,13 @@ pub fn image_error(path: &Path, e: ImageError, limit_mib: u64) -> ImageIoError {
             path: path.into(),
             limit_mib,
         },
+        // What gblur's own JPEG header reader refuses says it in its own words.
         ImageError::Unsupported(u) => ImageIoError::Unsupported {
             path: path.into(),
-            detail: one_line(&u.to_string()),
+            detail: match (u.format_hint(), u.kind()) {
+                (ImageFormatHint::Exact(ImageFormat::Jpeg), UnsupportedErrorKind::GenericFeature(what)) => what,
+                _ => one_line(&u.to_string()),
+            },
         },
         ImageError::IoError(source) if source.kind() == io::ErrorKind::UnexpectedEof => {
             ImageIoError::Decode {

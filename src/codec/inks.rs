@@ -131,7 +131,7 @@ fn read_unguarded(name: &Path, bytes: &[u8], max_memory_mib: u64) -> Result<Opti
                 return Err(over());
             }
             notes.extend(foreign_profile_dropped(&mut meta, "JPEG"));
-            let Ok((w, h, inks)) = jpeg::decode_inks(&clean, traits.adobe, limit) else {
+            let Ok((w, h, inks)) = jpeg::decode_inks(&clean, limit) else {
                 return Ok(None);
             };
             let image = ImageBuffer::from_raw(w, h, inks).map(DynamicImage::ImageRgba8);

@@ -30,7 +30,6 @@ pub use write::{
     Replace,
 };
 
-use image::codecs::jpeg::JpegEncoder;
 use image::codecs::png::{CompressionType, FilterType, PngEncoder};
 use image::codecs::webp::WebPEncoder;
 use image::{ColorType, DynamicImage, ImageEncoder, ImageError, ImageFormat};
@@ -396,12 +395,12 @@ pub fn encode(
     if let Some(ours) = encode_own(image, gray_float, format, icc, opts, jpeg) {
         return ours.map(|bytes| (bytes, None)).map_err(failed);
     }
-    encode_with_image_crate(image, format, icc, opts, jpeg)
+    encode_with_image_crate(image, format, icc, opts)
         .map_err(|e| failed(one_line(&e.to_string())))
 }
 
 /// gblur's own encoders, where they take the image: PNG (filtered and compressed in stripes
-/// on every core, or streamed at `fast`), 8-bit gray or RGB JPEG (stripes joined by restart
+/// on every core, or streamed at `fast`), JPEG (8-bit gray or RGB, stripes joined by restart
 /// markers) and TIFF (`tiff::write`). None for everything else.
 fn encode_own(
     image: &DynamicImage,
@@ -430,19 +429,24 @@ fn encode_own(
             };
             tiff::encode(page, opts.tiff.compression())
         }
-        (ImageFormat::Jpeg, DynamicImage::ImageLuma8(_) | DynamicImage::ImageRgb8(_)) => {
-            let color = match image {
-                DynamicImage::ImageLuma8(_) => jpeg::JpegColor::Gray,
-                _ => jpeg::JpegColor::Rgb,
+        (ImageFormat::Jpeg, _) => {
+            // JPEG holds 8-bit gray or colour: what the output's colour choice leaves as
+            // anything else (never, from the command) is brought to one of them here.
+            let converted;
+            let (bytes, color) = match image {
+                DynamicImage::ImageLuma8(g) => (g.as_raw(), jpeg::JpegColor::Gray),
+                DynamicImage::ImageRgb8(rgb) => (rgb.as_raw(), jpeg::JpegColor::Rgb),
+                other if !other.color().has_color() => {
+                    converted = other.to_luma8().into_raw();
+                    (&converted, jpeg::JpegColor::Gray)
+                }
+                other => {
+                    converted = other.to_rgb8().into_raw();
+                    (&converted, jpeg::JpegColor::Rgb)
+                }
             };
             let dims = (image.width(), image.height());
-            Some(jpeg::encode(
-                image.as_bytes(),
-                dims,
-                color,
-                jpeg,
-                icc,
-            ))
+            Some(jpeg::encode(bytes, dims, color, jpeg, icc))
         }
         _ => None,
     }
@@ -454,7 +458,6 @@ fn encode_with_image_crate(
     format: ImageFormat,
     icc: Option<&[u8]>,
     opts: EncodeOptions,
-    jpeg: jpeg::JpegSettings,
 ) -> Result<(Vec<u8>, Option<String>), ImageError> {
     let mut out = Cursor::new(Vec::new());
     let mut note = None;
@@ -477,12 +480,6 @@ fn encode_with_image_crate(
     match format {
         ImageFormat::Png => with_icc(
             PngEncoder::new_with_quality(&mut out, opts.png_compression, FilterType::Adaptive),
-            icc,
-            &mut note,
-            image,
-        ),
-        ImageFormat::Jpeg => with_icc(
-            JpegEncoder::new_with_quality(&mut out, jpeg.quality),
             icc,
             &mut note,
             image,

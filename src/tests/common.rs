@@ -40,3 +40,12 @@ pub fn noise(width: usize, height: usize, channels: usize, seed: u64) -> Planar 
     }
     p
 }
+
+/// An image file read by gblur's own decoders (libjpeg for JPEG, which the `image` crate is
+/// built without), upright.
+pub fn open_image(path: &Path) -> image::DynamicImage {
+    match crate::codec::decode(path, 4096) {
+        Ok(decoded) => decoded.image,
+        Err(e) => panic!("{e}"),
+    }
+}

@@ -27,7 +27,7 @@ fn exr_with_huge_colour_and_alpha_blurs_to_finite_samples() {
             v["notes"].to_string().contains("alpha outside [0, 1]"),
             "{v}"
         );
-        let img = image::open(&out).unwrap().into_rgba32f();
+        let img = common::open_image(&out).into_rgba32f();
         assert!(img.as_raw().iter().all(|s| s.is_finite()), "{device}");
     }
 }
@@ -165,7 +165,7 @@ fn sigma_below_a_thousandth_is_a_usage_error() {
         .args(["--sigma", "0.001", "-q", "--device", "rust"])
         .assert()
         .success();
-    assert!(image::open(&out).unwrap().into_luma8() == image::open(&input).unwrap().into_luma8());
+    assert!(common::open_image(&out).into_luma8() == common::open_image(&input).into_luma8());
 }
 
 /// decode_blur_encode: a 1720-byte GIF (mutated from a seed) declaring a
@@ -217,6 +217,6 @@ fn low_quality_jpeg_keeps_every_row() {
         .args(["--sigma", "5.5", "--quality", "7", "-q", "--device", "rust"])
         .assert()
         .success();
-    let img = image::open(&out).unwrap();
+    let img = common::open_image(&out);
     assert_eq!((img.width(), img.height()), (32, 24));
 }

@@ -59,7 +59,7 @@ fn report(input: &Path, out: &Path, args: &[&str]) -> serde_json::Value {
 }
 
 fn rgb(path: &Path) -> image::RgbImage {
-    image::open(path).unwrap().to_rgb8()
+    super::common::open_image(path).to_rgb8()
 }
 
 /// Mean and largest absolute difference over the interior (`margin` from every edge).

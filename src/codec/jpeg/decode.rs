@@ -1,24 +1,21 @@
 //! JPEG pixels through libjpeg (libjpeg-turbo's C code with its SIMD, built by the `mozjpeg`
 //! crate): every 8-bit gray, YCbCr or RGB file, with any warning of damaged data (a restart
 //! interval that does not match the data, corrupt Huffman codes, a file cut short) made an
-//! error instead of gray rows. What it does not take (CMYK, YCCK, 12-bit) goes to the `image`
-//! crate's zune-jpeg in strict mode (`decode_strict`); what libjpeg finds damaged, to libjpeg
-//! again in its tolerant mode (`libjpeg::recover`).
+//! error instead of gray rows; CMYK and YCCK files as their inks (`decode_inks`), which go
+//! through the file's ICC profile or a formula to RGB. What libjpeg finds damaged goes to
+//! libjpeg again in its tolerant mode (`libjpeg::recover`).
 
 use super::header::{is_progressive, Frame};
 use super::errors::{run, strict_errors};
 use super::pieces::Pieces;
 use rayon::prelude::*;
-use image::{ColorType, DynamicImage, GrayAlphaImage, GrayImage, RgbImage, RgbaImage};
+use image::{DynamicImage, GrayImage, RgbImage};
 use mozjpeg_sys::J_COLOR_SPACE;
-use zune_core::bytestream::ZCursor;
-use zune_core::colorspace::ColorSpace as ZuneColor;
-use zune_core::options::DecoderOptions;
 
 /// The 8-bit frame of a gray or three-component JPEG, if libjpeg can decode it within
 /// `max_bytes`: `extra` bytes a pixel beside what libjpeg itself holds, which for a
 /// progressive file is every coefficient of the image (two bytes a sample).
-pub(super) fn frame_within(bytes: &[u8], extra: u64, max_bytes: u64) -> Option<Frame> {
+pub fn frame_within(bytes: &[u8], extra: u64, max_bytes: u64) -> Option<Frame> {
     let frame = Frame::read(&mut std::io::Cursor::new(bytes))?;
     if frame.precision != 8 || !matches!(frame.components, 1 | 3) {
         return None;
@@ -86,89 +83,48 @@ fn pixels_into(jpeg: &[u8], gray: bool, out: &mut [u8]) -> std::io::Result<()> {
     started.finish()
 }
 
-/// The pixels of `bytes` as the `image` crate's decoder (zune-jpeg) gives them, as `color`
-/// (what that decoder's header announced), but with zune-jpeg's strict mode on: damaged
-/// entropy-coded data is an error instead of gray rows. At most `max_bytes` of pixels.
-pub fn decode_strict(
-    bytes: &[u8],
-    color: ColorType,
-    max_bytes: u64,
-) -> Result<DynamicImage, String> {
-    let out = match color {
-        ColorType::L8 => ZuneColor::Luma,
-        ColorType::La8 => ZuneColor::LumaA,
-        ColorType::Rgba8 => ZuneColor::RGBA,
-        _ => ZuneColor::RGB,
-    };
-    let (mut decoder, (w, h)) = strict_decoder(bytes, out)?;
-    if (w * h * out.num_components()) as u64 > max_bytes {
+/// The inks of a four-component JPEG (CMYK, or YCCK, which libjpeg turns to CMYK), four 8-bit
+/// samples a pixel from 0 (no ink) to 255, read by libjpeg with every warning of damaged data
+/// an error. The samples are taken as stored inverted (255 is no ink), as Photoshop writes
+/// them and as libjpeg-based readers (Pillow, vips) take every CMYK JPEG, so that the
+/// profile's path and the formula's agree on any file. At most `max_bytes` of samples.
+pub fn decode_inks(bytes: &[u8], max_bytes: u64) -> Result<(u32, u32, Vec<u8>), String> {
+    let frame = Frame::read(&mut std::io::Cursor::new(bytes)).ok_or("no frame header")?;
+    if frame.components != 4 {
+        return Err(format!("{} components, not four", frame.components));
+    }
+    let (w, h) = (frame.width, frame.height);
+    if w as u64 * h as u64 * 4 > max_bytes {
         return Err("over the memory limit".into());
     }
-    let pixels = decoder.decode().map_err(|e| e.to_string())?;
-    let (w, h) = (w as u32, h as u32);
-    let image = match out {
-        ZuneColor::Luma => GrayImage::from_raw(w, h, pixels).map(DynamicImage::from),
-        ZuneColor::LumaA => GrayAlphaImage::from_raw(w, h, pixels).map(DynamicImage::from),
-        ZuneColor::RGBA => RgbaImage::from_raw(w, h, pixels).map(DynamicImage::from),
-        _ => RgbImage::from_raw(w, h, pixels).map(DynamicImage::from),
-    };
-    image.ok_or_else(|| "fewer pixels than the header declares".into())
-}
-
-/// zune-jpeg's decoder over bytes in memory.
-type Strict<'a> = zune_jpeg::JpegDecoder<ZCursor<&'a [u8]>>;
-
-/// zune-jpeg in strict mode (damaged entropy-coded data is an error, not gray rows), giving
-/// `out`, with the header read: the decoder and the frame's size.
-fn strict_decoder(bytes: &[u8], out: ZuneColor) -> Result<(Strict<'_>, (usize, usize)), String> {
-    let options = DecoderOptions::default()
-        .set_strict_mode(true)
-        .set_max_width(usize::MAX)
-        .set_max_height(usize::MAX)
-        .jpeg_set_out_colorspace(out);
-    let mut decoder = zune_jpeg::JpegDecoder::new_with_options(ZCursor::new(bytes), options);
-    decoder.decode_headers().map_err(|e| e.to_string())?;
-    let size = decoder.dimensions().ok_or("no frame header")?;
-    Ok((decoder, size))
-}
-
-/// The inks of a four-component JPEG (CMYK or YCCK), four 8-bit samples a pixel from 0 (no
-/// ink) to 255, read by zune-jpeg in strict mode: `adobe` is the transform of the file's Adobe
-/// segment (`JpegTraits::adobe`), 2 for YCCK. The samples are taken as stored inverted (255 is
-/// no ink), as Photoshop writes them and as zune-jpeg's own conversion and Pillow take every
-/// CMYK JPEG, so that the profile's path and the formula's agree on any file. At most
-/// `max_bytes` of samples.
-pub fn decode_inks(bytes: &[u8], adobe: Option<u8>, max_bytes: u64) -> Result<(u32, u32, Vec<u8>), String> {
-    let ycck = adobe == Some(2);
-    let out = if ycck { ZuneColor::YCCK } else { ZuneColor::CMYK };
-    let (mut decoder, (w, h)) = strict_decoder(bytes, out)?;
-    if decoder.input_colorspace() != Some(out) {
-        return Err(format!("the decoder reads it as {:?}", decoder.input_colorspace()));
-    }
-    if (w * h * 4) as u64 > max_bytes {
-        return Err("over the memory limit".into());
-    }
-    let mut samples = decoder.decode().map_err(|e| e.to_string())?;
-    if samples.len() != w * h * 4 {
-        return Err("fewer pixels than the header declares".into());
-    }
-    for px in samples.chunks_exact_mut(4) {
-        if ycck {
-            // libjpeg's YCCK to CMYK: the YCC triple to RGB (JFIF), whose complement is the
-            // stored (inverted) C, M and Y; the ink is the complement of that: R, G and B.
-            let (y, cb, cr) = (px[0] as f32, px[1] as f32 - 128.0, px[2] as f32 - 128.0);
-            let rgb = [y + 1.402 * cr, y - 0.344_136 * cb - 0.714_136 * cr, y + 1.772 * cb];
-            for (s, v) in px.iter_mut().zip(rgb) {
-                *s = v.round().clamp(0.0, 255.0) as u8;
-            }
-            px[3] = 255 - px[3];
-        } else {
-            for s in px.iter_mut() {
-                *s = 255 - *s;
-            }
+    let mut samples = vec![0u8; w as usize * h as usize * 4];
+    run(|| {
+        let decompress = mozjpeg::Decompress::with_err(strict_errors()).from_mem(bytes)?;
+        let mut started = decompress.to_colorspace(J_COLOR_SPACE::JCS_CMYK)?;
+        if started.width() * started.height() * 4 != samples.len() {
+            return Err(std::io::Error::other("libjpeg reads another size than its header"));
         }
+        started.read_scanlines_into(&mut samples)?;
+        started.finish()
+    })?;
+    for s in samples.iter_mut() {
+        *s = 255 - *s;
     }
-    Ok((w as u32, h as u32, samples))
+    Ok((w, h, samples))
+}
+
+/// RGB from inks (`decode_inks`) by the formula that assumes no profile: R = (255 − C)(255 − K)
+/// / 255, and so for G and B: approximate, as every reader's conversion without a profile is,
+/// and the one the TIFF decoder applies to CMYK TIFFs.
+pub fn inks_by_formula(w: u32, h: u32, inks: &[u8]) -> Option<RgbImage> {
+    let rgb = inks
+        .chunks_exact(4)
+        .flat_map(|p| {
+            let white = 255 - p[3] as u32;
+            [0, 1, 2].map(|c| ((255 - p[c] as u32) * white / 255) as u8)
+        })
+        .collect();
+    RgbImage::from_raw(w, h, rgb)
 }
 
 #[cfg(test)]
@@ -198,59 +154,67 @@ mod tests {
         })
     }
 
-    fn encode_with_image(img: &DynamicImage, quality: u8) -> Vec<u8> {
-        let mut out = std::io::Cursor::new(Vec::new());
-        img.write_with_encoder(image::codecs::jpeg::JpegEncoder::new_with_quality(
-            &mut out, quality,
-        ))
-        .unwrap();
-        out.into_inner()
+    /// Gray rows written by libjpeg at `quality`.
+    fn written_gray(luma: &GrayImage, quality: u8) -> Vec<u8> {
+        let how = Written {
+            quality,
+            luma_factors: (1, 1),
+            adobe_marker: false,
+            icc: None,
+        };
+        compress_samples(luma.as_raw(), luma.width(), JpegColor::Gray, how).unwrap()
     }
 
-    /// The inks of an Adobe CMYK and an Adobe YCCK file, put through the formula the `image`
-    /// crate's decoder applies (R = (255 − C)(255 − K) / 255, ...), give that decoder's RGB:
-    /// the inversion and the YCC conversion are the ones it makes.
+    /// Flat patches of known inks, written as Photoshop writes CMYK (inverted, Adobe segment),
+    /// come back as those inks, and the formula makes of them what it says.
     #[test]
-    fn inks_are_the_formula_decoders_own() {
-        for name in ["cmyk/profiled.jpg", "cmyk_64x48.jpg"] {
-            let path = format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
-            let bytes = std::fs::read(&path).unwrap();
-            let traits = crate::codec::jpeg::JpegTraits::read(&bytes);
-            assert!(traits.adobe.is_some(), "{name}: an Adobe segment");
-            let (w, h, inks) = decode_inks(&bytes, traits.adobe, 1 << 30).unwrap();
-            let rgb = image::load_from_memory(&bytes).unwrap().to_rgb8();
-            assert_eq!((w, h), rgb.dimensions());
-            let mut worst = 0;
-            for (ink, px) in inks.chunks_exact(4).zip(rgb.pixels()) {
-                for c in 0..3 {
-                    let v = (255 - ink[c] as u32) * (255 - ink[3] as u32) / 255;
-                    worst = worst.max((v as i32 - px[c] as i32).abs());
-                }
+    fn inks_come_back_and_the_formula_is_the_stated_one() {
+        let patches: [[u8; 4]; 4] = [[0, 0, 0, 0], [255, 0, 0, 0], [0, 128, 255, 64], [30, 60, 90, 255]];
+        let (w, h) = (64u32, 16u32);
+        let inks: Vec<u8> = (0..w * h)
+            .flat_map(|i| patches[(i % w / 16) as usize])
+            .collect();
+        let stored: Vec<u8> = inks.iter().map(|v| 255 - v).collect();
+        let how = Written {
+            quality: 100,
+            luma_factors: (1, 1),
+            adobe_marker: true,
+            icc: None,
+        };
+        let jpeg = compress_samples(&stored, w, JpegColor::Cmyk { adobe_marker: true }, how).unwrap();
+        let (dw, dh, back) = decode_inks(&jpeg, 1 << 30).unwrap();
+        assert_eq!((dw, dh), (w, h));
+        let worst = back.iter().zip(&inks).map(|(a, b)| a.abs_diff(*b)).max().unwrap();
+        assert!(worst <= 2, "{worst} levels from the inks written");
+        let rgb = inks_by_formula(w, h, &back).unwrap();
+        for (x, want) in [(0, [255, 255, 255]), (16, [0, 255, 255]), (32, [191, 95, 0]), (48, [0, 0, 0])] {
+            let got = rgb.get_pixel(x + 8, 8).0;
+            for c in 0..3 {
+                assert!(got[c].abs_diff(want[c]) <= 2, "patch at {x}: {got:?} for {want:?}");
             }
-            assert!(worst <= 2, "{name}: {worst} levels from the formula decoder");
         }
+        assert!(decode_inks(&jpeg, 100).is_err(), "over the memory limit");
+        assert!(decode_inks(&written(&photo(8, 8), 90, (1, 1)), 1 << 30).is_err(), "three components");
     }
 
-    /// The same picture as the `image` crate's decoder, within the spread two conforming
-    /// decoders' chroma upsampling and IDCT rounding allow.
+    /// The picture that was written, within the error of its quality: libjpeg's IDCT and
+    /// upsampling for every layout gblur writes.
     #[test]
-    fn decodes_like_the_image_crate() {
-        for (w, h, factors) in [(67, 45, (2, 2)), (33, 80, (2, 1)), (16, 16, (2, 2))] {
-            let jpeg = written(&photo(w, h), 85, factors);
-            let ours = decode_pixels(&jpeg, 1 << 30)
-                .unwrap()
-                .expect("a plain JPEG");
-            let theirs = image::load_from_memory(&jpeg).unwrap();
-            assert_eq!(ours.color(), theirs.color());
-            assert_eq!(ours.dimensions(), theirs.dimensions());
-            let worst = ours
-                .as_bytes()
-                .iter()
-                .zip(theirs.as_bytes())
-                .map(|(a, b)| a.abs_diff(*b))
-                .max()
-                .unwrap();
-            assert!(worst <= 8, "{worst}");
+    fn decodes_the_picture_that_was_written() {
+        let smooth = |w: u32, h: u32| {
+            RgbImage::from_fn(w, h, |x, y| image::Rgb([(x * 255 / w) as u8, (y * 255 / h) as u8, 128]))
+        };
+        for (w, h, factors) in [(67, 45, (2, 2)), (33, 80, (2, 1)), (16, 16, (2, 2)), (40, 24, (1, 1))] {
+            let source = smooth(w, h);
+            let jpeg = written(&source, 95, factors);
+            let ours = decode_pixels(&jpeg, 1 << 30).unwrap().expect("a plain JPEG");
+            assert_eq!(ours.color(), image::ColorType::Rgb8);
+            assert_eq!(ours.dimensions(), (w, h));
+            let errors: Vec<u8> = ours.as_bytes().iter().zip(source.as_raw()).map(|(a, b)| a.abs_diff(*b)).collect();
+            let worst = *errors.iter().max().unwrap();
+            let mean = errors.iter().map(|&e| e as f64).sum::<f64>() / errors.len() as f64;
+            // 4:2:0 of a 16 × 16 ramp of 16 levels a pixel is the steepest: mean 1.3, worst 10.
+            assert!(mean <= 1.5 && worst <= 12, "{factors:?}: mean {mean:.3}, worst {worst}");
         }
     }
 
@@ -258,7 +222,7 @@ mod tests {
     fn gray_and_every_chroma_layout_are_taken() {
         let rgb = photo(40, 24);
         let luma = DynamicImage::from(rgb.clone()).to_luma8();
-        let gray = encode_with_image(&DynamicImage::from(luma.clone()), 90);
+        let gray = written_gray(&luma, 90);
         let decoded = decode_pixels(&gray, 1 << 30).unwrap().expect("gray");
         assert_eq!(decoded.color(), image::ColorType::L8);
         for factors in [(1, 1), (2, 1), (2, 2), (4, 1)] {
@@ -269,7 +233,7 @@ mod tests {
 
     #[test]
     fn damaged_files_are_errors_and_files_over_the_limit_left_to_others() {
-        let jpeg = encode_with_image(&DynamicImage::from(photo(64, 64)), 90);
+        let jpeg = written(&photo(64, 64), 90, (2, 2));
         let sos = jpeg.windows(2).position(|w| w == [0xFF, 0xDA]).unwrap();
         for cut in [sos + 40, jpeg.len() / 2] {
             assert!(
@@ -358,7 +322,7 @@ mod tests {
         let progressive = compress_progressive(rgb.as_raw(), 40, 80);
         vec![
             written(&rgb, 90, (2, 1)),
-            encode_with_image(&DynamicImage::from(img.to_luma8()), 70),
+            written_gray(&img.to_luma8(), 70),
             crate::codec::jpeg::encode(
                 &rgb,
                 (40, 24),

@@ -254,20 +254,6 @@ mod tests {
     }
 
     #[test]
-    fn the_image_crates_encoder_reads_back_too() {
-        let img = image::RgbImage::from_fn(40, 24, |x, y| image::Rgb([x as u8 * 6, y as u8, 9]));
-        for q in [60, 80, 92] {
-            let mut out = std::io::Cursor::new(Vec::new());
-            image::DynamicImage::from(img.clone())
-                .write_with_encoder(image::codecs::jpeg::JpegEncoder::new_with_quality(
-                    &mut out, q,
-                ))
-                .unwrap();
-            assert_eq!(JpegTraits::read(out.get_ref()).quality, Some(q));
-        }
-    }
-
-    #[test]
     fn gray_unusual_and_damaged_headers_say_nothing_of_chroma() {
         assert_eq!(JpegTraits::read(&gray()).chroma, None);
         assert_eq!(JpegTraits::read(&written(80, (4, 1))).chroma, None);

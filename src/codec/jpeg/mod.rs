@@ -3,12 +3,14 @@
 //! on every core, joined by restart markers (`encode`, through `compress`), recovering damaged
 //! files (`libjpeg`), and reading how a file was written (`header`); the strip engine's halves:
 //! `rows_in` (a scanline at a time) and `rows_out` (restart stripes encoded as their rows
-//! come). CMYK, YCCK and 12-bit files go to the `image` crate's decoder (zune-jpeg).
+//! come); the header and metadata through the `image` crate's decoder interface
+//! (`head_decoder`), so that libjpeg is the one JPEG library.
 
 mod compress;
 mod decode;
 mod encode;
 mod errors;
+mod head_decoder;
 mod header;
 pub mod libjpeg;
 mod pieces;
@@ -17,7 +19,8 @@ pub mod rows_in;
 pub mod rows_out;
 mod settings;
 
-pub use decode::{decode_inks, decode_pixels, decode_strict};
+pub use decode::{decode_inks, decode_pixels, frame_within, inks_by_formula};
+pub use head_decoder::JpegHead;
 pub use compress::{Chroma, JpegColor};
 pub use encode::{encode, encode_stripe, StripePlan};
 pub use header::{Frame, JpegTraits};

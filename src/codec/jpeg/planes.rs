@@ -361,7 +361,7 @@ mod tests {
         let out = encode_planes(&planes, 85, Some(&icc)).unwrap();
         assert_eq!(out.windows(12).filter(|w| w == b"ICC_PROFILE\0").count(), 1);
         use image::ImageDecoder as _;
-        let mut d = image::codecs::jpeg::JpegDecoder::new(std::io::Cursor::new(&out)).unwrap();
+        let mut d = crate::codec::jpeg::JpegHead::of_file(&out).unwrap();
         assert_eq!(d.icc_profile().unwrap(), Some(icc));
     }
 

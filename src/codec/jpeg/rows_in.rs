@@ -8,12 +8,11 @@ use crate::codec::jpeg::header::is_progressive;
 use crate::codec::jpeg::JpegTraits;
 use crate::codec::rows::{decode_error, Header, RowSample};
 use crate::codec::ImageIoError;
-use image::codecs::jpeg::JpegDecoder;
 use image::{ColorType, ImageFormat};
 use mozjpeg::decompress::DecompressStarted;
 use mozjpeg_sys::J_COLOR_SPACE;
 use std::fs::File;
-use std::io::{self, BufReader, Cursor};
+use std::io::{self, BufReader};
 use std::path::{Path, PathBuf};
 
 /// A baseline or progressive 8-bit JPEG being read scanline by scanline.
@@ -45,7 +44,7 @@ pub fn open(path: &Path) -> Result<Result<JpegRows, String>, ImageIoError> {
         let head = header_segments(&mut file)?;
         traits = JpegTraits::read(&head);
         progressive = is_progressive(&head);
-        JpegDecoder::new(Cursor::new(head))
+        super::JpegHead::read(head)
     })?;
     let header = match read {
         Ok(header) => header,
