@@ -139,15 +139,28 @@ pub fn decode(
 }
 
 /// A pool of the job's thread count for the decoder, whose workers' panics the guarded
-/// caller reports (`guard::quiet_thread`).
+/// caller reports (`guard::quiet_thread`). Built once for each thread count and kept: a pool
+/// made and dropped for every file cost a batch of JPEG XL files a pool of threads each, and
+/// a dropped pool's threads wind down after the decode has returned.
 fn pool() -> JxlThreadPool {
+    use std::collections::BTreeMap;
+    use std::sync::{Arc, Mutex};
+    static POOLS: Mutex<BTreeMap<usize, Arc<rayon::ThreadPool>>> = Mutex::new(BTreeMap::new());
     let threads = rayon::current_num_threads().max(1);
+    let mut pools = POOLS.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(pool) = pools.get(&threads) {
+        return JxlThreadPool::with_rayon_thread_pool(pool.clone());
+    }
     let built = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .start_handler(|_| crate::codec::guard::quiet_thread())
         .build();
     match built {
-        Ok(pool) => JxlThreadPool::with_rayon_thread_pool(std::sync::Arc::new(pool)),
+        Ok(pool) => {
+            let pool = Arc::new(pool);
+            pools.insert(threads, pool.clone());
+            JxlThreadPool::with_rayon_thread_pool(pool)
+        }
         Err(_) => JxlThreadPool::none(),
     }
 }
