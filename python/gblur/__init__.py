@@ -15,6 +15,7 @@ does not grow with sigma: it runs Deriche's 4th-order recursive Gaussian (two pa
 import json
 import numbers
 import operator
+import os
 
 import numpy as np
 
@@ -55,6 +56,30 @@ def _device(device):
     if device not in _devices:
         _devices[device] = Device(device)
     return _devices[device]
+
+
+# At most this many worker threads per core (as the gblur command bounds --threads): more only
+# slow a filter down, and each costs a thread's stack.
+_WORKERS_PER_CORE = 16
+
+
+def _workers(workers):
+    """The thread count ``workers`` asks for, by scipy.fft's rule: None (every core), a
+    positive count, or a negative one counted back from ``os.cpu_count()`` (-1: every core)."""
+    if workers is None:
+        return None
+    n = operator.index(workers)
+    cores = os.cpu_count() or 1
+    if n == 0:
+        raise ValueError("workers must not be zero")
+    if n < 0:
+        if n < -cores:
+            raise ValueError(f"workers value out of range; got {n}, must not be less than {-cores}")
+        n += cores + 1
+    if n > _WORKERS_PER_CORE * cores:
+        raise ValueError(f"workers value out of range; got {n}, at most {_WORKERS_PER_CORE * cores} "
+                         f"({_WORKERS_PER_CORE} for each of this machine's {cores} cores)")
+    return n
 
 
 def _normalize_sequence(value, rank):
@@ -144,7 +169,8 @@ def _round_into(output, values):
 
 
 def gaussian_filter(input, sigma, order=0, output=None, mode="reflect", cval=0.0,
-                    truncate=4.0, *, radius=None, axes=None, device=None, method="auto"):
+                    truncate=4.0, *, radius=None, axes=None, device=None, method="auto",
+                    workers=None):
     """Multidimensional Gaussian filter, as ``scipy.ndimage.gaussian_filter``.
 
     Parameters
@@ -182,6 +208,11 @@ def gaussian_filter(input, sigma, order=0, output=None, mode="reflect", cval=0.0
         'auto' (the default) chooses as the notes say; 'fir' runs scipy's own cut kernel at
         every sigma (exact to float32 rounding, at a cost that grows with sigma);
         'recursive' runs the recursive filter wherever sigma is above 0.
+    workers : int, optional
+        How many threads filter on the host, as ``scipy.fft`` takes it: by default one per
+        core (``RAYON_NUM_THREADS`` sets that default for the whole program); a negative
+        count is counted back from ``os.cpu_count()`` (-1 is every core). At most 16 per
+        core.
 
     Returns
     -------
@@ -231,10 +262,12 @@ def gaussian_filter(input, sigma, order=0, output=None, mode="reflect", cval=0.0
         for part in ("real", "imag"):
             src = np.ascontiguousarray(getattr(input, part), dtype=np.float64)
             res = gaussian_filter(src, sigma, 0, np.float64, mode, cval, truncate,
-                                  radius=radius, axes=axes, device=device, method=method)
+                                  radius=radius, axes=axes, device=device, method=method,
+                                  workers=workers)
             setattr(output, part, res)
         return output
     sigmas, modes, radii = _per_axis(input, sigma, mode, truncate, radius, axes)
+    threads = _workers(workers)
     if input.size == 0:
         return output
     if not any(sigmas):
@@ -249,7 +282,7 @@ def gaussian_filter(input, sigma, order=0, output=None, mode="reflect", cval=0.0
     direct = (native_out and output.flags.c_contiguous
               and not np.shares_memory(src, output))
     dst = output if direct else np.empty(input.shape, output.dtype if native_out else np.float64)
-    _gblur.gaussian_filter_into(src, dst, *args, dev)
+    _gblur.gaussian_filter_into(src, dst, *args, dev, threads)
     if dst is not output:
         if native_out:
             output[...] = dst
@@ -259,15 +292,15 @@ def gaussian_filter(input, sigma, order=0, output=None, mode="reflect", cval=0.0
 
 
 def gaussian_filter1d(input, sigma, axis=-1, order=0, output=None, mode="reflect", cval=0.0,
-                      truncate=4.0, *, radius=None, device=None, method="auto"):
+                      truncate=4.0, *, radius=None, device=None, method="auto", workers=None):
     """One-dimensional Gaussian filter, as ``scipy.ndimage.gaussian_filter1d``: along
     ``axis`` alone, with :func:`gaussian_filter`'s rules for everything else."""
     return gaussian_filter(input, sigma, order, output, mode, cval, truncate, radius=radius,
-                           axes=(axis,), device=device, method=method)
+                           axes=(axis,), device=device, method=method, workers=workers)
 
 
 def blur_image(image, sigma, *, sigma_y=None, mode="nearest", linear=False, alpha=None,
-               truncate=None, device=None):
+               truncate=None, device=None, workers=None):
     """Blurs an image with the ``gblur`` command's own filter.
 
     Parameters
@@ -292,6 +325,8 @@ def blur_image(image, sigma, *, sigma_y=None, mode="nearest", linear=False, alph
         The FIR's radius in sigmas where the FIR runs (below sigma 2); default 5.
     device : None, str or gblur.Device, optional
         Where to blur; see :func:`gaussian_filter`.
+    workers : int, optional
+        How many threads blur on the host; see :func:`gaussian_filter`.
 
     Returns
     -------
@@ -299,6 +334,7 @@ def blur_image(image, sigma, *, sigma_y=None, mode="nearest", linear=False, alph
         A new image of the same shape and dtype.
     """
     image = np.asarray(image)
+    threads = _workers(workers)
     if image.ndim not in (2, 3):
         raise ValueError(f"an image is (H, W) or (H, W, C), not {image.shape}")
     channels = 1 if image.ndim == 2 else image.shape[2]
@@ -308,10 +344,14 @@ def blur_image(image, sigma, *, sigma_y=None, mode="nearest", linear=False, alph
         mode = (mode, mode)
     edge_y, edge_x = (_MODES.get(m, m) for m in mode)
     dtype = image.dtype if image.dtype in (np.uint8, np.uint16, np.float32) else np.float32
-    work = np.array(image, dtype=dtype, order="C", copy=True)
+    if image.dtype == dtype and image.flags.c_contiguous:
+        # The library copies the samples into the new array on its worker threads.
+        work, source = np.empty(image.shape, dtype), image
+    else:
+        work, source = np.array(image, dtype=dtype, order="C", copy=True), None
     sy = sigma if sigma_y is None else sigma_y
     _gblur.blur_image(work, float(sigma), float(sy), edge_x, edge_y, bool(linear), bool(alpha),
-                      "auto", truncate, _device(device))
+                      "auto", truncate, _device(device), threads, source)
     return work if dtype == image.dtype else work.astype(image.dtype)
 
 

@@ -2,6 +2,7 @@
 and an OpenCL device (PoCL's CPU device in CI) opened once and reused."""
 
 import json
+import os
 import pathlib
 import subprocess
 
@@ -139,3 +140,40 @@ def test_blur_file_converts_to_srgb_where_asked(tmp_path):
     report = gblur.blur_file(tagged, converted, 2.0, device="rust", to_srgb=True)
     assert b"iCCP" not in converted.read_bytes()
     assert any("--to-srgb: converted" in n for n in report["notes"]), report["notes"]
+
+
+def _worker_threads():
+    """How many of this process's threads are gblur's own worker pools' (Linux names them)."""
+    tasks = pathlib.Path("/proc/self/task")
+    return sum(1 for t in tasks.iterdir() if (t / "comm").read_text().startswith("gblur-"))
+
+
+@pytest.mark.skipif(not pathlib.Path("/proc/self/task").exists(), reason="threads counted in /proc")
+def test_workers_runs_on_that_many_threads_and_gives_the_same_result():
+    rng = np.random.default_rng(9)
+    volume = rng.random((20, 300, 260)).astype(np.float32)
+    image = (rng.random((300, 400, 3)) * 255).astype(np.uint8)
+    before = _worker_threads()
+    want = gblur.gaussian_filter(volume, 3.0)
+    want_image = gblur.blur_image(image, 5.0)
+    assert _worker_threads() == before, "the default runs on the global pool"
+    for workers in (1, 3, -1):
+        np.testing.assert_array_equal(gblur.gaussian_filter(volume, 3.0, workers=workers), want)
+        np.testing.assert_array_equal(gblur.gaussian_filter1d(volume, 3.0, workers=workers),
+                                      gblur.gaussian_filter1d(volume, 3.0))
+        np.testing.assert_array_equal(gblur.blur_image(image, 5.0, workers=workers), want_image)
+    # A pool per count asked for (1, 3 and every core), kept for the next call.
+    assert _worker_threads() == before + sum({1, 3, os.cpu_count() or 1})
+
+
+def test_workers_is_checked_as_scipy_fft_checks_it():
+    a = np.ones((8, 8), np.float32)
+    cores = os.cpu_count() or 1
+    with pytest.raises(ValueError, match="must not be zero"):
+        gblur.gaussian_filter(a, 2.0, workers=0)
+    with pytest.raises(ValueError, match="must not be less than"):
+        gblur.gaussian_filter(a, 2.0, workers=-cores - 1)
+    with pytest.raises(ValueError, match="at most"):
+        gblur.blur_image(a, 2.0, workers=16 * cores + 1)
+    with pytest.raises(TypeError):
+        gblur.gaussian_filter(a, 2.0, workers=1.5)
