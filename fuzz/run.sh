@@ -10,6 +10,9 @@ shift || true
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(decode_blur_encode filter cli_args metadata)
 toolchain=+nightly
+# ASan takes two function-local tables of the same name in libjpeg's jcdctmgr.c (both
+# `static`, so no clash) for a violation of the one-definition rule and stops at start-up.
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_odr_violation=0}
 rustup run nightly true 2>/dev/null || { toolchain=""; export RUSTC_BOOTSTRAP=1; }
 for t in "${targets[@]}"; do
     mkdir -p "fuzz/corpus/$t"
