@@ -9,6 +9,7 @@
 use super::read::{self, Content, Input};
 use super::source::Seekable;
 use super::{guard, icc, heif, ico, jpeg, jxl, metadata, one_line, tiff, webp, ImageIoError};
+use image::metadata::Orientation;
 use image::{DynamicImage, ImageDecoder, ImageError, ImageFormat, ImageReader, Limits};
 use std::io::{self, BufReader, Cursor};
 use std::path::Path;
@@ -492,10 +493,10 @@ pub(super) fn open_decoder<'a>(
     Ok((decoder, meta))
 }
 
-/// A colour JPEG held in memory as its YCbCr planes in layout `chroma`, with its metadata,
-/// after the checks `decode_bytes` makes; None where the planes do not stand for the picture
-/// as it is to be shown (turned by its orientation) or the file is not plain YCbCr in that
-/// layout: `decode_bytes` then decodes it as pixels.
+/// A colour JPEG held in memory as its YCbCr planes in layout `chroma`, turned upright by its
+/// EXIF orientation, with its metadata, after the checks `decode_bytes` makes; None where the
+/// file is not plain YCbCr in that layout or a turn would change the layout (4:2:2 turned a
+/// quarter): `decode_bytes` then decodes it as pixels.
 pub fn decode_jpeg_planes(
     name: &Path,
     bytes: &[u8],
@@ -510,12 +511,21 @@ pub fn decode_jpeg_planes(
         let head = jpeg::libjpeg::header_segments(&mut &bytes[..])
             .map_err(|e| image_error(name, e, max_memory_mib))?;
         let mut head = Cursor::new(head);
-        let (_, meta) = open_decoder(name, &mut head, ImageFormat::Jpeg, max_memory_mib)?;
-        if meta.orientation.is_some() {
+        let (decoder, meta) = open_decoder(name, &mut head, ImageFormat::Jpeg, max_memory_mib)?;
+        let (w, h) = decoder.dimensions();
+        let turn = meta.orientation();
+        if chroma == jpeg::Chroma::S422 && !matches!(turn, Orientation::NoTransforms | Orientation::Rotate180 | Orientation::FlipHorizontal | Orientation::FlipVertical) {
             return Ok(None);
         }
+        // The turn holds a plane and its turned copy at once: the largest, Y, twice.
         let limit = max_memory_mib.saturating_mul(1 << 20);
-        Ok(jpeg::decode_planes(bytes, chroma, limit).map(|planes| (planes, meta)))
+        let turning = (meta.orientation.is_some() as u64) * w as u64 * h as u64;
+        let Some(mut planes) = jpeg::decode_planes(bytes, chroma, limit.saturating_sub(turning)) else {
+            return Ok(None);
+        };
+        // Turned upright as the pixels' decode turns them; the planes then stand for the
+        // picture as it is shown, and the EXIF written says Orientation 1, as for pixels.
+        Ok(planes.turn(turn).then_some((planes, meta)))
     });
     planes.unwrap_or_else(|panic| {
         Err(ImageIoError::Decode {

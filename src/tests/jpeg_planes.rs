@@ -346,3 +346,85 @@ fn batch_writes_what_the_main_command_writes() {
     assert_eq!(batch, std::fs::read(&single).unwrap());
     assert_ne!(batch, std::fs::read(&via_rgb).unwrap());
 }
+
+/// `jpeg` with an EXIF segment whose Orientation is `orientation`, as a phone writes it.
+fn with_orientation(jpeg: &[u8], orientation: u16) -> Vec<u8> {
+    let mut tiff = b"MM\0\x2a\0\0\0\x08\0\x01".to_vec();
+    tiff.extend_from_slice(&[0x01, 0x12, 0, 3, 0, 0, 0, 1]);
+    tiff.extend_from_slice(&orientation.to_be_bytes());
+    tiff.extend_from_slice(&[0, 0, 0, 0, 0, 0]);
+    let body = [&b"Exif\0\0"[..], &tiff].concat();
+    let mut out = jpeg[..2].to_vec();
+    out.extend_from_slice(&[0xFF, 0xE1]);
+    out.extend_from_slice(&((body.len() + 2) as u16).to_be_bytes());
+    out.extend_from_slice(&body);
+    out.extend_from_slice(&jpeg[2..]);
+    out
+}
+
+/// A photo with an EXIF orientation (a portrait phone photo: 6) is blurred as planes turned
+/// upright, in its layout: as close to what the RGB path gives (which turns the decoded
+/// pixels) as the same photo unturned is. 4:2:2 turned a quarter goes through RGB.
+#[test]
+fn turned_photos_blur_as_planes_upright() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = ["--sigma", "5", "--sigma-y", "2", "--quality", "95"];
+    let (planes, via_rgb) = (dir.path().join("p.jpg"), dir.path().join("r.jpg"));
+    // Mean and largest distance between the two paths' outputs for `input`, and whether the
+    // first took the planes.
+    let both = |input: &Path| {
+        let pipeline = run(input, &planes, &args);
+        run(
+            input,
+            &via_rgb,
+            &[&args[..], &["--jpeg-path", "rgb"]].concat(),
+        );
+        let (p, r) = (rgb(&planes), rgb(&via_rgb));
+        assert_eq!(p.dimensions(), r.dimensions());
+        let r: Vec<f64> = r.as_raw().iter().map(|&v| v as f64).collect();
+        let (mean, worst) = distance(&p, &r, 0);
+        (mean, worst, pipeline.contains("YCbCr"), p.dimensions())
+    };
+    // Odd sides: a subsampled axis read backwards goes through RGB (`YccPlanes::turn`).
+    for ((w, h), chroma) in [
+        ((162, 98), Chroma::S420),
+        ((161, 97), Chroma::S444),
+        ((162, 97), Chroma::S422),
+        ((161, 97), Chroma::S420),
+    ] {
+        let upright = write_jpeg(dir.path(), "up.jpg", (w, h), chroma, 95);
+        let (mean0, worst0, planes0, _) = both(&upright);
+        assert!(planes0);
+        for orientation in [2u16, 3, 4, 5, 6, 7, 8] {
+            let input = dir.path().join("in.jpg");
+            std::fs::write(
+                &input,
+                with_orientation(&std::fs::read(&upright).unwrap(), orientation),
+            )
+            .unwrap();
+            let (mean, worst, took_planes, size) = both(&input);
+            let quarter = orientation >= 5;
+            // The 161 × 97 4:2:0 file is odd on both subsampled axes: only EXIF 5, a
+            // transpose, reads neither backwards. 4:2:2 is subsampled across only, and even.
+            let want = match (chroma, w % 2 == 1) {
+                (Chroma::S420, true) => orientation == 5,
+                (Chroma::S422, _) => !quarter,
+                _ => true,
+            };
+            assert_eq!(took_planes, want, "{chroma:?} {w}x{h} {orientation}");
+            assert_eq!(
+                size,
+                if quarter { (h, w) } else { (w, h) },
+                "{chroma:?} {orientation}"
+            );
+            assert_eq!(
+                JpegTraits::read(&std::fs::read(&planes).unwrap()).chroma,
+                Some(chroma)
+            );
+            assert!(
+                mean <= mean0 * 1.25 + 0.1 && worst <= worst0 + 4.0,
+                "{chroma:?} {orientation}: mean {mean}, worst {worst}; unturned {mean0}, {worst0}"
+            );
+        }
+    }
+}

@@ -12,6 +12,7 @@ use super::compress::Chroma;
 use super::errors::{run, strict_errors};
 use super::pieces::Pieces;
 use rayon::prelude::*;
+use image::metadata::Orientation;
 use image::{GrayImage, RgbImage};
 use mozjpeg_sys as ffi;
 use mozjpeg_sys::J_COLOR_SPACE;
@@ -32,6 +33,44 @@ impl YccPlanes {
         self.planes.iter().map(|p| p.len() as u64).sum()
     }
 
+    /// Turns the planes as `orientation` turns a picture to stand upright (an EXIF
+    /// Orientation), each plane on its own grid; false, untouched, where the chroma would not
+    /// survive the turn: 4:2:2 chroma turned a quarter is 4:4:0, which gblur does not write;
+    /// and a subsampled axis of odd length read backwards would pair each chroma sample with
+    /// the luma of its neighbour (the last chroma sample covers one luma sample, which the
+    /// turn moves to the start). Otherwise a turned chroma grid covers what it covered.
+    pub fn turn(&mut self, orientation: Orientation) -> bool {
+        let transposes = matches!(
+            orientation,
+            Orientation::Rotate90
+                | Orientation::Rotate270
+                | Orientation::Rotate90FlipH
+                | Orientation::Rotate270FlipH
+        );
+        // Which of the stored axes the turn reads backwards.
+        let (back_x, back_y) = match orientation {
+            Orientation::NoTransforms | Orientation::Rotate90FlipH => (false, false),
+            Orientation::Rotate180 | Orientation::Rotate270FlipH => (true, true),
+            Orientation::FlipHorizontal | Orientation::Rotate270 => (true, false),
+            Orientation::FlipVertical | Orientation::Rotate90 => (false, true),
+        };
+        let (fh, fv) = self.chroma.factors();
+        let odd_backwards = (back_x && fh == 2 && self.width % 2 == 1) || (back_y && fv == 2 && self.height % 2 == 1);
+        if (transposes && self.chroma == Chroma::S422) || odd_backwards {
+            return false;
+        }
+        if orientation == Orientation::NoTransforms {
+            return true;
+        }
+        for plane in &mut self.planes {
+            *plane = turned(plane, orientation);
+        }
+        if transposes {
+            (self.width, self.height) = (self.height, self.width);
+        }
+        true
+    }
+
     /// The picture as RGB (JFIF's full-range BT.601 transform), each pixel's chroma from the
     /// chroma sample covering it: for a job whose planes must end up as RGB samples after
     /// all (another output format, a selection to mix in).
@@ -50,6 +89,50 @@ impl YccPlanes {
             ])
         })
     }
+}
+
+/// Square tiles of a turn: a tile's source rows and output rows both stay in the L1 cache.
+const TURN_TILE: usize = 64;
+
+/// `plane` turned by `orientation`, on every core, a tile at a time (a turn that walks the
+/// output in rows reads the source a column at a time, a cache line per sample).
+fn turned(plane: &GrayImage, orientation: Orientation) -> GrayImage {
+    let (w, h) = (plane.width() as usize, plane.height() as usize);
+    // Each turn by where output (x, y) reads from, in a plane `w` × `h` (the source's).
+    match orientation {
+        Orientation::NoTransforms => plane.clone(),
+        Orientation::Rotate90 => turned_by(plane, (h, w), |x, y| (y, h - 1 - x)),
+        Orientation::Rotate180 => turned_by(plane, (w, h), |x, y| (w - 1 - x, h - 1 - y)),
+        Orientation::Rotate270 => turned_by(plane, (h, w), |x, y| (w - 1 - y, x)),
+        Orientation::FlipHorizontal => turned_by(plane, (w, h), |x, y| (w - 1 - x, y)),
+        Orientation::FlipVertical => turned_by(plane, (w, h), |x, y| (x, h - 1 - y)),
+        Orientation::Rotate90FlipH => turned_by(plane, (h, w), |x, y| (y, x)),
+        Orientation::Rotate270FlipH => turned_by(plane, (h, w), |x, y| (w - 1 - y, h - 1 - x)),
+    }
+}
+
+/// The `ow` × `oh` plane whose sample (x, y) is `plane`'s at `source(x, y)`.
+fn turned_by(
+    plane: &GrayImage,
+    (ow, oh): (usize, usize),
+    source: impl Fn(usize, usize) -> (usize, usize) + Sync,
+) -> GrayImage {
+    let (w, src) = (plane.width() as usize, plane.as_raw());
+    let mut out = vec![0u8; ow * oh];
+    out.par_chunks_mut(TURN_TILE * ow.max(1))
+        .enumerate()
+        .for_each(|(band, rows)| {
+            let y0 = band * TURN_TILE;
+            for x0 in (0..ow).step_by(TURN_TILE) {
+                for (dy, row) in rows.chunks_mut(ow).enumerate() {
+                    for (x, v) in row.iter_mut().enumerate().skip(x0).take(TURN_TILE) {
+                        let (sx, sy) = source(x, y0 + dy);
+                        *v = src[sy * w + sx];
+                    }
+                }
+            }
+        });
+    GrayImage::from_raw(ow as u32, oh as u32, out).expect("the turned plane's size")
 }
 
 /// The planes of `bytes`, or None where the file is not an 8-bit YCbCr JPEG in the `chroma`
@@ -260,6 +343,68 @@ pub fn encode_planes(p: &YccPlanes, quality: u8, icc: Option<&[u8]>) -> Result<V
 mod tests {
     use super::*;
     use crate::codec::jpeg::{encode_stripe, JpegColor, JpegSettings};
+
+    const EVERY_TURN: [Orientation; 8] = [
+        Orientation::NoTransforms,
+        Orientation::Rotate90,
+        Orientation::Rotate180,
+        Orientation::Rotate270,
+        Orientation::FlipHorizontal,
+        Orientation::FlipVertical,
+        Orientation::Rotate90FlipH,
+        Orientation::Rotate270FlipH,
+    ];
+
+    /// Each turn is the `image` crate's, the one the pixels' decode applies, on planes of
+    /// sizes that leave partial tiles.
+    #[test]
+    fn every_turn_is_the_one_pixels_get() {
+        for (w, h) in [(1, 1), (3, 130), (131, 67), (64, 64)] {
+            let plane = GrayImage::from_fn(w, h, |x, y| image::Luma([(x * 31 + y * 7) as u8]));
+            for o in EVERY_TURN {
+                let mut want = image::DynamicImage::ImageLuma8(plane.clone());
+                want.apply_orientation(o);
+                assert!(turned(&plane, o) == want.into_luma8(), "{w}x{h} {o:?}");
+            }
+        }
+    }
+
+    /// Turned planes keep their layout: chroma is turned on its own grid; 4:2:2 is not turned
+    /// a quarter (it would be 4:4:0).
+    #[test]
+    fn turned_planes_keep_their_layout_or_are_left_alone() {
+        for chroma in [Chroma::S420, Chroma::S422, Chroma::S444] {
+            let (w, h) = (67u32, 45u32);
+            let (fh, fv) = chroma.factors();
+            let plane = |w, h| GrayImage::from_fn(w, h, |x, y| image::Luma([(x + 3 * y) as u8]));
+            for o in EVERY_TURN {
+                let mut p = YccPlanes {
+                    width: w,
+                    height: h,
+                    chroma,
+                    planes: [plane(w, h), plane(w.div_ceil(fh), h.div_ceil(fv)), plane(w.div_ceil(fh), h.div_ceil(fv))],
+                };
+                let quarter = matches!(o, Orientation::Rotate90 | Orientation::Rotate270 | Orientation::Rotate90FlipH | Orientation::Rotate270FlipH);
+                // 67 × 45 is odd both ways: a turn that reads a subsampled axis backwards
+                // would move the chroma against the luma.
+                let refused = match chroma {
+                    Chroma::S444 => false,
+                    Chroma::S420 => !matches!(o, Orientation::NoTransforms | Orientation::Rotate90FlipH),
+                    Chroma::S422 => quarter || matches!(o, Orientation::Rotate180 | Orientation::FlipHorizontal),
+                };
+                if refused {
+                    assert!(!p.turn(o), "{chroma:?} {o:?}");
+                    assert_eq!((p.width, p.planes[1].width()), (w, w.div_ceil(fh)));
+                    continue;
+                }
+                assert!(p.turn(o));
+                let (tw, th) = if quarter { (h, w) } else { (w, h) };
+                assert_eq!((p.width, p.height), (tw, th));
+                assert_eq!(p.planes[0].dimensions(), (tw, th));
+                assert_eq!(p.planes[1].dimensions(), (tw.div_ceil(fh), th.div_ceil(fv)), "{chroma:?} {o:?}");
+            }
+        }
+    }
 
     fn photo(w: u32, h: u32) -> Vec<u8> {
         (0..h)
