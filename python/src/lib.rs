@@ -12,6 +12,7 @@ use numpy::{
 use pyo3::exceptions::{PyOSError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// A library error as the Python exception a caller expects: `ValueError` for values and
@@ -101,23 +102,34 @@ fn kind(array: &Bound<'_, PyUntypedArray>) -> PyResult<Kind> {
         .ok_or_else(|| PyTypeError::new_err(format!("unsupported dtype {d}")))
 }
 
+/// The most worker pools kept at once (`on_workers`): a sweep over many counts leaves no more
+/// idle threads than this many pools hold.
+const KEPT_POOLS: usize = 4;
+
 /// Runs `work` with the GIL released on `workers` threads (`gblur/__init__.py` has checked the
 /// count as scipy.fft does), or on the global pool, one thread per core, for None. A pool is
-/// built once for each count asked for and kept: building one costs more than many small
-/// filters.
+/// built for a count asked for and kept, up to `KEPT_POOLS` of them (the one asked for least
+/// recently goes): building one costs more than many small filters.
 fn on_workers<R: Send>(
     py: Python<'_>,
     workers: Option<usize>,
     work: impl FnOnce() -> R + Send,
 ) -> PyResult<R> {
-    static POOLS: Mutex<BTreeMap<usize, Arc<rayon::ThreadPool>>> = Mutex::new(BTreeMap::new());
+    /// Pools by count, each with the call that last asked for it.
+    static POOLS: Mutex<BTreeMap<usize, (u64, Arc<rayon::ThreadPool>)>> =
+        Mutex::new(BTreeMap::new());
+    static CALLS: AtomicU64 = AtomicU64::new(0);
     let Some(n) = workers else {
         return Ok(py.detach(work));
     };
+    let call = CALLS.fetch_add(1, Ordering::Relaxed);
     let pool = {
         let mut pools = POOLS.lock().unwrap_or_else(|e| e.into_inner());
-        match pools.get(&n) {
-            Some(pool) => pool.clone(),
+        match pools.get_mut(&n) {
+            Some((last, pool)) => {
+                *last = call;
+                pool.clone()
+            }
             None => {
                 let pool = rayon::ThreadPoolBuilder::new()
                     .num_threads(n)
@@ -126,7 +138,16 @@ fn on_workers<R: Send>(
                     .map_err(|e| {
                         PyRuntimeError::new_err(format!("cannot start {n} worker threads: {e}"))
                     })?;
-                pools.entry(n).or_insert(Arc::new(pool)).clone()
+                if pools.len() >= KEPT_POOLS {
+                    let oldest = pools
+                        .iter()
+                        .min_by_key(|(_, (last, _))| *last)
+                        .map(|(k, _)| *k);
+                    oldest.and_then(|k| pools.remove(&k));
+                }
+                let pool = Arc::new(pool);
+                pools.insert(n, (call, pool.clone()));
+                pool
             }
         }
     };

@@ -177,3 +177,10 @@ def test_workers_is_checked_as_scipy_fft_checks_it():
         gblur.blur_image(a, 2.0, workers=16 * cores + 1)
     with pytest.raises(TypeError):
         gblur.gaussian_filter(a, 2.0, workers=1.5)
+
+
+def test_blur_image_takes_a_misaligned_array():
+    raw = np.zeros(2 * 30 * 40 + 1, np.uint8)
+    image = np.frombuffer(raw.tobytes(), np.uint16, offset=1).reshape(30, 40)
+    assert not image.flags.aligned
+    np.testing.assert_array_equal(gblur.blur_image(image, 2.0), np.zeros((30, 40), np.uint16))

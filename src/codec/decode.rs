@@ -170,8 +170,9 @@ fn decode_jpeg(
         true => bytes.into(),
         false => [&head[..], scan].concat().into(),
     };
+    // The frame as libjpeg reads it (after stray bytes), which says CMYK or not.
+    let frame = jpeg::Frame::read(&mut Cursor::new(&head[..]));
     let mut head = Cursor::new(head);
-    let traits = jpeg::JpegTraits::read(bytes);
     let ((w, h), mut meta) = {
         let (decoder, meta) = open_decoder(path, &mut head, ImageFormat::Jpeg, max_memory_mib)?;
         (decoder.dimensions(), meta)
@@ -181,13 +182,13 @@ fn decode_jpeg(
         path: path.into(),
         limit_mib: max_memory_mib,
     };
-    let first = if traits.components == 4 {
+    let first = if let Some(frame) = frame.filter(|f| f.components == 4) {
         notes.extend(foreign_profile_dropped(&mut meta, "JPEG"));
         if meta.icc.is_none() {
             notes.push(CMYK_BY_FORMULA.replace("{format}", "JPEG"));
         }
-        // The inks and their RGB: 7 bytes a pixel.
-        if w as u64 * h as u64 * 7 > limit {
+        // The inks and their RGB, 7 bytes a pixel, and a progressive file's coefficients.
+        if jpeg::working_bytes(&clean, frame, 7) > limit {
             return Err(over());
         }
         match jpeg::decode_inks(&clean, limit) {
@@ -602,6 +603,27 @@ pub fn image_error(path: &Path, e: ImageError, limit_mib: u64) -> ImageIoError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A CMYK JPEG with stray bytes between its header segments (which libjpeg skips) is read
+    /// as CMYK, by its frame as libjpeg reads it, not refused as over the memory limit.
+    #[test]
+    fn a_cmyk_jpeg_with_stray_bytes_in_its_header_is_read_as_cmyk() {
+        let (w, h) = (32u32, 16u32);
+        let stored: Vec<u8> = (0..w * h * 4).map(|i| 255 - (i % 4 * 60) as u8).collect();
+        let jpeg = jpeg::encode(&stored, (w, h), jpeg::JpegColor::Cmyk { adobe_marker: true }, jpeg::JpegSettings { quality: 95, chroma: jpeg::Chroma::S444 }, None).unwrap();
+        let sof = jpeg.windows(2).position(|w| w == [0xFF, 0xC0]).unwrap();
+        let stray = [&jpeg[..sof], &[0x00, 0x00, 0x00][..], &jpeg[sof..]].concat();
+        for bytes in [&jpeg, &stray] {
+            let decoded = decode_bytes(Path::new("cmyk.jpg"), bytes, 64).unwrap();
+            assert_eq!((decoded.image.width(), decoded.image.height()), (w, h));
+            // Inks 0, 60, 120, 180 by formula: (255, 195, 135) × (75 / 255).
+            let px = decoded.image.to_rgb8().get_pixel(5, 5).0;
+            for (got, want) in px.iter().zip([75u8, 57, 39]) {
+                assert!(got.abs_diff(want) <= 3, "{px:?}");
+            }
+            assert!(decoded.notes.iter().any(|n| n.contains("by formula")), "{:?}", decoded.notes);
+        }
+    }
 
     #[test]
     fn a_cmyk_profile_is_dropped_with_a_note() {

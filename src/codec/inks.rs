@@ -5,8 +5,8 @@
 
 use super::decode::{foreign_profile_dropped, image_error, open_decoder};
 use super::{guard, jpeg, metadata, read, tiff, ImageIoError};
-use image::{DynamicImage, ImageBuffer, ImageDecoder, ImageFormat};
-use std::io::{Cursor, Read, Seek};
+use image::{DynamicImage, ImageBuffer, ImageFormat};
+use std::io::{Cursor, Seek};
 use std::path::Path;
 
 /// A CMYK input's inks and what came with them.
@@ -49,42 +49,8 @@ fn may_be_cmyk_unguarded(path: &Path, format: Option<ImageFormat>) -> bool {
 /// (EXIF, ICC, XMP: megabytes at times) are skipped, not read, so that the check holds no more
 /// than a read buffer where the strip engine then streams the file in a bounded budget.
 fn jpeg_components(path: &Path) -> Option<u8> {
-    let mut f = std::io::BufReader::new(std::fs::File::open(path).ok()?);
-    let mut start = [0u8; 2];
-    f.read_exact(&mut start).ok()?;
-    if start != [0xFF, 0xD8] {
-        return None;
-    }
-    loop {
-        let mut b = [0u8; 1];
-        f.read_exact(&mut b).ok()?;
-        if b[0] != 0xFF {
-            return None;
-        }
-        // Fill bytes (0xFF) may come before the marker.
-        while b[0] == 0xFF {
-            f.read_exact(&mut b).ok()?;
-        }
-        let marker = b[0];
-        match marker {
-            0x01 | 0xD0..=0xD8 => continue,
-            0xD9 | 0xDA => return None,
-            _ => {}
-        }
-        let mut len = [0u8; 2];
-        f.read_exact(&mut len).ok()?;
-        let len = u16::from_be_bytes(len) as i64;
-        if len < 2 {
-            return None;
-        }
-        // SOF0 to SOF15, but DHT (C4), JPG (C8) and DAC (CC).
-        if (0xC0..=0xCF).contains(&marker) && !matches!(marker, 0xC4 | 0xC8 | 0xCC) {
-            let mut frame = [0u8; 6];
-            f.read_exact(&mut frame).ok()?;
-            return Some(frame[5]);
-        }
-        f.seek_relative(len - 2).ok()?;
-    }
+    let mut file = std::io::BufReader::new(std::fs::File::open(path).ok()?);
+    jpeg::Frame::read(&mut file).map(|frame| frame.components)
 }
 
 /// The inks of `bytes` (named `name` in errors) within `max_memory_mib` (the bytes held
@@ -113,21 +79,23 @@ fn read_unguarded(name: &Path, bytes: &[u8], max_memory_mib: u64) -> Result<Opti
     let (image, format, meta, jpeg, tiff_compression) = match read::guess(bytes) {
         Some(ImageFormat::Jpeg) => {
             let traits = jpeg::JpegTraits::read(bytes);
-            if traits.components != 4 || !super::jpeg_complete(bytes) {
+            if !super::jpeg_complete(bytes) {
                 return Ok(None);
             }
             let mut scan = bytes;
             let Ok(head) = jpeg::libjpeg::header_segments(&mut scan) else {
                 return Ok(None);
             };
+            // The frame as libjpeg reads it, after any stray bytes between segments.
+            let Some(frame) = jpeg::Frame::read(&mut Cursor::new(&head[..])).filter(|f| f.components == 4) else {
+                return Ok(None);
+            };
             let clean = [&head[..], scan].concat();
             let mut head = Cursor::new(head);
-            let ((w, h), mut meta) = {
-                let (decoder, meta) = open_decoder(name, &mut head, ImageFormat::Jpeg, max_memory_mib)?;
-                (decoder.dimensions(), meta)
-            };
-            // The inks, and the copy the clean stream is.
-            if w as u64 * h as u64 * 4 + clean.len() as u64 > limit {
+            let (_, mut meta) = open_decoder(name, &mut head, ImageFormat::Jpeg, max_memory_mib)?;
+            // The inks (and a progressive file's coefficients), and the copy the clean
+            // stream is.
+            if jpeg::working_bytes(&clean, frame, 4) + clean.len() as u64 > limit {
                 return Err(over());
             }
             notes.extend(foreign_profile_dropped(&mut meta, "JPEG"));

@@ -20,12 +20,19 @@ pub fn frame_within(bytes: &[u8], extra: u64, max_bytes: u64) -> Option<Frame> {
     if frame.precision != 8 || !matches!(frame.components, 1 | 3) {
         return None;
     }
+    (working_bytes(bytes, frame, extra) <= max_bytes).then_some(frame)
+}
+
+/// What decoding `bytes`, whose frame is `frame`, holds beside libjpeg's own small state:
+/// `extra` bytes a pixel (padded to whole blocks) for what the caller keeps, and for a
+/// progressive file every coefficient of the image (two bytes a sample of each component).
+pub fn working_bytes(bytes: &[u8], frame: Frame, extra: u64) -> u64 {
     let padded = (frame.width as u64 + 15) * (frame.height as u64 + 15);
     let coefficients = match is_progressive(bytes) {
         true => padded * frame.components as u64 * 2,
         false => 0,
     };
-    (padded * extra + coefficients <= max_bytes).then_some(frame)
+    padded * extra + coefficients
 }
 
 /// The pixels of an 8-bit gray, YCbCr or RGB JPEG, as 8-bit gray or RGB: `Ok(None)` for a

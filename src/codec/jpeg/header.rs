@@ -125,6 +125,9 @@ impl Frame {
                 reader.read_exact(&mut two[..1]).ok()?;
                 marker = two[0];
             }
+            if matches!(marker, 0x01 | 0xD0..=0xD7) {
+                continue; // TEM and a stray RST have no length, as libjpeg reads them
+            }
             reader.read_exact(&mut two).ok()?;
             let len = u16::from_be_bytes(two) as i64;
             match marker {
@@ -251,6 +254,17 @@ mod tests {
                 assert!(got == q || (q >= 98 && got >= 98), "q{q}: read {got}");
             }
         }
+    }
+
+    /// A stray restart marker before the frame has no length, as libjpeg reads it: the frame
+    /// after it is found.
+    #[test]
+    fn a_stray_restart_marker_before_the_frame_is_stepped_over() {
+        let file = written(80, (2, 2));
+        let sof = file.windows(2).position(|w| w == [0xFF, 0xC0]).unwrap();
+        let stray = [&file[..sof], &[0xFF, 0xD3][..], &file[sof..]].concat();
+        let frame = Frame::read(&mut std::io::Cursor::new(&stray)).expect("the frame");
+        assert_eq!((frame.width, frame.height, frame.components), (48, 32, 3));
     }
 
     #[test]

@@ -19,7 +19,7 @@ pub mod rows_in;
 pub mod rows_out;
 mod settings;
 
-pub use decode::{decode_inks, decode_pixels, frame_within, inks_by_formula};
+pub use decode::{decode_inks, decode_pixels, frame_within, inks_by_formula, working_bytes};
 pub use head_decoder::JpegHead;
 pub use compress::{Chroma, JpegColor};
 pub use encode::{encode, encode_stripe, StripePlan};

@@ -139,30 +139,36 @@ pub fn decode(
 }
 
 /// A pool of the job's thread count for the decoder, whose workers' panics the guarded
-/// caller reports (`guard::quiet_thread`). Built once for each thread count and kept: a pool
-/// made and dropped for every file cost a batch of JPEG XL files a pool of threads each, and
-/// a dropped pool's threads wind down after the decode has returned.
+/// caller reports (`guard::quiet_thread`). Each thread that decodes keeps its own, built once:
+/// a pool made and dropped for every file cost a batch of JPEG XL files a pool of threads
+/// each, and a dropped pool's threads wind down after the decode has returned; one pool for
+/// the whole process would make a batch's lanes (each decoding on its own thread, with its
+/// own share of the cores) share one lane's threads.
 fn pool() -> JxlThreadPool {
-    use std::collections::BTreeMap;
-    use std::sync::{Arc, Mutex};
-    static POOLS: Mutex<BTreeMap<usize, Arc<rayon::ThreadPool>>> = Mutex::new(BTreeMap::new());
+    use std::cell::RefCell;
+    use std::sync::Arc;
+    thread_local! {
+        static POOL: RefCell<Option<(usize, Arc<rayon::ThreadPool>)>> = const { RefCell::new(None) };
+    }
     let threads = rayon::current_num_threads().max(1);
-    let mut pools = POOLS.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(pool) = pools.get(&threads) {
-        return JxlThreadPool::with_rayon_thread_pool(pool.clone());
-    }
-    let built = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .start_handler(|_| crate::codec::guard::quiet_thread())
-        .build();
-    match built {
-        Ok(pool) => {
-            let pool = Arc::new(pool);
-            pools.insert(threads, pool.clone());
-            JxlThreadPool::with_rayon_thread_pool(pool)
+    POOL.with_borrow_mut(|kept| {
+        if let Some((n, pool)) = kept.as_ref().filter(|(n, _)| *n == threads) {
+            debug_assert_eq!(*n, threads);
+            return JxlThreadPool::with_rayon_thread_pool(pool.clone());
         }
-        Err(_) => JxlThreadPool::none(),
-    }
+        let built = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .start_handler(|_| crate::codec::guard::quiet_thread())
+            .build();
+        match built {
+            Ok(pool) => {
+                let pool = Arc::new(pool);
+                *kept = Some((threads, pool.clone()));
+                JxlThreadPool::with_rayon_thread_pool(pool)
+            }
+            Err(_) => JxlThreadPool::none(),
+        }
+    })
 }
 
 /// Whether the file names sRGB (or gray with sRGB's curve and white): what an untagged output
