@@ -9,7 +9,6 @@
 use super::read::{self, Content, Input};
 use super::source::Seekable;
 use super::{guard, icc, heif, ico, jpeg, jxl, metadata, one_line, tiff, webp, ImageIoError};
-use image::metadata::Orientation;
 use image::{DynamicImage, ImageDecoder, ImageError, ImageFormat, ImageReader, Limits};
 use std::io::{self, BufReader, Cursor};
 use std::path::Path;
@@ -496,8 +495,8 @@ pub(super) fn open_decoder<'a>(
 
 /// A colour JPEG held in memory as its YCbCr planes in layout `chroma`, turned upright by its
 /// EXIF orientation, with its metadata, after the checks `decode_bytes` makes; None where the
-/// file is not plain YCbCr in that layout or a turn would change the layout (4:2:2 turned a
-/// quarter): `decode_bytes` then decodes it as pixels.
+/// file is not plain YCbCr in that layout or its planes are not `YccPlanes::turnable`:
+/// `decode_bytes` then decodes it as pixels.
 pub fn decode_jpeg_planes(
     name: &Path,
     bytes: &[u8],
@@ -515,7 +514,8 @@ pub fn decode_jpeg_planes(
         let (decoder, meta) = open_decoder(name, &mut head, ImageFormat::Jpeg, max_memory_mib)?;
         let (w, h) = decoder.dimensions();
         let turn = meta.orientation();
-        if chroma == jpeg::Chroma::S422 && !matches!(turn, Orientation::NoTransforms | Orientation::Rotate180 | Orientation::FlipHorizontal | Orientation::FlipVertical) {
+        // Decoded as planes only where they can be turned (else as pixels, which always can).
+        if !jpeg::YccPlanes::turnable(chroma, (w, h), turn) {
             return Ok(None);
         }
         // The turn holds a plane and its turned copy at once: the largest, Y, twice.

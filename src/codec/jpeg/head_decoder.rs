@@ -6,7 +6,7 @@
 //! interface asks for them, come from libjpeg (`decode_pixels`).
 
 use super::decode::decode_pixels;
-use super::header::Frame;
+use super::header::{is_frame, segments, Frame};
 use image::error::{DecodingError, ImageFormatHint, UnsupportedError, UnsupportedErrorKind};
 use image::{ColorType, ImageDecoder, ImageError, ImageFormat, ImageResult};
 
@@ -93,34 +93,6 @@ impl JpegHead {
     pub fn of_file(bytes: &[u8]) -> ImageResult<JpegHead> {
         JpegHead::read(super::libjpeg::header_segments(&mut &bytes[..])?)
     }
-}
-
-/// Whether `marker` starts a frame header: every SOF but the DHT (C4), JPG (C8) and DAC (CC)
-/// markers in its range.
-fn is_frame(marker: u8) -> bool {
-    matches!(marker, 0xC0..=0xCF) && !matches!(marker, 0xC4 | 0xC8 | 0xCC)
-}
-
-/// The segments (marker, body) of `head` from its start-of-image marker on; the walk stops
-/// at a segment that runs past the end.
-fn segments(head: &[u8]) -> impl Iterator<Item = (u8, &[u8])> {
-    let mut at = 2;
-    std::iter::from_fn(move || {
-        while head.get(at..at + 2)? == [0xFF, 0xFF] {
-            at += 1; // a fill byte
-        }
-        let (&[0xFF, marker], rest) = (head.get(at..at + 2)?, &head[at + 2..]) else {
-            return None;
-        };
-        if matches!(marker, 0x01 | 0xD0..=0xD7) {
-            at += 2;
-            return Some((marker, &[][..]));
-        }
-        let len = u16::from_be_bytes([*rest.first()?, *rest.get(1)?]) as usize;
-        let body = rest.get(2..len.max(2))?;
-        at += 2 + len.max(2);
-        Some((marker, body))
-    })
 }
 
 /// The ICC profile from its chunks (sequence number from 1, count, data): None unless every

@@ -64,17 +64,7 @@ impl JpegTraits {
         if bytes.len() < 4 || bytes[..2] != [0xFF, 0xD8] {
             return traits;
         }
-        let mut at = 2;
-        while at + 4 <= bytes.len() && bytes[at] == 0xFF {
-            let marker = bytes[at + 1];
-            if marker == 0xFF {
-                at += 1; // fill byte
-                continue;
-            }
-            let len = u16::from_be_bytes([bytes[at + 2], bytes[at + 3]]) as usize;
-            let Some(body) = bytes.get(at + 4..at + 2 + len.max(2)) else {
-                break;
-            };
+        for (marker, body) in segments(bytes) {
             match marker {
                 0xDB => traits.quality = traits.quality.or_else(|| luminance_quality(body)),
                 0xC0..=0xC2 => {
@@ -87,7 +77,6 @@ impl JpegTraits {
                 0xDA => break,
                 _ => {}
             }
-            at += 2 + len;
         }
         traits
     }
@@ -131,8 +120,7 @@ impl Frame {
             reader.read_exact(&mut two).ok()?;
             let len = u16::from_be_bytes(two) as i64;
             match marker {
-                // Every SOF but the DHT (C4), JPG (C8) and DAC (CC) markers in its range.
-                0xC0..=0xCF if !matches!(marker, 0xC4 | 0xC8 | 0xCC) => {
+                _ if is_frame(marker) => {
                     let mut body = [0u8; 6];
                     reader.read_exact(&mut body).ok()?;
                     return Some(Frame {
@@ -155,18 +143,38 @@ impl Frame {
 /// Whether a JPEG's header segments (from its start) open a progressive frame (SOF2, SOF6, SOF10,
 /// SOF14).
 pub fn is_progressive(head: &[u8]) -> bool {
+    segments(head)
+        .map(|(marker, _)| marker)
+        .take_while(|&marker| marker != 0xDA)
+        .any(|marker| matches!(marker, 0xC2 | 0xC6 | 0xCA | 0xCE))
+}
+
+/// Whether `marker` starts a frame header: every SOF but the DHT (C4), JPG (C8) and DAC (CC)
+/// markers in its range.
+pub(super) fn is_frame(marker: u8) -> bool {
+    matches!(marker, 0xC0..=0xCF) && !matches!(marker, 0xC4 | 0xC8 | 0xCC)
+}
+
+/// The segments (marker, body) of `head` from its start-of-image marker on; the walk stops
+/// at a segment that runs past the end.
+pub(super) fn segments(head: &[u8]) -> impl Iterator<Item = (u8, &[u8])> {
     let mut at = 2;
-    while let Some(&[0xFF, marker, hi, lo]) = head
-        .get(at..at + 4)
-        .map(|b| [b[0], b[1], b[2], b[3]])
-        .as_ref()
-    {
-        if matches!(marker, 0xC2 | 0xC6 | 0xCA | 0xCE) {
-            return true;
+    std::iter::from_fn(move || {
+        while head.get(at..at + 2)? == [0xFF, 0xFF] {
+            at += 1; // a fill byte
         }
-        at += 2 + u16::from_be_bytes([hi, lo]) as usize;
-    }
-    false
+        let (&[0xFF, marker], rest) = (head.get(at..at + 2)?, &head[at + 2..]) else {
+            return None;
+        };
+        if matches!(marker, 0x01 | 0xD0..=0xD7) {
+            at += 2;
+            return Some((marker, &[][..]));
+        }
+        let len = u16::from_be_bytes([*rest.first()?, *rest.get(1)?]) as usize;
+        let body = rest.get(2..len.max(2))?;
+        at += 2 + len.max(2);
+        Some((marker, body))
+    })
 }
 
 /// The quality of table 0 in a DQT segment's body (8- or 16-bit entries), if it holds it.

@@ -33,20 +33,12 @@ impl YccPlanes {
         self.planes.iter().map(|p| p.len() as u64).sum()
     }
 
-    /// Turns the planes as `orientation` turns a picture to stand upright (an EXIF
-    /// Orientation), each plane on its own grid; false, untouched, where the chroma would not
-    /// survive the turn: 4:2:2 chroma turned a quarter is 4:4:0, which gblur does not write;
-    /// and a subsampled axis of odd length read backwards would pair each chroma sample with
-    /// the luma of its neighbour (the last chroma sample covers one luma sample, which the
-    /// turn moves to the start). Otherwise a turned chroma grid covers what it covered.
-    pub fn turn(&mut self, orientation: Orientation) -> bool {
-        let transposes = matches!(
-            orientation,
-            Orientation::Rotate90
-                | Orientation::Rotate270
-                | Orientation::Rotate90FlipH
-                | Orientation::Rotate270FlipH
-        );
+    /// Whether planes in layout `chroma` of a `width` × `height` picture keep their chroma
+    /// where it was when turned by `orientation`: not where 4:2:2 chroma is turned a quarter
+    /// (it would be 4:4:0, which gblur does not write), nor where a subsampled axis of odd
+    /// length is read backwards (the last chroma sample covers one luma sample, which the turn
+    /// moves to the start, and every chroma sample would then sit over its neighbour's luma).
+    pub fn turnable(chroma: Chroma, (width, height): (u32, u32), orientation: Orientation) -> bool {
         // Which of the stored axes the turn reads backwards.
         let (back_x, back_y) = match orientation {
             Orientation::NoTransforms | Orientation::Rotate90FlipH => (false, false),
@@ -54,9 +46,17 @@ impl YccPlanes {
             Orientation::FlipHorizontal | Orientation::Rotate270 => (true, false),
             Orientation::FlipVertical | Orientation::Rotate90 => (false, true),
         };
-        let (fh, fv) = self.chroma.factors();
-        let odd_backwards = (back_x && fh == 2 && self.width % 2 == 1) || (back_y && fv == 2 && self.height % 2 == 1);
-        if (transposes && self.chroma == Chroma::S422) || odd_backwards {
+        let (fh, fv) = chroma.factors();
+        let odd_backwards = (back_x && fh == 2 && width % 2 == 1) || (back_y && fv == 2 && height % 2 == 1);
+        let quarter_of_422 = transposes(orientation) && chroma == Chroma::S422;
+        !(quarter_of_422 || odd_backwards)
+    }
+
+    /// Turns the planes as `orientation` turns a picture to stand upright (an EXIF
+    /// Orientation), each plane on its own grid; false, untouched, where they are not
+    /// `turnable`.
+    pub fn turn(&mut self, orientation: Orientation) -> bool {
+        if !Self::turnable(self.chroma, (self.width, self.height), orientation) {
             return false;
         }
         if orientation == Orientation::NoTransforms {
@@ -65,7 +65,7 @@ impl YccPlanes {
         for plane in &mut self.planes {
             *plane = turned(plane, orientation);
         }
-        if transposes {
+        if transposes(orientation) {
             (self.width, self.height) = (self.height, self.width);
         }
         true
@@ -89,6 +89,14 @@ impl YccPlanes {
             ])
         })
     }
+}
+
+/// Whether `orientation` turns a picture a quarter (its width becomes its height).
+fn transposes(orientation: Orientation) -> bool {
+    matches!(
+        orientation,
+        Orientation::Rotate90 | Orientation::Rotate270 | Orientation::Rotate90FlipH | Orientation::Rotate270FlipH
+    )
 }
 
 /// Square tiles of a turn: a tile's source rows and output rows both stay in the L1 cache.
