@@ -1,0 +1,666 @@
+//! The Gaussian along one axis of a contiguous N-D array, on the host's cores: the engine of
+//! `gblur::nd` (and of the Python package's `gaussian_filter`).
+//!
+//! An array of shape `(…, n, …)` seen along axis k is `outer × n × inner`: `outer` the product
+//! of the sizes before k, `inner` of those after it, so line `(o, i)` starts at
+//! `o·n·inner + i` and steps by `inner`. Lines are taken sixteen at a time, one per SIMD lane
+//! (a block), and blocks four at a time (a work item): the item's blocks are gathered side by
+//! side into a scratch of `n + 2·pad` rows of four vectors (converted to f32, the edge mode's
+//! extension written around them), filtered down the scratch as four independent recurrences,
+//! which hide each other's FMA latency, and scattered back. Where `inner ≥ 16` a block's lanes
+//! are neighbouring columns, so every gathered row of an item is 64 neighbouring samples, and
+//! the rows ahead are prefetched (each is a page or more from the last, which the hardware
+//! prefetchers do not follow). Otherwise the lanes are one channel of sixteen neighbouring
+//! rows (the last axis, where `inner` is 1, or the pixels of an interleaved image, `inner` its
+//! channels), moved through 16×16 transposes; there an item of four blocks is taken only where
+//! its scratch stays in the core's L2 cache (`SCRATCH_BYTES`), else an item is one block. Each
+//! pass reads and writes the array once.
+//!
+//! The recursive filter runs in its difference form (`reference::recursive_line`, the same
+//! sections stepped as the banded blur steps them): a constant line stays constant bit for
+//! bit, and both halves start from a zero state at the scratch's ends, which is the clamp
+//! edge. Other modes extend the line by the filter's reach (`edges::reach`), so what lies
+//! beyond the extension moves no output by more than `edges::RECURSIVE_TAIL` of its range.
+//! The FIR (below σ = 2, or where a caller asks for scipy's cut kernel) runs on the same
+//! scratch with reads clamped to it.
+
+use super::banded::sections::{Coef, Sections};
+use super::lanes::{FlushSubnormals, Isa, LANES, V};
+use crate::filter::{EdgeMode, LineFilter};
+use crate::cpu::lanes::simd_dispatch;
+use rayon::prelude::*;
+
+/// A sample type of an N-D array: read as f32 for the filter, written back rounded and
+/// clamped to the type's range where it is an integer.
+pub trait Element: Copy + Send + Sync + 'static {
+    /// A float type: an intermediate result stored in it loses nothing the filter keeps.
+    const FLOAT: bool;
+    fn load(self) -> f32;
+    fn store(v: f32) -> Self;
+    /// The samples as f32, where they are f32 already (a device takes them without a copy).
+    fn as_f32_mut(_data: &mut [Self]) -> Option<&mut [f32]> {
+        None
+    }
+}
+
+/// An integer sample from a filtered value: rounded half away from zero, clamped to the
+/// type's range, NaN to 0.
+#[inline(always)]
+fn round_to(v: f32, lo: f32, hi: f32) -> f32 {
+    if v.is_nan() {
+        0.0
+    } else {
+        v.round().clamp(lo, hi)
+    }
+}
+
+impl Element for u8 {
+    const FLOAT: bool = false;
+    #[inline(always)]
+    fn load(self) -> f32 {
+        self as f32
+    }
+    #[inline(always)]
+    fn store(v: f32) -> Self {
+        round_to(v, 0.0, 255.0) as u8
+    }
+}
+
+impl Element for u16 {
+    const FLOAT: bool = false;
+    #[inline(always)]
+    fn load(self) -> f32 {
+        self as f32
+    }
+    #[inline(always)]
+    fn store(v: f32) -> Self {
+        round_to(v, 0.0, 65535.0) as u16
+    }
+}
+
+impl Element for i16 {
+    const FLOAT: bool = false;
+    #[inline(always)]
+    fn load(self) -> f32 {
+        self as f32
+    }
+    #[inline(always)]
+    fn store(v: f32) -> Self {
+        round_to(v, -32768.0, 32767.0) as i16
+    }
+}
+
+impl Element for f32 {
+    const FLOAT: bool = true;
+    fn as_f32_mut(data: &mut [f32]) -> Option<&mut [f32]> {
+        Some(data)
+    }
+    #[inline(always)]
+    fn load(self) -> f32 {
+        self
+    }
+    #[inline(always)]
+    fn store(v: f32) -> Self {
+        v
+    }
+}
+
+impl Element for f64 {
+    const FLOAT: bool = true;
+    #[inline(always)]
+    fn load(self) -> f32 {
+        self as f32
+    }
+    #[inline(always)]
+    fn store(v: f32) -> Self {
+        v as f64
+    }
+}
+
+/// One axis's filter and what lies beyond its ends.
+#[derive(Clone, Debug)]
+pub(crate) struct AxisFilter {
+    pub filter: LineFilter,
+    pub edge: EdgeMode,
+    /// The constant of `EdgeMode::Constant`, in the array's own units: one value, or one per
+    /// channel of an interleaved image, where the line starting at element `s` takes
+    /// `cvals[s % cvals.len()]` (its channel, for an array of shape (…, channels)).
+    pub cvals: Vec<f32>,
+}
+
+impl AxisFilter {
+    /// Samples of extension each end needs: none for clamp (the filter's own edge), one for
+    /// a constant (the clamp beyond it repeats the constant), else the filter's reach.
+    pub fn pad(&self) -> usize {
+        match (self.edge, &self.filter) {
+            (EdgeMode::Clamp, _) => 0,
+            (EdgeMode::Constant(_), _) => 1,
+            (_, LineFilter::Fir { taps, .. }) => taps.len() / 2,
+            (_, LineFilter::Recursive { sigma, .. }) => {
+                crate::filter::gaussian::recursive_reach(*sigma)
+            }
+        }
+    }
+}
+
+/// `outer × n × inner`: the array seen along one axis.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Lines {
+    pub outer: usize,
+    pub n: usize,
+    pub inner: usize,
+}
+
+impl Lines {
+    /// The array of `shape` along `axis`.
+    pub fn along(shape: &[usize], axis: usize) -> Lines {
+        Lines {
+            outer: shape[..axis].iter().product(),
+            n: shape[axis],
+            inner: shape[axis + 1..].iter().product(),
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.outer * self.n * self.inner
+    }
+}
+
+/// A pointer that blocks share across threads. Every block reads and writes only its own
+/// lines' samples, so no two threads touch the same sample.
+#[derive(Clone, Copy)]
+struct Shared<T>(*mut T);
+// SAFETY: see the type's comment; the pointers outlive the parallel loop that uses them.
+unsafe impl<T> Send for Shared<T> {}
+unsafe impl<T> Sync for Shared<T> {}
+
+impl<T> Shared<T> {
+    /// The pointer (a method, so that closures capture the whole `Shared`, not its field).
+    fn get(self) -> *mut T {
+        self.0
+    }
+}
+
+/// A block of up to sixteen lines: where lane ℓ's line starts, and how the lanes lie.
+#[derive(Clone, Copy)]
+enum Block {
+    /// Lanes are neighbouring columns: line ℓ starts at `start + ℓ`.
+    Columns { start: usize, lanes: usize },
+    /// Lanes are the same channel of neighbouring rows (`inner < 16`: the last axis, where
+    /// `inner` is 1, or the pixels of an interleaved image, `inner` its channels): line ℓ
+    /// starts at `start + ℓ·n·inner`, its samples `inner` apart.
+    Rows { start: usize, lanes: usize },
+}
+
+impl Block {
+    fn lanes(self) -> usize {
+        match self {
+            Block::Columns { lanes, .. } | Block::Rows { lanes, .. } => lanes,
+        }
+    }
+
+    /// Where lane `l`'s line starts.
+    fn start(self, l: usize, lines: Lines) -> usize {
+        match self {
+            Block::Columns { start, .. } => start + l,
+            Block::Rows { start, .. } => start + l * lines.n * lines.inner,
+        }
+    }
+}
+
+impl Lines {
+    /// Every block of the array, in memory order.
+    fn blocks(&self) -> Vec<Block> {
+        let mut out = Vec::new();
+        if self.inner >= LANES {
+            for o in 0..self.outer {
+                for i0 in (0..self.inner).step_by(LANES) {
+                    out.push(Block::Columns {
+                        start: o * self.n * self.inner + i0,
+                        lanes: (self.inner - i0).min(LANES),
+                    });
+                }
+            }
+        } else {
+            // The channels of the same rows one after another, so that a thread that takes
+            // neighbouring blocks finds the rows in its cache.
+            for o0 in (0..self.outer).step_by(LANES) {
+                for i in 0..self.inner {
+                    out.push(Block::Rows {
+                        start: o0 * self.n * self.inner + i,
+                        lanes: (self.outer - o0).min(LANES),
+                    });
+                }
+            }
+        }
+        out
+    }
+
+    /// Where line `l` (in line order: `o·inner + i`) starts.
+    #[cfg(test)]
+    fn start(&self, l: usize) -> usize {
+        (l / self.inner) * self.n * self.inner + l % self.inner
+    }
+}
+
+/// Blocks filtered together by one work item: four independent recurrences per row hide the
+/// FMA latency that one would wait on (the banded blur's `VECS`), and where the lanes are
+/// columns each row of the item is 64 neighbouring samples, a whole cache line per block.
+const GROUP: usize = 4;
+
+/// The most scratch (the lines with their extension, and the filtered lines) an item of
+/// rows takes in four blocks: an L2 cache's worth on current cores. On a 16-core Xeon, f32
+/// 8192², the last axis in four blocks (4 MiB, in L3) took 1.8 times as long as in one
+/// (1 MiB), where the first axis (columns) took 0.8 times as long in four.
+const SCRATCH_BYTES: usize = 1 << 20;
+
+/// Filters every line of `src` along the axis `lines` describes into `dst` (the same shape).
+/// `src` and `dst` may be the same memory: pass the same pointer (`filter_axis_in_place`).
+///
+/// # Safety
+/// `src` and `dst` must point to `lines.len()` valid samples each, and nothing else may
+/// access them during the call; they are either the same buffer or do not overlap.
+unsafe fn filter_axis_raw<S: Element, D: Element>(
+    src: *const S,
+    dst: *mut D,
+    lines: Lines,
+    f: &AxisFilter,
+) {
+    if lines.len() == 0 {
+        return;
+    }
+    let pad = f.pad();
+    let rows = lines.n + 2 * pad;
+    let coef = match &f.filter {
+        LineFilter::Recursive { differences, .. } => Some(Coef::differences(differences)),
+        LineFilter::Fir { .. } => None,
+    };
+    let (src, dst) = (Shared(src as *mut S), Shared(dst));
+    let blocks = lines.blocks();
+    // Four blocks side by side where the lanes are columns: a row of the item is then 64
+    // neighbouring samples, and a walk down columns waits on memory, not on its scratch.
+    // Where the lanes are rows, four only where their scratch stays in the core's cache.
+    let fits = (rows + lines.n) * GROUP * std::mem::size_of::<V>() <= SCRATCH_BYTES;
+    let group = match (fits, lines.inner >= LANES) {
+        (true, _) | (_, true) => GROUP,
+        (false, false) => 1,
+    };
+    blocks.par_chunks(group).for_each_init(
+        || (vec![V::ZERO; rows * group], vec![V::ZERO; lines.n * group]),
+        |(x, out), blocks| {
+            let _flush = FlushSubnormals::new(true);
+            let item = Item { blocks, lines, pad };
+            match group {
+                GROUP => filter_four(src, dst, item, f, coef.as_ref(), x, out),
+                _ => filter_one(src, dst, item, f, coef.as_ref(), x, out),
+            }
+        },
+    );
+}
+
+/// `filter_axis_raw` from `src` into `dst`.
+pub(crate) fn filter_axis<S: Element, D: Element>(
+    src: &[S],
+    dst: &mut [D],
+    shape: &[usize],
+    axis: usize,
+    f: &AxisFilter,
+) {
+    let lines = Lines::along(shape, axis);
+    assert_eq!(src.len(), lines.len(), "source size");
+    assert_eq!(dst.len(), lines.len(), "destination size");
+    // SAFETY: both slices hold the array, and `dst` is borrowed mutably, so apart from `src`.
+    unsafe { filter_axis_raw(src.as_ptr(), dst.as_mut_ptr(), lines, f) }
+}
+
+/// `filter_axis_raw` in place.
+pub(crate) fn filter_axis_in_place<T: Element>(
+    data: &mut [T],
+    shape: &[usize],
+    axis: usize,
+    f: &AxisFilter,
+) {
+    let lines = Lines::along(shape, axis);
+    assert_eq!(data.len(), lines.len(), "array size");
+    let p = data.as_mut_ptr();
+    // SAFETY: the slice holds the array and is borrowed mutably for the call.
+    unsafe { filter_axis_raw(p as *const T, p, lines, f) }
+}
+
+/// One work item: up to `GROUP` blocks side by side, row `k` of block `g` at
+/// `x[k·GROUP + g]` in the scratch (the blocks a short last item lacks are filtered as
+/// whatever the scratch holds and never written back).
+#[derive(Clone, Copy)]
+struct Item<'a> {
+    blocks: &'a [Block],
+    lines: Lines,
+    pad: usize,
+}
+
+simd_dispatch!(fn filter_four<S: Element, D: Element>(src: Shared<S>, dst: Shared<D>, item: Item<'_>, f: &AxisFilter, coef: Option<&Coef>, x: &mut [V], out: &mut [V]) => filter_item_4);
+simd_dispatch!(fn filter_one<S: Element, D: Element>(src: Shared<S>, dst: Shared<D>, item: Item<'_>, f: &AxisFilter, coef: Option<&Coef>, x: &mut [V], out: &mut [V]) => filter_item_1);
+
+/// `filter_item_impl` with four blocks side by side.
+#[inline(always)]
+fn filter_item_4<S: Element, D: Element, I: Isa>(
+    src: Shared<S>,
+    dst: Shared<D>,
+    item: Item<'_>,
+    f: &AxisFilter,
+    coef: Option<&Coef>,
+    x: &mut [V],
+    out: &mut [V],
+) {
+    filter_item_impl::<S, D, I, GROUP>(src, dst, item, f, coef, x, out)
+}
+
+/// `filter_item_impl` one block at a time, for lines too long for four in the core's cache.
+#[inline(always)]
+fn filter_item_1<S: Element, D: Element, I: Isa>(
+    src: Shared<S>,
+    dst: Shared<D>,
+    item: Item<'_>,
+    f: &AxisFilter,
+    coef: Option<&Coef>,
+    x: &mut [V],
+    out: &mut [V],
+) {
+    filter_item_impl::<S, D, I, 1>(src, dst, item, f, coef, x, out)
+}
+
+/// A work item's lines gathered into `x`, extended by the edge mode, filtered into `out` and
+/// scattered into `dst`.
+#[inline(always)]
+fn filter_item_impl<S: Element, D: Element, I: Isa, const G: usize>(
+    src: Shared<S>,
+    dst: Shared<D>,
+    item: Item<'_>,
+    f: &AxisFilter,
+    coef: Option<&Coef>,
+    x: &mut [V],
+    out: &mut [V],
+) {
+    // SAFETY: `filter_axis_raw`'s caller's promise; each item touches only its own lines.
+    unsafe { gather::<S, I, G>(src.get(), item, x) };
+    extend::<G>(x, item, f);
+    match (coef, &f.filter) {
+        (Some(k), _) => recursive_impl::<I, G>(x, out, k, item.pad),
+        (None, LineFilter::Fir { taps, .. }) => fir_impl::<I, G>(x, out, taps, item.pad),
+        (None, LineFilter::Recursive { .. }) => unreachable!("coefficients made by the caller"),
+    }
+    // SAFETY: as for the gather.
+    unsafe { scatter::<D, I, G>(dst.get(), item, out) };
+}
+
+/// How many rows ahead a gather or scatter of columns asks for its rows: each row of an item
+/// is a page or more from the next, which the hardware prefetchers do not follow.
+const AHEAD: usize = 16;
+
+/// Asks for the cache lines of `bytes` from `p` on.
+#[inline(always)]
+fn prefetch<T>(p: *const T, bytes: usize) {
+    #[cfg(target_arch = "x86_64")]
+    for at in (0..bytes).step_by(64) {
+        // SAFETY: a prefetch never faults; the address is only computed, not dereferenced.
+        unsafe {
+            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            _mm_prefetch::<_MM_HINT_T0>(p.cast::<i8>().wrapping_add(at));
+        }
+    }
+}
+
+/// Sixteen neighbouring samples from `p` on, as f32.
+///
+/// # Safety
+/// `p .. p + 16` are valid samples.
+#[inline(always)]
+unsafe fn load16<S: Element>(p: *const S) -> V {
+    V(std::array::from_fn(|l| (*p.add(l)).load()))
+}
+
+/// Stores sixteen lanes to neighbouring samples from `p` on.
+///
+/// # Safety
+/// `p .. p + 16` are valid samples that nothing else reads or writes.
+#[inline(always)]
+unsafe fn store16<D: Element>(p: *mut D, v: V) {
+    for (l, &s) in v.0.iter().enumerate() {
+        *p.add(l) = D::store(s);
+    }
+}
+
+/// Reads the item's lines into rows `pad .. pad + n` of `x`, one line per lane (lanes past a
+/// block's own are zero). Where the lanes are columns, each row's blocks are read left to
+/// right, so that a row of the item is one run of memory.
+///
+/// # Safety
+/// `src` holds the array `item.lines` describes.
+#[inline(always)]
+unsafe fn gather<S: Element, I: Isa, const G: usize>(src: *const S, item: Item<'_>, x: &mut [V]) {
+    let Item { blocks, lines, pad } = item;
+    let n = lines.n;
+    if let Block::Columns { .. } = blocks[0] {
+        for k in 0..n {
+            let row = &mut x[(pad + k) * G..][..G];
+            for (v, &block) in row.iter_mut().zip(blocks) {
+                let Block::Columns { start, lanes } = block else {
+                    unreachable!("an item's blocks are of one kind")
+                };
+                if k + AHEAD < n {
+                    let ahead = src.add(start + (k + AHEAD) * lines.inner);
+                    prefetch(ahead, lanes * std::mem::size_of::<S>());
+                }
+                let p = src.add(start + k * lines.inner);
+                *v = if lanes == LANES {
+                    load16(p)
+                } else {
+                    let mut v = V::ZERO;
+                    for l in 0..lanes {
+                        v.0[l] = (*p.add(l)).load();
+                    }
+                    v
+                };
+            }
+        }
+        return;
+    }
+    // 16×16 tiles: lane ℓ of the tile is line ℓ, its samples k0 .. k0 + 16, turned so that
+    // each row of the scratch holds one sample of every line.
+    let step = lines.inner;
+    for (g, &block) in blocks.iter().enumerate() {
+        let Block::Rows { start, lanes } = block else {
+            unreachable!("an item's blocks are of one kind")
+        };
+        for k0 in (0..n).step_by(LANES) {
+            let len = (n - k0).min(LANES);
+            let mut tile = [V::ZERO; LANES];
+            for (l, t) in tile.iter_mut().enumerate().take(lanes) {
+                let p = src.add(start + (l * n + k0) * step);
+                if step == 1 && len == LANES {
+                    *t = load16(p);
+                } else {
+                    for k in 0..len {
+                        t.0[k] = (*p.add(k * step)).load();
+                    }
+                }
+            }
+            let t = I::transpose(&tile);
+            for (k, &v) in t.iter().enumerate().take(len) {
+                x[(pad + k0 + k) * G + g] = v;
+            }
+        }
+    }
+}
+
+/// Writes the filtered lines back where `gather` read them.
+///
+/// # Safety
+/// `dst` holds the array `item.lines` describes.
+#[inline(always)]
+unsafe fn scatter<D: Element, I: Isa, const G: usize>(dst: *mut D, item: Item<'_>, out: &[V]) {
+    let Item { blocks, lines, .. } = item;
+    let n = lines.n;
+    if let Block::Columns { .. } = blocks[0] {
+        for k in 0..n {
+            let row = &out[k * G..][..G];
+            for (&v, &block) in row.iter().zip(blocks) {
+                let Block::Columns { start, lanes } = block else {
+                    unreachable!("an item's blocks are of one kind")
+                };
+                if k + AHEAD < n {
+                    let ahead = dst.add(start + (k + AHEAD) * lines.inner);
+                    prefetch(ahead, lanes * std::mem::size_of::<D>());
+                }
+                let p = dst.add(start + k * lines.inner);
+                if lanes == LANES {
+                    store16(p, v);
+                } else {
+                    for l in 0..lanes {
+                        *p.add(l) = D::store(v.0[l]);
+                    }
+                }
+            }
+        }
+        return;
+    }
+    let step = lines.inner;
+    for (g, &block) in blocks.iter().enumerate() {
+        let Block::Rows { start, lanes } = block else {
+            unreachable!("an item's blocks are of one kind")
+        };
+        for k0 in (0..n).step_by(LANES) {
+            let len = (n - k0).min(LANES);
+            let mut tile = [V::ZERO; LANES];
+            for (k, t) in tile.iter_mut().enumerate().take(len) {
+                *t = out[(k0 + k) * G + g];
+            }
+            let t = I::transpose(&tile);
+            for (l, line) in t.iter().enumerate().take(lanes) {
+                let p = dst.add(start + (l * n + k0) * step);
+                if step == 1 && len == LANES {
+                    store16(p, *line);
+                } else {
+                    for k in 0..len {
+                        *p.add(k * step) = D::store(line.0[k]);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Writes the `pad` rows before and after the item's lines in `x` as the edge mode extends
+/// them.
+fn extend<const G: usize>(x: &mut [V], item: Item<'_>, f: &AxisFilter) {
+    let Item { blocks, lines, pad } = item;
+    if pad == 0 {
+        return;
+    }
+    let constant: Option<[V; G]> = matches!(f.edge, EdgeMode::Constant(_)).then(|| {
+        std::array::from_fn(|g| {
+            blocks
+                .get(g)
+                .map_or(V::ZERO, |&b| block_cvals(b, lines, &f.cvals))
+        })
+    });
+    let (n, p) = (lines.n as i64, pad as i64);
+    for k in (-p..0).chain(n..n + p) {
+        let row = (k + p) as usize;
+        for g in 0..G {
+            x[row * G + g] = match (f.edge.source(k, n), &constant) {
+                (Some(s), _) => x[(pad + s) * G + g],
+                (None, Some(c)) => c[g],
+                (None, None) => V::ZERO,
+            };
+        }
+    }
+}
+
+/// Each lane's constant: `cvals` indexed by where its line starts.
+fn block_cvals(block: Block, lines: Lines, cvals: &[f32]) -> V {
+    let mut v = V::ZERO;
+    if cvals.is_empty() {
+        return v;
+    }
+    for l in 0..block.lanes() {
+        v.0[l] = cvals[block.start(l, lines) % cvals.len()];
+    }
+    v
+}
+
+/// Row `r` of an item's scratch: one vector per block.
+#[inline(always)]
+fn row<const G: usize>(x: &[V], r: usize) -> [V; G] {
+    x[r * G..][..G].try_into().expect("G vectors")
+}
+
+/// Both halves of the recursive filter down `x` (the lines with their extension), in the
+/// difference form, into `out` (the lines' own rows): causal outputs first, then the
+/// anticausal pass adds its own and the input.
+#[inline(always)]
+fn recursive_impl<I: Isa, const G: usize>(x: &[V], out: &mut [V], k: &Coef, pad: usize) {
+    let (m, n) = (x.len() / G, out.len() / G);
+    let mut st = [Sections::ZERO; G];
+    for g in 0..G {
+        let mut xp = x[g];
+        for r in 0..pad {
+            let xr = x[r * G + g];
+            st[g].step::<I>(k, xr - xp);
+            xp = xr;
+        }
+    }
+    // The input before the line's first sample: the extension's last (row 0 where none).
+    let mut xp = row::<G>(x, pad.saturating_sub(1));
+    for r in pad..pad + n {
+        for g in 0..G {
+            let xr = x[r * G + g];
+            st[g].step::<I>(k, xr - xp[g]);
+            out[(r - pad) * G + g] = st[g].output::<I>(k.causal(), V::ZERO);
+            xp[g] = xr;
+        }
+    }
+    let mut st = [Sections::ZERO; G];
+    let mut x1 = [V::ZERO; G];
+    for j in (pad + n..m).rev() {
+        for g in 0..G {
+            st[g].step::<I>(k, x1[g]);
+            x1[g] = x[j * G + g] - x[(j - 1) * G + g];
+        }
+    }
+    for j in (pad..pad + n).rev() {
+        for g in 0..G {
+            st[g].step::<I>(k, x1[g]);
+            let a = st[g].output::<I>(k.anticausal(), V::ZERO);
+            let o = &mut out[(j - pad) * G + g];
+            *o = x[j * G + g] + (*o + a);
+            x1[g] = match j {
+                0 => V::ZERO,
+                _ => x[j * G + g] - x[(j - 1) * G + g],
+            };
+        }
+    }
+}
+
+/// The FIR down `x`, reads clamped to it, each output its input plus the taps' weighted
+/// differences from it (`reference::fir_line`).
+#[inline(always)]
+fn fir_impl<I: Isa, const G: usize>(x: &[V], out: &mut [V], taps: &[f32], pad: usize) {
+    let (m, r) = ((x.len() / G) as isize, (taps.len() / 2) as isize);
+    for i in 0..out.len() / G {
+        let c = (i + pad) as isize;
+        let mut acc = [V::ZERO; G];
+        for (t, &w) in taps.iter().enumerate() {
+            let j = (c + t as isize - r).clamp(0, m - 1) as usize;
+            let w = V::splat(w);
+            for g in 0..G {
+                acc[g] = V::madd::<I>(w, x[j * G + g] - x[c as usize * G + g], acc[g]);
+            }
+        }
+        for g in 0..G {
+            out[i * G + g] = acc[g] + x[c as usize * G + g];
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
