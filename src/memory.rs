@@ -201,13 +201,26 @@ pub(crate) fn advise_huge_pages(ptr: *mut u8, len: usize) {
 pub(crate) fn advise_huge_pages(_ptr: *mut u8, _len: usize) {}
 
 /// `n` copies of `value` in a new buffer asked for in huge pages, for the library's own large
-/// scratch (a program that uses the library keeps its own allocator).
-pub(crate) fn huge_vec<T: Clone>(n: usize, value: T) -> Vec<T> {
+/// scratch (a program that uses the library keeps its own allocator). Written on every core:
+/// the first touch of a large buffer's pages is most of its cost, and on one thread it is a
+/// serial step before the passes (12 MiB of band scratch: about 2 ms of a 12 ms blur on 16
+/// threads).
+pub(crate) fn huge_vec<T: Clone + Send + Sync>(n: usize, value: T) -> Vec<T> {
+    use rayon::prelude::*;
     let mut v: Vec<T> = Vec::with_capacity(n);
     if HUGE_PAGES.load(Ordering::Relaxed) {
         advise_huge_pages(v.as_mut_ptr().cast(), n * std::mem::size_of::<T>());
     }
-    v.resize(n, value);
+    let per_item = ((1 << 18) / std::mem::size_of::<T>().max(1)).max(1);
+    v.spare_capacity_mut()
+        .par_chunks_mut(per_item)
+        .for_each(|part| {
+            for slot in part {
+                slot.write(value.clone());
+            }
+        });
+    // SAFETY: the loop above wrote every one of the `n` elements.
+    unsafe { v.set_len(n) };
     v
 }
 

@@ -320,31 +320,64 @@ pub(super) fn band_columns<T: Sample>(
     (states, carry): (&[V], &mut [V]),
     scratch: &mut [V],
 ) {
+    let band = (rows.0, rows.1);
+    group_columns(img, (band, 1), strips, px, k, (states, carry), scratch, rows.2);
+}
+
+/// Pass 2's columns for `count` bands of `rows.1 - rows.0` rows from row `rows.0` on (the last
+/// ending at the image's bottom at most), every strip in parallel: each strip walks its chunks
+/// down the bands in turn, carrying their state from band to band, into each band's piece of
+/// `scratch` (`scratch.len() / count` vectors a band). A strip needs only its own chunks of
+/// the band above, so the bands need no wait between them: one parallel loop for them all.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn group_columns<T: Sample>(
+    img: Rows<T>,
+    ((r0, r1), count): ((usize, usize), usize),
+    strips: Strips,
+    px: &Pixels,
+    k: Option<&Coef>,
+    (states, carry): (&[V], &mut [V]),
+    scratch: &mut [V],
+    first: bool,
+) {
     let Strips {
         chunks,
         strip,
         boundaries,
     } = strips;
-    // Each strip's tiles in every group of the band: disjoint pieces of the scratch.
+    let (band, per_band) = (r1 - r0, scratch.len() / count);
+    // Each strip's tiles in every group of every band: disjoint pieces of the scratch.
     let tile = TILE_ROWS * VECS;
-    let mut pieces: Vec<Vec<&mut [V]>> = (0..chunks.div_ceil(strip)).map(|_| vec![]).collect();
-    for group in scratch.chunks_mut(chunks * tile) {
-        for (s, piece) in group.chunks_mut(strip * tile).enumerate() {
-            pieces[s].push(piece);
+    let mut pieces: Vec<Vec<Vec<&mut [V]>>> =
+        (0..chunks.div_ceil(strip)).map(|_| (0..count).map(|_| vec![]).collect()).collect();
+    for (b, band_scratch) in scratch.chunks_mut(per_band).enumerate() {
+        for group in band_scratch.chunks_mut(chunks * tile) {
+            for (s, piece) in group.chunks_mut(strip * tile).enumerate() {
+                pieces[s][b].push(piece);
+            }
         }
     }
     pieces
         .par_iter_mut()
         .zip(carry.par_chunks_mut(strip * CARRY))
         .enumerate()
-        .for_each(|(s, (out, carry))| {
+        .for_each(|(s, (bands, carry))| {
             let _flush = crate::cpu::lanes::FlushSubnormals::new(true);
             let n = carry.len() / CARRY;
-            let Some(k) = k else {
-                return copy_columns(img, (rows.0, rows.1), (s * strip, n), px, out);
-            };
-            let strip_states =
-                &states[(s * strip * boundaries).min(states.len())..][..n * boundaries];
-            columns(img, rows, s * strip, px, k, strip_states, carry, out);
+            for (b, out) in bands.iter_mut().enumerate() {
+                let top = r0 + b * band;
+                let rows = (top, (top + band).min(img.height));
+                if rows.0 >= rows.1 {
+                    break;
+                }
+                let Some(k) = k else {
+                    copy_columns(img, rows, (s * strip, n), px, out);
+                    continue;
+                };
+                let strip_states =
+                    &states[(s * strip * boundaries).min(states.len())..][..n * boundaries];
+                let rows = (rows.0, rows.1, first && b == 0);
+                columns(img, rows, s * strip, px, k, strip_states, carry, out);
+            }
         });
 }

@@ -211,7 +211,7 @@ pub(super) fn band_states<T: Sample>(
         strip,
         boundaries,
     } = strips;
-    let mut states = vec![V::ZERO; chunks * boundaries];
+    let mut states = crate::memory::huge_vec(chunks * boundaries, V::ZERO);
     if boundaries > 0 {
         states
             .par_chunks_mut(strip * boundaries)
