@@ -202,11 +202,25 @@ struct Job<'a, 'py> {
     workers: Option<usize>,
 }
 
+/// A numpy borrow refused (a read-only output, or an array already borrowed) as the
+/// `ValueError` scipy raises, in its words where it has them, never a panic.
+fn borrow_error(e: numpy::BorrowError) -> PyErr {
+    match e {
+        numpy::BorrowError::NotWriteable => PyValueError::new_err("output array is read-only."),
+        other => PyValueError::new_err(format!("the array cannot be used here: {other}")),
+    }
+}
+
 fn into_typed<S: Element + NumpyElement, D: Element + NumpyElement>(job: &Job) -> PyResult<()> {
     let py = job.input.py();
     let shape = job.input.shape().to_vec();
-    let input = job.input.cast::<PyArrayDyn<S>>()?.readonly();
-    let mut output = job.output.cast::<PyArrayDyn<D>>()?.readwrite();
+    let input = job
+        .input
+        .cast::<PyArrayDyn<S>>()?
+        .try_readonly()
+        .map_err(borrow_error)?;
+    let output = job.output.cast::<PyArrayDyn<D>>()?;
+    let mut output = output.try_readwrite().map_err(borrow_error)?;
     let (src, dst) = (input.as_slice()?, output.as_slice_mut()?);
     let (filter, device) = (job.filter, job.device);
     on_workers(py, job.workers, || match device {
@@ -296,9 +310,16 @@ fn image_typed<T: Element + NumpyElement + gblur::Sample>(
     let (h, w) = (shape[0], shape[1]);
     let c = shape.get(2).copied().unwrap_or(1);
     let py = array.py();
-    let mut array = array.cast::<PyArrayDyn<T>>()?.readwrite();
+    let mut array = array
+        .cast::<PyArrayDyn<T>>()?
+        .try_readwrite()
+        .map_err(borrow_error)?;
     let source = source
-        .map(|s| s.cast::<PyArrayDyn<T>>().map(|s| s.readonly()))
+        .map(|s| {
+            s.cast::<PyArrayDyn<T>>()?
+                .try_readonly()
+                .map_err(borrow_error)
+        })
         .transpose()?;
     let src = source.as_ref().map(|s| s.as_slice()).transpose()?;
     let data = array.as_slice_mut()?;

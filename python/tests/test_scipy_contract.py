@@ -64,6 +64,21 @@ def test_gauss04_output_dtype():
     assert sumsq(input, output) > 1.0
 
 
+def test_a_read_only_output_is_refused_as_scipy_refuses_it():
+    input = np.arange(40 * 30, dtype=np.float32).reshape(40, 30)
+    for dtype in (np.float32, np.float64, np.uint8):
+        output = np.zeros(input.shape, dtype)
+        output.setflags(write=False)
+        with pytest.raises(ValueError, match="output array is read-only") as scipy_error:
+            ndi.gaussian_filter(input, 2.0, output=output)
+        with pytest.raises(ValueError, match="output array is read-only") as ours:
+            gblur.gaussian_filter(input, 2.0, output=output)
+        assert str(ours.value) == str(scipy_error.value)
+        with pytest.raises(ValueError, match="output array is read-only"):
+            gblur.gaussian_filter1d(input, 2.0, output=output)
+        assert not output.any()
+
+
 def test_gauss05_derivatives_name_scipy():
     input = np.arange(100 * 100, dtype=np.float32).reshape(100, 100)
     with pytest.raises(NotImplementedError, match="scipy.ndimage.gaussian_filter"):
