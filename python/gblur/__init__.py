@@ -114,7 +114,15 @@ def _mode_name(mode):
     return _MODES[mode]
 
 
+def _numeric(array):
+    """Refuses what scipy.ndimage refuses, in its words: arrays of objects, strings, dates and
+    other types that hold no numbers."""
+    if array.dtype.kind not in "biufc":
+        raise RuntimeError(f"array type {array.dtype!r} not supported")
+
+
 def _get_output(output, input):
+    _numeric(input)
     if output is None:
         # Every element is written, so no zeroing (it would touch every page twice).
         return np.empty_like(input, order="C")
@@ -124,6 +132,7 @@ def _get_output(output, input):
         raise TypeError("output must be None, a dtype or a numpy array")
     if output.shape != input.shape:
         raise RuntimeError("output shape not correct")
+    _numeric(output)
     return output
 
 
@@ -158,12 +167,13 @@ def _per_axis(input, sigma, mode, truncate, radius, axes):
 
 def _round_into(output, values):
     """``values`` (float) written into ``output``, rounded once and clipped where it holds
-    integers."""
+    integers; into booleans as scipy writes them, True where the value's whole part is not 0
+    (for a blurred boolean array: where it is 1, the middle of a region all True)."""
     if np.issubdtype(output.dtype, np.integer):
         info = np.iinfo(output.dtype)
         output[...] = np.clip(np.rint(values), info.min, info.max)
     elif output.dtype == np.bool_:
-        output[...] = np.rint(values) != 0
+        output[...] = np.trunc(values) != 0
     else:
         output[...] = values
 
@@ -178,7 +188,10 @@ def gaussian_filter(input, sigma, order=0, output=None, mode="reflect", cval=0.0
     input : array_like
         The input array: any rank; uint8, uint16, int16, float32 and float64 are filtered as
         they are, other real types through float64, complex types as their real and
-        imaginary parts.
+        imaginary parts. A boolean result is True where the blurred value reaches 1, as
+        scipy writes it (where that value is within the filter's error of 1, either way).
+        Arrays that hold no numbers (objects, strings) are refused with scipy's
+        ``RuntimeError``.
     sigma : scalar or sequence of scalars
         Standard deviation of the Gaussian, in samples, for all axes or one per axis (of
         ``axes``). An axis of sigma 0 is left as it is (scipy's rule), and so is one below

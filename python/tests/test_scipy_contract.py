@@ -79,6 +79,42 @@ def test_a_read_only_output_is_refused_as_scipy_refuses_it():
         assert not output.any()
 
 
+def test_arrays_without_numbers_are_refused_as_scipy_refuses_them():
+    objects = np.array([[1.0, None, 3.0]] * 5, dtype=object)
+    with pytest.raises(RuntimeError) as scipy_error:
+        ndi.gaussian_filter(objects, 2.0)
+    with pytest.raises(RuntimeError) as ours:
+        gblur.gaussian_filter(objects, 2.0)
+    assert str(ours.value) == str(scipy_error.value)
+    with pytest.raises(RuntimeError, match="not supported"):
+        gblur.gaussian_filter(np.array([["a", "b"]] * 3), 2.0)
+    numbers = np.ones((5, 6))
+    with pytest.raises(RuntimeError, match="not supported"):
+        gblur.gaussian_filter(numbers, 2.0, output=np.empty((5, 6), dtype=object))
+
+
+def test_booleans_come_back_as_scipy_writes_them():
+    # scipy writes True where the blurred value's whole part is not 0: only where it reaches
+    # 1, in a neighbourhood all True. Where the exact value is within the filter's error of 1,
+    # the two may land either side; everywhere else they agree.
+    rng = np.random.default_rng(7)
+    for share in (0.3, 0.6, 0.97):
+        data = rng.random((60, 70)) < share
+        for sigma in (0.8, 2.0, 5.0):
+            want = ndi.gaussian_filter(data, sigma)
+            got = gblur.gaussian_filter(data, sigma)
+            assert got.dtype == np.bool_
+            exact = ndi.gaussian_filter(data.astype(np.float64), sigma)
+            differ = got != want
+            assert np.all(np.abs(exact[differ] - 1) < 1e-4), f"share {share}, sigma {sigma}"
+            if share < 0.9:
+                assert not differ.any() and not want.any()
+    # Where the whole neighbourhood is True the blur is 1: True in both.
+    block = np.zeros((40, 40), bool)
+    block[5:35, 5:35] = True
+    assert gblur.gaussian_filter(block, 2.0)[20, 20]
+
+
 def test_gauss05_derivatives_name_scipy():
     input = np.arange(100 * 100, dtype=np.float32).reshape(100, 100)
     with pytest.raises(NotImplementedError, match="scipy.ndimage.gaussian_filter"):
