@@ -54,41 +54,24 @@ fn round_to(v: f32, lo: f32, hi: f32) -> f32 {
     }
 }
 
-impl Element for u8 {
-    const FLOAT: bool = false;
-    #[inline(always)]
-    fn load(self) -> f32 {
-        self as f32
-    }
-    #[inline(always)]
-    fn store(v: f32) -> Self {
-        round_to(v, 0.0, 255.0) as u8
-    }
+/// `Element` for an integer type: loaded exactly, stored by `round_to` within its range.
+macro_rules! integer_element {
+    ($($t:ty),*) => {$(
+        impl Element for $t {
+            const FLOAT: bool = false;
+            #[inline(always)]
+            fn load(self) -> f32 {
+                self as f32
+            }
+            #[inline(always)]
+            fn store(v: f32) -> Self {
+                round_to(v, <$t>::MIN as f32, <$t>::MAX as f32) as $t
+            }
+        }
+    )*};
 }
 
-impl Element for u16 {
-    const FLOAT: bool = false;
-    #[inline(always)]
-    fn load(self) -> f32 {
-        self as f32
-    }
-    #[inline(always)]
-    fn store(v: f32) -> Self {
-        round_to(v, 0.0, 65535.0) as u16
-    }
-}
-
-impl Element for i16 {
-    const FLOAT: bool = false;
-    #[inline(always)]
-    fn load(self) -> f32 {
-        self as f32
-    }
-    #[inline(always)]
-    fn store(v: f32) -> Self {
-        round_to(v, -32768.0, 32767.0) as i16
-    }
-}
+integer_element!(u8, u16, i16);
 
 impl Element for f32 {
     const FLOAT: bool = true;
