@@ -179,9 +179,9 @@ pub fn blur_axes_in_place<T: Sample>(
     // another band. A band holds `band / LANES` work items of rows (8), too few for many
     // threads: `at_once` bands' columns run into a scratch each (every strip down the bands
     // in turn, the strips in parallel), then all their rows together. Each parallel loop
-    // waits on its slowest item, so fewer, fuller loops: on 16 threads four bands at once took
-    // the rows pass from 4.0 to 2.8 ms (12 MP RGB8). Where one band has work enough (4
-    // threads or fewer), one band's scratch.
+    // waits on its slowest item, so fewer, fuller loops: on 16 threads, 12 MP RGB8, 0.57–0.95
+    // times the time of a loop per band in paired rounds (docs/BENCHMARKS.md). Where one band
+    // has work enough (4 threads or fewer), one band's scratch.
     let at_once = rayon::current_num_threads()
         .div_ceil(4)
         .clamp(1, MOST_BANDS_AT_ONCE)
