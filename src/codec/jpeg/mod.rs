@@ -9,12 +9,13 @@
 mod compress;
 mod decode;
 mod encode;
-mod errors;
+mod entropy;
+pub(super) mod errors;
 mod head_decoder;
 mod header;
 pub mod libjpeg;
 mod pieces;
-mod planes;
+pub(super) mod planes;
 pub mod rows_in;
 pub mod rows_out;
 mod settings;

@@ -7,6 +7,7 @@
 
 use super::compress::{compress_planes, Written};
 use super::decode::frame_within;
+use super::entropy;
 use super::encode::{encode_stripes, StripePlan};
 use super::compress::Chroma;
 use super::errors::{run, strict_errors};
@@ -173,8 +174,19 @@ pub fn decode_planes(bytes: &[u8], chroma: Chroma, max_bytes: u64) -> Option<Ycc
     let mut planes: Vec<Vec<u8>> = (0..3)
         .map(|k| vec![0u8; strides[k] * rows_per_mcu[k] * mcu_rows])
         .collect();
-    // Restart pieces decode on every core, each into its own rows of the planes.
+    // Restart pieces decode on every core, each into its own rows of the planes; a file
+    // without them on every core too, where there are several (`entropy`).
     let pieces = Pieces::cut(bytes);
+    // The parallel decode holds a copy of the scan's data (at most the file) besides.
+    let copy_fits = super::working_bytes(bytes, frame, 3).saturating_add(bytes.len() as u64) <= max_bytes;
+    if pieces.is_none() && copy_fits && rayon::current_num_threads() > 1 {
+        let [y, cb, cr] = &mut planes[..] else {
+            unreachable!("three planes");
+        };
+        if entropy::decode_into(bytes, [y, cb, cr], strides).is_some() {
+            return cropped_planes(planes, strides, (width, height), chroma);
+        }
+    }
     let spans: Vec<(usize, usize)> = match &pieces {
         None => vec![(0, mcu_rows)],
         Some(p) => (0..p.len())
@@ -207,6 +219,12 @@ pub fn decode_planes(bytes: &[u8], chroma: Chroma, max_bytes: u64) -> Option<Ycc
         run(|| raw_into(&jpeg, (width, rows), part, strides))
     });
     decoded.ok()?;
+    cropped_planes(planes, strides, (width, height), chroma)
+}
+
+/// The planes decoded whole blocks at a time, cropped to the picture's `width` × `height`.
+fn cropped_planes(planes: Vec<Vec<u8>>, strides: [usize; 3], (width, height): (u32, u32), chroma: Chroma) -> Option<YccPlanes> {
+    let (h, v) = chroma.factors();
     let sizes = [
         (width as usize, height as usize),
         ((width as usize).div_ceil(h as usize), (height as usize).div_ceil(v as usize)),
@@ -241,7 +259,7 @@ impl Drop for Decompressor {
 /// Decodes `jpeg` (a whole file or one of its restart pieces, `width`×`rows` pixels) as its
 /// YCbCr planes straight into `planes`, rows `strides` apart (whole blocks), whole MCU rows:
 /// an error where libjpeg reads another layout or finds the data damaged.
-fn raw_into(
+pub(super) fn raw_into(
     jpeg: &[u8],
     (width, rows): (u32, usize),
     planes: [&mut [u8]; 3],
