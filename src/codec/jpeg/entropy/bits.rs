@@ -95,13 +95,14 @@ impl<'a> Bits<'a> {
 
     /// One block: its DC difference added to `last_dc`, and with `STORE` its coefficients
     /// in natural order written into `block` (which holds zeros); without, only read past.
+    /// Whether it has AC coefficients (with `STORE`).
     #[inline(always)]
     fn block<const STORE: bool>(
         &mut self,
         (dc, ac): (&Huffman, &Huffman),
         last_dc: &mut i32,
         block: &mut [i16; 64],
-    ) -> Option<()> {
+    ) -> Option<bool> {
         self.refill();
         let size = self.symbol(dc)?;
         if size != 0 {
@@ -111,6 +112,7 @@ impl<'a> Bits<'a> {
             block[0] = *last_dc as i16;
         }
         let mut k = 1;
+        let mut any = false;
         while k < 64 {
             if self.loaded < 32 {
                 self.refill();
@@ -122,6 +124,7 @@ impl<'a> Bits<'a> {
                 self.take(fast.len as u32);
                 if STORE {
                     block[NATURAL[k] as usize] = fast.value;
+                    any = true;
                 }
                 k += 1;
                 continue;
@@ -133,6 +136,7 @@ impl<'a> Bits<'a> {
                 let v = self.value(size);
                 if STORE {
                     block[NATURAL[k] as usize] = v as i16;
+                    any = true;
                 }
             } else if run == 15 {
                 k += 15;
@@ -141,18 +145,19 @@ impl<'a> Bits<'a> {
             }
             k += 1;
         }
-        Some(())
+        Some(any)
     }
 
     /// One MCU, every component's blocks in the scan's order, DC sums in `dc` (by the
     /// scan's component order); with `STORE` into `blocks` in the same order (zeroed here
-    /// first).
+    /// first), and in `ac` whether each has AC coefficients.
     #[inline(always)]
     pub fn mcu<const STORE: bool>(
         &mut self,
         scan: &Scan,
         dc: &mut [i32; 3],
         blocks: &mut [[i16; 64]; 10],
+        ac: &mut [bool; 10],
     ) -> Option<()> {
         let mut b = 0;
         for (c, comp) in scan.components.iter().enumerate() {
@@ -161,7 +166,7 @@ impl<'a> Bits<'a> {
                 if STORE {
                     blocks[b] = [0; 64];
                 }
-                self.block::<STORE>(tables, &mut dc[c], &mut blocks[b])?;
+                ac[b] = self.block::<STORE>(tables, &mut dc[c], &mut blocks[b])?;
                 b += 1;
             }
         }

@@ -81,19 +81,40 @@ fn one_dimension(x: &Rows, shift: u32, exact: &mut bool) -> Rows {
 
 #[inline(always)]
 fn transposed(x: &Rows) -> Rows {
-    std::array::from_fn(|r| std::array::from_fn(|c| x[c][r]))
+    let mut t: Rows = [[0; 8]; 8];
+    for (r, row) in t.iter_mut().enumerate() {
+        for (c, v) in row.iter_mut().enumerate() {
+            *v = x[c][r];
+        }
+    }
+    t
 }
 
-/// The 8×8 samples of `block` (coefficients in natural order) dequantised by `quant`,
-/// written to `out`, rows `stride` apart; false where libjpeg's C and SIMD code could
+/// The 8×8 samples of `block` (coefficients in natural order; `ac`: whether any but the
+/// first is not zero) dequantised by `quant`, written to `out`, rows `stride` apart; false where libjpeg's C and SIMD code could
 /// disagree on them (see the module's documentation).
 #[inline(always)]
-pub fn islow(block: &[i16; 64], quant: &[u16; 64], out: &mut [u8], stride: usize) -> bool {
+pub fn islow(block: &[i16; 64], ac: bool, quant: &[u16; 64], out: &mut [u8], stride: usize) -> bool {
+    // A block of one level (no AC coefficient, common in smooth pictures): both passes
+    // reduce to the DC term, scaled and rounded as they scale and round it.
+    if !ac {
+        let first = (block[0] as i32).wrapping_mul(quant[0] as i32);
+        let level = (first << 2).wrapping_add(1 << 4) >> 5;
+        let exact = fits(first) && fits(first << 2) && (-512..512).contains(&level);
+        let sample = (level.clamp(-128, 127) + 128) as u8;
+        for r in 0..8 {
+            out[r * stride..r * stride + 8].fill(sample);
+        }
+        return exact;
+    }
     let mut exact = true;
     // Columns first: lane c of row k is coefficient (k, c).
-    let x: Rows = std::array::from_fn(|k| {
-        std::array::from_fn(|c| (block[8 * k + c] as i32).wrapping_mul(quant[8 * k + c] as i32))
-    });
+    let mut x: Rows = [[0; 8]; 8];
+    for (k, row) in x.iter_mut().enumerate() {
+        for (c, v) in row.iter_mut().enumerate() {
+            *v = (block[8 * k + c] as i32).wrapping_mul(quant[8 * k + c] as i32);
+        }
+    }
     exact &= x.iter().flatten().fold(true, |ok, &v| ok & fits(v));
     let columns = one_dimension(&x, 13 - 2, &mut exact);
     exact &= columns.iter().flatten().fold(true, |ok, &v| ok & fits(v));

@@ -220,11 +220,12 @@ fn first_reading(scan: &Scan, data: &Data, chunk_starts: &[usize], i: usize, tot
     };
     let mut starts = Vec::new();
     let mut blocks = [[0i16; 64]; 10];
+    let mut ac = [false; 10];
     // Chunk 0's reader knows where it is: it stops at the picture's last MCU.
     while at.pos < end && !(i == 0 && at.mcus == total) {
         let mut bits = Bits::at(&data.bytes, at.pos);
         let mut dc = at.dc;
-        match bits.mcu::<false>(scan, &mut dc, &mut blocks) {
+        match bits.mcu::<false>(scan, &mut dc, &mut blocks, &mut ac) {
             Some(()) if bits.pos() <= data.bits => {
                 if starts.len() < KEPT_STARTS {
                     starts.push(at);
@@ -256,6 +257,7 @@ fn meet(scan: &Scan, data: &Data, chunk_starts: &[usize], chunks: &[Chunk], i: u
     let starts = chunks[i].starts.clone();
     let mut at = *starts.last()?;
     let mut blocks = [[0i16; 64]; 10];
+    let mut ac = [false; 10];
     let mut next = i + 1;
     let mut k = 0;
     loop {
@@ -286,7 +288,7 @@ fn meet(scan: &Scan, data: &Data, chunk_starts: &[usize], chunks: &[Chunk], i: u
         }
         let mut bits = Bits::at(&data.bytes, at.pos);
         let mut dc = at.dc;
-        match bits.mcu::<false>(scan, &mut dc, &mut blocks) {
+        match bits.mcu::<false>(scan, &mut dc, &mut blocks, &mut ac) {
             Some(()) if bits.pos() <= data.bits => {
                 at = Start {
                     pos: bits.pos(),
@@ -364,8 +366,9 @@ fn segment_body(scan: &Scan, data: &Data, s: &Segment, total: usize, out: &Plane
     let mut bits = Bits::at(&data.bytes, s.first.pos);
     let mut dc = s.first.dc;
     let mut blocks = [[0i16; 64]; 10];
+    let mut ac = [false; 10];
     for mcu in s.first.mcus..end {
-        bits.mcu::<true>(scan, &mut dc, &mut blocks)?;
+        bits.mcu::<true>(scan, &mut dc, &mut blocks, &mut ac)?;
         if bits.pos() > data.bits {
             return None;
         }
@@ -384,7 +387,7 @@ fn segment_body(scan: &Scan, data: &Data, s: &Segment, total: usize, out: &Plane
                         let target = unsafe {
                             std::slice::from_raw_parts_mut((out.ptrs[c.plane] as *mut u8).add(at), 7 * stride + 8)
                         };
-                        if !idct::islow(&blocks[b], &c.quant, target, stride) {
+                        if !idct::islow(&blocks[b], ac[b], &c.quant, target, stride) {
                             return None;
                         }
                     }
