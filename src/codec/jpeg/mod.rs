@@ -4,7 +4,9 @@
 //! files (`libjpeg`), and reading how a file was written (`header`); the strip engine's halves:
 //! `rows_in` (a scanline at a time) and `rows_out` (restart stripes encoded as their rows
 //! come); the header and metadata through the `image` crate's decoder interface
-//! (`head_decoder`), so that libjpeg is the one JPEG library.
+//! (`head_decoder`), so that libjpeg is the one JPEG library, but for `entropy`: the planes of
+//! a file without restart markers decoded on every core, byte for byte as libjpeg decodes
+//! them (a file libjpeg cut at restart markers decodes in `pieces`).
 
 mod compress;
 mod decode;

@@ -3,7 +3,8 @@
 //! markers are independent: a run of intervals that starts on an MCU row is a JPEG of its own
 //! once it has the file's tables, a frame header with its own height and a scan header, with
 //! its restart markers numbered from 0 again. gblur writes every JPEG this way (`encode`), and
-//! many cameras do. A file without them, or with several scans (progressive), decodes whole.
+//! many cameras do. A file without them decodes as planes on every core by other means
+//! (`entropy`), and otherwise whole, as does one with several scans (progressive).
 //!
 //! The cuts fall at fixed rows whatever the number of threads. Decoded as planes, the pieces
 //! join into exactly the whole file's planes; decoded to RGB, exactly its pixels where chroma
