@@ -358,7 +358,7 @@ def blur_image(image, sigma, *, sigma_y=None, mode="nearest", linear=False, alph
     edge_y, edge_x = (_MODES.get(m, m) for m in mode)
     dtype = image.dtype if image.dtype in (np.uint8, np.uint16, np.float32) else np.float32
     if image.dtype == dtype and image.flags.c_contiguous and image.flags.aligned:
-        # The library copies the samples into the new array on its worker threads.
+        # The library blurs from the image into the new array (no copy on the host path).
         work, source = np.empty(image.shape, dtype), image
     else:
         work, source = np.array(image, dtype=dtype, order="C", copy=True), None

@@ -329,13 +329,15 @@ fn image_typed<T: Element + NumpyElement + gblur::Sample>(
         ));
     }
     let layout = Layout::new(w, h, c).with_alpha(alpha);
-    on_workers(py, workers, || {
-        if let Some(src) = src {
-            copy_in_parallel(src, data);
-        }
-        match device {
-            Some(d) => d.blur_interleaved(g, data, layout),
-            None => g.blur_interleaved(data, layout),
+    on_workers(py, workers, || match (device, src) {
+        // The host blur reads the source itself: no copy into the new array first.
+        (None, Some(src)) => g.blur_interleaved_into(src, data, layout),
+        (None, None) => g.blur_interleaved(data, layout),
+        (Some(d), src) => {
+            if let Some(src) = src {
+                copy_in_parallel(src, data);
+            }
+            d.blur_interleaved(g, data, layout)
         }
     })?
     .map_err(to_py)
@@ -343,7 +345,8 @@ fn image_typed<T: Element + NumpyElement + gblur::Sample>(
 
 /// Blurs an (H, W) or (H, W, C) image in place: uint8, uint16 or float32, colour premultiplied
 /// by alpha where `alpha` (2 or 4 channels). With `source` (C-contiguous, the same shape and
-/// type), `array` is first filled with its samples, on every worker thread.
+/// type), the blur is of `source`'s samples into `array`: read from `source` itself where the
+/// host blurs, copied first (on every worker thread) otherwise.
 #[pyfunction]
 #[pyo3(signature = (array, sigma_x, sigma_y, edge_x, edge_y, linear, alpha, method, truncate=None, device=None, workers=None, source=None))]
 #[allow(clippy::too_many_arguments)]

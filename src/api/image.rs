@@ -15,6 +15,7 @@ use crate::filter::{EdgeMode, LineFilter};
 use crate::pixels;
 use crate::work::edges::{self, EdgePlan};
 use image::{DynamicImage, ImageBuffer, Pixel};
+use rayon::prelude::*;
 
 mod private {
     use image::{DynamicImage, ImageBuffer};
@@ -400,19 +401,7 @@ impl Gaussian {
             return Ok(());
         }
         let data = &mut data[..row * layout.height];
-        let clamped = self.edges.x == EdgeMode::Clamp && self.edges.y == EdgeMode::Clamp;
-        // An axis left alone (sigma 0) is skipped by the banded blur's one-axis passes.
-        if let (true, Some(axes)) = (clamped, banded::axis_blocks(&self.blur)) {
-            let table =
-                (self.linear && T::FULL > 1.0).then(|| banded::srgb_table(T::FULL as usize + 1));
-            let px = Pixels {
-                channels: layout.channels,
-                alpha: layout.alpha,
-                linear: table.as_deref(),
-                mix: None,
-                sharpen: None,
-            };
-            banded::blur_axes_in_place(data, (layout.width, layout.height), &px, axes);
+        if self.banded(None, data, layout) {
             return Ok(());
         }
         crate::cpu::interleaved::blur_by_axes(
@@ -425,6 +414,71 @@ impl Gaussian {
             [(&self.blur.y, self.edges.y), (&self.blur.x, self.edges.x)],
         );
         Ok(())
+    }
+
+    /// Blurs raw interleaved samples from `src` into `dst`, both in `layout`: as
+    /// [`Gaussian::blur_interleaved`] on a copy of `src`, without the copy where the blur
+    /// reads `src` itself (no gaps between rows, edges [`EdgeMode::Clamp`], the recursive
+    /// filter on both axes). The gaps between `dst`'s rows are left as they are.
+    ///
+    /// ```
+    /// use gblur::{Gaussian, Layout};
+    ///
+    /// let layout = Layout::new(64, 48, 3);
+    /// let src: Vec<u8> = (0..layout.len()).map(|i| (i % 251) as u8).collect();
+    /// let (mut copied, mut into) = (src.clone(), vec![0u8; layout.len()]);
+    /// let g = Gaussian::new(5.0)?;
+    /// g.blur_interleaved(&mut copied, layout)?;
+    /// g.blur_interleaved_into(&src, &mut into, layout)?;
+    /// assert_eq!(copied, into);
+    /// # Ok::<(), gblur::Error>(())
+    /// ```
+    pub fn blur_interleaved_into<T: Sample>(
+        &self,
+        src: &[T],
+        dst: &mut [T],
+        layout: Layout,
+    ) -> Result<(), Error> {
+        layout.check(src.len())?;
+        layout.check(dst.len())?;
+        let row = layout.width * layout.channels;
+        let packed = row * layout.height;
+        if layout.row_stride == row
+            && !layout.is_empty()
+            && self.banded(Some(&src[..packed]), &mut dst[..packed], layout)
+        {
+            return Ok(());
+        }
+        dst.par_chunks_mut(layout.row_stride)
+            .zip(src.par_chunks(layout.row_stride))
+            .for_each(|(d, s)| d[..row].copy_from_slice(&s[..row]));
+        self.blur_interleaved(dst, layout)
+    }
+
+    /// The banded blur of `src` (or of `data` itself) into `data`, rows without gaps, where it
+    /// runs this filter (edges clamped, the recursive filter or nothing on each axis); false,
+    /// nothing done, where it does not.
+    fn banded<T: Sample>(&self, src: Option<&[T]>, data: &mut [T], layout: Layout) -> bool {
+        let clamped = self.edges.x == EdgeMode::Clamp && self.edges.y == EdgeMode::Clamp;
+        // An axis left alone (sigma 0) is skipped by the banded blur's one-axis passes.
+        let (true, Some(axes)) = (clamped, banded::axis_blocks(&self.blur)) else {
+            return false;
+        };
+        let table =
+            (self.linear && T::FULL > 1.0).then(|| banded::srgb_table(T::FULL as usize + 1));
+        let px = Pixels {
+            channels: layout.channels,
+            alpha: layout.alpha,
+            linear: table.as_deref(),
+            mix: None,
+            sharpen: None,
+        };
+        let dims = (layout.width, layout.height);
+        match src {
+            Some(src) => banded::blur_axes_into(src, data, dims, &px, axes),
+            None => banded::blur_axes_in_place(data, dims, &px, axes),
+        };
+        true
     }
 
     /// Blurs `planes` planes of `width`×`height` f32 samples, one after another in `data`,

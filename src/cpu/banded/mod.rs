@@ -113,6 +113,39 @@ pub fn blur_gray_f32_in_place(data: &mut [f32], dims: (usize, usize), kx: Axis, 
 /// along y only is a single walk down and up each chunk of columns (`columns_only`).
 pub fn blur_axes_in_place<T: Sample>(
     data: &mut [T],
+    dims: (usize, usize),
+    px: &Pixels,
+    axes: (Option<Axis>, Option<Axis>),
+) -> Vec<CpuPass> {
+    blur_axes(None, data, dims, px, axes)
+}
+
+/// `blur_axes_in_place` of `src`'s samples into `data` (the same size), which holds nothing
+/// needed: where both axes are blurred and nothing is mixed in, the first two passes read
+/// `src` and the last writes `data`, so no copy is made; otherwise `src` is copied into
+/// `data` (on every core) and blurred there.
+pub fn blur_axes_into<T: Sample>(
+    src: &[T],
+    data: &mut [T],
+    dims: (usize, usize),
+    px: &Pixels,
+    axes: (Option<Axis>, Option<Axis>),
+) -> Vec<CpuPass> {
+    assert_eq!(src.len(), data.len(), "source and image sizes");
+    if axes.0.is_some() && axes.1.is_some() && px.mix.is_none() {
+        return blur_axes(Some(src), data, dims, px, axes);
+    }
+    data.par_chunks_mut(1 << 16)
+        .zip(src.par_chunks(1 << 16))
+        .for_each(|(d, s)| d.copy_from_slice(s));
+    blur_axes(None, data, dims, px, axes)
+}
+
+/// The banded blur of `src` (where given; both axes blurred, nothing mixed in) or of `data`
+/// itself, into `data`.
+fn blur_axes<T: Sample>(
+    src: Option<&[T]>,
+    data: &mut [T],
     (width, height): (usize, usize),
     px: &Pixels,
     (kx, ky): (Option<Axis>, Option<Axis>),
@@ -160,7 +193,7 @@ pub fn blur_axes_in_place<T: Sample>(
 
     let t = Instant::now();
     let img = Rows {
-        data: &*data,
+        data: src.unwrap_or(&*data),
         stride,
         height,
     };
@@ -192,7 +225,7 @@ pub fn blur_axes_in_place<T: Sample>(
         let last = (first + at_once).min(bands);
         let t = Instant::now();
         let img = Rows {
-            data: &*data,
+            data: src.unwrap_or(&*data),
             stride,
             height,
         };

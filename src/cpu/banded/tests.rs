@@ -310,3 +310,43 @@ fn bands_at_once_on_many_threads_give_the_samples_of_one_band_at_a_time() {
     let one = run(1);
     assert!(run(24) == one, "with a selection");
 }
+
+/// Blurred from a source into another buffer (whose old samples are nothing to the blur),
+/// every layout gives the samples the blur in place gives, on one thread and on many; with
+/// one axis, or a selection, through the copy.
+#[test]
+fn blurred_into_another_buffer_gives_the_samples_blurred_in_place() {
+    fn check<T: Sample + PartialEq + std::fmt::Debug>(src: &[T], (w, h): (usize, usize), channels: usize, alpha: bool) {
+        let pool = |n| rayon::ThreadPoolBuilder::new().num_threads(n).build().unwrap();
+        let blur = Blur2d::checked(Method::Recursive, 3.0, 2.0).unwrap();
+        let (kx, ky) = recursive_blocks(&blur).unwrap();
+        let mix = selection(w, h, 9);
+        for threads in [1, 7] {
+            for axes in [(Some(kx), Some(ky)), (None, Some(ky)), (Some(kx), None)] {
+                for mix in [None, Some(&mix[..])] {
+                    let px = Pixels {
+                        channels,
+                        alpha,
+                        linear: None,
+                        mix,
+                        sharpen: None,
+                    };
+                    let mut want = src.to_vec();
+                    pool(threads).install(|| blur_axes_in_place(&mut want, (w, h), &px, axes));
+                    // The buffer's old samples: anything.
+                    let mut got = src.iter().rev().copied().collect::<Vec<T>>();
+                    pool(threads).install(|| blur_axes_into(src, &mut got, (w, h), &px, axes));
+                    assert!(got == want, "{w}×{h}×{channels} on {threads} threads");
+                }
+            }
+        }
+    }
+    for (w, h) in [(37, 3 * BAND_ROWS + 5), (5, BAND_ROWS - 3)] {
+        let v = noise(w * h * 4, 11);
+        let u8s: Vec<u8> = v[..w * h * 3].iter().map(|x| (x * 255.0) as u8).collect();
+        let u16s: Vec<u16> = v.iter().map(|x| (x * 65535.0) as u16).collect();
+        check(&u8s, (w, h), 3, false);
+        check(&u16s, (w, h), 4, true);
+        check(&v[..w * h], (w, h), 1, false);
+    }
+}
