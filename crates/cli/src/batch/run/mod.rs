@@ -461,9 +461,12 @@ fn staged<'scope, 'env>(
 ) -> Vec<StageHandle<'scope>> {
     let (dec_tx, dec_rx) = bounded::<DecodedTask>(QUEUE);
     let (enc_tx, enc_rx) = bounded::<BlurredTask>(QUEUE);
+    // A decoder per core, each on that core alone: spreading one image's decode over the
+    // cores the other decoders are busy on gains nothing, and the parallel decode of a JPEG
+    // without restart markers reads every code twice.
     for _ in 0..threads {
         let (task_rx, dec_tx, rec_tx) = (task_rx.clone(), dec_tx.clone(), rec_tx.clone());
-        scope.spawn(move || decoder(shared, keep, task_rx, dec_tx, rec_tx));
+        scope.spawn(move || on_own_threads(1, || decoder(shared, keep, task_rx, dec_tx, rec_tx)));
     }
     for _ in 0..threads {
         let (enc_rx, rec_tx) = (enc_rx.clone(), rec_tx.clone());
