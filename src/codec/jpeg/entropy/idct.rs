@@ -91,10 +91,10 @@ fn transposed(x: &Rows) -> Rows {
 }
 
 /// The 8×8 samples of `block` (coefficients in natural order; `ac`: whether any but the
-/// first is not zero) dequantised by `quant`, written to `out`, rows `stride` apart; false where libjpeg's C and SIMD code could
+/// first is not zero) dequantised by `quant`, written to `out` row by row; false where libjpeg's C and SIMD code could
 /// disagree on them (see the module's documentation).
 #[inline(always)]
-pub fn islow(block: &[i16; 64], ac: bool, quant: &[u16; 64], out: &mut [u8], stride: usize) -> bool {
+pub fn islow(block: &[i16; 64], ac: bool, quant: &[u16; 64], out: &mut [[u8; 8]; 8]) -> bool {
     // A block of one level (no AC coefficient, common in smooth pictures): both passes
     // reduce to the DC term, scaled and rounded as they scale and round it.
     if !ac {
@@ -102,9 +102,7 @@ pub fn islow(block: &[i16; 64], ac: bool, quant: &[u16; 64], out: &mut [u8], str
         let level = (first << 2).wrapping_add(1 << 4) >> 5;
         let exact = fits(first) && fits(first << 2) && (-512..512).contains(&level);
         let sample = (level.clamp(-128, 127) + 128) as u8;
-        for r in 0..8 {
-            out[r * stride..r * stride + 8].fill(sample);
-        }
+        *out = [[sample; 8]; 8];
         return exact;
     }
     let mut exact = true;
@@ -122,8 +120,7 @@ pub fn islow(block: &[i16; 64], ac: bool, quant: &[u16; 64], out: &mut [u8], str
     let samples = transposed(&one_dimension(&transposed(&columns), 13 + 2 + 3, &mut exact));
     // libjpeg's C code wraps samples beyond 512 levels from mid-gray; its SIMD code saturates.
     exact &= samples.iter().flatten().fold(true, |ok, &v| ok & (-512..512).contains(&v));
-    for (r, row) in samples.iter().enumerate() {
-        let line = &mut out[r * stride..r * stride + 8];
+    for (line, row) in out.iter_mut().zip(&samples) {
         for (o, &v) in line.iter_mut().zip(row) {
             *o = (v.clamp(-128, 127) + 128) as u8;
         }

@@ -261,6 +261,9 @@ fn meet(scan: &Scan, data: &Data, chunk_starts: &[usize], chunks: &[Chunk], i: u
     let mut next = i + 1;
     let mut k = 0;
     loop {
+        if at.pos > data.bits {
+            return Some(Chunk { starts, met: None });
+        }
         // The later chunk whose kept starts could hold `at`.
         while next < chunks.len() {
             let kept = &chunks[next].starts;
@@ -367,6 +370,7 @@ fn segment_body(scan: &Scan, data: &Data, s: &Segment, total: usize, out: &Plane
     let mut dc = s.first.dc;
     let mut blocks = [[0i16; 64]; 10];
     let mut ac = [false; 10];
+    let mut samples = [[0u8; 8]; 8];
     for mcu in s.first.mcus..end {
         bits.mcu::<true>(scan, &mut dc, &mut blocks, &mut ac)?;
         if bits.pos() > data.bits {
@@ -380,15 +384,19 @@ fn segment_body(scan: &Scan, data: &Data, s: &Segment, total: usize, out: &Plane
                 for bx in 0..c.h {
                     let (col, row) = (mx * c.h + bx, my * c.v + by);
                     if col < c.width_in_blocks && row < c.height_in_blocks {
-                        let at = row * 8 * stride + col * 8;
-                        // SAFETY: `decode_into` checked that the plane holds every block row
-                        // of every MCU row and `width_in_blocks` blocks across; the segments
-                        // are disjoint runs of MCUs, so no two cores write one block.
-                        let target = unsafe {
-                            std::slice::from_raw_parts_mut((out.ptrs[c.plane] as *mut u8).add(at), 7 * stride + 8)
-                        };
-                        if !idct::islow(&blocks[b], ac[b], &c.quant, target, stride) {
+                        if !idct::islow(&blocks[b], ac[b], &c.quant, &mut samples) {
                             return None;
+                        }
+                        let at = row * 8 * stride + col * 8;
+                        for (r, line) in samples.iter().enumerate() {
+                            // SAFETY: `decode_into` checked that the plane holds every block
+                            // row of every MCU row and `width_in_blocks` blocks across; the
+                            // segments are disjoint runs of MCUs, so no two cores write one
+                            // block, and each writes its block's eight bytes of a row alone.
+                            unsafe {
+                                let p = (out.ptrs[c.plane] as *mut u8).add(at + r * stride);
+                                std::ptr::copy_nonoverlapping(line.as_ptr(), p, 8);
+                            }
                         }
                     }
                     b += 1;
