@@ -21,10 +21,11 @@
 //!
 //! The blocks go through libjpeg-turbo's integer IDCT (`idct`), so the planes are libjpeg's
 //! `jpeg_read_raw_data` planes byte for byte (a test holds that). A file that is anything
-//! but a plain sequential 8-bit YCbCr JPEG, or whose data libjpeg would find damaged (a code
-//! that does not exist, data that ends early or runs on past the last MCU) is None, for
-//! libjpeg to decode or report. The reading is about twice the entropy decoding of a single
-//! decoder, spread over the cores.
+//! but a plain sequential 8-bit YCbCr JPEG, or whose data is damaged or unusual (a code that
+//! does not exist, data that ends early or runs on a byte or more past the last MCU, a block
+//! whose intermediate values leave 16 bits, a chunk that fails to start too often) is None:
+//! libjpeg then decodes it, or says what is wrong. The reading is about twice the entropy
+//! decoding of a single decoder, spread over the cores.
 
 mod bits;
 mod idct;
@@ -42,6 +43,11 @@ const LEAST_CHUNK_BYTES: usize = 256 << 10;
 
 /// MCU starts each chunk keeps from its first bit on, for the chunk before to meet.
 const KEPT_STARTS: usize = 4096;
+
+/// Failed starts a reader makes before the decode is left to libjpeg: a reader started blind
+/// on a photo's data fails a handful of times before it is in step; data built to fail at
+/// every bit would otherwise cost an MCU's decode per bit.
+const MOST_FAILED_STARTS: usize = 1024;
 
 /// Where an MCU starts in the data and a reader's running MCU count and DC sums there.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -209,8 +215,8 @@ fn copy_kept(scan: &[u8], from: usize, end: usize, out: &mut [u8]) {
 }
 
 /// Step 1: chunk `i` read from its first bit, as if an MCU began there (for chunk 0 one
-/// does), to the start of the next chunk; None only where chunk 0, whose start is true,
-/// finds a code that does not exist.
+/// does), to the start of the next chunk; None where chunk 0, whose start is true, finds a
+/// code that does not exist or runs past the data's end, or a reader fails too often.
 fn first_reading(scan: &Scan, data: &Data, chunk_starts: &[usize], i: usize, total: usize) -> Option<Chunk> {
     let end = chunk_starts.get(i + 1).copied().unwrap_or(data.bits);
     let mut at = Start {
@@ -221,6 +227,7 @@ fn first_reading(scan: &Scan, data: &Data, chunk_starts: &[usize], i: usize, tot
     let mut starts = Vec::new();
     let mut blocks = [[0i16; 64]; 10];
     let mut ac = [false; 10];
+    let mut failed = 0;
     // Chunk 0's reader knows where it is: it stops at the picture's last MCU.
     while at.pos < end && !(i == 0 && at.mcus == total) {
         let mut bits = Bits::at(&data.bytes, at.pos);
@@ -238,7 +245,13 @@ fn first_reading(scan: &Scan, data: &Data, chunk_starts: &[usize], i: usize, tot
             }
             _ if i == 0 => return None,
             // Not a code here, or past the end: this start was no MCU's; try a bit later.
-            _ => at.pos += 1,
+            _ => {
+                failed += 1;
+                if failed > MOST_FAILED_STARTS {
+                    return None;
+                }
+                at.pos += 1;
+            }
         }
     }
     Some(Chunk {
@@ -260,6 +273,7 @@ fn meet(scan: &Scan, data: &Data, chunk_starts: &[usize], chunks: &[Chunk], i: u
     let mut ac = [false; 10];
     let mut next = i + 1;
     let mut k = 0;
+    let mut failed = 0;
     loop {
         if at.pos > data.bits {
             return Some(Chunk { starts, met: None });
@@ -302,7 +316,13 @@ fn meet(scan: &Scan, data: &Data, chunk_starts: &[usize], chunks: &[Chunk], i: u
             // A reader not yet in step (one whose start nobody meets, or the file is
             // damaged, which the decode finds): a bit later, as in step 1.
             Some(()) => return Some(Chunk { starts, met: None }),
-            None => at.pos += 1,
+            None => {
+                failed += 1;
+                if failed > MOST_FAILED_STARTS {
+                    return None;
+                }
+                at.pos += 1;
+            }
         }
     }
 }
@@ -406,7 +426,7 @@ fn segment_body(scan: &Scan, data: &Data, s: &Segment, total: usize, out: &Plane
     }
     match s.next {
         Some(n) => (bits.pos() == n.pos && dc == n.dc).then_some(()),
-        // libjpeg reports a whole byte or more left over as damaged data.
+        // A byte or more left over after the last MCU: refused here, for libjpeg to decode.
         None => (data.bits - bits.pos() < 8).then_some(()),
     }
 }

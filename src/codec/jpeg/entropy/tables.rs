@@ -64,6 +64,10 @@ impl Huffman {
         let (mut code, mut k) = (0i32, 0usize);
         for len in 1..=16usize {
             let n = counts[len - 1] as usize;
+            // Codes of this length must fit in it; the all-ones code is not one.
+            if code + n as i32 >= 1 << len && n > 0 {
+                return None;
+            }
             table.offset[len] = k as i32 - code;
             for _ in 0..n {
                 if len <= LOOKUP_BITS as usize {
@@ -79,16 +83,17 @@ impl Huffman {
             if n > 0 {
                 table.max_code[len] = code - 1;
             }
-            // Codes of this length must fit in it; the all-ones code is not one.
-            if code >= 1 << len {
-                return None;
-            }
             code <<= 1;
         }
         if !dc {
             table.coefficient = (0..1u32 << LOOKUP_BITS).map(|bits| table.coefficient_at(bits)).collect();
         }
         Some(table)
+    }
+
+    #[cfg(test)]
+    pub fn new_for_test(counts: &[u8; 16], symbols: &[u8], dc: bool) -> Option<Huffman> {
+        Huffman::new(counts, symbols, dc)
     }
 
     /// The coefficient that the `LOOKUP_BITS` bits `bits` code whole, if they do.
@@ -152,7 +157,8 @@ impl Scan {
     }
 
     /// Reads the segments of `bytes` up to its scan header; None for a file this decoder
-    /// does not take (see the module's documentation) or whose segments are damaged.
+    /// does not take (see the module's documentation) or whose segments it finds damaged (the
+    /// caller has had libjpeg read the header first, which refuses the rest).
     pub fn read(bytes: &[u8]) -> Option<Scan> {
         if bytes.get(..2)? != [0xFF, 0xD8] {
             return None;
@@ -174,6 +180,8 @@ impl Scan {
             let len = u16::from_be_bytes([*bytes.get(at + 2)?, *bytes.get(at + 3)?]) as usize;
             let body = bytes.get(at + 4..(at + 2 + len).max(at + 4))?;
             match marker {
+                // A second frame header is libjpeg's error to report.
+                0xC0 | 0xC1 if frame.is_some() => return None,
                 0xC0 | 0xC1 => frame = Some(frame_of(body)?),
                 0xC2..=0xCF if !matches!(marker, 0xC4 | 0xC8 | 0xCC) => return None,
                 0xC4 => read_huffman(body, &mut tables)?,
@@ -184,8 +192,10 @@ impl Scan {
                     let data_start = at + 2 + len;
                     return scan_of(body, (width, height), &comps, &quant, tables, data_start);
                 }
-                0xD8 | 0xD9 | 0xCC | 0x01 | 0xD0..=0xD7 => return None,
-                _ => {}
+                // Application segments and comments; any other marker is libjpeg's to
+                // refuse or to take (arithmetic coding, hierarchical files).
+                0xE0..=0xEF | 0xFE => {}
+                _ => return None,
             }
             at += 2 + len;
         }
@@ -227,6 +237,11 @@ fn read_quant(mut body: &[u8], quant: &mut [Option<[u16; 64]>; 4]) -> Option<()>
                 0 => rest[k] as u16,
                 _ => u16::from_be_bytes([rest[2 * k], rest[2 * k + 1]]),
             };
+            // libjpeg's SIMD code holds the table in 16-bit lanes, its C code in ints: above
+            // 32767 the two could disagree, so such a file is libjpeg's to decode.
+            if q > i16::MAX as u16 {
+                return None;
+            }
             table[NATURAL[k] as usize] = q;
         }
         quant[slot] = Some(table);

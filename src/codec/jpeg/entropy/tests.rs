@@ -35,8 +35,9 @@ fn both(file: &[u8], least: usize) -> (Option<Planes3>, Option<Planes3>) {
     let fresh = || -> Vec<Vec<u8>> { (0..3).map(|k| vec![0u8; strides[k] * rows[k]]).collect() };
     let mut want = fresh();
     let [y, cb, cr] = &mut want[..] else { unreachable!() };
-    let frame = crate::codec::jpeg::Frame::read(&mut std::io::Cursor::new(file)).expect("a frame");
+    let frame = crate::codec::jpeg::Frame::read(&mut std::io::Cursor::new(file));
     let libjpeg = crate::codec::jpeg::errors::run(|| {
+        let frame = frame.ok_or_else(|| std::io::Error::other("no frame header"))?;
         crate::codec::jpeg::planes::raw_into(file, (frame.width, frame.height as usize), [y, cb, cr], strides)
     });
     let mut got = fresh();
@@ -113,12 +114,13 @@ use proptest::prelude::*;
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(1500))]
-    /// Damaged files (bytes overwritten, the data cut short or run on): whatever this decoder
-    /// takes, libjpeg takes too and decodes to the same planes; it never panics.
+    /// Damaged files (bytes of the header or the data overwritten, the data cut short):
+    /// whatever this decoder takes, libjpeg takes too and decodes to the same planes; it
+    /// never panics.
     #[test]
     fn damaged_files_decode_as_libjpeg_or_not_at_all(
         which in 0usize..3,
-        edits in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 0..6),
+        edits in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>(), any::<bool>()), 0..6),
         cut in any::<prop::sample::Index>(),
         shorten in any::<bool>(),
         least in prop::sample::select(vec![16usize, 200, 1 << 20]),
@@ -126,16 +128,24 @@ proptest! {
         let chroma = [Chroma::S420, Chroma::S422, Chroma::S444][which];
         let mut f = file(90, 70, chroma, 85, which as u32);
         let start = Scan::read(&f).unwrap().data_start;
-        for (at, byte) in edits {
-            // Mostly the entropy-coded data, where a decoder could disagree.
-            let i = start + at.index(f.len() - 2 - start);
+        for (at, byte, header) in edits {
+            // The header's tables and frame, or the entropy-coded data.
+            let i = match header {
+                true => 2 + at.index(start - 2),
+                false => start + at.index(f.len() - 2 - start),
+            };
             f[i] = byte;
         }
         if shorten {
             let at = start + cut.index(f.len() - 2 - start);
             f.drain(at..f.len() - 2);
         }
-        if Scan::read(&f).is_none() {
+        // The planes path has libjpeg read the header first (strictly): what it refuses there
+        // never reaches this decoder.
+        let header = crate::codec::jpeg::errors::run(|| {
+            mozjpeg::Decompress::with_err(crate::codec::jpeg::errors::strict_errors()).from_mem(&f).map(|_| ())
+        });
+        if header.is_err() || Scan::read(&f).is_none() {
             return Ok(());
         }
         let pool = rayon::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
@@ -144,4 +154,24 @@ proptest! {
             prop_assert!(want.as_ref() == Some(&got), "libjpeg: {}", if want.is_some() { "other planes" } else { "refused" });
         }
     }
+}
+
+/// Huffman tables with more codes of a length than its bits hold, or a code of all ones, are
+/// refused (as libjpeg refuses them), never filled past the lookup table.
+#[test]
+fn over_full_huffman_tables_are_refused() {
+    let mut counts = [0u8; 16];
+    counts[0] = 3;
+    assert!(tables::Huffman::new_for_test(&counts, &[1, 2, 3], false).is_none());
+    counts[0] = 2;
+    assert!(tables::Huffman::new_for_test(&counts, &[1, 2], false).is_none());
+    counts = [0; 16];
+    counts[8] = 255;
+    assert!(tables::Huffman::new_for_test(&counts, &[5; 255], false).is_some());
+    counts[8] = 0;
+    counts[1] = 4;
+    assert!(tables::Huffman::new_for_test(&counts, &[1, 2, 3, 4], false).is_none());
+    counts[1] = 3;
+    assert!(tables::Huffman::new_for_test(&counts, &[1, 2, 3], true).is_some());
+    assert!(tables::Huffman::new_for_test(&counts, &[1, 2, 16], true).is_none(), "a DC size over 15");
 }
