@@ -5,6 +5,8 @@
 //! arithmetic-coded, 12-bit, a restart interval, a scan without every component, tables
 //! libjpeg would refuse) is None: libjpeg decodes it.
 
+use super::super::header::segments;
+
 /// The zigzag order: the `k`th coefficient of a block's code is at `NATURAL[k]` in the
 /// block, row by row. Sixteen extra entries catch a run that steps past the last
 /// coefficient (a damaged block), as libjpeg's table does.
@@ -165,31 +167,20 @@ impl Scan {
         }
         let mut quant: [Option<[u16; 64]>; 4] = [None; 4];
         let mut tables: Vec<Option<Huffman>> = (0..8).map(|_| None).collect();
-        // Each frame component: (id, h, v, quantisation table).
         let mut frame: Option<FrameParts> = None;
-        let mut at = 2;
-        loop {
-            if *bytes.get(at)? != 0xFF {
-                return None;
-            }
-            let marker = *bytes.get(at + 1)?;
-            if marker == 0xFF {
-                at += 1;
-                continue;
-            }
-            let len = u16::from_be_bytes([*bytes.get(at + 2)?, *bytes.get(at + 3)?]) as usize;
-            let body = bytes.get(at + 4..(at + 2 + len).max(at + 4))?;
+        for (marker, body) in segments(bytes) {
             match marker {
                 // A second frame header is libjpeg's error to report.
                 0xC0 | 0xC1 if frame.is_some() => return None,
                 0xC0 | 0xC1 => frame = Some(frame_of(body)?),
-                0xC2..=0xCF if !matches!(marker, 0xC4 | 0xC8 | 0xCC) => return None,
                 0xC4 => read_huffman(body, &mut tables)?,
                 0xDB => read_quant(body, &mut quant)?,
                 0xDD if body.get(..2)? != [0, 0] => return None,
+                0xDD => {}
                 0xDA => {
                     let (width, height, comps) = frame?;
-                    let data_start = at + 2 + len;
+                    // The entropy-coded data follows the scan header's body.
+                    let data_start = body.as_ptr() as usize - bytes.as_ptr() as usize + body.len();
                     return scan_of(body, (width, height), &comps, &quant, tables, data_start);
                 }
                 // Application segments and comments; any other marker is libjpeg's to
@@ -197,8 +188,8 @@ impl Scan {
                 0xE0..=0xEF | 0xFE => {}
                 _ => return None,
             }
-            at += 2 + len;
         }
+        None
     }
 }
 
