@@ -40,15 +40,18 @@ fn noise(len: usize, seed: u32) -> Vec<f32> {
         .collect()
 }
 
+/// Every edge mode (the constant's value is `filter`'s `cvals`).
+const EVERY_MODE: [EdgeMode; 5] = [
+    EdgeMode::Clamp,
+    EdgeMode::Reflect,
+    EdgeMode::Reflect101,
+    EdgeMode::Wrap,
+    EdgeMode::Constant(0.0),
+];
+
 #[test]
 fn every_axis_of_every_shape_matches_the_extended_reference() {
-    let modes = [
-        EdgeMode::Clamp,
-        EdgeMode::Reflect,
-        EdgeMode::Reflect101,
-        EdgeMode::Wrap,
-        EdgeMode::Constant(0.0),
-    ];
+    let modes = EVERY_MODE;
     // Shapes that give every kind of block: rows, columns (whole and partial), any.
     for shape in [
         vec![37usize],
@@ -127,17 +130,10 @@ fn integers_are_rounded_and_clamped_once() {
 /// items, short lines and lines shorter than the reach.
 #[test]
 fn columns_give_the_samples_of_the_same_lines_as_rows() {
-    let modes = [
-        EdgeMode::Clamp,
-        EdgeMode::Reflect,
-        EdgeMode::Reflect101,
-        EdgeMode::Wrap,
-        EdgeMode::Constant(0.25),
-    ];
     for (n, w) in [(1, 16), (5, 37), (40, 70), (300, 130), (7, 16)] {
         let data = noise(n * w, (n * w) as u32);
         let transposed: Vec<f32> = (0..w * n).map(|i| data[(i % n) * w + i / n]).collect();
-        for edge in modes {
+        for edge in EVERY_MODE {
             for sigma in [3.0, 9.0, 40.0] {
                 let f = filter(sigma, Method::Recursive, edge);
                 let mut down = vec![0f32; n * w];
