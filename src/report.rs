@@ -247,11 +247,13 @@ impl Report {
     }
 }
 
-/// Prints the report: JSON on stdout when asked, the table on stderr unless quiet. A closed
+/// Prints the report: JSON on stdout when asked, else the table on stderr unless quiet. A closed
 /// stdout (`| head`) is not an error.
 pub fn emit(report: &Report, json: bool, quiet: bool) -> std::io::Result<()> {
     let json = json.then(|| serde_json::to_string_pretty(report).expect("report serialises"));
-    let table = (!quiet).then(|| report.table());
+    // The JSON carries every figure of the table: a script that asks for it gets a quiet
+    // stderr.
+    let table = (!quiet && json.is_none()).then(|| report.table());
     write_out(json.as_deref(), table.as_deref())
 }
 

@@ -25,8 +25,19 @@ fn auto_runs_the_rust_path_without_a_gpu_and_says_why() {
     assert_eq!(report["backend"], "rust");
     let why = report["why"].as_str().unwrap();
     assert!(why.contains("Rust path"), "{why}");
+    // With --json the report is the JSON alone: the explanation still comes, the table not.
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("explain: --device auto:"), "{stderr}");
+    assert!(!stderr.contains("chosen "), "{stderr}");
+    let table = gblur()
+        .env("GBLUR_CACHE_DIR", dir.path())
+        .env("GBLUR_COST_FIGURES", DEVICE_ALWAYS_WINS)
+        .arg(fixture("samples/coffee.png"))
+        .arg(dir.path().join("o.png"))
+        .args(["--sigma", "5"])
+        .assert()
+        .success();
+    let stderr = String::from_utf8_lossy(&table.get_output().stderr);
     assert!(stderr.contains(&format!("chosen   {why}")), "{stderr}");
 }
 

@@ -410,7 +410,7 @@ pub struct BlurSettings {
         hide_short_help = true
     )]
     pub keep: Vec<KeepArg>,
-    /// Print the report as JSON on stdout.
+    /// Print the report as JSON on stdout, instead of the table on stderr.
     #[arg(long, help_heading = "Reporting")]
     pub json: bool,
     /// Blur only this rectangle: X,Y (its top-left pixel) and W,H (its size), or ImageMagick's
