@@ -189,18 +189,21 @@ fn sigma_hint(kind: clap::error::ErrorKind, args: &[String]) -> Option<String> {
     };
     // Whether a flag reads the next argument as its value (`--quality 5`), from the parser's
     // own definition, so a flag like `-q` does not swallow the INPUT that follows it.
+    // A flag the command does not know (`--radius 5`) is taken to have its value after it,
+    // so that the number is not taken for a sigma: clap's own message names the flag.
     let takes_value = |flag: &str| {
         let name = flag.trim_start_matches('-');
-        command.get_arguments().any(|a| {
-            let named = match flag.starts_with("--") {
-                true => a.get_long() == Some(name),
-                false => name
-                    .chars()
-                    .last()
-                    .is_some_and(|c| a.get_short() == Some(c)),
-            };
-            named && a.get_action().takes_values()
-        })
+        let named = |a: &clap::Arg| match flag.starts_with("--") {
+            true => a.get_long() == Some(name),
+            false => name
+                .chars()
+                .last()
+                .is_some_and(|c| a.get_short() == Some(c)),
+        };
+        match command.get_arguments().find(|a| named(a)) {
+            Some(a) => a.get_action().takes_values(),
+            None => true,
+        }
     };
     let mut positional = Vec::new();
     let mut value_next = false;
@@ -295,6 +298,16 @@ mod tests {
         )
         .is_none());
         assert!(sigma_hint(ErrorKind::UnknownArgument, &args("in.jpg out.jpg extra")).is_none());
+        // The value of a flag the command does not know, with or without a sigma given.
+        for line in [
+            "in.jpg out.jpg --radius 5",
+            "in.jpg out.jpg --sigma 2 --radius 5",
+        ] {
+            assert!(
+                sigma_hint(ErrorKind::UnknownArgument, &args(line)).is_none(),
+                "{line}"
+            );
+        }
         // After a subcommand, by its own flags.
         let hint = sigma_hint(ErrorKind::UnknownArgument, &args("batch photos out 4 -q")).unwrap();
         assert!(hint.contains("gblur batch photos out --sigma 4"), "{hint}");
