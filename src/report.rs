@@ -51,6 +51,21 @@ pub struct Pass {
     pub bytes: u64,
 }
 
+/// Adds each of `more`'s passes to the pass of the same name in `all` (a new one the first
+/// time): the report of a job done in parts (bands, slabs) shows the whole's upload, kernels
+/// and download.
+pub fn add_up(all: &mut Vec<Pass>, more: Vec<Pass>) {
+    for pass in more {
+        match all.iter_mut().find(|p| p.name == pass.name) {
+            Some(sum) => {
+                sum.ms += pass.ms;
+                sum.bytes += pass.bytes;
+            }
+            None => all.push(pass),
+        }
+    }
+}
+
 impl Pass {
     /// A host pass of `stage` that started at `started` and ends now.
     pub fn host(stage: Stage, name: &str, started: Instant) -> Pass {

@@ -2,10 +2,13 @@
 //! driver's set-up (about 0.2 s on NVIDIA's) and the kernels' builds once, not per call.
 
 use super::array_cost::{self, ArrayFigures};
-use super::nd::{self, Element, Filter};
+use super::nd::{Element, Filter};
 use super::{Error, Gaussian, Layout, Sample};
 use crate::backend::{self, calibrate, cost};
 use crate::cpu::axis::AxisFilter;
+use crate::filter::EdgeMode;
+use crate::gpu::host_array::Extended;
+use crate::gpu::opencl::staged::SLOT_BYTES;
 use crate::gpu::opencl::{cache, DeviceChoice};
 use crate::gpu::plan::{PipelineChoice, Upload};
 use crate::gpu::{pipeline, upload, volume};
@@ -270,10 +273,10 @@ impl Device {
         }
     }
 
-    /// Blurs an N-D array in place on this device (see [`nd::Filter::apply`]). On an OpenCL
-    /// device the array goes up as f32 (extended on the host first for edge modes other than
-    /// clamp), every axis is filtered there, and the result comes back rounded as the host
-    /// rounds it.
+    /// Blurs an N-D array in place on this device (see [`Filter::apply`]). On an OpenCL
+    /// device the array goes up as f32 in chunks through page-locked memory (extended as it
+    /// goes for edge modes other than clamp; in slabs where the device cannot hold it whole),
+    /// every axis is filtered there, and the result comes back rounded as the host rounds it.
     ///
     /// ```
     /// use gblur::{nd::Filter, Device};
@@ -298,7 +301,7 @@ impl Device {
         }
     }
 
-    /// Blurs `input` into `output` on this device (see [`nd::Filter::apply_into`]); the input
+    /// Blurs `input` into `output` on this device (see [`Filter::apply_into`]); the input
     /// is left as it is.
     ///
     /// ```
@@ -331,13 +334,7 @@ impl Device {
         let Some(device) = self.runs_array(&axes, shape) else {
             return filter.apply_into(input, output, shape);
         };
-        let pads = pads(&axes);
-        let (mut work, padded) = nd::extend(input, shape, &axes, &pads);
-        let lines = lines(&axes);
-        volume::blur(&device.ctx, &mut work, &padded, &lines, device.pipeline)
-            .map_err(|e| Error::Device(e.to_string()))?;
-        nd::crop_into(&work, &padded, &pads, output);
-        Ok(())
+        blur_staged_on(&device, &axes, input, output, shape)
     }
 
     /// The opened device, where it should blur an array of `shape` along `axes`: always,
@@ -390,20 +387,54 @@ fn blur_axes_on<T: Element>(
     data: &mut [T],
     shape: &[usize],
 ) -> Result<(), Error> {
-    let (pads, lines) = (pads(axes), lines(axes));
-    let device_error = |e: crate::gpu::opencl::ClError| Error::Device(e.to_string());
     // f32 arrays with nothing to extend go up and come back from their own memory.
-    if pads.iter().all(|&p| p == 0) {
+    if axes.iter().all(|a| a.as_ref().is_none_or(|a| a.pad() == 0)) {
         if let Some(samples) = T::as_f32_mut(data) {
-            volume::blur(&device.ctx, samples, shape, &lines, device.pipeline)
-                .map_err(device_error)?;
-            return Ok(());
+            return volume::blur(&device.ctx, samples, shape, &lines(axes), device.pipeline)
+                .map(drop)
+                .map_err(|e| Error::Device(e.to_string()));
         }
     }
-    let (mut work, padded) = nd::extend(data, shape, axes, &pads);
-    volume::blur(&device.ctx, &mut work, &padded, &lines, device.pipeline).map_err(device_error)?;
-    nd::crop_into(&work, &padded, &pads, data);
-    Ok(())
+    let input = data.to_vec();
+    blur_staged_on(device, axes, &input, data, shape)
+}
+
+/// `input` filtered into `output` along each axis that has a filter, on an OpenCL device:
+/// extended as each axis's edge mode says and converted to f32 as the staging slots are filled,
+/// cropped and rounded as they are drained (`host_array::Extended`).
+fn blur_staged_on<S: Element, D: Element>(
+    device: &backend::Device,
+    axes: &[Option<AxisFilter>],
+    input: &[S],
+    output: &mut [D],
+    shape: &[usize],
+) -> Result<(), Error> {
+    let edges = axes
+        .iter()
+        .map(|a| match a {
+            Some(a) => (a.pad(), a.edge),
+            None => (0, EdgeMode::Clamp),
+        })
+        .collect();
+    // Every filtered axis has the same constant (scipy's `cval`).
+    let cval = axes
+        .iter()
+        .flatten()
+        .map(|a| a.cvals[0])
+        .next()
+        .unwrap_or(0.0);
+    let mut host = Extended::new(input, output, shape, edges, cval);
+    let padded = host.padded_shape().to_vec();
+    volume::blur_staged(
+        &device.ctx,
+        &mut host,
+        &padded,
+        &lines(axes),
+        device.pipeline,
+        SLOT_BYTES / 4,
+    )
+    .map(drop)
+    .map_err(|e| Error::Device(e.to_string()))
 }
 
 /// `Gaussian::blur_image` on an OpenCL device: the 8-bit kernels where the image goes up as

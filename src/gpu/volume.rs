@@ -4,12 +4,20 @@
 //! column pass over `prod(shape[..k])` stacked images of `prod(shape[k+1..])` columns and
 //! `shape[k]` rows, one work-item per column, which is where a volume's z pass lies. Every
 //! pass starts from the clamped edge; other edge modes extend the array on the host first.
+//!
+//! An array larger than the device takes (two buffers of it within its largest allocation
+//! and a third of its memory) goes through in slabs along its first axis, each with the
+//! filter's reach along that axis on both sides (`SEAM_WEIGHT`): the slab's own samples
+//! come back, its margins only feed them.
 
+use super::host_array::Same;
+use super::opencl::staged::{HostSide, SLOT_BYTES};
 use super::opencl::{ClContext, ClError, Enqueued};
 use super::pipeline::{self, upload_filter, Along, DeviceImage, Run};
 use super::plan::Pipeline;
 use crate::filter::{Blur2d, LineFilter, Method};
-use crate::report::{Pass, PassKind};
+use crate::report::Pass;
+use rayon::prelude::*;
 
 /// Blurs `data`, an array of `shape`, on the device, `filters[k]` along axis k (None: left
 /// alone); returns every pass with its device time.
@@ -20,9 +28,138 @@ pub fn blur(
     filters: &[Option<LineFilter>],
     pipeline: Pipeline,
 ) -> Result<Vec<Pass>, ClError> {
-    assert_eq!(shape.len(), filters.len(), "one filter per axis");
     assert_eq!(data.len(), shape.iter().product::<usize>(), "array size");
-    if data.is_empty() || filters.iter().all(Option::is_none) {
+    blur_staged(ctx, &mut Same(data), shape, filters, pipeline, SLOT_BYTES / 4)
+}
+
+/// `blur` of the device's array of `shape` that `host` fills and drains (`opencl::staged`),
+/// in chunks of `chunk` samples at most through the context's pinned slots; in slabs where
+/// the device cannot hold the array.
+pub fn blur_staged(
+    ctx: &ClContext,
+    host: &mut dyn HostSide,
+    shape: &[usize],
+    filters: &[Option<LineFilter>],
+    pipeline: Pipeline,
+    chunk: usize,
+) -> Result<Vec<Pass>, ClError> {
+    assert_eq!(shape.len(), filters.len(), "one filter per axis");
+    let len: usize = shape.iter().product();
+    if len == 0 {
+        return Ok(Vec::new());
+    }
+    if len > room(ctx) && filters.iter().any(Option::is_some) {
+        return blur_in_slabs(ctx, host, shape, filters, pipeline, chunk);
+    }
+    blur_whole(ctx, host, shape, filters, pipeline, chunk)
+}
+
+/// Samples of an array the device holds at once: two buffers of it, each within the largest
+/// allocation and all within a third of the device's memory (its kernels' scratch beside).
+fn room(ctx: &ClContext) -> usize {
+    let info = &ctx.info;
+    let bytes = (info.max_alloc_mib << 20).min((info.global_mem_mib << 20) / 3);
+    (bytes / 4) as usize
+}
+
+/// The weight of the samples past a slab's margin in its own samples at most: a start from
+/// the clamped margin instead of the true neighbours moves them by this fraction of the
+/// array's range at most, far under the kernels' 1e-5 agreement with the host.
+pub const SEAM_WEIGHT: f64 = 1e-7;
+
+/// The samples of margin a slab needs along an axis with `filter`: the FIR's half width, or
+/// the recursion's reach to `SEAM_WEIGHT` (its response decays as exp(-1.72 n / sigma), so
+/// 9.4 sigma; 9.5 sigma and three samples cover small sigma too).
+fn margin(filter: &LineFilter) -> usize {
+    match filter {
+        LineFilter::Fir { taps, .. } => taps.len() / 2,
+        LineFilter::Recursive { sigma, .. } => (9.5 * sigma).ceil() as usize + 3,
+    }
+}
+
+/// The array in slabs along its first axis (past leading axes of one sample), each with
+/// `margin` samples more on both sides where that axis is filtered.
+fn blur_in_slabs(
+    ctx: &ClContext,
+    host: &mut dyn HostSide,
+    shape: &[usize],
+    filters: &[Option<LineFilter>],
+    pipeline: Pipeline,
+    chunk: usize,
+) -> Result<Vec<Pass>, ClError> {
+    let lead = shape.iter().position(|&n| n > 1).unwrap_or(0);
+    let (shape, filters) = (&shape[lead..], &filters[lead..]);
+    let (n, inner) = (shape[0], shape[1..].iter().product::<usize>());
+    let reach = filters[0].as_ref().map_or(0, margin).min(n);
+    let rows = room(ctx) / inner.max(1);
+    if rows <= 2 * reach {
+        let need = (2 * reach + 1) * inner * 4;
+        return Err(ClError::TooLarge {
+            device: ctx.device_name(),
+            need_mib: (need as u64).div_ceil(1 << 20),
+            max_mib: ctx.info.max_alloc_mib,
+        });
+    }
+    let own = rows - 2 * reach;
+    let mut passes: Vec<Pass> = Vec::new();
+    for a in (0..n).step_by(own) {
+        let b = (a + own).min(n);
+        let (lo, hi) = (a.saturating_sub(reach), (b + reach).min(n));
+        let mut slab = Slab {
+            host: &mut *host,
+            offset: lo * inner,
+            own: (a - lo) * inner..(b - lo) * inner,
+        };
+        let mut part = shape.to_vec();
+        part[0] = hi - lo;
+        let done = blur_whole(ctx, &mut slab, &part, filters, pipeline, chunk)?;
+        crate::report::add_up(&mut passes, done);
+    }
+    Ok(passes)
+}
+
+/// A slab of the host's array: its samples from `offset` on go up, and only its own (`own`,
+/// counted from `offset`) come back.
+struct Slab<'a> {
+    host: &'a mut dyn HostSide,
+    offset: usize,
+    own: std::ops::Range<usize>,
+}
+
+impl HostSide for Slab<'_> {
+    fn fill(&self, first: usize, out: &mut [f32]) {
+        self.host.fill(self.offset + first, out);
+    }
+
+    fn drain(&mut self, first: usize, samples: &[f32]) {
+        let (a, b) = (
+            self.own.start.max(first),
+            self.own.end.min(first + samples.len()),
+        );
+        if a < b {
+            self.host
+                .drain(self.offset + a, &samples[a - first..b - first]);
+        }
+    }
+}
+
+/// `blur_staged` of an array the device holds whole.
+fn blur_whole(
+    ctx: &ClContext,
+    host: &mut dyn HostSide,
+    shape: &[usize],
+    filters: &[Option<LineFilter>],
+    pipeline: Pipeline,
+    chunk: usize,
+) -> Result<Vec<Pass>, ClError> {
+    let len: usize = shape.iter().product();
+    if filters.iter().all(Option::is_none) {
+        // Nothing to filter: the host's side takes its own samples back.
+        let mut same = vec![0f32; len];
+        same.par_chunks_mut(1 << 15)
+            .enumerate()
+            .for_each(|(i, piece)| host.fill(i << 15, piece));
+        host.drain(0, &same);
         return Ok(Vec::new());
     }
     // Rank 1 is one row of a single plane.
@@ -34,13 +171,9 @@ pub fn blur(
     let r = shape.len();
     let (w, h) = (shape[r - 1], shape[r - 2]);
     let planes: usize = shape[..r - 2].iter().product();
-    let bytes = data.len() as u64 * 4;
     let mut dev = DeviceImage::new(ctx, w, h, planes)?;
-    let mut commands = vec![Enqueued {
-        timed: ctx.write(&mut dev.a, data, "upload")?,
-        kind: PassKind::Transfer,
-        bytes,
-    }];
+    let upload = ctx.upload_staged(&mut dev.a, len, host, chunk)?;
+    let mut commands: Vec<Enqueued> = Vec::new();
     // The planes: the pipeline's own 2-D blur where both of their axes are filtered.
     let (fy, fx) = (&filters[r - 2], &filters[r - 1]);
     let mut in_a = true;
@@ -87,8 +220,12 @@ pub fn blur(
         in_a = !in_a;
     }
     let result = if in_a { &dev.a } else { &dev.b };
-    let t = ctx.read(result, data, "download")?;
-    run.transfer(t, bytes);
+    let download = ctx.download_staged(result, len, host, chunk)?;
     commands.extend(run.finish()?);
-    commands.into_iter().map(|c| c.into_pass(ctx)).collect()
+    let mut passes = vec![upload.into_pass(ctx)?];
+    for c in commands {
+        passes.push(c.into_pass(ctx)?);
+    }
+    passes.push(download.into_pass(ctx)?);
+    Ok(passes)
 }

@@ -115,7 +115,7 @@ pub fn blur_bands<T: StreamSample>(
             feed.fill(rows_of(&mut next, kept..next_bottom - next_top, row))?;
         }
         let (band, (start, end)) = images.finish_spanned().map_err(Stop::Device)?;
-        add_up(&mut passes, band);
+        crate::report::add_up(&mut passes, band);
         (bands, on_device) = (bands + 1, on_device + end.saturating_sub(start));
         // To the encoder (in pieces, so that the rows in flight stay small beside the bands).
         sink.emit(rows_of::<T>(&mut out, y0 - top..y1 - top, row))?;
@@ -142,16 +142,3 @@ fn rows_of<T: StreamSample>(pinned: &mut Pinned, rows: Range<usize>, row: usize)
     T::from_bytes_mut(bytes).expect("the device takes 8-bit bands only")
 }
 
-/// Adds each of `band`'s passes to the pass of the same name in `all` (a new one the first
-/// time), so that the report shows the whole image's upload, kernels and download.
-fn add_up(all: &mut Vec<Pass>, band: Vec<Pass>) {
-    for pass in band {
-        match all.iter_mut().find(|p| p.name == pass.name) {
-            Some(sum) => {
-                sum.ms += pass.ms;
-                sum.bytes += pass.bytes;
-            }
-            None => all.push(pass),
-        }
-    }
-}

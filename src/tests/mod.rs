@@ -9,3 +9,4 @@ mod fuzz_regressions;
 mod jpeg_planes;
 mod opencl_vs_reference;
 mod program_cache;
+mod staged;

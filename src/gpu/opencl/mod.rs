@@ -6,6 +6,7 @@ pub mod device;
 pub mod pinned;
 pub mod program;
 pub mod queue;
+pub mod staged;
 
 pub use device::{DeviceChoice, DeviceInfo};
 pub use queue::{ClContext, Enqueued, Timed};

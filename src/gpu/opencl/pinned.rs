@@ -44,6 +44,22 @@ impl Pinned {
         // SAFETY: as above, and `&mut self` makes this the only view.
         unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
     }
+
+    /// The memory as f32 samples (the mapping is page-aligned; a tail of under 4 bytes is
+    /// left out).
+    pub fn as_f32(&self) -> &[f32] {
+        // SAFETY: any bytes are a valid f32; the driver's mapping is aligned past 4 bytes.
+        let (head, samples, _) = unsafe { self.as_slice().align_to::<f32>() };
+        assert!(head.is_empty(), "pinned memory aligned for f32");
+        samples
+    }
+
+    pub fn as_f32_mut(&mut self) -> &mut [f32] {
+        // SAFETY: as `as_f32`.
+        let (head, samples, _) = unsafe { self.as_mut_slice().align_to_mut::<f32>() };
+        assert!(head.is_empty(), "pinned memory aligned for f32");
+        samples
+    }
 }
 
 impl ClContext {

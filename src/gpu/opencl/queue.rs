@@ -73,6 +73,8 @@ pub struct ClContext {
     constants: RefCell<Vec<KeptTable>>,
     /// f32 scratch buffers handed back after use, with their lengths (`scratch_f32`).
     spare: RefCell<Vec<(usize, Buffer<f32>)>>,
+    /// Pinned slots for arrays' chunked transfers (`staged`), made on first use.
+    pub(super) staging: RefCell<Vec<super::pinned::Pinned>>,
 }
 
 /// The 8-bit path's device memory for images of up to `len` samples: the bytes going up and
@@ -132,6 +134,7 @@ impl ClContext {
             scratch: RefCell::new(None),
             constants: RefCell::new(Vec::new()),
             spare: RefCell::new(Vec::new()),
+            staging: RefCell::new(Vec::new()),
         })
     }
 

@@ -1,0 +1,193 @@
+//! The host's side of an N-D array's staged transfers (`opencl::staged`): which sample of the
+//! host's array (or which edge constant) fills each sample of the device's array, and where
+//! each sample coming back goes. The device's array is the host's extended by `pads[k]`
+//! samples at both ends of each axis k as that axis's edge mode says; filling the staging
+//! slots from the host's samples extends and converts in the same walk, and draining them
+//! crops and rounds, so no extended copy is made on the host.
+
+use super::opencl::staged::HostSide;
+use crate::cpu::axis::Element;
+use crate::filter::EdgeMode;
+use rayon::prelude::*;
+
+/// A host array of `shape` and the device's extension of it.
+pub struct Extended<'a, S, D> {
+    input: &'a [S],
+    output: &'a mut [D],
+    shape: Vec<usize>,
+    /// Each axis's extension and edge mode (pad 0: none).
+    pads: Vec<(usize, EdgeMode)>,
+    /// The constant outside for `EdgeMode::Constant` axes.
+    cval: f32,
+    /// The device's shape.
+    padded: Vec<usize>,
+}
+
+impl<'a, S: Element, D: Element> Extended<'a, S, D> {
+    /// `input` and `output` of `shape` (the same length), the device's array extended by
+    /// `pads` (per axis: how far, and the mode), `cval` outside where the mode is a constant.
+    pub fn new(
+        input: &'a [S],
+        output: &'a mut [D],
+        shape: &[usize],
+        pads: Vec<(usize, EdgeMode)>,
+        cval: f32,
+    ) -> Self {
+        assert_eq!(input.len(), output.len(), "input and output sizes");
+        assert_eq!(input.len(), shape.iter().product::<usize>(), "array size");
+        assert_eq!(pads.len(), shape.len(), "a pad per axis");
+        let padded = shape.iter().zip(&pads).map(|(n, (p, _))| n + 2 * p).collect();
+        Extended {
+            input,
+            output,
+            shape: shape.to_vec(),
+            pads,
+            cval,
+            padded,
+        }
+    }
+
+    /// The device's shape.
+    pub fn padded_shape(&self) -> &[usize] {
+        &self.padded
+    }
+
+    fn row_len(&self) -> usize {
+        *self.padded.last().expect("rank ≥ 1")
+    }
+
+    /// Device row `q` (a line along the last axis) as the host's row index, or None where
+    /// some axis puts it outside: the constant, or (`inner_only`) an extension.
+    fn host_row(&self, q: usize, inner_only: bool) -> Option<usize> {
+        let r = self.shape.len();
+        let (mut rest, mut row, mut scale) = (q, 0, 1);
+        for k in (0..r - 1).rev() {
+            let (m, n, (pad, mode)) = (self.padded[k], self.shape[k], self.pads[k]);
+            let i = rest % m;
+            rest /= m;
+            let src = match pad {
+                0 => i,
+                _ if inner_only => match i.checked_sub(pad) {
+                    Some(s) if s < n => s,
+                    _ => return None,
+                },
+                _ => mode.source(i as i64 - pad as i64, n as i64)?,
+            };
+            row += src * scale;
+            scale *= n;
+        }
+        Some(row)
+    }
+}
+
+impl<S: Element, D: Element> HostSide for Extended<'_, S, D> {
+    fn fill(&self, first: usize, out: &mut [f32]) {
+        if self.padded == self.shape {
+            for (d, s) in out.iter_mut().zip(&self.input[first..]) {
+                *d = s.load();
+            }
+            return;
+        }
+        let (m, n) = (self.row_len(), *self.shape.last().expect("rank ≥ 1"));
+        let (pad, mode) = *self.pads.last().expect("rank ≥ 1");
+        let mut at = 0;
+        while at < out.len() {
+            let (q, c0) = ((first + at) / m, (first + at) % m);
+            let take = (m - c0).min(out.len() - at);
+            let dst = &mut out[at..at + take];
+            at += take;
+            let Some(row) = self.host_row(q, false) else {
+                dst.fill(self.cval);
+                continue;
+            };
+            let src = &self.input[row * n..(row + 1) * n];
+            // The host's own columns in one run, the extension on either side by its mode.
+            let (a, b) = (c0.max(pad).min(c0 + take), (c0 + take).min(pad + n).max(c0));
+            let (a, b) = (a, b.max(a));
+            if a < b {
+                for (d, s) in dst[a - c0..b - c0].iter_mut().zip(&src[a - pad..]) {
+                    *d = s.load();
+                }
+            }
+            let outside = (c0..a).chain(b..c0 + take);
+            for c in outside {
+                dst[c - c0] = match mode.source(c as i64 - pad as i64, n as i64) {
+                    Some(s) => src[s].load(),
+                    None => self.cval,
+                };
+            }
+        }
+    }
+
+    fn drain(&mut self, first: usize, samples: &[f32]) {
+        if self.padded == self.shape {
+            self.output[first..first + samples.len()]
+                .par_chunks_mut(PIECE)
+                .zip(samples.par_chunks(PIECE))
+                .for_each(|(d, s)| store(d, s));
+            return;
+        }
+        let (m, n) = (self.row_len(), *self.shape.last().expect("rank ≥ 1"));
+        let pad = self.pads.last().expect("rank ≥ 1").0;
+        // The device rows this chunk touches, each as (host sample, chunk samples): disjoint
+        // and in order, so the output splits into their pieces for every core.
+        let mut pieces: Vec<(usize, &[f32])> = Vec::new();
+        let mut at = 0;
+        while at < samples.len() {
+            let (q, c0) = ((first + at) / m, (first + at) % m);
+            let take = (m - c0).min(samples.len() - at);
+            let chunk = &samples[at..at + take];
+            at += take;
+            let Some(row) = self.host_row(q, true) else {
+                continue;
+            };
+            // Columns pad..pad + n of the device row are the host's.
+            let (a, b) = (c0.max(pad), (c0 + take).min(pad + n));
+            if a < b {
+                pieces.push((row * n + a - pad, &chunk[a - c0..b - c0]));
+            }
+        }
+        let mut rest: &mut [D] = &mut self.output[..];
+        let mut offset = 0;
+        let mut outs: Vec<(&mut [D], &[f32])> = Vec::with_capacity(pieces.len());
+        for (start, src) in pieces {
+            let (_, tail) = std::mem::take(&mut rest).split_at_mut(start - offset);
+            let (dst, tail) = tail.split_at_mut(src.len());
+            outs.push((dst, src));
+            rest = tail;
+            offset = start + src.len();
+        }
+        // Rows of a few samples each would be work items too small to pay for themselves.
+        let rows_per_item = (PIECE / n.max(1)).max(1);
+        outs.into_par_iter()
+            .with_min_len(rows_per_item)
+            .for_each(|(dst, src)| store(dst, src));
+    }
+}
+
+/// Samples per host work item in a drain.
+const PIECE: usize = 1 << 15;
+
+/// `src` rounded into `dst` as the host rounds it.
+fn store<D: Element>(dst: &mut [D], src: &[f32]) {
+    for (d, &v) in dst.iter_mut().zip(src) {
+        *d = D::store(v);
+    }
+}
+
+/// A host array of f32 that the device's array is, sample for sample: copied up from it and
+/// back into it.
+pub struct Same<'a>(pub &'a mut [f32]);
+
+impl HostSide for Same<'_> {
+    fn fill(&self, first: usize, out: &mut [f32]) {
+        out.copy_from_slice(&self.0[first..first + out.len()]);
+    }
+
+    fn drain(&mut self, first: usize, samples: &[f32]) {
+        self.0[first..first + samples.len()]
+            .par_chunks_mut(PIECE)
+            .zip(samples.par_chunks(PIECE))
+            .for_each(|(d, s)| d.copy_from_slice(s));
+    }
+}

@@ -1,0 +1,193 @@
+//! Arrays to and from the device through pinned staging slots, in chunks, at the bus's rate.
+//!
+//! A driver copies ordinary (pageable) host memory through a buffer of its own, at a fraction
+//! of the bus's rate (on an H200 host: 7.6 GB/s up and 14.8 down from pageable memory, 54 both
+//! ways from page-locked). So an array goes up as chunks: the host's cores fill a pinned slot
+//! with the next chunk (converting, extending: `HostSide::fill`) while the copy engine moves
+//! the previous slot; it comes down the same way, each chunk's slot emptied on every core
+//! (`HostSide::drain`) while the next chunks are on the bus. The context keeps its slots
+//! between calls, so only its first array pays for pinning them.
+
+use super::pinned::Pinned;
+use super::{ClContext, ClError, Timed};
+use crate::report::{Pass, PassKind};
+use opencl3::memory::Buffer;
+use opencl3::types::CL_NON_BLOCKING;
+use rayon::prelude::*;
+
+/// Bytes of a chunk unless a caller asks for fewer: large enough that a chunk's command costs
+/// the driver little beside its copy, small enough that the first chunk's fill, alone on the
+/// critical path, is short.
+pub const SLOT_BYTES: usize = 16 << 20;
+
+/// The most bytes a caller may ask a chunk to hold.
+pub const LARGEST_SLOT: usize = 64 << 20;
+
+/// Slots in flight: one filled or drained by the host while the others are on the bus.
+const SLOTS: usize = 3;
+
+/// Samples per host work item inside a slot.
+const PIECE: usize = 1 << 15;
+
+/// The host's side of a staged transfer: what goes up, and where what comes back goes.
+pub trait HostSide: Sync {
+    /// Writes samples `first..first + out.len()` of the device's array into `out`; called
+    /// on every core at once, for pieces of a chunk.
+    fn fill(&self, first: usize, out: &mut [f32]);
+    /// Takes samples `first..first + samples.len()` of the device's array as they arrive,
+    /// a chunk a call, in order (spreading its work over the cores itself).
+    fn drain(&mut self, first: usize, samples: &[f32]);
+}
+
+/// A transfer made of chunks: their commands, for the report.
+pub struct Chunked {
+    name: &'static str,
+    chunks: Vec<Timed>,
+    bytes: u64,
+}
+
+impl Chunked {
+    /// The transfer as one pass: its chunks' device time together. Read once the queue has
+    /// finished.
+    pub fn into_pass(self, ctx: &ClContext) -> Result<Pass, ClError> {
+        let mut ms = 0.0;
+        for c in &self.chunks {
+            ms += c.device_ms().map_err(|e| ctx.api_error("reading profiling counters", e))?;
+        }
+        Ok(Pass::device(self.name.into(), PassKind::Transfer, ms, self.bytes))
+    }
+}
+
+impl ClContext {
+    /// The context's staging slots, each of at least `bytes` (made on first use, and again
+    /// for larger chunks); None where the driver cannot pin them (the callers then go by
+    /// pageable memory).
+    fn slots(&self, bytes: usize) -> Option<std::cell::RefMut<'_, Vec<Pinned>>> {
+        let mut slots = self.staging.borrow_mut();
+        if slots.first().is_some_and(|s| s.len() < bytes) {
+            slots.clear();
+        }
+        while slots.len() < SLOTS {
+            slots.push(self.pinned(bytes.max(SLOT_BYTES)).ok()?);
+        }
+        Some(slots)
+    }
+
+    /// Uploads `len` f32 samples into `buf` from its start, as `host.fill` makes them. With `chunk` samples per
+    /// slot at most (`SLOT_BYTES / 4` as a rule, `LARGEST_SLOT / 4` at most). Returns once every chunk
+    /// has left its slot.
+    pub fn upload_staged(
+        &self,
+        buf: &mut Buffer<f32>,
+        len: usize,
+        host: &dyn HostSide,
+        chunk: usize,
+    ) -> Result<Chunked, ClError> {
+        let chunk = chunk.clamp(1, LARGEST_SLOT / 4).min(len.max(1));
+        let mut sent = Chunked {
+            name: "upload",
+            chunks: Vec::new(),
+            bytes: len as u64 * 4,
+        };
+        let Some(mut slots) = self.slots(chunk * 4) else {
+            let mut whole = vec![0f32; len];
+            fill_in_pieces(host, 0, &mut whole);
+            sent.chunks.push(self.write(buf, &whole, "upload")?);
+            self.finish()?;
+            return Ok(sent);
+        };
+        for (i, first) in (0..len).step_by(chunk).enumerate() {
+            let n = chunk.min(len - first);
+            if i >= SLOTS {
+                // The slot's previous chunk must be on the device before it is refilled.
+                sent.chunks[i - SLOTS]
+                    .event
+                    .wait()
+                    .map_err(|e| self.api_error("uploading", e))?;
+            }
+            let slot = &mut slots[i % SLOTS].as_f32_mut()[..n];
+            fill_in_pieces(host, first, slot);
+            // SAFETY: the slot stays allocated with the context and is not written again
+            // before this command's event has completed (waited on above, or by the queue's
+            // order for a download into it).
+            let event = unsafe {
+                self.queue()
+                    .enqueue_write_buffer(buf, CL_NON_BLOCKING, first * 4, slot, &[])
+            }
+            .map_err(|e| self.api_error("uploading", e))?;
+            sent.chunks.push(Timed {
+                name: "upload".into(),
+                event,
+            });
+        }
+        // The slots are free again once their last chunks are on the device: a call that
+        // comes next may refill them at once.
+        for c in sent.chunks.iter().rev().take(SLOTS) {
+            c.event.wait().map_err(|e| self.api_error("uploading", e))?;
+        }
+        Ok(sent)
+    }
+
+    /// Downloads `len` f32 samples of `buf` from its start, handing each chunk to
+    /// `host.drain` as it arrives, while the next chunks are on the bus. Returns when every sample has been drained.
+    pub fn download_staged(
+        &self,
+        buf: &Buffer<f32>,
+        len: usize,
+        host: &mut dyn HostSide,
+        chunk: usize,
+    ) -> Result<Chunked, ClError> {
+        let chunk = chunk.clamp(1, LARGEST_SLOT / 4).min(len.max(1));
+        let mut got = Chunked {
+            name: "download",
+            chunks: Vec::new(),
+            bytes: len as u64 * 4,
+        };
+        let Some(mut slots) = self.slots(chunk * 4) else {
+            let mut whole = vec![0f32; len];
+            got.chunks.push(self.read(buf, &mut whole, "download")?);
+            host.drain(0, &whole);
+            return Ok(got);
+        };
+        let starts: Vec<usize> = (0..len).step_by(chunk).collect();
+        let enqueue = |slots: &mut Vec<Pinned>, i: usize| -> Result<Timed, ClError> {
+            let first = starts[i];
+            let slot = &mut slots[i % SLOTS].as_f32_mut()[..chunk.min(len - first)];
+            // SAFETY: the slot is not read before this command's event has completed
+            // (waited on below), and not refilled before it has been drained.
+            let event = unsafe {
+                self.queue()
+                    .enqueue_read_buffer(buf, CL_NON_BLOCKING, first * 4, slot, &[])
+            }
+            .map_err(|e| self.api_error("downloading", e))?;
+            Ok(Timed {
+                name: "download".into(),
+                event,
+            })
+        };
+        for i in 0..starts.len().min(SLOTS) {
+            let t = enqueue(&mut slots, i)?;
+            got.chunks.push(t);
+        }
+        for i in 0..starts.len() {
+            got.chunks[i]
+                .event
+                .wait()
+                .map_err(|e| self.api_error("downloading", e))?;
+            let first = starts[i];
+            let n = chunk.min(len - first);
+            host.drain(first, &slots[i % SLOTS].as_f32()[..n]);
+            if i + SLOTS < starts.len() {
+                let t = enqueue(&mut slots, i + SLOTS)?;
+                got.chunks.push(t);
+            }
+        }
+        Ok(got)
+    }
+}
+
+fn fill_in_pieces(host: &dyn HostSide, first: usize, out: &mut [f32]) {
+    out.par_chunks_mut(PIECE)
+        .enumerate()
+        .for_each(|(p, piece)| host.fill(first + p * PIECE, piece));
+}

@@ -1,0 +1,246 @@
+//! Arrays through the pinned staging slots (`opencl::staged`, `gpu::host_array`): the host's
+//! side extends, converts, crops and rounds exactly as the whole-array extension and crop do,
+//! whatever the chunk's size and wherever its seams fall; on the device (PoCL in CI) a chunked
+//! array gives the samples of one that goes up whole.
+
+use super::common;
+use crate::api::nd;
+use crate::cpu::axis::AxisFilter;
+use crate::filter::{EdgeMode, LineFilter, Method};
+use crate::gpu::host_array::{Extended, Same};
+use crate::gpu::opencl::staged::HostSide;
+use crate::gpu::plan::Pipeline;
+use crate::gpu::volume;
+
+const MODES: [EdgeMode; 5] = [
+    EdgeMode::Clamp,
+    EdgeMode::Reflect,
+    EdgeMode::Reflect101,
+    EdgeMode::Wrap,
+    EdgeMode::Constant(0.25),
+];
+
+fn samples(n: usize, seed: u32) -> Vec<f32> {
+    let mut s = seed.wrapping_mul(2654435761).max(1);
+    (0..n)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 17;
+            s ^= s << 5;
+            (s % 10_000) as f32 / 10_000.0
+        })
+        .collect()
+}
+
+/// An axis filter whose pad is `pad` samples on that mode (0 for clamp, 1 for a constant).
+fn axes_of(shape: &[usize], mode: EdgeMode, filtered: &[bool]) -> Vec<Option<AxisFilter>> {
+    shape
+        .iter()
+        .zip(filtered)
+        .map(|(_, &on)| {
+            on.then(|| AxisFilter {
+                filter: LineFilter::new(Method::Recursive, 1.5),
+                edge: mode,
+                cvals: vec![0.25],
+            })
+        })
+        .collect()
+}
+
+fn extended<'a, S: crate::cpu::axis::Element, D: crate::cpu::axis::Element>(
+    input: &'a [S],
+    output: &'a mut [D],
+    shape: &[usize],
+    axes: &[Option<AxisFilter>],
+) -> Extended<'a, S, D> {
+    let pads = axes
+        .iter()
+        .map(|a| {
+            a.as_ref()
+                .map_or((0, EdgeMode::Clamp), |a| (a.pad(), a.edge))
+        })
+        .collect();
+    Extended::new(input, output, shape, pads, 0.25)
+}
+
+/// Fills the device's array in pieces of `piece` samples, as the slots' filling does.
+fn fill_all(host: &dyn HostSide, len: usize, piece: usize) -> Vec<f32> {
+    let mut out = vec![f32::NAN; len];
+    for (i, p) in out.chunks_mut(piece).enumerate() {
+        host.fill(i * piece, p);
+    }
+    out
+}
+
+#[test]
+fn filling_and_draining_in_any_pieces_extend_and_crop_as_the_whole_array_does() {
+    let cases: [(&[usize], &[bool]); 5] = [
+        (&[9, 20, 17], &[true, true, true]),
+        (&[9, 20, 17], &[false, true, false]),
+        (&[1, 50], &[false, true]),
+        (&[3, 4, 5, 6], &[true, false, true, true]),
+        (&[40], &[true]),
+    ];
+    for (shape, filtered) in cases {
+        let n: usize = shape.iter().product();
+        let input: Vec<u16> = samples(n, 7).iter().map(|v| (v * 60000.0) as u16).collect();
+        for mode in MODES {
+            let axes = axes_of(shape, mode, filtered);
+            let pads: Vec<usize> = axes
+                .iter()
+                .map(|a| a.as_ref().map_or(0, AxisFilter::pad))
+                .collect();
+            let (want, padded) = nd::extend(&input, shape, &axes, &pads);
+            // Something to crop that is not the input itself: the extension scaled.
+            let back: Vec<f32> = want.iter().map(|v| v * 0.5 + 3.7).collect();
+            let mut want_out = vec![0u16; n];
+            nd::crop_into(&back, &padded, &pads, &mut want_out);
+            for piece in [1, 7, 64, 1000, want.len()] {
+                let mut out = vec![0u16; n];
+                let mut host = extended(&input, &mut out, shape, &axes);
+                assert_eq!(host.padded_shape(), &padded[..]);
+                let got = fill_all(&host, want.len(), piece);
+                assert!(
+                    got.iter()
+                        .zip(&want)
+                        .all(|(a, b)| a.to_bits() == b.to_bits()),
+                    "{shape:?} {mode:?} pieces of {piece}: filled"
+                );
+                for (i, p) in back.chunks(piece).enumerate() {
+                    host.drain(i * piece, p);
+                }
+                assert_eq!(
+                    out, want_out,
+                    "{shape:?} {mode:?} pieces of {piece}: drained"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn an_array_in_many_chunks_gives_the_samples_of_one_chunk() {
+    let info = common::require_opencl();
+    let ctx = common::context();
+    let pipeline = Pipeline::fastest_for(&info);
+    let shape = [5, 23, 31];
+    let n: usize = shape.iter().product();
+    let input = samples(n, 3);
+    for mode in [EdgeMode::Clamp, EdgeMode::Reflect, EdgeMode::Constant(0.25)] {
+        let axes = axes_of(&shape, mode, &[true, true, true]);
+        let lines: Vec<Option<LineFilter>> = axes
+            .iter()
+            .map(|a| a.as_ref().map(|a| a.filter.clone()))
+            .collect();
+        let run = |chunk: usize| {
+            let mut out = vec![0f32; n];
+            let mut host = extended(&input, &mut out, &shape, &axes);
+            let padded = host.padded_shape().to_vec();
+            let passes = volume::blur_staged(&ctx, &mut host, &padded, &lines, pipeline, chunk)
+                .expect("device blur");
+            let transfer = |name: &str| passes.iter().find(|p| p.name == name).map(|p| p.bytes);
+            let bytes = padded.iter().product::<usize>() as u64 * 4;
+            assert_eq!(
+                transfer("upload"),
+                Some(bytes),
+                "{mode:?} chunks of {chunk}"
+            );
+            assert_eq!(
+                transfer("download"),
+                Some(bytes),
+                "{mode:?} chunks of {chunk}"
+            );
+            out
+        };
+        let whole = run(usize::MAX);
+        // More chunks than slots, seams inside rows and planes.
+        for chunk in [97, 1000] {
+            assert!(run(chunk) == whole, "{mode:?} chunks of {chunk}");
+        }
+        // And what goes up whole agrees with the host's engine.
+        let mut host = input.clone();
+        for (k, a) in axes.iter().enumerate() {
+            crate::cpu::axis::filter_axis_in_place(&mut host, &shape, k, a.as_ref().unwrap());
+        }
+        let worst = whole
+            .iter()
+            .zip(&host)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f32::max);
+        assert!(worst < 1e-4, "{mode:?}: {worst}");
+    }
+    // An f32 array that is the device's own.
+    let mut data = input.clone();
+    let lines = vec![Some(LineFilter::new(Method::Recursive, 2.0)); 3];
+    volume::blur_staged(&ctx, &mut Same(&mut data), &shape, &lines, pipeline, 100).unwrap();
+    let mut whole = input.clone();
+    volume::blur(&ctx, &mut whole, &shape, &lines, pipeline).unwrap();
+    assert!(data == whole);
+}
+
+/// A device that may allocate 1 MiB a buffer takes a 2.4 MB volume, a long row and a tall
+/// plane in slabs along their first axis, margins and all: the result agrees with the
+/// host's engine as the whole array's does (the seams weigh under `SEAM_WEIGHT`).
+#[test]
+fn arrays_larger_than_the_device_go_through_in_slabs() {
+    let mut info = common::require_opencl();
+    let pipeline = Pipeline::fastest_for(&info);
+    info.max_alloc_mib = 1;
+    let small = crate::gpu::opencl::ClContext::new(info).expect("context");
+    let cases: [(&[usize], &[f64]); 4] = [
+        (&[300, 40, 50], &[2.0, 1.5, 3.0]),
+        (&[300, 40, 50], &[0.0, 2.5, 0.0]),
+        (&[1, 400_000], &[0.0, 6.0]),
+        (&[3000, 120], &[4.0, 0.0]),
+    ];
+    for (shape, sigmas) in cases {
+        let n: usize = shape.iter().product();
+        assert!(n * 4 > 1 << 20, "{shape:?} fits the device whole");
+        let input = samples(n, 5);
+        for mode in [EdgeMode::Clamp, EdgeMode::Reflect] {
+            let axes: Vec<Option<AxisFilter>> = sigmas
+                .iter()
+                .map(|&s| {
+                    (s > 0.0).then(|| AxisFilter {
+                        filter: LineFilter::new(Method::Recursive, s),
+                        edge: mode,
+                        cvals: vec![0.0],
+                    })
+                })
+                .collect();
+            let lines: Vec<Option<LineFilter>> = axes
+                .iter()
+                .map(|a| a.as_ref().map(|a| a.filter.clone()))
+                .collect();
+            let mut out = vec![0f32; n];
+            let mut host = extended(&input, &mut out, shape, &axes);
+            let padded = host.padded_shape().to_vec();
+            let passes = volume::blur_staged(&small, &mut host, &padded, &lines, pipeline, 5000)
+                .expect("device blur in slabs");
+            let up = passes
+                .iter()
+                .find(|p| p.name == "upload")
+                .expect("an upload")
+                .bytes;
+            // Margins go up twice, where the first axis (past those of one sample) is filtered.
+            let whole = padded.iter().product::<usize>() as u64 * 4;
+            let first = shape.iter().position(|&n| n > 1).unwrap();
+            match sigmas[first] > 0.0 {
+                true => assert!(up > whole, "{shape:?}: {up} bytes up, no margins"),
+                false => assert_eq!(up, whole, "{shape:?}"),
+            }
+            let mut want = input.clone();
+            for (k, a) in axes.iter().enumerate() {
+                if let Some(a) = a {
+                    crate::cpu::axis::filter_axis_in_place(&mut want, shape, k, a);
+                }
+            }
+            let worst = out
+                .iter()
+                .zip(&want)
+                .map(|(a, b)| (a - b).abs())
+                .fold(0.0, f32::max);
+            assert!(worst < 1e-5, "{shape:?} {sigmas:?} {mode:?}: {worst}");
+        }
+    }
+}
