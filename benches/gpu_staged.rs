@@ -6,9 +6,8 @@
 //! Usage: cargo run --release -p gblur --features unstable-internals --example gpu_staged -- [DEVICE] [SHAPE,..] [ROUNDS]
 //! (DEVICE as `--device` takes it, default gpu; SHAPE like 8192x8192 or 512x512x512.)
 use gblur::backend::{self, Device};
-use gblur::filter::EdgeMode;
 use gblur::filter::{LineFilter, Method};
-use gblur::gpu::host_array::{Extended, Same};
+use gblur::gpu::host_array::{Extended, Pad, Same};
 use gblur::gpu::opencl::staged::HostSide;
 use gblur::gpu::opencl::staged::SLOT_BYTES;
 use gblur::gpu::opencl::DeviceChoice;
@@ -51,10 +50,10 @@ fn main() -> anyhow::Result<()> {
         let mut run = |(chunk, same): (usize, bool)| -> anyhow::Result<[f64; 4]> {
             data.copy_from_slice(&input);
             let t = Instant::now();
-            let pads = vec![(0, EdgeMode::Clamp); shape.len()];
+            let pads = vec![Pad::NONE; shape.len()];
             let mut host: Box<dyn HostSide> = match same {
                 true => Box::new(Same(&mut data)),
-                false => Box::new(Extended::new(&input, &mut out, &shape, pads, 0.0)),
+                false => Box::new(Extended::new(&input, &mut out, &shape, pads)),
             };
             let passes = volume::blur_staged(
                 &device.ctx,

@@ -2,15 +2,14 @@
 //! the OpenCL device, from figures measured once per `Device` on a probe array of 64 MB.
 //!
 //! An array blurred from host memory costs the device its transfers both ways (through the
-//! context's pinned slots, `opencl::staged`) and, for edge modes other than clamp, the
-//! extension of the array and the crop of the result; the kernels themselves are a small
-//! part. The host's cost is its engine's time per sample and axis. Both grow linearly with
+//! context's pinned slots, `opencl::staged`, where the host extends the array for edge modes
+//! other than clamp as it fills them), of the extended array's samples; the kernels
+//! themselves are a small part. The host's cost is its engine's time per sample and axis. Both grow linearly with
 //! the array from a fixed cost per call (the device's commands and waits are a fraction of
 //! a millisecond, as long as a small array's whole blur on the host), so a small and a large
 //! probe of each give two lines, and where they cross the device starts to win, on this
 //! machine.
 
-use super::nd;
 use crate::backend;
 use crate::cpu::axis::{self, AxisFilter};
 use crate::filter::{EdgeMode, LineFilter, Method};
@@ -27,8 +26,6 @@ pub(crate) struct ArrayFigures {
     /// per sample.
     device_fixed: f64,
     device_per_sample: f64,
-    /// Extending an array on the host and cropping the result back, per extended sample.
-    extend_per_sample: f64,
 }
 
 /// The probes: 64 × 512 × 512 and 128³ f32 samples, filtered along all three axes. The
@@ -66,23 +63,11 @@ pub(crate) fn measure(device: &backend::Device) -> Option<ArrayFigures> {
     };
     let (host_fixed, host_per_sample) = line(host_small, host_large);
     let (device_fixed, device_per_sample) = line(device_small, device_large);
-    let reflect: Vec<Option<AxisFilter>> =
-        (0..3).map(|_| Some(filter(EdgeMode::Reflect))).collect();
-    let pads = [8usize; 3];
-    let mut data = probe_data(&PROBE);
-    let mut extended = 0;
-    let extend = best_of_three(|| {
-        let (work, shape) = nd::extend(&data, &PROBE, &reflect, &pads);
-        extended = work.len();
-        nd::crop_into(&work, &shape, &pads, &mut data);
-        true
-    })?;
     Some(ArrayFigures {
         host_fixed,
         host_per_sample_axis: host_per_sample / 3.0,
         device_fixed,
         device_per_sample,
-        extend_per_sample: extend / extended.max(1) as f64,
     })
 }
 
@@ -130,10 +115,7 @@ impl ArrayFigures {
     /// extended).
     pub(crate) fn device_wins(&self, samples: usize, axes: usize, extended: usize) -> bool {
         let host = self.host_fixed + samples as f64 * axes as f64 * self.host_per_sample_axis;
-        let mut device = self.device_fixed + extended as f64 * self.device_per_sample;
-        if extended > samples {
-            device += extended as f64 * self.extend_per_sample;
-        }
+        let device = self.device_fixed + extended as f64 * self.device_per_sample;
         device < host
     }
 }
@@ -150,7 +132,6 @@ mod tests {
         host_per_sample_axis: 2.5e-10,
         device_fixed: 1.7e-3,
         device_per_sample: 3.1e-10,
-        extend_per_sample: 1e-10,
     };
 
     #[test]

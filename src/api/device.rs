@@ -6,8 +6,7 @@ use super::nd::{Element, Filter};
 use super::{Error, Gaussian, Layout, Sample};
 use crate::backend::{self, calibrate, cost};
 use crate::cpu::axis::AxisFilter;
-use crate::filter::EdgeMode;
-use crate::gpu::host_array::Extended;
+use crate::gpu::host_array::{Extended, Pad};
 use crate::gpu::opencl::staged::SLOT_BYTES;
 use crate::gpu::opencl::{cache, DeviceChoice};
 use crate::gpu::plan::{PipelineChoice, Upload};
@@ -387,6 +386,9 @@ fn blur_axes_on<T: Element>(
     data: &mut [T],
     shape: &[usize],
 ) -> Result<(), Error> {
+    if data.is_empty() {
+        return Ok(());
+    }
     // f32 arrays with nothing to extend go up and come back from their own memory.
     if axes.iter().all(|a| a.as_ref().is_none_or(|a| a.pad() == 0)) {
         if let Some(samples) = T::as_f32_mut(data) {
@@ -409,21 +411,21 @@ fn blur_staged_on<S: Element, D: Element>(
     output: &mut [D],
     shape: &[usize],
 ) -> Result<(), Error> {
-    let edges = axes
+    if input.is_empty() {
+        return Ok(());
+    }
+    let pads = axes
         .iter()
         .map(|a| match a {
-            Some(a) => (a.pad(), a.edge),
-            None => (0, EdgeMode::Clamp),
+            Some(a) => Pad {
+                by: a.pad(),
+                mode: a.edge,
+                cval: a.cvals[0],
+            },
+            None => Pad::NONE,
         })
         .collect();
-    // Every filtered axis has the same constant (scipy's `cval`).
-    let cval = axes
-        .iter()
-        .flatten()
-        .map(|a| a.cvals[0])
-        .next()
-        .unwrap_or(0.0);
-    let mut host = Extended::new(input, output, shape, edges, cval);
+    let mut host = Extended::new(input, output, shape, pads);
     let padded = host.padded_shape().to_vec();
     volume::blur_staged(
         &device.ctx,

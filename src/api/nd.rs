@@ -29,6 +29,7 @@ use super::Error;
 use crate::cpu::axis::{self, AxisFilter};
 use crate::filter::gaussian::{fir_taps_radius, FIR_BELOW_SIGMA};
 use crate::filter::{EdgeMode, LineFilter, Method, FIR_MAX_SIGMA, MAX_TRUNCATE};
+#[cfg(test)]
 use rayon::prelude::*;
 
 mod private {
@@ -456,7 +457,9 @@ impl Filter {
 }
 
 /// `data` (of `shape`) as f32, extended by `pads[k]` samples at both ends of each axis k as
-/// that axis's edge mode says, and the extended shape.
+/// that axis's edge mode says, and the extended shape: what a device's staged upload makes
+/// of an array (`gpu::host_array`), whole, for its tests.
+#[cfg(test)]
 pub(crate) fn extend<T: Element>(
     data: &[T],
     shape: &[usize],
@@ -493,7 +496,8 @@ pub(crate) fn extend<T: Element>(
 }
 
 /// Writes the inner region of `padded` (of shape `shape`, extended by `pads`) into `out`,
-/// rounded as the host rounds it.
+/// rounded as the host rounds it (the staged download's crop, whole, for its tests).
+#[cfg(test)]
 pub(crate) fn crop_into<D: Element>(
     padded: &[f32],
     shape: &[usize],

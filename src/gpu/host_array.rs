@@ -15,34 +15,44 @@ pub struct Extended<'a, S, D> {
     input: &'a [S],
     output: &'a mut [D],
     shape: Vec<usize>,
-    /// Each axis's extension and edge mode (pad 0: none).
-    pads: Vec<(usize, EdgeMode)>,
-    /// The constant outside for `EdgeMode::Constant` axes.
-    cval: f32,
+    /// Each axis's extension.
+    pads: Vec<Pad>,
     /// The device's shape.
     padded: Vec<usize>,
 }
 
+/// One axis's extension on the device: `by` samples at both ends (0: none) as `mode` says,
+/// `cval` where the mode is a constant.
+#[derive(Clone, Copy, Debug)]
+pub struct Pad {
+    pub by: usize,
+    pub mode: EdgeMode,
+    pub cval: f32,
+}
+
+impl Pad {
+    pub const NONE: Pad = Pad {
+        by: 0,
+        mode: EdgeMode::Clamp,
+        cval: 0.0,
+    };
+}
+
 impl<'a, S: Element, D: Element> Extended<'a, S, D> {
-    /// `input` and `output` of `shape` (the same length), the device's array extended by
-    /// `pads` (per axis: how far, and the mode), `cval` outside where the mode is a constant.
-    pub fn new(
-        input: &'a [S],
-        output: &'a mut [D],
-        shape: &[usize],
-        pads: Vec<(usize, EdgeMode)>,
-        cval: f32,
-    ) -> Self {
+    /// `input` and `output` of `shape` (the same length, not empty), the device's array
+    /// extended by `pads`, one per axis. A sample outside along several axes takes the
+    /// extension of the last of them, as extending one axis after another gives it.
+    pub fn new(input: &'a [S], output: &'a mut [D], shape: &[usize], pads: Vec<Pad>) -> Self {
         assert_eq!(input.len(), output.len(), "input and output sizes");
         assert_eq!(input.len(), shape.iter().product::<usize>(), "array size");
+        assert!(!input.is_empty(), "an array with samples");
         assert_eq!(pads.len(), shape.len(), "a pad per axis");
-        let padded = shape.iter().zip(&pads).map(|(n, (p, _))| n + 2 * p).collect();
+        let padded = shape.iter().zip(&pads).map(|(n, p)| n + 2 * p.by).collect();
         Extended {
             input,
             output,
             shape: shape.to_vec(),
             pads,
-            cval,
             padded,
         }
     }
@@ -56,23 +66,43 @@ impl<'a, S: Element, D: Element> Extended<'a, S, D> {
         *self.padded.last().expect("rank ≥ 1")
     }
 
-    /// Device row `q` (a line along the last axis) as the host's row index, or None where
-    /// some axis puts it outside: the constant, or (`inner_only`) an extension.
-    fn host_row(&self, q: usize, inner_only: bool) -> Option<usize> {
+    /// Device row `q` (a line along the last axis) as the host's row index; where an axis
+    /// puts it outside, the constant of the last such axis (Err).
+    fn host_row(&self, q: usize) -> Result<usize, f32> {
+        let r = self.shape.len();
+        let (mut rest, mut row, mut scale) = (q, 0, 1);
+        let mut outside = None;
+        for k in (0..r - 1).rev() {
+            let (m, n, pad) = (self.padded[k], self.shape[k], self.pads[k]);
+            let i = rest % m;
+            rest /= m;
+            let src = match pad.by {
+                0 => i,
+                by => match pad.mode.source(i as i64 - by as i64, n as i64) {
+                    Some(s) => s,
+                    None => {
+                        // Axes are walked last first: the first constant met is the last.
+                        outside.get_or_insert(pad.cval);
+                        0
+                    }
+                },
+            };
+            row += src * scale;
+            scale *= n;
+        }
+        outside.map_or(Ok(row), Err)
+    }
+
+    /// Device row `q` as the host's row index where it is one of the host's own rows (None
+    /// in an extension along some axis).
+    fn own_row(&self, q: usize) -> Option<usize> {
         let r = self.shape.len();
         let (mut rest, mut row, mut scale) = (q, 0, 1);
         for k in (0..r - 1).rev() {
-            let (m, n, (pad, mode)) = (self.padded[k], self.shape[k], self.pads[k]);
+            let (m, n, by) = (self.padded[k], self.shape[k], self.pads[k].by);
             let i = rest % m;
             rest /= m;
-            let src = match pad {
-                0 => i,
-                _ if inner_only => match i.checked_sub(pad) {
-                    Some(s) if s < n => s,
-                    _ => return None,
-                },
-                _ => mode.source(i as i64 - pad as i64, n as i64)?,
-            };
+            let src = i.checked_sub(by).filter(|&s| s < n)?;
             row += src * scale;
             scale *= n;
         }
@@ -89,16 +119,24 @@ impl<S: Element, D: Element> HostSide for Extended<'_, S, D> {
             return;
         }
         let (m, n) = (self.row_len(), *self.shape.last().expect("rank ≥ 1"));
-        let (pad, mode) = *self.pads.last().expect("rank ≥ 1");
+        let last = *self.pads.last().expect("rank ≥ 1");
+        let (pad, mode) = (last.by, last.mode);
         let mut at = 0;
         while at < out.len() {
             let (q, c0) = ((first + at) / m, (first + at) % m);
             let take = (m - c0).min(out.len() - at);
             let dst = &mut out[at..at + take];
             at += take;
-            let Some(row) = self.host_row(q, false) else {
-                dst.fill(self.cval);
-                continue;
+            let row = match self.host_row(q) {
+                Ok(row) => row,
+                Err(cval) => {
+                    // A constant row; the last axis's own constant outside it, where it has one.
+                    for (c, d) in (c0..c0 + take).zip(dst.iter_mut()) {
+                        let own = mode.source(c as i64 - pad as i64, n as i64).is_some();
+                        *d = if own { cval } else { last.cval };
+                    }
+                    continue;
+                }
             };
             let src = &self.input[row * n..(row + 1) * n];
             // The host's own columns in one run, the extension on either side by its mode.
@@ -113,7 +151,7 @@ impl<S: Element, D: Element> HostSide for Extended<'_, S, D> {
             for c in outside {
                 dst[c - c0] = match mode.source(c as i64 - pad as i64, n as i64) {
                     Some(s) => src[s].load(),
-                    None => self.cval,
+                    None => last.cval,
                 };
             }
         }
@@ -128,7 +166,7 @@ impl<S: Element, D: Element> HostSide for Extended<'_, S, D> {
             return;
         }
         let (m, n) = (self.row_len(), *self.shape.last().expect("rank ≥ 1"));
-        let pad = self.pads.last().expect("rank ≥ 1").0;
+        let pad = self.pads.last().expect("rank ≥ 1").by;
         // The device rows this chunk touches, each as (host sample, chunk samples): disjoint
         // and in order, so the output splits into their pieces for every core.
         let mut pieces: Vec<(usize, &[f32])> = Vec::new();
@@ -138,7 +176,7 @@ impl<S: Element, D: Element> HostSide for Extended<'_, S, D> {
             let take = (m - c0).min(samples.len() - at);
             let chunk = &samples[at..at + take];
             at += take;
-            let Some(row) = self.host_row(q, true) else {
+            let Some(row) = self.own_row(q) else {
                 continue;
             };
             // Columns pad..pad + n of the device row are the host's.

@@ -5,8 +5,8 @@
 //! `shape[k]` rows, one work-item per column, which is where a volume's z pass lies. Every
 //! pass starts from the clamped edge; other edge modes extend the array on the host first.
 //!
-//! An array larger than the device takes (two buffers of it within its largest allocation
-//! and a third of its memory) goes through in slabs along its first axis, each with the
+//! An array larger than the device takes (each of its two buffers within its largest
+//! allocation and a third of its memory) goes through in slabs along its first axis, each with the
 //! filter's reach along that axis on both sides (`SEAM_WEIGHT`): the slab's own samples
 //! come back, its margins only feed them.
 
@@ -51,11 +51,11 @@ pub fn blur_staged(
     if len > room(ctx) && filters.iter().any(Option::is_some) {
         return blur_in_slabs(ctx, host, shape, filters, pipeline, chunk);
     }
-    blur_whole(ctx, host, shape, filters, pipeline, chunk)
+    blur_whole(ctx, host, shape, (filters, 0), pipeline, chunk)
 }
 
 /// Samples of an array the device holds at once: two buffers of it, each within the largest
-/// allocation and all within a third of the device's memory (its kernels' scratch beside).
+/// allocation and a third of the device's memory (its kernels' scratch beside).
 fn room(ctx: &ClContext) -> usize {
     let info = &ctx.info;
     let bytes = (info.max_alloc_mib << 20).min((info.global_mem_mib << 20) / 3);
@@ -102,33 +102,82 @@ fn blur_in_slabs(
     }
     let own = rows - 2 * reach;
     let mut passes: Vec<Pass> = Vec::new();
+    // A host blurred in place has its own samples written back slab by slab, over the margin
+    // the next slab still has to read: that margin's samples are kept before each drain.
+    let mut kept = Kept::default();
     for a in (0..n).step_by(own) {
         let b = (a + own).min(n);
         let (lo, hi) = (a.saturating_sub(reach), (b + reach).min(n));
+        let margin = b.saturating_sub(reach) * inner..b * inner;
+        let next = Kept {
+            samples: kept.read(&*host, margin.clone()),
+            from: margin.start,
+        };
         let mut slab = Slab {
             host: &mut *host,
             offset: lo * inner,
             own: (a - lo) * inner..(b - lo) * inner,
+            kept: &kept,
         };
         let mut part = shape.to_vec();
         part[0] = hi - lo;
-        let done = blur_whole(ctx, &mut slab, &part, filters, pipeline, chunk)?;
+        let done = blur_whole(ctx, &mut slab, &part, (filters, lead), pipeline, chunk)?;
         crate::report::add_up(&mut passes, done);
+        kept = next;
     }
     Ok(passes)
 }
 
-/// A slab of the host's array: its samples from `offset` on go up, and only its own (`own`,
-/// counted from `offset`) come back.
+/// The host's samples `from..from + samples.len()` as they were before a slab wrote over them.
+#[derive(Default)]
+struct Kept {
+    from: usize,
+    samples: Vec<f32>,
+}
+
+impl Kept {
+    /// Host samples `first..first + out.len()` as they were: kept ones from here, the rest
+    /// from the host.
+    fn fill(&self, host: &dyn HostSide, first: usize, out: &mut [f32]) {
+        let end = first + out.len();
+        let (a, b) = (
+            self.from.max(first),
+            (self.from + self.samples.len()).min(end),
+        );
+        if a >= b {
+            return host.fill(first, out);
+        }
+        if first < a {
+            host.fill(first, &mut out[..a - first]);
+        }
+        out[a - first..b - first].copy_from_slice(&self.samples[a - self.from..b - self.from]);
+        if b < end {
+            host.fill(b, &mut out[b - first..]);
+        }
+    }
+
+    fn read(&self, host: &dyn HostSide, range: std::ops::Range<usize>) -> Vec<f32> {
+        let mut out = vec![0f32; range.len()];
+        out.par_chunks_mut(1 << 15)
+            .enumerate()
+            .for_each(|(i, piece)| self.fill(host, range.start + (i << 15), piece));
+        out
+    }
+}
+
+/// A slab of the host's array: its samples from `offset` on go up (as they were before an
+/// earlier slab wrote over them, `kept`), and only its own (`own`, counted from `offset`)
+/// come back.
 struct Slab<'a> {
     host: &'a mut dyn HostSide,
     offset: usize,
     own: std::ops::Range<usize>,
+    kept: &'a Kept,
 }
 
 impl HostSide for Slab<'_> {
     fn fill(&self, first: usize, out: &mut [f32]) {
-        self.host.fill(self.offset + first, out);
+        self.kept.fill(&*self.host, self.offset + first, out);
     }
 
     fn drain(&mut self, first: usize, samples: &[f32]) {
@@ -143,12 +192,13 @@ impl HostSide for Slab<'_> {
     }
 }
 
-/// `blur_staged` of an array the device holds whole.
+/// `blur_staged` of an array the device holds whole; its axes are the caller's from `first`
+/// on (the passes are named by the caller's).
 fn blur_whole(
     ctx: &ClContext,
     host: &mut dyn HostSide,
     shape: &[usize],
-    filters: &[Option<LineFilter>],
+    (filters, first): (&[Option<LineFilter>], usize),
     pipeline: Pipeline,
     chunk: usize,
 ) -> Result<Vec<Pass>, ClError> {
@@ -215,7 +265,7 @@ fn blur_whole(
             (src, dst),
             dims,
             Along::Columns,
-            &format!("column pass (axis {k})"),
+            &format!("column pass (axis {})", first + k),
         )?;
         in_a = !in_a;
     }

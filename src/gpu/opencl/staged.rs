@@ -64,12 +64,15 @@ impl ClContext {
     /// pageable memory).
     fn slots(&self, bytes: usize) -> Option<std::cell::RefMut<'_, Vec<Pinned>>> {
         let mut slots = self.staging.borrow_mut();
-        if slots.first().is_some_and(|s| s.len() < bytes) {
-            slots.clear();
+        if slots.len() == SLOTS && slots.iter().all(|s| s.len() >= bytes) {
+            return Some(slots);
         }
-        while slots.len() < SLOTS {
-            slots.push(self.pinned(bytes.max(SLOT_BYTES)).ok()?);
-        }
+        // All of them or none: a driver that pins some and then refuses leaves no mixture.
+        slots.clear();
+        let made: Vec<Pinned> = (0..SLOTS)
+            .map(|_| self.pinned(bytes.max(SLOT_BYTES)).ok())
+            .collect::<Option<_>>()?;
+        *slots = made;
         Some(slots)
     }
 
@@ -77,6 +80,23 @@ impl ClContext {
     /// slot at most (`SLOT_BYTES / 4` as a rule, `LARGEST_SLOT / 4` at most). Returns once every chunk
     /// has left its slot.
     pub fn upload_staged(
+        &self,
+        buf: &mut Buffer<f32>,
+        len: usize,
+        host: &dyn HostSide,
+        chunk: usize,
+    ) -> Result<Chunked, ClError> {
+        self.upload_chunks(buf, len, host, chunk)
+            .inspect_err(|_| self.settle())
+    }
+
+    /// `download_staged`'s and `upload_staged`'s way out of a failure: no command of theirs
+    /// may still be moving a slot when the next call fills or reads it.
+    fn settle(&self) {
+        let _ = self.finish();
+    }
+
+    fn upload_chunks(
         &self,
         buf: &mut Buffer<f32>,
         len: usize,
@@ -131,6 +151,17 @@ impl ClContext {
     /// Downloads `len` f32 samples of `buf` from its start, handing each chunk to
     /// `host.drain` as it arrives, while the next chunks are on the bus. Returns when every sample has been drained.
     pub fn download_staged(
+        &self,
+        buf: &Buffer<f32>,
+        len: usize,
+        host: &mut dyn HostSide,
+        chunk: usize,
+    ) -> Result<Chunked, ClError> {
+        self.download_chunks(buf, len, host, chunk)
+            .inspect_err(|_| self.settle())
+    }
+
+    fn download_chunks(
         &self,
         buf: &Buffer<f32>,
         len: usize,
