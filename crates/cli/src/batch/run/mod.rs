@@ -87,11 +87,11 @@ struct Lane {
     keep: Keep,
 }
 
-/// One device-stage worker: its device (None: the Rust path) with its own context, and so its
-/// own queue, built programs and buffers.
+/// One device-stage worker: its device (None: the Rust path), which it opens on its own thread
+/// with its own context, and so its own queue, built programs and buffers.
 struct Worker {
     index: usize,
-    device: Option<Device>,
+    target: Option<Target>,
     name: String,
     /// What its path blurs as decoded (`work::Keep::for_path`).
     keep: Keep,
@@ -106,7 +106,7 @@ impl Worker {
     }
 
     fn backend(&self) -> Backend {
-        match self.device {
+        match self.target {
             Some(_) => Backend::Opencl,
             None => Backend::Rust,
         }
@@ -160,7 +160,7 @@ struct Setup {
 
 /// Checks everything that can be wrong before any file is touched: the folders, the devices
 /// (a --device that names nothing is refused before OUT_DIR is created), the output format and
-/// the sigma; then opens every device, so one that cannot be opened is a set-up error too.
+/// the sigma. The devices are opened by their workers, while the decoders start.
 fn set_up(job: &BatchJob) -> anyhow::Result<Setup> {
     let (in_dir, out_dir) = (&job.blur.input, &job.blur.output);
     anyhow::ensure!(in_dir.is_dir(), "{}: not a folder", in_dir.display());
@@ -203,7 +203,7 @@ fn set_up(job: &BatchJob) -> anyhow::Result<Setup> {
                 out_dir.display()
             )
         })?;
-    let workers = open_workers(targets, (&blur, &job.blur))?;
+    let workers = workers(targets, (&blur, &job.blur));
     Ok(Setup {
         in_dir,
         out_dir,
@@ -216,27 +216,26 @@ fn set_up(job: &BatchJob) -> anyhow::Result<Setup> {
     })
 }
 
-/// One worker per target, each with its own context; the contexts then move to their
-/// workers' threads and stay there.
-fn open_workers(
-    targets: Vec<Option<Target>>,
-    (blur, job): (&Blur2d, &BlurJob),
-) -> Result<Vec<Worker>, ClError> {
-    let mut workers = Vec::with_capacity(targets.len());
-    for (index, target) in targets.into_iter().enumerate() {
-        let device = target.map(Device::open).transpose()?;
-        let name = device
-            .as_ref()
-            .map_or_else(backend::rust_device_name, Device::name);
-        let keep = ImagePlan::new(job, blur).path_keep(device.as_ref().map(|d| d.pipeline));
-        workers.push(Worker {
-            index,
-            device,
-            name,
-            keep,
-        });
-    }
-    Ok(workers)
+/// One worker per target. Each opens its device's context on its own thread as the batch
+/// starts (on an H200 host the driver's context took most of a second the decoders spent
+/// waiting), and the context stays there.
+fn workers(targets: Vec<Option<Target>>, (blur, job): (&Blur2d, &BlurJob)) -> Vec<Worker> {
+    targets
+        .into_iter()
+        .enumerate()
+        .map(|(index, target)| {
+            let name = target
+                .as_ref()
+                .map_or_else(backend::rust_device_name, |t| t.info.label());
+            let keep = ImagePlan::new(job, blur).path_keep(target.as_ref().map(|t| t.pipeline));
+            Worker {
+                index,
+                target,
+                name,
+                keep,
+            }
+        })
+        .collect()
 }
 
 /// Blurs every file under IN_DIR into OUT_DIR and accounts for each one.
@@ -293,7 +292,7 @@ pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
     let one_device = matches!(
         &workers[..],
         [Worker {
-            device: Some(_),
+            target: Some(_),
             ..
         }]
     );
@@ -376,7 +375,7 @@ fn run_stages(
     }
     drop(task_tx);
     let (rec_tx, rec_rx) = unbounded::<FileRecord>();
-    if let [rust @ Worker { device: None, .. }] = &workers[..] {
+    if let [rust @ Worker { target: None, .. }] = &workers[..] {
         let rust = rust.lane();
         let lanes = threads.min(images).max(1);
         std::thread::scope(|scope| {
@@ -607,11 +606,20 @@ fn device_stage(
     enc_tx: Sender<BlurredTask>,
     rec_fail: Sender<FileRecord>,
 ) -> Option<String> {
+    let (device, mut stopped) = match worker.target.clone().map(Device::open).transpose() {
+        Ok(device) => (device, None),
+        Err(e) => {
+            let (why, last) = stop_device(worker, shared, &format!("it could not be opened ({e})"));
+            if !last {
+                return Some(why);
+            }
+            (None, Some(why))
+        }
+    };
     let mut device_broken = false;
-    let mut stopped = None;
     while let Ok(d) = dec_rx.recv() {
         show_progress(shared, &d.task.input);
-        let device = worker.device.as_ref().filter(|_| !device_broken);
+        let device = device.as_ref().filter(|_| !device_broken);
         let slot = worker.lane();
         let (blurred, failure) = match blur_task(slot, device, shared, d) {
             Ok(done) => done,
@@ -623,7 +631,7 @@ fn device_stage(
         let mut leave = false;
         if let Some(ClError::Build { .. }) = failure {
             device_broken = true;
-            let (why, last) = stop_device(worker, shared);
+            let (why, last) = stop_device(worker, shared, "the kernels did not build");
             stopped = Some(why);
             leave = !last;
         }
@@ -703,11 +711,12 @@ fn blur_task(
     Ok((blurred, done.failure))
 }
 
-/// Kernels that did not build will not build for the next image. The device takes no more
-/// images while another worker's device still blurs; the last one whose device breaks goes on
-/// on the Rust path. Says so on stderr; returns the summary's reason and whether this was the
-/// last device still blurring.
-fn stop_device(worker: &Worker, shared: &Shared) -> (String, bool) {
+/// A device that could not be opened, or whose kernels did not build (they will not build for
+/// the next image either), `what` says which. The device takes no more images while another
+/// worker's device still blurs; the last one whose device breaks goes on on the Rust path.
+/// Says so on stderr; returns the summary's reason and whether this was the last device still
+/// blurring.
+fn stop_device(worker: &Worker, shared: &Shared, what: &str) -> (String, bool) {
     let last = shared.alive.fetch_sub(1, Ordering::SeqCst) == 1;
     let then = if last {
         "it blurred the rest of the batch on the built-in Rust path"
@@ -725,9 +734,9 @@ fn stop_device(worker: &Worker, shared: &Shared) -> (String, bool) {
         } else {
             "it takes no more images, the other devices go on"
         };
-        shared.bar.suspend(|| {
-            gblur::report::diagnostic(&format!("gblur: {who}: the kernels did not build; {now}"))
-        });
+        shared
+            .bar
+            .suspend(|| gblur::report::diagnostic(&format!("gblur: {who}: {what}; {now}")));
     }
-    (format!("the kernels did not build: {then}"), last)
+    (format!("{what}: {then}"), last)
 }
