@@ -4,11 +4,12 @@
 //! beside the other stages left a batch at 40% of its codec ceiling on 16 cores). Fewer images
 //! than cores share the cores out.
 //!
-//! With a device, decoding and encoding run on a pool of CPU threads and blurring on one
-//! worker per device (`--device all` or a list gives several), overlapped through bounded
-//! queues: the device workers all take from one queue of decoded images, so a faster device
-//! takes more of them. At most `2 × threads + 4 + devices` images are in memory at once,
-//! whatever the folder's size.
+//! With a device, codec lanes (a core each, less one per device) encode a blurred image
+//! wherever one waits and else decode the next file, and blurring runs on one worker per
+//! device (`--device all` or a list gives several), which opens its device as the lanes
+//! start; they meet through bounded queues: the device workers all take from one queue of
+//! decoded images, so a faster device takes more of them. At most `2 × threads + 4 + devices`
+//! images are in memory at once, whatever the folder's size.
 
 use super::journal::Journal;
 use super::made_with::{self, SettingsLog};
@@ -16,7 +17,7 @@ use super::plan::{self, Task};
 use super::stacks;
 use super::summary::{FileRecord, Outcome, Summary, WorkerSummary};
 use super::BatchJob;
-use crossbeam_channel::{bounded, unbounded, Receiver, Sender};
+use crossbeam_channel::{bounded, unbounded, Receiver, Sender, TrySendError};
 use gblur::backend::{self, Device, Target};
 use gblur::codec::{self, ImageIoError};
 use gblur::filter::Blur2d;
@@ -31,7 +32,7 @@ use gblur::work::{self, Keep, Loaded, Working};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Depth of each queue between stages. It stays 2 whatever the number of device workers: each
 /// worker holds the one image it is blurring, so memory grows by one image per device.
@@ -460,17 +461,20 @@ fn staged<'scope, 'env>(
 ) -> Vec<StageHandle<'scope>> {
     let (dec_tx, dec_rx) = bounded::<DecodedTask>(QUEUE);
     let (enc_tx, enc_rx) = bounded::<BlurredTask>(QUEUE);
-    // A decoder per core, each on that core alone: spreading one image's decode over the
-    // cores the other decoders are busy on gains nothing, and the parallel decode of a JPEG
-    // without restart markers reads every code twice.
-    for _ in 0..threads {
+    // Codec lanes, each on a core of its own (spreading one image's decode over cores the
+    // other lanes are busy on gains nothing, and the parallel decode of a JPEG without restart
+    // markers reads every code twice), one core left to each device worker: with a decoder
+    // and an encoder thread per core, the 32 threads of 16 cores kept a GPU batch's device
+    // worker waiting for a core at every step.
+    let devices = workers.iter().filter(|w| w.target.is_some()).count();
+    let lanes = threads.saturating_sub(devices).max(1);
+    for _ in 0..lanes {
         let (task_rx, dec_tx, rec_tx) = (task_rx.clone(), dec_tx.clone(), rec_tx.clone());
-        scope.spawn(move || on_own_threads(1, || decoder(shared, keep, task_rx, dec_tx, rec_tx)));
+        let enc_rx = enc_rx.clone();
+        let lane = move || codec_lane(shared, keep, task_rx, (dec_tx, enc_rx), rec_tx);
+        scope.spawn(move || on_own_threads(1, lane));
     }
-    for _ in 0..threads {
-        let (enc_rx, rec_tx) = (enc_rx.clone(), rec_tx.clone());
-        scope.spawn(move || encoder(shared, enc_rx, rec_tx));
-    }
+    drop((dec_tx, enc_rx));
     // The device stage: one worker per device, each on its own thread with its own
     // context, all taking from the one queue of decoded images.
     workers
@@ -482,29 +486,52 @@ fn staged<'scope, 'env>(
         .collect()
 }
 
-/// A decoder thread: loads tasks until there are none left or the batch is interrupted.
-fn decoder(
+/// A codec lane: encodes a blurred image wherever one waits, else decodes the next file, until
+/// the files are done (or the batch is interrupted) and every image it could be handed is
+/// written. A decoded image waits for room in the devices' queue while the lane encodes.
+fn codec_lane(
     shared: &Shared,
     keep: Keep,
     task_rx: Receiver<Task>,
-    dec_tx: Sender<DecodedTask>,
+    (dec_tx, enc_rx): (Sender<DecodedTask>, Receiver<BlurredTask>),
     rec_tx: Sender<FileRecord>,
 ) {
-    while let Ok(task) = task_rx.recv() {
-        if shared.interrupted.load(Ordering::SeqCst) {
-            break;
-        }
-        let _ = match load::decode_task(shared, keep, task) {
-            Ok(decoded) => dec_tx.send(decoded).map_err(drop),
-            Err(failed) => rec_tx.send(*failed).map_err(drop),
-        };
-    }
-}
-
-/// An encoder thread: writes blurred images and sends their records.
-fn encoder(shared: &Shared, enc_rx: Receiver<BlurredTask>, rec_tx: Sender<FileRecord>) {
-    while let Ok(b) = enc_rx.recv() {
+    let encode = |b: BlurredTask| {
         let _ = rec_tx.send(encode_task(shared, b));
+    };
+    loop {
+        if let Ok(b) = enc_rx.try_recv() {
+            encode(b);
+            continue;
+        }
+        let task = match shared.interrupted.load(Ordering::SeqCst) {
+            true => None,
+            false => task_rx.try_recv().ok(),
+        };
+        let Some(task) = task else { break };
+        let mut decoded = match load::decode_task(shared, keep, task) {
+            Ok(decoded) => decoded,
+            Err(failed) => {
+                let _ = rec_tx.send(*failed);
+                continue;
+            }
+        };
+        loop {
+            match dec_tx.try_send(decoded) {
+                Ok(()) => break,
+                Err(TrySendError::Full(back)) => decoded = back,
+                // No device worker left to take it: none is, while a lane still decodes.
+                Err(TrySendError::Disconnected(_)) => break,
+            }
+            if let Ok(b) = enc_rx.recv_timeout(Duration::from_millis(1)) {
+                encode(b);
+            }
+        }
+    }
+    // No more files for this lane: the devices' queue closes once every lane is here.
+    drop(dec_tx);
+    for b in enc_rx.iter() {
+        encode(b);
     }
 }
 
