@@ -414,17 +414,7 @@ fn blur_staged_on<S: Element, D: Element>(
     if input.is_empty() {
         return Ok(());
     }
-    let pads = axes
-        .iter()
-        .map(|a| match a {
-            Some(a) => Pad {
-                by: a.pad(),
-                mode: a.edge,
-                cval: a.cvals[0],
-            },
-            None => Pad::NONE,
-        })
-        .collect();
+    let pads = axes.iter().map(|a| Pad::of(a.as_ref())).collect();
     let mut host = Extended::new(input, output, shape, pads);
     let padded = host.padded_shape().to_vec();
     volume::blur_staged(

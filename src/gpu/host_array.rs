@@ -6,7 +6,7 @@
 //! crops and rounds, so no extended copy is made on the host.
 
 use super::opencl::staged::HostSide;
-use crate::cpu::axis::Element;
+use crate::cpu::axis::{AxisFilter, Element};
 use crate::filter::EdgeMode;
 use rayon::prelude::*;
 
@@ -36,6 +36,18 @@ impl Pad {
         mode: EdgeMode::Clamp,
         cval: 0.0,
     };
+
+    /// The extension an axis's filter needs on the device (none for an axis left alone).
+    pub(crate) fn of(axis: Option<&AxisFilter>) -> Pad {
+        match axis {
+            Some(a) => Pad {
+                by: a.pad(),
+                mode: a.edge,
+                cval: a.cvals[0],
+            },
+            None => Pad::NONE,
+        }
+    }
 }
 
 impl<'a, S: Element, D: Element> Extended<'a, S, D> {

@@ -55,17 +55,7 @@ fn extended<'a, S: crate::cpu::axis::Element, D: crate::cpu::axis::Element>(
     shape: &[usize],
     axes: &[Option<AxisFilter>],
 ) -> Extended<'a, S, D> {
-    let pads = axes
-        .iter()
-        .map(|a| match a {
-            Some(a) => Pad {
-                by: a.pad(),
-                mode: a.edge,
-                cval: a.cvals[0],
-            },
-            None => Pad::NONE,
-        })
-        .collect();
+    let pads = axes.iter().map(|a| Pad::of(a.as_ref())).collect();
     Extended::new(input, output, shape, pads)
 }
 

@@ -47,6 +47,14 @@ pub struct Chunked {
 }
 
 impl Chunked {
+    fn new(name: &'static str, len: usize) -> Self {
+        Chunked {
+            name,
+            chunks: Vec::new(),
+            bytes: len as u64 * 4,
+        }
+    }
+
     /// The transfer as one pass: its chunks' device time together. Read once the queue has
     /// finished.
     pub fn into_pass(self, ctx: &ClContext) -> Result<Pass, ClError> {
@@ -104,11 +112,7 @@ impl ClContext {
         chunk: usize,
     ) -> Result<Chunked, ClError> {
         let chunk = chunk.clamp(1, LARGEST_SLOT / 4).min(len.max(1));
-        let mut sent = Chunked {
-            name: "upload",
-            chunks: Vec::new(),
-            bytes: len as u64 * 4,
-        };
+        let mut sent = Chunked::new("upload", len);
         let Some(mut slots) = self.slots(chunk * 4) else {
             let mut whole = vec![0f32; len];
             fill_in_pieces(host, 0, &mut whole);
@@ -169,11 +173,7 @@ impl ClContext {
         chunk: usize,
     ) -> Result<Chunked, ClError> {
         let chunk = chunk.clamp(1, LARGEST_SLOT / 4).min(len.max(1));
-        let mut got = Chunked {
-            name: "download",
-            chunks: Vec::new(),
-            bytes: len as u64 * 4,
-        };
+        let mut got = Chunked::new("download", len);
         let Some(mut slots) = self.slots(chunk * 4) else {
             let mut whole = vec![0f32; len];
             got.chunks.push(self.read(buf, &mut whole, "download")?);
