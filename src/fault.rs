@@ -10,6 +10,8 @@ use std::sync::OnceLock;
 /// file `GBLUR_WRITE_GO` names exists), so that a Ctrl-C or another writer can land then.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Fault {
+    /// The device's context cannot be created (`open`).
+    Open,
     Build,
     Enqueue,
     Alloc,
@@ -29,6 +31,7 @@ pub enum Fault {
 pub fn injected() -> Option<Fault> {
     static FAULT: OnceLock<Option<Fault>> = OnceLock::new();
     *FAULT.get_or_init(|| match std::env::var("GBLUR_FAULT").as_deref() {
+        Ok("open") => Some(Fault::Open),
         Ok("build") => Some(Fault::Build),
         Ok("enqueue") => Some(Fault::Enqueue),
         Ok("alloc") => Some(Fault::Alloc),

@@ -101,6 +101,13 @@ pub struct Device {
 impl Device {
     /// Creates the device's context; no kernel is built yet.
     pub fn open(target: Target) -> Result<Device, ClError> {
+        if crate::fault::is(crate::fault::Fault::Open) {
+            return Err(ClError::Api {
+                device: target.info.label(),
+                what: "creating a context".into(),
+                code: "CL_OUT_OF_HOST_MEMORY (the open fault drill)".into(),
+            });
+        }
         Ok(Device {
             ctx: ClContext::new(target.info)?,
             pipeline: target.pipeline,

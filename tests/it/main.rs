@@ -16,6 +16,7 @@ mod bench;
 mod cli;
 mod cluster;
 mod cmyk_kept;
+mod device_open;
 mod edges;
 mod faults;
 mod golden;

@@ -4,10 +4,10 @@
 //! beside the other stages left a batch at 40% of its codec ceiling on 16 cores). Fewer images
 //! than cores share the cores out.
 //!
-//! With a device, codec lanes (a core each, less one per device) encode a blurred image
-//! wherever one waits and else decode the next file, and blurring runs on one worker per
-//! device (`--device all` or a list gives several), which opens its device as the lanes
-//! start; they meet through bounded queues: the device workers all take from one queue of
+//! With a device, codec lanes (a core each, less one per device on 8 cores or more) encode a
+//! blurred image wherever one waits and else decode the next file, and blurring runs on one
+//! worker per device (`--device all` or a list gives several), which opens its device as the
+//! lanes start; they meet through bounded queues: the device workers all take from one queue of
 //! decoded images, so a faster device takes more of them. At most `2 × threads + 4 + devices`
 //! images are in memory at once, whatever the folder's size.
 
@@ -17,7 +17,7 @@ use super::plan::{self, Task};
 use super::stacks;
 use super::summary::{FileRecord, Outcome, Summary, WorkerSummary};
 use super::BatchJob;
-use crossbeam_channel::{bounded, unbounded, Receiver, Sender, TrySendError};
+use crossbeam_channel::{bounded, unbounded, Receiver, Select, SendError, Sender};
 use gblur::backend::{self, Device, Target};
 use gblur::codec::{self, ImageIoError};
 use gblur::filter::Blur2d;
@@ -32,7 +32,7 @@ use gblur::work::{self, Keep, Loaded, Working};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// Depth of each queue between stages. It stays 2 whatever the number of device workers: each
 /// worker holds the one image it is blurring, so memory grows by one image per device.
@@ -41,8 +41,8 @@ mod load;
 const QUEUE: usize = 2;
 
 /// Pinned slots a batch's device worker may stage images in (`StagingPool`), for `threads`
-/// decoders: one for each image in the two queues and in the device worker's hands, and one
-/// for each decoder, which holds its slot while it waits to queue the image (a decoder that
+/// codec lanes: one for each image in the two queues and in the device worker's hands, and one
+/// for each lane, which holds its slot until the devices' queue takes the image (a lane that
 /// finds none free sends its image by pageable memory). `STAGING_BYTES` bounds them too.
 fn staging_slots(threads: usize) -> usize {
     2 * QUEUE + 2 + threads
@@ -51,7 +51,7 @@ fn staging_slots(threads: usize) -> usize {
 /// A bound on the page-locked memory, which the system cannot swap, that a batch takes.
 const STAGING_BYTES: usize = 256 << 20;
 
-/// An image on its way from a decoder to a device worker.
+/// An image on its way from a codec lane to a device worker.
 struct DecodedTask {
     task: Task,
     loaded: Loaded,
@@ -134,10 +134,10 @@ struct Shared<'a> {
     /// `--mask`, decoded once for every image.
     mask_file: Option<&'a MaskFile>,
     /// Every worker blurs a JPEG going to JPEG as its YCbCr planes where it can
-    /// (`ImagePlan::with_planes`: the Rust path, the blocked pipeline), so the decoders may load
+    /// (`ImagePlan::with_planes`: the Rust path, the blocked pipeline), so the codec lanes may load
     /// them so.
     planes: bool,
-    /// Pinned memory the decoders copy JPEG planes into for the device, where one device
+    /// Pinned memory the codec lanes copy JPEG planes into for the device, where one device
     /// worker blurs planes alone (no selection): its transfers then skip the driver's own
     /// staging copy.
     staging: Option<Arc<StagingPool>>,
@@ -161,7 +161,7 @@ struct Setup {
 
 /// Checks everything that can be wrong before any file is touched: the folders, the devices
 /// (a --device that names nothing is refused before OUT_DIR is created), the output format and
-/// the sigma. The devices are opened by their workers, while the decoders start.
+/// the sigma. The devices are opened by their workers, as the codec lanes start.
 fn set_up(job: &BatchJob) -> anyhow::Result<Setup> {
     let (in_dir, out_dir) = (&job.blur.input, &job.blur.output);
     anyhow::ensure!(in_dir.is_dir(), "{}: not a folder", in_dir.display());
@@ -218,8 +218,7 @@ fn set_up(job: &BatchJob) -> anyhow::Result<Setup> {
 }
 
 /// One worker per target. Each opens its device's context on its own thread as the batch
-/// starts (on an H200 host the driver's context took most of a second the decoders spent
-/// waiting), and the context stays there.
+/// starts, while the codec lanes decode, and the context stays there.
 fn workers(targets: Vec<Option<Target>>, (blur, job): (&Blur2d, &BlurJob)) -> Vec<Worker> {
     targets
         .into_iter()
@@ -254,7 +253,7 @@ pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
     } = set_up(job).map_err(JobError::Setup)?;
     let names: Vec<String> = workers.iter().map(|w| w.name.clone()).collect();
     let backends: Vec<Backend> = workers.iter().map(Worker::backend).collect();
-    // The decoders load each image once for every worker: as their paths all keep it
+    // The codec lanes load each image once for every worker: as their paths all keep it
     // (work::Keep) where they agree, else as decoded, and a worker converts to planar f32 what
     // its own path does not keep (`Loaded::adapt`).
     let keep = match workers.split_first() {
@@ -359,8 +358,8 @@ pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
 }
 
 /// Runs every task until it has a record in `records`: on the Rust path alone, one whole
-/// image per core (`whole_images`); with a device, through the decoders, the device workers and
-/// the encoders. Returns why each worker's device stopped early, if it did.
+/// image per core (`whole_images`); with a device, through the codec lanes and the device
+/// workers. Returns why each worker's device stopped early, if it did.
 fn run_stages(
     shared: &Shared,
     tasks: Vec<Task>,
@@ -449,7 +448,7 @@ fn whole_images(
 
 type StageHandle<'scope> = std::thread::ScopedJoinHandle<'scope, Option<String>>;
 
-/// Starts the decoders, the device workers and the encoders on `scope`; returns the device
+/// Starts the codec lanes and the device workers on `scope`; returns the device
 /// workers' threads.
 fn staged<'scope, 'env>(
     scope: &'scope std::thread::Scope<'scope, 'env>,
@@ -463,11 +462,15 @@ fn staged<'scope, 'env>(
     let (enc_tx, enc_rx) = bounded::<BlurredTask>(QUEUE);
     // Codec lanes, each on a core of its own (spreading one image's decode over cores the
     // other lanes are busy on gains nothing, and the parallel decode of a JPEG without restart
-    // markers reads every code twice), one core left to each device worker: with a decoder
-    // and an encoder thread per core, the 32 threads of 16 cores kept a GPU batch's device
-    // worker waiting for a core at every step.
+    // markers reads every code twice), on 8 cores or more one core left to each device worker:
+    // with a decoder and an encoder thread per core, the 32 threads of 16 cores kept a GPU
+    // batch's device worker waiting for a core at every step.
+    // On a few cores a core kept back costs the codecs more than the worker's waits do.
     let devices = workers.iter().filter(|w| w.target.is_some()).count();
-    let lanes = threads.saturating_sub(devices).max(1);
+    let lanes = match threads >= 8 {
+        true => threads.saturating_sub(devices).max(1),
+        false => threads,
+    };
     for _ in 0..lanes {
         let (task_rx, dec_tx, rec_tx) = (task_rx.clone(), dec_tx.clone(), rec_tx.clone());
         let enc_rx = enc_rx.clone();
@@ -509,22 +512,35 @@ fn codec_lane(
             false => task_rx.try_recv().ok(),
         };
         let Some(task) = task else { break };
-        let mut decoded = match load::decode_task(shared, keep, task) {
+        let decoded = match load::decode_task(shared, keep, task) {
             Ok(decoded) => decoded,
             Err(failed) => {
                 let _ = rec_tx.send(*failed);
                 continue;
             }
         };
+        // Room in the devices' queue, or a blurred image to encode meanwhile.
         loop {
-            match dec_tx.try_send(decoded) {
-                Ok(()) => break,
-                Err(TrySendError::Full(back)) => decoded = back,
-                // No device worker left to take it: none is, while a lane still decodes.
-                Err(TrySendError::Disconnected(_)) => break,
-            }
-            if let Ok(b) = enc_rx.recv_timeout(Duration::from_millis(1)) {
-                encode(b);
+            let mut ready = Select::new();
+            let (to_devices, from_devices) = (ready.send(&dec_tx), ready.recv(&enc_rx));
+            let op = ready.select();
+            match op.index() {
+                i if i == to_devices => {
+                    if let Err(SendError(d)) = op.send(&dec_tx, decoded) {
+                        // Every device worker is gone (a panic, raised again at the join).
+                        let why = "no device worker was left to blur it".to_string();
+                        let failed =
+                            FileRecord::failed(&d.task.input, &d.task.output, why, &d.passes);
+                        let _ = rec_tx.send(failed);
+                    }
+                    break;
+                }
+                i if i == from_devices => {
+                    if let Ok(b) = op.recv(&enc_rx) {
+                        encode(b);
+                    }
+                }
+                _ => unreachable!("two operations"),
             }
         }
     }
@@ -545,7 +561,7 @@ fn encode_task(shared: &Shared, b: BlurredTask) -> FileRecord {
     if let (Some(staging), Working::Ycc(planes)) = (&b.staging, &mut loaded.working) {
         pinned = work::blur::unstage_planes(planes, staging);
     }
-    // The slot goes back to the decoders.
+    // The slot goes back to the codec lanes.
     drop(b.staging);
     if let Some(m) = b.masked {
         m.finish(&mut loaded, &mut passes);
@@ -624,7 +640,7 @@ fn show_progress(shared: &Shared, input: &Path) {
 }
 
 /// The device stage of one worker: takes decoded images until the queue closes, blurs each
-/// on its device (the Rust path where the device fails on it), and hands it to the encoders.
+/// on its device (the Rust path where the device fails on it), and hands it to the codec lanes.
 /// Returns why its device stopped before the end, if it did.
 fn device_stage(
     worker: &Worker,
