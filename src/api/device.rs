@@ -386,11 +386,8 @@ fn blur_axes_on<T: Element>(
     data: &mut [T],
     shape: &[usize],
 ) -> Result<(), Error> {
-    if data.is_empty() {
-        return Ok(());
-    }
     // f32 arrays with nothing to extend go up and come back from their own memory.
-    if axes.iter().all(|a| a.as_ref().is_none_or(|a| a.pad() == 0)) {
+    if pads(axes).iter().all(|&p| p == 0) {
         if let Some(samples) = T::as_f32_mut(data) {
             return volume::blur(&device.ctx, samples, shape, &lines(axes), device.pipeline)
                 .map(drop)

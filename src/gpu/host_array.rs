@@ -5,7 +5,7 @@
 //! slots from the host's samples extends and converts in the same walk, and draining them
 //! crops and rounds, so no extended copy is made on the host.
 
-use super::opencl::staged::HostSide;
+use super::opencl::staged::{HostSide, PIECE};
 use crate::cpu::axis::{AxisFilter, Element};
 use crate::filter::EdgeMode;
 use rayon::prelude::*;
@@ -214,9 +214,6 @@ impl<S: Element, D: Element> HostSide for Extended<'_, S, D> {
             .for_each(|(dst, src)| store(dst, src));
     }
 }
-
-/// Samples per host work item in a drain.
-const PIECE: usize = 1 << 15;
 
 /// `src` rounded into `dst` as the host rounds it.
 fn store<D: Element>(dst: &mut [D], src: &[f32]) {

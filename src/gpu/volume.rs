@@ -11,13 +11,12 @@
 //! come back, its margins only feed them.
 
 use super::host_array::Same;
-use super::opencl::staged::{HostSide, SLOT_BYTES};
+use super::opencl::staged::{fill_in_pieces, HostSide, SLOT_BYTES};
 use super::opencl::{ClContext, ClError, Enqueued};
 use super::pipeline::{self, upload_filter, Along, DeviceImage, Run};
 use super::plan::Pipeline;
 use crate::filter::{Blur2d, LineFilter, Method};
 use crate::report::Pass;
-use rayon::prelude::*;
 
 /// Blurs `data`, an array of `shape`, on the device, `filters[k]` along axis k (None: left
 /// alone); returns every pass with its device time.
@@ -108,10 +107,10 @@ fn blur_in_slabs(
     for a in (0..n).step_by(own) {
         let b = (a + own).min(n);
         let (lo, hi) = (a.saturating_sub(reach), (b + reach).min(n));
-        let margin = b.saturating_sub(reach) * inner..b * inner;
+        let next_margin = b.saturating_sub(reach) * inner..b * inner;
         let next = Kept {
-            samples: kept.read(&*host, margin.clone()),
-            from: margin.start,
+            samples: kept.read(&*host, next_margin.clone()),
+            from: next_margin.start,
         };
         let mut slab = Slab {
             host: &mut *host,
@@ -158,9 +157,7 @@ impl Kept {
 
     fn read(&self, host: &dyn HostSide, range: std::ops::Range<usize>) -> Vec<f32> {
         let mut out = vec![0f32; range.len()];
-        out.par_chunks_mut(1 << 15)
-            .enumerate()
-            .for_each(|(i, piece)| self.fill(host, range.start + (i << 15), piece));
+        fill_in_pieces(range.start, &mut out, |f, p| self.fill(host, f, p));
         out
     }
 }
@@ -206,9 +203,7 @@ fn blur_whole(
     if filters.iter().all(Option::is_none) {
         // Nothing to filter: the host's side takes its own samples back.
         let mut same = vec![0f32; len];
-        same.par_chunks_mut(1 << 15)
-            .enumerate()
-            .for_each(|(i, piece)| host.fill(i << 15, piece));
+        fill_in_pieces(0, &mut same, |f, p| host.fill(f, p));
         host.drain(0, &same);
         return Ok(Vec::new());
     }

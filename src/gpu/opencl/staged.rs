@@ -27,7 +27,7 @@ pub const LARGEST_SLOT: usize = 64 << 20;
 const SLOTS: usize = 3;
 
 /// Samples per host work item inside a slot.
-const PIECE: usize = 1 << 15;
+pub const PIECE: usize = 1 << 15;
 
 /// The host's side of a staged transfer: what goes up, and where what comes back goes.
 pub trait HostSide: Sync {
@@ -115,7 +115,7 @@ impl ClContext {
         let mut sent = Chunked::new("upload", len);
         let Some(mut slots) = self.slots(chunk * 4) else {
             let mut whole = vec![0f32; len];
-            fill_in_pieces(host, 0, &mut whole);
+            fill_in_pieces(0, &mut whole, |f, p| host.fill(f, p));
             sent.chunks.push(self.write(buf, &whole, "upload")?);
             self.finish()?;
             return Ok(sent);
@@ -130,7 +130,7 @@ impl ClContext {
                     .map_err(|e| self.api_error("uploading", e))?;
             }
             let slot = &mut slots[i % SLOTS].as_f32_mut()[..n];
-            fill_in_pieces(host, first, slot);
+            fill_in_pieces(first, slot, |f, p| host.fill(f, p));
             // SAFETY: the slot stays allocated with the context and is not written again
             // before this command's event has completed (waited on above, or by the queue's
             // order for a download into it).
@@ -217,8 +217,9 @@ impl ClContext {
     }
 }
 
-fn fill_in_pieces(host: &dyn HostSide, first: usize, out: &mut [f32]) {
+/// Samples `first..first + out.len()` into `out` by `fill`, in pieces of `PIECE` on every core.
+pub fn fill_in_pieces(first: usize, out: &mut [f32], fill: impl Fn(usize, &mut [f32]) + Sync) {
     out.par_chunks_mut(PIECE)
         .enumerate()
-        .for_each(|(p, piece)| host.fill(first + p * PIECE, piece));
+        .for_each(|(p, piece)| fill(first + p * PIECE, piece));
 }

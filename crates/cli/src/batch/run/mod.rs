@@ -204,7 +204,7 @@ fn set_up(job: &BatchJob) -> anyhow::Result<Setup> {
                 out_dir.display()
             )
         })?;
-    let workers = workers(targets, (&blur, &job.blur));
+    let workers = workers_for(targets, (&blur, &job.blur));
     Ok(Setup {
         in_dir,
         out_dir,
@@ -219,7 +219,7 @@ fn set_up(job: &BatchJob) -> anyhow::Result<Setup> {
 
 /// One worker per target. Each opens its device's context on its own thread as the batch
 /// starts, while the codec lanes decode, and the context stays there.
-fn workers(targets: Vec<Option<Target>>, (blur, job): (&Blur2d, &BlurJob)) -> Vec<Worker> {
+fn workers_for(targets: Vec<Option<Target>>, (blur, job): (&Blur2d, &BlurJob)) -> Vec<Worker> {
     targets
         .into_iter()
         .enumerate()
