@@ -3,11 +3,12 @@
 //! rules live there), borrows their memory without copying, and runs the library with the
 //! GIL released.
 
+use gblur::nd::carry::{Carry, INCOMING, SUMMARY};
 use gblur::nd::{Element, Filter};
 use gblur::{Device, EdgeMode, Error, FileOptions, Gaussian, Layout, Method};
 use numpy::{
     dtype, Element as NumpyElement, PyArrayDescrMethods, PyArrayDyn, PyArrayMethods,
-    PyUntypedArray, PyUntypedArrayMethods,
+    PyReadonlyArrayDyn, PyUntypedArray, PyUntypedArrayMethods,
 };
 use pyo3::exceptions::{PyOSError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -284,6 +285,101 @@ fn plan(
     Ok((f.describe().map_err(to_py)?, f.reach().map_err(to_py)?))
 }
 
+/// The recursive filter along one axis of a chunked array (`gblur.dask`'s carries).
+fn carry_of(sigma: f64, mode_name: &str, cval: f64) -> PyResult<Carry> {
+    Ok(Carry::new(sigma)
+        .map_err(to_py)?
+        .mode(mode(mode_name)?)
+        .cval(cval))
+}
+
+/// A new float32 array of `shape` with `axis`'s extent set to `extent`.
+fn float_array<'py>(
+    py: Python<'py>,
+    shape: &[usize],
+    axis: usize,
+    extent: usize,
+) -> PyResult<Bound<'py, PyArrayDyn<f32>>> {
+    let mut shape = shape.to_vec();
+    if axis >= shape.len() {
+        return Err(PyValueError::new_err(format!(
+            "axis {axis} is out of range for an array of {} dimensions",
+            shape.len()
+        )));
+    }
+    shape[axis] = extent;
+    Ok(PyArrayDyn::<f32>::zeros(py, shape, false))
+}
+
+/// Step 1 of the carries: the summary of a float32 chunk along `axis`.
+#[pyfunction]
+fn carry_summarize<'py>(
+    chunk: PyReadonlyArrayDyn<'py, f32>,
+    axis: usize,
+    sigma: f64,
+    mode: &str,
+    cval: f64,
+) -> PyResult<Bound<'py, PyArrayDyn<f32>>> {
+    let py = chunk.py();
+    let carry = carry_of(sigma, mode, cval)?;
+    let shape = chunk.shape().to_vec();
+    let out = float_array(py, &shape, axis, SUMMARY)?;
+    {
+        let mut summary = out.try_readwrite().map_err(borrow_error)?;
+        let (x, s) = (chunk.as_slice()?, summary.as_slice_mut()?);
+        on_workers(py, None, || carry.summarize(x, &shape, axis, s))?.map_err(to_py)?;
+    }
+    Ok(out)
+}
+
+/// Step 2: the states entering each chunk of a column, from its summaries joined along `axis`.
+#[pyfunction]
+fn carry_incoming<'py>(
+    summaries: PyReadonlyArrayDyn<'py, f32>,
+    axis: usize,
+    lengths: Vec<usize>,
+    sigma: f64,
+    mode: &str,
+    cval: f64,
+) -> PyResult<Bound<'py, PyArrayDyn<f32>>> {
+    let py = summaries.py();
+    let carry = carry_of(sigma, mode, cval)?;
+    let shape = summaries.shape().to_vec();
+    let out = float_array(py, &shape, axis, INCOMING * lengths.len())?;
+    {
+        let mut incoming = out.try_readwrite().map_err(borrow_error)?;
+        let (s, i) = (summaries.as_slice()?, incoming.as_slice_mut()?);
+        on_workers(py, None, || carry.carry(s, &shape, axis, &lengths, i))?.map_err(to_py)?;
+    }
+    Ok(out)
+}
+
+/// Step 3: a float32 chunk filtered along `axis` from its incoming states.
+#[pyfunction]
+fn carry_filter<'py>(
+    chunk: PyReadonlyArrayDyn<'py, f32>,
+    incoming: PyReadonlyArrayDyn<'py, f32>,
+    axis: usize,
+    sigma: f64,
+    mode: &str,
+    cval: f64,
+) -> PyResult<Bound<'py, PyArrayDyn<f32>>> {
+    let py = chunk.py();
+    let carry = carry_of(sigma, mode, cval)?;
+    let shape = chunk.shape().to_vec();
+    let out = float_array(py, &shape, axis, shape.get(axis).copied().unwrap_or(0))?;
+    {
+        let mut output = out.try_readwrite().map_err(borrow_error)?;
+        let (x, inc, o) = (
+            chunk.as_slice()?,
+            incoming.as_slice()?,
+            output.as_slice_mut()?,
+        );
+        on_workers(py, None, || carry.filter(x, &shape, axis, inc, o))?.map_err(to_py)?;
+    }
+    Ok(out)
+}
+
 /// Samples copied at once by one thread of `copy_in_parallel`: 1 MiB of 8-bit samples.
 const COPY_CHUNK: usize = 1 << 20;
 
@@ -444,6 +540,9 @@ fn _gblur(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyDevice>()?;
     m.add_function(wrap_pyfunction!(gaussian_filter_into, m)?)?;
     m.add_function(wrap_pyfunction!(plan, m)?)?;
+    m.add_function(wrap_pyfunction!(carry_summarize, m)?)?;
+    m.add_function(wrap_pyfunction!(carry_incoming, m)?)?;
+    m.add_function(wrap_pyfunction!(carry_filter, m)?)?;
     m.add_function(wrap_pyfunction!(blur_image, m)?)?;
     m.add_function(wrap_pyfunction!(blur_file, m)?)?;
     Ok(())

@@ -24,6 +24,8 @@
 //! normalised as scipy cuts it, below sigma 2 and wherever `truncate` or `radius` cut it
 //! shorter, since a kernel cut that short is no longer close to a Gaussian.
 
+pub mod carry;
+
 use super::gaussian::check_sigma;
 use super::Error;
 use crate::cpu::axis::{self, AxisFilter};

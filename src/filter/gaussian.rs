@@ -356,7 +356,7 @@ fn mat_mul(a: [f64; 4], b: [f64; 4]) -> [f64; 4] {
     ]
 }
 
-fn mat_pow(mut m: [f64; 4], mut n: usize) -> [f64; 4] {
+pub(crate) fn mat_pow(mut m: [f64; 4], mut n: usize) -> [f64; 4] {
     let mut out = [1.0, 0.0, 0.0, 1.0];
     while n > 0 {
         if n & 1 == 1 {

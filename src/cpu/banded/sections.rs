@@ -103,8 +103,8 @@ impl Coef {
 /// sections' outputs also add them up.
 #[derive(Clone, Copy)]
 pub(crate) struct Sections {
-    pub(super) w: [V; 2],
-    pub(super) d: [V; 2],
+    pub(crate) w: [V; 2],
+    pub(crate) d: [V; 2],
 }
 
 impl Sections {

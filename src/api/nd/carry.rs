@@ -1,0 +1,670 @@
+//! The recursive Gaussian along one axis of an array held in chunks, each chunk filtered on
+//! its own, with no overlap between chunks, at the same cost for any sigma: block-parallel
+//! recursive filtering (Nehab, Maximo, Lima and Hoppe, "GPU-efficient recursive filtering and
+//! summed-area tables") with the chunks as the blocks.
+//!
+//! The filter is linear and its state is four numbers per line (two 2nd-order sections, each
+//! a value and its step), so a chunk filtered from a zero state differs from the whole
+//! array's result only by the response to the state entering it from each side. Along one
+//! axis that takes three steps, each over every chunk or column of chunks independently:
+//!
+//! 1. [`Carry::summarize`] each chunk: per line, the state its own samples leave at each end
+//!    from a zero start, and its first and last samples ([`SUMMARY`] values).
+//! 2. [`Carry::carry`] each column of chunks along the axis (their summaries concatenated
+//!    along it): a short walk over the summaries that gives the state entering every chunk
+//!    from each side ([`INCOMING`] values per line), the array's own ends extended by the edge
+//!    mode, exactly: for the periodic modes the state of the endlessly repeated array.
+//! 3. [`Carry::filter`] each chunk from its incoming states.
+//!
+//! The result is the whole array's recursive filter to float32 rounding: within 1e-6 of the
+//! data's range of [`Filter`](super::Filter) on the whole array with `Method::Recursive` for
+//! the modes whose edge the whole-array filter meets exactly (clamp, constant), and within
+//! 5e-5 for reflect, mirror and wrap, whose extension the whole-array filter cuts where its
+//! weights fall under that (here it is not cut). A summary or an incoming state is an array
+//! of the chunk's shape with the axis's extent replaced by [`SUMMARY`] or [`INCOMING`], so
+//! that the chunks' summaries concatenate along the axis as the chunks do.
+//!
+//! ```
+//! use gblur::nd::carry::{Carry, INCOMING, SUMMARY};
+//! use gblur::nd::Filter;
+//! use gblur::{EdgeMode, Method};
+//!
+//! // A line of 100 samples held as chunks of 30, 30 and 40, blurred at sigma 25: each chunk
+//! // is far shorter than the filter's reach, and none reads another's samples.
+//! let line: Vec<f32> = (0..100).map(|i| ((i * 37) % 11) as f32).collect();
+//! let lengths = [30, 30, 40];
+//! let carry = Carry::new(25.0)?.mode(EdgeMode::Reflect);
+//! let chunks: Vec<&[f32]> = vec![&line[..30], &line[30..60], &line[60..]];
+//! let mut summaries = Vec::new();
+//! for c in &chunks {
+//!     let mut s = vec![0f32; SUMMARY];
+//!     carry.summarize(c, &[c.len()], 0, &mut s)?;
+//!     summaries.extend(s);
+//! }
+//! let mut incoming = vec![0f32; INCOMING * 3];
+//! carry.carry(&summaries, &[SUMMARY * 3], 0, &lengths, &mut incoming)?;
+//! let mut chunked = Vec::new();
+//! for (c, state) in chunks.iter().zip(incoming.chunks(INCOMING)) {
+//!     let mut out = vec![0f32; c.len()];
+//!     carry.filter(c, &[c.len()], 0, state, &mut out)?;
+//!     chunked.extend(out);
+//! }
+//! let mut whole = line.clone();
+//! Filter::new(&[25.0])?.method(Method::Recursive).mode(EdgeMode::Reflect).apply(&mut whole, &[100])?;
+//! let worst = chunked.iter().zip(&whole).map(|(a, b)| (a - b).abs()).fold(0f32, f32::max);
+//! assert!(worst < 10.0 * 5e-5);
+//! # Ok::<(), gblur::Error>(())
+//! ```
+
+use crate::api::gaussian::check_sigma;
+use crate::api::Error;
+use crate::cpu::banded::sections::{Coef, Sections};
+use crate::cpu::lanes::{simd_dispatch, FlushSubnormals, Isa, LANES, V};
+use crate::filter::gaussian::{mat_pow, RecursiveGaussian, SECTION_FLOATS};
+use crate::filter::EdgeMode;
+use rayon::prelude::*;
+
+/// Values per line in a chunk's summary: the causal state at its last sample and the
+/// anticausal state at its first (four each, from a zero start), then its first and last
+/// samples.
+pub const SUMMARY: usize = 10;
+
+/// Values per line in a chunk's incoming states: the causal state at its first sample, then
+/// the anticausal state at its last.
+pub const INCOMING: usize = 8;
+
+/// Lines a task of the thread pool takes at least: a few groups of `LANES`.
+const LINES_PER_TASK: usize = 4 * LANES;
+
+/// The recursive Gaussian along one axis, for arrays held in chunks (see the module's
+/// documentation for the three steps).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Carry {
+    sigma: f64,
+    mode: EdgeMode,
+    cval: f64,
+    /// The difference-form coefficients (`RecursiveGaussian::to_f32_difference_block`):
+    /// the sections run on the input's first differences, and the output is the input plus
+    /// theirs, as in the whole-array filter.
+    block: [f32; 2 * SECTION_FLOATS],
+}
+
+/// A 2×2 matrix per section, row-major, in f64.
+type Pair = [[f64; 4]; 2];
+
+/// The zero-input step of each section of a difference-form block as a matrix on its `(w,
+/// d)`: what the carries propagate states with, in f64 from the f32 coefficients the kernels
+/// step with (`Coef::differences`: `d' = r² d − eps w + u`, `w' = w + d'`).
+fn transition(block: &[f32; 2 * SECTION_FLOATS]) -> Pair {
+    [0, 1].map(|s| {
+        let eps = block[s * SECTION_FLOATS + 4] as f64;
+        let r2 = (1.0 - block[s * SECTION_FLOATS + 5] as f64) as f32 as f64;
+        [1.0 - eps, r2, -eps, r2]
+    })
+}
+
+/// A chunk (or summary) seen along one axis: `outer` blocks of `n × inner` values.
+#[derive(Clone, Copy)]
+struct Along {
+    outer: usize,
+    n: usize,
+    inner: usize,
+}
+
+impl Along {
+    fn new(shape: &[usize], axis: usize, len: usize, what: &str) -> Result<Along, Error> {
+        if axis >= shape.len() {
+            return Err(Error::Shape(format!(
+                "axis {axis} is out of range for a {what} of {} dimensions",
+                shape.len()
+            )));
+        }
+        let total: usize = shape.iter().product();
+        if total != len {
+            return Err(Error::Buffer(format!(
+                "the {what} holds {len} values where its shape {shape:?} has {total}"
+            )));
+        }
+        Ok(Along {
+            outer: shape[..axis].iter().product(),
+            n: shape[axis],
+            inner: shape[axis + 1..].iter().product(),
+        })
+    }
+
+    /// The same lines with `n` values each.
+    fn with_n(self, n: usize) -> Along {
+        Along { n, ..self }
+    }
+
+    /// How many outer blocks a task of the pool takes.
+    fn outer_per_task(&self) -> usize {
+        LINES_PER_TASK.div_ceil(self.inner.max(1)).max(1)
+    }
+
+    /// Where line `l` (of `outer × inner`, counted in a task's own blocks) starts.
+    fn start(&self, l: usize) -> usize {
+        (l / self.inner) * self.n * self.inner + l % self.inner
+    }
+
+    /// The lines of `blocks` outer blocks in groups of `LANES`: neighbouring lines where the
+    /// axis has `LANES` or more lines beside each other (a vector load per row), else lines
+    /// gathered from wherever they start.
+    fn groups(&self, blocks: usize) -> Vec<Group> {
+        let mut groups = Vec::new();
+        let mut push = |starts: &dyn Fn(usize) -> usize, live: usize, contiguous: bool| {
+            let mut at = [0; LANES];
+            for (g, a) in at.iter_mut().enumerate() {
+                *a = starts(g.min(live - 1));
+            }
+            groups.push(Group {
+                starts: at,
+                live,
+                contiguous,
+            });
+        };
+        if self.inner >= LANES {
+            for o in 0..blocks {
+                let base = o * self.n * self.inner;
+                for i in (0..self.inner).step_by(LANES) {
+                    let live = (self.inner - i).min(LANES);
+                    push(&|g| base + i + g, live, live == LANES);
+                }
+            }
+        } else {
+            let lines = blocks * self.inner;
+            for first in (0..lines).step_by(LANES) {
+                push(
+                    &|g| self.start(first + g),
+                    (lines - first).min(LANES),
+                    false,
+                );
+            }
+        }
+        groups
+    }
+
+    /// Where the line that starts at `s` in `lines`' layout starts in this one.
+    fn start_of(&self, lines: Along, s: usize) -> usize {
+        let (o, i) = (s / (lines.n * lines.inner), s % lines.inner);
+        o * self.n * self.inner + i
+    }
+}
+
+/// Lines stepped together, one per lane of the vector.
+#[derive(Clone, Copy)]
+struct Group {
+    /// Where each lane's line starts; the lanes from `live` on repeat the last live line
+    /// (they step the same values and write nothing).
+    starts: [usize; LANES],
+    live: usize,
+    /// Whether the lanes are the neighbouring lines from `starts[0]` on.
+    contiguous: bool,
+}
+
+impl Group {
+    /// The same lines in another layout (`to`) of `from`'s lines, e.g. a summary's.
+    #[inline(always)]
+    fn moved(&self, from: Along, to: Along) -> Group {
+        let mut starts = self.starts;
+        for s in starts.iter_mut() {
+            *s = to.start_of(from, *s);
+        }
+        Group { starts, ..*self }
+    }
+
+    /// Each lane's value `offset` past its line's start.
+    #[inline(always)]
+    fn load(&self, x: &[f32], offset: usize) -> V {
+        let mut v = V::ZERO;
+        if self.contiguous {
+            v.0.copy_from_slice(&x[self.starts[0] + offset..][..LANES]);
+        } else {
+            for g in 0..LANES {
+                v.0[g] = x[self.starts[g] + offset];
+            }
+        }
+        v
+    }
+
+    /// Each live lane's value of `v` written `offset` past its line's start.
+    #[inline(always)]
+    fn store(&self, out: &mut [f32], offset: usize, v: V) {
+        if self.contiguous {
+            out[self.starts[0] + offset..][..LANES].copy_from_slice(&v.0);
+        } else {
+            for g in 0..self.live {
+                out[self.starts[g] + offset] = v.0[g];
+            }
+        }
+    }
+
+    /// Both sections' state, stored as four values from `first` on (`w, d` of each).
+    #[inline(always)]
+    fn load_state(&self, from: &[f32], first: usize, stride: usize) -> Sections {
+        Sections {
+            w: [
+                self.load(from, first * stride),
+                self.load(from, (first + 2) * stride),
+            ],
+            d: [
+                self.load(from, (first + 1) * stride),
+                self.load(from, (first + 3) * stride),
+            ],
+        }
+    }
+}
+
+impl Carry {
+    /// The recursive Gaussian of `sigma` (from 0.001 to 1e6 samples) along one axis; the
+    /// edge mode defaults to reflect (scipy's), the constant to 0.
+    ///
+    /// ```
+    /// assert!(gblur::nd::carry::Carry::new(0.0).is_err());
+    /// ```
+    pub fn new(sigma: f64) -> Result<Carry, Error> {
+        check_sigma(sigma, "the chunked axis")?;
+        if sigma == 0.0 {
+            return Err(Error::Sigma {
+                axis: "the chunked axis".into(),
+                value: sigma,
+            });
+        }
+        Ok(Carry {
+            sigma,
+            mode: EdgeMode::Reflect,
+            cval: 0.0,
+            block: RecursiveGaussian::new(sigma).to_f32_difference_block(),
+        })
+    }
+
+    /// What lies beyond the array's two ends along the axis (a constant's value is `cval`'s,
+    /// in the array's units, as with [`Filter`](super::Filter)).
+    pub fn mode(mut self, mode: EdgeMode) -> Self {
+        self.mode = mode;
+        self
+    }
+
+    /// The value beyond the ends for `EdgeMode::Constant`.
+    pub fn cval(mut self, cval: f64) -> Self {
+        self.cval = cval;
+        self
+    }
+
+    /// The sigma this filter was made for.
+    pub fn sigma(&self) -> f64 {
+        self.sigma
+    }
+
+    /// Step 1: writes the summary of `chunk` (of `shape`) along `axis` into `summary`, of
+    /// the chunk's shape with the axis's extent [`SUMMARY`].
+    pub fn summarize(
+        &self,
+        chunk: &[f32],
+        shape: &[usize],
+        axis: usize,
+        summary: &mut [f32],
+    ) -> Result<(), Error> {
+        let lines = Along::new(shape, axis, chunk.len(), "chunk")?;
+        let out = lines.with_n(SUMMARY);
+        check_len(summary, out, "summary")?;
+        if lines.n == 0 || summary.is_empty() {
+            summary.fill(0.0);
+            return Ok(());
+        }
+        let per = lines.outer_per_task();
+        let coef = Coef::differences(&self.block);
+        summary
+            .par_chunks_mut(per * SUMMARY * lines.inner)
+            .zip(chunk.par_chunks(per * lines.n * lines.inner))
+            .for_each(|(sum, x)| {
+                let _flush = FlushSubnormals::new(true);
+                summarize_task(&coef, x, sum, lines);
+            });
+        Ok(())
+    }
+
+    /// Step 2: from the summaries of a column of chunks along `axis`, concatenated along it
+    /// in order (`summaries` of `shape`, whose extent along the axis is [`SUMMARY`] times
+    /// the number of chunks), and the chunks' extents along the axis (`lengths`), writes the
+    /// states entering each chunk into `incoming` (the same shape with [`INCOMING`] per
+    /// chunk). A chunk of extent 0 gets zeros and passes the states on.
+    pub fn carry(
+        &self,
+        summaries: &[f32],
+        shape: &[usize],
+        axis: usize,
+        lengths: &[usize],
+        incoming: &mut [f32],
+    ) -> Result<(), Error> {
+        let lines = Along::new(shape, axis, summaries.len(), "column of summaries")?;
+        if lines.n != SUMMARY * lengths.len() {
+            return Err(Error::Shape(format!(
+                "{} chunks have {} summary values along the axis, not {}",
+                lengths.len(),
+                SUMMARY * lengths.len(),
+                lines.n
+            )));
+        }
+        let out = lines.with_n(INCOMING * lengths.len());
+        check_len(incoming, out, "incoming states")?;
+        if incoming.is_empty() {
+            return Ok(());
+        }
+        let walk = Walk::new(transition(&self.block), lengths, self.mode);
+        let per = lines.outer_per_task();
+        let cval = self.cval;
+        incoming
+            .par_chunks_mut(per * out.n * lines.inner)
+            .zip(summaries.par_chunks(per * lines.n * lines.inner))
+            .for_each(|(inc, sums)| {
+                let blocks = sums.len() / (lines.n * lines.inner);
+                for l in 0..blocks * lines.inner {
+                    let (from, to) = (lines.start(l), out.start(l));
+                    let read = |k: usize, v: usize| sums[from + (k * SUMMARY + v) * lines.inner];
+                    let states = walk.line(read, cval);
+                    for (k, chunk) in states.iter().enumerate() {
+                        for (v, &value) in chunk.iter().enumerate() {
+                            inc[to + (k * INCOMING + v) * lines.inner] = value as f32;
+                        }
+                    }
+                }
+            });
+        Ok(())
+    }
+
+    /// Step 3: filters `chunk` (of `shape`) along `axis` into `output` (the same shape),
+    /// from the chunk's `incoming` states (the chunk's shape with the axis's extent
+    /// [`INCOMING`], as step 2 wrote them for this chunk).
+    pub fn filter(
+        &self,
+        chunk: &[f32],
+        shape: &[usize],
+        axis: usize,
+        incoming: &[f32],
+        output: &mut [f32],
+    ) -> Result<(), Error> {
+        let lines = Along::new(shape, axis, chunk.len(), "chunk")?;
+        let states = lines.with_n(INCOMING);
+        check_len(incoming, states, "incoming states")?;
+        check_len(output, lines, "output")?;
+        if chunk.is_empty() {
+            return Ok(());
+        }
+        let per = lines.outer_per_task();
+        let coef = Coef::differences(&self.block);
+        output
+            .par_chunks_mut(per * lines.n * lines.inner)
+            .zip(chunk.par_chunks(per * lines.n * lines.inner))
+            .zip(incoming.par_chunks(per * INCOMING * lines.inner))
+            .for_each(|((out, x), inc)| {
+                let _flush = FlushSubnormals::new(true);
+                filter_task(&coef, x, inc, out, lines);
+            });
+        Ok(())
+    }
+}
+
+fn check_len(buffer: &[f32], along: Along, what: &str) -> Result<(), Error> {
+    let want = along.outer * along.n * along.inner;
+    if buffer.len() == want {
+        Ok(())
+    } else {
+        Err(Error::Buffer(format!(
+            "the {what} hold {} values where {want} are needed",
+            buffer.len()
+        )))
+    }
+}
+
+simd_dispatch!(fn summarize_task<>(coef: &Coef, x: &[f32], sum: &mut [f32], lines: Along) => summarize_impl);
+simd_dispatch!(fn filter_task<>(coef: &Coef, x: &[f32], inc: &[f32], out: &mut [f32], lines: Along) => filter_impl);
+
+/// The summaries of a task's lines of `x` into `sum`: per line, the causal state at its last
+/// sample and the anticausal state at its first, each from a zero start, then its first and
+/// last samples.
+#[inline(always)]
+fn summarize_impl<I: Isa>(coef: &Coef, x: &[f32], sum: &mut [f32], lines: Along) {
+    let (n, stride) = (lines.n, lines.inner);
+    for group in lines.groups(x.len() / (n * stride)) {
+        let first = group.load(x, 0);
+        let mut causal = Sections::ZERO;
+        let mut prev = first;
+        for j in 1..n {
+            let v = group.load(x, j * stride);
+            causal.step::<I>(coef, v - prev);
+            prev = v;
+        }
+        let last = prev;
+        let mut anticausal = Sections::ZERO;
+        let mut next = last;
+        for j in (0..n - 1).rev() {
+            let v = group.load(x, j * stride);
+            anticausal.step::<I>(coef, next - v);
+            next = v;
+        }
+        let to = group.moved(lines, lines.with_n(SUMMARY));
+        let values = [
+            causal.w[0],
+            causal.d[0],
+            causal.w[1],
+            causal.d[1],
+            anticausal.w[0],
+            anticausal.d[0],
+            anticausal.w[1],
+            anticausal.d[1],
+            first,
+            last,
+        ];
+        for (v, value) in values.into_iter().enumerate() {
+            to.store(sum, v * stride, value);
+        }
+    }
+}
+
+/// Both halves of the filter down a task's lines of `x` into `out`, the causal one from the
+/// state `inc` holds for each line's first sample, the anticausal one from its state at the
+/// last: the whole-array filter's steps (`cpu::axis`), on the input's first differences. The
+/// causal outputs wait in `out` for the anticausal ones, which add to them and the input.
+#[inline(always)]
+fn filter_impl<I: Isa>(coef: &Coef, x: &[f32], inc: &[f32], out: &mut [f32], lines: Along) {
+    let (n, stride) = (lines.n, lines.inner);
+    for group in lines.groups(x.len() / (n * stride)) {
+        let states = group.moved(lines, lines.with_n(INCOMING));
+        let mut st = states.load_state(inc, 0, stride);
+        let mut prev = group.load(x, 0);
+        group.store(out, 0, st.output::<I>(coef.causal(), V::ZERO));
+        for j in 1..n {
+            let v = group.load(x, j * stride);
+            st.step::<I>(coef, v - prev);
+            prev = v;
+            group.store(out, j * stride, st.output::<I>(coef.causal(), V::ZERO));
+        }
+        let mut st = states.load_state(inc, 4, stride);
+        let end = (n - 1) * stride;
+        let mut next = group.load(x, end);
+        let causal = group.load(out, end);
+        let a = st.output::<I>(coef.anticausal(), V::ZERO);
+        group.store(out, end, next + (causal + a));
+        for j in (0..n - 1).rev() {
+            let v = group.load(x, j * stride);
+            st.step::<I>(coef, next - v);
+            next = v;
+            let causal = group.load(out, j * stride);
+            let a = st.output::<I>(coef.anticausal(), V::ZERO);
+            group.store(out, j * stride, v + (causal + a));
+        }
+    }
+}
+
+/// The walk of step 2 for one column of chunks: the transitions it needs, computed once.
+struct Walk {
+    /// One step.
+    step: Pair,
+    /// Per chunk: across it (`len − 1` steps), from its start to the array's start (its
+    /// offset), and from the array's end back to its last sample.
+    across: Vec<Pair>,
+    from_start: Vec<Pair>,
+    from_end: Vec<Pair>,
+    lengths: Vec<usize>,
+    edge: Edge,
+}
+
+/// How the states entering the array's two ends follow from the whole column: `solve ·
+/// (own · own total + other · other total + e · difference)`, where a direction's own total
+/// is the state its zero-start walk leaves at the array's far end.
+enum Edge {
+    /// Clamp: nothing enters.
+    Zero,
+    /// A constant: the step from the constant to the end sample.
+    Constant,
+    /// Wrap, reflect and mirror: the state of the endlessly repeated array.
+    Periodic {
+        solve: Pair,
+        own: Pair,
+        other: Pair,
+        /// Whether the step from one end sample to the other enters (wrap).
+        wraps: bool,
+    },
+}
+
+impl Walk {
+    fn new(step: Pair, lengths: &[usize], mode: EdgeMode) -> Walk {
+        let pow = |n: usize| step.map(|m| mat_pow(m, n));
+        let total: usize = lengths.iter().sum();
+        let mut offset = 0;
+        let (mut across, mut from_start, mut from_end) = (vec![], vec![], vec![]);
+        for &len in lengths {
+            across.push(pow(len.saturating_sub(1)));
+            from_start.push(pow(offset));
+            offset += len;
+            from_end.push(pow(total - offset));
+        }
+        let periodic = |period: usize, own: Pair, other: Pair, wraps: bool| Edge::Periodic {
+            solve: pow(period).map(|m| inverse([1.0 - m[0], -m[1], -m[2], 1.0 - m[3]])),
+            own,
+            other,
+            wraps,
+        };
+        let negated = |p: Pair| p.map(|m| m.map(|v| -v));
+        let identity = [[1.0, 0.0, 0.0, 1.0]; 2];
+        let edge = match mode {
+            _ if total == 0 => Edge::Zero,
+            EdgeMode::Clamp => Edge::Zero,
+            EdgeMode::Constant(_) => Edge::Constant,
+            EdgeMode::Wrap => periodic(total, step, [[0.0; 4]; 2], true),
+            EdgeMode::Reflect => periodic(2 * total, pow(total + 1), negated(step), false),
+            EdgeMode::Reflect101 if total == 1 => Edge::Zero,
+            EdgeMode::Reflect101 => {
+                periodic(2 * total - 2, pow(total - 1), negated(identity), false)
+            }
+        };
+        Walk {
+            step,
+            across,
+            from_start,
+            from_end,
+            lengths: lengths.to_vec(),
+            edge,
+        }
+    }
+
+    /// The incoming states of every chunk of one line, from `read(chunk, value)` of its
+    /// summaries.
+    fn line(&self, read: impl Fn(usize, usize) -> f32, cval: f64) -> Vec<[f64; INCOMING]> {
+        let chunks: Vec<usize> = (0..self.lengths.len())
+            .filter(|&c| self.lengths[c] > 0)
+            .collect();
+        let mut states = vec![[0f64; INCOMING]; self.lengths.len()];
+        let (Some(&first), Some(&last)) = (chunks.first(), chunks.last()) else {
+            return states;
+        };
+        let value = |c: usize, v: usize| read(c, v) as f64;
+        let state = |c: usize, at: usize| -> [f64; 4] { std::array::from_fn(|v| value(c, at + v)) };
+        // Causal: forwards from a zero state at the array's first sample.
+        let mut entering = [0f64; 4];
+        let mut causal_total = [0f64; 4];
+        for (i, &c) in chunks.iter().enumerate() {
+            states[c][..4].copy_from_slice(&entering);
+            let leaving = add(state(c, 0), apply(&self.across[c], entering));
+            causal_total = leaving;
+            if let Some(&next) = chunks.get(i + 1) {
+                entering = add_step(apply(&self.step, leaving), value(next, 8) - value(c, 9));
+            }
+        }
+        // Anticausal: backwards from a zero state at the array's last sample.
+        let mut entering = [0f64; 4];
+        let mut anticausal_total = [0f64; 4];
+        for (i, &c) in chunks.iter().enumerate().rev() {
+            states[c][4..].copy_from_slice(&entering);
+            let leaving = add(state(c, 4), apply(&self.across[c], entering));
+            anticausal_total = leaving;
+            if i > 0 {
+                let before = chunks[i - 1];
+                entering = add_step(apply(&self.step, leaving), value(c, 8) - value(before, 9));
+            }
+        }
+        let (x0, xn) = (value(first, 8), value(last, 9));
+        let (start, end) = match &self.edge {
+            Edge::Zero => return states,
+            Edge::Constant => (add_step([0.0; 4], x0 - cval), add_step([0.0; 4], cval - xn)),
+            Edge::Periodic {
+                solve,
+                own,
+                other,
+                wraps,
+            } => {
+                let entering = |own_total: [f64; 4], other_total: [f64; 4]| {
+                    let sum = add(apply(own, own_total), apply(other, other_total));
+                    let sum = if *wraps { add_step(sum, x0 - xn) } else { sum };
+                    apply(solve, sum)
+                };
+                (
+                    entering(causal_total, anticausal_total),
+                    entering(anticausal_total, causal_total),
+                )
+            }
+        };
+        for &c in &chunks {
+            let (causal, anticausal) = (
+                apply(&self.from_start[c], start),
+                apply(&self.from_end[c], end),
+            );
+            for v in 0..4 {
+                states[c][v] += causal[v];
+                states[c][4 + v] += anticausal[v];
+            }
+        }
+        states
+    }
+}
+
+/// Each section's matrix on its `(w, d)`.
+fn apply(m: &Pair, s: [f64; 4]) -> [f64; 4] {
+    let [a, b] = m;
+    [
+        a[0] * s[0] + a[1] * s[1],
+        a[2] * s[0] + a[3] * s[1],
+        b[0] * s[2] + b[1] * s[3],
+        b[2] * s[2] + b[3] * s[3],
+    ]
+}
+
+fn add(a: [f64; 4], b: [f64; 4]) -> [f64; 4] {
+    std::array::from_fn(|v| a[v] + b[v])
+}
+
+/// `s` plus the state one input `u` adds (it enters both `w` and `d` of both sections).
+fn add_step(s: [f64; 4], u: f64) -> [f64; 4] {
+    s.map(|v| v + u)
+}
+
+/// The inverse of a 2×2 matrix, which for `I − T^p` exists: `T`'s poles lie inside the unit
+/// circle, so `T^p`'s eigenvalues are under 1.
+fn inverse(m: [f64; 4]) -> [f64; 4] {
+    let det = m[0] * m[3] - m[1] * m[2];
+    [m[3] / det, -m[1] / det, -m[2] / det, m[0] / det]
+}
+
+#[cfg(test)]
+mod tests;
