@@ -54,9 +54,10 @@ def _with_extent(chunks, axis, extent):
     return tuple(extent if a == axis else c for a, c in enumerate(chunks))
 
 
-def _carried(x, axis, sigma, mode, cval):
-    """The recursive filter along ``axis``: summaries, one walk per column of chunks, and
-    every chunk filtered from the states entering it."""
+def _incoming_states(x, axis, sigma, mode, cval):
+    """The states entering every chunk of ``x`` along ``axis`` (steps 1 and 2 of the carries:
+    summaries, and one walk per column of chunks), as a float32 array of ``x``'s chunks with
+    the axis's extent 8 per chunk."""
     lengths = x.chunks[axis]
     meta = np.empty((0,) * x.ndim, dtype=np.float32)
     args = dict(axis=axis, sigma=sigma, mode=mode, cval=cval)
@@ -68,11 +69,23 @@ def _carried(x, axis, sigma, mode, cval):
         _incoming, lengths=tuple(lengths),
         chunks=_with_extent(column.chunks, axis, (_INCOMING * len(lengths),)),
         dtype=np.float32, meta=meta, **args)
-    incoming = incoming.rechunk({axis: _INCOMING})
+    return incoming.rechunk({axis: _INCOMING})
+
+
+def _filtered_from(x, incoming, axis, sigma, mode, cval):
+    """Step 3 of the carries: every chunk of ``x`` filtered along ``axis`` from ``incoming``."""
     import dask.array as da
 
+    meta = np.empty((0,) * x.ndim, dtype=np.float32)
     return da.map_blocks(_filter_from, x, incoming, chunks=x.chunks, dtype=np.float32,
-                         meta=meta, **args)
+                         meta=meta, axis=axis, sigma=sigma, mode=mode, cval=cval)
+
+
+def _carried(x, axis, sigma, mode, cval):
+    """The recursive filter along ``axis``: summaries, one walk per column of chunks, and
+    every chunk filtered from the states entering it."""
+    return _filtered_from(x, _incoming_states(x, axis, sigma, mode, cval), axis, sigma, mode,
+                          cval)
 
 
 def _filter_block(block, sigma, mode, cval, truncate, radius, method):
