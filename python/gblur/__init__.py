@@ -291,8 +291,11 @@ def gaussian_filter(input, sigma, order=0, output=None, mode="reflect", cval=0.0
     if method not in ("auto", "fir", "recursive"):
         raise ValueError(f"method must be 'auto', 'fir' or 'recursive', not {method!r}")
     native_out = output.dtype in _NATIVE
-    src = np.ascontiguousarray(input if input.dtype in _NATIVE else input.astype(np.float64))
-    direct = (native_out and output.flags.c_contiguous
+    # The extension reads whole elements: an unaligned array (a view into a byte buffer, a
+    # block unpickled from a network message) is copied once, as a non-contiguous one is.
+    src = np.require(input if input.dtype in _NATIVE else input.astype(np.float64), None,
+                     ["C_CONTIGUOUS", "ALIGNED"])
+    direct = (native_out and output.flags.c_contiguous and output.flags.aligned
               and not np.shares_memory(src, output))
     dst = output if direct else np.empty(input.shape, output.dtype if native_out else np.float64)
     _gblur.gaussian_filter_into(src, dst, *args, dev, threads)

@@ -178,8 +178,20 @@ def gaussian_filter(image, sigma, order=0, mode="reflect", cval=0.0, truncate=4.
         return image
     names, reach = _gblur.plan(sigmas, float(truncate), radii, method)
     work = image
+    # Axes held whole in every chunk need nothing from other chunks: they are filtered in
+    # one task per chunk, in memory, as gblur.gaussian_filter filters them.
+    whole = [a for a, name in enumerate(names)
+             if name is not None and len(image.chunks[a]) == 1]
+    if whole:
+        work = work.map_blocks(
+            _filter_block, dtype=np.float32, meta=np.empty((0,) * image.ndim, np.float32),
+            sigma=[s if a in whole else 0.0 for a, s in enumerate(sigmas)], mode=modes,
+            cval=float(cval), truncate=float(truncate),
+            radius=None if radii is None else [r if a in whole else 0
+                                               for a, r in enumerate(radii)],
+            method=method)
     for axis, name in enumerate(names):
-        if name is None:
+        if name is None or axis in whole:
             continue
         if name == "recursive":
             work = _carried(work, axis, sigmas[axis], modes[axis], float(cval))

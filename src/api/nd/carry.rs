@@ -420,28 +420,68 @@ fn check_len(buffer: &[f32], along: Along, what: &str) -> Result<(), Error> {
 simd_dispatch!(fn summarize_task<>(coef: &Coef, x: &[f32], sum: &mut [f32], lines: Along) => summarize_impl);
 simd_dispatch!(fn filter_task<>(coef: &Coef, x: &[f32], inc: &[f32], out: &mut [f32], lines: Along) => filter_impl);
 
+/// A group's lines copied into `rows` (row `j` holds sample `j` of every lane): the passes
+/// then walk contiguous memory, where down the lines themselves each row lies a stride away,
+/// and a power-of-two stride maps every row to the same cache set. Lines that run along
+/// memory (stride 1) come in 16 × 16 blocks turned by a transpose.
+#[inline(always)]
+fn gather<I: Isa>(group: &Group, x: &[f32], lines: Along, rows: &mut [V]) {
+    let (n, stride) = (lines.n, lines.inner);
+    let mut j = 0;
+    if stride == 1 && !group.contiguous {
+        let mut block = [V::ZERO; LANES];
+        while j + LANES <= n {
+            for (g, v) in block.iter_mut().enumerate() {
+                v.0.copy_from_slice(&x[group.starts[g] + j..][..LANES]);
+            }
+            I::transpose_to(
+                &block,
+                (&mut rows[j..j + LANES]).try_into().expect("16 rows"),
+            );
+            j += LANES;
+        }
+    }
+    for (r, row) in rows.iter_mut().enumerate().take(n).skip(j) {
+        *row = group.load(x, r * stride);
+    }
+}
+
+/// `rows` (as `gather` lays them out) written back to the group's live lines.
+#[inline(always)]
+fn scatter<I: Isa>(group: &Group, rows: &[V], lines: Along, out: &mut [f32]) {
+    let (n, stride) = (lines.n, lines.inner);
+    let mut j = 0;
+    if stride == 1 && !group.contiguous {
+        let mut block = [V::ZERO; LANES];
+        while j + LANES <= n {
+            I::transpose_to(rows[j..j + LANES].try_into().expect("16 rows"), &mut block);
+            for (g, v) in block.iter().enumerate().take(group.live) {
+                out[group.starts[g] + j..][..LANES].copy_from_slice(&v.0);
+            }
+            j += LANES;
+        }
+    }
+    for (r, &row) in rows.iter().enumerate().take(n).skip(j) {
+        group.store(out, r * stride, row);
+    }
+}
+
 /// The summaries of a task's lines of `x` into `sum`: per line, the causal state at its last
 /// sample and the anticausal state at its first, each from a zero start, then its first and
 /// last samples.
 #[inline(always)]
 fn summarize_impl<I: Isa>(coef: &Coef, x: &[f32], sum: &mut [f32], lines: Along) {
     let (n, stride) = (lines.n, lines.inner);
+    let mut rows = vec![V::ZERO; n];
     for group in lines.groups(x.len() / (n * stride)) {
-        let first = group.load(x, 0);
+        gather::<I>(&group, x, lines, &mut rows);
         let mut causal = Sections::ZERO;
-        let mut prev = first;
         for j in 1..n {
-            let v = group.load(x, j * stride);
-            causal.step::<I>(coef, v - prev);
-            prev = v;
+            causal.step::<I>(coef, rows[j] - rows[j - 1]);
         }
-        let last = prev;
         let mut anticausal = Sections::ZERO;
-        let mut next = last;
         for j in (0..n - 1).rev() {
-            let v = group.load(x, j * stride);
-            anticausal.step::<I>(coef, next - v);
-            next = v;
+            anticausal.step::<I>(coef, rows[j + 1] - rows[j]);
         }
         let to = group.moved(lines, lines.with_n(SUMMARY));
         let values = [
@@ -453,8 +493,8 @@ fn summarize_impl<I: Isa>(coef: &Coef, x: &[f32], sum: &mut [f32], lines: Along)
             anticausal.d[0],
             anticausal.w[1],
             anticausal.d[1],
-            first,
-            last,
+            rows[0],
+            rows[n - 1],
         ];
         for (v, value) in values.into_iter().enumerate() {
             to.store(sum, v * stride, value);
@@ -465,35 +505,27 @@ fn summarize_impl<I: Isa>(coef: &Coef, x: &[f32], sum: &mut [f32], lines: Along)
 /// Both halves of the filter down a task's lines of `x` into `out`, the causal one from the
 /// state `inc` holds for each line's first sample, the anticausal one from its state at the
 /// last: the whole-array filter's steps (`cpu::axis`), on the input's first differences. The
-/// causal outputs wait in `out` for the anticausal ones, which add to them and the input.
+/// causal outputs wait in `y` for the anticausal ones, which add to them and the input.
 #[inline(always)]
 fn filter_impl<I: Isa>(coef: &Coef, x: &[f32], inc: &[f32], out: &mut [f32], lines: Along) {
     let (n, stride) = (lines.n, lines.inner);
+    let (mut rows, mut y) = (vec![V::ZERO; n], vec![V::ZERO; n]);
     for group in lines.groups(x.len() / (n * stride)) {
+        gather::<I>(&group, x, lines, &mut rows);
         let states = group.moved(lines, lines.with_n(INCOMING));
         let mut st = states.load_state(inc, 0, stride);
-        let mut prev = group.load(x, 0);
-        group.store(out, 0, st.output::<I>(coef.causal(), V::ZERO));
+        y[0] = st.output::<I>(coef.causal(), V::ZERO);
         for j in 1..n {
-            let v = group.load(x, j * stride);
-            st.step::<I>(coef, v - prev);
-            prev = v;
-            group.store(out, j * stride, st.output::<I>(coef.causal(), V::ZERO));
+            st.step::<I>(coef, rows[j] - rows[j - 1]);
+            y[j] = st.output::<I>(coef.causal(), V::ZERO);
         }
         let mut st = states.load_state(inc, 4, stride);
-        let end = (n - 1) * stride;
-        let mut next = group.load(x, end);
-        let causal = group.load(out, end);
-        let a = st.output::<I>(coef.anticausal(), V::ZERO);
-        group.store(out, end, next + (causal + a));
+        y[n - 1] = rows[n - 1] + (y[n - 1] + st.output::<I>(coef.anticausal(), V::ZERO));
         for j in (0..n - 1).rev() {
-            let v = group.load(x, j * stride);
-            st.step::<I>(coef, next - v);
-            next = v;
-            let causal = group.load(out, j * stride);
-            let a = st.output::<I>(coef.anticausal(), V::ZERO);
-            group.store(out, j * stride, v + (causal + a));
+            st.step::<I>(coef, rows[j + 1] - rows[j]);
+            y[j] = rows[j] + (y[j] + st.output::<I>(coef.anticausal(), V::ZERO));
         }
+        scatter::<I>(&group, &y, lines, out);
     }
 }
 
