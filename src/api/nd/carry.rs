@@ -466,36 +466,114 @@ fn scatter<I: Isa>(group: &Group, rows: &[V], lines: Along, out: &mut [f32]) {
     }
 }
 
+/// Groups filtered side by side: independent recursions the core overlaps, and for lines
+/// beside each other in memory, rows read 4 × 64 bytes at a time.
+const PACK: usize = 4;
+
+/// A pack's lines copied as `gather` copies one group's, row by row across the pack where
+/// its lines lie a stride apart (one run of neighbouring bytes per row).
+#[inline(always)]
+fn gather_pack<I: Isa, const G: usize>(
+    pack: &[Group],
+    x: &[f32],
+    lines: Along,
+    rows: &mut [Vec<V>; PACK],
+) {
+    if lines.inner == 1 {
+        for g in 0..G {
+            gather::<I>(&pack[g], x, lines, &mut rows[g]);
+        }
+        return;
+    }
+    for j in 0..lines.n {
+        for g in 0..G {
+            rows[g][j] = pack[g].load(x, j * lines.inner);
+        }
+    }
+}
+
+#[inline(always)]
+fn scatter_pack<I: Isa, const G: usize>(
+    pack: &[Group],
+    rows: &[Vec<V>; PACK],
+    lines: Along,
+    out: &mut [f32],
+) {
+    if lines.inner == 1 {
+        for g in 0..G {
+            scatter::<I>(&pack[g], &rows[g], lines, out);
+        }
+        return;
+    }
+    for j in 0..lines.n {
+        for g in 0..G {
+            pack[g].store(out, j * lines.inner, rows[g][j]);
+        }
+    }
+}
+
+/// Scratch rows for a pack: `n` rows per group.
+fn pack_rows(n: usize) -> [Vec<V>; PACK] {
+    std::array::from_fn(|_| vec![V::ZERO; n])
+}
+
 /// The summaries of a task's lines of `x` into `sum`: per line, the causal state at its last
 /// sample and the anticausal state at its first, each from a zero start, then its first and
 /// last samples.
 #[inline(always)]
 fn summarize_impl<I: Isa>(coef: &Coef, x: &[f32], sum: &mut [f32], lines: Along) {
+    let mut rows = pack_rows(lines.n);
+    let groups = lines.groups(x.len() / (lines.n * lines.inner));
+    for pack in groups.chunks(PACK) {
+        match pack.len() {
+            PACK => summarize_pack::<I, PACK>(coef, pack, x, sum, lines, &mut rows),
+            _ => {
+                for group in pack.chunks(1) {
+                    summarize_pack::<I, 1>(coef, group, x, sum, lines, &mut rows);
+                }
+            }
+        }
+    }
+}
+
+#[inline(always)]
+fn summarize_pack<I: Isa, const G: usize>(
+    coef: &Coef,
+    pack: &[Group],
+    x: &[f32],
+    sum: &mut [f32],
+    lines: Along,
+    rows: &mut [Vec<V>; PACK],
+) {
     let (n, stride) = (lines.n, lines.inner);
-    let mut rows = vec![V::ZERO; n];
-    for group in lines.groups(x.len() / (n * stride)) {
-        gather::<I>(&group, x, lines, &mut rows);
-        let mut causal = Sections::ZERO;
-        for j in 1..n {
-            causal.step::<I>(coef, rows[j] - rows[j - 1]);
+    gather_pack::<I, G>(pack, x, lines, rows);
+    let mut causal = [Sections::ZERO; G];
+    for j in 1..n {
+        for g in 0..G {
+            causal[g].step::<I>(coef, rows[g][j] - rows[g][j - 1]);
         }
-        let mut anticausal = Sections::ZERO;
-        for j in (0..n - 1).rev() {
-            anticausal.step::<I>(coef, rows[j + 1] - rows[j]);
+    }
+    let mut anticausal = [Sections::ZERO; G];
+    for j in (0..n - 1).rev() {
+        for g in 0..G {
+            anticausal[g].step::<I>(coef, rows[g][j + 1] - rows[g][j]);
         }
-        let to = group.moved(lines, lines.with_n(SUMMARY));
+    }
+    for g in 0..G {
+        let (c, a) = (&causal[g], &anticausal[g]);
         let values = [
-            causal.w[0],
-            causal.d[0],
-            causal.w[1],
-            causal.d[1],
-            anticausal.w[0],
-            anticausal.d[0],
-            anticausal.w[1],
-            anticausal.d[1],
-            rows[0],
-            rows[n - 1],
+            c.w[0],
+            c.d[0],
+            c.w[1],
+            c.d[1],
+            a.w[0],
+            a.d[0],
+            a.w[1],
+            a.d[1],
+            rows[g][0],
+            rows[g][n - 1],
         ];
+        let to = pack[g].moved(lines, lines.with_n(SUMMARY));
         for (v, value) in values.into_iter().enumerate() {
             to.store(sum, v * stride, value);
         }
@@ -504,29 +582,63 @@ fn summarize_impl<I: Isa>(coef: &Coef, x: &[f32], sum: &mut [f32], lines: Along)
 
 /// Both halves of the filter down a task's lines of `x` into `out`, the causal one from the
 /// state `inc` holds for each line's first sample, the anticausal one from its state at the
-/// last: the whole-array filter's steps (`cpu::axis`), on the input's first differences. The
-/// causal outputs wait in `y` for the anticausal ones, which add to them and the input.
+/// last: the whole-array filter's steps (`cpu::axis`), on the input's first differences.
 #[inline(always)]
 fn filter_impl<I: Isa>(coef: &Coef, x: &[f32], inc: &[f32], out: &mut [f32], lines: Along) {
-    let (n, stride) = (lines.n, lines.inner);
-    let (mut rows, mut y) = (vec![V::ZERO; n], vec![V::ZERO; n]);
-    for group in lines.groups(x.len() / (n * stride)) {
-        gather::<I>(&group, x, lines, &mut rows);
-        let states = group.moved(lines, lines.with_n(INCOMING));
-        let mut st = states.load_state(inc, 0, stride);
-        y[0] = st.output::<I>(coef.causal(), V::ZERO);
-        for j in 1..n {
-            st.step::<I>(coef, rows[j] - rows[j - 1]);
-            y[j] = st.output::<I>(coef.causal(), V::ZERO);
+    let (mut rows, mut y) = (pack_rows(lines.n), pack_rows(lines.n));
+    let groups = lines.groups(x.len() / (lines.n * lines.inner));
+    for pack in groups.chunks(PACK) {
+        match pack.len() {
+            PACK => filter_pack::<I, PACK>(coef, pack, x, inc, out, lines, &mut rows, &mut y),
+            _ => {
+                for group in pack.chunks(1) {
+                    filter_pack::<I, 1>(coef, group, x, inc, out, lines, &mut rows, &mut y);
+                }
+            }
         }
-        let mut st = states.load_state(inc, 4, stride);
-        y[n - 1] = rows[n - 1] + (y[n - 1] + st.output::<I>(coef.anticausal(), V::ZERO));
-        for j in (0..n - 1).rev() {
-            st.step::<I>(coef, rows[j + 1] - rows[j]);
-            y[j] = rows[j] + (y[j] + st.output::<I>(coef.anticausal(), V::ZERO));
-        }
-        scatter::<I>(&group, &y, lines, out);
     }
+}
+
+/// One pack of `filter_impl`: the causal outputs wait in `y` for the anticausal ones, which
+/// add to them and the input.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn filter_pack<I: Isa, const G: usize>(
+    coef: &Coef,
+    pack: &[Group],
+    x: &[f32],
+    inc: &[f32],
+    out: &mut [f32],
+    lines: Along,
+    rows: &mut [Vec<V>; PACK],
+    y: &mut [Vec<V>; PACK],
+) {
+    let (n, stride) = (lines.n, lines.inner);
+    gather_pack::<I, G>(pack, x, lines, rows);
+    let states: [Group; G] = std::array::from_fn(|g| pack[g].moved(lines, lines.with_n(INCOMING)));
+    let mut st: [Sections; G] = std::array::from_fn(|g| states[g].load_state(inc, 0, stride));
+    for g in 0..G {
+        y[g][0] = st[g].output::<I>(coef.causal(), V::ZERO);
+    }
+    for j in 1..n {
+        for g in 0..G {
+            st[g].step::<I>(coef, rows[g][j] - rows[g][j - 1]);
+            y[g][j] = st[g].output::<I>(coef.causal(), V::ZERO);
+        }
+    }
+    let mut st: [Sections; G] = std::array::from_fn(|g| states[g].load_state(inc, 4, stride));
+    for g in 0..G {
+        let a = st[g].output::<I>(coef.anticausal(), V::ZERO);
+        y[g][n - 1] = rows[g][n - 1] + (y[g][n - 1] + a);
+    }
+    for j in (0..n - 1).rev() {
+        for g in 0..G {
+            st[g].step::<I>(coef, rows[g][j + 1] - rows[g][j]);
+            let a = st[g].output::<I>(coef.anticausal(), V::ZERO);
+            y[g][j] = rows[g][j] + (y[g][j] + a);
+        }
+    }
+    scatter_pack::<I, G>(pack, y, lines, out);
 }
 
 /// The walk of step 2 for one column of chunks: the transitions it needs, computed once.
