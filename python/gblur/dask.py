@@ -12,10 +12,12 @@ the same at sigma 2 and at sigma 2000, and sigma may reach far beyond a chunk or
 axis. The array's own ends are extended by the mode exactly (for 'reflect', 'mirror' and
 'wrap', the state of the endlessly repeated array).
 
-Along an axis where scipy's cut kernel runs (sigma under 2, or a short ``truncate`` or
-``radius``), each chunk is filtered with as many of its neighbours' samples around it as the
-kernel reaches (``dask.array.map_overlap``); where that is the whole axis, along the axis in
-one piece.
+Axes that every chunk holds whole, and axes where the filter's reach on both sides adds at
+most an eighth to a chunk (small sigma on large chunks), are filtered in one pass instead: one
+task per chunk, in memory, with the neighbours' samples as far as the filter reaches
+(``dask.array.map_overlap``). So is an axis where scipy's cut kernel runs (sigma under 2, or
+a short ``truncate`` or ``radius``); where its reach is the whole axis, along the axis in one
+piece.
 
 The result is within 1e-4 of the data's range of :func:`gblur.gaussian_filter` on the whole
 array (which cuts the periodic extensions where their weights fall under 5e-5), and within
@@ -24,7 +26,8 @@ array (which cuts the periodic extensions where their weights fall under 5e-5), 
 
 import numpy as np
 
-from . import _gblur, _numeric, _per_axis, _round_into, gaussian_filter as _gaussian_filter
+from . import _NATIVE, _gblur, _numeric, _per_axis, _round_into
+from . import gaussian_filter as _gaussian_filter
 
 __all__ = ["gaussian_filter"]
 
@@ -88,31 +91,47 @@ def _carried(x, axis, sigma, mode, cval):
                           cval)
 
 
-def _filter_block(block, sigma, mode, cval, truncate, radius, method):
-    return _gaussian_filter(block, sigma, 0, np.float32, mode, cval, truncate, radius=radius,
-                            method=method)
+def _filter_block(block, sigma, mode, cval, truncate, radius, method, dtype_out):
+    return _gaussian_filter(block, sigma, 0, None if block.dtype == dtype_out else dtype_out,
+                            mode, cval, truncate, radius=radius, method=method)
 
 
-def _overlapped(x, axis, sigma, mode, cval, truncate, radius, method, reach):
+def _overlapped(x, axis, sigmas, modes, cval, truncate, radius, method, reach):
     """scipy's cut kernel along ``axis``: each chunk with its neighbours' samples as far as the
     kernel reaches, or the whole axis in one chunk where it reaches that far."""
+    if reach[axis] >= x.shape[axis]:
+        x = x.rechunk({axis: -1})
+    return _filtered_in_place(x, [axis], sigmas, modes, cval, truncate, radius, method, reach)
+
+
+def _overlap_pays(chunks, reach):
+    """Whether an axis is held whole by every chunk, or its overlap (the reach on both
+    sides) adds at most an eighth to its smallest chunk (the last one aside)."""
+    inner = chunks[:-1] if len(chunks) > 1 else chunks
+    return len(chunks) == 1 or 16 * reach <= min(inner)
+
+
+def _filtered_in_place(x, axes, sigmas, modes, cval, truncate, radius, method, reach,
+                       dtype=np.float32):
+    """``x`` filtered along ``axes`` in one task per chunk, each chunk with its neighbours'
+    samples as far as the filter reaches along an axis that has more than one chunk, into
+    ``dtype`` (float32 where other axes follow; the result's own type where none does)."""
     rank = x.ndim
-    sigmas = [sigma if a == axis else 0.0 for a in range(rank)]
-    radii = None if radius is None else [radius[axis] if a == axis else 0 for a in range(rank)]
-    args = dict(sigma=sigmas, mode=mode, cval=cval, truncate=truncate, radius=radii,
-                method=method)
-    meta = np.empty((0,) * rank, dtype=np.float32)
-    if reach >= x.shape[axis]:
-        whole = x.rechunk({axis: -1})
-        return whole.map_blocks(_filter_block, dtype=np.float32, meta=meta, **args)
+    args = dict(sigma=[s if a in axes else 0.0 for a, s in enumerate(sigmas)], mode=modes,
+                cval=cval, truncate=truncate,
+                radius=None if radius is None else [r if a in axes else 0
+                                                    for a, r in enumerate(radius)],
+                method=method, dtype_out=np.dtype(dtype))
+    meta = np.empty((0,) * rank, dtype=dtype)
+    depth = {a: int(reach[a]) if a in axes and len(x.chunks[a]) > 1 else 0 for a in range(rank)}
+    if not any(depth.values()):
+        return x.map_blocks(_filter_block, dtype=dtype, meta=meta, **args)
     # The array's own edges: a chunk there extends itself by the mode, except for 'wrap',
     # whose samples beyond one end are the other end's, which Dask's periodic boundary brings.
-    return x.map_overlap(
-        _filter_block,
-        depth={a: reach if a == axis else 0 for a in range(rank)},
-        boundary={a: "periodic" if a == axis and mode == "wrap" else "none"
-                  for a in range(rank)},
-        dtype=np.float32, meta=meta, **args)
+    boundary = {a: "periodic" if depth[a] and modes[a] == "wrap" else "none"
+                for a in range(rank)}
+    return x.map_overlap(_filter_block, depth=depth, boundary=boundary, dtype=dtype,
+                         meta=meta, **args)
 
 
 def _to_dtype(block, dtype_out):
@@ -178,26 +197,25 @@ def gaussian_filter(image, sigma, order=0, mode="reflect", cval=0.0, truncate=4.
         return image
     names, reach = _gblur.plan(sigmas, float(truncate), radii, method)
     work = image
-    # Axes held whole in every chunk need nothing from other chunks: they are filtered in
-    # one task per chunk, in memory, as gblur.gaussian_filter filters them.
-    whole = [a for a, name in enumerate(names)
-             if name is not None and len(image.chunks[a]) == 1]
-    if whole:
-        work = work.map_blocks(
-            _filter_block, dtype=np.float32, meta=np.empty((0,) * image.ndim, np.float32),
-            sigma=[s if a in whole else 0.0 for a, s in enumerate(sigmas)], mode=modes,
-            cval=float(cval), truncate=float(truncate),
-            radius=None if radii is None else [r if a in whole else 0
-                                               for a, r in enumerate(radii)],
-            method=method)
+    # Axes that every chunk holds whole, and axes whose reach adds at most an eighth to a
+    # chunk, are filtered together in one task per chunk, in memory, as gblur.gaussian_filter
+    # filters them, with the neighbours' samples as far as the filter reaches: there one pass
+    # costs less than the carries' two.
+    local = [a for a, name in enumerate(names)
+             if name is not None and _overlap_pays(image.chunks[a], int(reach[a]))]
+    if local:
+        last = len(local) == sum(name is not None for name in names)
+        work = _filtered_in_place(work, local, sigmas, modes, float(cval), float(truncate),
+                                  radii, method, reach,
+                                  image.dtype if last and image.dtype in _NATIVE else np.float32)
     for axis, name in enumerate(names):
-        if name is None or axis in whole:
+        if name is None or axis in local:
             continue
         if name == "recursive":
             work = _carried(work, axis, sigmas[axis], modes[axis], float(cval))
         else:
-            work = _overlapped(work, axis, sigmas[axis], modes[axis], float(cval),
-                               float(truncate), radii, method, int(reach[axis]))
+            work = _overlapped(work, axis, sigmas, modes, float(cval), float(truncate), radii,
+                               method, reach)
     if work.dtype != image.dtype:
         work = work.map_blocks(_to_dtype, dtype=image.dtype, dtype_out=image.dtype)
     if work.chunks != image.chunks:

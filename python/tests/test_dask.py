@@ -141,3 +141,18 @@ def test_random_shapes_and_chunkings(case):
     assert np.abs(got - whole).max() <= 1e-4 * scale
     want = ndi.gaussian_filter(x.astype(np.float64), sigma, mode=modes, cval=0.25)
     assert np.abs(got - want).max() <= 1e-3 * scale
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_cheap_overlap_and_carries_together(mode):
+    # Axis 1: sigma 5 reaches 31 samples, under an eighth of its chunks of 550 on both sides
+    # (one pass with overlap); axis 0: chunks of 48, carried.
+    rng = np.random.default_rng(12)
+    x = rng.random((96, 1100)).astype(np.float32)
+    darr = da.from_array(x, chunks=(48, 550))
+    result = gblur.dask.gaussian_filter(darr, 5.0, mode=mode, cval=0.5)
+    assert result.chunks == darr.chunks
+    with dask.config.set(scheduler="synchronous"):
+        got = result.compute()
+    whole = gblur.gaussian_filter(x, 5.0, mode=mode, cval=0.5)
+    assert np.abs(got - whole).max() < 1e-4
