@@ -411,8 +411,9 @@ def main(argv=None):
         else:
             pyramid(args.input, args.output, args.levels, downscale_axes=axes,
                     overwrite=args.overwrite)
-    except (ValueError, OSError, KeyError) as e:
-        print(f"gblur-zarr: {e}", file=sys.stderr)
+    except Exception as e:  # one line naming the input, never a traceback
+        text = str(e) if args.input in str(e) else f"{args.input}: {e}"
+        print(f"gblur-zarr: {text}", file=sys.stderr)
         return 1
     finally:
         if client is not None:
