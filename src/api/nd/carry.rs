@@ -56,6 +56,9 @@
 //! # Ok::<(), gblur::Error>(())
 //! ```
 
+// Pack loops index several arrays in step; written with indices they vectorise reliably.
+#![allow(clippy::needless_range_loop)]
+
 use crate::api::gaussian::check_sigma;
 use crate::api::Error;
 use crate::cpu::banded::sections::{Coef, Sections};
