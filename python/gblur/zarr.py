@@ -155,7 +155,7 @@ def _sigmas(image, sigma):
 
 def _blur_array(source, target, scratch, sigmas, mode, cval, truncate, method):
     """``source`` blurred into ``target`` (Zarr arrays of one shape), one pass per axis through
-    float32 scratch arrays made by ``scratch()``."""
+    float32 scratch arrays (``scratch.array(shape, chunks)``, dropped by ``scratch.drop``)."""
     from . import _gblur, _per_axis
     from .dask import _filtered_from, _incoming_states, _overlapped, _to_dtype
 
@@ -169,13 +169,16 @@ def _blur_array(source, target, scratch, sigmas, mode, cval, truncate, method):
         return
     for i, axis in enumerate(active):
         last = i == len(active) - 1
-        out = target if last else scratch()
+        out = target if last else scratch.array(source.shape, source.chunks)
+        held = None
         if names[axis] == "recursive":
-            # The states entering each chunk, held while every chunk is read again and
-            # filtered: 8 numbers per line and chunk.
-            incoming = _incoming_states(_read(current), axis, sigmas[axis], modes[axis],
-                                        float(cval)).persist()
-            y = _filtered_from(_read(current), incoming, axis, sigmas[axis], modes[axis],
+            # The states entering each chunk (8 numbers per line and chunk) go to the store,
+            # and every chunk is then read again with its own.
+            states = _incoming_states(_read(current), axis, sigmas[axis], modes[axis],
+                                      float(cval))
+            held = scratch.array(states.shape, tuple(c[0] for c in states.chunks))
+            _store(states, held)
+            y = _filtered_from(_read(current), _read(held), axis, sigmas[axis], modes[axis],
                                float(cval))
         else:
             y = _overlapped(_read(current), axis, sigmas, modes, float(cval), float(truncate),
@@ -183,6 +186,9 @@ def _blur_array(source, target, scratch, sigmas, mode, cval, truncate, method):
         if out.dtype != np.float32:
             y = y.map_blocks(_to_dtype, dtype=out.dtype, dtype_out=out.dtype)
         _store(y, out)
+        for done in (held, current):
+            if done is not None and done is not source:
+                scratch.drop(done)
         current = out
 
 
@@ -226,15 +232,23 @@ class _Writer:
         return self.group.create_array(name=name, shape=shape, dtype=dtype, chunks=chunks,
                                        **kwargs)
 
-    def scratch(self, like):
+    def scratch_dir(self):
+        return os.path.join(self.partial, ".gblur-scratch")
+
+    def array_of_scratch(self, shape, chunks):
+        """A float32 array beside the output, removed when the image is committed."""
         import zarr
 
         if self.scratch_group is None:
-            self.scratch_group = zarr.open_group(os.path.join(self.partial, ".gblur-scratch"),
-                                                 mode="w-", zarr_format=3)
+            self.scratch_group = zarr.open_group(self.scratch_dir(), mode="w-", zarr_format=3)
         self.scratch_count += 1
-        return self.scratch_group.create_array(name=str(self.scratch_count), shape=like.shape,
-                                               dtype=np.float32, chunks=like.chunks)
+        return self.scratch_group.create_array(name=str(self.scratch_count), shape=shape,
+                                               dtype=np.float32, chunks=chunks)
+
+    def drop_scratch(self, array):
+        """A scratch array no later pass reads: its disk space back at once."""
+        shutil.rmtree(os.path.join(self.scratch_dir(), array.name.rsplit("/", 1)[-1]),
+                      ignore_errors=True)
 
     def commit(self, levels, axes, about):
         image = self.image
@@ -256,13 +270,21 @@ class _Writer:
             multiscale["version"] = "0.4"
             attrs["multiscales"] = [multiscale]
         self.group.attrs.update(attrs)
-        shutil.rmtree(os.path.join(self.partial, ".gblur-scratch"), ignore_errors=True)
+        shutil.rmtree(self.scratch_dir(), ignore_errors=True)
         if os.path.exists(self.path):
             shutil.rmtree(self.path)
         os.replace(self.partial, self.path)
 
     def abandon(self):
         shutil.rmtree(self.partial, ignore_errors=True)
+
+
+class _Scratch:
+    """A writer's scratch arrays, as ``_blur_array`` asks for them."""
+
+    def __init__(self, writer):
+        self.array = writer.array_of_scratch
+        self.drop = writer.drop_scratch
 
 
 def _write(image, target, levels, axes, overwrite, first_level, about):
@@ -320,8 +342,8 @@ def blur(source, target, sigma, *, mode="reflect", cval=0.0, truncate=4.0, metho
     sigmas = _sigmas(image, sigma)
 
     def first_level(writer, level):
-        _blur_array(image.arrays[0], level, lambda: writer.scratch(level), sigmas, mode, cval,
-                    truncate, method)
+        _blur_array(image.arrays[0], level, _Scratch(writer), sigmas, mode, cval, truncate,
+                    method)
 
     about = {"method": "gblur.zarr.blur", "sigma": dict(zip(image.names, sigmas)),
              "mode": mode, "source": os.path.abspath(source)}
@@ -412,14 +434,17 @@ def main(argv=None):
             pyramid(args.input, args.output, args.levels, downscale_axes=axes,
                     overwrite=args.overwrite)
     except Exception as e:  # one line naming the input, never a traceback
-        text = str(e) if args.input in str(e) else f"{args.input}: {e}"
+        text = " ".join(str(e).split()) or type(e).__name__
+        text = text if args.input in text else f"{args.input}: {text}"
         print(f"gblur-zarr: {text}", file=sys.stderr)
         return 1
     finally:
-        if client is not None:
-            client.close()
-        if cluster is not None:
-            cluster.close()
+        for running in (client, cluster):
+            try:
+                if running is not None:
+                    running.close()
+            except Exception:  # the work is done or has failed already; closing adds nothing
+                pass
     return 0
 
 

@@ -111,3 +111,11 @@ def test_bad_input_and_existing_output(tmp_path, capsys, volume):
     with pytest.raises(ValueError, match="no axis 'q'"):
         gblur.zarr.blur(source, str(tmp_path / "q.zarr"), {"q": 2})
     assert not [p for p in os.listdir(tmp_path) if "partial" in p or p in ("o.zarr", "q.zarr")]
+
+
+def test_a_failure_midway_leaves_nothing(tmp_path, volume):
+    # The mode is checked as the first level is blurred, after the output has been started.
+    source = write_ome(tmp_path / "in.zarr", volume[:1, :2], "0.5")
+    with pytest.raises(RuntimeError):
+        gblur.zarr.blur(source, str(tmp_path / "out.zarr"), 2, mode="sideways")
+    assert sorted(os.listdir(tmp_path)) == ["in.zarr"]

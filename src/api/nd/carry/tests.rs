@@ -270,4 +270,9 @@ fn buffers_that_do_not_fit_their_shapes_are_refused() {
         .filter(&[0.0; 12], &[4, 3], 0, &inc[..5], &mut [0.0; 12])
         .is_err());
     assert!(Carry::new(f64::NAN).is_err() && Carry::new(-1.0).is_err());
+    let s = vec![0f32; SUMMARY * 3];
+    let nan = Carry::new(4.0).unwrap().cval(f64::NAN);
+    assert!(nan
+        .carry(&s, &[SUMMARY, 3], 0, &[4], &mut [0f32; INCOMING * 3])
+        .is_err());
 }
