@@ -6,7 +6,7 @@
 //! from 2 to 3000; below sigma 2 the exactly sampled Gaussian (an FIR) runs instead. Edges
 //! start in the filter's exact steady state, so a constant image stays constant to the bit.
 //!
-//! # Five common uses
+//! # Common uses
 //!
 //! Blur a decoded image in place (any `image::DynamicImage` of 8-bit, 16-bit or f32 samples;
 //! colour is blurred premultiplied by alpha):
@@ -41,6 +41,10 @@
 //! Filter::new(&[1.0, 3.0, 3.0])?.apply(&mut volume, &shape)?;
 //! # Ok::<(), gblur::Error>(())
 //! ```
+//!
+//! An array held in chunks (a Dask array, a Zarr store, tiles of any chunked engine) is
+//! blurred along an axis without any chunk reading another's samples, at any sigma, by
+//! carrying the filter's state between chunks: [`nd::carry`].
 //!
 //! Open a device once and reuse it (the OpenCL driver's set-up and the kernels' builds are
 //! paid once; `"auto"` runs each call where it is predicted faster):

@@ -293,12 +293,14 @@ fn carry_of(sigma: f64, mode_name: &str, cval: f64) -> PyResult<Carry> {
         .cval(cval))
 }
 
-/// A new float32 array of `shape` with `axis`'s extent set to `extent`.
-fn float_array<'py>(
+/// A new float32 array of `shape` with `axis`'s extent set to `extent`, filled by `fill`
+/// with the GIL released.
+fn filled_array<'py>(
     py: Python<'py>,
     shape: &[usize],
     axis: usize,
     extent: usize,
+    fill: impl FnOnce(&mut [f32]) -> Result<(), Error> + Send,
 ) -> PyResult<Bound<'py, PyArrayDyn<f32>>> {
     let mut shape = shape.to_vec();
     if axis >= shape.len() {
@@ -308,7 +310,13 @@ fn float_array<'py>(
         )));
     }
     shape[axis] = extent;
-    Ok(PyArrayDyn::<f32>::zeros(py, shape, false))
+    let out = PyArrayDyn::<f32>::zeros(py, shape, false);
+    {
+        let mut values = out.try_readwrite().map_err(borrow_error)?;
+        let values = values.as_slice_mut()?;
+        on_workers(py, None, || fill(values))?.map_err(to_py)?;
+    }
+    Ok(out)
 }
 
 /// Step 1 of the carries: the summary of a float32 chunk along `axis`.
@@ -320,16 +328,11 @@ fn carry_summarize<'py>(
     mode: &str,
     cval: f64,
 ) -> PyResult<Bound<'py, PyArrayDyn<f32>>> {
-    let py = chunk.py();
     let carry = carry_of(sigma, mode, cval)?;
-    let shape = chunk.shape().to_vec();
-    let out = float_array(py, &shape, axis, SUMMARY)?;
-    {
-        let mut summary = out.try_readwrite().map_err(borrow_error)?;
-        let (x, s) = (chunk.as_slice()?, summary.as_slice_mut()?);
-        on_workers(py, None, || carry.summarize(x, &shape, axis, s))?.map_err(to_py)?;
-    }
-    Ok(out)
+    let (shape, x) = (chunk.shape().to_vec(), chunk.as_slice()?);
+    filled_array(chunk.py(), &shape, axis, SUMMARY, |s| {
+        carry.summarize(x, &shape, axis, s)
+    })
 }
 
 /// Step 2: the states entering each chunk of a column, from its summaries joined along `axis`.
@@ -342,16 +345,12 @@ fn carry_incoming<'py>(
     mode: &str,
     cval: f64,
 ) -> PyResult<Bound<'py, PyArrayDyn<f32>>> {
-    let py = summaries.py();
     let carry = carry_of(sigma, mode, cval)?;
-    let shape = summaries.shape().to_vec();
-    let out = float_array(py, &shape, axis, INCOMING * lengths.len())?;
-    {
-        let mut incoming = out.try_readwrite().map_err(borrow_error)?;
-        let (s, i) = (summaries.as_slice()?, incoming.as_slice_mut()?);
-        on_workers(py, None, || carry.carry(s, &shape, axis, &lengths, i))?.map_err(to_py)?;
-    }
-    Ok(out)
+    let (shape, s) = (summaries.shape().to_vec(), summaries.as_slice()?);
+    let extent = INCOMING * lengths.len();
+    filled_array(summaries.py(), &shape, axis, extent, |i| {
+        carry.carry(s, &shape, axis, &lengths, i)
+    })
 }
 
 /// Step 3: a float32 chunk filtered along `axis` from its incoming states.
@@ -364,20 +363,16 @@ fn carry_filter<'py>(
     mode: &str,
     cval: f64,
 ) -> PyResult<Bound<'py, PyArrayDyn<f32>>> {
-    let py = chunk.py();
     let carry = carry_of(sigma, mode, cval)?;
-    let shape = chunk.shape().to_vec();
-    let out = float_array(py, &shape, axis, shape.get(axis).copied().unwrap_or(0))?;
-    {
-        let mut output = out.try_readwrite().map_err(borrow_error)?;
-        let (x, inc, o) = (
-            chunk.as_slice()?,
-            incoming.as_slice()?,
-            output.as_slice_mut()?,
-        );
-        on_workers(py, None, || carry.filter(x, &shape, axis, inc, o))?.map_err(to_py)?;
-    }
-    Ok(out)
+    let (shape, x, inc) = (
+        chunk.shape().to_vec(),
+        chunk.as_slice()?,
+        incoming.as_slice()?,
+    );
+    let extent = shape.get(axis).copied().unwrap_or(0);
+    filled_array(chunk.py(), &shape, axis, extent, |o| {
+        carry.filter(x, &shape, axis, inc, o)
+    })
 }
 
 /// Samples copied at once by one thread of `copy_in_parallel`: 1 MiB of 8-bit samples.

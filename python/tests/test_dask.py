@@ -17,15 +17,6 @@ import gblur
 import gblur.dask
 
 
-@pytest.fixture(scope="module")
-def client():
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       dashboard_address=None)
-    with distributed.Client(cluster) as c:
-        yield c
-    cluster.close()
-
-
 @pytest.mark.parametrize("mode", ["reflect", "nearest", "mirror", "wrap", "constant"])
 def test_chunks_agree_with_the_whole_array(client, mode):
     rng = np.random.default_rng(7)

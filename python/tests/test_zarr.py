@@ -21,15 +21,6 @@ FORMATS = {"0.4": ome_format.FormatV04, "0.5": ome_format.FormatV05}
 
 
 @pytest.fixture(scope="module")
-def client():
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       dashboard_address=None)
-    with distributed.Client(cluster) as c:
-        yield c
-    cluster.close()
-
-
-@pytest.fixture(scope="module")
 def volume():
     rng = np.random.default_rng(3)
     c, z, y, x = np.meshgrid(*[np.arange(n) for n in (2, 20, 64, 40)], indexing="ij")
