@@ -1,7 +1,7 @@
 //! A device that cannot be opened (`GBLUR_FAULT=open`: its context is refused): a batch goes
 //! on without it, as when its kernels do not build, and says why.
 
-use crate::common::{self, files_under, fixture, gblur};
+use crate::common::{self, gblur};
 use serde_json::Value;
 
 /// The only device of a batch cannot be opened: every file is blurred on the Rust path,
@@ -9,20 +9,8 @@ use serde_json::Value;
 #[test]
 fn a_batch_whose_device_cannot_be_opened_runs_on_the_rust_path() {
     common::require_opencl();
-    let input = tempfile::tempdir().unwrap();
-    for i in 0..4 {
-        let to = input.path().join(format!("g{i}.png"));
-        std::fs::copy(fixture("samples/camera-gray.png"), to).unwrap();
-    }
-    let rust = tempfile::tempdir().unwrap();
-    let o = gblur()
-        .arg("batch")
-        .arg(input.path())
-        .arg(rust.path())
-        .args(["--sigma", "2", "-q", "--device", "rust"])
-        .output()
-        .unwrap();
-    assert!(o.status.success());
+    let input = common::gray_batch_input(4);
+    let rust = common::rust_batch(input.path());
     let out = tempfile::tempdir().unwrap();
     let o = gblur()
         .env("GBLUR_FAULT", "open")
@@ -44,12 +32,5 @@ fn a_batch_whose_device_cannot_be_opened_runs_on_the_rust_path() {
         "{device}"
     );
     assert!(err.contains("could not be opened"), "{err}");
-    assert_eq!(files_under(out.path()), files_under(rust.path()));
-    for name in files_under(rust.path()) {
-        let (a, b) = (out.path().join(&name), rust.path().join(&name));
-        assert!(
-            std::fs::read(a).unwrap() == std::fs::read(b).unwrap(),
-            "{name}"
-        );
-    }
+    common::assert_same_files(out.path(), rust.path(), "--device cpu, not opened");
 }

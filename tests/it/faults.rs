@@ -873,23 +873,8 @@ fn batch_survives_device_faults() {
 #[test]
 fn batch_on_several_devices_survives_a_broken_one() {
     common::require_opencl();
-    let input = tempfile::tempdir().unwrap();
-    for i in 0..6 {
-        std::fs::copy(
-            fixture("samples/camera-gray.png"),
-            input.path().join(format!("g{i}.png")),
-        )
-        .unwrap();
-    }
-    let rust = tempfile::tempdir().unwrap();
-    let o = gblur()
-        .arg("batch")
-        .arg(input.path())
-        .arg(rust.path())
-        .args(["--sigma", "2", "-q", "--device", "rust"])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
+    let input = common::gray_batch_input(6);
+    let rust = common::rust_batch(input.path());
     for list in ["cpu,cpu", "cpu,rust"] {
         let out = tempfile::tempdir().unwrap();
         let o = gblur()
@@ -941,14 +926,7 @@ fn batch_on_several_devices_survives_a_broken_one() {
         if images(0) > 0 {
             assert!(err.contains("the kernels did not build"), "{err}");
         }
-        assert_eq!(files_under(out.path()), files_under(rust.path()));
-        for name in files_under(rust.path()) {
-            assert!(
-                std::fs::read(out.path().join(&name)).unwrap()
-                    == std::fs::read(rust.path().join(&name)).unwrap(),
-                "{list}: {name}"
-            );
-        }
+        common::assert_same_files(out.path(), rust.path(), list);
     }
 }
 

@@ -426,49 +426,42 @@ fn check_len(buffer: &[f32], along: Along, what: &str) -> Result<(), Error> {
 simd_dispatch!(fn summarize_task<>(coef: &Coef, x: &[f32], sum: &mut [f32], lines: Along) => summarize_impl);
 simd_dispatch!(fn filter_task<>(coef: &Coef, x: &[f32], inc: &[f32], out: &mut [f32], lines: Along) => filter_impl);
 
-/// A group's lines copied into `rows` (row `j` holds sample `j` of every lane): the passes
-/// then walk contiguous memory, where down the lines themselves each row lies a stride away,
-/// and a power-of-two stride maps every row to the same cache set. Lines that run along
-/// memory (stride 1) come in 16 × 16 blocks turned by a transpose.
+/// A group of lines that run along memory (stride 1) copied into `rows` (row `j` holds
+/// sample `j` of every lane), in 16 × 16 blocks turned by a transpose, the tail sample by
+/// sample.
 #[inline(always)]
-fn gather<I: Isa>(group: &Group, x: &[f32], lines: Along, rows: &mut [V]) {
-    let (n, stride) = (lines.n, lines.inner);
+fn gather_along_memory<I: Isa>(group: &Group, x: &[f32], n: usize, rows: &mut [V]) {
     let mut j = 0;
-    if stride == 1 && !group.contiguous {
-        let mut block = [V::ZERO; LANES];
-        while j + LANES <= n {
-            for (g, v) in block.iter_mut().enumerate() {
-                v.0.copy_from_slice(&x[group.starts[g] + j..][..LANES]);
-            }
-            I::transpose_to(
-                &block,
-                (&mut rows[j..j + LANES]).try_into().expect("16 rows"),
-            );
-            j += LANES;
+    let mut block = [V::ZERO; LANES];
+    while j + LANES <= n {
+        for (g, v) in block.iter_mut().enumerate() {
+            v.0.copy_from_slice(&x[group.starts[g] + j..][..LANES]);
         }
+        I::transpose_to(
+            &block,
+            (&mut rows[j..j + LANES]).try_into().expect("16 rows"),
+        );
+        j += LANES;
     }
     for (r, row) in rows.iter_mut().enumerate().take(n).skip(j) {
-        *row = group.load(x, r * stride);
+        *row = group.load(x, r);
     }
 }
 
-/// `rows` (as `gather` lays them out) written back to the group's live lines.
+/// `rows` (as `gather_along_memory` lays them out) written back to the group's live lines.
 #[inline(always)]
-fn scatter<I: Isa>(group: &Group, rows: &[V], lines: Along, out: &mut [f32]) {
-    let (n, stride) = (lines.n, lines.inner);
+fn scatter_along_memory<I: Isa>(group: &Group, rows: &[V], n: usize, out: &mut [f32]) {
     let mut j = 0;
-    if stride == 1 && !group.contiguous {
-        let mut block = [V::ZERO; LANES];
-        while j + LANES <= n {
-            I::transpose_to(rows[j..j + LANES].try_into().expect("16 rows"), &mut block);
-            for (g, v) in block.iter().enumerate().take(group.live) {
-                out[group.starts[g] + j..][..LANES].copy_from_slice(&v.0);
-            }
-            j += LANES;
+    let mut block = [V::ZERO; LANES];
+    while j + LANES <= n {
+        I::transpose_to(rows[j..j + LANES].try_into().expect("16 rows"), &mut block);
+        for (g, v) in block.iter().enumerate().take(group.live) {
+            out[group.starts[g] + j..][..LANES].copy_from_slice(&v.0);
         }
+        j += LANES;
     }
     for (r, &row) in rows.iter().enumerate().take(n).skip(j) {
-        group.store(out, r * stride, row);
+        group.store(out, r, row);
     }
 }
 
@@ -476,8 +469,10 @@ fn scatter<I: Isa>(group: &Group, rows: &[V], lines: Along, out: &mut [f32]) {
 /// beside each other in memory, rows read 4 × 64 bytes at a time.
 const PACK: usize = 4;
 
-/// A pack's lines copied as `gather` copies one group's, row by row across the pack where
-/// its lines lie a stride apart (one run of neighbouring bytes per row).
+/// A pack's lines copied into rows per group (row `j` holds sample `j` of every lane): the
+/// passes then walk contiguous memory, where down the lines themselves each row lies a
+/// stride away, and a power-of-two stride maps every row to the same cache set. Lines a
+/// stride apart are read row by row across the pack (one run of neighbouring bytes per row).
 #[inline(always)]
 fn gather_pack<I: Isa, const G: usize>(
     pack: &[Group],
@@ -487,7 +482,7 @@ fn gather_pack<I: Isa, const G: usize>(
 ) {
     if lines.inner == 1 {
         for g in 0..G {
-            gather::<I>(&pack[g], x, lines, &mut rows[g]);
+            gather_along_memory::<I>(&pack[g], x, lines.n, &mut rows[g]);
         }
         return;
     }
@@ -507,7 +502,7 @@ fn scatter_pack<I: Isa, const G: usize>(
 ) {
     if lines.inner == 1 {
         for g in 0..G {
-            scatter::<I>(&pack[g], &rows[g], lines, out);
+            scatter_along_memory::<I>(&pack[g], &rows[g], lines.n, out);
         }
         return;
     }

@@ -121,6 +121,43 @@ pub fn chmod(path: &Path, mode: u32) {
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
 }
 
+/// A new folder of `n` copies of the gray camera sample (`g0.png`, `g1.png`, ...): a batch's
+/// input.
+pub fn gray_batch_input(n: usize) -> tempfile::TempDir {
+    let input = tempfile::tempdir().unwrap();
+    for i in 0..n {
+        let to = input.path().join(format!("g{i}.png"));
+        std::fs::copy(fixture("samples/camera-gray.png"), to).unwrap();
+    }
+    input
+}
+
+/// `input` blurred by `gblur batch --sigma 2 --device rust` into a new folder: what a batch
+/// on any device, with any fault, must write.
+pub fn rust_batch(input: &Path) -> tempfile::TempDir {
+    let out = tempfile::tempdir().unwrap();
+    let o = gblur()
+        .arg("batch")
+        .arg(input)
+        .arg(out.path())
+        .args(["--sigma", "2", "-q", "--device", "rust"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    out
+}
+
+/// `got` holds the files `want` holds, each byte for byte (`what` names the run).
+pub fn assert_same_files(got: &Path, want: &Path, what: &str) {
+    assert_eq!(files_under(got), files_under(want), "{what}");
+    for name in files_under(want) {
+        assert!(
+            std::fs::read(got.join(&name)).unwrap() == std::fs::read(want.join(&name)).unwrap(),
+            "{what}: {name}"
+        );
+    }
+}
+
 /// Every file (and link) under `dir`, relative and sorted, but for the record a batch keeps of
 /// the settings behind its outputs (`.gblur.settings-K-of-N.log`).
 pub fn files_under(dir: &Path) -> std::collections::BTreeSet<String> {
