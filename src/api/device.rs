@@ -294,6 +294,9 @@ impl Device {
         shape: &[usize],
     ) -> Result<(), Error> {
         let axes = filter.checked_axes(data.len(), shape)?;
+        if self.derivatives_on_host(&axes)? {
+            return filter.apply(data, shape);
+        }
         match self.runs_array(&axes, shape) {
             Some(device) => blur_axes_on(&device, &axes, data, shape),
             None => filter.apply(data, shape),
@@ -330,10 +333,28 @@ impl Device {
                 input.len()
             )));
         }
+        if self.derivatives_on_host(&axes)? {
+            return filter.apply_into(input, output, shape);
+        }
         let Some(device) = self.runs_array(&axes, shape) else {
             return filter.apply_into(input, output, shape);
         };
         blur_staged_on(&device, &axes, input, output, shape)
+    }
+
+    /// Whether a filter with derivatives (`Filter::order`) runs on the host: the OpenCL
+    /// kernels take the Gaussian alone, so `auto` leaves such a filter to the host and an
+    /// OpenCL device asked for by name refuses it.
+    fn derivatives_on_host(&self, axes: &[Option<AxisFilter>]) -> Result<bool, Error> {
+        if axes.iter().flatten().all(|a| a.filter.order() == 0) {
+            return Ok(false);
+        }
+        if self.weighs || self.lock().is_none() {
+            return Ok(true);
+        }
+        Err(Error::Unsupported(
+            "the Gaussian's derivatives (order 1 and 2) run on the host's cores, not on an OpenCL device: use the rust or auto device".into(),
+        ))
     }
 
     /// The opened device, where it should blur an array of `shape` along `axes`: always,

@@ -47,6 +47,9 @@ pub enum Error {
     /// A constant edge value that is not a finite number.
     #[error("the constant edge value must be a finite number (got {0})")]
     Constant(f64),
+    /// A derivative order other than 0, 1 or 2.
+    #[error("the derivative order must be 0, 1 or 2 (got {0})")]
+    Order(u8),
     /// A buffer whose length does not match the layout or shape given with it.
     #[error("{0}")]
     Buffer(String),

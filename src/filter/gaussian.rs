@@ -8,7 +8,7 @@
 
 /// Deriche's fitted constants for the 4th-order Gaussian: each term is
 /// `(alpha cos(omega n / sigma) + beta sin(omega n / sigma)) exp(-b n / sigma)`.
-const TERMS: [(f64, f64, f64, f64); 2] = [
+pub(super) const TERMS: [(f64, f64, f64, f64); 2] = [
     // (alpha, beta, b, omega)
     (
         1.679_729_223_236_110_7,
@@ -78,11 +78,18 @@ impl Section {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RecursiveGaussian {
     pub sigma: f64,
+    /// The derivative it takes: 0 smooths, 1 and 2 are the first and second derivatives
+    /// (`derivative`).
+    pub order: u8,
     pub sections: [Section; 2],
 }
 
 /// Number of f32 values per section in the coefficient block the kernels read.
 pub const SECTION_FLOATS: usize = 8;
+
+/// Where a difference-form block holds the weight of the input itself in the output
+/// (`RecursiveGaussian::input_weight`).
+pub const INPUT_WEIGHT: usize = 6;
 
 impl RecursiveGaussian {
     pub fn new(sigma: f64) -> Self {
@@ -117,7 +124,30 @@ impl RecursiveGaussian {
             s.m1 /= dc;
             s.m2 /= dc;
         }
-        Self { sigma, sections }
+        Self {
+            sigma,
+            order: 0,
+            sections,
+        }
+    }
+
+    /// The recursive filters of the Gaussian's derivative of `order` (0, 1 or 2) at `sigma`,
+    /// to run on the same input and add: the Gaussian itself for 0, one fitted 4th-order
+    /// filter for 1, two for 2 (`super::derivative`).
+    pub fn of_order(sigma: f64, order: u8) -> Vec<Self> {
+        match order {
+            0 => vec![Self::new(sigma)],
+            _ => super::derivative::design(sigma, order),
+        }
+    }
+
+    /// The weight of the input itself in the difference form's output: the whole filter's DC
+    /// gain, 1 for the Gaussian and 0 for its derivatives (whose numerators are fitted so).
+    pub fn input_weight(&self) -> f32 {
+        match self.order {
+            0 => 1.0,
+            _ => 0.0,
+        }
     }
 
     /// The coefficient block uploaded to the kernels, rounded to f32 only here:
@@ -139,7 +169,8 @@ impl RecursiveGaussian {
     }
 
     /// The coefficient block of the difference form, laid out as `to_f32_block`'s: per section
-    /// `cw cd aw ad eps q 0 0`. The sections run their poles alone on the first differences
+    /// `cw cd aw ad eps q 0 0`, except that section a's 7th value is the input's own weight
+    /// (`input_weight`: 1, or 0 for a derivative). The sections run their poles alone on the first differences
     /// `x[n] − x[n−1]` (the all-pole state `w` and its step `d`, the delta form with a
     /// numerator of 1) and their numerators on that state at the output: causally `cw w +
     /// cd d`, anticausally `aw w + ad d`; the filter's output is the input plus the four.
@@ -172,6 +203,7 @@ impl RecursiveGaussian {
                 s.q as f32,
             ]);
         }
+        out[INPUT_WEIGHT] = self.input_weight();
         out
     }
 

@@ -1,6 +1,7 @@
 //! What to run along one axis: the recursive Gaussian or the sampled FIR, chosen from sigma,
 //! with the f32 data (coefficient block or taps) that the Rust and OpenCL paths both consume.
 
+pub mod derivative;
 mod edge;
 pub mod gaussian;
 
@@ -48,10 +49,21 @@ pub enum LineFilter {
         /// (`RecursiveGaussian::to_f32_difference_block`): every path with f32 output, which
         /// keeps a constant region bit for bit.
         differences: [f32; 2 * gaussian::SECTION_FLOATS],
+        /// The Gaussian's derivative it takes: 0 (the Gaussian), 1 or 2 (`nd::Filter`
+        /// only; the image paths take 0).
+        order: u8,
+        /// A second pair of sections run on the same input, whose output is added: the second
+        /// derivative's 8th-order design. None for the others.
+        second: Option<[f32; 2 * gaussian::SECTION_FLOATS]>,
     },
     Fir {
         sigma: f64,
+        /// Taps in the order the kernels weigh the samples, from `radius` before the output to
+        /// `radius` after (the sampled kernel reversed: the same, but for the odd first
+        /// derivative).
         taps: Vec<f32>,
+        /// As for `Recursive`.
+        order: u8,
     },
 }
 
@@ -67,18 +79,37 @@ impl LineFilter {
             Method::Fir => false,
         };
         if recursive {
-            let design = RecursiveGaussian::new(sigma);
-            LineFilter::Recursive {
-                sigma,
-                coefficients: design.to_f32_block(),
-                differences: design.to_f32_difference_block(),
-            }
+            LineFilter::recursive(sigma, 0)
         } else {
             LineFilter::Fir {
                 sigma,
                 taps: gaussian::fir_taps(sigma),
+                order: 0,
             }
         }
+    }
+
+    /// The recursive filter of the Gaussian's derivative of `order` (0, 1 or 2) at `sigma`.
+    pub fn recursive(sigma: f64, order: u8) -> Self {
+        let designs = RecursiveGaussian::of_order(sigma, order);
+        LineFilter::Recursive {
+            sigma,
+            coefficients: designs[0].to_f32_block(),
+            differences: designs[0].to_f32_difference_block(),
+            order,
+            second: designs.get(1).map(|d| d.to_f32_difference_block()),
+        }
+    }
+
+    /// scipy's sampled kernel of the Gaussian's derivative of `order` at `sigma`, reaching
+    /// `radius` samples each side.
+    pub fn fir(sigma: f64, radius: usize, order: u8) -> Self {
+        let taps = derivative::sampled_derivative(sigma, radius, order)
+            .into_iter()
+            .rev()
+            .map(|v| v as f32)
+            .collect();
+        LineFilter::Fir { sigma, taps, order }
     }
 
     /// The filter that keeps every sample (sigma 0): an FIR of one tap.
@@ -86,6 +117,37 @@ impl LineFilter {
         LineFilter::Fir {
             sigma: 0.0,
             taps: vec![1.0],
+            order: 0,
+        }
+    }
+
+    /// The derivative this filter takes (0: the Gaussian itself).
+    pub fn order(&self) -> u8 {
+        match self {
+            LineFilter::Recursive { order, .. } | LineFilter::Fir { order, .. } => *order,
+        }
+    }
+
+    /// The weight of the input sample itself in the output, where the kernels weigh
+    /// differences from it (`reference::fir_line`, the recursive difference form): the
+    /// kernel's sum, 1 for the Gaussian, 0 for its odd first derivative and for the recursive
+    /// second derivative, the small sum of scipy's sampled second derivative for its FIR.
+    pub fn input_weight(&self) -> f32 {
+        match self {
+            LineFilter::Recursive { differences, .. } => differences[gaussian::INPUT_WEIGHT],
+            LineFilter::Fir { order: 0, .. } => 1.0,
+            LineFilter::Fir { order: 1, .. } => 0.0,
+            LineFilter::Fir { taps, .. } => taps.iter().map(|&t| t as f64).sum::<f64>() as f32,
+        }
+    }
+
+    /// How far the filter reaches beyond an output, in samples: the FIR's radius, or where the
+    /// recursive filter's weights have fallen below 5e-5.
+    pub fn reach(&self) -> usize {
+        match self {
+            LineFilter::Fir { taps, .. } => taps.len() / 2,
+            LineFilter::Recursive { sigma, order: 0, .. } => gaussian::recursive_reach(*sigma),
+            LineFilter::Recursive { sigma, order, .. } => derivative::reach(*sigma, *order),
         }
     }
 
@@ -104,11 +166,15 @@ impl LineFilter {
         }
     }
 
-    /// Short human description, e.g. `recursive` or `fir r=8`.
+    /// Short human description, e.g. `recursive`, `fir r=8` or `recursive, order 2`.
     pub fn describe(&self) -> String {
-        match self {
+        let name = match self {
             LineFilter::Recursive { .. } => "recursive".to_string(),
             LineFilter::Fir { taps, .. } => format!("fir r={}", taps.len() / 2),
+        };
+        match self.order() {
+            0 => name,
+            order => format!("{name}, order {order}"),
         }
     }
 }
@@ -168,7 +234,7 @@ impl Blur2d {
         self.truncate = truncate;
         if let Some(t) = truncate {
             for f in [&mut self.x, &mut self.y] {
-                if let LineFilter::Fir { sigma, taps } = f {
+                if let LineFilter::Fir { sigma, taps, .. } = f {
                     if *sigma == 0.0 {
                         continue;
                     }

@@ -5,6 +5,7 @@
 
 mod accuracy;
 mod common;
+mod derivatives;
 mod fuzz_regressions;
 mod jpeg_planes;
 mod opencl_vs_reference;

@@ -8,7 +8,6 @@ use super::output::{opt, Column};
 use super::runner::measure;
 use super::{BenchOptions, Record};
 use crate::kernels::CONV2D;
-use gblur::filter::gaussian;
 use gblur::filter::{Blur2d, LineFilter, Method};
 use gblur::gpu::defines::pass_defines;
 use gblur::gpu::format::PixelFormat;
@@ -331,11 +330,7 @@ fn row_record(ctx: &ClContext, row: &Row, img: &Planar, sigma: f64) -> Record {
 
 /// The sampled Gaussian of radius `conv_radius(sigma)`: both convolution rows' taps.
 fn fir(sigma: f64) -> LineFilter {
-    let taps = gaussian::sampled_gaussian(sigma, conv_radius(sigma));
-    LineFilter::Fir {
-        sigma,
-        taps: taps.into_iter().map(|v| v as f32).collect(),
-    }
+    LineFilter::fir(sigma, conv_radius(sigma), 0)
 }
 
 /// A planar row ready to time: its output of one run and the reference it must match, and

@@ -115,13 +115,10 @@ impl AxisFilter {
     /// Samples of extension each end needs: none for clamp (the filter's own edge), one for
     /// a constant (the clamp beyond it repeats the constant), else the filter's reach.
     pub fn pad(&self) -> usize {
-        match (self.edge, &self.filter) {
-            (EdgeMode::Clamp, _) => 0,
-            (EdgeMode::Constant(_), _) => 1,
-            (_, LineFilter::Fir { taps, .. }) => taps.len() / 2,
-            (_, LineFilter::Recursive { sigma, .. }) => {
-                crate::filter::gaussian::recursive_reach(*sigma)
-            }
+        match self.edge {
+            EdgeMode::Clamp => 0,
+            EdgeMode::Constant(_) => 1,
+            _ => self.filter.reach(),
         }
     }
 }
@@ -255,7 +252,14 @@ unsafe fn filter_axis_raw<S: Element, D: Element>(
     let pad = f.pad();
     let rows = lines.n + 2 * pad;
     let coef = match &f.filter {
-        LineFilter::Recursive { differences, .. } => Some(Coef::differences(differences)),
+        LineFilter::Recursive {
+            differences,
+            second,
+            ..
+        } => Some(Recursion {
+            first: Coef::differences(differences),
+            second: second.as_ref().map(Coef::differences),
+        }),
         LineFilter::Fir { .. } => None,
     };
     let (src, dst) = (Shared(src as *mut S), Shared(dst));
@@ -310,6 +314,13 @@ pub(crate) fn filter_axis_in_place<T: Element>(
     unsafe { filter_axis_raw(p as *const T, p, lines, f) }
 }
 
+/// The recursive filter of an axis as the kernels step it: one pair of sections, and a second
+/// pair on the same input whose output is added (the second derivative's design).
+pub(crate) struct Recursion {
+    first: Coef,
+    second: Option<Coef>,
+}
+
 /// One work item: up to `GROUP` blocks side by side, row `k` of block `g` at
 /// `x[k·GROUP + g]` in the scratch (the blocks a short last item lacks are filtered as
 /// whatever the scratch holds and never written back).
@@ -320,8 +331,8 @@ struct Item<'a> {
     pad: usize,
 }
 
-simd_dispatch!(fn filter_four<S: Element, D: Element>(src: Shared<S>, dst: Shared<D>, item: Item<'_>, f: &AxisFilter, coef: Option<&Coef>, x: &mut [V], out: &mut [V]) => filter_item_4);
-simd_dispatch!(fn filter_one<S: Element, D: Element>(src: Shared<S>, dst: Shared<D>, item: Item<'_>, f: &AxisFilter, coef: Option<&Coef>, x: &mut [V], out: &mut [V]) => filter_item_1);
+simd_dispatch!(fn filter_four<S: Element, D: Element>(src: Shared<S>, dst: Shared<D>, item: Item<'_>, f: &AxisFilter, coef: Option<&Recursion>, x: &mut [V], out: &mut [V]) => filter_item_4);
+simd_dispatch!(fn filter_one<S: Element, D: Element>(src: Shared<S>, dst: Shared<D>, item: Item<'_>, f: &AxisFilter, coef: Option<&Recursion>, x: &mut [V], out: &mut [V]) => filter_item_1);
 
 /// `filter_item_impl` with four blocks side by side.
 #[inline(always)]
@@ -330,7 +341,7 @@ fn filter_item_4<S: Element, D: Element, I: Isa>(
     dst: Shared<D>,
     item: Item<'_>,
     f: &AxisFilter,
-    coef: Option<&Coef>,
+    coef: Option<&Recursion>,
     x: &mut [V],
     out: &mut [V],
 ) {
@@ -344,7 +355,7 @@ fn filter_item_1<S: Element, D: Element, I: Isa>(
     dst: Shared<D>,
     item: Item<'_>,
     f: &AxisFilter,
-    coef: Option<&Coef>,
+    coef: Option<&Recursion>,
     x: &mut [V],
     out: &mut [V],
 ) {
@@ -359,7 +370,7 @@ fn filter_item_impl<S: Element, D: Element, I: Isa, const G: usize>(
     dst: Shared<D>,
     item: Item<'_>,
     f: &AxisFilter,
-    coef: Option<&Coef>,
+    coef: Option<&Recursion>,
     x: &mut [V],
     out: &mut [V],
 ) {
@@ -367,8 +378,16 @@ fn filter_item_impl<S: Element, D: Element, I: Isa, const G: usize>(
     unsafe { gather::<S, I, G>(src.get(), item, x) };
     extend::<G>(x, item, f);
     match (coef, &f.filter) {
-        (Some(k), _) => recursive_impl::<I, G>(x, out, k, item.pad),
-        (None, LineFilter::Fir { taps, .. }) => fir_impl::<I, G>(x, out, taps, item.pad),
+        (Some(k), _) => {
+            recursive_impl::<I, G, false>(x, out, &k.first, item.pad);
+            if let Some(second) = &k.second {
+                recursive_impl::<I, G, true>(x, out, second, item.pad);
+            }
+        }
+        (None, LineFilter::Fir { taps, .. }) => {
+            let input = V::splat(f.filter.input_weight());
+            fir_impl::<I, G>(x, out, taps, input, item.pad)
+        }
         (None, LineFilter::Recursive { .. }) => unreachable!("coefficients made by the caller"),
     }
     // SAFETY: as for the gather.
@@ -579,9 +598,15 @@ fn row<const G: usize>(x: &[V], r: usize) -> [V; G] {
 
 /// Both halves of the recursive filter down `x` (the lines with their extension), in the
 /// difference form, into `out` (the lines' own rows): causal outputs first, then the
-/// anticausal pass adds its own and the input.
+/// anticausal pass adds its own and the input (times its weight, `Coef::input`). With `ADD`
+/// both are added to what `out` holds (a second pair of sections on the same input).
 #[inline(always)]
-fn recursive_impl<I: Isa, const G: usize>(x: &[V], out: &mut [V], k: &Coef, pad: usize) {
+fn recursive_impl<I: Isa, const G: usize, const ADD: bool>(
+    x: &[V],
+    out: &mut [V],
+    k: &Coef,
+    pad: usize,
+) {
     let (m, n) = (x.len() / G, out.len() / G);
     let mut st = [Sections::ZERO; G];
     for g in 0..G {
@@ -598,7 +623,8 @@ fn recursive_impl<I: Isa, const G: usize>(x: &[V], out: &mut [V], k: &Coef, pad:
         for g in 0..G {
             let xr = x[r * G + g];
             st[g].step::<I>(k, xr - xp[g]);
-            out[(r - pad) * G + g] = st[g].output::<I>(k.causal(), V::ZERO);
+            let o = &mut out[(r - pad) * G + g];
+            *o = st[g].output::<I>(k.causal(), if ADD { *o } else { V::ZERO });
             xp[g] = xr;
         }
     }
@@ -615,7 +641,7 @@ fn recursive_impl<I: Isa, const G: usize>(x: &[V], out: &mut [V], k: &Coef, pad:
             st[g].step::<I>(k, x1[g]);
             let a = st[g].output::<I>(k.anticausal(), V::ZERO);
             let o = &mut out[(j - pad) * G + g];
-            *o = x[j * G + g] + (*o + a);
+            *o = V::madd::<I>(x[j * G + g], k.input, *o + a);
             x1[g] = match j {
                 0 => V::ZERO,
                 _ => x[j * G + g] - x[(j - 1) * G + g],
@@ -624,10 +650,11 @@ fn recursive_impl<I: Isa, const G: usize>(x: &[V], out: &mut [V], k: &Coef, pad:
     }
 }
 
-/// The FIR down `x`, reads clamped to it, each output its input plus the taps' weighted
-/// differences from it (`reference::fir_line`).
+/// The FIR down `x`, reads clamped to it, each output its input (times its weight `input`,
+/// `LineFilter::input_weight`) plus the taps' weighted differences from it
+/// (`reference::fir_line`).
 #[inline(always)]
-fn fir_impl<I: Isa, const G: usize>(x: &[V], out: &mut [V], taps: &[f32], pad: usize) {
+fn fir_impl<I: Isa, const G: usize>(x: &[V], out: &mut [V], taps: &[f32], input: V, pad: usize) {
     let (m, r) = ((x.len() / G) as isize, (taps.len() / 2) as isize);
     for i in 0..out.len() / G {
         let c = (i + pad) as isize;
@@ -640,7 +667,7 @@ fn fir_impl<I: Isa, const G: usize>(x: &[V], out: &mut [V], taps: &[f32], pad: u
             }
         }
         for g in 0..G {
-            out[i * G + g] = acc[g] + x[c as usize * G + g];
+            out[i * G + g] = V::madd::<I>(x[c as usize * G + g], input, acc[g]);
         }
     }
 }

@@ -5,7 +5,7 @@
 use super::samples::Sample;
 use super::VECS;
 use crate::cpu::lanes::{Isa, V};
-use crate::filter::gaussian::SECTION_FLOATS;
+use crate::filter::gaussian::{INPUT_WEIGHT, SECTION_FLOATS};
 
 /// One axis's recursive filter, every coefficient splatted across the lanes, for sections
 /// run as their all-pole part followed by their two-tap numerator (see `Sections`).
@@ -22,6 +22,9 @@ pub(crate) struct Coef {
     r2: [V; 2],
     /// 1 / eps: the all-pole state of a constant unit input.
     steady: [V; 2],
+    /// The weight of the input itself in a difference-form output (`INPUT_WEIGHT`): 1 for
+    /// the Gaussian, 0 for its derivatives.
+    pub(crate) input: V,
 }
 
 impl Coef {
@@ -38,6 +41,7 @@ impl Coef {
             neps: f(|s| -s[4]),
             r2: f(|s| 1.0 - s[5]),
             steady: f(|s| 1.0 / s[4]),
+            input: V::splat(1.0),
         }
     }
 
@@ -53,6 +57,7 @@ impl Coef {
             neps: zero,
             r2: zero,
             steady: zero,
+            input: V::ZERO,
         }
     }
 
@@ -80,6 +85,7 @@ impl Coef {
             neps: g(|s| -s[0]),
             r2: g(|s| 1.0 - s[1]),
             steady: g(|s| 1.0 / s[0]),
+            input: V::splat(c[INPUT_WEIGHT]),
         }
     }
 
