@@ -26,10 +26,10 @@ array (which cuts the periodic extensions where their weights fall under 5e-5), 
 
 import numpy as np
 
-from . import _NATIVE, _gblur, _numeric, _per_axis, _round_into
+from . import _NATIVE, _gblur, _numeric, _orders, _per_axis, _round_into
 from . import gaussian_filter as _gaussian_filter
 
-__all__ = ["gaussian_filter"]
+__all__ = ["gaussian_filter", "gaussian_gradient_magnitude", "gaussian_laplace"]
 
 # Values per line of a chunk's summary and of its incoming states (gblur::nd::carry).
 _SUMMARY = 10
@@ -91,17 +91,20 @@ def _carried(x, axis, sigma, mode, cval):
                           cval)
 
 
-def _filter_block(block, sigma, mode, cval, truncate, radius, method, dtype_out):
-    return _gaussian_filter(block, sigma, 0, None if block.dtype == dtype_out else dtype_out,
-                            mode, cval, truncate, radius=radius, method=method)
+def _filter_block(block, sigma, order, mode, cval, truncate, radius, method, dtype_out):
+    return _gaussian_filter(block, sigma, order,
+                            None if block.dtype == dtype_out else dtype_out, mode, cval,
+                            truncate, radius=radius, method=method)
 
 
-def _overlapped(x, axis, sigmas, modes, cval, truncate, radius, method, reach):
-    """scipy's cut kernel along ``axis``: each chunk with its neighbours' samples as far as the
-    kernel reaches, or the whole axis in one chunk where it reaches that far."""
+def _overlapped(x, axis, sigmas, orders, modes, cval, truncate, radius, method, reach):
+    """scipy's cut kernel, or a derivative, along ``axis``: each chunk with its neighbours'
+    samples as far as the kernel reaches, or the whole axis in one chunk where it reaches that
+    far."""
     if reach[axis] >= x.shape[axis]:
         x = x.rechunk({axis: -1})
-    return _filtered_in_place(x, [axis], sigmas, modes, cval, truncate, radius, method, reach)
+    return _filtered_in_place(x, [axis], sigmas, orders, modes, cval, truncate, radius, method,
+                              reach)
 
 
 def _overlap_pays(chunks, reach):
@@ -111,13 +114,14 @@ def _overlap_pays(chunks, reach):
     return len(chunks) == 1 or 16 * reach <= min(inner)
 
 
-def _filtered_in_place(x, axes, sigmas, modes, cval, truncate, radius, method, reach,
+def _filtered_in_place(x, axes, sigmas, orders, modes, cval, truncate, radius, method, reach,
                        dtype=np.float32):
     """``x`` filtered along ``axes`` in one task per chunk, each chunk with its neighbours'
     samples as far as the filter reaches along an axis that has more than one chunk, into
     ``dtype`` (float32 where other axes follow; the result's own type where none does)."""
     rank = x.ndim
-    args = dict(sigma=[s if a in axes else 0.0 for a, s in enumerate(sigmas)], mode=modes,
+    args = dict(sigma=[s if a in axes else 0.0 for a, s in enumerate(sigmas)],
+                order=[o if a in axes else 0 for a, o in enumerate(orders)], mode=modes,
                 cval=cval, truncate=truncate,
                 radius=None if radius is None else [r if a in axes else 0
                                                     for a, r in enumerate(radius)],
@@ -151,7 +155,9 @@ def gaussian_filter(image, sigma, order=0, mode="reflect", cval=0.0, truncate=4.
         The array to filter (any rank and dtype :func:`gblur.gaussian_filter` takes).
     sigma, order, mode, cval, truncate, radius, axes, method
         As for :func:`gblur.gaussian_filter`. Any sigma on any chunking: the recursive
-        filter's reach may exceed a chunk or the whole axis.
+        filter's reach may exceed a chunk or the whole axis. Along an axis where a derivative
+        is taken (``order`` 1 or 2), each chunk is filtered with its neighbours' samples as far
+        as the derivative's filter reaches (about 8 sigma), as for scipy's cut kernel.
 
     Returns
     -------
@@ -177,25 +183,22 @@ def gaussian_filter(image, sigma, order=0, mode="reflect", cval=0.0, truncate=4.
     """
     import dask.array as da
 
-    if np.any(np.asarray(order) != 0):
-        raise NotImplementedError(
-            "gblur.dask.gaussian_filter supports order=0 only; use "
-            "dask_image.ndfilters.gaussian_filter for derivatives of a Gaussian"
-        )
     image = da.asarray(image)
     _numeric(image)
     if method not in ("auto", "fir", "recursive"):
         raise ValueError(f"method must be 'auto', 'fir' or 'recursive', not {method!r}")
     if np.iscomplexobj(image):
-        parts = [gaussian_filter(part.astype(np.float64), sigma, 0, mode, cval, truncate,
+        parts = [gaussian_filter(part.astype(np.float64), sigma, order, mode, cval, truncate,
                                  radius=radius, axes=axes, method=method)
                  for part in (image.real, image.imag)]
         return (parts[0] + 1j * parts[1]).astype(image.dtype)
     sigmas, modes, radii = _per_axis(np.empty((1,) * image.ndim), sigma, mode, truncate,
                                      radius, axes)
+    orders = _orders(order, image.ndim, axes)
     if image.size == 0 or not any(sigmas):
         return image
-    names, reach = _gblur.plan(sigmas, float(truncate), radii, method)
+    names, reach = _gblur.plan(sigmas, float(truncate), radii, method,
+                               orders if any(orders) else None)
     work = image
     # Axes that every chunk holds whole, and axes whose reach adds at most an eighth to a
     # chunk, are filtered together in one task per chunk, in memory, as gblur.gaussian_filter
@@ -205,8 +208,8 @@ def gaussian_filter(image, sigma, order=0, mode="reflect", cval=0.0, truncate=4.
              if name is not None and _overlap_pays(image.chunks[a], int(reach[a]))]
     if local:
         last = len(local) == sum(name is not None for name in names)
-        work = _filtered_in_place(work, local, sigmas, modes, float(cval), float(truncate),
-                                  radii, method, reach,
+        work = _filtered_in_place(work, local, sigmas, orders, modes, float(cval),
+                                  float(truncate), radii, method, reach,
                                   image.dtype if last and image.dtype in _NATIVE else np.float32)
     for axis, name in enumerate(names):
         if name is None or axis in local:
@@ -214,10 +217,70 @@ def gaussian_filter(image, sigma, order=0, mode="reflect", cval=0.0, truncate=4.
         if name == "recursive":
             work = _carried(work, axis, sigmas[axis], modes[axis], float(cval))
         else:
-            work = _overlapped(work, axis, sigmas, modes, float(cval), float(truncate), radii,
-                               method, reach)
+            work = _overlapped(work, axis, sigmas, orders, modes, float(cval), float(truncate),
+                               radii, method, reach)
     if work.dtype != image.dtype:
         work = work.map_blocks(_to_dtype, dtype=image.dtype, dtype_out=image.dtype)
     if work.chunks != image.chunks:
         work = work.rechunk(image.chunks)
     return work
+
+
+def _derivatives(image, sigma, order, mode, axes, **kw):
+    """The derivative of ``order`` along each of ``axes`` (float32 or the input's float type),
+    one lazy array per axis, smoothed as ``gblur.derivatives`` smooths them."""
+    import dask.array as da
+
+    image = da.asarray(image)
+    dtype = image.dtype if image.dtype in (np.float32, np.float64) else np.float64
+    axes = tuple(range(image.ndim)) if axes is None else tuple(a % image.ndim for a in axes)
+    modes = [mode] * len(axes) if isinstance(mode, str) else list(mode)
+    out = []
+    for axis, m in zip(axes, modes):
+        orders = [0] * image.ndim
+        orders[axis] = order
+        out.append(gaussian_filter(image.astype(dtype), sigma, orders, m, **kw))
+    return out
+
+
+def gaussian_gradient_magnitude(image, sigma, mode="reflect", cval=0.0, truncate=4.0, *,
+                                radius=None, axes=None, method="auto"):
+    """:func:`gblur.gaussian_gradient_magnitude` over a Dask array, as
+    ``dask_image.ndfilters.gaussian_gradient_magnitude``: float64 for integer input, the
+    input's float type otherwise.
+
+    Examples
+    --------
+    >>> import dask.array as da, numpy as np, gblur.dask
+    >>> ramp = da.from_array(np.tile(np.arange(64.0), (64, 1)), chunks=32)
+    >>> round(float(gblur.dask.gaussian_gradient_magnitude(ramp, 3)[32, 32].compute()), 3)
+    1.0
+    """
+    parts = _derivatives(image, sigma, 1, mode, axes, cval=cval, truncate=truncate,
+                         radius=radius, method=method)
+    total = parts[0] * parts[0]
+    for p in parts[1:]:
+        total = total + p * p
+    return total ** 0.5
+
+
+def gaussian_laplace(image, sigma, mode="reflect", cval=0.0, truncate=4.0, *, radius=None,
+                     axes=None, method="auto"):
+    """:func:`gblur.gaussian_laplace` over a Dask array, as
+    ``dask_image.ndfilters.gaussian_laplace``: float64 for integer input, the input's float
+    type otherwise. Every axis of the array is smoothed with ``sigma`` (one value, or one
+    per axis).
+
+    Examples
+    --------
+    >>> import dask.array as da, numpy as np, gblur.dask
+    >>> bowl = da.from_array(np.add.outer(np.arange(48.0) ** 2, np.arange(40.0) ** 2), chunks=16)
+    >>> round(float(gblur.dask.gaussian_laplace(bowl, 4)[24, 20].compute()), 3)
+    4.0
+    """
+    parts = _derivatives(image, sigma, 2, mode, axes, cval=cval, truncate=truncate,
+                         radius=radius, method=method)
+    total = parts[0]
+    for p in parts[1:]:
+        total = total + p
+    return total

@@ -181,8 +181,8 @@ def _blur_array(source, target, scratch, sigmas, mode, cval, truncate, method):
             y = _filtered_from(_read(current), _read(held), axis, sigmas[axis], modes[axis],
                                float(cval))
         else:
-            y = _overlapped(_read(current), axis, sigmas, modes, float(cval), float(truncate),
-                            radii, method, reach)
+            y = _overlapped(_read(current), axis, sigmas, [0] * len(sigmas), modes, float(cval),
+                            float(truncate), radii, method, reach)
         if out.dtype != np.float32:
             y = y.map_blocks(_to_dtype, dtype=out.dtype, dtype_out=out.dtype)
         _store(y, out)

@@ -177,6 +177,7 @@ fn nd_filter(
     truncate: f64,
     radius: Option<Vec<usize>>,
     how: &str,
+    order: Option<Vec<u8>>,
 ) -> PyResult<Filter> {
     let modes = modes
         .iter()
@@ -190,6 +191,9 @@ fn nd_filter(
         .method(method(how)?);
     if let Some(r) = radius {
         f = f.radius(&r);
+    }
+    if let Some(o) = order {
+        f = f.order(&o);
     }
     Ok(f)
 }
@@ -242,10 +246,10 @@ fn into_from<S: Element + NumpyElement>(job: &Job) -> PyResult<()> {
 }
 
 /// Filters `input` into `output` (C-contiguous, the same shape, no shared memory) with one
-/// sigma, mode and radius per axis, on `device` (None: the host's cores) with `workers`
-/// threads (None: one per core).
+/// sigma, mode, radius and derivative order per axis, on `device` (None: the host's cores)
+/// with `workers` threads (None: one per core).
 #[pyfunction]
-#[pyo3(signature = (input, output, sigma, modes, cval, truncate, radius, method, device=None, workers=None))]
+#[pyo3(signature = (input, output, sigma, modes, cval, truncate, radius, method, device=None, workers=None, order=None))]
 #[allow(clippy::too_many_arguments)]
 fn gaussian_filter_into(
     input: &Bound<'_, PyUntypedArray>,
@@ -258,8 +262,9 @@ fn gaussian_filter_into(
     method: &str,
     device: Option<&PyDevice>,
     workers: Option<usize>,
+    order: Option<Vec<u8>>,
 ) -> PyResult<()> {
-    let filter = nd_filter(&sigma, &modes, cval, truncate, radius, method)?;
+    let filter = nd_filter(&sigma, &modes, cval, truncate, radius, method, order)?;
     let job = Job {
         input,
         output,
@@ -273,15 +278,16 @@ fn gaussian_filter_into(
 /// Which filter runs along each axis (None where sigma is 0), and how far each reaches: the
 /// samples beyond which an input moves no output by more than 5e-5 of its range.
 #[pyfunction]
-#[pyo3(signature = (sigma, truncate, radius, method))]
+#[pyo3(signature = (sigma, truncate, radius, method, order=None))]
 fn plan(
     sigma: Vec<f64>,
     truncate: f64,
     radius: Option<Vec<usize>>,
     method: &str,
+    order: Option<Vec<u8>>,
 ) -> PyResult<(Vec<Option<String>>, Vec<usize>)> {
     let modes = vec!["reflect".to_string(); sigma.len()];
-    let f = nd_filter(&sigma, &modes, 0.0, truncate, radius, method)?;
+    let f = nd_filter(&sigma, &modes, 0.0, truncate, radius, method, order)?;
     Ok((f.describe().map_err(to_py)?, f.reach().map_err(to_py)?))
 }
 
@@ -386,6 +392,84 @@ fn copy_in_parallel<T: Copy + Send + Sync>(src: &[T], dst: &mut [T]) {
     dst.par_chunks_mut(COPY_CHUNK)
         .zip(src.par_chunks(COPY_CHUNK))
         .for_each(|(d, s)| d.copy_from_slice(s));
+}
+
+/// The float types `add_squares` takes.
+trait Real:
+    NumpyElement + Copy + Send + Sync + std::ops::Add<Output = Self> + std::ops::Mul<Output = Self>
+{
+    fn sqrt(self) -> Self;
+}
+
+impl Real for f32 {
+    fn sqrt(self) -> Self {
+        f32::sqrt(self)
+    }
+}
+
+impl Real for f64 {
+    fn sqrt(self) -> Self {
+        f64::sqrt(self)
+    }
+}
+
+/// `total = (first ? 0 : total) + part²`, then `total = √total` where `last`, over the
+/// arrays' elements in chunks on the worker threads.
+fn add_squares_typed<T: Real>(
+    (total, part): (&Bound<'_, PyUntypedArray>, &Bound<'_, PyUntypedArray>),
+    (first, last): (bool, bool),
+    workers: Option<usize>,
+) -> PyResult<()> {
+    use rayon::prelude::*;
+    let py = total.py();
+    let mut total = total
+        .cast::<PyArrayDyn<T>>()?
+        .try_readwrite()
+        .map_err(borrow_error)?;
+    let part = part
+        .cast::<PyArrayDyn<T>>()?
+        .try_readonly()
+        .map_err(borrow_error)?;
+    let (t, p) = (total.as_slice_mut()?, part.as_slice()?);
+    if t.len() != p.len() {
+        return Err(PyValueError::new_err("the arrays differ in size"));
+    }
+    on_workers(py, workers, || {
+        t.par_chunks_mut(COPY_CHUNK)
+            .zip(p.par_chunks(COPY_CHUNK))
+            .for_each(|(t, p)| match (first, last) {
+                (true, false) => t.iter_mut().zip(p).for_each(|(t, &p)| *t = p * p),
+                (false, false) => t.iter_mut().zip(p).for_each(|(t, &p)| *t = *t + p * p),
+                (true, true) => t.iter_mut().zip(p).for_each(|(t, &p)| *t = (p * p).sqrt()),
+                (false, true) => t
+                    .iter_mut()
+                    .zip(p)
+                    .for_each(|(t, &p)| *t = (*t + p * p).sqrt()),
+            })
+    })
+}
+
+/// Adds the squares of `part` into `total` (C-contiguous float32 or float64 arrays of one
+/// shape and type), starting from 0 where `first` and taking the square root where `last`: a
+/// gradient magnitude's sum of squared derivatives on every worker thread, where numpy's
+/// three passes over the arrays run on one.
+#[pyfunction]
+#[pyo3(signature = (total, part, first, last, workers=None))]
+fn add_squares(
+    total: &Bound<'_, PyUntypedArray>,
+    part: &Bound<'_, PyUntypedArray>,
+    first: bool,
+    last: bool,
+    workers: Option<usize>,
+) -> PyResult<()> {
+    let arrays = (total, part);
+    match kind(total)? {
+        Kind::F32 => add_squares_typed::<f32>(arrays, (first, last), workers),
+        Kind::F64 => add_squares_typed::<f64>(arrays, (first, last), workers),
+        _ => Err(PyTypeError::new_err(
+            "add_squares takes float32 or float64 arrays",
+        )),
+    }
 }
 
 fn image_typed<T: Element + NumpyElement + gblur::Sample>(
@@ -535,6 +619,7 @@ fn _gblur(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyDevice>()?;
     m.add_function(wrap_pyfunction!(gaussian_filter_into, m)?)?;
     m.add_function(wrap_pyfunction!(plan, m)?)?;
+    m.add_function(wrap_pyfunction!(add_squares, m)?)?;
     m.add_function(wrap_pyfunction!(carry_summarize, m)?)?;
     m.add_function(wrap_pyfunction!(carry_incoming, m)?)?;
     m.add_function(wrap_pyfunction!(carry_filter, m)?)?;
