@@ -44,7 +44,8 @@ _MODES = {
 # The element types the library filters as they are; any other goes through float64.
 _NATIVE = tuple(np.dtype(t) for t in (np.uint8, np.uint16, np.int16, np.float32, np.float64))
 
-# Sigmas below this are the identity (the sampled Gaussian's neighbour taps are e^-500000).
+# Sigmas below this are the identity (the sampled Gaussian's neighbour taps are e^-500000);
+# a derivative there is scipy's single tap (`_single_tap_scale`).
 _IDENTITY_SIGMA = 1e-3
 
 _devices = {}
@@ -178,11 +179,28 @@ def _orders(order, ndim, axes):
     for a, o in zip(axes, _normalize_sequence(order, len(axes))):
         o = operator.index(o)
         if o < 0:
-            raise ValueError("Order cannot be negative")
+            raise ValueError("order must be non-negative")
         if o > 2:
             raise ValueError(f"gblur takes derivatives of order 0, 1 and 2, not {o}")
         full[a] = o
     return full
+
+
+def _single_tap_scale(ndim, sigma, orders, radius, axes):
+    """The factor a derivative contributes along an axis whose kernel is a single sample
+    (sigma at most 0.001, or radius 0), which gblur leaves out of the filter: scipy's single tap,
+    0 for the first derivative and -1/sigma**2 for the second (1 for no derivative; scipy
+    skips an axis of sigma under 1e-15 whatever its order)."""
+    axes = _check_axes(axes, ndim)
+    sigmas = _normalize_sequence(sigma, len(axes))
+    radii = _normalize_sequence(radius, len(axes))
+    scale = 1.0
+    for a, s, r in zip(axes, sigmas, radii):
+        s = float(s)
+        single = s <= _IDENTITY_SIGMA or (r is not None and r == 0)
+        if orders[a] and single and s > 1e-15:
+            scale *= 0.0 if orders[a] == 1 else -1.0 / (s * s)
+    return scale
 
 
 def _round_into(output, values):
@@ -303,17 +321,24 @@ def gaussian_filter(input, sigma, order=0, output=None, mode="reflect", cval=0.0
             setattr(output, part, res)
         return output
     sigmas, modes, radii = _per_axis(input, sigma, mode, truncate, radius, axes)
+    scale = _single_tap_scale(input.ndim, sigma, orders, radius, axes)
     threads = _workers(workers)
     if input.size == 0:
         return output
+    if scale == 0.0:
+        output[...] = 0
+        return output
     if not any(sigmas):
-        output[...] = input
+        if scale == 1.0:
+            output[...] = input
+        else:
+            _round_into(output, input * scale)
         return output
     dev = _device(device)
     args = (sigmas, modes, float(cval), float(truncate), radii, method)
     if method not in ("auto", "fir", "recursive"):
         raise ValueError(f"method must be 'auto', 'fir' or 'recursive', not {method!r}")
-    native_out = output.dtype in _NATIVE
+    native_out = output.dtype in _NATIVE and (scale == 1.0 or output.dtype.kind == "f")
     # The extension reads whole elements: an unaligned array (a view into a byte buffer, a
     # block unpickled from a network message) is copied once, as a non-contiguous one is.
     src = np.require(input if input.dtype in _NATIVE else input.astype(np.float64), None,
@@ -322,6 +347,8 @@ def gaussian_filter(input, sigma, order=0, output=None, mode="reflect", cval=0.0
               and not np.shares_memory(src, output))
     dst = output if direct else np.empty(input.shape, output.dtype if native_out else np.float64)
     _gblur.gaussian_filter_into(src, dst, *args, dev, threads, orders if any(orders) else None)
+    if scale != 1.0:
+        dst *= scale
     if dst is not output:
         if native_out:
             output[...] = dst

@@ -1,7 +1,7 @@
 """gblur's Gaussian over Dask arrays: arrays larger than one machine's memory, blurred chunk
 by chunk on a Dask cluster, at a cost that does not grow with sigma.
 
-Along an axis where the recursive filter runs (sigma 2 and up, unless ``truncate`` or
+Along an axis where the recursive Gaussian runs (sigma 2 and up, unless ``truncate`` or
 ``radius`` cut the kernel short), no chunk reads its neighbours' samples. The filter is
 linear and its state is four numbers per line, so each chunk is summarised on its own (the
 state its samples leave at each end), the summaries of each column of chunks along the axis
@@ -16,7 +16,8 @@ Axes that every chunk holds whole, and axes where the filter's reach on both sid
 most an eighth to a chunk (small sigma on large chunks), are filtered in one pass instead: one
 task per chunk, in memory, with the neighbours' samples as far as the filter reaches
 (``dask.array.map_overlap``). So is an axis where scipy's cut kernel runs (sigma under 2, or
-a short ``truncate`` or ``radius``); where its reach is the whole axis, along the axis in one
+a short ``truncate`` or ``radius``) and an axis where a derivative is taken (``order`` 1 or
+2, whose reach is about 8 sigma); where the reach is the whole axis, along the axis in one
 piece.
 
 The result is within 1e-4 of the data's range of :func:`gblur.gaussian_filter` on the whole
@@ -26,7 +27,8 @@ array (which cuts the periodic extensions where their weights fall under 5e-5), 
 
 import numpy as np
 
-from . import _NATIVE, _gblur, _numeric, _orders, _per_axis, _round_into
+from . import (_NATIVE, _check_axes, _gblur, _normalize_sequence, _numeric, _orders,
+               _per_axis, _round_into)
 from . import gaussian_filter as _gaussian_filter
 
 __all__ = ["gaussian_filter", "gaussian_gradient_magnitude", "gaussian_laplace"]
@@ -226,28 +228,50 @@ def gaussian_filter(image, sigma, order=0, mode="reflect", cval=0.0, truncate=4.
     return work
 
 
-def _derivatives(image, sigma, order, mode, axes, **kw):
-    """The derivative of ``order`` along each of ``axes`` (float32 or the input's float type),
-    one lazy array per axis, smoothed as ``gblur.derivatives`` smooths them."""
+def _derivatives(image, sigma, order, mode, axes, per_axis_sigma, **kw):
+    """The derivative of ``order`` along each of ``axes`` (default all), one lazy array per
+    axis, as ``gblur.derivatives`` takes them: in float32 for float32 input, complex128 for
+    complex, float64 otherwise; ``mode`` one or one per entry of ``axes``. With
+    ``per_axis_sigma`` (the Laplacian's rule) ``sigma`` is one value or one per entry of
+    ``axes`` and the other axes are left alone; else it is ``gaussian_filter``'s."""
     import dask.array as da
 
     image = da.asarray(image)
-    dtype = image.dtype if image.dtype in (np.float32, np.float64) else np.float64
-    axes = tuple(range(image.ndim)) if axes is None else tuple(a % image.ndim for a in axes)
-    modes = [mode] * len(axes) if isinstance(mode, str) else list(mode)
+    _numeric(image)
+    if np.iscomplexobj(image):
+        dtype = np.complex128
+    else:
+        dtype = np.float32 if image.dtype == np.float32 else np.float64
+    axes = _check_axes(axes, image.ndim)
+    modes = _normalize_sequence(mode, len(axes))
+    if per_axis_sigma:
+        full = [0.0] * image.ndim
+        for a, s in zip(axes, _normalize_sequence(sigma, len(axes))):
+            full[a] = s
+        sigma = full
+    work = image.astype(dtype)
     out = []
     for axis, m in zip(axes, modes):
         orders = [0] * image.ndim
         orders[axis] = order
-        out.append(gaussian_filter(image.astype(dtype), sigma, orders, m, **kw))
-    return out
+        out.append(gaussian_filter(work, sigma, orders, m, **kw))
+    return image, out
+
+
+def _in_dtype_of(image, result):
+    """The result in the input's type, rounded once where that holds integers."""
+    if result.dtype == image.dtype:
+        return result
+    if np.issubdtype(image.dtype, np.integer) or image.dtype == np.bool_:
+        return result.map_blocks(_to_dtype, dtype=image.dtype, dtype_out=image.dtype)
+    return result.astype(image.dtype)
 
 
 def gaussian_gradient_magnitude(image, sigma, mode="reflect", cval=0.0, truncate=4.0, *,
                                 radius=None, axes=None, method="auto"):
     """:func:`gblur.gaussian_gradient_magnitude` over a Dask array, as
-    ``dask_image.ndfilters.gaussian_gradient_magnitude``: float64 for integer input, the
-    input's float type otherwise.
+    ``dask_image.ndfilters.gaussian_gradient_magnitude``: of the input's dtype (an integer
+    result rounded once); computed in float32 for float32 input, else float64.
 
     Examples
     --------
@@ -256,20 +280,22 @@ def gaussian_gradient_magnitude(image, sigma, mode="reflect", cval=0.0, truncate
     >>> round(float(gblur.dask.gaussian_gradient_magnitude(ramp, 3)[32, 32].compute()), 3)
     1.0
     """
-    parts = _derivatives(image, sigma, 1, mode, axes, cval=cval, truncate=truncate,
-                         radius=radius, method=method)
+    image, parts = _derivatives(image, sigma, 1, mode, axes, False, cval=cval,
+                                truncate=truncate, radius=radius, method=method)
+    if not parts:
+        return image
     total = parts[0] * parts[0]
     for p in parts[1:]:
         total = total + p * p
-    return total ** 0.5
+    return _in_dtype_of(image, total ** 0.5)
 
 
 def gaussian_laplace(image, sigma, mode="reflect", cval=0.0, truncate=4.0, *, radius=None,
                      axes=None, method="auto"):
     """:func:`gblur.gaussian_laplace` over a Dask array, as
-    ``dask_image.ndfilters.gaussian_laplace``: float64 for integer input, the input's float
-    type otherwise. Every axis of the array is smoothed with ``sigma`` (one value, or one
-    per axis).
+    ``dask_image.ndfilters.gaussian_laplace``: of the input's dtype (an integer result
+    rounded once); ``sigma`` one value or one per entry of ``axes``, the other axes left
+    alone.
 
     Examples
     --------
@@ -278,9 +304,11 @@ def gaussian_laplace(image, sigma, mode="reflect", cval=0.0, truncate=4.0, *, ra
     >>> round(float(gblur.dask.gaussian_laplace(bowl, 4)[24, 20].compute()), 3)
     4.0
     """
-    parts = _derivatives(image, sigma, 2, mode, axes, cval=cval, truncate=truncate,
-                         radius=radius, method=method)
+    image, parts = _derivatives(image, sigma, 2, mode, axes, True, cval=cval,
+                                truncate=truncate, radius=radius, method=method)
+    if not parts:
+        return image
     total = parts[0]
     for p in parts[1:]:
         total = total + p
-    return total
+    return _in_dtype_of(image, total)

@@ -12,12 +12,28 @@ from . import (_check_axes, _get_output, _gblur, _normalize_sequence, _round_int
                gaussian_filter)
 
 
-def _work_dtype(output):
-    """The float type the pieces are computed in: the output's own where it is a float (as
-    scipy computes them), else float64, rounded once into the integer output at the end."""
-    if np.issubdtype(output.dtype, np.floating):
-        return output.dtype
-    return np.dtype(np.float64)
+def _prepared(input, output, axes):
+    """scipy's start of both: the array, its output, the axes to differentiate along, and the
+    array the derivatives are summed in: the output itself where it is a C-contiguous float32
+    or float64 array apart from the input, else a new one (float32 for a float32 output,
+    complex128 for complex data, float64 otherwise), rounded once into an integer output at
+    the end. With no axes the output is the input copied and the axes are None."""
+    input = np.asarray(input)
+    output = _get_output(output, input)
+    axes = _check_axes(axes, input.ndim)
+    if not axes:
+        output[...] = input
+        return input, output, None, None
+    if np.iscomplexobj(input) or np.iscomplexobj(output):
+        dtype = np.dtype(np.complex128)
+    elif output.dtype == np.float32:
+        dtype = np.dtype(np.float32)
+    else:
+        dtype = np.dtype(np.float64)
+    direct = (output.dtype == dtype and output.flags.c_contiguous and output.flags.aligned
+              and not np.shares_memory(output, input))
+    total = output if direct else np.empty(input.shape, dtype)
+    return input, output, axes, total
 
 
 def _finish(output, values):
@@ -48,27 +64,26 @@ def gaussian_gradient_magnitude(input, sigma, output=None, mode="reflect", cval=
     >>> round(float(m[16, 32]), 3)
     2.0
     """
-    input = np.asarray(input)
-    output = _get_output(output, input)
-    axes = _check_axes(axes, input.ndim)
-    if not axes:
-        output[...] = input
+    input, output, axes, total = _prepared(input, output, axes)
+    if axes is None:
         return output
     modes = _normalize_sequence(mode, len(axes))
-    dtype = np.dtype(np.float32) if output.dtype == np.float32 else np.dtype(np.float64)
-    direct = (output.dtype == dtype and output.flags.c_contiguous and output.flags.aligned
-              and not np.shares_memory(output, input))
-    total = output if direct else np.empty(input.shape, dtype)
     part = None
     threads = _workers(workers)
     for k, (axis, m) in enumerate(zip(axes, modes)):
         order = [0] * input.ndim
         order[axis] = 1
-        part = gaussian_filter(input, sigma, order, dtype if part is None else part, m, cval,
-                               truncate, radius=radius, device=device, method=method,
+        part = gaussian_filter(input, sigma, order, total.dtype if part is None else part, m,
+                               cval, truncate, radius=radius, device=device, method=method,
                                workers=workers)
-        # The squares summed and the root taken on every worker thread, in place.
-        _gblur.add_squares(total, part, k == 0, k == len(axes) - 1, threads)
+        if total.dtype.kind == "c":
+            # scipy squares complex derivatives as they are (no conjugate).
+            total[...] = part * part if k == 0 else total + part * part
+            if k == len(axes) - 1:
+                np.sqrt(total, out=total)
+        else:
+            # The squares summed and the root taken on every worker thread, in place.
+            _gblur.add_squares(total, part, k == 0, k == len(axes) - 1, threads)
     return _finish(output, total)
 
 
@@ -89,30 +104,24 @@ def gaussian_laplace(input, sigma, output=None, mode="reflect", cval=0.0, *, axe
     >>> float(np.round(gblur.gaussian_laplace(bowl, sigma=4)[24, 20], 3))  # d²/dy² + d²/dx²
     4.0
     """
-    input = np.asarray(input)
-    output = _get_output(output, input)
-    axes = _check_axes(axes, input.ndim)
-    if not axes:
-        output[...] = input
+    input, output, axes, total = _prepared(input, output, axes)
+    if axes is None:
         return output
     sigmas = _normalize_sequence(sigma, len(axes))
     full_sigma = [0.0] * input.ndim
     for a, s in zip(axes, sigmas):
         full_sigma[a] = s
     modes = _normalize_sequence(mode, len(axes))
-    work = output if np.issubdtype(output.dtype, np.floating) else None
-    dtype = _work_dtype(output)
-    total = None
-    for axis, m in zip(axes, modes):
+    scratch = None
+    for k, (axis, m) in enumerate(zip(axes, modes)):
         order = [0] * input.ndim
         order[axis] = 2
-        d = gaussian_filter(input, full_sigma, order, work if total is None else dtype, m,
-                            cval, truncate, radius=radius, device=device, method=method,
-                            workers=workers)
-        if total is None:
-            total = d if work is not None else d.astype(dtype, copy=False)
-        else:
-            total += d
+        out = total if k == 0 else (total.dtype if scratch is None else scratch)
+        part = gaussian_filter(input, full_sigma, order, out, m, cval, truncate, radius=radius,
+                               device=device, method=method, workers=workers)
+        if k > 0:
+            scratch = part
+            total += part
     return _finish(output, total)
 
 
@@ -168,10 +177,16 @@ def gaussian(image, sigma=1.0, *, mode="nearest", cval=0, preserve_range=False, 
     (dtype('float64'), 1.0)
     """
     image = np.asarray(image)
-    if channel_axis is not None:
-        sigma = _spatial_sigma(sigma, image.ndim, channel_axis, "sigma")
-    elif np.any(np.asarray(sigma) < 0):
+    if np.any(np.asarray(sigma) < 0):
         raise ValueError("Sigma values less than zero are not valid")
+    if channel_axis is not None:
+        # scikit-image's rule: a sigma per spatial axis gets 0 inserted for the channels; a
+        # sigma for every axis is taken as it is.
+        if np.ndim(sigma) == 0:
+            sigma = [sigma] * (image.ndim - 1)
+        sigma = list(sigma)
+        if len(sigma) == image.ndim - 1:
+            sigma.insert(channel_axis % image.ndim, 0)
     image = _as_float(image, preserve_range)
     if out is not None and not np.issubdtype(out.dtype, np.floating):
         raise ValueError(f"dtype of `out` must be float; got {out.dtype!r}.")

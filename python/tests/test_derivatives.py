@@ -154,11 +154,36 @@ def test_difference_of_gaussians_and_gaussian_follow_skimage():
             assert np.abs(got - want).max() <= 1e-3 * (np.ptp(want) or 1)
 
 
+def test_a_kernel_of_one_sample_is_scipys_single_tap():
+    # sigma under 0.001, or radius 0: the Gaussian is the identity there, its first
+    # derivative 0 and its second -x / sigma**2, as scipy's one-tap kernels are.
+    x = random_data((20, 30), np.float64, 1)
+    for sigma, order, radius in (((1e-4, 2.0), (1, 0), None), ((1e-4, 2.0), (2, 1), None),
+                                 ((3.0, 2.0), (2, 0), [0, 4]), ((3.0, 2.0), (1, 1), [0, 4])):
+        got = gblur.gaussian_filter(x, sigma, order, radius=radius)
+        want = ndi.gaussian_filter(x, sigma, order, radius=radius)
+        assert np.abs(got - want).max() <= 1e-3 * (np.ptp(want) or 1), (sigma, order, radius)
+
+
+def test_integer_and_complex_inputs_and_an_output_that_is_the_input():
+    # An int16 saddle: its Laplacian is 0 and each axis's part +-3.9; rounded once, not per axis.
+    saddle = np.add.outer(np.arange(30.0) ** 2, -np.arange(40.0) ** 2).astype(np.int16)
+    assert gblur.gaussian_laplace(saddle, 3.0)[15, 20] == 0
+    rng = np.random.default_rng(3)
+    c = rng.random((30, 40)) + 1j * rng.random((30, 40))
+    for fn in (gblur.gaussian_laplace, gblur.gaussian_gradient_magnitude):
+        want = getattr(ndi, fn.__name__)(c, 3.0, truncate=10)
+        assert np.abs(fn(c, 3.0) - want).max() <= 1e-3 * np.abs(want).max()
+        x = rng.random((30, 40))
+        want = getattr(ndi, fn.__name__)(x, 3.0, truncate=10)
+        assert np.abs(fn(x, 3.0, output=x) - want).max() <= 1e-3 * np.ptp(want)
+
+
 def test_orders_outside_0_to_2_are_refused():
     x = np.zeros((8, 8), np.float32)
     with pytest.raises(ValueError, match="order 0, 1 and 2"):
         gblur.gaussian_filter(x, 2.0, order=3)
-    with pytest.raises(ValueError, match="negative"):
+    with pytest.raises(ValueError, match="non-negative"):
         gblur.gaussian_filter(x, 2.0, order=[0, -1])
     with pytest.raises(ValueError, match="skimage|high_sigma"):
         gblur.difference_of_gaussians(x, 3.0, 2.0)
@@ -180,6 +205,18 @@ def test_derivatives_through_dask(client):
     got = gblur.dask.gaussian_laplace(d, 4.0).compute()
     want = gblur.gaussian_laplace(x, 4.0)
     assert np.abs(got - want).max() <= 1e-4 * np.ptp(want)
+    # Along some axes, a mode per axis, and an integer input's own dtype.
+    got = gblur.dask.gaussian_laplace(d, 4.0, axes=(0,)).compute()
+    want = gblur.gaussian_laplace(x, 4.0, axes=(0,))
+    assert np.abs(got - want).max() <= 1e-4 * np.ptp(want)
+    u = (x * 100).astype(np.uint16)
+    got = gblur.dask.gaussian_gradient_magnitude(da.from_array(u, chunks=(25, 30)), 3.0,
+                                                 mode=("wrap", "nearest")).compute()
+    assert got.dtype == np.uint16
+    want = gblur.gaussian_gradient_magnitude(u, 3.0, mode=("wrap", "nearest"))
+    assert np.abs(got.astype(int) - want).max() <= 1
+    with pytest.raises(ValueError, match="unique"):
+        gblur.dask.gaussian_laplace(d, 4.0, axes=(0, 0))
 
 
 def test_an_opencl_device_refuses_derivatives_and_auto_runs_them_on_the_host():

@@ -142,7 +142,9 @@ impl RecursiveGaussian {
     }
 
     /// The weight of the input itself in the difference form's output: the whole filter's DC
-    /// gain, 1 for the Gaussian and 0 for its derivatives (whose numerators are fitted so).
+    /// gain, 1 for the Gaussian and 0 for a derivative. A derivative's design is fitted to
+    /// sum to 0 (`super::derivative`); where it is two filters added (both derivatives), the
+    /// two gains sum to 0, each runs with weight 0, and the output is still the whole filter.
     pub fn input_weight(&self) -> f32 {
         match self.order {
             0 => 1.0,
@@ -170,10 +172,11 @@ impl RecursiveGaussian {
 
     /// The coefficient block of the difference form, laid out as `to_f32_block`'s: per section
     /// `cw cd aw ad eps q 0 0`, except that section a's 7th value is the input's own weight
-    /// (`input_weight`: 1, or 0 for a derivative). The sections run their poles alone on the first differences
-    /// `x[n] − x[n−1]` (the all-pole state `w` and its step `d`, the delta form with a
-    /// numerator of 1) and their numerators on that state at the output: causally `cw w +
-    /// cd d`, anticausally `aw w + ad d`; the filter's output is the input plus the four.
+    /// (`input_weight`: 1, or 0 for a derivative). The sections run their poles alone on the
+    /// first differences `x[n] − x[n−1]` (the all-pole state `w` and its step `d`, the delta
+    /// form with a numerator of 1) and their numerators on that state at the output:
+    /// causally `cw w + cd d`, anticausally `aw w + ad d`; the filter's output is the input
+    /// (times its weight) plus the four.
     ///
     /// A section `N(z) / D(z)` with DC gain `G = N(1) / D(1)` is `G + (1 − z⁻¹) P(z) / D(z)`,
     /// since `N − G D` vanishes at `z = 1`: causally `N = n0 + n1 z⁻¹` gives `P = p0 + p1 z⁻¹`

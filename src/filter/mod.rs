@@ -44,6 +44,7 @@ pub enum LineFilter {
         sigma: f64,
         /// The sections on the input itself (`RecursiveGaussian::to_f32_block`): the banded
         /// blur's for 8- and 16-bit samples, where the output's rounding absorbs a few ulps.
+        /// Only for order 0: the image paths that read it take the Gaussian alone.
         coefficients: [f32; 2 * gaussian::SECTION_FLOATS],
         /// The sections on the input's first differences
         /// (`RecursiveGaussian::to_f32_difference_block`): every path with f32 output, which

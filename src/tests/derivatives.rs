@@ -16,17 +16,11 @@ const MODES: [EdgeMode; 5] = [
 
 /// Noise with a step and a ramp in it: a derivative has edges, slopes and texture to follow.
 fn test_line(n: usize, seed: u64) -> Vec<f32> {
-    let mut state = seed
-        .wrapping_mul(6364136223846793005)
-        .wrapping_add(1442695040888963407);
+    let noise = super::common::noise(n, 1, 1, seed).data;
     (0..n)
         .map(|i| {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            let noise = (state >> 40) as f32 / (1u64 << 24) as f32;
             let step = if i > n / 3 { 40.0 } else { 0.0 };
-            step + 0.5 * i as f32 + 20.0 * noise
+            step + 0.5 * i as f32 + 20.0 * noise[i]
         })
         .collect()
 }
