@@ -131,19 +131,9 @@ impl RecursiveGaussian {
         }
     }
 
-    /// The recursive filters of the Gaussian's derivative of `order` (0, 1 or 2) at `sigma`,
-    /// to run on the same input and add: the Gaussian itself for 0, one fitted 4th-order
-    /// filter for 1, two for 2 (`super::derivative`).
-    pub fn of_order(sigma: f64, order: u8) -> Vec<Self> {
-        match order {
-            0 => vec![Self::new(sigma)],
-            _ => super::derivative::design(sigma, order),
-        }
-    }
-
     /// The weight of the input itself in the difference form's output: the whole filter's DC
     /// gain, 1 for the Gaussian and 0 for a derivative. A derivative's design is fitted to
-    /// sum to 0 (`super::derivative`); where it is two filters added (both derivatives), the
+    /// sum to 0 (the `derivative` module); where it is two filters added (both derivatives), the
     /// two gains sum to 0, each runs with weight 0, and the output is still the whole filter.
     pub fn input_weight(&self) -> f32 {
         match self.order {

@@ -92,7 +92,11 @@ impl LineFilter {
 
     /// The recursive filter of the Gaussian's derivative of `order` (0, 1 or 2) at `sigma`.
     pub fn recursive(sigma: f64, order: u8) -> Self {
-        let designs = RecursiveGaussian::of_order(sigma, order);
+        // The Gaussian itself, or the derivative's two filters, run on the same input and added.
+        let designs = match order {
+            0 => vec![RecursiveGaussian::new(sigma)],
+            _ => derivative::design(sigma, order),
+        };
         LineFilter::Recursive {
             sigma,
             coefficients: designs[0].to_f32_block(),
