@@ -76,6 +76,7 @@ fn filter(edge: EdgeMode) -> AxisFilter {
         filter: LineFilter::new(Method::Recursive, 3.0),
         edge,
         cvals: vec![0.0],
+        footprint: None,
     }
 }
 

@@ -477,6 +477,7 @@ impl Filter {
                     filter,
                     edge: self.modes[a],
                     cvals: vec![self.cval as f32],
+                    footprint: Some(radius),
                 }))
             })
             .collect()

@@ -136,6 +136,7 @@ fn axis_filter(f: &LineFilter, edge: EdgeMode, cvals: Vec<f32>) -> AxisFilter {
         filter: f.clone(),
         edge,
         cvals,
+        footprint: None,
     }
 }
 

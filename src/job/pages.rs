@@ -561,6 +561,7 @@ fn axis_filter(filter: &LineFilter, edge: EdgeMode, color: ColorType) -> AxisFil
         filter: filter.clone(),
         edge,
         cvals: vec![cval],
+        footprint: None,
     }
 }
 

@@ -8,6 +8,7 @@ mod common;
 mod derivatives;
 mod fuzz_regressions;
 mod jpeg_planes;
+mod non_finite;
 mod opencl_vs_reference;
 mod program_cache;
 mod staged;

@@ -44,6 +44,7 @@ fn axes_of(shape: &[usize], mode: EdgeMode, filtered: &[bool]) -> Vec<Option<Axi
                 filter: LineFilter::new(Method::Recursive, 1.5),
                 edge: mode,
                 cvals: vec![0.25 + 0.125 * k as f32],
+                footprint: None,
             })
         })
         .collect()
@@ -202,6 +203,7 @@ fn arrays_larger_than_the_device_go_through_in_slabs() {
                         filter: LineFilter::new(Method::Recursive, s),
                         edge: mode,
                         cvals: vec![0.0],
+                        footprint: None,
                     })
                 })
                 .collect();

@@ -25,6 +25,7 @@
 //! scratch with reads clamped to it.
 
 use super::banded::sections::{Coef, Sections};
+use non_finite::Spoilers;
 use super::lanes::{FlushSubnormals, Isa, LANES, V};
 use crate::filter::{EdgeMode, LineFilter};
 use crate::cpu::lanes::simd_dispatch;
@@ -109,6 +110,10 @@ pub(crate) struct AxisFilter {
     /// channel of an interleaved image, where the line starting at element `s` takes
     /// `cvals[s % cvals.len()]` (its channel, for an array of shape (…, channels)).
     pub cvals: Vec<f32>,
+    /// Where a NaN or an infinity spoils only the outputs within this many samples of it
+    /// (scipy's kernel radius: `non_finite`); None lets non-finite values run through the
+    /// filter (the image paths, which replace them first).
+    pub footprint: Option<usize>,
 }
 
 impl AxisFilter {
@@ -377,6 +382,10 @@ fn filter_item_impl<S: Element, D: Element, I: Isa, const G: usize>(
     // SAFETY: `filter_axis_raw`'s caller's promise; each item touches only its own lines.
     unsafe { gather::<S, I, G>(src.get(), item, x) };
     extend::<G>(x, item, f);
+    let spoilers = match f.footprint {
+        Some(_) if non_finite::any_non_finite::<I>(x) => Some(Spoilers::take(x, G)),
+        _ => None,
+    };
     match (coef, &f.filter) {
         (Some(k), _) => {
             recursive_impl::<I, G, false>(x, out, &k.first, item.pad);
@@ -389,6 +398,9 @@ fn filter_item_impl<S: Element, D: Element, I: Isa, const G: usize>(
             fir_impl::<I, G>(x, out, taps, input, item.pad)
         }
         (None, LineFilter::Recursive { .. }) => unreachable!("coefficients made by the caller"),
+    }
+    if let (Some(spoilers), Some(footprint)) = (&spoilers, f.footprint) {
+        spoilers.spoil(out, G, item.pad, footprint, f.filter.order() == 0);
     }
     // SAFETY: as for the gather.
     unsafe { scatter::<D, I, G>(dst.get(), item, out) };
@@ -672,5 +684,6 @@ fn fir_impl<I: Isa, const G: usize>(x: &[V], out: &mut [V], taps: &[f32], input:
     }
 }
 
+mod non_finite;
 #[cfg(test)]
 mod tests;

@@ -9,6 +9,7 @@ fn filter(sigma: f64, method: Method, edge: EdgeMode) -> AxisFilter {
         filter: LineFilter::new(method, sigma),
         edge,
         cvals: vec![0.25],
+        footprint: None,
     }
 }
 
