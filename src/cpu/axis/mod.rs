@@ -382,28 +382,43 @@ fn filter_item_impl<S: Element, D: Element, I: Isa, const G: usize>(
     // SAFETY: `filter_axis_raw`'s caller's promise; each item touches only its own lines.
     unsafe { gather::<S, I, G>(src.get(), item, x) };
     extend::<G>(x, item, f);
-    let spoilers = match f.footprint {
-        Some(_) if non_finite::any_non_finite::<I>(x) => Some(Spoilers::take(x, G)),
-        _ => None,
-    };
-    match (coef, &f.filter) {
-        (Some(k), _) => {
-            recursive_impl::<I, G, false>(x, out, &k.first, item.pad);
-            if let Some(second) = &k.second {
-                recursive_impl::<I, G, true>(x, out, second, item.pad);
-            }
-        }
-        (None, LineFilter::Fir { taps, .. }) => {
-            let input = V::splat(f.filter.input_weight());
-            fir_impl::<I, G>(x, out, taps, input, item.pad)
-        }
-        (None, LineFilter::Recursive { .. }) => unreachable!("coefficients made by the caller"),
-    }
-    if let (Some(spoilers), Some(footprint)) = (&spoilers, f.footprint) {
+    let seen = filter_scratch::<I, G>(x, out, f, coef, item.pad);
+    if let (true, Some(footprint)) = (seen, f.footprint) {
+        // The rare item with a NaN or an infinity, again with them as 0, then their footprints.
+        let spoilers = Spoilers::take(x, G);
+        filter_scratch::<I, G>(x, out, f, coef, item.pad);
         spoilers.spoil(out, G, item.pad, footprint, f.filter.order() == 0);
     }
     // SAFETY: as for the gather.
     unsafe { scatter::<D, I, G>(dst.get(), item, out) };
+}
+
+/// The axis's filter down the scratch `x` into `out`; whether `x` holds a NaN or an infinity
+/// (seen by the recursive filter's causal walk as it goes; looked for after the FIR only where
+/// the axis has a footprint).
+#[inline(always)]
+fn filter_scratch<I: Isa, const G: usize>(
+    x: &[V],
+    out: &mut [V],
+    f: &AxisFilter,
+    coef: Option<&Recursion>,
+    pad: usize,
+) -> bool {
+    match (coef, &f.filter) {
+        (Some(k), _) => {
+            let seen = recursive_impl::<I, G, false>(x, out, &k.first, pad);
+            if let Some(second) = &k.second {
+                recursive_impl::<I, G, true>(x, out, second, pad);
+            }
+            seen
+        }
+        (None, LineFilter::Fir { taps, .. }) => {
+            let input = V::splat(f.filter.input_weight());
+            fir_impl::<I, G>(x, out, taps, input, pad);
+            f.footprint.is_some() && non_finite::any_non_finite::<I>(x)
+        }
+        (None, LineFilter::Recursive { .. }) => unreachable!("coefficients made by the caller"),
+    }
 }
 
 /// How many rows ahead a gather or scatter of columns asks for its rows: each row of an item
@@ -611,14 +626,16 @@ fn row<const G: usize>(x: &[V], r: usize) -> [V; G] {
 /// Both halves of the recursive filter down `x` (the lines with their extension), in the
 /// difference form, into `out` (the lines' own rows): causal outputs first, then the
 /// anticausal pass adds its own and the input (times its weight, `Coef::input`). With `ADD`
-/// both are added to what `out` holds (a second pair of sections on the same input).
+/// both are added to what `out` holds (a second pair of sections on the same input). Returns
+/// whether a line's own samples hold a NaN or an infinity (its extension copies them, or is a
+/// finite constant), found as the causal walk reads them: 0 × v is NaN just for those.
 #[inline(always)]
 fn recursive_impl<I: Isa, const G: usize, const ADD: bool>(
     x: &[V],
     out: &mut [V],
     k: &Coef,
     pad: usize,
-) {
+) -> bool {
     let (m, n) = (x.len() / G, out.len() / G);
     let mut st = [Sections::ZERO; G];
     for g in 0..G {
@@ -631,9 +648,11 @@ fn recursive_impl<I: Isa, const G: usize, const ADD: bool>(
     }
     // The input before the line's first sample: the extension's last (row 0 where none).
     let mut xp = row::<G>(x, pad.saturating_sub(1));
+    let mut seen = [V::ZERO; G];
     for r in pad..pad + n {
         for g in 0..G {
             let xr = x[r * G + g];
+            seen[g] = V::madd::<I>(xr, V::ZERO, seen[g]);
             st[g].step::<I>(k, xr - xp[g]);
             let o = &mut out[(r - pad) * G + g];
             *o = st[g].output::<I>(k.causal(), if ADD { *o } else { V::ZERO });
@@ -660,6 +679,7 @@ fn recursive_impl<I: Isa, const G: usize, const ADD: bool>(
             };
         }
     }
+    seen.iter().any(|v| v.0.iter().any(|a| a.is_nan()))
 }
 
 /// The FIR down `x`, reads clamped to it, each output its input (times its weight `input`,
