@@ -16,7 +16,7 @@
 // with indices they read as the algebra does.
 #![allow(clippy::needless_range_loop)]
 
-use super::gaussian::{RecursiveGaussian, Section};
+use super::gaussian::{sampled_gaussian, RecursiveGaussian, Section};
 
 /// Derivative orders the filters implement: the smoothing Gaussian, its first and its second
 /// derivative.
@@ -155,11 +155,17 @@ impl Pole {
 /// Gaussian's sum: the derivative of `exp(-m² / 2σ²)`.
 fn unnormalised(sigma: f64, order: u8, m: f64) -> f64 {
     let u = m / sigma;
-    let g = (-0.5 * u * u).exp();
+    factor(sigma, order, m) * (-0.5 * u * u).exp()
+}
+
+/// What the derivative of `order` multiplies the Gaussian by at offset `m`: 1, `-m/σ²`,
+/// `(m² − σ²)/σ⁴` (scipy's polynomial `q`).
+fn factor(sigma: f64, order: u8, m: f64) -> f64 {
+    let u = m / sigma;
     match order {
-        0 => g,
-        1 => -u / sigma * g,
-        _ => (u * u - 1.0) / (sigma * sigma) * g,
+        0 => 1.0,
+        1 => -u / sigma,
+        _ => (u * u - 1.0) / (sigma * sigma),
     }
 }
 
@@ -175,10 +181,9 @@ fn gaussian_sum(sigma: f64) -> f64 {
 /// radius`, in the convolution's orientation; order 0 is the normalised sampled Gaussian.
 pub fn sampled_derivative(sigma: f64, radius: usize, order: u8) -> Vec<f64> {
     let r = radius as i64;
-    let raw: Vec<f64> = (-r..=r).map(|m| unnormalised(sigma, 0, m as f64)).collect();
-    let sum: f64 = raw.iter().sum();
     (-r..=r)
-        .map(|m| unnormalised(sigma, order, m as f64) / sum)
+        .zip(sampled_gaussian(sigma, radius))
+        .map(|(m, g)| factor(sigma, order, m as f64) * g)
         .collect()
 }
 

@@ -58,11 +58,10 @@ pub use crate::filter::gaussian::recursive_reach;
 /// How far `filter` reaches beyond an edge with `mode`: 0 for clamp (the blur's own), 1 for
 /// constant (the clamp beyond it is the constant), else the filter's support.
 fn reach(filter: &LineFilter, mode: EdgeMode) -> usize {
-    match (mode, filter) {
-        (EdgeMode::Clamp, _) => 0,
-        (EdgeMode::Constant(_), _) => 1,
-        (_, LineFilter::Fir { taps, .. }) => taps.len() / 2,
-        (_, LineFilter::Recursive { sigma, .. }) => recursive_reach(*sigma),
+    match mode {
+        EdgeMode::Clamp => 0,
+        EdgeMode::Constant(_) => 1,
+        _ => filter.reach(),
     }
 }
 
