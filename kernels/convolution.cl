@@ -5,10 +5,12 @@
 //
 // Same arithmetic, in the same order, as fir_line in src/cpu/reference.rs: each output is its
 // input plus the taps' weighted differences from it, so a constant region comes out bit for bit.
+// `input_weight` is the taps' sum (1 for the Gaussian; 0, or the small sum of scipy's sampled
+// kernel, for a derivative's).
 
 // Horizontal: along rows of `width`.
 __kernel void fir_x(__global const float *src, __global float *dst, __constant float *taps,
-                    uint radius, uint width, uint height)
+                    uint radius, uint width, uint height, float input_weight)
 {
     const uint x = get_global_id(0), y = get_global_id(1);
     if (x >= width || y >= height)
@@ -20,12 +22,12 @@ __kernel void fir_x(__global const float *src, __global float *dst, __constant f
         const int j = clamp((int)x + (int)k - (int)radius, 0, (int)width - 1);
         acc += taps[k] * (src[row + j] - centre);
     }
-    dst[row + x] = acc + centre;
+    dst[row + x] = acc + input_weight * centre;
 }
 
 // Vertical: along columns of a `width`×`height` plane.
 __kernel void fir_y(__global const float *src, __global float *dst, __constant float *taps,
-                    uint radius, uint width, uint height)
+                    uint radius, uint width, uint height, float input_weight)
 {
     const uint x = get_global_id(0), y = get_global_id(1);
     if (x >= width || y >= height)
@@ -37,5 +39,5 @@ __kernel void fir_y(__global const float *src, __global float *dst, __constant f
         const int j = clamp((int)y + (int)k - (int)radius, 0, (int)height - 1);
         acc += taps[k] * (src[plane + (size_t)j * width + x] - centre);
     }
-    dst[plane + (size_t)y * width + x] = acc + centre;
+    dst[plane + (size_t)y * width + x] = acc + input_weight * centre;
 }

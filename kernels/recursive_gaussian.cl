@@ -13,7 +13,12 @@
 // version 1 in "Tuning Performance on the GPU", where they do not.
 //
 // coef: the difference form's block (RecursiveGaussian::to_f32_difference_block), per section
-// cw cd aw ad eps q (pad), 8 floats each; q = 1 - r^2. The sections' poles filter the first
+// cw cd aw ad eps q (pad), 8 floats each; q = 1 - r^2; slot 6 holds the input's own weight in
+// the output (1 for the Gaussian, 0 for a derivative, whose kernel sums to 0).
+//
+// With -D ACCUMULATE the kernel adds its sections' output to what dst holds (the input's weight
+// left out): a derivative's 8th-order filter is two 4th-order blocks on the same input, the
+// second run after the first on the same queue. The sections' poles filter the first
 // differences x[i] - x[i-1] (all-pole state w and its step d), their numerators weigh that
 // state (cw w + cd d causally, aw w + ad d anticausally), and the output is the input plus the
 // four: the clamped edges feed zero differences (both halves start from a zero state), and a
@@ -34,6 +39,11 @@ __kernel void recursive_line(__global const float *src, __global float *dst,
     const float epsa = coef[4], qa = coef[5];
     const float cwb = coef[8], cdb = coef[9], awb = coef[10], adb = coef[11];
     const float epsb = coef[12], qb = coef[13];
+#ifdef ACCUMULATE
+    const float input_weight = 0.0f;
+#else
+    const float input_weight = coef[6];
+#endif
 
     // Causal, on the difference from the sample before (the first sample before the line).
     float wa = 0.0f, da = 0.0f, wb = 0.0f, db = 0.0f, xp = in[0];
@@ -47,7 +57,12 @@ __kernel void recursive_line(__global const float *src, __global float *dst,
         t = x - epsb * wb + (db - qb * db);
         db = t;
         wb += t;
-        out[at] = (cwa * wa + cda * da) + (cwb * wb + cdb * db);
+        const float causal = (cwa * wa + cda * da) + (cwb * wb + cdb * db);
+#ifdef ACCUMULATE
+        out[at] += causal;
+#else
+        out[at] = causal;
+#endif
         xp = xr;
     }
 
@@ -66,7 +81,7 @@ __kernel void recursive_line(__global const float *src, __global float *dst,
         db = t;
         wb += t;
         const float xr = in[at];
-        out[at] = xr + (out[at] + ((awa * wa + ada * da) + (awb * wb + adb * db)));
+        out[at] = input_weight * xr + (out[at] + ((awa * wa + ada * da) + (awb * wb + adb * db)));
         x1 = xr - in[i > 0 ? at - elem_stride : at]; // 0 before the line's start
     }
 }

@@ -5,6 +5,7 @@ use super::array_cost::{self, ArrayFigures};
 use super::nd::{Element, Filter};
 use super::{Error, Gaussian, Layout, Sample};
 use crate::backend::{self, calibrate, cost};
+use crate::cpu::axis::footprint::Spoiled;
 use crate::cpu::axis::AxisFilter;
 use crate::gpu::host_array::{Extended, Pad};
 use crate::gpu::opencl::staged::SLOT_BYTES;
@@ -294,12 +295,17 @@ impl Device {
         shape: &[usize],
     ) -> Result<(), Error> {
         let axes = filter.checked_axes(data.len(), shape)?;
-        if self.derivatives_on_host(&axes)? {
+        let Some(device) = self.runs_array(&axes, shape) else {
             return filter.apply(data, shape);
-        }
-        match self.runs_array(&axes, shape) {
-            Some(device) => blur_axes_on(&device, &axes, data, shape),
-            None => filter.apply(data, shape),
+        };
+        match Spoiled::find(data, shape, &axes) {
+            None => blur_axes_on(&device, &axes, data, shape),
+            Some(spoiled) => {
+                let input = Spoiled::zeroed(data);
+                blur_staged_on(&device, &Spoiled::zeroed_axes(&axes), &input, data, shape)?;
+                spoiled.apply(data);
+                Ok(())
+            }
         }
     }
 
@@ -333,28 +339,18 @@ impl Device {
                 input.len()
             )));
         }
-        if self.derivatives_on_host(&axes)? {
-            return filter.apply_into(input, output, shape);
-        }
         let Some(device) = self.runs_array(&axes, shape) else {
             return filter.apply_into(input, output, shape);
         };
-        blur_staged_on(&device, &axes, input, output, shape)
-    }
-
-    /// Whether a filter with derivatives (`Filter::order`) runs on the host: the OpenCL
-    /// kernels take the Gaussian alone, so `auto` leaves such a filter to the host and an
-    /// OpenCL device asked for by name refuses it.
-    fn derivatives_on_host(&self, axes: &[Option<AxisFilter>]) -> Result<bool, Error> {
-        if axes.iter().flatten().all(|a| a.filter.order() == 0) {
-            return Ok(false);
+        match Spoiled::find(input, shape, &axes) {
+            None => blur_staged_on(&device, &axes, input, output, shape),
+            Some(spoiled) => {
+                let input = Spoiled::zeroed(input);
+                blur_staged_on(&device, &Spoiled::zeroed_axes(&axes), &input, output, shape)?;
+                spoiled.apply(output);
+                Ok(())
+            }
         }
-        if self.weighs || self.lock().is_none() {
-            return Ok(true);
-        }
-        Err(Error::Unsupported(
-            "the Gaussian's derivatives (order 1 and 2) run on the host's cores, not on an OpenCL device: use the rust or auto device".into(),
-        ))
     }
 
     /// The opened device, where it should blur an array of `shape` along `axes`: always,
@@ -432,14 +428,27 @@ fn blur_staged_on<S: Element, D: Element>(
     if input.is_empty() {
         return Ok(());
     }
-    let pads = axes.iter().map(|a| Pad::of(a.as_ref())).collect();
+    let pads: Vec<Pad> = axes.iter().map(|a| Pad::of(a.as_ref())).collect();
+    // A derivative takes the constant edges of the axes filtered after it to 0: those are set
+    // afresh before their passes, as scipy extends each pass's input anew.
+    let derivative = axes
+        .iter()
+        .flatten()
+        .any(|a| a.filter.input_weight() != 1.0);
+    let constants: Vec<Option<f32>> = pads
+        .iter()
+        .map(|p| {
+            (derivative && matches!(p.mode, crate::EdgeMode::Constant(_)) && p.by > 0)
+                .then_some(p.cval)
+        })
+        .collect();
     let mut host = Extended::new(input, output, shape, pads);
     let padded = host.padded_shape().to_vec();
-    volume::blur_staged(
+    volume::blur_staged_with_constants(
         &device.ctx,
         &mut host,
         &padded,
-        &lines(axes),
+        (&lines(axes), &constants),
         device.pipeline,
         SLOT_BYTES / 4,
     )

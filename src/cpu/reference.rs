@@ -7,7 +7,7 @@
 //! Rows are filtered in parallel (rayon); columns are filtered as rows of a blocked transpose,
 //! which keeps every pass reading memory in order.
 
-use crate::filter::gaussian::SECTION_FLOATS;
+use crate::filter::gaussian::{INPUT_WEIGHT, SECTION_FLOATS};
 use crate::filter::{Blur2d, LineFilter};
 use crate::pixels::planar::Planar;
 use rayon::prelude::*;
@@ -71,17 +71,31 @@ pub fn filter_rows(src: &[f32], dst: &mut [f32], line_len: usize, filter: &LineF
         .for_each(|(s, d)| filter_line(s, d, filter));
 }
 
+/// One line through `filter`, as the OpenCL kernels run it: a derivative's 8th-order filter is
+/// its first block's output with the second block's sections added after it.
 pub fn filter_line(src: &[f32], dst: &mut [f32], filter: &LineFilter) {
     match filter {
-        LineFilter::Recursive { differences, .. } => recursive_line(src, dst, differences),
-        LineFilter::Fir { taps, .. } => fir_line(src, dst, taps),
+        LineFilter::Recursive {
+            differences,
+            second,
+            ..
+        } => {
+            recursive_line(src, dst, differences);
+            if let Some(second) = second {
+                let mut more = vec![0f32; src.len()];
+                recursive_line(src, &mut more, second);
+                dst.iter_mut().zip(&more).for_each(|(d, m)| *d += m);
+            }
+        }
+        LineFilter::Fir { taps, .. } => fir_line(src, dst, taps, filter.input_weight()),
     }
 }
 
 /// One line through the causal and anticausal 2nd-order sections in their difference form
 /// (`RecursiveGaussian::to_f32_difference_block`): the sections' poles filter the first
 /// differences `x[i] − x[i−1]`, their numerators weigh the poles' state, and each output is its
-/// input plus the four weighted states. The clamped edges repeat the end samples, whose
+/// input (times the block's `INPUT_WEIGHT`: 1 for the Gaussian, 0 for a derivative) plus the
+/// four weighted states. The clamped edges repeat the end samples, whose
 /// differences are 0, so both halves start from a zero state; and where the input is constant
 /// over the filter's reach every difference is exactly 0, what the sections add has decayed
 /// below half an ulp of the input, and the output is the input bit for bit.
@@ -98,6 +112,7 @@ pub fn recursive_line(src: &[f32], dst: &mut [f32], coef: &[f32; 2 * SECTION_FLO
         [s(0, 3), s(1, 3)],
     );
     let (eps, q) = ([s(0, 4), s(1, 4)], [s(0, 5), s(1, 5)]);
+    let input_weight = coef[INPUT_WEIGHT];
 
     // Causal, on the difference from the sample before (the first sample before the line).
     let (mut w, mut d) = ([0f32; 2], [0f32; 2]);
@@ -126,7 +141,7 @@ pub fn recursive_line(src: &[f32], dst: &mut [f32], coef: &[f32; 2 * SECTION_FLO
             w[k] += t;
             sum += aw[k] * w[k] + ad[k] * d[k];
         }
-        dst[i] = src[i] + (dst[i] + sum);
+        dst[i] = input_weight * src[i] + (dst[i] + sum);
         x1 = if i > 0 { src[i] - src[i - 1] } else { 0.0 };
     }
 }
@@ -136,8 +151,8 @@ pub fn recursive_line(src: &[f32], dst: &mut [f32], coef: &[f32; 2 * SECTION_FLO
 /// Each output is its own input plus the taps' weighted differences from it: where every
 /// sample under the taps equals the centre, each difference is exactly 0 and the output is the
 /// input bit for bit (a constant region of 1e4 stays 1e4), whatever the f32 rounding of the
-/// taps and of their sum.
-pub fn fir_line(src: &[f32], dst: &mut [f32], taps: &[f32]) {
+/// taps and of their sum. `input_weight` is the taps' sum (`LineFilter::input_weight`).
+pub fn fir_line(src: &[f32], dst: &mut [f32], taps: &[f32], input_weight: f32) {
     let n = src.len() as isize;
     let r = (taps.len() / 2) as isize;
     for (i, out) in dst.iter_mut().enumerate() {
@@ -148,7 +163,7 @@ pub fn fir_line(src: &[f32], dst: &mut [f32], taps: &[f32]) {
             let j = (i + k as isize - r).clamp(0, n - 1);
             acc += t * (src[j as usize] - centre);
         }
-        *out = acc + centre;
+        *out = acc + input_weight * centre;
     }
 }
 

@@ -50,6 +50,11 @@ const SECOND_POLES: [(f64, f64); 4] = [
 /// envelopes (`|alpha + i beta| r^n` each, an upper bound of the response) has fallen below
 /// 5e-5 of the kernel's peak (`recursive_reach`'s bound for the smoothing filter), plus 3.
 pub fn reach(sigma: f64, order: u8) -> usize {
+    reach_within(sigma, order, 5e-5)
+}
+
+/// `reach` to `fraction` of the kernel's peak.
+pub fn reach_within(sigma: f64, order: u8, fraction: f64) -> usize {
     let (poles, numerators) = fitted(sigma, order);
     let end = (4.0 * sigma).ceil();
     let step = (end / MOST_FIT_SAMPLES).ceil().max(1.0);
@@ -63,8 +68,8 @@ pub fn reach(sigma: f64, order: u8) -> usize {
         .zip(&numerators)
         .map(|(p, &(alpha, beta))| {
             let amplitude = alpha.hypot(beta);
-            // r^n <= 5e-5 peak / (pairs amplitude), with ln r = -b / sigma.
-            let n = (pairs * amplitude / (5e-5 * peak)).ln() / -p.r.ln();
+            // r^n <= fraction peak / (pairs amplitude), with ln r = -b / sigma.
+            let n = (pairs * amplitude / (fraction * peak)).ln() / -p.r.ln();
             n.max(0.0).ceil() as usize
         })
         .max()

@@ -12,7 +12,7 @@ use crate::gpu::defines::{blocked_defines, blocked_tune, overlap_defines, summar
 use crate::gpu::format::PixelFormat;
 use crate::gpu::host_array::Same;
 use crate::gpu::opencl::staged::SLOT_BYTES;
-use crate::gpu::opencl::program::{BLOCKS, CONVOLUTION, RECURSIVE, TRANSPOSE};
+use crate::gpu::opencl::program::{BLOCKS, CONVOLUTION, EDGES, RECURSIVE, TRANSPOSE};
 use crate::gpu::opencl::queue::Arg;
 use crate::gpu::opencl::{ClContext, ClError, Enqueued, Timed};
 use crate::gpu::plan::Upload;
@@ -53,10 +53,12 @@ pub(super) struct Run<'a> {
     finished: bool,
 }
 
-/// A line filter with its coefficient block or taps on the device.
+/// A line filter with its coefficient block or taps on the device, and a derivative's second
+/// block (`LineFilter::Recursive::second`).
 pub(super) struct DeviceFilter<'a> {
     line: &'a LineFilter,
     pub(super) coef: Arc<Buffer<f32>>,
+    second: Option<Arc<Buffer<f32>>>,
 }
 
 /// Uploads a filter's coefficient block or taps (blocking: it is tiny, and a wait inside the
@@ -65,11 +67,22 @@ pub(super) fn upload_filter<'a>(
     ctx: &ClContext,
     f: &'a LineFilter,
 ) -> Result<DeviceFilter<'a>, ClError> {
-    let coef = match f {
-        LineFilter::Recursive { differences, .. } => ctx.constant(differences),
-        LineFilter::Fir { taps, .. } => ctx.constant(taps),
-    }?;
-    Ok(DeviceFilter { line: f, coef })
+    let (coef, second) = match f {
+        LineFilter::Recursive {
+            differences,
+            second,
+            ..
+        } => (
+            ctx.constant(differences)?,
+            second.as_ref().map(|s| ctx.constant(s)).transpose()?,
+        ),
+        LineFilter::Fir { taps, .. } => (ctx.constant(taps)?, None),
+    };
+    Ok(DeviceFilter {
+        line: f,
+        coef,
+        second,
+    })
 }
 
 /// What a blocked pass of one filter down columns of some length needs besides the image:
@@ -498,24 +511,38 @@ impl<'a> Run<'a> {
         let coef = &f.coef;
         let t = match (f.line, along) {
             (LineFilter::Recursive { .. }, along) => {
-                let k = self.ctx.kernel(RECURSIVE, "recursive_line", "")?;
                 // (len, lines, elem_stride, line_stride)
                 let (len, lines, es, ls) = match along {
                     Along::Columns => (h32, w32, w32, 1),
                     Along::Rows => (w32, h32, 1, w32),
                 };
-                let args = [
-                    Arg::Buf(src),
-                    Arg::Buf(dst),
-                    Arg::Buf(coef),
-                    Arg::U32(len),
-                    Arg::U32(lines),
-                    Arg::U32(es),
-                    Arg::U32(ls),
-                    Arg::U32(w32 * h32),
-                ];
-                self.ctx
-                    .run(&k, &args, &[lines as usize, planes], None, name)?
+                let blocks = [(coef, ""), (coef, "-DACCUMULATE")];
+                let blocks = match &f.second {
+                    Some(second) => vec![blocks[0], (second, blocks[1].1)],
+                    None => vec![blocks[0]],
+                };
+                let mut passes = Vec::new();
+                for (block, defines) in blocks {
+                    let k = self.ctx.kernel(RECURSIVE, "recursive_line", defines)?;
+                    let args = [
+                        Arg::Buf(src),
+                        Arg::Buf(dst),
+                        Arg::Buf(block),
+                        Arg::U32(len),
+                        Arg::U32(lines),
+                        Arg::U32(es),
+                        Arg::U32(ls),
+                        Arg::U32(w32 * h32),
+                    ];
+                    let ranges = [lines as usize, planes];
+                    passes.push(self.ctx.run(&k, &args, &ranges, None, name)?);
+                }
+                // A second block's pass is timed apart, under the same name, after the first.
+                let last = passes.pop().expect("the first block always runs");
+                for t in passes {
+                    self.record(t, PassKind::Filter, bytes);
+                }
+                last
             }
             (LineFilter::Fir { taps, .. }, along) => {
                 let kname = match along {
@@ -530,11 +557,37 @@ impl<'a> Run<'a> {
                     Arg::U32((taps.len() / 2) as u32),
                     Arg::U32(w32),
                     Arg::U32(h32),
+                    Arg::F32(f.line.input_weight()),
                 ];
                 self.ctx.run(&k, &args, &[w, h, planes], None, name)?
             }
         };
         self.record(t, PassKind::Filter, bytes);
+        Ok(())
+    }
+
+    /// Sets the first and last rows of every block of `lines` in `data` to `value`, where
+    /// `ends` (start, end) says they are the array's own (kernels/edges.cl).
+    pub(super) fn constant_edges(
+        &mut self,
+        data: &Buffer<f32>,
+        value: f32,
+        lines: crate::cpu::axis::Lines,
+        (start, end): (bool, bool),
+    ) -> Result<(), ClError> {
+        let k = self.ctx.kernel(EDGES, "constant_edges", "")?;
+        let ends = u32::from(start) | u32::from(end) << 1;
+        let args = [
+            Arg::Buf(data),
+            Arg::F32(value),
+            Arg::U32(lines.n as u32),
+            Arg::U32(lines.inner as u32),
+            Arg::U32(ends),
+        ];
+        let global = [lines.inner, lines.outer, 2];
+        let t = self.ctx.run(&k, &args, &global, None, "constant edges")?;
+        let bytes = (2 * lines.outer * lines.inner) as u64 * 4;
+        self.record(t, PassKind::Transfer, bytes);
         Ok(())
     }
 

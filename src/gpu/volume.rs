@@ -15,6 +15,7 @@ use super::opencl::staged::{fill_in_pieces, HostSide, SLOT_BYTES};
 use super::opencl::{ClContext, ClError, Enqueued};
 use super::pipeline::{self, upload_filter, Along, DeviceImage, Run};
 use super::plan::Pipeline;
+use crate::cpu::axis::Lines;
 use crate::filter::{Blur2d, LineFilter, Method};
 use crate::report::Pass;
 
@@ -42,15 +43,81 @@ pub fn blur_staged(
     pipeline: Pipeline,
     chunk: usize,
 ) -> Result<Vec<Pass>, ClError> {
-    assert_eq!(shape.len(), filters.len(), "one filter per axis");
+    let constants = vec![None; filters.len()];
+    let axes = Axes {
+        filters,
+        constants: &constants,
+        first: 0,
+    };
+    blur_staged_axes(ctx, host, shape, axes, pipeline, chunk)
+}
+
+/// `blur_staged` where each axis whose extension is one sample of a constant at both ends
+/// (`host_array::Pad`) has those samples set to it afresh before its pass (`constants[k]`),
+/// as scipy extends each pass's input anew: needed where an earlier pass's derivative would
+/// have taken them to 0.
+pub fn blur_staged_with_constants(
+    ctx: &ClContext,
+    host: &mut dyn HostSide,
+    shape: &[usize],
+    (filters, constants): (&[Option<LineFilter>], &[Option<f32>]),
+    pipeline: Pipeline,
+    chunk: usize,
+) -> Result<Vec<Pass>, ClError> {
+    let edges: Vec<Option<Constant>> = constants
+        .iter()
+        .map(|c| {
+            c.map(|value| Constant {
+                value,
+                start: true,
+                end: true,
+            })
+        })
+        .collect();
+    let axes = Axes {
+        filters,
+        constants: &edges,
+        first: 0,
+    };
+    blur_staged_axes(ctx, host, shape, axes, pipeline, chunk)
+}
+
+/// Each axis's filter and constant edges, the axes being the caller's from `first` on (the
+/// passes are named by the caller's).
+#[derive(Clone, Copy)]
+struct Axes<'a> {
+    filters: &'a [Option<LineFilter>],
+    constants: &'a [Option<Constant>],
+    first: usize,
+}
+
+/// A constant set at an axis's ends before its pass, where they are the array's own (a slab
+/// along the first axis holds its start, its end, both or neither).
+#[derive(Clone, Copy, Debug)]
+struct Constant {
+    value: f32,
+    start: bool,
+    end: bool,
+}
+
+fn blur_staged_axes(
+    ctx: &ClContext,
+    host: &mut dyn HostSide,
+    shape: &[usize],
+    axes: Axes,
+    pipeline: Pipeline,
+    chunk: usize,
+) -> Result<Vec<Pass>, ClError> {
+    assert_eq!(shape.len(), axes.filters.len(), "one filter per axis");
+    assert_eq!(shape.len(), axes.constants.len(), "one constant per axis");
     let len: usize = shape.iter().product();
     if len == 0 {
         return Ok(Vec::new());
     }
-    if len > room(ctx) && filters.iter().any(Option::is_some) {
-        return blur_in_slabs(ctx, host, shape, filters, pipeline, chunk);
+    if len > room(ctx) && axes.filters.iter().any(Option::is_some) {
+        return blur_in_slabs(ctx, host, shape, axes, pipeline, chunk);
     }
-    blur_whole(ctx, host, shape, (filters, 0), pipeline, chunk)
+    blur_whole(ctx, host, shape, axes, pipeline, chunk)
 }
 
 /// Samples of an array the device holds at once: two buffers of it, each within the largest
@@ -67,12 +134,18 @@ fn room(ctx: &ClContext) -> usize {
 pub const SEAM_WEIGHT: f64 = 1e-7;
 
 /// The samples of margin a slab needs along an axis with `filter`: the FIR's half width, or
-/// the recursion's reach to `SEAM_WEIGHT` (its response decays as exp(-1.72 n / sigma), so
-/// 9.4 sigma; 9.5 sigma and three samples cover small sigma too).
+/// the recursion's reach to `SEAM_WEIGHT` (the Gaussian's response decays as
+/// exp(-1.72 n / sigma), so 9.4 sigma; 9.5 sigma and three samples cover small sigma too; a
+/// derivative's from its fitted envelopes).
 fn margin(filter: &LineFilter) -> usize {
     match filter {
         LineFilter::Fir { taps, .. } => taps.len() / 2,
-        LineFilter::Recursive { sigma, .. } => (9.5 * sigma).ceil() as usize + 3,
+        LineFilter::Recursive {
+            sigma, order: 0, ..
+        } => (9.5 * sigma).ceil() as usize + 3,
+        LineFilter::Recursive { sigma, order, .. } => {
+            crate::filter::derivative::reach_within(*sigma, *order, SEAM_WEIGHT)
+        }
     }
 }
 
@@ -82,12 +155,13 @@ fn blur_in_slabs(
     ctx: &ClContext,
     host: &mut dyn HostSide,
     shape: &[usize],
-    filters: &[Option<LineFilter>],
+    axes: Axes,
     pipeline: Pipeline,
     chunk: usize,
 ) -> Result<Vec<Pass>, ClError> {
     let lead = shape.iter().position(|&n| n > 1).unwrap_or(0);
-    let (shape, filters) = (&shape[lead..], &filters[lead..]);
+    let (shape, filters) = (&shape[lead..], &axes.filters[lead..]);
+    let mut constants = axes.constants[lead..].to_vec();
     let (n, inner) = (shape[0], shape[1..].iter().product::<usize>());
     let reach = filters[0].as_ref().map_or(0, margin).min(n);
     let rows = room(ctx) / inner.max(1);
@@ -120,7 +194,15 @@ fn blur_in_slabs(
         };
         let mut part = shape.to_vec();
         part[0] = hi - lo;
-        let done = blur_whole(ctx, &mut slab, &part, (filters, lead), pipeline, chunk)?;
+        if let Some(c) = &mut constants[0] {
+            (c.start, c.end) = (lo == 0, hi == n);
+        }
+        let part_axes = Axes {
+            filters,
+            constants: &constants,
+            first: axes.first + lead,
+        };
+        let done = blur_whole(ctx, &mut slab, &part, part_axes, pipeline, chunk)?;
         crate::report::add_up(&mut passes, done);
         kept = next;
     }
@@ -189,16 +271,16 @@ impl HostSide for Slab<'_> {
     }
 }
 
-/// `blur_staged` of an array the device holds whole; its axes are the caller's from `first`
-/// on (the passes are named by the caller's).
+/// `blur_staged` of an array the device holds whole.
 fn blur_whole(
     ctx: &ClContext,
     host: &mut dyn HostSide,
     shape: &[usize],
-    (filters, first): (&[Option<LineFilter>], usize),
+    axes: Axes,
     pipeline: Pipeline,
     chunk: usize,
 ) -> Result<Vec<Pass>, ClError> {
+    let (filters, first) = (axes.filters, axes.first);
     let len: usize = shape.iter().product();
     if filters.iter().all(Option::is_none) {
         // Nothing to filter: the host's side takes its own samples back.
@@ -209,9 +291,11 @@ fn blur_whole(
     }
     // Rank 1 is one row of a single plane.
     let (mut shape, mut filters) = (shape.to_vec(), filters.to_vec());
+    let mut constants = axes.constants.to_vec();
     if shape.len() == 1 {
         shape.insert(0, 1);
         filters.insert(0, None);
+        constants.insert(0, None);
     }
     let r = shape.len();
     let (w, h) = (shape[r - 1], shape[r - 2]);
@@ -222,7 +306,12 @@ fn blur_whole(
     // The planes: the pipeline's own 2-D blur where both of their axes are filtered.
     let (fy, fx) = (&filters[r - 2], &filters[r - 1]);
     let mut in_a = true;
-    if let (Some(fy), Some(fx)) = (fy, fx) {
+    // A derivative's planes go pass by pass (the pipelines' blocked kernels take the Gaussian),
+    // and so do the planes of an array whose constant edges are set afresh before each pass.
+    let fresh = constants.iter().any(Option::is_some);
+    let derivative = |f: &Option<LineFilter>| f.as_ref().is_some_and(|f| f.order() > 0);
+    let planar = !fresh && fy.is_some() && fx.is_some() && !derivative(fy) && !derivative(fx);
+    if let (true, Some(fy), Some(fx)) = (planar, fy, fx) {
         let blur = Blur2d {
             x: fx.clone(),
             y: fy.clone(),
@@ -232,36 +321,39 @@ fn blur_whole(
         commands.extend(pipeline::enqueue(ctx, &dev, &blur, pipeline)?);
     }
     let mut run = Run::new(ctx);
-    let single = match (fy, fx) {
-        (Some(f), None) => Some((f, Along::Columns, "column pass (axis -2)")),
-        (None, Some(f)) => Some((f, Along::Rows, "row pass (axis -1)")),
-        _ => None,
-    };
-    if let Some((f, along, name)) = single {
-        let f = upload_filter(ctx, f)?;
-        run.filter(&f, (&dev.a, &dev.b), (w, h, planes), along, name)?;
-        in_a = false;
+    // One axis at a time: the planes' (unless blurred together above), then the earlier
+    // axes; in the axes' own order where constant edges are set afresh, scipy's order, which
+    // a derivative does not commute with there.
+    let mut order: Vec<usize> = (r - 2..r).chain(0..r - 2).collect();
+    if fresh {
+        order.sort_unstable();
     }
-    for (k, f) in filters[..r - 2].iter().enumerate() {
-        let Some(f) = f else { continue };
+    for k in order {
+        let Some(f) = filters[k].as_ref().filter(|_| !(planar && k >= r - 2)) else {
+            continue;
+        };
+        let (dims, along, name) = match k {
+            k if k == r - 1 => ((w, h, planes), Along::Rows, "row pass (axis -1)".into()),
+            k if k == r - 2 => ((w, h, planes), Along::Columns, "column pass (axis -2)".into()),
+            k => {
+                let dims = (
+                    shape[k + 1..].iter().product(),
+                    shape[k],
+                    shape[..k].iter().product(),
+                );
+                (dims, Along::Columns, format!("column pass (axis {})", first + k))
+            }
+        };
         let f = upload_filter(ctx, f)?;
-        let dims = (
-            shape[k + 1..].iter().product(),
-            shape[k],
-            shape[..k].iter().product(),
-        );
         let (src, dst) = if in_a {
             (&dev.a, &dev.b)
         } else {
             (&dev.b, &dev.a)
         };
-        run.filter(
-            &f,
-            (src, dst),
-            dims,
-            Along::Columns,
-            &format!("column pass (axis {})", first + k),
-        )?;
+        if let Some(c) = constants[k] {
+            run.constant_edges(src, c.value, Lines::along(&shape, k), (c.start, c.end))?;
+        }
+        run.filter(&f, (src, dst), dims, along, &name)?;
         in_a = !in_a;
     }
     let result = if in_a { &dev.a } else { &dev.b };

@@ -6,6 +6,7 @@
 mod accuracy;
 mod common;
 mod derivatives;
+mod device_derivatives;
 mod fuzz_regressions;
 mod jpeg_planes;
 mod non_finite;

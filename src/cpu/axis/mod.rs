@@ -704,6 +704,7 @@ fn fir_impl<I: Isa, const G: usize>(x: &[V], out: &mut [V], taps: &[f32], input:
     }
 }
 
+pub(crate) mod footprint;
 mod non_finite;
 #[cfg(test)]
 mod tests;

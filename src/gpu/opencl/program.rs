@@ -27,8 +27,13 @@ pub const BLOCKS: KernelSource = KernelSource {
     text: include_str!("../../../kernels/recursive_blocks.cl"),
 };
 
+pub const EDGES: KernelSource = KernelSource {
+    file: "edges.cl",
+    text: include_str!("../../../kernels/edges.cl"),
+};
+
 #[cfg(test)]
-pub const ALL_SOURCES: [KernelSource; 4] = [RECURSIVE, TRANSPOSE, CONVOLUTION, BLOCKS];
+pub const ALL_SOURCES: [KernelSource; 5] = [RECURSIVE, TRANSPOSE, CONVOLUTION, BLOCKS, EDGES];
 
 /// Every (source, kernel) pair the Rust side enqueues.
 #[cfg(test)]
@@ -40,6 +45,7 @@ pub const KERNELS: &[(KernelSource, &str)] = &[
     (BLOCKS, "block_overlap"),
     (CONVOLUTION, "fir_x"),
     (CONVOLUTION, "fir_y"),
+    (EDGES, "constant_edges"),
     (TRANSPOSE, "transpose_naive"),
     (TRANSPOSE, "transpose_local"),
     (TRANSPOSE, "transpose_skewed"),

@@ -36,6 +36,7 @@ pub enum Arg<'a> {
     /// A buffer of 8-bit samples.
     Bytes(&'a Buffer<u8>),
     U32(u32),
+    F32(f32),
 }
 
 /// An enqueued command and what it stands for in the report.
@@ -434,6 +435,7 @@ impl ClContext {
                     Arg::Buf(b) => exec.set_arg(*b),
                     Arg::Bytes(b) => exec.set_arg(*b),
                     Arg::U32(v) => exec.set_arg(v),
+                    Arg::F32(v) => exec.set_arg(v),
                 };
             }
         }
