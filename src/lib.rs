@@ -92,8 +92,8 @@
 
 mod api;
 pub use api::{
-    blur_file, nd, Device, Error, FileOptions, FileReport, Gaussian, GaussianBuilder, Layout,
-    PassTime, Sample,
+    blur_file, feature_map_file, nd, Device, Error, Feature, FeatureOptions, FeatureReport,
+    FileOptions, FileReport, Gaussian, GaussianBuilder, Layout, PassTime, Sample,
 };
 pub use filter::{EdgeMode, Method};
 

@@ -5,6 +5,7 @@
 mod array_cost;
 mod device;
 mod error;
+mod feature_map;
 mod file;
 mod gaussian;
 mod image;
@@ -12,6 +13,7 @@ pub mod nd;
 
 pub use device::Device;
 pub use error::Error;
+pub use feature_map::{feature_map_file, Feature, FeatureOptions, FeatureReport};
 pub use file::{blur_file, FileOptions, FileReport, PassTime};
 pub use gaussian::{Gaussian, GaussianBuilder};
 pub use image::{Layout, Sample};

@@ -25,6 +25,7 @@
 //! shorter, since a kernel cut that short is no longer close to a Gaussian.
 
 pub mod carry;
+mod derived;
 
 use super::gaussian::check_sigma;
 use super::Error;

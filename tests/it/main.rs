@@ -20,6 +20,7 @@ mod device_open;
 mod edges;
 mod faults;
 mod golden;
+mod gradient;
 mod gray_float;
 mod hdr;
 mod heif;

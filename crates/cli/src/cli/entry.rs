@@ -70,6 +70,10 @@ pub fn main() -> ExitCode {
         Some(Command::BatchReport { dir, json }) => {
             crate::batch::ledger::report(dir, *json, cli.quiet)
         }
+        Some(Command::Gradient(g)) => {
+            remove_temp_files_on_ctrl_c();
+            g.run(cli.quiet)
+        }
         Some(Command::Sharpen(s)) => {
             remove_temp_files_on_ctrl_c();
             let job = s.to_job().map_err(|e| JobError::Setup(anyhow::anyhow!(e)));

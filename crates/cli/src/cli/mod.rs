@@ -4,11 +4,13 @@
 mod batch;
 mod bench;
 mod entry;
+mod gradient;
 mod manual;
 
 pub use batch::BatchArgs;
 pub use bench::BenchCommand;
 pub use entry::main;
+pub use gradient::GradientArgs;
 pub use manual::{completions, man, man_pages};
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -98,6 +100,13 @@ pub enum Command {
     /// any radius. Colour is sharpened premultiplied by alpha and alpha is kept; 8- and 16-bit
     /// results are clipped to their range, float ones keep every value.
     Sharpen(SharpenArgs),
+    /// Map edges (the Gaussian gradient magnitude) or blobs (the Laplacian of the Gaussian,
+    /// --laplacian) of an image, or of every image in a folder, as scipy.ndimage computes
+    /// them, at a cost that does not grow with sigma.
+    ///
+    /// The map is of the image's luma (1 = full scale), written as a 32-bit float TIFF (the
+    /// values themselves) or a 16-bit PNG (scaled: --png-scale).
+    Gradient(GradientArgs),
     /// List the image formats this build reads and writes: the samples written, the metadata
     /// kept, and whether libheif (HEIC and AVIF input) is installed.
     Formats {
