@@ -291,9 +291,8 @@ def gaussian_filter(input, sigma, order=0, output=None, mode="reflect", cval=0.0
     it (``truncate`` sigma, or ``radius``) along each axis: a square (a cube, ...) around it.
     Outputs near it take it as 0 beyond scipy's radius, where the recursive filter's weights
     are under 1e-3 of its peak. An infinity gives its own sign to a blur, NaN to a
-    derivative (and infinities of both signs NaN), on the host and on an OpenCL device. Not so
-    along an axis :mod:`gblur.dask` carries between chunks, where a NaN spreads along its whole
-    line.
+    derivative (and infinities of both signs NaN), on the host, on an OpenCL device and in
+    :mod:`gblur.dask`'s chunks.
 
     Integer results are rounded once, from the filtered values, to the nearest integer and
     clipped to the type's range. scipy instead truncates to the integer type after every

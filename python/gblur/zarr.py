@@ -157,7 +157,7 @@ def _blur_array(source, target, scratch, sigmas, mode, cval, truncate, method):
     """``source`` blurred into ``target`` (Zarr arrays of one shape), one pass per axis through
     float32 scratch arrays (``scratch.array(shape, chunks)``, dropped by ``scratch.drop``)."""
     from . import _gblur, _per_axis
-    from .dask import _filtered_from, _incoming_states, _overlapped, _to_dtype
+    from .dask import _filtered_from, _incoming_states, _overlapped, _scipy_radius, _to_dtype
 
     rank = source.ndim
     sigmas, modes, radii = _per_axis(np.empty((1,) * rank), sigmas, mode, truncate, None, None)
@@ -179,7 +179,7 @@ def _blur_array(source, target, scratch, sigmas, mode, cval, truncate, method):
             held = scratch.array(states.shape, tuple(c[0] for c in states.chunks))
             _store(states, held)
             y = _filtered_from(_read(current), _read(held), axis, sigmas[axis], modes[axis],
-                               float(cval))
+                               float(cval), _scipy_radius(sigmas[axis], truncate, radii, axis))
         else:
             y = _overlapped(_read(current), axis, sigmas, [0] * len(sigmas), modes, float(cval),
                             float(truncate), radii, method, reach)

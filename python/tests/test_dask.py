@@ -145,3 +145,26 @@ def test_a_cheap_overlap_and_carries_together(mode):
         got = result.compute()
     whole = gblur.gaussian_filter(x, 5.0, mode=mode, cval=0.5)
     assert np.abs(got - whole).max() < 1e-4
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_nan_spoils_scipys_footprint_across_carried_chunks(mode):
+    # Chunks far shorter than the footprint along both axes: a NaN or an infinity in one chunk
+    # spoils outputs in its neighbours, through the carries, exactly where scipy's do.
+    rng = np.random.default_rng(13)
+    x = rng.random((200, 260)).astype(np.float32)
+    x[100, 130] = np.nan
+    x[4, 3] = np.inf
+    x[196, 255] = -np.inf
+    x[20, 258] = np.nan
+    for sigma, chunks in [(6.0, 50), (3.0, (64, 37))]:
+        result = gblur.dask.gaussian_filter(da.from_array(x, chunks=chunks), sigma, mode=mode)
+        with dask.config.set(scheduler="synchronous"):
+            got = result.compute()
+        want = ndi.gaussian_filter(x.astype(np.float64), sigma, mode=mode)
+        for kind in (np.isnan, np.isposinf, np.isneginf):
+            np.testing.assert_array_equal(kind(got), kind(want), err_msg=f"{sigma} {mode}")
+        finite = np.isfinite(want)
+        assert np.isnan(want).sum() > 100 and np.isinf(want).sum() > 100
+        span = np.ptp(want[finite])
+        assert np.abs(got[finite] - want[finite]).max() <= 1e-3 * span
