@@ -20,6 +20,11 @@ a short ``truncate`` or ``radius``) and an axis where a derivative is taken (``o
 2, whose reach is about 8 sigma); where the reach is the whole axis, along the axis in one
 piece.
 
+A result of 16-bit integers takes scipy's own kernel up to sigma 50 along the axes filtered
+in one task per chunk, as :func:`gblur.gaussian_filter` does (within one level of scipy's
+result rounded); along a carried axis it keeps the recursive filter (within 1.5e-4 of the
+range), whose cost does not grow with sigma.
+
 A NaN or an infinity spoils the outputs within scipy's radius of it, as in scipy, across
 chunks too: each chunk's summary also says where its non-finite samples lie (found only where
 they left the summary non-finite), the walk hands each chunk the distances to the nearest
@@ -261,6 +266,28 @@ def _filtered_in_place(x, axes, sigmas, orders, modes, cval, truncate, radius, m
                          meta=meta, **args)
 
 
+# gblur::nd::EXACT_16_BIT_SIGMA: up to it, a 16-bit result takes scipy's own kernel.
+_EXACT_16_BIT_SIGMA = 50.0
+
+
+def _plan(sigmas, truncate, radii, method, orders, dtype, chunks):
+    """Each axis's filter ('recursive', 'fir r=R' or None), reach and method for an array of
+    ``chunks`` filtered into ``dtype``. Where that holds 16-bit integers, an axis filtered in
+    one task per chunk (``_overlap_pays`` with scipy's radius) takes scipy's kernel up to
+    sigma 50, as :func:`gblur.gaussian_filter` does (within a level of scipy's result
+    rounded); an axis carried between chunks keeps the recursive filter, whose cost does not
+    grow with sigma."""
+    names, reach = _gblur.plan(sigmas, float(truncate), radii, method, orders)
+    names, reach, methods = list(names), list(reach), [method] * len(sigmas)
+    if method == "auto" and np.dtype(dtype) in (np.dtype(np.uint16), np.dtype(np.int16)):
+        exact = [s if s <= _EXACT_16_BIT_SIGMA else 0.0 for s in sigmas]
+        fir_names, fir_reach = _gblur.plan(exact, float(truncate), radii, "fir", orders)
+        for a, s in enumerate(exact):
+            if s > 0 and _overlap_pays(chunks[a], int(fir_reach[a])):
+                names[a], reach[a], methods[a] = fir_names[a], fir_reach[a], "fir"
+    return names, reach, methods
+
+
 def _scipy_radius(sigma, truncate, radii, axis):
     """scipy's kernel radius along ``axis``: ``radius``'s, else ``int(truncate * sigma +
     0.5)``."""
@@ -328,8 +355,8 @@ def gaussian_filter(image, sigma, order=0, mode="reflect", cval=0.0, truncate=4.
     orders = _orders(order, image.ndim, axes)
     if image.size == 0 or not any(sigmas):
         return image
-    names, reach = _gblur.plan(sigmas, float(truncate), radii, method,
-                               orders if any(orders) else None)
+    names, reach, methods = _plan(sigmas, truncate, radii, method,
+                                  orders if any(orders) else None, image.dtype, image.chunks)
     work = image
     # Axes that every chunk holds whole, and axes whose reach adds at most an eighth to a
     # chunk, are filtered together in one task per chunk, in memory, as gblur.gaussian_filter
@@ -337,10 +364,13 @@ def gaussian_filter(image, sigma, order=0, mode="reflect", cval=0.0, truncate=4.
     # costs less than the carries' two.
     local = [a for a, name in enumerate(names)
              if name is not None and _overlap_pays(image.chunks[a], int(reach[a]))]
-    if local:
-        last = len(local) == sum(name is not None for name in names)
-        work = _filtered_in_place(work, local, sigmas, orders, modes, float(cval),
-                                  float(truncate), radii, method, reach,
+    # One task per chunk for each method among them (a 16-bit result's scipy kernels apart).
+    groups = [[a for a in local if methods[a] == m] for m in dict.fromkeys(methods[a]
+                                                                             for a in local)]
+    for i, group in enumerate(groups):
+        last = i == len(groups) - 1 and len(local) == sum(name is not None for name in names)
+        work = _filtered_in_place(work, group, sigmas, orders, modes, float(cval),
+                                  float(truncate), radii, methods[group[0]], reach,
                                   image.dtype if last and image.dtype in _NATIVE else np.float32)
     for axis, name in enumerate(names):
         if name is None or axis in local:
@@ -350,7 +380,7 @@ def gaussian_filter(image, sigma, order=0, mode="reflect", cval=0.0, truncate=4.
                             _scipy_radius(sigmas[axis], truncate, radii, axis))
         else:
             work = _overlapped(work, axis, sigmas, orders, modes, float(cval), float(truncate),
-                               radii, method, reach)
+                               radii, methods[axis], reach)
     if work.dtype != image.dtype:
         work = work.map_blocks(_to_dtype, dtype=image.dtype, dtype_out=image.dtype)
     if work.chunks != image.chunks:

@@ -156,12 +156,14 @@ def _sigmas(image, sigma):
 def _blur_array(source, target, scratch, sigmas, mode, cval, truncate, method):
     """``source`` blurred into ``target`` (Zarr arrays of one shape), one pass per axis through
     float32 scratch arrays (``scratch.array(shape, chunks)``, dropped by ``scratch.drop``)."""
-    from . import _gblur, _per_axis
-    from .dask import _filtered_from, _incoming_states, _overlapped, _scipy_radius, _to_dtype
+    from . import _per_axis
+    from .dask import (_filtered_from, _incoming_states, _overlapped, _plan, _scipy_radius,
+                       _to_dtype)
 
     rank = source.ndim
     sigmas, modes, radii = _per_axis(np.empty((1,) * rank), sigmas, mode, truncate, None, None)
-    names, reach = _gblur.plan(sigmas, float(truncate), radii, method)
+    names, reach, methods = _plan(sigmas, truncate, radii, method, None, target.dtype,
+                                  _read(source).chunks)
     active = [a for a in range(rank) if names[a] is not None]
     current = source
     if not active:
@@ -182,7 +184,7 @@ def _blur_array(source, target, scratch, sigmas, mode, cval, truncate, method):
                                float(cval), _scipy_radius(sigmas[axis], truncate, radii, axis))
         else:
             y = _overlapped(_read(current), axis, sigmas, [0] * len(sigmas), modes, float(cval),
-                            float(truncate), radii, method, reach)
+                            float(truncate), radii, methods[axis], reach)
         if out.dtype != np.float32:
             y = y.map_blocks(_to_dtype, dtype=out.dtype, dtype_out=out.dtype)
         _store(y, out)

@@ -294,7 +294,7 @@ impl Device {
         data: &mut [T],
         shape: &[usize],
     ) -> Result<(), Error> {
-        let axes = filter.checked_axes(data.len(), shape)?;
+        let axes = filter.checked_axes::<T>(data.len(), shape)?;
         let Some(device) = self.runs_array(&axes, shape) else {
             return filter.apply(data, shape);
         };
@@ -331,7 +331,7 @@ impl Device {
         output: &mut [D],
         shape: &[usize],
     ) -> Result<(), Error> {
-        let axes = filter.checked_axes(input.len(), shape)?;
+        let axes = filter.checked_axes::<D>(input.len(), shape)?;
         if output.len() != input.len() {
             return Err(Error::Buffer(format!(
                 "the output has {} elements where the input has {}",

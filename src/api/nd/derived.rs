@@ -72,7 +72,7 @@ impl Filter {
         shape: &[usize],
         order: u8,
     ) -> Result<(), Error> {
-        self.checked(input.len(), output.len(), shape)?;
+        self.checked::<f32>(input.len(), output.len(), shape)?;
         output.fill(0.0);
         let mut term = vec![0f32; input.len()];
         for axis in (0..self.sigma.len()).filter(|&a| self.sigma[a] > 0.0) {

@@ -36,6 +36,9 @@ use rayon::prelude::*;
 pub trait Element: Copy + Send + Sync + 'static {
     /// A float type: an intermediate result stored in it loses nothing the filter keeps.
     const FLOAT: bool;
+    /// 16-bit integers: their 65,536 levels show the recursive filter's error (up to ~1e-4 of
+    /// the range), so where they are the output `nd::Filter` runs scipy's sampled kernel.
+    const SIXTEEN_BIT: bool = false;
     fn load(self) -> f32;
     fn store(v: f32) -> Self;
     /// The samples as f32, where they are f32 already (a device takes them without a copy).
@@ -60,6 +63,7 @@ macro_rules! integer_element {
     ($($t:ty),*) => {$(
         impl Element for $t {
             const FLOAT: bool = false;
+            const SIXTEEN_BIT: bool = std::mem::size_of::<$t>() == 2;
             #[inline(always)]
             fn load(self) -> f32 {
                 self as f32
