@@ -12,7 +12,10 @@ once a round in turn (the order reversed every other round), medians.
 
 Each peer's result is compared with scipy's exact derivative (truncate 10) before timing.
 
-usage: derivatives.py [--size 4096] [--rounds 5] [--sigmas 5,20] [--no-scipy]
+With ``--gpu``, gblur also runs on the first OpenCL GPU (``device="gpu"``: the array up and the
+result down through pinned memory, both within the time).
+
+usage: derivatives.py [--size 4096] [--rounds 5] [--sigmas 5,20] [--no-scipy] [--gpu]
 """
 import argparse
 import os
@@ -40,15 +43,18 @@ def report_error(name, got, want):
     print(f"    {name:<12} max error {err:.2e} of the result's range")
 
 
-def peers(kind, img, sigma, with_scipy):
+def peers(kind, img, sigma, with_scipy, gpu):
     """name -> callable for one function at one sigma."""
     tools = {}
+    ours = (gblur.gaussian_gradient_magnitude if kind == "gradient magnitude"
+            else gblur.gaussian_laplace)
+    tools["gblur"] = lambda: ours(img, sigma, mode="nearest")
+    if gpu:
+        tools["gblur GPU"] = lambda: ours(img, sigma, mode="nearest", device="gpu")
     if kind == "gradient magnitude":
-        tools["gblur"] = lambda: gblur.gaussian_gradient_magnitude(img, sigma, mode="nearest")
         if with_scipy:
             tools["scipy"] = lambda: ndi.gaussian_gradient_magnitude(img, sigma, mode="nearest")
     else:
-        tools["gblur"] = lambda: gblur.gaussian_laplace(img, sigma, mode="nearest")
         if with_scipy:
             tools["scipy"] = lambda: ndi.gaussian_laplace(img, sigma, mode="nearest")
     try:
@@ -89,6 +95,7 @@ def main():
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--sigmas", default="5,20")
     p.add_argument("--no-scipy", action="store_true")
+    p.add_argument("--gpu", action="store_true")
     a = p.parse_args()
     img = photo(a.size)
     print(f"{os.cpu_count()} CPUs; float32 {a.size}x{a.size}; medians of {a.rounds} paired rounds")
@@ -99,7 +106,7 @@ def main():
             exact = (ndi.gaussian_gradient_magnitude if kind == "gradient magnitude"
                      else ndi.gaussian_laplace)(img.astype(np.float64), sigma, mode="nearest",
                                                 truncate=10)
-            tools = peers(kind, img, sigma, not a.no_scipy)
+            tools = peers(kind, img, sigma, not a.no_scipy, a.gpu)
             for name, fn in tools.items():
                 report_error(name, fn(), exact)
             summary(title, pair(tools, a.rounds))
