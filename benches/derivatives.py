@@ -8,7 +8,9 @@ once a round in turn (the order reversed every other round), medians.
   ``LaplacianRecursiveGaussian``: Deriche's 4th-order filters, ITK's threads) and OpenCV
   (``Sobel`` of a ``GaussianBlur``, and ``Laplacian`` of it: not the Gaussian's derivative
   but what OpenCV users run, float32, OpenCV's threads).
-- ``difference_of_gaussians`` (sigma 2 and 3.2) against scikit-image's.
+- ``difference_of_gaussians`` (sigma 2 and 3.2), ``structure_tensor`` (sigma 1 and 5) and
+  ``hessian_matrix`` (sigma 5, by differences and by Gaussian derivatives) against
+  scikit-image's.
 
 Each peer's result is compared with scipy's exact derivative (truncate 10) before timing.
 
@@ -117,8 +119,31 @@ def main():
                  "scikit-image": lambda: skf.difference_of_gaussians(img, 2.0, 3.2)}
         print("difference of Gaussians 2 / 3.2")
         summary("difference of Gaussians", pair(tools, a.rounds))
+        features(img, a.rounds)
     except ImportError:
         print("(scikit-image not installed)")
+
+
+def features(img, rounds):
+    """scikit-image's second-order features against gblur's."""
+    import warnings
+
+    import skimage.feature as skf
+
+    warnings.simplefilter("ignore", FutureWarning)
+    for sigma in (1.0, 5.0):
+        tools = {"gblur": lambda: gblur.structure_tensor(img, sigma),
+                 "scikit-image": lambda: skf.structure_tensor(img, sigma)}
+        title = f"structure tensor sigma {sigma:g}"
+        print(title)
+        summary(title, pair(tools, rounds))
+    for derivatives in (False, True):
+        kw = dict(use_gaussian_derivatives=derivatives)
+        tools = {"gblur": lambda: gblur.hessian_matrix(img, 5.0, **kw),
+                 "scikit-image": lambda: skf.hessian_matrix(img, 5.0, **kw)}
+        title = f"Hessian sigma 5, {'Gaussian derivatives' if derivatives else 'differences'}"
+        print(title)
+        summary(title, pair(tools, rounds))
 
 
 if __name__ == "__main__":

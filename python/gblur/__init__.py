@@ -26,8 +26,8 @@ from . import _gblur
 from ._gblur import Device
 
 __all__ = ["gaussian_filter", "gaussian_filter1d", "gaussian_gradient_magnitude",
-           "gaussian_laplace", "difference_of_gaussians", "gaussian", "blur_image", "blur_file",
-           "Device"]
+           "gaussian_laplace", "difference_of_gaussians", "gaussian", "hessian_matrix",
+           "structure_tensor", "blur_image", "blur_file", "Device"]
 
 # scipy.ndimage's names for the edge modes of filters, and gblur's for the same extension.
 _MODES = {
@@ -44,8 +44,9 @@ _MODES = {
 # The element types the library filters as they are; any other goes through float64.
 _NATIVE = tuple(np.dtype(t) for t in (np.uint8, np.uint16, np.int16, np.float32, np.float64))
 
-# Sigmas below this are the identity (the sampled Gaussian's neighbour taps are e^-500000);
-# a derivative there is scipy's single tap (`_single_tap_scale`).
+# Sigmas below this are the identity (the sampled Gaussian's neighbour taps are e^-500000),
+# as is an axis whose scipy radius is 0; a derivative there is scipy's single tap
+# (`_single_tap_scale`).
 _IDENTITY_SIGMA = 1e-3
 
 _devices = {}
@@ -154,6 +155,8 @@ def _per_axis(input, sigma, mode, truncate, radius, axes):
     full_mode = ["reflect"] * ndim
     full_radius = [0] * ndim
     any_radius = radius is not None
+    if not np.isfinite(truncate) or truncate <= 0:
+        raise ValueError(f"truncate must be a number above 0, not {truncate}")
     for a, s, m, r in zip(axes, sigmas, modes, radii):
         s = float(s)
         if not np.isfinite(s) or s < 0:
@@ -161,12 +164,10 @@ def _per_axis(input, sigma, mode, truncate, radius, axes):
         if r is not None and (not isinstance(r, numbers.Integral) or r < 0):
             raise ValueError("Radius must be a nonnegative integer.")
         full_mode[a] = _mode_name(m)
-        if s <= _IDENTITY_SIGMA or (r is not None and r == 0):
+        if _single_tap(s, r, truncate):
             continue
         full_sigma[a] = s
         full_radius[a] = int(r) if r is not None else int(float(truncate) * s + 0.5)
-    if not np.isfinite(truncate) or truncate <= 0:
-        raise ValueError(f"truncate must be a number above 0, not {truncate}")
     # Where no radius was given, the library takes scipy's own rule from truncate.
     return full_sigma, full_mode, (full_radius if any_radius else None)
 
@@ -186,7 +187,16 @@ def _orders(order, ndim, axes):
     return full
 
 
-def _single_tap_scale(ndim, sigma, orders, radius, axes):
+def _single_tap(sigma, radius, truncate):
+    """Whether scipy's kernel along an axis is one sample: sigma at most 0.001, a radius of 0,
+    or, with no radius given, ``truncate * sigma`` under 0.5 (scipy's radius ``int(truncate
+    * sigma + 0.5)`` is then 0)."""
+    if radius is not None:
+        return sigma <= _IDENTITY_SIGMA or radius == 0
+    return sigma <= _IDENTITY_SIGMA or int(float(truncate) * sigma + 0.5) == 0
+
+
+def _single_tap_scale(ndim, sigma, orders, radius, axes, truncate):
     """The factor a derivative contributes along an axis whose kernel is a single sample
     (sigma at most 0.001, or radius 0), which gblur leaves out of the filter: scipy's single tap,
     0 for the first derivative and -1/sigma**2 for the second (1 for no derivative; scipy
@@ -197,8 +207,7 @@ def _single_tap_scale(ndim, sigma, orders, radius, axes):
     scale = 1.0
     for a, s, r in zip(axes, sigmas, radii):
         s = float(s)
-        single = s <= _IDENTITY_SIGMA or (r is not None and r == 0)
-        if orders[a] and single and s > 1e-15:
+        if orders[a] and _single_tap(s, r, truncate) and s > 1e-15:
             scale *= 0.0 if orders[a] == 1 else -1.0 / (s * s)
     return scale
 
@@ -329,7 +338,7 @@ def gaussian_filter(input, sigma, order=0, output=None, mode="reflect", cval=0.0
             setattr(output, part, res)
         return output
     sigmas, modes, radii = _per_axis(input, sigma, mode, truncate, radius, axes)
-    scale = _single_tap_scale(input.ndim, sigma, orders, radius, axes)
+    scale = _single_tap_scale(input.ndim, sigma, orders, radius, axes, truncate)
     threads = _workers(workers)
     if input.size == 0:
         return output
@@ -489,3 +498,4 @@ from .derivatives import (  # noqa: E402  (they build on gaussian_filter above)
     gaussian_gradient_magnitude,
     gaussian_laplace,
 )
+from .features import hessian_matrix, structure_tensor  # noqa: E402
