@@ -44,12 +44,7 @@ pub fn blur_staged(
     chunk: usize,
 ) -> Result<Vec<Pass>, ClError> {
     let constants = vec![None; filters.len()];
-    let axes = Axes {
-        filters,
-        constants: &constants,
-        first: 0,
-    };
-    blur_staged_axes(ctx, host, shape, axes, pipeline, chunk)
+    blur_staged_with_constants(ctx, host, shape, (filters, &constants), pipeline, chunk)
 }
 
 /// `blur_staged` where each axis whose extension is one sample of a constant at both ends
