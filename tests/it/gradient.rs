@@ -68,8 +68,9 @@ fn a_float_tiff_holds_the_librarys_gradient_magnitude() {
 fn a_png_holds_the_laplacian_scaled_about_the_middle_level() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("blobs.png");
+    // A global flag before the subcommand's name, as users write it.
     gblur()
-        .args(["gradient", "samples/coffee.png"])
+        .args(["-q", "gradient", "samples/coffee.png"])
         .arg(&out)
         .args([
             "-s",
@@ -79,7 +80,6 @@ fn a_png_holds_the_laplacian_scaled_about_the_middle_level() {
             "20000",
             "--edge",
             "wrap",
-            "-q",
         ])
         .current_dir(fixture("."))
         .assert()

@@ -9,10 +9,11 @@ use std::process::ExitCode;
 
 /// 0: done; 1: the blur failed (bad input, device failure); 2: usage or set-up error.
 pub fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let argv = global_flags_after_subcommand(std::env::args().collect());
+    let cli = match Cli::try_parse_from(&argv) {
         Ok(cli) => cli,
         Err(e) => {
-            let args: Vec<String> = std::env::args().skip(1).collect();
+            let args: Vec<String> = argv[1..].to_vec();
             if let Some(hint) = sigma_hint(e.kind(), &args) {
                 gblur::report::diagnostic(&format!("gblur: {hint}"));
                 return ExitCode::from(2);
@@ -163,6 +164,34 @@ fn fail(e: &anyhow::Error, verbose: bool, code: u8) -> ExitCode {
     ExitCode::from(code)
 }
 
+/// `argv` with the global flags written before a subcommand's name (`gblur -q batch IN OUT`,
+/// `gblur --threads 4 devices`) moved after it, where the parser takes them: the main command's
+/// own arguments may not come with a subcommand, and a flag before its name would count as
+/// one. Only `-q`, `-v` (and their long forms) and `--threads N` move, and only where nothing
+/// else comes before the name; every other command line is left as it is.
+fn global_flags_after_subcommand(argv: Vec<String>) -> Vec<String> {
+    let command = <Cli as clap::CommandFactory>::command();
+    let mut i = 1;
+    while let Some(arg) = argv.get(i) {
+        match arg.as_str() {
+            "-q" | "--quiet" | "-v" | "--verbose" => i += 1,
+            "--threads" => i += 2,
+            a if a.starts_with("--threads=") => i += 1,
+            _ => break,
+        }
+    }
+    let named = argv
+        .get(i)
+        .is_some_and(|a| command.find_subcommand(a).is_some());
+    if i == 1 || i >= argv.len() || !named {
+        return argv;
+    }
+    let mut out = vec![argv[0].clone(), argv[i].clone()];
+    out.extend_from_slice(&argv[1..i]);
+    out.extend_from_slice(&argv[i + 1..]);
+    out
+}
+
 /// A usage error caused by a bare number where vips takes its sigma (`gblur in.jpg out.jpg 5`,
 /// `gblur batch in out 5`): the message names the number and the flag. None for any other
 /// error, which clap explains.
@@ -239,7 +268,7 @@ fn remove_temp_files_on_ctrl_c() {
 
 #[cfg(test)]
 mod tests {
-    use super::{pool_threads, sigma_hint};
+    use super::{global_flags_after_subcommand, pool_threads, sigma_hint};
     use clap::error::ErrorKind;
 
     /// No variable set.
@@ -255,6 +284,35 @@ mod tests {
     /// The older RAYON_RS_NUM_CPUS set to 1000.
     fn older_var(name: &str) -> Option<String> {
         (name == "RAYON_RS_NUM_CPUS").then(|| "1000".to_string())
+    }
+
+    fn argv(line: &str) -> Vec<String> {
+        line.split(' ').map(String::from).collect()
+    }
+
+    #[test]
+    fn global_flags_before_a_subcommand_go_after_its_name() {
+        let moved = |line: &str| global_flags_after_subcommand(argv(line)).join(" ");
+        assert_eq!(moved("gblur -q batch a b"), "gblur batch -q a b");
+        assert_eq!(
+            moved("gblur --threads 4 -v gradient a.png b.tif -s 2"),
+            "gblur gradient --threads 4 -v a.png b.tif -s 2"
+        );
+        assert_eq!(
+            moved("gblur --threads=4 devices"),
+            "gblur devices --threads=4"
+        );
+        // Anything else before the name, or no subcommand: as it was.
+        assert_eq!(
+            moved("gblur -s 2 batch out.png"),
+            "gblur -s 2 batch out.png"
+        );
+        assert_eq!(
+            moved("gblur -q in.png out.png -s 2"),
+            "gblur -q in.png out.png -s 2"
+        );
+        assert_eq!(moved("gblur batch -q a b"), "gblur batch -q a b");
+        assert_eq!(moved("gblur -q"), "gblur -q");
     }
 
     #[test]
