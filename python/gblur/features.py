@@ -11,6 +11,9 @@ import numpy as np
 from . import gaussian_filter
 from .derivatives import _as_float, gaussian
 
+# gblur::filter::FIR_MAX_SIGMA: the widest sigma scipy's kernel runs at.
+_FIR_MAX_SIGMA = 1000.0
+
 # The sample beyond each end of an axis, per edge mode, as scipy.ndimage extends it:
 # (index before the first, index after the last) for an axis of n samples; None: cval.
 _BEYOND = {
@@ -117,7 +120,12 @@ def hessian_matrix(image, sigma=1, mode="constant", cval=0, order="rc",
                    use_gaussian_derivatives=None, *, device=None, method="auto",
                    workers=None):
     """The Hessian matrix, as ``skimage.feature.hessian_matrix``: the image smoothed by a
-    Gaussian of ``sigma``, then differenced twice (``np.gradient``); or, with
+    Gaussian of ``sigma``, then differenced twice (``np.gradient``; the smoothing is scipy's
+    cut kernel under ``method='auto'``, since two differences would amplify the recursive
+    filter's 1e-4 of the image's range to up to 1e-2 of the Hessian's; its cost grows with
+    sigma, below scikit-image's own. gblur filters in float32, whose rounding, differenced
+    twice, reaches 1e-3 of the Hessian's range where the smoothing flattens the image almost
+    whole, as noise in a 3-D array of axes near 3 sigma); or, with
     ``use_gaussian_derivatives=True``, two first derivatives of Gaussians of ``sigma / √2``
     one after the other (scikit-image's ``truncate`` of 8, or 100 where a sigma is 1 or less,
     which gblur cuts at 20 where the kernel's weight is already under exp(-200); from sigma 2
@@ -150,6 +158,8 @@ def hessian_matrix(image, sigma=1, mode="constant", cval=0, order="rc",
     mode = _mode(mode)
     kw = dict(device=device, method=method, workers=workers)
     if not use_gaussian_derivatives:
+        if method == "auto" and np.max(sigma) <= _FIR_MAX_SIGMA:
+            kw["method"] = "fir"
         smooth = gaussian(image, sigma, mode=mode, cval=cval, **kw)
         gradients = np.gradient(smooth)
         if image.ndim == 1:

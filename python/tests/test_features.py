@@ -1,8 +1,8 @@
 """gblur.hessian_matrix and gblur.structure_tensor against scikit-image's: the same elements,
 order and dtypes; with method='fir' (scikit-image's own cut kernels) the same values to float
 rounding (gblur filters in float32: twice differenced for the Hessian by differences, 2e-4
-of its range), in every mode, 2-D and 3-D; with the recursive filter within 1e-3 of each result's
-range (2e-3 for the Hessian by finite differences, which amplify the smoothing's error)."""
+of its range), in every mode, 2-D and 3-D; by default (the recursive filter, but scipy's kernel
+for the Hessian by differences) within 1e-3 of each result's range."""
 
 import warnings
 
@@ -62,10 +62,21 @@ def test_the_recursive_filter_is_within_the_accuracy_budget(mode):
     for sigma in (1.5, 3.0, 6.0):
         got = gblur.structure_tensor(img, sigma, mode=mode)
         assert largest_error(got, skf.structure_tensor(img, sigma, mode=mode)) < 1e-3
-        for derivatives, budget in ((True, 1e-3), (False, 2e-3)):
+        for derivatives, budget in ((True, 1e-3), (False, 2e-4)):
             kw = dict(mode=mode, use_gaussian_derivatives=derivatives)
             got = gblur.hessian_matrix(img, sigma, **kw)
             assert largest_error(got, skimage_hessian(img, sigma, **kw)) < budget, sigma
+
+
+def test_the_hessian_by_differences_is_scikit_images_on_noise_at_large_sigma():
+    # Differences of noise smoothed at sigma 8: where the recursive filter's error would show
+    # (7e-3 of the Hessian's range), scipy's kernel runs. (A 3-D array of axes near 3 sigma
+    # smooths so far that float32's own rounding, differenced twice, is 1e-3 of the Hessian.)
+    rng = np.random.default_rng(33)
+    for img in (rng.random((256, 256)), rng.random((256, 256)).astype(np.float32)):
+        kw = dict(mode="reflect", use_gaussian_derivatives=False)
+        got = gblur.hessian_matrix(img, 8.0, **kw)
+        assert largest_error(got, skimage_hessian(img, 8.0, **kw)) < 2e-4
 
 
 def test_axis_order_and_refusals():

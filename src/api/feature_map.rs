@@ -94,6 +94,9 @@ pub struct FeatureReport {
     pub png_scale: Option<f64>,
     /// Each pass and its milliseconds: decode, luma, filter, encode, write.
     pub passes: Vec<(String, f64)>,
+    /// What the map lost: values clipped at a PNG's lowest or highest level, or a scale that
+    /// writes them all as one level.
+    pub notes: Vec<String>,
 }
 
 impl FeatureReport {
@@ -118,11 +121,14 @@ impl FeatureReport {
             self.range.1
         );
         if let Some(scale) = self.png_scale {
-            out += &format!(", PNG levels = {scale:.4} x value");
+            out += &format!(", PNG levels = {scale:.6e} x value");
         }
         out.push('\n');
         for (name, ms) in &self.passes {
             out += &format!("  {name:<10} {ms:9.2} ms\n");
+        }
+        for note in &self.notes {
+            out += &format!("  note: {note}\n");
         }
         out
     }
@@ -195,12 +201,14 @@ pub fn feature_map_file(
             (lo.min(v), hi.max(v))
         });
     let started = Instant::now();
+    let mut notes = Vec::new();
     let (bytes, png_scale) = match format {
         ImageFormat::Png => {
             let scale = options
                 .png_scale
                 .unwrap_or_else(|| auto_scale(options.feature, range));
-            let levels = to_levels(&map, options.feature, scale);
+            let (levels, clipped) = to_levels(&map, options.feature, scale);
+            notes.extend(level_notes(&levels, clipped, range));
             let image = DynamicImage::ImageLuma16(
                 ImageBuffer::<Luma<u16>, _>::from_raw(w, h, levels).expect("w × h levels"),
             );
@@ -228,7 +236,27 @@ pub fn feature_map_file(
         range,
         png_scale,
         passes,
+        notes,
     })
+}
+
+/// What a PNG's levels lost: values clipped at its ends, or every value on one level.
+fn level_notes(levels: &[u16], clipped: usize, (lo, hi): (f32, f32)) -> Vec<String> {
+    let mut notes = Vec::new();
+    if clipped > 0 {
+        let share = 100.0 * clipped as f64 / levels.len().max(1) as f64;
+        notes.push(format!(
+            "{clipped} pixels ({share:.2}%) lie beyond the PNG's levels at this scale and are clipped to 0 or 65535"
+        ));
+    }
+    let flat = levels.windows(2).all(|w| w[0] == w[1]);
+    if flat && hi > lo && levels.len() > 1 {
+        notes.push(format!(
+            "every value is written as level {} at this scale: the map's range is lost",
+            levels[0]
+        ));
+    }
+    notes
 }
 
 /// The PNG scale that writes the map's largest magnitude as the top level (65535, or 32767
@@ -246,15 +274,22 @@ fn auto_scale(feature: Feature, (lo, hi): (f32, f32)) -> f64 {
 }
 
 /// The map as 16-bit levels: value × scale (offset by 32768 for the signed Laplacian),
-/// rounded and clipped.
-fn to_levels(map: &[f32], feature: Feature, scale: f64) -> Vec<u16> {
+/// rounded and clipped; and how many were clipped.
+fn to_levels(map: &[f32], feature: Feature, scale: f64) -> (Vec<u16>, usize) {
     let offset = match feature {
         Feature::GradientMagnitude => 0.0,
         Feature::Laplacian => 32768.0,
     };
-    map.iter()
-        .map(|&v| (offset + v as f64 * scale).round().clamp(0.0, 65535.0) as u16)
-        .collect()
+    let mut clipped = 0;
+    let levels = map
+        .iter()
+        .map(|&v| {
+            let level = (offset + v as f64 * scale).round();
+            clipped += usize::from(!(0.0..=65535.0).contains(&level));
+            level.clamp(0.0, 65535.0) as u16
+        })
+        .collect();
+    (levels, clipped)
 }
 
 /// A gray 32-bit float TIFF of `map`, uncompressed: every reader takes it (tifffile without
@@ -282,11 +317,21 @@ mod tests {
         let map = [0.0, 0.5, 1.0, 2.0, -1.0];
         assert_eq!(
             to_levels(&map, Feature::GradientMagnitude, 65535.0),
-            [0, 32768, 65535, 65535, 0]
+            (vec![0, 32768, 65535, 65535, 0], 2)
         );
         assert_eq!(
             to_levels(&map, Feature::Laplacian, 100.0),
-            [32768, 32818, 32868, 32968, 32668]
+            (vec![32768, 32818, 32868, 32968, 32668], 0)
+        );
+        let notes = level_notes(&[0, 0, 0], 0, (0.0, 1e-9));
+        assert!(
+            notes[0].starts_with("every value is written as level 0"),
+            "{notes:?}"
+        );
+        let notes = level_notes(&[0, 65535, 7, 65535], 2, (-1.0, 3.0));
+        assert!(
+            notes[0].starts_with("2 pixels (50.00%) lie beyond"),
+            "{notes:?}"
         );
         assert_eq!(auto_scale(Feature::GradientMagnitude, (0.0, 0.5)), 131070.0);
         assert_eq!(auto_scale(Feature::Laplacian, (-2.0, 1.0)), 32767.0 / 2.0);

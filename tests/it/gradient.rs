@@ -112,24 +112,66 @@ fn a_folder_is_mapped_file_by_file_and_a_bad_file_is_named() {
     std::fs::create_dir_all(input.join("sub")).unwrap();
     std::fs::copy(fixture("samples/coffee.png"), input.join("a.png")).unwrap();
     std::fs::copy(fixture("samples/chelsea.jpg"), input.join("sub/b.jpg")).unwrap();
+    // The same name as sub/b.jpg's map: refused, not written over it.
+    std::fs::copy(fixture("samples/camera-gray.png"), input.join("sub/b.png")).unwrap();
     std::fs::write(input.join("notes.txt"), "not an image").unwrap();
     std::fs::write(input.join("broken.png"), b"\x89PNG\r\n\x1a\nbroken").unwrap();
     let run = gblur()
         .args(["gradient"])
         .args([&input, &output])
-        .args(["-s", "2", "--format", "png"])
+        .args(["-s", "2", "--format", "png", "--json"])
         .assert()
         .code(1);
     let stderr = String::from_utf8_lossy(&run.get_output().stderr).into_owned();
     assert!(stderr.contains("broken.png: cannot decode"), "{stderr}");
+    assert!(stderr.contains("b.png: its map would be"), "{stderr}");
     assert!(
-        stderr.contains("1 of 3 files could not be mapped"),
+        stderr.contains("2 of 4 files could not be mapped"),
         "{stderr}"
     );
+    // Every file in the JSON, the failed ones with their error.
+    let json: serde_json::Value = serde_json::from_slice(&run.get_output().stdout).unwrap();
+    let entries = json.as_array().unwrap();
+    assert_eq!(entries.len(), 4);
+    let failed: Vec<&str> = entries.iter().filter_map(|e| e["error"].as_str()).collect();
+    assert_eq!(failed.len(), 2, "{json}");
     assert!(output.join("a.png").is_file() && output.join("sub/b.png").is_file());
+    let (w, h) = image::image_dimensions(output.join("sub/b.png")).unwrap();
+    assert_eq!((w, h), (451, 300), "chelsea's map, not camera-gray's");
     assert!(!output.join("broken.png").exists() && !output.join("notes.png").exists());
     let leftovers: Vec<_> = std::fs::read_dir(&output).unwrap().collect();
     assert_eq!(leftovers.len(), 2, "{leftovers:?}"); // a.png and sub/, no temporary file
+}
+
+#[test]
+fn a_scale_that_clips_says_so_and_one_for_a_tiff_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = gblur()
+        .args(["gradient", "samples/coffee.png"])
+        .arg(dir.path().join("e.png"))
+        .args(["-s", "2", "--png-scale", "1e7"])
+        .current_dir(fixture("."))
+        .assert()
+        .success();
+    let stderr = String::from_utf8_lossy(&run.get_output().stderr).into_owned();
+    assert!(stderr.contains("lie beyond the PNG's levels"), "{stderr}");
+    gblur()
+        .args(["gradient", "samples/coffee.png"])
+        .arg(dir.path().join("e.tif"))
+        .args(["-s", "2", "--png-scale", "5"])
+        .current_dir(fixture("."))
+        .assert()
+        .code(2);
+    // A folder as the map of one image.
+    let run = gblur()
+        .args(["gradient", "samples/coffee.png"])
+        .arg(dir.path())
+        .args(["-s", "2"])
+        .current_dir(fixture("."))
+        .assert()
+        .code(2);
+    assert!(String::from_utf8_lossy(&run.get_output().stderr).contains("is a folder"));
+    assert!(!dir.path().join("e.tif").exists());
 }
 
 #[test]

@@ -4,6 +4,7 @@
 use clap::{Args, ValueEnum};
 use gblur::job::JobError;
 use gblur::{feature_map_file, EdgeMode, Feature, FeatureOptions, FeatureReport};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, Args)]
@@ -11,7 +12,8 @@ use std::path::{Path, PathBuf};
     after_help = "Examples:\n  gblur gradient photo.jpg edges.tif --sigma 2\n  gblur gradient cells.png blobs.png --sigma 4 --laplacian\n  gblur gradient scans/ maps/ --sigma 3 --format png --png-scale 60000"
 )]
 pub struct GradientArgs {
-    /// The image to map, or a folder: every image in it and its subfolders.
+    /// The image to map (its luma; alpha is not used), or a folder: every image in it and its
+    /// subfolders.
     pub input: PathBuf,
     /// The map: a .tif (32-bit float, the values themselves) or a .png (16-bit, scaled); for
     /// a folder, the folder the maps go into, under the images' own relative names.
@@ -28,7 +30,7 @@ pub struct GradientArgs {
     pub format: MapFormat,
     /// A PNG's levels per unit of the map (a Laplacian's offset by 32768), the same for every
     /// image; default: each image's largest magnitude is the top level (the report says the
-    /// scale it took).
+    /// scale it took, and how many values a given scale clips).
     #[arg(long, value_name = "F", value_parser = parse_scale)]
     pub png_scale: Option<f64>,
     /// What lies beyond the image's edges (as the main command's --edge); default reflect,
@@ -54,11 +56,11 @@ pub enum MapFormat {
 
 fn parse_sigma(s: &str) -> Result<f64, String> {
     let v: f64 = s.parse().map_err(|_| format!("'{s}' is not a number"))?;
-    match v > 0.0 {
-        true => gblur::nd::Filter::new(&[v])
-            .map(|_| v)
-            .map_err(|e| e.to_string()),
-        false => Err(format!("sigma must be more than 0, got {s}")),
+    match v > 0.0 && gblur::nd::Filter::new(&[v]).is_ok() {
+        true => Ok(v),
+        false => Err(format!(
+            "sigma must be a number from 0.001 to 1000000, got {s}"
+        )),
     }
 }
 
@@ -84,20 +86,55 @@ impl GradientArgs {
         }
     }
 
+    /// The combinations that cannot run, as usage errors, before any work.
+    fn check(&self) -> Result<(), JobError> {
+        let usage = |m: String| Err(JobError::Setup(anyhow::anyhow!(m)));
+        let folder = self.input.is_dir();
+        if !folder && self.output.is_dir() {
+            return usage(format!(
+                "{}: is a folder; the map of one image is a file: name it .tif or .png",
+                self.output.display()
+            ));
+        }
+        if folder && self.output.exists() && !self.output.is_dir() {
+            return usage(format!(
+                "{}: INPUT is a folder, so OUTPUT must be one too",
+                self.output.display()
+            ));
+        }
+        let same = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
+            (Ok(a), Ok(b)) => a == b,
+            _ => false,
+        };
+        if folder && same(&self.input, &self.output) {
+            return usage(format!(
+                "{}: OUTPUT is INPUT: the maps would be mixed with the images they come from",
+                self.output.display()
+            ));
+        }
+        let tiff = match folder {
+            true => matches!(self.format, MapFormat::Tif),
+            false => self.output.extension().is_some_and(|e| {
+                ["tif", "tiff"].contains(&e.to_string_lossy().to_lowercase().as_str())
+            }),
+        };
+        if self.png_scale.is_some() && tiff {
+            return usage(
+                "--png-scale sets a PNG's levels; a float TIFF holds the values themselves".into(),
+            );
+        }
+        Ok(())
+    }
+
     /// Maps the file or the folder, printing each report; a folder's failed files are
     /// named one a line and the others still mapped (exit 1 at the end).
     pub fn run(&self, quiet: bool) -> Result<(), JobError> {
+        self.check()?;
         let options = self.options();
         if !self.input.is_dir() {
             let report = feature_map_file(&self.input, &self.output, &options)
                 .map_err(|e| job_error((&self.input, &self.output), e))?;
-            return emit(&[report], self.json, quiet, false);
-        }
-        if self.output.exists() && !self.output.is_dir() {
-            return Err(JobError::Setup(anyhow::anyhow!(
-                "{}: INPUT is a folder, so OUTPUT must be one too",
-                self.output.display()
-            )));
+            return emit(&[Ok(report)], self.json, quiet, false);
         }
         let pairs = self.folder_pairs();
         if pairs.is_empty() {
@@ -106,37 +143,34 @@ impl GradientArgs {
                 self.input.display()
             )));
         }
-        let (mut reports, mut failed) = (Vec::new(), 0);
+        // Two images of one name and different extensions would have one map.
+        let mut taken: HashMap<PathBuf, PathBuf> = HashMap::new();
+        let mut outcomes = Vec::new();
         for (input, output) in pairs {
-            let made = output.parent().map_or(Ok(()), std::fs::create_dir_all);
-            let done = made
-                .map_err(|e| {
-                    job_error(
-                        (&input, &output),
-                        gblur::Error::Setup {
-                            input: input.clone(),
-                            message: format!("{}: cannot create the folder: {e}", output.display()),
-                        },
-                    )
-                })
-                .and_then(|()| {
-                    feature_map_file(&input, &output, &options)
-                        .map_err(|e| job_error((&input, &output), e))
-                });
-            match done {
-                Ok(report) => reports.push(report),
-                Err(JobError::Setup(e) | JobError::Failed(e)) => {
-                    failed += 1;
-                    gblur::report::diagnostic(&gblur::report::one_line(&format!("gblur: {e:#}")));
+            let done = match taken.get(&output) {
+                Some(first) => Err(JobError::Failed(anyhow::anyhow!(
+                    "{}: its map would be {}, as {}'s is: not mapped (rename one of them)",
+                    input.display(),
+                    output.display(),
+                    first.display()
+                ))),
+                None => {
+                    taken.insert(output.clone(), input.clone());
+                    map_into_folder(&input, &output, &options)
                 }
-            }
+            };
+            outcomes.push(done.map_err(|e| {
+                let (JobError::Setup(e) | JobError::Failed(e)) = e;
+                gblur::report::diagnostic(&gblur::report::one_line(&format!("gblur: {e:#}")));
+                (input, format!("{e:#}"))
+            }));
         }
-        emit(&reports, self.json, quiet, true)?;
-        match failed {
+        emit(&outcomes, self.json, quiet, true)?;
+        match outcomes.iter().filter(|o| o.is_err()).count() {
             0 => Ok(()),
             n => Err(JobError::Failed(anyhow::anyhow!(
                 "{n} of {} files could not be mapped",
-                n + reports.len()
+                outcomes.len()
             ))),
         }
     }
@@ -165,6 +199,23 @@ impl GradientArgs {
     }
 }
 
+/// One image of a folder mapped into `output`, its folder made first.
+fn map_into_folder(
+    input: &Path,
+    output: &Path,
+    options: &FeatureOptions,
+) -> Result<FeatureReport, JobError> {
+    if let Some(parent) = output.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| {
+            JobError::Failed(anyhow::anyhow!(
+                "{}: cannot create the folder: {e}",
+                parent.display()
+            ))
+        })?;
+    }
+    feature_map_file(input, output, options).map_err(|e| job_error((input, output), e))
+}
+
 /// Whether the file's content starts as an image format gblur reads.
 fn is_image(path: &Path) -> bool {
     matches!(gblur::codec::sniff(path), Ok(Some(_)))
@@ -185,19 +236,27 @@ fn job_error((input, output): (&Path, &Path), e: gblur::Error) -> JobError {
     }
 }
 
-/// Prints the reports: tables on stderr (unless quiet), or JSON on stdout (an array for a
-/// folder, one object for a file).
-fn emit(reports: &[FeatureReport], json: bool, quiet: bool, folder: bool) -> Result<(), JobError> {
+/// A file's report, or its input and why it failed.
+type Outcome = Result<FeatureReport, (PathBuf, String)>;
+
+/// Prints the reports: tables on stderr (unless quiet; failures were named as they came), or
+/// JSON on stdout: one object for a file, an array for a folder, where a failed file is
+/// `{"input": ..., "error": ...}`.
+fn emit(outcomes: &[Outcome], json: bool, quiet: bool, folder: bool) -> Result<(), JobError> {
     use std::io::Write;
     if json {
-        let text = match (folder, reports) {
-            (false, [one]) => one.to_json(),
-            _ => serde_json::to_string_pretty(reports).expect("plain data"),
+        let value = |o: &Outcome| match o {
+            Ok(report) => serde_json::to_value(report).expect("plain data"),
+            Err((input, error)) => serde_json::json!({ "input": input, "error": error }),
         };
-        let _ = writeln!(std::io::stdout().lock(), "{text}");
+        let text = match (folder, outcomes) {
+            (false, [one]) => serde_json::to_string_pretty(&value(one)),
+            _ => serde_json::to_string_pretty(&outcomes.iter().map(value).collect::<Vec<_>>()),
+        };
+        let _ = writeln!(std::io::stdout().lock(), "{}", text.expect("plain data"));
     } else if !quiet {
-        for r in reports {
-            gblur::report::diagnostic(r.table().trim_end());
+        for report in outcomes.iter().flatten() {
+            gblur::report::diagnostic(report.table().trim_end());
         }
     }
     Ok(())
