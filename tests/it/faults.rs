@@ -3,20 +3,21 @@
 //! OUT_DIR, inputs that must never be opened for writing. Each fault ends in one clear line,
 //! a documented exit code, the previous output intact and no temporary file left.
 //!
-//! Ctrl-C in the middle of a batch is drilled in tests/it/batch.rs
+//! Symbolic links and OUT_DIR are drilled in tests/it/links.rs, OpenCL device faults in
+//! tests/it/device_faults.rs; Ctrl-C in the middle of a batch in tests/it/batch.rs
 //! (`ctrl_c_stops_cleanly_leaving_only_complete_outputs`); corrupt, truncated PNG and
 //! over-the-limit inputs of the main command in tests/it/bad_inputs.rs.
 
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Output;
 
 use crate::common;
 use common::{chmod, files_under, fixture, gblur, shared_dir, unprivileged};
 
-fn stderr(o: &Output) -> String {
+pub(crate) fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
@@ -592,172 +593,8 @@ fn truncated_files_of_every_format_are_refused() {
     }
 }
 
-// ---- Symbolic links and OUT_DIR ------------------------------------------------------------
-
-/// IN with a real image, a link to it, a link out of IN, a link to a folder out of IN, a
-/// link loop and a dangling link; and the folder outside.
-fn linked_folder() -> (tempfile::TempDir, PathBuf, PathBuf) {
-    use std::os::unix::fs::symlink;
-    let root = tempfile::tempdir().unwrap();
-    let input = root.path().join("in");
-    let outside = root.path().join("outside");
-    std::fs::create_dir_all(input.join("sub")).unwrap();
-    std::fs::create_dir_all(&outside).unwrap();
-    std::fs::copy(fixture("samples/camera-gray.png"), input.join("real.png")).unwrap();
-    std::fs::copy(
-        fixture("tests/fixtures/gray16_7x5.png"),
-        outside.join("secret.png"),
-    )
-    .unwrap();
-    symlink("real.png", input.join("link-in.png")).unwrap();
-    symlink("../../outside/secret.png", input.join("sub/link-out.png")).unwrap();
-    symlink("../outside", input.join("linked-folder")).unwrap();
-    symlink("..", input.join("sub/loop")).unwrap();
-    symlink("nowhere.png", input.join("dangling.png")).unwrap();
-    (root, input, outside)
-}
-
-fn batch_json(input: &Path, out: &Path, extra: &[&str]) -> (Option<i32>, Value, String) {
-    let o = gblur()
-        .arg("batch")
-        .arg(input)
-        .arg(out)
-        .args(["--sigma", "2", "--device", "rust", "--json"])
-        .args(extra)
-        .output()
-        .unwrap();
-    let v = serde_json::from_slice(&o.stdout).unwrap_or(Value::Null);
-    (o.status.code(), v, stderr(&o))
-}
-
-#[test]
-fn symbolic_links_are_not_followed_unless_asked() {
-    let (root, input, _) = linked_folder();
-    let out = root.path().join("out");
-    let (code, v, err) = batch_json(&input, &out, &[]);
-    assert_eq!(code, Some(0), "{err}");
-    assert_eq!(v["blurred"], 1);
-    assert_eq!(v["skipped_links"], 5);
-    assert_eq!(files_under(&out), BTreeSet::from(["real.png".to_string()]));
-    for link in [
-        "link-in.png",
-        "sub/link-out.png",
-        "linked-folder",
-        "sub/loop",
-        "dangling.png",
-    ] {
-        assert!(
-            err.contains(&format!("{link}: symbolic link, not followed")),
-            "{link} not named: {err}"
-        );
-    }
-}
-
-#[test]
-fn follow_links_follows_them_and_survives_loops_and_dangling_links() {
-    let (root, input, outside) = linked_folder();
-    let secret = std::fs::read(outside.join("secret.png")).unwrap();
-    let out = root.path().join("out");
-    let (code, v, err) = batch_json(&input, &out, &["--follow-links"]);
-    assert_eq!(code, Some(0), "{err}");
-    assert_eq!(v["blurred"], 4, "{v}");
-    assert_eq!(v["skipped_links"], 2, "{v}");
-    assert_eq!(
-        files_under(&out),
-        [
-            "real.png",
-            "link-in.png",
-            "sub/link-out.png",
-            "linked-folder/secret.png"
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect()
-    );
-    assert!(err.contains("sub/loop: symbolic link loop"), "{err}");
-    assert!(
-        err.contains("dangling.png: symbolic link to nothing"),
-        "{err}"
-    );
-    // Followed links are read, never written: outputs are regular files under OUT_DIR.
-    assert_eq!(std::fs::read(outside.join("secret.png")).unwrap(), secret);
-    assert!(!out
-        .join("link-in.png")
-        .symlink_metadata()
-        .unwrap()
-        .is_symlink());
-}
-
-#[test]
-fn outputs_never_leave_out_dir_through_a_linked_folder() {
-    use std::os::unix::fs::symlink;
-    let root = tempfile::tempdir().unwrap();
-    let input = root.path().join("in");
-    std::fs::create_dir_all(input.join("trip")).unwrap();
-    std::fs::copy(fixture("samples/camera-gray.png"), input.join("trip/a.png")).unwrap();
-    std::fs::copy(fixture("samples/camera-gray.png"), input.join("b.png")).unwrap();
-    let elsewhere = root.path().join("elsewhere");
-    std::fs::create_dir_all(&elsewhere).unwrap();
-    let out = root.path().join("out");
-    std::fs::create_dir_all(&out).unwrap();
-    symlink(&elsewhere, out.join("trip")).unwrap();
-    // And an existing output that is a link to a file outside: replaced, never written through.
-    let victim = root.path().join("victim.png");
-    std::fs::write(&victim, "victim").unwrap();
-    symlink(&victim, out.join("b.png")).unwrap();
-
-    let (code, v, err) = batch_json(&input, &out, &["--overwrite"]);
-    assert_eq!(code, Some(1), "{err}");
-    assert_eq!(
-        (v["blurred"].as_u64(), v["failed"].as_u64()),
-        (Some(1), Some(1))
-    );
-    assert!(
-        err.contains("trip/a.png: not written:") && err.contains("is a symbolic link"),
-        "{err}"
-    );
-    assert!(files_under(&elsewhere).is_empty(), "wrote through the link");
-    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "victim");
-    let b = out.join("b.png");
-    assert!(!b.symlink_metadata().unwrap().is_symlink());
-    image::open(&b).unwrap();
-}
-
-#[test]
-fn odd_file_names_are_mirrored_exactly_under_out_dir() {
-    let input = tempfile::tempdir().unwrap();
-    let names = [
-        "with space.png",
-        "ünïcödé ñame.png",
-        "-looks-like-a-flag.png",
-        "..two-dots-prefix.png",
-        "a.b.c.png",
-        "dir with space/.hidden.png",
-        "日本/写真.png",
-    ];
-    for n in names {
-        let p = input.path().join(n);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::copy(fixture("tests/fixtures/rgba_halo_9x9.png"), &p).unwrap();
-    }
-    let out = tempfile::tempdir().unwrap();
-    let nested = out.path().join("o");
-    let (code, v, err) = batch_json(input.path(), &nested, &[]);
-    assert_eq!(code, Some(0), "{err}");
-    assert_eq!(v["blurred"], names.len());
-    let want: BTreeSet<String> = names.iter().map(|s| s.to_string()).collect();
-    assert_eq!(files_under(&nested), want);
-    assert_eq!(
-        files_under(out.path()).len(),
-        names.len(),
-        "nothing written beside OUT_DIR"
-    );
-}
-
-// ---- OpenCL faults ------------------------------------------------------------------------
-
 /// Runs the main command with `env` and returns its JSON report.
-fn report(input: &Path, out: &Path, env: &[(&str, &str)], extra: &[&str]) -> Value {
+pub(crate) fn report(input: &Path, out: &Path, env: &[(&str, &str)], extra: &[&str]) -> Value {
     let mut c = gblur();
     for (k, v) in env {
         c.env(k, v);
@@ -772,162 +609,6 @@ fn report(input: &Path, out: &Path, env: &[(&str, &str)], extra: &[&str]) -> Val
     assert!(o.status.success(), "{env:?}: {}", stderr(&o));
     assert!(o.stderr.is_empty(), "{}", stderr(&o));
     serde_json::from_slice(&o.stdout).unwrap()
-}
-
-/// The OpenCL CPU device (PoCL), which is on every machine the suite runs on.
-const ON_DEVICE: &[&str] = &["--device", "cpu"];
-
-#[test]
-fn device_faults_fall_back_to_the_rust_path_with_a_note() {
-    common::require_opencl();
-    let dir = tempfile::tempdir().unwrap();
-    let input = fixture("samples/coffee.png");
-    let rust = dir.path().join("rust.png");
-    report(&input, &rust, &[], &["--device", "rust"]);
-    // `auto` prefers the Rust path to a CPU OpenCL device: the drills name the device.
-    let device = report(&input, &dir.path().join("device.png"), &[], ON_DEVICE);
-    assert_eq!(
-        device["backend"], "opencl",
-        "the drill needs the device path"
-    );
-    for (fault, says) in [
-        ("build", "building recursive_gaussian.cl"),
-        ("enqueue", "failed to enqueue"),
-        ("alloc", "CL_MEM_OBJECT_ALLOCATION_FAILURE"),
-    ] {
-        let out = dir.path().join(format!("{fault}.png"));
-        let v = report(&input, &out, &[("GBLUR_FAULT", fault)], ON_DEVICE);
-        assert_eq!(v["backend"], "rust", "{fault}: {v}");
-        let notes = v["notes"].to_string();
-        assert!(
-            notes.contains("the OpenCL device failed") && notes.contains(says),
-            "{fault}: {notes}"
-        );
-        assert!(!notes.contains("compiler log"), "{notes}");
-        assert_eq!(
-            std::fs::read(&out).unwrap(),
-            std::fs::read(&rust).unwrap(),
-            "{fault}"
-        );
-    }
-}
-
-#[test]
-fn an_image_over_the_device_allocation_limit_runs_on_the_rust_path() {
-    common::require_opencl();
-    let dir = tempfile::tempdir().unwrap();
-    let input = fixture("samples/coffee.png"); // 600×400×3 f32 = 2.75 MiB per buffer
-    let rust = dir.path().join("rust.png");
-    report(&input, &rust, &[], &["--device", "rust"]);
-    let out = dir.path().join("big.png");
-    let v = report(&input, &out, &[("GBLUR_MAX_ALLOC_MIB", "1")], ON_DEVICE);
-    assert_eq!(v["backend"], "rust", "{v}");
-    let notes = v["notes"].to_string();
-    assert!(
-        notes.contains("needs 3 MiB per device buffer") && notes.contains("allows 1 MiB"),
-        "{notes}"
-    );
-    assert_eq!(std::fs::read(&out).unwrap(), std::fs::read(&rust).unwrap());
-    // With room for it, the same image runs on the device.
-    let v = report(&input, &out, &[("GBLUR_MAX_ALLOC_MIB", "4")], ON_DEVICE);
-    assert_eq!(v["backend"], "opencl", "{v}");
-}
-
-#[test]
-fn batch_survives_device_faults() {
-    common::require_opencl();
-    let input = tempfile::tempdir().unwrap();
-    for name in ["a.png", "b.png", "c.png"] {
-        std::fs::copy(fixture("samples/camera-gray.png"), input.path().join(name)).unwrap();
-    }
-    for (fault, says) in [
-        ("build", "building"),
-        ("enqueue", "failed to enqueue"),
-        ("alloc", "CL_MEM_OBJECT_ALLOCATION_FAILURE"),
-    ] {
-        let out = tempfile::tempdir().unwrap();
-        let o = gblur()
-            .env("GBLUR_FAULT", fault)
-            .arg("batch")
-            .arg(input.path())
-            .arg(out.path())
-            .args(["--sigma", "2", "--json", "-q"])
-            .args(ON_DEVICE)
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "{fault}: {}", stderr(&o));
-        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
-        assert_eq!(v["blurred"], 3, "{fault}");
-        let notes = v["files"].to_string();
-        assert!(
-            notes.contains("the OpenCL device failed") && notes.contains(says),
-            "{fault}: {notes}"
-        );
-        assert_eq!(files_under(out.path()).len(), 3);
-    }
-}
-
-/// Several device workers (`--device cpu,cpu`, `cpu,rust`) when the kernels never build: a
-/// broken device stops taking images while another worker still blurs, the last one standing
-/// finishes on the Rust path, and every file is written as `--device rust` writes it.
-#[test]
-fn batch_on_several_devices_survives_a_broken_one() {
-    common::require_opencl();
-    let input = common::gray_batch_input(6);
-    let rust = common::rust_batch(input.path());
-    for list in ["cpu,cpu", "cpu,rust"] {
-        let out = tempfile::tempdir().unwrap();
-        let o = gblur()
-            .env("GBLUR_FAULT", "build")
-            .arg("batch")
-            .arg(input.path())
-            .arg(out.path())
-            .args(["--sigma", "2", "--json", "--device", list])
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "{list}: {}", stderr(&o));
-        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
-        assert_eq!(v["blurred"], 6, "{list}");
-        let devices = v["devices"].as_array().unwrap();
-        let images = |k: usize| devices[k]["images"].as_u64().unwrap();
-        let stopped = |k: usize| devices[k]["stopped"].as_str().unwrap_or("").to_string();
-        assert_eq!(images(0) + images(1), 6, "{list}: {devices:?}");
-        if list == "cpu,cpu" {
-            // Both devices break on their first image; one leaves after it, the other, the
-            // last standing, blurs the rest on the Rust path.
-            let (left, stayed) = if stopped(0).contains("took no more images") {
-                (0, 1)
-            } else {
-                (1, 0)
-            };
-            assert!(stopped(left).contains("took no more images"), "{devices:?}");
-            assert_eq!(images(left), 1, "{devices:?}");
-            assert!(
-                stopped(stayed).contains("blurred the rest of the batch on the built-in Rust path"),
-                "{devices:?}"
-            );
-            for k in 0..2 {
-                assert_eq!(
-                    devices[k]["rust_fallbacks"], devices[k]["images"],
-                    "{devices:?}"
-                );
-            }
-        } else {
-            // The device leaves after the one image it broke on (if it took any); the Rust
-            // worker blurs the rest and never stops.
-            assert!(images(0) <= 1, "{devices:?}");
-            if images(0) == 1 {
-                assert!(stopped(0).contains("took no more images"), "{devices:?}");
-            }
-            assert!(devices[1]["stopped"].is_null());
-            assert_eq!(devices[1]["rust_fallbacks"], 0);
-        }
-        let err = stderr(&o);
-        if images(0) > 0 {
-            assert!(err.contains("the kernels did not build"), "{err}");
-        }
-        common::assert_same_files(out.path(), rust.path(), list);
-    }
 }
 
 // ---- NaN and Inf in float inputs ----------------------------------------------------------
