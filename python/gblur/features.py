@@ -8,7 +8,7 @@ from itertools import combinations_with_replacement
 
 import numpy as np
 
-from . import gaussian_filter
+from . import _mode_name, gaussian_filter
 from .derivatives import _as_float, gaussian
 
 # gblur::filter::FIR_MAX_SIGMA: the widest sigma scipy's kernel runs at.
@@ -25,14 +25,6 @@ _BEYOND = {
 }
 
 
-def _mode(mode):
-    names = {"grid-mirror": "reflect", "grid-wrap": "wrap", "grid-constant": "constant"}
-    mode = names.get(mode, mode)
-    if mode not in _BEYOND:
-        raise ValueError(f"boundary mode not supported: {mode!r}")
-    return mode
-
-
 def _three_taps(x, weights, axis, mode, cval):
     """scipy's ``correlate1d(x, weights, axis, mode=mode, cval=cval)`` for three taps:
     ``out[i] = w0 x[i-1] + w1 x[i] + w2 x[i+1]``, the ends extended by the mode."""
@@ -43,8 +35,7 @@ def _three_taps(x, weights, axis, mode, cval):
         return x[(slice(None),) * axis + (i,)]
 
     before, after = _BEYOND[mode](n)
-    first = at(slice(0, 1)) if n else at(slice(0, 0))
-    outside = np.full_like(first, cval)
+    outside = np.full_like(at(slice(0, 1)), cval)
     prev = np.concatenate([outside if before is None else at(slice(before, before + 1)),
                            at(slice(0, n - 1))], axis=axis)
     nxt = np.concatenate([at(slice(1, n)),
@@ -108,7 +99,7 @@ def structure_tensor(image, sigma=1, mode="constant", cval=0, order="rc", *, dev
     if not np.isscalar(sigma) and len(tuple(sigma)) != image.ndim:
         raise ValueError("sigma must have as many elements as image has axes")
     axes = _axis_order(order, image.ndim)
-    mode = _mode(mode)
+    mode = _mode_name(mode)
     derivatives = [_sobel(image, a, mode, cval) for a in range(image.ndim)]
     derivatives = [derivatives[a] for a in axes]
     kw = dict(mode=mode, cval=cval, device=device, method=method, workers=workers)
@@ -155,7 +146,7 @@ def hessian_matrix(image, sigma=1, mode="constant", cval=0, order="rc",
     """
     image = _as_float(image, False)
     axes = _axis_order(order, image.ndim)
-    mode = _mode(mode)
+    mode = _mode_name(mode)
     kw = dict(device=device, method=method, workers=workers)
     if not use_gaussian_derivatives:
         if method == "auto" and np.max(sigma) <= _FIR_MAX_SIGMA:

@@ -302,9 +302,7 @@ impl Device {
             None => blur_axes_on(&device, &axes, data, shape),
             Some(spoiled) => {
                 let input = Spoiled::zeroed(data);
-                blur_staged_on(&device, &Spoiled::zeroed_axes(&axes), &input, data, shape)?;
-                spoiled.apply(data);
-                Ok(())
+                blur_spoilt_on(&device, &axes, spoiled, &input, data, shape)
             }
         }
     }
@@ -346,9 +344,7 @@ impl Device {
             None => blur_staged_on(&device, &axes, input, output, shape),
             Some(spoiled) => {
                 let input = Spoiled::zeroed(input);
-                blur_staged_on(&device, &Spoiled::zeroed_axes(&axes), &input, output, shape)?;
-                spoiled.apply(output);
-                Ok(())
+                blur_spoilt_on(&device, &axes, spoiled, &input, output, shape)
             }
         }
     }
@@ -415,6 +411,22 @@ fn blur_axes_on<T: Element>(
     blur_staged_on(device, axes, &input, data, shape)
 }
 
+/// `zeroed` (an input with its non-finite samples as 0) filtered into `output` on an OpenCL
+/// device, the non-finite edge constants as 0 too, then the outputs `spoiled` names set as
+/// scipy's sum leaves them.
+fn blur_spoilt_on<S: Element, D: Element>(
+    device: &backend::Device,
+    axes: &[Option<AxisFilter>],
+    spoiled: Spoiled,
+    zeroed: &[S],
+    output: &mut [D],
+    shape: &[usize],
+) -> Result<(), Error> {
+    blur_staged_on(device, &Spoiled::zeroed_axes(axes), zeroed, output, shape)?;
+    spoiled.apply(output);
+    Ok(())
+}
+
 /// `input` filtered into `output` along each axis that has a filter, on an OpenCL device:
 /// extended as each axis's edge mode says and converted to f32 as the staging slots are filled,
 /// cropped and rounded as they are drained (`host_array::Extended`).
@@ -431,10 +443,7 @@ fn blur_staged_on<S: Element, D: Element>(
     let pads: Vec<Pad> = axes.iter().map(|a| Pad::of(a.as_ref())).collect();
     // A derivative takes the constant edges of the axes filtered after it to 0: those are set
     // afresh before their passes, as scipy extends each pass's input anew.
-    let derivative = axes
-        .iter()
-        .flatten()
-        .any(|a| a.filter.input_weight() != 1.0);
+    let derivative = axes.iter().flatten().any(|a| a.filter.order() > 0);
     let constants: Vec<Option<f32>> = pads
         .iter()
         .map(|p| {
