@@ -9,7 +9,7 @@
 
 use super::{Error, Gaussian};
 use crate::cpu::axis::{self, AxisFilter};
-use crate::cpu::banded::{self, Pixels};
+use crate::cpu::interleaved::WholeImage;
 use crate::cpu::reference;
 use crate::filter::{EdgeMode, LineFilter};
 use crate::pixels;
@@ -401,17 +401,10 @@ impl Gaussian {
             return Ok(());
         }
         let data = &mut data[..row * layout.height];
-        if self.banded(None, data, layout) {
-            return Ok(());
-        }
-        crate::cpu::interleaved::blur_by_axes(
+        self.whole_image().blur(
             data,
             (layout.width, layout.height, layout.channels),
-            crate::cpu::interleaved::ColourHandling {
-                alpha: layout.alpha,
-                linear: self.linear,
-            },
-            [(&self.blur.y, self.edges.y), (&self.blur.x, self.edges.x)],
+            layout.alpha,
         );
         Ok(())
     }
@@ -456,29 +449,20 @@ impl Gaussian {
     }
 
     /// The banded blur of `src` (or of `data` itself) into `data`, rows without gaps, where it
-    /// runs this filter (edges clamped, the recursive filter or nothing on each axis); false,
-    /// nothing done, where it does not.
+    /// runs this filter; false, nothing done, where it does not.
     fn banded<T: Sample>(&self, src: Option<&[T]>, data: &mut [T], layout: Layout) -> bool {
-        let clamped = self.edges.x == EdgeMode::Clamp && self.edges.y == EdgeMode::Clamp;
-        // An axis left alone (sigma 0) is skipped by the banded blur's one-axis passes.
-        let (true, Some(axes)) = (clamped, banded::axis_blocks(&self.blur)) else {
-            return false;
-        };
-        let table =
-            (self.linear && T::FULL > 1.0).then(|| banded::srgb_table(T::FULL as usize + 1));
-        let px = Pixels {
-            channels: layout.channels,
-            alpha: layout.alpha,
-            linear: table.as_deref(),
-            mix: None,
-            sharpen: None,
-        };
-        let dims = (layout.width, layout.height);
-        match src {
-            Some(src) => banded::blur_axes_into(src, data, dims, &px, axes),
-            None => banded::blur_axes_in_place(data, dims, &px, axes),
-        };
-        true
+        let dims = (layout.width, layout.height, layout.channels);
+        self.whole_image().banded(src, data, dims, layout.alpha)
+    }
+
+    /// This filter as the CPU's whole-image blur takes it.
+    fn whole_image(&self) -> WholeImage<'_> {
+        WholeImage {
+            blur: &self.blur,
+            edge_x: self.edges.x,
+            edge_y: self.edges.y,
+            linear: self.linear,
+        }
     }
 
     /// Blurs `planes` planes of `width`×`height` f32 samples, one after another in `data`,

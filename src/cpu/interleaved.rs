@@ -5,7 +5,7 @@
 //! linear, where asked) f32 copy in the banded blur's units is filtered and written back.
 
 use super::axis::{self, AxisFilter, Element};
-use super::banded::Sample;
+use super::banded::{self, Sample};
 use super::reference::CpuPass;
 use crate::filter::{Blur2d, EdgeMode, LineFilter};
 use crate::pixels;
@@ -176,4 +176,64 @@ pub(crate) fn blur_one_axis(
     };
     let axes = [(&blur.y, EdgeMode::Clamp), (&blur.x, EdgeMode::Clamp)];
     Some(each_buffer!(img, b => blur_by_axes(b, dims, how, axes), _ => return None))
+}
+
+/// A whole interleaved image's filter: both axes' filters, each axis's edge mode and whether
+/// colour is blurred in linear light.
+#[derive(Clone, Copy)]
+pub(crate) struct WholeImage<'a> {
+    pub blur: &'a Blur2d,
+    pub edge_x: EdgeMode,
+    pub edge_y: EdgeMode,
+    pub linear: bool,
+}
+
+impl WholeImage<'_> {
+    /// Blurs `data` (`width`×`height` pixels of `channels` samples, rows without gaps) in
+    /// place: the banded blur where it runs this filter, otherwise axis by axis.
+    pub(crate) fn blur<T: Sample + Element>(&self, data: &mut [T], dims: (usize, usize, usize), alpha: bool) {
+        if self.banded(None, data, dims, alpha) {
+            return;
+        }
+        blur_by_axes(
+            data,
+            dims,
+            ColourHandling {
+                alpha,
+                linear: self.linear,
+            },
+            [(&self.blur.y, self.edge_y), (&self.blur.x, self.edge_x)],
+        );
+    }
+
+    /// The banded blur of `src` (or of `data` itself) into `data`, rows without gaps, where
+    /// it runs this filter (edges clamped, the recursive filter or nothing on each axis);
+    /// false, nothing done, where it does not.
+    pub(crate) fn banded<T: Sample>(
+        &self,
+        src: Option<&[T]>,
+        data: &mut [T],
+        (width, height, channels): (usize, usize, usize),
+        alpha: bool,
+    ) -> bool {
+        let clamped = self.edge_x == EdgeMode::Clamp && self.edge_y == EdgeMode::Clamp;
+        // An axis left alone (sigma 0) is skipped by the banded blur's one-axis passes.
+        let (true, Some(axes)) = (clamped, banded::axis_blocks(self.blur)) else {
+            return false;
+        };
+        let table = (self.linear && T::FULL > 1.0).then(|| banded::srgb_table(T::FULL as usize + 1));
+        let px = banded::Pixels {
+            channels,
+            alpha,
+            linear: table.as_deref(),
+            mix: None,
+            sharpen: None,
+        };
+        let dims = (width, height);
+        match src {
+            Some(src) => banded::blur_axes_into(src, data, dims, &px, axes),
+            None => banded::blur_axes_in_place(data, dims, &px, axes),
+        };
+        true
+    }
 }

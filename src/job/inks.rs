@@ -12,10 +12,10 @@ use crate::codec::{self, metadata, tiff};
 use crate::cpu::banded::{self, Unsharp};
 use crate::gpu::opencl::device::DeviceChoice;
 use crate::pixels;
-use crate::EdgeMode;
+use crate::cpu::axis::Element;
+use crate::cpu::interleaved::WholeImage;
+use crate::filter::{Blur2d, EdgeMode};
 use crate::report::{Pass, Report, Stage};
-use crate::work::sharpen::Sharpen;
-use crate::Gaussian;
 use image::{ColorType, DynamicImage, ImageFormat};
 use std::time::Instant;
 
@@ -71,9 +71,9 @@ pub fn run(
         notes.push("CMYK inks are blurred on the host's cores: --device was not used for them".into());
     }
     let input_color = ink_name(&image);
-    let gaussian = gaussian(job).map_err(|e| JobError::setup(anyhow::anyhow!("{e}")))?;
+    let blur = filter(job).map_err(|e| JobError::setup(anyhow::anyhow!("{e}")))?;
     let t = Instant::now();
-    blur_inks(&gaussian, &mut image, job.sharpen.as_ref()).map_err(|e| JobError::failed(anyhow::anyhow!("{e}")))?;
+    blur_inks(job, &blur, &mut image);
     passes.push(Pass::host(Stage::Blur, if job.sharpen.is_some() { "sharpen (4 inks)" } else { "blur (4 inks)" }, t));
 
     let out_name = stdio_name(&job.output, "stdout");
@@ -150,7 +150,7 @@ pub fn run(
         sigma_y: job.sigma_y,
         sigma_z: None,
         pages: None,
-        method: gaussian.method_name(),
+        method: blur.method_name(),
         pipeline: "CMYK inks, interleaved, on the host".into(),
         linear: false,
         passes: std::mem::take(passes),
@@ -181,53 +181,47 @@ fn ink_name(image: &DynamicImage) -> String {
     }
 }
 
-/// The job's filter as the library's: sigmas, method, edges, truncate. A constant edge's value
-/// stands for the same look as on colour (0 black, 1 white), so on inks it is 1 − V: white
-/// paper is no ink.
-fn gaussian(job: &BlurJob) -> Result<Gaussian, crate::Error> {
+/// The job's filter, checked: sigmas, method, truncate.
+fn filter(job: &BlurJob) -> Result<Blur2d, String> {
+    Ok(Blur2d::checked(job.method, job.sigma_x, job.sigma_y)?.with_truncate(job.truncate))
+}
+
+/// Blurs the inks in place as four independent channels (no alpha), or makes them their
+/// unsharp mask. A constant edge's value stands for the same look as on colour (0 black, 1
+/// white), so on inks it is 1 − V: white paper is no ink.
+fn blur_inks(job: &BlurJob, blur: &Blur2d, image: &mut DynamicImage) {
     let on_inks = |mode: EdgeMode| match mode {
         EdgeMode::Constant(v) => EdgeMode::Constant(1.0 - v),
         other => other,
     };
-    let mut builder = Gaussian::builder()
-        .sigma_x(job.sigma_x)
-        .sigma_y(job.sigma_y)
-        .method(job.method)
-        .edge_x(on_inks(job.edges.x))
-        .edge_y(on_inks(job.edges.y));
-    if let Some(t) = job.truncate {
-        builder = builder.truncate(t);
-    }
-    builder.build()
-}
-
-/// Blurs the inks in place as four independent channels (no alpha), or makes them their
-/// unsharp mask.
-fn blur_inks(gaussian: &Gaussian, image: &mut DynamicImage, sharpen: Option<&Sharpen>) -> Result<(), crate::Error> {
-    let (w, h) = (image.width() as usize, image.height() as usize);
-    let layout = crate::Layout::new(w, h, 4);
-    let unsharp = sharpen.map(|s| s.unsharp(image.color()));
+    let whole = WholeImage {
+        blur,
+        edge_x: on_inks(job.edges.x),
+        edge_y: on_inks(job.edges.y),
+        linear: false,
+    };
+    let dims = (image.width() as usize, image.height() as usize, 4);
+    let unsharp = job.sharpen.as_ref().map(|s| s.unsharp(image.color()));
     match image {
-        DynamicImage::ImageRgba8(b) => ink_pass(gaussian, b.as_mut(), layout, unsharp),
-        DynamicImage::ImageRgba16(b) => ink_pass(gaussian, b.as_mut(), layout, unsharp),
+        DynamicImage::ImageRgba8(b) => ink_pass(&whole, b.as_mut(), dims, unsharp),
+        DynamicImage::ImageRgba16(b) => ink_pass(&whole, b.as_mut(), dims, unsharp),
         _ => unreachable!("inks are RGBA-shaped 8- or 16-bit (codec::inks)"),
     }
 }
 
 /// `blur_inks` for one sample type.
-fn ink_pass<T: crate::Sample + banded::Sample>(
-    gaussian: &Gaussian,
+fn ink_pass<T: banded::Sample + Element>(
+    whole: &WholeImage,
     data: &mut [T],
-    layout: crate::Layout,
+    dims: (usize, usize, usize),
     unsharp: Option<Unsharp>,
-) -> Result<(), crate::Error> {
+) {
     let Some(u) = unsharp else {
-        return gaussian.blur_interleaved(data, layout);
+        return whole.blur(data, dims, false);
     };
     let original = data.to_vec();
-    gaussian.blur_interleaved(data, layout)?;
+    whole.blur(data, dims, false);
     for (d, o) in data.iter_mut().zip(original) {
         *d = T::from_f32(u.apply(o.to_f32(), d.to_f32()));
     }
-    Ok(())
 }

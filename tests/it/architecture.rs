@@ -171,26 +171,7 @@ fn top_level_modules_import_no_cycle() {
 }
 
 fn top_level_modules_of_a_crate_import_no_cycle(dir: &str) {
-    let files = crate_sources(dir);
-    let top: BTreeSet<String> = files
-        .iter()
-        .filter_map(|(m, _)| m.first().cloned())
-        .filter(|m| m != "main" && m != "lib")
-        .collect();
-    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for (module, text) in &files {
-        let Some(from) = module.first().filter(|m| top.contains(*m)) else {
-            continue;
-        };
-        for path in crate_paths(&code(text)) {
-            if top.contains(&path[0]) && path[0] != *from {
-                graph
-                    .entry(from.clone())
-                    .or_default()
-                    .insert(path[0].clone());
-            }
-        }
-    }
+    let graph = top_level_graph(&crate_sources(dir));
     assert!(
         !graph.is_empty(),
         "{dir}: the scan found no dependency: {graph:?}"
@@ -198,6 +179,66 @@ fn top_level_modules_of_a_crate_import_no_cycle(dir: &str) {
     if let Some(cycle) = find_cycle(&graph) {
         panic!("{dir}: import cycle between modules: {}", cycle.join(" → "));
     }
+}
+
+/// Which top-level module imports which, over `files` (one crate's `crate_sources`). A name the
+/// crate's root re-exports (`crate::Gaussian`, from `pub use api::{Gaussian, ...}`) counts as
+/// an import of the module it comes from.
+fn top_level_graph(files: &[(Vec<String>, String)]) -> BTreeMap<String, BTreeSet<String>> {
+    let top: BTreeSet<String> = files
+        .iter()
+        .filter_map(|(m, _)| m.first().cloned())
+        .filter(|m| m != "main" && m != "lib")
+        .collect();
+    let roots = files
+        .iter()
+        .filter(|(m, _)| m.len() == 1 && (m[0] == "lib" || m[0] == "main"));
+    let reexported: BTreeMap<String, String> = roots
+        .flat_map(|(_, text)| root_reexports(&code(text)))
+        .filter(|(_, module)| top.contains(module))
+        .collect();
+    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (module, text) in files {
+        let Some(from) = module.first().filter(|m| top.contains(*m)) else {
+            continue;
+        };
+        for path in crate_paths(&code(text)) {
+            let to = match top.contains(&path[0]) {
+                true => &path[0],
+                false => match reexported.get(&path[0]) {
+                    Some(module) => module,
+                    None => continue,
+                },
+            };
+            if to != from {
+                graph.entry(from.clone()).or_default().insert(to.clone());
+            }
+        }
+    }
+    graph
+}
+
+/// The names a crate root's `pub use module::{a, b};` / `pub use module::a;` lines re-export,
+/// each with the top-level module it comes from.
+fn root_reexports(text: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for (at, _) in text.match_indices("pub use ") {
+        let rest = &text[at + "pub use ".len()..];
+        let statement = &rest[..rest.find(';').unwrap_or(rest.len())];
+        let Some((module, names)) = statement.split_once("::") else {
+            continue;
+        };
+        let names = names.trim().trim_start_matches('{').trim_end_matches('}');
+        for name in names.split(',') {
+            // `a::b` re-exports b; `a as b` re-exports b.
+            let name = name.trim().rsplit("::").next().unwrap_or("");
+            let name = name.rsplit(" as ").next().unwrap_or("").trim();
+            if !name.is_empty() && name != "*" && name != "self" {
+                out.push((name.to_string(), module.trim().to_string()));
+            }
+        }
+    }
+    out
 }
 
 #[test]
@@ -387,4 +428,25 @@ fn the_cycle_finder_finds_a_cycle() {
     assert_eq!(paths.len(), 4, "{paths:?}");
     assert_eq!(paths[0], ["batch", "run"]);
     assert_eq!(paths[3], ["gpu"]);
+}
+
+#[test]
+fn a_name_the_root_re_exports_is_an_import_of_its_module() {
+    let file = |m: &str, t: &str| (vec![m.to_string()], t.to_string());
+    let files = [
+        file(
+            "lib",
+            "mod api;\npub use api::{\n    run, Gaussian as G,\n};\npub use filter::Mode;",
+        ),
+        file("api", "pub fn run() { crate::job::go() }"),
+        file("job", "use crate::G;\npub fn go() {}"),
+        file("filter", "pub enum Mode {}"),
+    ];
+    let graph = top_level_graph(&files);
+    assert_eq!(
+        graph["job"],
+        BTreeSet::from(["api".to_string()]),
+        "{graph:?}"
+    );
+    assert!(find_cycle(&graph).is_some(), "api → job → api: {graph:?}");
 }
