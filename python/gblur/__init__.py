@@ -459,7 +459,8 @@ def blur_file(input, output, sigma, *, sigma_y=None, mode="nearest", linear=Fals
         Where to blur, as ``gblur --device`` takes it (default 'auto').
     quality : int, optional
         The quality of a lossy output, 1 to 100: a JPEG's (default 90), an AVIF's (default
-        50), or a WebP written lossy at it (lossless without it); refused for other outputs.
+        50), a WebP's (default 75; lossless from a lossless WebP input), or 'lossless' for a
+        lossless WebP; refused for other outputs.
     strip_metadata : bool, optional
         Write no ICC profile, EXIF, XMP or IPTC.
     max_memory_mib : int, optional
@@ -486,8 +487,12 @@ def blur_file(input, output, sigma, *, sigma_y=None, mode="nearest", linear=Fals
     sy = sigma if sigma_y is None else sigma_y
     if not isinstance(device, str):
         raise TypeError("blur_file's device is a name such as 'auto', 'gpu' or 'rust'")
+    lossless = isinstance(quality, str) and quality == "lossless"
+    if isinstance(quality, str) and not lossless:
+        raise ValueError(f"quality is 1 to 100 or 'lossless', not {quality!r}")
     report = _gblur.blur_file(str(input), str(output), float(sigma), float(sy), edge_x, edge_y,
-                              bool(linear), "auto", device, quality, bool(strip_metadata),
+                              bool(linear), "auto", device, None if lossless else quality,
+                              lossless, bool(strip_metadata),
                               max_memory_mib, format, bool(to_srgb))
     return json.loads(report)
 

@@ -564,7 +564,7 @@ fn blur_image(
 
 /// Runs the command's job on one file; returns the report as JSON.
 #[pyfunction]
-#[pyo3(signature = (input, output, sigma_x, sigma_y, edge_x, edge_y, linear, method, device, quality, strip_metadata, max_memory_mib, format, to_srgb))]
+#[pyo3(signature = (input, output, sigma_x, sigma_y, edge_x, edge_y, linear, method, device, quality, lossless, strip_metadata, max_memory_mib, format, to_srgb))]
 #[allow(clippy::too_many_arguments)]
 fn blur_file(
     py: Python<'_>,
@@ -578,6 +578,7 @@ fn blur_file(
     method: &str,
     device: &str,
     quality: Option<u8>,
+    lossless: bool,
     strip_metadata: bool,
     max_memory_mib: Option<u64>,
     format: Option<&str>,
@@ -595,6 +596,9 @@ fn blur_file(
     let mut options = FileOptions::new(g).device(device);
     if let Some(q) = quality {
         options = options.quality(q).map_err(to_py)?;
+    }
+    if lossless {
+        options = options.lossless();
     }
     if strip_metadata {
         options = options.strip_metadata();

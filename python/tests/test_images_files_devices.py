@@ -64,6 +64,19 @@ def test_blur_file_writes_what_the_command_writes(tmp_path):
         gblur.blur_file(SAMPLE, tmp_path / "y.jpg", 2.0, quality=0)
 
 
+def test_a_webp_is_lossy_by_default_and_lossless_when_asked(tmp_path):
+    lossy, lossless = tmp_path / "lossy.webp", tmp_path / "lossless.webp"
+    gblur.blur_file(SAMPLE, lossy, 2.0, device="rust")
+    gblur.blur_file(SAMPLE, lossless, 2.0, device="rust", quality="lossless")
+    assert lossy.read_bytes()[12:16] == b"VP8 "
+    assert lossless.read_bytes()[12:16] == b"VP8L"
+    with pytest.raises(ValueError, match="lossless"):
+        gblur.blur_file(SAMPLE, tmp_path / "z.webp", 2.0, quality="best")
+    # An option the output's format cannot take is the job's set-up error, as for the command.
+    with pytest.raises(OSError, match="WebP's lossless coding"):
+        gblur.blur_file(SAMPLE, tmp_path / "z.jpg", 2.0, quality="lossless")
+
+
 def test_an_opencl_device_opened_once_gives_the_host_result():
     device = gblur.Device("cpu")
     assert device.is_opencl, device.name

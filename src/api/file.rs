@@ -33,9 +33,8 @@ use std::path::{Path, PathBuf};
 pub struct FileOptions {
     gaussian: Gaussian,
     device: String,
-    /// The quality given (`quality`), for JPEG and lossy WebP; None: JPEG's default, WebP
-    /// lossless.
-    quality: Option<u8>,
+    /// The quality given (`quality`, or `lossless` for WebP); None: each format's default.
+    quality: Option<Quality>,
     keep: KeepMetadata,
     max_memory_mib: Option<u64>,
     format: Option<ImageFormat>,
@@ -44,7 +43,7 @@ pub struct FileOptions {
 
 impl FileOptions {
     /// The blur, with every other setting at the command line's default: `--device auto`,
-    /// JPEG quality 90 and WebP lossless, the input's ICC profile, EXIF, XMP and IPTC kept, the
+    /// JPEG quality 90, WebP quality 75 (lossless from a lossless WebP), the input's ICC profile, EXIF, XMP and IPTC kept, the
     /// default memory budget, the output format from the output's extension.
     ///
     /// ```
@@ -86,8 +85,8 @@ impl FileOptions {
     }
 
     /// The quality of a lossy output, 1 to 100: a JPEG's (default 90), an AVIF's (default 50),
-    /// or a WebP written lossy at it (lossless without it). An output of another format is
-    /// then refused, as the command line refuses `--quality`.
+    /// a WebP's (default 75, or lossless from a lossless WebP input). An output of another
+    /// format is then refused, as the command line refuses `--quality`.
     ///
     /// ```
     /// use gblur::{blur_file, FileOptions, Gaussian};
@@ -105,8 +104,28 @@ impl FileOptions {
                 "a quality is 1 to 100, not {quality}"
             )));
         }
-        self.quality = Some(quality);
+        self.quality = Some(Quality::Fixed(quality));
         Ok(self)
+    }
+
+    /// A WebP output written lossless, whatever the input (`--quality lossless`); an output of
+    /// another lossy format (JPEG, AVIF, HEIC) or of a format without a quality is refused.
+    ///
+    /// ```
+    /// use gblur::{blur_file, FileOptions, Gaussian};
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let out = dir.path().join("out.webp");
+    ///
+    /// let options = FileOptions::new(Gaussian::new(3.0)?).lossless();
+    /// blur_file("samples/chelsea.jpg", &out, &options)?;
+    /// assert_eq!(&std::fs::read(&out)?[12..16], b"VP8L");
+    /// # let jpeg = dir.path().join("out.jpg");
+    /// assert!(blur_file("samples/chelsea.jpg", &jpeg, &options).is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn lossless(mut self) -> Self {
+        self.quality = Some(Quality::Lossless);
+        self
     }
 
     /// Convert an input with an RGB ICC profile (Adobe RGB, Display P3, ...) to sRGB before
@@ -199,14 +218,15 @@ impl FileOptions {
             jpeg_planes: true,
             encode: EncodeOptions {
                 jpeg: JpegOptions {
-                    quality: Quality::Fixed(
-                        self.quality.unwrap_or(crate::codec::jpeg::DEFAULT_QUALITY),
-                    ),
+                    quality: self
+                        .quality
+                        .unwrap_or(Quality::Fixed(crate::codec::jpeg::DEFAULT_QUALITY)),
                     ..JpegOptions::default()
                 },
                 png_compression: CompressionType::Fast,
                 dither: false,
                 quality_given: self.quality.is_some(),
+                webp_lossless_input: false,
                 tiff: crate::codec::tiff::TiffCompression::Same,
                 tiff_given: false,
                 subsampling_given: false,

@@ -23,6 +23,8 @@ pub struct DecodedFile {
     pub jpeg: Option<jpeg::JpegTraits>,
     /// A TIFF input's Compression tag (None for other formats).
     pub tiff_compression: Option<u16>,
+    /// The input is a lossless WebP (`webp::is_lossless`).
+    pub webp_lossless: bool,
     /// The image is gray 32-bit float held as RGB(A) with three equal channels (`DynamicImage`
     /// has no gray float); the encoders write it back as gray.
     pub gray_float: bool,
@@ -112,6 +114,14 @@ fn decode_from(
         let mut notes = Vec::new();
         let jpeg = whole.filter(|_| format == ImageFormat::Jpeg);
         let mut jxl_gray_float = false;
+        let webp_lossless = format == ImageFormat::WebP && {
+            let lossless = webp::is_lossless(reader);
+            reader.rewind().map_err(|cause| ImageIoError::Open {
+                path: path.into(),
+                cause,
+            })?;
+            lossless
+        };
         let (mut image, quirks) = match (format, whole) {
             (ImageFormat::Jpeg, Some(bytes)) => {
                 (decode_jpeg(path, bytes, max_memory_mib, &mut notes)?, None)
@@ -138,6 +148,7 @@ fn decode_from(
             meta: image.1,
             jpeg: jpeg.map(jpeg::JpegTraits::read),
             tiff_compression: quirks.map(|q| q.compression()),
+            webp_lossless,
             gray_float: jxl_gray_float || quirks.is_some_and(|q| q.gray_float),
             notes,
         })

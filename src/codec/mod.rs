@@ -296,6 +296,9 @@ pub struct EncodeOptions {
     /// The JPEG quality was asked for (`--quality`): an output that is not a JPEG is then a
     /// usage error, not a quality silently ignored.
     pub quality_given: bool,
+    /// The input is a lossless WebP (resolved per image, `work::save`): without `--quality`
+    /// a WebP output is then lossless too.
+    pub webp_lossless_input: bool,
     /// `--tiff-compression`, resolved per image against a TIFF input's own.
     pub tiff: tiff::TiffCompression,
     /// The TIFF compression was asked for: an output that is not a TIFF is a usage error.
@@ -322,13 +325,15 @@ impl EncodeOptions {
         .collect()
     }
 
-    /// Why `--quality same` does not apply to an output in `format`: it reads a JPEG input's
-    /// quantisation tables for a JPEG output, and WebP has no such thing to keep.
-    pub fn same_quality_refused(&self, format: ImageFormat) -> Option<String> {
-        let same = self.quality_given && self.jpeg.quality == jpeg::Quality::Same;
-        match (same, format) {
-            (true, ImageFormat::WebP) => Some("--quality same keeps a JPEG input's quality in a JPEG output; for WebP give 1 to 100 (lossy), or leave --quality out (lossless)".into()),
-            (true, heif::HEIF) => Some(format!("--quality same keeps a JPEG input's quality in a JPEG output; for AVIF and HEIC give 1 to 100, or leave --quality out ({})", heif::DEFAULT_QUALITY)),
+    /// Why the `--quality` given does not apply to an output in `format`: `same` reads a JPEG
+    /// input's quantisation tables for a JPEG output, and WebP has no such thing to keep;
+    /// `lossless` is WebP's lossless coding.
+    pub fn quality_refused(&self, format: ImageFormat) -> Option<String> {
+        let quality = self.quality_given.then_some(self.jpeg.quality);
+        match (quality, format) {
+            (Some(jpeg::Quality::Same), ImageFormat::WebP) => Some(format!("--quality same keeps a JPEG input's quality in a JPEG output; for WebP give 1 to 100 or lossless, or leave --quality out ({} for a lossy input, lossless for a lossless WebP)", webp::DEFAULT_QUALITY)),
+            (Some(jpeg::Quality::Same), heif::HEIF) => Some(format!("--quality same keeps a JPEG input's quality in a JPEG output; for AVIF and HEIC give 1 to 100, or leave --quality out ({})", heif::DEFAULT_QUALITY)),
+            (Some(jpeg::Quality::Lossless), f) if f != ImageFormat::WebP => Some("--quality lossless is WebP's lossless coding; for JPEG, AVIF and HEIC give 1 to 100".into()),
             _ => None,
         }
     }
@@ -341,11 +346,15 @@ impl EncodeOptions {
         }
     }
 
-    /// The quality of a lossy WebP: `--quality N` given; None (lossless) without it.
+    /// The quality of a WebP, None for lossless: `--quality N` or `lossless` as given; without
+    /// it, lossless for a lossless WebP input (`webp_lossless_input`) and
+    /// `webp::DEFAULT_QUALITY` for any other, as libvips writes it.
     pub fn webp_quality(&self) -> Option<u8> {
         match (self.quality_given, self.jpeg.quality) {
             (true, jpeg::Quality::Fixed(q)) => Some(q),
-            _ => None,
+            (true, _) => None,
+            (false, _) if self.webp_lossless_input => None,
+            (false, _) => Some(webp::DEFAULT_QUALITY),
         }
     }
 }
@@ -384,6 +393,17 @@ pub fn encode(
         || matches!(format, ImageFormat::WebP | heif::HEIF);
     if let Some(note) = foreign_profile(icc, colour) {
         let (bytes, _) = encode((image, gray_float), format, (None, blobs), (opts, jpeg), path)?;
+        return Ok((bytes, Some(note)));
+    }
+    if format == ImageFormat::WebP && !opts.quality_given && !opts.webp_lossless_input && webp::version().is_err() {
+        // Lossy WebP needs libwebp; a default that cannot be had is written the other way.
+        let lossless = EncodeOptions {
+            webp_lossless_input: true,
+            ..opts
+        };
+        let (bytes, note) = encode((image, gray_float), format, (icc, blobs), (lossless, jpeg), path)?;
+        let missing = format!("libwebp is not installed ({}), so the WebP was written lossless; with it, gblur writes quality {}", webp::INSTALL, webp::DEFAULT_QUALITY);
+        let note = note.map_or(missing.clone(), |n| format!("{n}; {missing}"));
         return Ok((bytes, Some(note)));
     }
     if format == heif::HEIF {

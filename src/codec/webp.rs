@@ -13,6 +13,8 @@
 
 use dlopen2::wrapper::{Container, WrapperApi};
 use image::DynamicImage;
+use super::source::Seekable;
+use std::io::SeekFrom;
 use std::os::raw::{c_int, c_void};
 use std::sync::OnceLock;
 
@@ -147,5 +149,62 @@ pub fn decode(bytes: &[u8], size: (u32, u32), alpha: bool) -> Option<DynamicImag
     match alpha {
         true => image::RgbaImage::from_raw(w, h, pixels).map(DynamicImage::ImageRgba8),
         false => image::RgbImage::from_raw(w, h, pixels).map(DynamicImage::ImageRgb8),
+    }
+}
+
+/// The quality gblur writes a lossy WebP at when `--quality` is not given: libvips's and
+/// cwebp's default.
+pub const DEFAULT_QUALITY: u8 = 75;
+
+/// Whether the WebP file `reader` holds is lossless (its image is a `VP8L` chunk, not a lossy
+/// `VP8 ` one or an animation), read from its chunk headers alone; the caller rewinds.
+pub fn is_lossless(reader: &mut dyn Seekable) -> bool {
+    let mut head = [0u8; 12];
+    if reader.read_exact(&mut head).is_err() || &head[..4] != b"RIFF" || &head[8..] != b"WEBP" {
+        return false;
+    }
+    let mut chunk = [0u8; 8];
+    while reader.read_exact(&mut chunk).is_ok() {
+        match &chunk[..4] {
+            b"VP8L" => return true,
+            b"VP8 " | b"ANMF" | b"ANIM" => return false,
+            _ => {}
+        }
+        // Chunks are padded to an even length.
+        let len = u32::from_le_bytes([chunk[4], chunk[5], chunk[6], chunk[7]]) as i64;
+        if reader.seek(SeekFrom::Current(len + (len & 1))).is_err() {
+            return false;
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Cursor;
+
+    /// A WebP file of `chunks` (name, payload length), payloads zero.
+    fn file(chunks: &[(&[u8; 4], u32)]) -> Vec<u8> {
+        let mut out = b"RIFF\0\0\0\0WEBP".to_vec();
+        for (name, len) in chunks {
+            out.extend_from_slice(*name);
+            out.extend_from_slice(&len.to_le_bytes());
+            out.resize(out.len() + (*len as usize).next_multiple_of(2), 0);
+        }
+        out
+    }
+
+    #[test]
+    fn a_vp8l_image_is_lossless_after_any_chunks_before_it() {
+        let lossless = |bytes: Vec<u8>| is_lossless(&mut Cursor::new(bytes));
+        assert!(lossless(file(&[(b"VP8L", 10)])));
+        assert!(lossless(file(&[(b"VP8X", 10), (b"ICCP", 3), (b"VP8L", 10)])));
+        assert!(!lossless(file(&[(b"VP8 ", 10)])));
+        assert!(!lossless(file(&[(b"VP8X", 10), (b"ALPH", 5), (b"VP8 ", 10)])));
+        assert!(!lossless(file(&[(b"VP8X", 10), (b"ANIM", 6), (b"ANMF", 40)])));
+        assert!(!lossless(file(&[(b"VP8X", 10)])), "no image chunk");
+        assert!(!lossless(b"RIFF\0\0\0\0WEBX".to_vec()));
+        assert!(!lossless(Vec::new()));
     }
 }

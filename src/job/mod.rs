@@ -247,7 +247,7 @@ fn output_format(
 ) -> Result<ImageFormat, JobError> {
     let format = stdout_or_file_format(job, stdin, sniffed)?;
     let name = stdio_name(&job.output, "stdout").display();
-    if let Some(why) = job.encode.same_quality_refused(format) {
+    if let Some(why) = job.encode.quality_refused(format) {
         return Err(setup_text(why));
     }
     for (flag, applies_to, format_name) in job.encode.given() {

@@ -43,6 +43,8 @@ pub struct Loaded {
     pub jpeg: Option<crate::codec::jpeg::JpegTraits>,
     /// A TIFF input's Compression tag, for `--tiff-compression same`.
     pub tiff_compression: Option<u16>,
+    /// The input is a lossless WebP: a WebP output is lossless too unless `--quality` says.
+    pub webp_lossless: bool,
     /// The image is gray 32-bit float held as RGB(A) with three equal channels
     /// (`codec::DecodedFile::gray_float`); it is written back as gray.
     pub gray_float: bool,

@@ -49,6 +49,7 @@ pub fn save(
     let output = Output {
         encode: EncodeOptions {
             tiff,
+            webp_lossless_input: blurred.webp_lossless,
             ..output.encode
         },
         ..output

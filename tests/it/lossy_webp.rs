@@ -1,6 +1,7 @@
-//! WebP written lossy with `--quality N` (libwebp), lossless without it: smaller at lower
-//! quality, close to the lossless result, alpha kept exactly, the ICC profile and EXIF kept;
-//! `--quality same`, which reads a JPEG input's tables, refused for WebP.
+//! WebP written lossy (libwebp) at `--quality N`, and by default at 75 as libvips writes it;
+//! lossless with `--quality lossless` or from a lossless WebP input: smaller at lower quality,
+//! close to the lossless result, alpha kept exactly, the ICC profile and EXIF kept; `--quality
+//! same`, which reads a JPEG input's tables, refused for WebP, `lossless` for other formats.
 
 use crate::common::{blur_to, fixture, gblur, mean_abs_diff};
 
@@ -20,7 +21,11 @@ fn chunks(bytes: &[u8]) -> Vec<String> {
 fn quality_writes_lossy_webp_close_to_the_lossless_result() {
     let dir = tempfile::tempdir().unwrap();
     let input = fixture("samples/chelsea.jpg");
-    let lossless = blur_to(&input, &dir.path().join("lossless.webp"), &[]);
+    let lossless = blur_to(
+        &input,
+        &dir.path().join("lossless.webp"),
+        &["--quality", "lossless"],
+    );
     assert!(
         chunks(&lossless).contains(&"VP8L".into()),
         "{:?}",
@@ -55,12 +60,55 @@ fn quality_writes_lossy_webp_close_to_the_lossless_result() {
 }
 
 #[test]
+fn without_quality_a_webp_is_lossy_at_75_unless_the_input_was_a_lossless_webp() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = fixture("samples/chelsea.jpg");
+    let at = |name: &str, args: &[&str]| blur_to(&input, &dir.path().join(name), args);
+    let default = at("default.webp", &[]);
+    assert_eq!(
+        default,
+        at("q75.webp", &["--quality", "75"]),
+        "the default is quality 75"
+    );
+    let lossless = at("lossless.webp", &["--quality", "lossless"]);
+    assert!(
+        default.len() * 5 < lossless.len(),
+        "{} {}",
+        default.len(),
+        lossless.len()
+    );
+    // A lossless WebP input stays lossless, a lossy one lossy; a number still decides.
+    let again = |from: &str, to: &str, args: &[&str]| {
+        blur_to(&dir.path().join(from), &dir.path().join(to), args)
+    };
+    assert!(chunks(&again("lossless.webp", "still.webp", &[])).contains(&"VP8L".into()));
+    assert!(chunks(&again("default.webp", "lossy.webp", &[])).contains(&"VP8 ".into()));
+    let asked = again("lossless.webp", "asked.webp", &["--quality", "60"]);
+    assert!(chunks(&asked).contains(&"VP8 ".into()));
+    // `lossless` is WebP's alone.
+    let jpeg = dir.path().join("o.jpg");
+    gblur()
+        .arg(&input)
+        .arg(&jpeg)
+        .args(["-s", "2", "--quality", "lossless"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "--quality lossless is WebP's lossless coding",
+        ));
+    assert!(!jpeg.exists());
+}
+
+#[test]
 fn lossy_webp_keeps_alpha_exactly_and_the_metadata() {
     let dir = tempfile::tempdir().unwrap();
     let rgba = fixture("samples/chelsea-rgba.png");
-    let exact = image::load_from_memory(&blur_to(&rgba, &dir.path().join("a.webp"), &[]))
-        .unwrap()
-        .to_rgba8();
+    let exact = blur_to(
+        &rgba,
+        &dir.path().join("a.webp"),
+        &["--quality", "lossless"],
+    );
+    let exact = image::load_from_memory(&exact).unwrap().to_rgba8();
     let lossy_bytes = blur_to(&rgba, &dir.path().join("b.webp"), &["--quality", "60"]);
     assert!(
         chunks(&lossy_bytes).contains(&"ALPH".into()),
@@ -199,7 +247,7 @@ fn a_gray_profile_is_not_written_over_colour_samples() {
 }
 
 #[test]
-fn without_libwebp_lossy_output_is_refused_in_one_line_and_lossless_still_works() {
+fn without_libwebp_lossy_output_is_refused_in_one_line_and_the_default_is_lossless() {
     let dir = tempfile::tempdir().unwrap();
     let png = fixture("samples/coffee.png");
     let lossy = dir.path().join("lossy.webp");
@@ -216,15 +264,25 @@ fn without_libwebp_lossy_output_is_refused_in_one_line_and_lossless_still_works(
             e.lines().count() == 1
         }));
     assert!(!lossy.exists());
-    // Lossless output and WebP input (through the image crate's decoder) need no libwebp.
+    // Without --quality the WebP is written lossless, and the report says why; WebP input
+    // (through the image crate's decoder) needs no libwebp.
     let lossless = dir.path().join("lossless.webp");
-    gblur()
+    let report = gblur()
         .env("GBLUR_FAULT", "no-libwebp")
         .arg(&png)
         .arg(&lossless)
-        .args(["-s", "2", "-q"])
+        .args(["-s", "2", "--json"])
         .assert()
-        .success();
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let report = String::from_utf8_lossy(&report);
+    assert!(
+        report.contains("so the WebP was written lossless"),
+        "{report}"
+    );
+    assert!(chunks(&std::fs::read(&lossless).unwrap()).contains(&"VP8L".into()));
     let back = dir.path().join("back.png");
     gblur()
         .env("GBLUR_FAULT", "no-libwebp")

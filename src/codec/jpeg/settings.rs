@@ -15,6 +15,9 @@ pub enum Quality {
     Fixed(u8),
     /// The input's, estimated from its luminance quantisation table.
     Same,
+    /// No loss: a WebP output's lossless coding (refused for the other formats before any
+    /// work, `EncodeOptions::quality_refused`).
+    Lossless,
 }
 
 /// `--subsampling`.
@@ -55,6 +58,8 @@ impl JpegOptions {
     pub fn resolve(self, input: Option<&JpegTraits>) -> (JpegSettings, Option<String>) {
         let (quality, note) = match (self.quality, input.and_then(|t| t.quality)) {
             (Quality::Fixed(q), _) => (q, None),
+            // Refused for a JPEG output before any work; what a JPEG holds at its best.
+            (Quality::Lossless, _) => (100, None),
             (Quality::Same, Some(q)) => (q, None),
             (Quality::Same, None) => (
                 DEFAULT_QUALITY,

@@ -196,7 +196,7 @@ pub fn encoder_options_apply(job: &BatchJob, tasks: &[Task]) -> anyhow::Result<V
     }
     if let Some(why) = tasks
         .iter()
-        .find_map(|t| job.blur.encode.same_quality_refused(t.format))
+        .find_map(|t| job.blur.encode.quality_refused(t.format))
     {
         anyhow::bail!(why);
     }

@@ -357,11 +357,12 @@ pub struct BlurSettings {
     #[arg(long, help_heading = "Output")]
     pub to_srgb: bool,
     /// Quality of a lossy output, 1-100. JPEG: default 90, or `same`, the input JPEG's, read
-    /// from its quantisation tables (90 for an input that is not a JPEG). WebP: written lossy
-    /// at it (libwebp), lossless without it. AVIF and HEIC: default 50 (libheif). Given for an
-    /// output of another format, it is a usage error, never ignored (a batch: where no output
-    /// is a JPEG, WebP, AVIF or HEIC).
-    #[arg(long, value_parser = parse_quality, value_name = "1-100|same", help_heading = "Output")]
+    /// from its quantisation tables (90 for an input that is not a JPEG). WebP: lossy at it
+    /// (libwebp), or `lossless`; default 75 (as libvips and cwebp), lossless for a lossless
+    /// WebP input (and where libwebp is not installed, with a note). AVIF and HEIC: default 50
+    /// (libheif). Given for an output of another format, it is a usage error, never ignored
+    /// (a batch: where no output is a JPEG, WebP, AVIF or HEIC).
+    #[arg(long, value_parser = parse_quality, value_name = "1-100|same|lossless", help_heading = "Output")]
     pub quality: Option<jpeg::Quality>,
     /// JPEG chroma subsampling: `same` (the default) keeps a JPEG input's layout (other inputs
     /// get 4:2:0 below quality 90, 4:4:4 from 90 up). Given for an output that is not a JPEG,
@@ -553,6 +554,7 @@ impl BlurSettings {
             },
             dither: self.dither,
             quality_given: self.quality.is_some(),
+            webp_lossless_input: false,
             tiff: self.tiff_compression.unwrap_or_default(),
             tiff_given: self.tiff_compression.is_some(),
             subsampling_given: self.subsampling.is_some(),
@@ -568,7 +570,7 @@ impl BlurSettings {
             return Ok(());
         };
         let options = self.encode_options();
-        if let Some(why) = options.same_quality_refused(format) {
+        if let Some(why) = options.quality_refused(format) {
             return Err(why);
         }
         for (flag, applies_to, name) in options.given() {
@@ -588,14 +590,18 @@ impl BlurSettings {
     }
 }
 
-/// `--quality`: 1-100 or `same`.
+/// `--quality`: 1-100, `same` or `lossless`.
 fn parse_quality(s: &str) -> Result<jpeg::Quality, String> {
-    if s == "same" {
-        return Ok(jpeg::Quality::Same);
+    match s {
+        "same" => return Ok(jpeg::Quality::Same),
+        "lossless" => return Ok(jpeg::Quality::Lossless),
+        _ => {}
     }
     match s.parse::<u8>() {
         Ok(q @ 1..=100) => Ok(jpeg::Quality::Fixed(q)),
-        _ => Err(format!("{s:?} is not a quality: give 1 to 100, or same")),
+        _ => Err(format!(
+            "{s:?} is not a quality: give 1 to 100, same or lossless"
+        )),
     }
 }
 
