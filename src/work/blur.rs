@@ -62,21 +62,19 @@ pub fn blur(
     if let (None, None, false, Working::Decoded(image)) =
         (device, &loaded.mix, loaded.layout.linear, &mut loaded.working)
     {
-        if !sharpen.luminance {
-            let unsharp = sharpen.unsharp(image.color());
-            if let Some(cpu_passes) = banded::sharpen_image(image, blur, unsharp) {
-                passes.extend(host_passes(cpu_passes));
-                return Ok(BlurOutcome {
-                    pipeline: format!(
-                        "banded, in place ({}), {}",
-                        lanes::isa_name(),
-                        sharpen.describe()
-                    ),
-                    on_device: false,
-                    note: None,
-                    failure: None,
-                });
-            }
+        let unsharp = sharpen.unsharp(image.color());
+        if let Some(cpu_passes) = banded::sharpen_image(image, blur, unsharp) {
+            passes.extend(host_passes(cpu_passes));
+            return Ok(BlurOutcome {
+                pipeline: format!(
+                    "banded, in place ({}), {}",
+                    lanes::isa_name(),
+                    sharpen.describe()
+                ),
+                on_device: false,
+                note: None,
+                failure: None,
+            });
         }
     }
     loaded.adapt(Keep::Planar, loaded.layout.linear, passes);

@@ -3,9 +3,11 @@
 //! cost is the blur's: the same at any radius.
 //!
 //! It runs on the premultiplied planar working image that every path blurs (`Keep::Planar`),
-//! in the blur's units (linear light with `--linear`): colour is sharpened premultiplied by
-//! alpha, as it is blurred, and alpha keeps the input's (sharpening coverage would cut holes
-//! into soft edges). With `luminance` only Rec. 709 luma is sharpened: the same difference is
+//! in the blur's units (linear light with `--linear`): colour is blurred premultiplied by
+//! alpha and sharpened as straight values (premultiplied ÷ alpha), and alpha keeps the
+//! input's (sharpening coverage would cut holes into soft edges). An image without alpha,
+//! linear light or a selection is sharpened in place by the banded blur's rows pass instead
+//! (`cpu::banded::Unsharp`), luma alone too. With `luminance` only Rec. 709 luma is sharpened: the same difference is
 //! added to red, green and blue, which leaves the colour differences (Cb, Cr) as they were,
 //! so edges gain no colour fringes (vips sharpens its L channel alone for the same reason).
 //! Integer outputs are clipped when the image is converted back; float outputs keep every
@@ -14,6 +16,7 @@
 // The pixel loop indexes several planes in step.
 #![allow(clippy::needless_range_loop)]
 
+use crate::cpu::banded::luma;
 use crate::pixels::planar::Planar;
 use crate::pixels::Layout;
 use rayon::prelude::*;
@@ -30,8 +33,6 @@ pub struct Sharpen {
     pub luminance: bool,
 }
 
-/// Rec. 709 luma weights of red, green and blue.
-const LUMA: [f32; 3] = [0.2126, 0.7152, 0.0722];
 
 impl Sharpen {
     /// The banded blur's form of it for samples of `color` (the threshold in levels).
@@ -44,13 +45,14 @@ impl Sharpen {
         crate::cpu::banded::Unsharp {
             amount: self.amount,
             threshold: self.threshold * full,
+            luminance: self.luminance,
         }
     }
 
     /// Whether a job may sharpen in place on the Rust path (`work::blur::blur` decides per
-    /// image): luma alone, linear light and a selection need planar f32.
+    /// image): linear light and a selection need planar f32.
     pub fn in_place(&self, linear: bool, selection: bool) -> bool {
-        !self.luminance && !linear && !selection
+        !linear && !selection
     }
 
     /// What the report says ran.
@@ -71,10 +73,11 @@ impl Sharpen {
         }
         let alpha = layout.has_alpha();
         let colour = original.channels - alpha as usize;
-        let luma = self.luminance && colour == 3;
+        let by_luma = self.luminance && colour == 3;
         let unsharp = crate::cpu::banded::Unsharp {
             amount: self.amount,
             threshold: self.threshold,
+            luminance: self.luminance,
         };
         let sharp = move |o: f32, b: f32| unsharp.apply(o, b);
         // Colour without alpha: the working values are premultiplied; where no coverage
@@ -99,12 +102,10 @@ impl Sharpen {
                     true => (at(colour, i), chunk[colour][i]),
                     false => (1.0, 1.0),
                 };
-                if luma {
+                if by_luma {
                     let o: [f32; 3] = std::array::from_fn(|c| straight(at(c, i), ao, 0.0));
                     let b: [f32; 3] = std::array::from_fn(|c| straight(chunk[c][i], ab, o[c]));
-                    let yo = LUMA[0] * o[0] + LUMA[1] * o[1] + LUMA[2] * o[2];
-                    let yb = LUMA[0] * b[0] + LUMA[1] * b[1] + LUMA[2] * b[2];
-                    let dy = sharp(yo, yb) - yo;
+                    let dy = sharp(luma(o), luma(b)) - luma(o);
                     for c in 0..3 {
                         chunk[c][i] = (o[c] + dy) * ao;
                     }

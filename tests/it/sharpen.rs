@@ -93,6 +93,66 @@ fn eight_bit_is_within_one_level_of_the_formula_with_an_exact_gaussian() {
 }
 
 #[test]
+fn luminance_is_within_one_level_of_the_formula_with_an_exact_gaussian_in_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = image::open(fixture("samples/coffee.png"))
+        .unwrap()
+        .to_rgb8();
+    let small = image::imageops::crop_imm(&input, 0, 0, 150, 110).to_image();
+    let src = dir.path().join("in.png");
+    small.save(&src).unwrap();
+    let (w, h) = (small.width() as usize, small.height() as usize);
+    let luma = |c: [f64; 3]| 0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2];
+    let x: Vec<Vec<f64>> = (0..3).map(|c| channel(&small, c)).collect();
+    for (sigma, amount, threshold) in [(2.0, 1.5, 0.0), (6.0, 0.8, 0.02)] {
+        let out = dir.path().join("out.png");
+        let report = gblur()
+            .arg("sharpen")
+            .arg(&src)
+            .arg(&out)
+            .args([
+                "--sigma",
+                &sigma.to_string(),
+                "--amount",
+                &amount.to_string(),
+            ])
+            .args(["--threshold", &threshold.to_string(), "--luminance"])
+            .args(["--device", "rust", "--json", "-q"])
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        let v: serde_json::Value = serde_json::from_slice(&report).unwrap();
+        assert!(v["pipeline"].as_str().unwrap().contains("in place"), "{v}");
+        let got = image::open(&out).unwrap().to_rgb8();
+        let b: Vec<Vec<f64>> = x.iter().map(|p| exact_blur(p, (w, h), sigma)).collect();
+        let mut worst: f64 = 0.0;
+        for (i, p) in got.pixels().enumerate() {
+            let o = [x[0][i], x[1][i], x[2][i]];
+            let diff = luma(o) - luma([b[0][i], b[1][i], b[2][i]]);
+            // Differences within a level of the threshold may fall either side of it.
+            if (diff.abs() - threshold * 255.0).abs() < 1.0 {
+                continue;
+            }
+            let dy = if diff.abs() > threshold * 255.0 {
+                amount * diff
+            } else {
+                0.0
+            };
+            for c in 0..3 {
+                let want = (o[c] + dy).clamp(0.0, 255.0);
+                worst = worst.max((p.0[c] as f64 - want).abs());
+            }
+        }
+        assert!(
+            worst <= 1.0,
+            "sigma {sigma} amount {amount}: {worst} levels from the formula"
+        );
+    }
+}
+
+#[test]
 fn the_threshold_leaves_small_differences_and_luminance_adds_one_delta_to_each_channel() {
     let dir = tempfile::tempdir().unwrap();
     let src = fixture("samples/coffee.png");
@@ -255,11 +315,11 @@ fn the_report_names_the_sharpening() {
         pipeline.contains("sharpened (amount 0.5, threshold 0)"),
         "{pipeline}"
     );
-    // In place on the Rust path; luma alone goes through planar f32, a pass of its own.
+    // In place on the Rust path, luma alone too; with alpha, planar f32 and a pass of its own.
     assert!(pipeline.contains("in place"), "{pipeline}");
     let done = gblur()
         .arg("sharpen")
-        .arg(fixture("samples/coffee.png"))
+        .arg(fixture("samples/chelsea-rgba.png"))
         .arg(&out)
         .args(["--sigma", "2", "--luminance", "--json", "-q"])
         .assert()

@@ -54,7 +54,7 @@ mod tests;
 mod window;
 
 pub use exact::{summarise_streamed, ColumnStates};
-pub use samples::{Pixels, Sample, Unsharp};
+pub use samples::{luma, Pixels, Sample, Unsharp};
 pub use window::{blur_streamed, spilled_plan, two_pass_bytes, two_pass_plan, StripPlan};
 
 use crate::cpu::lanes::{LANES, V};
@@ -363,9 +363,12 @@ pub fn blur_image_mixed(
 
 /// The unsharp mask of a decoded image without alpha, in place: the banded blur whose rows
 /// pass stores `in + amount·(in − blur)` (`Pixels::sharpen`). None where the banded blur does
-/// not apply or the image has alpha.
+/// not apply or the image has alpha, and for luma on a blur along y alone (that pass stores
+/// runs of samples that split pixels; luma needs whole ones).
 pub fn sharpen_image(img: &mut DynamicImage, blur: &Blur2d, unsharp: Unsharp) -> Option<Vec<CpuPass>> {
-    if img.color().has_alpha() {
+    let colour = img.color();
+    let luma_by_columns = unsharp.luminance && colour.channel_count() == 3 && blur.x.is_identity();
+    if colour.has_alpha() || luma_by_columns {
         return None;
     }
     blur_image_with(img, blur, false, None, Some(unsharp))

@@ -4,7 +4,7 @@
 
 use super::columns::{copy_columns, TILE_ROWS};
 use super::samples::Rows;
-use super::samples::{Pixels, Sample};
+use super::samples::{luma, Pixels, Sample, Unsharp};
 use super::sections::{Coef, Sections};
 use super::VECS;
 use crate::cpu::lanes::{Isa, LANES, V};
@@ -207,23 +207,16 @@ fn rows_c<T: Sample, I: Isa, const C: usize>(
                 }
             }
         }
+        if let Some(u) = px.sharpen {
+            store_sharpened::<T, I, C>(&done, u, out, (stride, pb, np));
+            continue;
+        }
         for (kb, block) in done.iter().enumerate() {
             let b = pb * C + kb;
             if b * LANES >= stride {
                 break;
             }
             let n = (stride - b * LANES).min(LANES);
-            if let Some(u) = px.sharpen {
-                // The blur stays f32 until it meets the input: one rounding.
-                let m = I::transpose(block);
-                for (r, row) in m.iter().enumerate().take(n_rows) {
-                    let dst = &mut out[r * stride + b * LANES..][..n];
-                    for (d, &blurred) in dst.iter_mut().zip(&row.0[..n]) {
-                        *d = T::from_f32(u.apply(d.to_f32(), blurred));
-                    }
-                }
-                continue;
-            }
             let m = T::transposed::<I>(block);
             for (r, row) in m.iter().enumerate().take(n_rows) {
                 let dst = &mut out[r * stride + b * LANES..];
@@ -235,6 +228,42 @@ fn rows_c<T: Sample, I: Isa, const C: usize>(
                 } else {
                     dst[..n].copy_from_slice(&row[..n]);
                 }
+            }
+        }
+    }
+}
+
+/// Stores pixel block `pb` (`np` pixels; `done` holds their blur, rows in lanes) as the unsharp
+/// mask of the samples it overwrites in `out` (rows of `stride` samples). The blur stays f32
+/// until it meets the input: one rounding. With `u.luminance` and three channels, Rec. 709
+/// luma is sharpened and its change added to red, green and blue alike.
+#[inline(always)]
+fn store_sharpened<T: Sample, I: Isa, const C: usize>(
+    done: &[[V; LANES]; C],
+    u: Unsharp,
+    out: &mut [T],
+    (stride, pb, np): (usize, usize, usize),
+) {
+    let n_rows = out.len() / stride;
+    let blocks: [[V; LANES]; C] = std::array::from_fn(|kb| match (pb * C + kb) * LANES < stride {
+        true => I::transpose(&done[kb]),
+        false => [V::ZERO; LANES],
+    });
+    let at = |r: usize, q: usize| blocks[q / LANES][r].0[q % LANES];
+    for r in 0..n_rows {
+        let dst = &mut out[r * stride + pb * LANES * C..][..np * C];
+        if u.luminance && C == 3 {
+            for (x, pixel) in dst.chunks_exact_mut(3).enumerate() {
+                let o = [pixel[0].to_f32(), pixel[1].to_f32(), pixel[2].to_f32()];
+                let b = [at(r, 3 * x), at(r, 3 * x + 1), at(r, 3 * x + 2)];
+                let dy = u.apply(luma(o), luma(b)) - luma(o);
+                for (s, o) in pixel.iter_mut().zip(o) {
+                    *s = T::from_f32(o + dy);
+                }
+            }
+        } else {
+            for (q, d) in dst.iter_mut().enumerate() {
+                *d = T::from_f32(u.apply(d.to_f32(), at(r, q)));
             }
         }
     }

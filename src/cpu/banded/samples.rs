@@ -166,6 +166,18 @@ pub struct Unsharp {
     pub amount: f32,
     /// Differences no larger than this, in levels (`Sample::FULL` is full scale), are left.
     pub threshold: f32,
+    /// Sharpen Rec. 709 luma alone and add its change to red, green and blue (three-channel
+    /// images; on others each channel is sharpened on its own).
+    pub luminance: bool,
+}
+
+/// Rec. 709 luma weights of red, green and blue.
+pub const LUMA: [f32; 3] = [0.2126, 0.7152, 0.0722];
+
+/// The Rec. 709 luma of `rgb`.
+#[inline(always)]
+pub fn luma(rgb: [f32; 3]) -> f32 {
+    LUMA[0] * rgb[0] + LUMA[1] * rgb[1] + LUMA[2] * rgb[2]
 }
 
 impl Unsharp {

@@ -97,8 +97,9 @@ pub enum Command {
     ///
     /// The blur is gblur's Gaussian (every option of the main command applies: --sigma, the
     /// edge modes, --region and --mask, --linear, --device), so sharpening costs the same at
-    /// any radius. Colour is sharpened premultiplied by alpha and alpha is kept; 8- and 16-bit
-    /// results are clipped to their range, float ones keep every value.
+    /// any radius. Colour is blurred premultiplied by alpha and sharpened as straight values;
+    /// alpha is kept. 8- and 16-bit results are clipped to their range, float ones keep every
+    /// value.
     Sharpen(SharpenArgs),
     /// Map edges (the Gaussian gradient magnitude) or blobs (the Laplacian of the Gaussian,
     /// --laplacian) of an image, or of every image in a folder, as scipy.ndimage computes
