@@ -1,6 +1,7 @@
-//! `--device auto`'s choice as a user sees it here (no GPU; PoCL's CPU device): the Rust path,
-//! whatever the cost figures say, with the reason in the report and under `--explain`; and
-//! `gblur calibrate` measuring PoCL.
+//! `--device auto`'s choice as a user sees it without a GPU (PoCL's CPU device at most): the
+//! Rust path, whatever the cost figures say, with the reason in the report and under
+//! `--explain`; and `gblur calibrate` measuring PoCL. On a host with a GPU the commands see
+//! the OpenCL runtimes without it (`without_gpus`), so the file holds there too.
 
 use crate::common;
 
@@ -12,7 +13,9 @@ const DEVICE_ALWAYS_WINS: &str = "rust=1,open=0,compile=0,cached=0,up=1e15,down=
 #[test]
 fn auto_runs_the_rust_path_without_a_gpu_and_says_why() {
     let dir = tempfile::tempdir().unwrap();
+    let runtimes = without_gpus();
     let assert = gblur()
+        .envs(runtimes.env())
         .env("GBLUR_CACHE_DIR", dir.path())
         .env("GBLUR_COST_FIGURES", DEVICE_ALWAYS_WINS)
         .arg(fixture("samples/coffee.png"))
@@ -30,6 +33,7 @@ fn auto_runs_the_rust_path_without_a_gpu_and_says_why() {
     assert!(stderr.contains("explain: --device auto:"), "{stderr}");
     assert!(!stderr.contains("chosen "), "{stderr}");
     let table = gblur()
+        .envs(runtimes.env())
         .env("GBLUR_CACHE_DIR", dir.path())
         .env("GBLUR_COST_FIGURES", DEVICE_ALWAYS_WINS)
         .arg(fixture("samples/coffee.png"))
@@ -64,18 +68,45 @@ fn auto_lists_devices_and_still_finds_no_gpu() {
     );
 }
 
-/// A folder with PoCL alone registered through OCL_ICD_VENDORS (which the PoCL-only shortcut
-/// does not trust, as on a machine with a GPU). PoCL must be registered: these tests fail,
-/// not skip, without it (.ci/run installs it).
+/// The OpenCL runtimes of this host without any that could drive a GPU: as they are where
+/// every registered runtime is PoCL (what CI has, where `auto` takes the PoCL-only shortcut),
+/// else PoCL's alone (none, where it is not installed) through OCL_ICD_VENDORS.
+struct Runtimes(Option<tempfile::TempDir>);
+
+impl Runtimes {
+    /// The environment a command needs to see these runtimes.
+    fn env(&self) -> Vec<(&'static str, std::path::PathBuf)> {
+        let folder = self.0.as_ref().map(|d| d.path().to_path_buf());
+        folder.map(|f| ("OCL_ICD_VENDORS", f)).into_iter().collect()
+    }
+}
+
+fn without_gpus() -> Runtimes {
+    let icds: Vec<String> = std::fs::read_dir("/etc/OpenCL/vendors")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "icd"))
+        .map(|e| std::fs::read_to_string(e.path()).unwrap_or_default())
+        .collect();
+    let pocl_only =
+        !icds.is_empty() && icds.iter().all(|l| l.to_ascii_lowercase().contains("pocl"));
+    Runtimes((!pocl_only).then(pocl_vendors))
+}
+
+/// A folder with PoCL alone registered through OCL_ICD_VENDORS (which the shortcut for
+/// PoCL-only installs does not trust, as on a machine with a GPU); empty where PoCL is not
+/// installed, as on a GPU host without it.
 fn pocl_vendors() -> tempfile::TempDir {
+    let vendors = tempfile::tempdir().unwrap();
     let pocl = std::fs::read_dir("/etc/OpenCL/vendors")
         .into_iter()
         .flatten()
         .flatten()
-        .find(|e| e.file_name().to_string_lossy().contains("pocl"))
-        .expect("no PoCL ICD in /etc/OpenCL/vendors: apt-get install pocl-opencl-icd");
-    let vendors = tempfile::tempdir().unwrap();
-    std::fs::copy(pocl.path(), vendors.path().join("pocl.icd")).unwrap();
+        .filter(|e| e.file_name().to_string_lossy().contains("pocl"));
+    for icd in pocl {
+        std::fs::copy(icd.path(), vendors.path().join(icd.file_name())).unwrap();
+    }
     vendors
 }
 
@@ -113,12 +144,13 @@ fn batch_auto_runs_the_rust_path_and_says_why() {
 
 #[test]
 fn a_named_device_runs_and_explain_says_it_was_named() {
+    // Device 0: the first OpenCL device (PoCL's CPU device in CI, the GPU on a GPU host).
     let dir = tempfile::tempdir().unwrap();
     let assert = gblur()
         .env("GBLUR_CACHE_DIR", dir.path())
         .arg(fixture("samples/coffee.png"))
         .arg(dir.path().join("o.png"))
-        .args(["--sigma", "5", "--device", "cpu", "--explain", "--json"])
+        .args(["--sigma", "5", "--device", "0", "--explain", "--json"])
         .assert()
         .success();
     let out = assert.get_output();
@@ -126,7 +158,7 @@ fn a_named_device_runs_and_explain_says_it_was_named() {
     assert_eq!(report["backend"], "opencl");
     assert!(report["why"].is_null(), "{report}");
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("--device cpu names the path"), "{stderr}");
+    assert!(stderr.contains("--device 0 names the path"), "{stderr}");
 }
 
 /// Without a GPU nothing is weighed, so the figures are never read: even malformed ones (a
@@ -134,7 +166,9 @@ fn a_named_device_runs_and_explain_says_it_was_named() {
 #[test]
 fn cost_figures_are_not_read_without_a_gpu() {
     let dir = tempfile::tempdir().unwrap();
+    let runtimes = without_gpus();
     gblur()
+        .envs(runtimes.env())
         .env("GBLUR_CACHE_DIR", dir.path())
         .env("GBLUR_COST_FIGURES", "rust=fast")
         .arg(fixture("samples/coffee.png"))
@@ -145,11 +179,11 @@ fn cost_figures_are_not_read_without_a_gpu() {
 }
 
 #[test]
-fn calibrate_measures_pocl_and_keeps_the_figures() {
+fn calibrate_measures_the_first_opencl_device_and_keeps_the_figures() {
     let dir = tempfile::tempdir().unwrap();
     let assert = gblur()
         .env("GBLUR_CACHE_DIR", dir.path())
-        .args(["calibrate", "--device", "cpu", "--json"])
+        .args(["calibrate", "--device", "0", "--json"])
         .assert()
         .success();
     let v: serde_json::Value = serde_json::from_slice(&assert.get_output().stdout).unwrap();
