@@ -1,7 +1,8 @@
 //! `--device auto`'s choice as a user sees it without a GPU (PoCL's CPU device at most): the
 //! Rust path, whatever the cost figures say, with the reason in the report and under
-//! `--explain`; and `gblur calibrate` measuring PoCL. On a host with a GPU the commands see
-//! the OpenCL runtimes without it (`without_gpus`), so the file holds there too.
+//! `--explain`; and `gblur calibrate` measuring the first OpenCL device. On a host with a GPU
+//! the commands that must see none are shown PoCL's runtime alone (`without_gpus`), so the
+//! file holds there too.
 
 use crate::common;
 
@@ -14,8 +15,9 @@ const DEVICE_ALWAYS_WINS: &str = "rust=1,open=0,compile=0,cached=0,up=1e15,down=
 fn auto_runs_the_rust_path_without_a_gpu_and_says_why() {
     let dir = tempfile::tempdir().unwrap();
     let runtimes = without_gpus();
+    let env = || runtimes.iter().flat_map(PoclAlone::env);
     let assert = gblur()
-        .envs(runtimes.env())
+        .envs(env())
         .env("GBLUR_CACHE_DIR", dir.path())
         .env("GBLUR_COST_FIGURES", DEVICE_ALWAYS_WINS)
         .arg(fixture("samples/coffee.png"))
@@ -33,7 +35,7 @@ fn auto_runs_the_rust_path_without_a_gpu_and_says_why() {
     assert!(stderr.contains("explain: --device auto:"), "{stderr}");
     assert!(!stderr.contains("chosen "), "{stderr}");
     let table = gblur()
-        .envs(runtimes.env())
+        .envs(env())
         .env("GBLUR_CACHE_DIR", dir.path())
         .env("GBLUR_COST_FIGURES", DEVICE_ALWAYS_WINS)
         .arg(fixture("samples/coffee.png"))
@@ -45,14 +47,14 @@ fn auto_runs_the_rust_path_without_a_gpu_and_says_why() {
     assert!(stderr.contains(&format!("chosen   {why}")), "{stderr}");
 }
 
-/// The ICD loader pointed at PoCL alone through OCL_ICD_VENDORS, which the shortcut for
-/// PoCL-only installs does not trust: auto lists the devices, finds no GPU, and runs Rust.
+/// The ICD loader pointed at PoCL alone (`pocl_alone`), which the shortcut for PoCL-only
+/// installs does not trust: auto lists the devices, finds no GPU, and runs Rust.
 #[test]
 fn auto_lists_devices_and_still_finds_no_gpu() {
-    let vendors = pocl_vendors();
+    let pocl = pocl_alone();
     let dir = tempfile::tempdir().unwrap();
     let assert = gblur()
-        .env("OCL_ICD_VENDORS", vendors.path())
+        .envs(pocl.env())
         .env("GBLUR_CACHE_DIR", dir.path())
         .env("GBLUR_COST_FIGURES", DEVICE_ALWAYS_WINS)
         .arg(fixture("samples/coffee.png"))
@@ -68,53 +70,69 @@ fn auto_lists_devices_and_still_finds_no_gpu() {
     );
 }
 
-/// The OpenCL runtimes of this host without any that could drive a GPU: as they are where
-/// every registered runtime is PoCL (what CI has, where `auto` takes the PoCL-only shortcut),
-/// else PoCL's alone (none, where it is not installed) through OCL_ICD_VENDORS.
-struct Runtimes(Option<tempfile::TempDir>);
+/// The OpenCL runtimes a command is shown: PoCL's alone (none, where it is not installed),
+/// through OCL_ICD_VENDORS (ocl-icd's loader) and OCL_ICD_FILENAMES (the Khronos loader
+/// CUDA installs reads this one alone). Neither is trusted by `auto`'s shortcut for PoCL-only
+/// installs, as on a machine with a GPU.
+struct PoclAlone {
+    vendors: tempfile::TempDir,
+    libraries: String,
+}
 
-impl Runtimes {
-    /// The environment a command needs to see these runtimes.
-    fn env(&self) -> Vec<(&'static str, std::path::PathBuf)> {
-        let folder = self.0.as_ref().map(|d| d.path().to_path_buf());
-        folder.map(|f| ("OCL_ICD_VENDORS", f)).into_iter().collect()
+impl PoclAlone {
+    fn env(&self) -> [(&'static str, std::ffi::OsString); 2] {
+        [
+            ("OCL_ICD_VENDORS", self.vendors.path().into()),
+            ("OCL_ICD_FILENAMES", self.libraries.clone().into()),
+        ]
     }
 }
 
-fn without_gpus() -> Runtimes {
-    let icds: Vec<String> = std::fs::read_dir("/etc/OpenCL/vendors")
+/// The registered ICD files, with the library each names.
+fn registered() -> Vec<(std::path::PathBuf, String)> {
+    std::fs::read_dir("/etc/OpenCL/vendors")
         .into_iter()
         .flatten()
         .flatten()
-        .filter(|e| e.path().extension().is_some_and(|x| x == "icd"))
-        .map(|e| std::fs::read_to_string(e.path()).unwrap_or_default())
-        .collect();
-    let pocl_only =
-        !icds.is_empty() && icds.iter().all(|l| l.to_ascii_lowercase().contains("pocl"));
-    Runtimes((!pocl_only).then(pocl_vendors))
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "icd"))
+        .map(|p| {
+            let library = std::fs::read_to_string(&p).unwrap_or_default();
+            (p, library.trim().to_string())
+        })
+        .collect()
 }
 
-/// A folder with PoCL alone registered through OCL_ICD_VENDORS (which the shortcut for
-/// PoCL-only installs does not trust, as on a machine with a GPU); empty where PoCL is not
-/// installed, as on a GPU host without it.
-fn pocl_vendors() -> tempfile::TempDir {
+fn pocl_alone() -> PoclAlone {
     let vendors = tempfile::tempdir().unwrap();
-    let pocl = std::fs::read_dir("/etc/OpenCL/vendors")
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter(|e| e.file_name().to_string_lossy().contains("pocl"));
-    for icd in pocl {
-        std::fs::copy(icd.path(), vendors.path().join(icd.file_name())).unwrap();
+    let mut libraries = Vec::new();
+    for (icd, library) in registered() {
+        if library.to_ascii_lowercase().contains("pocl") {
+            std::fs::copy(&icd, vendors.path().join(icd.file_name().unwrap())).unwrap();
+            libraries.push(library);
+        }
     }
-    vendors
+    let libraries = libraries.join(":");
+    PoclAlone { vendors, libraries }
+}
+
+/// The environment that shows a command this host's OpenCL runtimes without any that could
+/// drive a GPU: none needed where every registered runtime is PoCL (what CI has, where `auto`
+/// takes the PoCL-only shortcut), else `pocl_alone`.
+fn without_gpus() -> Option<PoclAlone> {
+    let icds = registered();
+    let pocl_only = !icds.is_empty()
+        && icds
+            .iter()
+            .all(|(_, l)| l.to_ascii_lowercase().contains("pocl"));
+    (!pocl_only).then(pocl_alone)
 }
 
 /// `gblur batch --device auto` where a GPU could be: the Rust path, without loading a driver
 /// and whatever the cost figures say, with the reason in the summary.
 #[test]
 fn batch_auto_runs_the_rust_path_and_says_why() {
-    let vendors = pocl_vendors();
+    let pocl = pocl_alone();
     let input = tempfile::tempdir().unwrap();
     std::fs::copy(fixture("samples/coffee.png"), input.path().join("a.png")).unwrap();
     for figures in [None, Some(DEVICE_ALWAYS_WINS)] {
@@ -124,7 +142,7 @@ fn batch_auto_runs_the_rust_path_and_says_why() {
             cmd.env("GBLUR_COST_FIGURES", figures);
         }
         let assert = cmd
-            .env("OCL_ICD_VENDORS", vendors.path())
+            .envs(pocl.env())
             .env("GBLUR_CACHE_DIR", cache.path())
             .arg("batch")
             .args([input.path(), out.path()])
@@ -168,7 +186,7 @@ fn cost_figures_are_not_read_without_a_gpu() {
     let dir = tempfile::tempdir().unwrap();
     let runtimes = without_gpus();
     gblur()
-        .envs(runtimes.env())
+        .envs(runtimes.iter().flat_map(PoclAlone::env))
         .env("GBLUR_CACHE_DIR", dir.path())
         .env("GBLUR_COST_FIGURES", "rust=fast")
         .arg(fixture("samples/coffee.png"))
