@@ -70,7 +70,8 @@ fn auto_lists_devices_and_still_finds_no_gpu() {
     );
 }
 
-/// The OpenCL runtimes a command is shown: PoCL's alone (none, where it is not installed),
+/// The OpenCL runtimes a command is shown: PoCL's alone (none, where it is not installed:
+/// then a library that does not exist),
 /// through OCL_ICD_VENDORS (ocl-icd's loader) and OCL_ICD_FILENAMES (the Khronos loader
 /// CUDA installs reads this one alone). Neither is trusted by `auto`'s shortcut for PoCL-only
 /// installs, as on a machine with a GPU.
@@ -111,6 +112,10 @@ fn pocl_alone() -> PoclAlone {
             std::fs::copy(&icd, vendors.path().join(icd.file_name().unwrap())).unwrap();
             libraries.push(library);
         }
+    }
+    if libraries.is_empty() {
+        // An empty list is no list to a loader: name a library that is not there.
+        libraries.push(vendors.path().join("none.so").display().to_string());
     }
     let libraries = libraries.join(":");
     PoclAlone { vendors, libraries }
