@@ -201,7 +201,7 @@ pub fn choose_device(
             d.name
         ))),
         None => Ok(rust_path(
-            "no OpenCL device found: ran the built-in Rust implementation".into(),
+            "no GPU (no OpenCL device found): ran the built-in Rust path".into(),
         )),
     }
 }
