@@ -36,6 +36,7 @@ fn main() -> anyhow::Result<()> {
         png_compression: CompressionType::Default,
         dither: false,
         quality_given: false,
+        webp_lossless_input: false,
         tiff: codec::tiff::TiffCompression::Same,
         tiff_given: false,
         subsampling_given: false,

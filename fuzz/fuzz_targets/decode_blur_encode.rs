@@ -123,6 +123,7 @@ fuzz_target!(|data: &[u8]| {
         png_compression: CompressionType::Fast,
         dither: sel & 0x100 != 0,
         quality_given: false,
+        webp_lossless_input: false,
         tiff: codec::tiff::TiffCompression::Same,
         tiff_given: false,
         subsampling_given: false,

@@ -348,27 +348,7 @@ fn decode_other(
         })
     };
     let quirks = match format {
-        ImageFormat::Tiff => {
-            let quirks = tiff::Quirks::read(reader);
-            rewind(reader)?;
-            if let Some(why) = quirks.refused() {
-                return Err(ImageIoError::Unsupported {
-                    path: path.into(),
-                    detail: why,
-                });
-            }
-            if quirks.pages > 1 {
-                notes.push(format!(
-                    "the TIFF holds {} pages; only the first was blurred and written (gblur IN OUT.tif blurs every page)",
-                    match quirks.pages {
-                        n if n >= 10_000 => "10000 or more".to_string(),
-                        n => n.to_string(),
-                    }
-                ));
-            }
-            notes.extend(quirks.not_pages.note());
-            Some(quirks)
-        }
+        ImageFormat::Tiff => Some(tiff_quirks(path, reader, notes)?),
         _ => None,
     };
     let limit = max_memory_mib.saturating_mul(1 << 20);
@@ -377,29 +357,9 @@ fn decode_other(
     let mut profile_tried = false;
     let (mut image, mut meta) = match &quirks {
         Some(q) if q.plain_inks => {
-            let from_file = metadata::read_container(format, reader);
-            let mut meta = metadata::Metadata::read(None, from_file).map_err(map)?;
-            rewind(reader)?;
-            profile_tried = cmyk_profile(&meta).is_some();
-            // The inks and their RGB (7 bytes a pixel) within the limit.
-            let rgb = match profile_tried {
-                true => {
-                    let inks = tiff::read_inks(reader, limit / 7 * 4);
-                    let inks = inks.as_ref().map(|(w, h, i)| (*w, *h, i)).map_err(String::clone);
-                    through_profile(inks, &mut meta, notes)
-                }
-                false => None,
-            };
-            match rgb {
-                Some(rgb) => (rgb, meta),
-                None => {
-                    rewind(reader)?;
-                    let (decoder, mut read) = open_decoder(path, reader, format, max_memory_mib)?;
-                    // The profile `through_profile` could not apply stays out.
-                    read.icc = meta.icc;
-                    (DynamicImage::from_decoder(decoder).map_err(map)?, read)
-                }
-            }
+            let (decoded, tried) = plain_inks(path, reader, max_memory_mib, notes)?;
+            profile_tried = tried;
+            decoded
         }
         Some(q) if q.own_decode() => {
             let from_file = metadata::read_container(format, reader);
@@ -412,23 +372,7 @@ fn decode_other(
                 })?;
             (image, meta)
         }
-        _ if format == ImageFormat::WebP => {
-            // Read once: the crate's decoder takes the header and metadata from the bytes,
-            // libwebp the pixels of a still image (faster than the crate); an animation (its
-            // first frame) goes to the crate's decoder, which has read its header already.
-            let mut bytes = Vec::new();
-            reader.read_to_end(&mut bytes).map_err(|cause| ImageIoError::Open {
-                path: path.into(),
-                cause,
-            })?;
-            let mut file = Cursor::new(&bytes[..]);
-            let (decoder, meta) = open_decoder(path, &mut file, format, max_memory_mib)?;
-            let (size, alpha) = (decoder.dimensions(), decoder.color_type().has_alpha());
-            match webp::decode(&bytes, size, alpha) {
-                Some(image) => (image, meta),
-                None => (DynamicImage::from_decoder(decoder).map_err(map)?, meta),
-            }
-        }
+        _ if format == ImageFormat::WebP => decode_webp(path, reader, max_memory_mib)?,
         _ => {
             let (decoder, meta) = open_decoder(path, reader, format, max_memory_mib)?;
             (DynamicImage::from_decoder(decoder).map_err(map)?, meta)
@@ -452,6 +396,98 @@ fn decode_other(
         }
     }
     Ok(((image, meta), quirks))
+}
+
+/// A TIFF's quirks (`tiff::Quirks`), read from its head (the reader rewound after), with the
+/// notes they call for; an error for a TIFF gblur does not read.
+fn tiff_quirks(path: &Path, reader: &mut dyn Seekable, notes: &mut Vec<String>) -> Result<tiff::Quirks, ImageIoError> {
+    let quirks = tiff::Quirks::read(reader);
+    reader.rewind().map_err(|cause| ImageIoError::Open {
+        path: path.into(),
+        cause,
+    })?;
+    if let Some(why) = quirks.refused() {
+        return Err(ImageIoError::Unsupported {
+            path: path.into(),
+            detail: why,
+        });
+    }
+    if quirks.pages > 1 {
+        notes.push(format!(
+            "the TIFF holds {} pages; only the first was blurred and written (gblur IN OUT.tif blurs every page)",
+            match quirks.pages {
+                n if n >= 10_000 => "10000 or more".to_string(),
+                n => n.to_string(),
+            }
+        ));
+    }
+    notes.extend(quirks.not_pages.note());
+    Ok(quirks)
+}
+
+/// A TIFF of plain CMYK inks: through its CMYK profile where it has one, else the `image`
+/// crate's conversion; with whether a profile was tried (`through_profile` said what came of
+/// it).
+fn plain_inks(
+    path: &Path,
+    reader: &mut dyn Seekable,
+    max_memory_mib: u64,
+    notes: &mut Vec<String>,
+) -> Result<((DynamicImage, metadata::Metadata), bool), ImageIoError> {
+    let map = |e: ImageError| image_error(path, e, max_memory_mib);
+    let rewind = |r: &mut dyn Seekable| {
+        r.rewind().map_err(|cause| ImageIoError::Open {
+            path: path.into(),
+            cause,
+        })
+    };
+    let from_file = metadata::read_container(ImageFormat::Tiff, reader);
+    let mut meta = metadata::Metadata::read(None, from_file).map_err(map)?;
+    rewind(reader)?;
+    let tried = cmyk_profile(&meta).is_some();
+    // The inks and their RGB (7 bytes a pixel) within the limit.
+    let rgb = match tried {
+        true => {
+            let limit = max_memory_mib.saturating_mul(1 << 20);
+            let inks = tiff::read_inks(reader, limit / 7 * 4);
+            let inks = inks.as_ref().map(|(w, h, i)| (*w, *h, i)).map_err(String::clone);
+            through_profile(inks, &mut meta, notes)
+        }
+        false => None,
+    };
+    if let Some(rgb) = rgb {
+        return Ok(((rgb, meta), tried));
+    }
+    rewind(reader)?;
+    let (decoder, mut read) = open_decoder(path, reader, ImageFormat::Tiff, max_memory_mib)?;
+    // The profile `through_profile` could not apply stays out.
+    read.icc = meta.icc;
+    Ok(((DynamicImage::from_decoder(decoder).map_err(map)?, read), tried))
+}
+
+/// A WebP, read once: the crate's decoder takes the header and metadata from the bytes,
+/// libwebp the pixels of a still image (faster than the crate); an animation (its first
+/// frame) goes to the crate's decoder, which has read its header already.
+fn decode_webp(
+    path: &Path,
+    reader: &mut dyn Seekable,
+    max_memory_mib: u64,
+) -> Result<(DynamicImage, metadata::Metadata), ImageIoError> {
+    let mut bytes = Vec::new();
+    reader.read_to_end(&mut bytes).map_err(|cause| ImageIoError::Open {
+        path: path.into(),
+        cause,
+    })?;
+    let mut file = Cursor::new(&bytes[..]);
+    let (decoder, meta) = open_decoder(path, &mut file, ImageFormat::WebP, max_memory_mib)?;
+    let (size, alpha) = (decoder.dimensions(), decoder.color_type().has_alpha());
+    match webp::decode(&bytes, size, alpha) {
+        Some(image) => Ok((image, meta)),
+        None => Ok((
+            DynamicImage::from_decoder(decoder).map_err(|e| image_error(path, e, max_memory_mib))?,
+            meta,
+        )),
+    }
 }
 
 /// The `image` crate's decoder for `reader`, with the header read and checked (size, memory

@@ -425,18 +425,7 @@ fn volume(
     sigma_z: f64,
     log: &mut Log,
 ) -> Result<Blurred, JobError> {
-    if let Some(flag) = [
-        (job.linear, "--linear"),
-        (job.mask.active(), "--region and --mask"),
-        (job.sharpen.is_some(), "sharpening"),
-    ]
-    .into_iter()
-    .find_map(|(given, flag)| given.then_some(flag))
-    {
-        return Err(setup_text(format!(
-            "--sigma-z: {flag} is not taken with the volume blur; blur the pages one by one without --sigma-z"
-        )));
-    }
+    refuse_for_volume(job)?;
     let z = Blur2d::checked(job.method, sigma_z, sigma_z)
         .map_err(|e| setup_text(format!("--sigma-z: {e}")))?
         .with_truncate(job.truncate)
@@ -465,23 +454,7 @@ fn volume(
             unreachable!("Keep::Decoded without --linear keeps the decoded image")
         };
         let this = (image.width(), image.height(), image.color(), page.gray_float);
-        let (w0, h0, color0, gray0) = *first.get_or_insert(this);
-        if this != (w0, h0, color0, gray0) {
-            return Err(JobError::failed(anyhow::anyhow!(
-                "{}: --sigma-z needs pages of one size and colour type: page {i} is {}x{} {}, page 0 {w0}x{h0} {}",
-                name.display(), this.0, this.1, codec::color_name(this.2, this.3), codec::color_name(color0, gray0)
-            )));
-        }
-        if !matches!(this.2, ColorType::L8 | ColorType::L16 | ColorType::Rgb8 | ColorType::Rgb16 | ColorType::Rgb32F) {
-            let why = match this.2.has_alpha() {
-                true => "has alpha",
-                false => "is of a colour type",
-            };
-            return Err(setup_text(format!(
-                "--sigma-z: {} {why} ({:?}) which the volume blur does not take; blur its pages one by one without --sigma-z",
-                name.display(), this.2
-            )));
-        }
+        check_page(name, i, this, *first.get_or_insert(this))?;
         // The file, the volume so far, and this page.
         let page_bytes = image.as_bytes().len();
         check_held(job, (bytes.len() + (i + 2) * page_bytes) as u64, i, count)?;
@@ -528,16 +501,53 @@ fn volume(
         true => "none".to_string(),
         false => f.describe(),
     };
+    let (z, y, x) = (describe(&z), describe(&blur.y), describe(&blur.x));
     Ok(Blurred {
         pages,
-        pipeline: format!(
-            "volume: z {}, y {}, x {}",
-            describe(&z),
-            describe(&blur.y),
-            describe(&blur.x)
-        ),
+        pipeline: format!("volume: z {z}, y {y}, x {x}"),
         on_device: None,
     })
+}
+
+/// A page's size and colour type: `this` is page `i`'s (width, height, colour type, gray
+/// float), `first` page 0's. The volume takes pages of one size and colour type, gray or RGB
+/// without alpha.
+fn check_page(name: &std::path::Path, i: usize, this: (u32, u32, ColorType, bool), first: (u32, u32, ColorType, bool)) -> Result<(), JobError> {
+    let (w0, h0, color0, gray0) = first;
+    if this != first {
+        return Err(JobError::failed(anyhow::anyhow!(
+            "{}: --sigma-z needs pages of one size and colour type: page {i} is {}x{} {}, page 0 {w0}x{h0} {}",
+            name.display(), this.0, this.1, codec::color_name(this.2, this.3), codec::color_name(color0, gray0)
+        )));
+    }
+    if matches!(this.2, ColorType::L8 | ColorType::L16 | ColorType::Rgb8 | ColorType::Rgb16 | ColorType::Rgb32F) {
+        return Ok(());
+    }
+    let why = match this.2.has_alpha() {
+        true => "has alpha",
+        false => "is of a colour type",
+    };
+    Err(setup_text(format!(
+        "--sigma-z: {} {why} ({:?}) which the volume blur does not take; blur its pages one by one without --sigma-z",
+        name.display(), this.2
+    )))
+}
+
+/// The options the volume blur does not take, refused before any page is read.
+fn refuse_for_volume(job: &BlurJob) -> Result<(), JobError> {
+    let refused = [
+        (job.linear, "--linear"),
+        (job.mask.active(), "--region and --mask"),
+        (job.sharpen.is_some(), "sharpening"),
+    ]
+    .into_iter()
+    .find_map(|(given, flag)| given.then_some(flag));
+    match refused {
+        Some(flag) => Err(setup_text(format!(
+            "--sigma-z: {flag} is not taken with the volume blur; blur the pages one by one without --sigma-z"
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// Samples of `image`.

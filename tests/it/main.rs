@@ -21,6 +21,7 @@ mod device_faults;
 mod device_open;
 mod edges;
 mod faults;
+mod function_length;
 mod golden;
 mod gradient;
 mod gray_float;

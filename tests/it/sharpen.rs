@@ -140,9 +140,9 @@ fn luminance_is_within_one_level_of_the_formula_with_an_exact_gaussian_in_place(
             } else {
                 0.0
             };
-            for c in 0..3 {
-                let want = (o[c] + dy).clamp(0.0, 255.0);
-                worst = worst.max((p.0[c] as f64 - want).abs());
+            for (&got, o) in p.0.iter().zip(o) {
+                let want = (o + dy).clamp(0.0, 255.0);
+                worst = worst.max((got as f64 - want).abs());
             }
         }
         assert!(

@@ -74,12 +74,24 @@ pub fn decode(
         notes.push(format!("the JPEG XL file is an animation of {frames} frames; its first was blurred and written"));
     }
     let render = image.render_frame(0).map_err(failed)?;
+    let pixels = rendered_pixels(&render, format, (float, deep)).map_err(bad)?;
+    let meta = metadata(&image, cmyk, untagged);
+    Ok((pixels, meta, float && gray, notes))
+}
+
+/// The pixels of the rendered frame: 8-bit, 16-bit (`deep`) or float, in `format`'s channels.
+fn rendered_pixels(
+    render: &jxl_oxide::Render,
+    format: PixelFormat,
+    (float, deep): (bool, bool),
+) -> Result<DynamicImage, String> {
     let mut stream = render.stream();
     if stream.channels() as usize != format.channels() {
-        return Err(bad(format!("the decoder gave {} channels for {format:?}", stream.channels())));
+        return Err(format!("the decoder gave {} channels for {format:?}", stream.channels()));
     }
     let (sw, sh) = (stream.width(), stream.height());
     let n = sw as usize * sh as usize * stream.channels() as usize;
+    let (gray, alpha) = (format.is_grayscale(), format.has_alpha());
     let pixels = match (float, deep) {
         (true, _) => {
             let mut samples = vec![0f32; n];
@@ -106,8 +118,14 @@ pub fn decode(
                 (false, true) => ImageBuffer::from_raw(sw, sh, samples).map(DynamicImage::ImageRgba8),
             }
         }
-    }
-    .ok_or_else(|| bad("the decoder gave fewer samples than the image holds".into()))?;
+    };
+    pixels.ok_or_else(|| "the decoder gave fewer samples than the image holds".into())
+}
+
+/// The file's ICC profile (none where it is sRGB, `untagged`), EXIF and XMP, with no
+/// orientation: the frame is rendered upright from the codestream's own, which a JPEG XL
+/// reader follows whatever the EXIF says.
+fn metadata(image: &JxlImage, cmyk: bool, untagged: bool) -> Metadata {
     // The profile of the pixels as rendered: the file's own where its samples are stored in
     // its space (not XYB-coded), else one jxl-oxide writes for the space it rendered them in
     // (for an XYB file that carries a profile, the primaries and curve it reads from it).
@@ -132,10 +150,8 @@ pub fn decode(
         ..FromFile::default()
     };
     let mut meta = Metadata::read(None, from_file).unwrap_or_default();
-    // The frame is rendered upright from the codestream's own orientation, which a JPEG XL
-    // reader follows whatever the EXIF says.
     meta.orientation = None;
-    Ok((pixels, meta, float && gray, notes))
+    meta
 }
 
 /// A pool of the job's thread count for the decoder, whose workers' panics the guarded

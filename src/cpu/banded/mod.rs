@@ -159,23 +159,8 @@ fn blur_axes<T: Sample>(
         return Vec::new();
     }
     let band = BAND_ROWS;
-    if let (None, Some(ky)) = (kx, ky) {
-        let t = Instant::now();
-        columns_only::blur_columns(data, (width, height), px, &Coef::of::<T>(ky.form::<T>()));
-        let ms = t.elapsed().as_secs_f64() * 1e3;
-        return vec![CpuPass {
-            name: "columns (y)",
-            ms,
-        }];
-    }
-    if let (Some(kx), None) = (kx, ky) {
-        let t = Instant::now();
-        rows::rows_only(data, width, px, &Coef::of::<T>(kx.form::<T>()));
-        let ms = t.elapsed().as_secs_f64() * 1e3;
-        return vec![CpuPass {
-            name: "rows (x)",
-            ms,
-        }];
+    if let Some(pass) = one_axis(data, (width, height), px, (kx, ky)) {
+        return vec![pass];
     }
     let ky_block = ky.map(Axis::form::<T>);
     let (kx, ky) = (
@@ -237,22 +222,11 @@ fn blur_axes<T: Sample>(
 
         let t = Instant::now();
         let rows = &mut data[first * band * stride..(last * band).min(height) * stride];
-        rows.par_chunks_mut(band * stride)
-            .zip(scratch.par_chunks(per_band))
-            .enumerate()
-            .for_each(|(i, (rows, scratch))| {
-                let r0 = (first + i) * band;
-                let r1 = r0 + rows.len() / stride;
-                let bs = BandScratch {
-                    data: scratch,
-                    chunks,
-                };
-                let px = &Pixels {
-                    mix: px.mix.map(|s| &s[r0 * width..r1 * width]),
-                    ..*px
-                };
-                band_rows(bs, rows, width, px, kx.as_ref());
-            });
+        let bands = BandScratch {
+            data: scratch,
+            chunks,
+        };
+        rows_of_bands(rows, bands, (first * band, width), px, kx.as_ref());
         rows_ms += ms(t);
     }
     // A pass that only moves samples is named for what it does.
@@ -266,6 +240,59 @@ fn blur_axes<T: Sample>(
         .filter(|(run, ..)| *run)
         .map(|(_, name, ms)| CpuPass { name, ms })
         .collect()
+}
+
+/// A blur along one axis alone, where it is one: along y a single walk down and up each chunk
+/// of columns, along x the rows pass alone.
+fn one_axis<T: Sample>(
+    data: &mut [T],
+    (width, height): (usize, usize),
+    px: &Pixels,
+    axes: (Option<Axis>, Option<Axis>),
+) -> Option<CpuPass> {
+    let t = Instant::now();
+    let name = match axes {
+        (None, Some(ky)) => {
+            columns_only::blur_columns(data, (width, height), px, &Coef::of::<T>(ky.form::<T>()));
+            "columns (y)"
+        }
+        (Some(kx), None) => {
+            rows::rows_only(data, width, px, &Coef::of::<T>(kx.form::<T>()));
+            "rows (x)"
+        }
+        _ => return None,
+    };
+    let ms = t.elapsed().as_secs_f64() * 1e3;
+    Some(CpuPass { name, ms })
+}
+
+/// The rows pass of consecutive bands at once, each band (`BAND_ROWS` rows of `rows`, which
+/// start at image row `r0`) from its own part of `scratch`.
+fn rows_of_bands<T: Sample>(
+    rows: &mut [T],
+    scratch: BandScratch,
+    (r0, width): (usize, usize),
+    px: &Pixels,
+    kx: Option<&Coef>,
+) {
+    let stride = width * px.channels;
+    let per_band = scratch.chunks * BAND_ROWS * VECS;
+    rows.par_chunks_mut(BAND_ROWS * stride)
+        .zip(scratch.data.par_chunks(per_band))
+        .enumerate()
+        .for_each(|(i, (rows, data))| {
+            let first = r0 + i * BAND_ROWS;
+            let last = first + rows.len() / stride;
+            let bs = BandScratch {
+                data,
+                chunks: scratch.chunks,
+            };
+            let px = &Pixels {
+                mix: px.mix.map(|s| &s[first * width..last * width]),
+                ..*px
+            };
+            band_rows(bs, rows, width, px, kx);
+        });
 }
 
 /// Both axes' coefficient blocks, where both are recursive (the banded blur runs nothing else).

@@ -81,7 +81,8 @@ fn pixel_blocks<'a, const C: usize>(
 
 /// `rows_impl` for `C` channels: the causal sweep into `u`, then the anticausal sweep back,
 /// finishing and storing each 16-pixel block as it completes.
-// Long: one SIMD kernel; split into inline helpers it compiled to 60-118 more vector moves.
+// Long: one SIMD kernel; its walks split into inline helpers compiled to 60-118 more vector
+// moves (what is done after a block's walk, its finishing and store, stands apart).
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 fn rows_c<T: Sample, I: Isa, const C: usize>(
@@ -94,13 +95,11 @@ fn rows_c<T: Sample, I: Isa, const C: usize>(
     out: &mut [T],
 ) {
     let stride = width * C;
-    let n_rows = out.len() / stride;
     let pixel_count = width.div_ceil(LANES);
 
     // Causal, left to right; keeps the first pixel (the offset) and the last (the edge).
-    let first = pixel_blocks::<C>(scratch, g, stride, 0);
-    let mut x0 = [V::ZERO; C];
-    x0.copy_from_slice(&first[0][..C]);
+    let first = pixel_blocks::<C>(scratch, g, stride, 0)[0];
+    let mut x0: [V; C] = std::array::from_fn(|c| first[c]);
     let mut st = [Sections::ZERO; C];
     let mut xl = [V::ZERO; C];
     let identity = Coef::identity();
@@ -137,19 +136,14 @@ fn rows_c<T: Sample, I: Isa, const C: usize>(
             pixels!(0..np)
         }
     }
-
     // Anticausal, right to left, adding up, finishing pixels and storing 16 at a time.
     // The difference form starts from a zero state, `x1` the last sample; the direct form
     // from the steady state of the last input.
     let mut x1 = if T::EXACT { x0 } else { xl };
-    for c in 0..C {
-        st[c] = if T::EXACT {
-            Sections::ZERO
-        } else {
-            Sections::steady(k, xl[c])
-        };
-    }
-    let colour = if px.alpha { C - 1 } else { C };
+    st = std::array::from_fn(|c| match T::EXACT {
+        true => Sections::ZERO,
+        false => Sections::steady(k, xl[c]),
+    });
     let mut done = [[V::ZERO; LANES]; C];
     for pb in (0..pixel_count).rev() {
         let blk = pixel_blocks::<C>(scratch, g, stride, pb);
@@ -183,51 +177,72 @@ fn rows_c<T: Sample, I: Isa, const C: usize>(
             pixels!((0..np).rev())
         }
         if px.alpha || px.linear.is_some() {
-            for x in 0..np {
-                let aq = x * C + C - 1;
-                let alpha = done[aq / LANES][aq % LANES];
-                for c in 0..colour {
-                    let q = x * C + c;
-                    let p = &mut done[q / LANES][q % LANES];
-                    for l in 0..LANES {
-                        let mut v = p.0[l];
-                        if px.alpha {
-                            // Where nothing is left of the coverage the colour is undefined: 0.
-                            v = if alpha.0[l] > 1e-7 * T::FULL {
-                                v / alpha.0[l] * T::FULL
-                            } else {
-                                0.0
-                            };
-                        }
-                        if px.linear.is_some() {
-                            v = linear_to_srgb(v * (1.0 / T::FULL)) * T::FULL;
-                        }
-                        p.0[l] = v;
-                    }
+            straighten::<T, C>(&mut done, px, np);
+        }
+        match px.sharpen {
+            Some(u) => store_sharpened::<T, I, C>(&done, u, out, (stride, pb, np)),
+            None => store::<T, I, C>(&done, px, out, (width, pb)),
+        }
+    }
+}
+
+/// Undoes the working form of pixel block `done`'s first `np` pixels: colour divided by alpha
+/// (premultiplied while filtering) and turned back from linear light.
+#[inline(always)]
+fn straighten<T: Sample, const C: usize>(done: &mut [[V; LANES]; C], px: &Pixels, np: usize) {
+    let colour = if px.alpha { C - 1 } else { C };
+    for x in 0..np {
+        let aq = x * C + C - 1;
+        let alpha = done[aq / LANES][aq % LANES];
+        for c in 0..colour {
+            let q = x * C + c;
+            let p = &mut done[q / LANES][q % LANES];
+            for l in 0..LANES {
+                let mut v = p.0[l];
+                if px.alpha {
+                    // Where nothing is left of the coverage the colour is undefined: 0.
+                    v = if alpha.0[l] > 1e-7 * T::FULL {
+                        v / alpha.0[l] * T::FULL
+                    } else {
+                        0.0
+                    };
                 }
+                if px.linear.is_some() {
+                    v = linear_to_srgb(v * (1.0 / T::FULL)) * T::FULL;
+                }
+                p.0[l] = v;
             }
         }
-        if let Some(u) = px.sharpen {
-            store_sharpened::<T, I, C>(&done, u, out, (stride, pb, np));
-            continue;
+    }
+}
+
+/// Stores pixel block `pb` (`done`, rows in lanes) over `out`'s rows (`width` pixels each):
+/// transposed back into samples, and mixed into the input by the selection where there is one.
+#[inline(always)]
+fn store<T: Sample, I: Isa, const C: usize>(
+    done: &[[V; LANES]; C],
+    px: &Pixels,
+    out: &mut [T],
+    (width, pb): (usize, usize),
+) {
+    let stride = width * C;
+    let n_rows = out.len() / stride;
+    for (kb, block) in done.iter().enumerate() {
+        let b = pb * C + kb;
+        if b * LANES >= stride {
+            break;
         }
-        for (kb, block) in done.iter().enumerate() {
-            let b = pb * C + kb;
-            if b * LANES >= stride {
-                break;
-            }
-            let n = (stride - b * LANES).min(LANES);
-            let m = T::transposed::<I>(block);
-            for (r, row) in m.iter().enumerate().take(n_rows) {
-                let dst = &mut out[r * stride + b * LANES..];
-                if let Some(select) = px.mix {
-                    let select = &select[r * width..][..width];
-                    mix_into::<T, C>(&mut dst[..n], &row[..n], select, b * LANES);
-                } else if n == LANES {
-                    dst[..LANES].copy_from_slice(row);
-                } else {
-                    dst[..n].copy_from_slice(&row[..n]);
-                }
+        let n = (stride - b * LANES).min(LANES);
+        let m = T::transposed::<I>(block);
+        for (r, row) in m.iter().enumerate().take(n_rows) {
+            let dst = &mut out[r * stride + b * LANES..];
+            if let Some(select) = px.mix {
+                let select = &select[r * width..][..width];
+                mix_into::<T, C>(&mut dst[..n], &row[..n], select, b * LANES);
+            } else if n == LANES {
+                dst[..LANES].copy_from_slice(row);
+            } else {
+                dst[..n].copy_from_slice(&row[..n]);
             }
         }
     }

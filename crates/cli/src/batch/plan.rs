@@ -67,34 +67,59 @@ pub fn plan(
 ) -> (Vec<Task>, Vec<FileRecord>) {
     let mut tasks = Vec::new();
     let mut skipped = Vec::new();
-    let walker = walk(job, in_dir, out_dir);
-    let record = FileRecord::new;
-    for entry in walker {
-        let entry = match entry {
-            Ok(entry) => entry,
-            Err(e) => {
-                skipped.push(walk_error(&e, in_dir, record));
-                continue;
-            }
+    let found = Found {
+        job,
+        dirs: (in_dir, out_dir),
+        journal,
+        made,
+    };
+    for entry in walk(job, in_dir, out_dir) {
+        let planned = match entry {
+            Ok(entry) => found.plan(&entry),
+            Err(e) => Planned::Skipped(walk_error(&e, in_dir, FileRecord::new)),
         };
+        match planned {
+            Planned::Task(task) => tasks.push(task),
+            Planned::Skipped(record) => skipped.push(record),
+            Planned::Passed => {}
+        }
+    }
+    (tasks, skipped)
+}
+
+/// What the plan makes of one entry under IN_DIR.
+enum Planned {
+    Task(Task),
+    /// Accounted for without work: skipped, or failed before any.
+    Skipped(FileRecord),
+    /// Not the batch's: a folder, or another shard's file.
+    Passed,
+}
+
+/// What `plan` weighs each file against.
+struct Found<'a> {
+    job: &'a BatchJob,
+    dirs: (&'a Path, &'a Path),
+    journal: Option<&'a Journal>,
+    made: Option<&'a SettingsLog>,
+}
+
+impl Found<'_> {
+    fn plan(&self, entry: &walkdir::DirEntry) -> Planned {
+        let (job, (in_dir, out_dir)) = (self.job, self.dirs);
         let input = entry.path().to_path_buf();
+        let record = |outcome, output: &Path| FileRecord::new(&input, outcome, output);
         if entry.path_is_symlink() && !job.follow_links {
-            let mut r = record(&input, Outcome::SkippedLink, Path::new(""));
+            let mut r = record(Outcome::SkippedLink, Path::new(""));
             r.notes
                 .push("symbolic link, not followed (--follow-links follows links)".into());
-            skipped.push(r);
-            continue;
-        }
-        if !entry.file_type().is_file() {
-            continue;
+            return Planned::Skipped(r);
         }
         let rel = input.strip_prefix(in_dir).unwrap_or(&input).to_path_buf();
-        if job.shard.is_some_and(|s| !in_shard(&rel, s)) {
-            continue;
+        if !entry.file_type().is_file() || job.shard.is_some_and(|s| !in_shard(&rel, s)) {
+            return Planned::Passed;
         }
-        let record = |outcome, output: &Path| record(&input, outcome, output);
-        let sniffed = codec::sniff(&input).ok().flatten();
-        let Some(in_format) = sniffed else {
+        let Some(in_format) = codec::sniff(&input).ok().flatten() else {
             if job.verbose {
                 gblur::report::diagnostic(&format!(
                     "gblur: {}: not an image, skipped",
@@ -106,83 +131,89 @@ pub fn plan(
                 // Most likely a copy that failed: worth naming even without -v.
                 r.notes.push("empty file, skipped".into());
             }
-            skipped.push(r);
-            continue;
+            return Planned::Skipped(r);
         };
         let (output, format) = output_of(job, out_dir, &rel, in_format);
-        if in_format == codec::heif::HEIF {
-            // Said before any work, so that --dry-run says it too.
-            if let Err(e) = codec::heif::readable(&input) {
-                let mut r = record(Outcome::Failed, &output);
-                r.error = Some(e.to_string());
-                skipped.push(r);
-                continue;
-            }
-        }
-        // HEIF is written as AVIF, or as HEIC into a file named for it where libheif has an
-        // HEVC encoder: a HEIC input whose output is named otherwise is not written as itself.
-        let extension = output
-            .extension()
-            .map(|e| e.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let named_avif = extension.eq_ignore_ascii_case("avif");
-        let writes_heic = codec::is_heic_name(&extension)
-            && codec::heif::encoder(codec::heif::Coding::Hevc).is_ok();
-        let heic = format == codec::heif::HEIF
-            && !named_avif
-            && !writes_heic
-            && codec::read::own_format(&input).is_none();
-        if !codec::can_write(format) || heic {
+        let refused = unwritable(&input, (in_format, &output, format))
+            .or_else(|| misplaced(job, self.dirs, &output).map(|w| gblur::report::one_line(&w)));
+        if let Some(error) = refused {
             let mut r = record(Outcome::Failed, &output);
-            let name = if heic {
-                "HEIC".into()
-            } else {
-                codec::format_name(format)
-            };
-            r.error = Some(format!(
-                "{}: gblur does not write {name}, the input's format: give --format jpg (or avif, png, tif, ...)",
-                input.display(),
-            ));
-            skipped.push(r);
-            continue;
+            r.error = Some(error);
+            return Planned::Skipped(r);
         }
-        if let Some(why) = misplaced(job, (in_dir, out_dir), &output) {
-            let mut r = record(Outcome::Failed, &output);
-            r.error = Some(gblur::report::one_line(&why));
-            skipped.push(r);
-            continue;
-        }
-        if journal.is_some_and(|j| j.finished(&input)) {
-            let mut r = record(Outcome::SkippedExisting, &output);
+        self.unless_done_before(Task {
+            input,
+            output,
+            format,
+            replaces_stale: false,
+        })
+    }
+
+    /// `task`, unless its output stands from an earlier run: then the record of its skipping,
+    /// or the task marked as replacing a stale output.
+    fn unless_done_before(&self, mut task: Task) -> Planned {
+        let (job, journal) = (self.job, self.journal);
+        let (input, output) = (&task.input, &task.output);
+        let record = |outcome| FileRecord::new(input, outcome, output);
+        if journal.is_some_and(|j| j.finished(input)) {
+            let mut r = record(Outcome::SkippedExisting);
             r.notes.push(format!(
                 "already blurred in place by an earlier run ({} says so); delete the journal to blur it again",
                 journal.map_or_else(String::new, |j| j.path().display().to_string())
             ));
-            skipped.push(r);
-            continue;
+            return Planned::Skipped(r);
         }
-        let mut replaces_stale = false;
-        if output.exists() && !(job.overwrite || job.in_place) {
-            match made.map_or(Made::Unknown, |m| m.made(&output, &input)) {
-                Made::Other if !job.skip_existing => replaces_stale = true,
-                Made::Other => {
-                    skipped.push(record(Outcome::SkippedStale, &output));
-                    continue;
-                }
-                Made::Same | Made::Unknown => {
-                    skipped.push(record(Outcome::SkippedExisting, &output));
-                    continue;
-                }
+        if !output.exists() || job.overwrite || job.in_place {
+            return Planned::Task(task);
+        }
+        match self.made.map_or(Made::Unknown, |m| m.made(output, input)) {
+            Made::Other if !job.skip_existing => {
+                task.replaces_stale = true;
+                Planned::Task(task)
             }
+            Made::Other => Planned::Skipped(record(Outcome::SkippedStale)),
+            Made::Same | Made::Unknown => Planned::Skipped(record(Outcome::SkippedExisting)),
         }
-        tasks.push(Task {
-            input,
-            output,
-            format,
-            replaces_stale,
-        });
     }
-    (tasks, skipped)
+}
+
+/// Why `input` (in `in_format`) cannot be written to `output` in `format`, said before any
+/// work so that --dry-run says it too: a HEIF file libheif cannot read, or a format gblur
+/// does not write.
+fn unwritable(
+    input: &Path,
+    (in_format, output, format): (ImageFormat, &Path, ImageFormat),
+) -> Option<String> {
+    if in_format == codec::heif::HEIF {
+        if let Err(e) = codec::heif::readable(input) {
+            return Some(e.to_string());
+        }
+    }
+    // HEIF is written as AVIF, or as HEIC into a file named for it where libheif has an
+    // HEVC encoder: a HEIC input whose output is named otherwise is not written as itself.
+    let extension = output
+        .extension()
+        .map(|e| e.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let named_avif = extension.eq_ignore_ascii_case("avif");
+    let writes_heic =
+        codec::is_heic_name(&extension) && codec::heif::encoder(codec::heif::Coding::Hevc).is_ok();
+    let heic = format == codec::heif::HEIF
+        && !named_avif
+        && !writes_heic
+        && codec::read::own_format(input).is_none();
+    if codec::can_write(format) && !heic {
+        return None;
+    }
+    let name = if heic {
+        "HEIC".into()
+    } else {
+        codec::format_name(format)
+    };
+    Some(format!(
+        "{}: gblur does not write {name}, the input's format: give --format jpg (or avif, png, tif, ...)",
+        input.display(),
+    ))
 }
 
 /// Where an encoder option for one format was given (`--quality` and `--subsampling` for

@@ -253,13 +253,7 @@ pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
     } = set_up(job).map_err(JobError::Setup)?;
     let names: Vec<String> = workers.iter().map(|w| w.name.clone()).collect();
     let backends: Vec<Backend> = workers.iter().map(Worker::backend).collect();
-    // The codec lanes load each image once for every worker: as their paths all keep it
-    // (work::Keep) where they agree, else as decoded, and a worker converts to planar f32 what
-    // its own path does not keep (`Loaded::adapt`).
-    let keep = match workers.split_first() {
-        Some((first, rest)) if rest.iter().all(|w| w.keep == first.keep) => first.keep,
-        _ => Keep::Decoded,
-    };
+    let keep = lanes_keep(&workers);
 
     if job.name.is_some() || job.format.is_some() {
         plan::check_names(job, &in_dir, &out_dir)
@@ -272,15 +266,7 @@ pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
     let planned = records.len();
     let encoder_notes = plan::encoder_options_apply(job, &tasks).map_err(JobError::Setup)?;
     let total = tasks.len();
-    let interrupted = Arc::new(AtomicBool::new(false));
-    {
-        let flag = interrupted.clone();
-        // Only one handler per process; a second batch in the same process keeps the first.
-        let _ = ctrlc::set_handler(move || {
-            flag.store(true, Ordering::SeqCst);
-            gblur::interrupt::stop_requested();
-        });
-    }
+    let interrupted = interrupt_flag();
     let bar = gblur::progress::progress_bar(total, job.quiet, gblur::progress::FILES);
     let megapixels_done = AtomicU64::new(0);
     let alive = AtomicUsize::new(workers.len());
@@ -288,16 +274,8 @@ pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
     let planes = workers
         .iter()
         .all(|w| matches!(w.keep, Keep::Decoded | Keep::Decoded8Bit));
-    let threads = rayon::current_num_threads();
-    let one_device = matches!(
-        &workers[..],
-        [Worker {
-            target: Some(_),
-            ..
-        }]
-    );
-    let staging = (planes && one_device && mask_file.is_none() && !job.blur.mask.active())
-        .then(|| Arc::new(StagingPool::new(staging_slots(threads), STAGING_BYTES)));
+    let selects = mask_file.is_some() || job.blur.mask.active();
+    let staging = staging_for(&workers, planes && !selects);
     let image_plan = ImagePlan::new(&job.blur, &blur);
     let mut shared = Shared {
         job,
@@ -337,10 +315,10 @@ pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
     bar.finish_and_clear();
 
     let interrupted = interrupted.load(Ordering::SeqCst);
-    let workers = names.into_iter().zip(backends).zip(stopped);
     let not_started = total.saturating_sub(records.len() - planned);
     let total_s = t_total.elapsed().as_secs_f64();
     let mut summary = Summary::of(records, not_started, total_s, interrupted);
+    let workers = names.into_iter().zip(backends).zip(stopped);
     summary.devices = workers
         .enumerate()
         .map(|(k, ((device, backend), stopped))| {
@@ -355,6 +333,43 @@ pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
         .join(" + ");
     summary.notes = device_note.into_iter().chain(encoder_notes).collect();
     Ok(summary)
+}
+
+/// Pinned memory for the JPEG planes the codec lanes decode, where one device worker blurs
+/// them alone (`planes`: every worker blurs JPEG planes, and nothing is selected).
+fn staging_for(workers: &[Worker], planes: bool) -> Option<Arc<StagingPool>> {
+    let one_device = matches!(
+        workers,
+        [Worker {
+            target: Some(_),
+            ..
+        }]
+    );
+    let threads = rayon::current_num_threads();
+    (planes && one_device)
+        .then(|| Arc::new(StagingPool::new(staging_slots(threads), STAGING_BYTES)))
+}
+
+/// The form the codec lanes load each image in, once for every worker: as their paths all
+/// keep it (work::Keep) where they agree, else as decoded, and a worker converts to planar
+/// f32 what its own path does not keep (`Loaded::adapt`).
+fn lanes_keep(workers: &[Worker]) -> Keep {
+    match workers.split_first() {
+        Some((first, rest)) if rest.iter().all(|w| w.keep == first.keep) => first.keep,
+        _ => Keep::Decoded,
+    }
+}
+
+/// The flag Ctrl-C sets (and asks every running blur to stop).
+fn interrupt_flag() -> Arc<AtomicBool> {
+    let interrupted = Arc::new(AtomicBool::new(false));
+    let flag = interrupted.clone();
+    // Only one handler per process; a second batch in the same process keeps the first.
+    let _ = ctrlc::set_handler(move || {
+        flag.store(true, Ordering::SeqCst);
+        gblur::interrupt::stop_requested();
+    });
+    interrupted
 }
 
 /// Runs every task until it has a record in `records`: on the Rust path alone, one whole
