@@ -1,6 +1,7 @@
-//! Test hooks for the fault drills in `tests/it/faults.rs`, read once from the environment and
-//! documented in docs/GUIDE.md (What gblur guarantees). Unset, as always in normal use, each
-//! costs one cached lookup.
+//! Test hooks for the fault drills in `tests/it/faults.rs` and the strip engine's tests, read
+//! from the environment (docs/GUIDE.md, What gblur guarantees) only in a build with the
+//! `test-hooks` feature, which the command's test suite turns on, and in the library's own
+//! tests: a library, Python or command user's build reads none of them.
 
 use std::sync::OnceLock;
 
@@ -30,16 +31,17 @@ pub enum Fault {
 /// The fault `GBLUR_FAULT` asks for, if any.
 pub fn injected() -> Option<Fault> {
     static FAULT: OnceLock<Option<Fault>> = OnceLock::new();
-    *FAULT.get_or_init(|| match std::env::var("GBLUR_FAULT").as_deref() {
-        Ok("open") => Some(Fault::Open),
-        Ok("build") => Some(Fault::Build),
-        Ok("enqueue") => Some(Fault::Enqueue),
-        Ok("alloc") => Some(Fault::Alloc),
-        Ok("slow-write") => Some(Fault::SlowWrite),
-        Ok("decoder-panic") => Some(Fault::DecoderPanic),
-        Ok("no-libheif") => Some(Fault::NoLibheif),
-        Ok("no-libwebp") => Some(Fault::NoLibwebp),
-        Ok("libheif-hevc") => Some(Fault::LibheifHevc),
+    let asked = hook("GBLUR_FAULT").and_then(|v| v.into_string().ok());
+    *FAULT.get_or_init(|| match asked.as_deref() {
+        Some("open") => Some(Fault::Open),
+        Some("build") => Some(Fault::Build),
+        Some("enqueue") => Some(Fault::Enqueue),
+        Some("alloc") => Some(Fault::Alloc),
+        Some("slow-write") => Some(Fault::SlowWrite),
+        Some("decoder-panic") => Some(Fault::DecoderPanic),
+        Some("no-libheif") => Some(Fault::NoLibheif),
+        Some("no-libwebp") => Some(Fault::NoLibwebp),
+        Some("libheif-hevc") => Some(Fault::LibheifHevc),
         _ => None,
     })
 }
@@ -49,7 +51,16 @@ pub fn is(fault: Fault) -> bool {
     injected() == Some(fault)
 }
 
-/// A test hook's number, where the variable is set to one.
+/// A test hook's number, where the variable is set to one (`hook`).
 pub fn env_number<N: std::str::FromStr>(var: &str) -> Option<N> {
-    std::env::var(var).ok().and_then(|v| v.parse().ok())
+    hook(var)?.to_str()?.parse().ok()
+}
+
+/// A test hook's value: the variable's in a build with the `test-hooks` feature or in the
+/// library's own tests; None in every other build.
+pub fn hook(var: &str) -> Option<std::ffi::OsString> {
+    match cfg!(any(test, feature = "test-hooks")) {
+        true => std::env::var_os(var),
+        false => None,
+    }
 }

@@ -47,7 +47,7 @@ const WRITE_GO_VAR: &str = "GBLUR_WRITE_GO";
 /// waiting), or 5 s.
 fn hold() {
     use std::time::{Duration, Instant};
-    match std::env::var_os(WRITE_GO_VAR) {
+    match crate::fault::hook(WRITE_GO_VAR) {
         Some(go) => {
             let mut held = go.clone();
             held.push(".held");
