@@ -388,14 +388,21 @@ fn decode_other(
         rewind(reader)?;
         ico::keep_alpha_over_mask(reader, &mut image);
     }
-    // With a CMYK profile, `through_profile` or `cmyk_profile_dropped` says what was done.
     if quirks.as_ref().is_some_and(|q| q.cmyk) && !profile_tried {
-        notes.extend(foreign_profile_dropped(&mut meta, "TIFF"));
-        if meta.icc.is_none() {
-            notes.push(CMYK_BY_FORMULA.replace("{format}", "TIFF"));
-        }
+        notes.extend(cmyk_by_formula(&mut meta));
     }
     Ok(((image, meta), quirks))
+}
+
+/// The notes for a CMYK TIFF converted by formula, without a CMYK profile (with one,
+/// `through_profile` or `cmyk_profile_dropped` says what was done): a profile for another
+/// space is dropped.
+fn cmyk_by_formula(meta: &mut metadata::Metadata) -> Vec<String> {
+    let mut notes: Vec<String> = foreign_profile_dropped(meta, "TIFF").into_iter().collect();
+    if meta.icc.is_none() {
+        notes.push(CMYK_BY_FORMULA.replace("{format}", "TIFF"));
+    }
+    notes
 }
 
 /// A TIFF's quirks (`tiff::Quirks`), read from its head (the reader rewound after), with the

@@ -54,16 +54,8 @@ pub fn decode(
         || header.bit_depth.bits_per_sample() > 16;
     let deep = header.bit_depth.bits_per_sample() > 8;
     let untagged = cmyk || srgb(&header.colour_encoding);
-    let (w, h) = (image.width(), image.height());
     let gray = format.is_grayscale();
-    let alpha = format.has_alpha();
-    // Gray float is held as RGB(A), three equal channels.
-    let channels = match (gray && !float, alpha) {
-        (true, a) => 1 + a as u64,
-        (false, a) => 3 + a as u64,
-    };
-    let sample_bytes = if float { 4 } else { 1 + deep as u64 };
-    if w as u64 * h as u64 * channels * sample_bytes > max_memory_mib.saturating_mul(1 << 20) {
+    if held_bytes(&image, format, (float, deep)) > max_memory_mib.saturating_mul(1 << 20) {
         return Err(over());
     }
     let frames = image.num_loaded_keyframes();
@@ -77,6 +69,17 @@ pub fn decode(
     let pixels = rendered_pixels(&render, format, (float, deep)).map_err(bad)?;
     let meta = metadata(&image, cmyk, untagged);
     Ok((pixels, meta, float && gray, notes))
+}
+
+/// The bytes the decoded image holds: `format`'s channels (gray float as RGB(A), three equal
+/// channels) of 8-bit, 16-bit (`deep`) or float samples.
+fn held_bytes(image: &JxlImage, format: PixelFormat, (float, deep): (bool, bool)) -> u64 {
+    let channels = match (format.is_grayscale() && !float, format.has_alpha()) {
+        (true, a) => 1 + a as u64,
+        (false, a) => 3 + a as u64,
+    };
+    let sample_bytes = if float { 4 } else { 1 + deep as u64 };
+    image.width() as u64 * image.height() as u64 * channels * sample_bytes
 }
 
 /// The pixels of the rendered frame: 8-bit, 16-bit (`deep`) or float, in `format`'s channels.
