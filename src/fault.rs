@@ -31,8 +31,7 @@ pub enum Fault {
 /// The fault `GBLUR_FAULT` asks for, if any.
 pub fn injected() -> Option<Fault> {
     static FAULT: OnceLock<Option<Fault>> = OnceLock::new();
-    let asked = hook("GBLUR_FAULT").and_then(|v| v.into_string().ok());
-    *FAULT.get_or_init(|| match asked.as_deref() {
+    *FAULT.get_or_init(|| match hook("GBLUR_FAULT").and_then(|v| v.into_string().ok()).as_deref() {
         Some("open") => Some(Fault::Open),
         Some("build") => Some(Fault::Build),
         Some("enqueue") => Some(Fault::Enqueue),

@@ -457,7 +457,7 @@ def blur_file(input, output, sigma, *, sigma_y=None, mode="nearest", linear=Fals
         As for :func:`blur_image`.
     device : str, optional
         Where to blur, as ``gblur --device`` takes it (default 'auto').
-    quality : int, optional
+    quality : int or 'lossless', optional
         The quality of a lossy output, 1 to 100: a JPEG's (default 90), an AVIF's (default
         50), a WebP's (default 75; lossless from a lossless WebP input), or 'lossless' for a
         lossless WebP; refused for other outputs.

@@ -313,8 +313,13 @@ impl EncodeOptions {
     /// their names: given for an output of another format, each is refused, never ignored.
     pub fn given(&self) -> Vec<(&'static str, &'static [ImageFormat], &'static str)> {
         use ImageFormat::{Avif, Jpeg, Png, Tiff, WebP};
+        let lossless = self.jpeg.quality == jpeg::Quality::Lossless;
+        let (quality_formats, quality_name) = match lossless {
+            true => (&[WebP][..], "WebP"),
+            false => (&[Jpeg, WebP, Avif][..], "JPEG, WebP, AVIF or HEIC"),
+        };
         [
-            (self.quality_given, "--quality", &[Jpeg, WebP, Avif][..], "JPEG, WebP, AVIF or HEIC"),
+            (self.quality_given, "--quality", quality_formats, quality_name),
             (self.subsampling_given, "--subsampling", &[Jpeg][..], "JPEG"),
             (self.png_given, "--png-compression", &[Png][..], "PNG"),
             (self.tiff_given, "--tiff-compression", &[Tiff][..], "TIFF"),
@@ -331,9 +336,9 @@ impl EncodeOptions {
     pub fn quality_refused(&self, format: ImageFormat) -> Option<String> {
         let quality = self.quality_given.then_some(self.jpeg.quality);
         match (quality, format) {
-            (Some(jpeg::Quality::Same), ImageFormat::WebP) => Some(format!("--quality same keeps a JPEG input's quality in a JPEG output; for WebP give 1 to 100 or lossless, or leave --quality out ({} for a lossy input, lossless for a lossless WebP)", webp::DEFAULT_QUALITY)),
+            (Some(jpeg::Quality::Same), ImageFormat::WebP) => Some(format!("--quality same keeps a JPEG input's quality in a JPEG output; for WebP give 1 to 100 or lossless, or leave --quality out ({}, or lossless from a lossless WebP)", webp::DEFAULT_QUALITY)),
             (Some(jpeg::Quality::Same), heif::HEIF) => Some(format!("--quality same keeps a JPEG input's quality in a JPEG output; for AVIF and HEIC give 1 to 100, or leave --quality out ({})", heif::DEFAULT_QUALITY)),
-            (Some(jpeg::Quality::Lossless), f) if f != ImageFormat::WebP => Some("--quality lossless is WebP's lossless coding; for JPEG, AVIF and HEIC give 1 to 100".into()),
+            (Some(jpeg::Quality::Lossless), ImageFormat::Jpeg | heif::HEIF) => Some("--quality lossless is WebP's lossless coding; for JPEG, AVIF and HEIC give 1 to 100".into()),
             _ => None,
         }
     }
@@ -392,7 +397,8 @@ pub fn encode(
     let colour = (image.color().has_color() && !gray_float)
         || matches!(format, ImageFormat::WebP | heif::HEIF);
     if let Some(note) = foreign_profile(icc, colour) {
-        let (bytes, _) = encode((image, gray_float), format, (None, blobs), (opts, jpeg), path)?;
+        let (bytes, more) = encode((image, gray_float), format, (None, blobs), (opts, jpeg), path)?;
+        let note = more.map_or(note.clone(), |more| format!("{note}; {more}"));
         return Ok((bytes, Some(note)));
     }
     if format == ImageFormat::WebP && !opts.quality_given && !opts.webp_lossless_input && webp::version().is_err() {

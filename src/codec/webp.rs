@@ -156,8 +156,9 @@ pub fn decode(bytes: &[u8], size: (u32, u32), alpha: bool) -> Option<DynamicImag
 /// cwebp's default.
 pub const DEFAULT_QUALITY: u8 = 75;
 
-/// Whether the WebP file `reader` holds is lossless (its image is a `VP8L` chunk, not a lossy
-/// `VP8 ` one or an animation), read from its chunk headers alone; the caller rewinds.
+/// Whether the WebP file `reader` holds is lossless (its image, or an animation's first frame,
+/// is a `VP8L` chunk, not a lossy `VP8 ` one), read from its chunk headers alone; the caller
+/// rewinds.
 pub fn is_lossless(reader: &mut dyn Seekable) -> bool {
     let mut head = [0u8; 12];
     if reader.read_exact(&mut head).is_err() || &head[..4] != b"RIFF" || &head[8..] != b"WEBP" {
@@ -167,7 +168,12 @@ pub fn is_lossless(reader: &mut dyn Seekable) -> bool {
     while reader.read_exact(&mut chunk).is_ok() {
         match &chunk[..4] {
             b"VP8L" => return true,
-            b"VP8 " | b"ANMF" | b"ANIM" => return false,
+            b"VP8 " => return false,
+            // A frame: its 16-byte header, then its image's chunks.
+            b"ANMF" => match reader.seek(SeekFrom::Current(16)) {
+                Ok(_) => continue,
+                Err(_) => return false,
+            },
             _ => {}
         }
         // Chunks are padded to an even length.
@@ -203,6 +209,12 @@ mod tests {
         assert!(!lossless(file(&[(b"VP8 ", 10)])));
         assert!(!lossless(file(&[(b"VP8X", 10), (b"ALPH", 5), (b"VP8 ", 10)])));
         assert!(!lossless(file(&[(b"VP8X", 10), (b"ANIM", 6), (b"ANMF", 40)])));
+        // An animation whose first frame is lossless (its header, then a VP8L chunk).
+        let mut frame = file(&[(b"VP8X", 10), (b"ANIM", 6)]);
+        frame.extend_from_slice(b"ANMF\x1c\0\0\0");
+        frame.extend_from_slice(&[0; 16]);
+        frame.extend_from_slice(b"VP8L\x04\0\0\0\0\0\0\0");
+        assert!(lossless(frame));
         assert!(!lossless(file(&[(b"VP8X", 10)])), "no image chunk");
         assert!(!lossless(b"RIFF\0\0\0\0WEBX".to_vec()));
         assert!(!lossless(Vec::new()));

@@ -85,7 +85,17 @@ fn without_quality_a_webp_is_lossy_at_75_unless_the_input_was_a_lossless_webp() 
     assert!(chunks(&again("default.webp", "lossy.webp", &[])).contains(&"VP8 ".into()));
     let asked = again("lossless.webp", "asked.webp", &["--quality", "60"]);
     assert!(chunks(&asked).contains(&"VP8 ".into()));
-    // `lossless` is WebP's alone.
+    // `lossless` is WebP's alone: refused for a JPEG, and a PNG is lossless anyway.
+    let png = dir.path().join("o.png");
+    gblur()
+        .arg(&input)
+        .arg(&png)
+        .args(["-s", "2", "--quality", "lossless"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "--quality applies to WebP output: PNG is lossless",
+        ));
     let jpeg = dir.path().join("o.jpg");
     gblur()
         .arg(&input)
@@ -295,4 +305,35 @@ fn without_libwebp_lossy_output_is_refused_in_one_line_and_the_default_is_lossle
         image::open(&back).unwrap().to_rgb8(),
         image::open(&lossless).unwrap().to_rgb8()
     );
+}
+
+#[test]
+fn a_batch_writes_its_webp_outputs_lossless_and_the_others_at_their_default() {
+    let dir = tempfile::tempdir().unwrap();
+    let (input, output) = (dir.path().join("in"), dir.path().join("out"));
+    std::fs::create_dir(&input).unwrap();
+    let jpeg = fixture("samples/chelsea.jpg");
+    std::fs::copy(&jpeg, input.join("a.jpg")).unwrap();
+    blur_to(&jpeg, &input.join("b.webp"), &[]);
+    let report = gblur()
+        .arg("batch")
+        .args([&input, &output])
+        .args(["-s", "1.5", "--quality", "lossless", "--json", "-q"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let v: serde_json::Value = serde_json::from_slice(&report).unwrap();
+    assert_eq!(v["blurred"], 2, "{v}");
+    assert!(
+        v["notes"]
+            .to_string()
+            .contains("--quality applied to the 1 WebP outputs"),
+        "{v}"
+    );
+    assert!(chunks(&std::fs::read(output.join("b.webp")).unwrap()).contains(&"VP8L".into()));
+    // The JPEG at its default quality: as the main command writes it without --quality.
+    let alone = blur_to(&input.join("a.jpg"), &dir.path().join("alone.jpg"), &[]);
+    assert_eq!(std::fs::read(output.join("a.jpg")).unwrap(), alone);
 }

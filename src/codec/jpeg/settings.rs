@@ -15,8 +15,9 @@ pub enum Quality {
     Fixed(u8),
     /// The input's, estimated from its luminance quantisation table.
     Same,
-    /// No loss: a WebP output's lossless coding (refused for the other formats before any
-    /// work, `EncodeOptions::quality_refused`).
+    /// No loss: a WebP output's lossless coding (refused for one output of another lossy
+    /// format before any work, `EncodeOptions::quality_refused`; a batch applies it to its
+    /// WebP outputs alone).
     Lossless,
 }
 
@@ -58,8 +59,8 @@ impl JpegOptions {
     pub fn resolve(self, input: Option<&JpegTraits>) -> (JpegSettings, Option<String>) {
         let (quality, note) = match (self.quality, input.and_then(|t| t.quality)) {
             (Quality::Fixed(q), _) => (q, None),
-            // Refused for a JPEG output before any work; what a JPEG holds at its best.
-            (Quality::Lossless, _) => (100, None),
+            // WebP's: refused for one JPEG output, and a batch's JPEG outputs keep the default.
+            (Quality::Lossless, _) => (DEFAULT_QUALITY, None),
             (Quality::Same, Some(q)) => (q, None),
             (Quality::Same, None) => (
                 DEFAULT_QUALITY,

@@ -225,8 +225,11 @@ pub fn encoder_options_apply(job: &BatchJob, tasks: &[Task]) -> anyhow::Result<V
     if tasks.is_empty() {
         return Ok(notes);
     }
+    // `same` refuses the outputs it cannot serve; `lossless` applies to the WebP ones alone.
+    let lossless = job.blur.encode.jpeg.quality == codec::jpeg::Quality::Lossless;
     if let Some(why) = tasks
         .iter()
+        .filter(|_| !lossless)
         .find_map(|t| job.blur.encode.quality_refused(t.format))
     {
         anyhow::bail!(why);
