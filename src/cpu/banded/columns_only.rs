@@ -248,13 +248,16 @@ pub(super) fn blur_columns<T: Sample>(
     (0..chunks.div_ceil(walked)).into_par_iter().for_each(|w| {
         let _flush = crate::cpu::lanes::FlushSubnormals::new(true);
         let c0 = w * walked;
-        COLUMN_BUFFER.with_borrow_mut(|buf| {
-            let n = height * WALKED * VECS;
-            if buf.capacity() < n {
-                *buf = crate::memory::huge_vec(n, V::ZERO);
-            }
-            buf.resize(n, V::ZERO);
-            walk_chunks(img, (c0, (chunks - c0).min(walked)), (px, width), k, buf);
-        });
+        // Taken out of the thread's slot, not borrowed in it: a large buffer is filled on every
+        // core, and while this thread waits on that fill it may take up another walk, which
+        // then finds the slot empty and makes its own.
+        let mut buf = COLUMN_BUFFER.take();
+        let n = height * WALKED * VECS;
+        if buf.capacity() < n {
+            buf = crate::memory::huge_vec(n, V::ZERO);
+        }
+        buf.resize(n, V::ZERO);
+        walk_chunks(img, (c0, (chunks - c0).min(walked)), (px, width), k, &mut buf);
+        COLUMN_BUFFER.set(buf);
     });
 }

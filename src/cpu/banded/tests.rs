@@ -350,3 +350,24 @@ fn blurred_into_another_buffer_gives_the_samples_blurred_in_place() {
         check(&v[..w * h], (w, h), 1, false);
     }
 }
+
+/// A blur along y alone on many threads, each allocating its column buffer on every core the
+/// first time (a worker waiting on that allocation takes up another walk on the same thread):
+/// the samples of one thread, and no walk finds its thread's buffer in use.
+#[test]
+fn columns_alone_on_many_threads_give_the_samples_of_one_thread() {
+    let blur = Blur2d::checked(Method::Recursive, 0.0, 4.0).unwrap();
+    for (w, h, seed) in [(300u32, 3000u32, 7), (700, 1500, 8)] {
+        let src = image_of(ColorType::L16, w, h, seed);
+        let run = |threads| {
+            let mut got = src.clone();
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            pool.install(|| blur_image(&mut got, &blur, false).expect("applies"));
+            got
+        };
+        let one = run(1);
+        for threads in [8, 32] {
+            assert!(run(threads) == one, "{w}×{h} on {threads} threads");
+        }
+    }
+}
