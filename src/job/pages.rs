@@ -29,6 +29,7 @@ use crate::work::load::{load_with, Decoding, Source};
 use crate::work::save::{to_samples, Output};
 use crate::work::{Keep, Loaded, Working};
 use image::{ColorType, DynamicImage, ImageBuffer, ImageFormat, Luma, Pixel, Rgb};
+use std::path::Path;
 use std::time::Instant;
 
 /// What the job reads, once the input's pages are known.
@@ -100,19 +101,8 @@ pub(super) fn select(
         }
         return Ok(Selected::One(stdin));
     };
-    if job.page.is_none() && out_format != ImageFormat::Tiff {
-        return Err(setup_text(format!(
-            "{} is a TIFF of {count} pages, and {} holds one image: take one with --page N (0 to {}), or write a TIFF, which keeps every page",
-            name.display(),
-            codec::format_name(out_format),
-            count - 1
-        )));
-    }
-    if job.page.is_none() && job.engine == Engine::Strips {
-        return Err(setup_text(format!(
-            "--engine strips: {} holds several pages ({count}), which are blurred in memory, not streamed",
-            name.display()
-        )));
+    if job.page.is_none() {
+        whole_stack_written(job, name, count, out_format)?;
     }
     let read = stdin.is_some();
     let bytes = match stdin {
@@ -128,6 +118,26 @@ pub(super) fn select(
         },
         None => Selected::Stack(Stack { bytes, pages }),
     })
+}
+
+/// Whether a stack of `count` pages can be written whole: into a TIFF, on the whole-image
+/// engine.
+fn whole_stack_written(job: &BlurJob, name: &Path, count: usize, out_format: ImageFormat) -> Result<(), JobError> {
+    if out_format != ImageFormat::Tiff {
+        return Err(setup_text(format!(
+            "{} is a TIFF of {count} pages, and {} holds one image: take one with --page N (0 to {}), or write a TIFF, which keeps every page",
+            name.display(),
+            codec::format_name(out_format),
+            count - 1
+        )));
+    }
+    if job.engine == Engine::Strips {
+        return Err(setup_text(format!(
+            "--engine strips: {} holds several pages ({count}), which are blurred in memory, not streamed",
+            name.display()
+        )));
+    }
+    Ok(())
 }
 
 /// The input file, whole, within the memory budget, timed as a pass.
@@ -512,7 +522,7 @@ fn volume(
 /// A page's size and colour type: `this` is page `i`'s (width, height, colour type, gray
 /// float), `first` page 0's. The volume takes pages of one size and colour type, gray or RGB
 /// without alpha.
-fn check_page(name: &std::path::Path, i: usize, this: (u32, u32, ColorType, bool), first: (u32, u32, ColorType, bool)) -> Result<(), JobError> {
+fn check_page(name: &Path, i: usize, this: (u32, u32, ColorType, bool), first: (u32, u32, ColorType, bool)) -> Result<(), JobError> {
     let (w0, h0, color0, gray0) = first;
     if this != first {
         return Err(JobError::failed(anyhow::anyhow!(

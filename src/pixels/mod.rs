@@ -184,25 +184,7 @@ pub fn from_planar_with(
     target: ColorType,
     dither: bool,
 ) -> Converted {
-    let src_colour = if source.has_alpha() {
-        p.channels - 1
-    } else {
-        p.channels
-    };
-    let tgt_colour = if target.has_alpha() {
-        target.channel_count() as usize - 1
-    } else {
-        target.channel_count() as usize
-    };
-    // Which plane feeds each output channel.
-    let mut map: Vec<usize> = (0..tgt_colour).map(|c| c.min(src_colour - 1)).collect();
-    if target.has_alpha() {
-        map.push(if source.has_alpha() {
-            p.channels - 1
-        } else {
-            usize::MAX
-        });
-    }
+    let map = plane_map(p.channels, source, target);
     let clipped = if !is_integer(source) && is_integer(target) {
         count_mapped_outside(p, &map)
     } else {
@@ -238,6 +220,19 @@ pub fn from_planar_with(
         clipped,
         dithered,
     }
+}
+
+/// Which of `channels` planes (in `source`'s layout) feeds each channel of `target`: colour
+/// from colour (gray repeated into RGB, RGB's first into gray), alpha from alpha, or
+/// `usize::MAX` (opaque) where the source has none.
+fn plane_map(channels: usize, source: ColorType, target: ColorType) -> Vec<usize> {
+    let src_colour = channels - source.has_alpha() as usize;
+    let tgt_colour = target.channel_count() as usize - target.has_alpha() as usize;
+    let mut map: Vec<usize> = (0..tgt_colour).map(|c| c.min(src_colour - 1)).collect();
+    if target.has_alpha() {
+        map.push(if source.has_alpha() { channels - 1 } else { usize::MAX });
+    }
+    map
 }
 
 /// Samples of the planes `map` names (each once) outside [0, 1].

@@ -3,7 +3,8 @@
 
 use super::edges::{self, EdgePlan};
 use super::{Keep, Loaded, Working};
-use crate::codec::jpeg::{JpegTraits, Subsampling};
+use crate::codec::jpeg::{JpegTraits, Subsampling, YccPlanes};
+use crate::codec::metadata::Metadata;
 use crate::codec::{self, ImageIoError};
 use crate::pixels;
 use crate::report::{Pass, Stage};
@@ -160,17 +161,22 @@ fn load_planes(
     if subsampling != Subsampling::Same && subsampling != Subsampling::Fixed(chroma) {
         return Ok(None);
     }
-    let Some((planes, mut meta)) = codec::decode_jpeg_planes(name, bytes, chroma, max_memory_mib)?
+    let Some((planes, meta)) = codec::decode_jpeg_planes(name, bytes, chroma, max_memory_mib)?
     else {
         return Ok(None);
     };
     if decoding.to_srgb && meta.icc.as_deref().is_some_and(codec::icc::converts) {
         return Ok(None);
     }
-    let notes = std::mem::take(&mut meta.unread);
     passes.push(Pass::host(Stage::Decode, "decode to YCbCr planes", t));
+    Ok(Some(planes_loaded(planes, meta, traits)))
+}
+
+/// A JPEG decoded as its YCbCr planes, as the blur takes it (RGB 8-bit once converted back).
+fn planes_loaded(planes: YccPlanes, mut meta: Metadata, traits: JpegTraits) -> Loaded {
+    let notes = std::mem::take(&mut meta.unread);
     let color = ColorType::Rgb8;
-    Ok(Some(Loaded {
+    Loaded {
         layout: pixels::Layout {
             color,
             linear: false,
@@ -188,7 +194,7 @@ fn load_planes(
         padding: None,
         mix: None,
         working: Working::Ycc(planes),
-    }))
+    }
 }
 
 /// Extends `image` for `plan`'s edge modes (nothing for clamp), refusing an extension over

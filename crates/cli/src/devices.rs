@@ -48,24 +48,7 @@ pub fn calibrate(choice: &DeviceChoice, json: bool) -> anyhow::Result<()> {
     match (&info, &device) {
         (Some(d), Some((f, src))) => {
             let _ = writeln!(out, "{} ({src}):", d.label());
-            let _ = writeln!(out, "  open context      {:>10.1} ms", f.open_ms);
-            let _ = writeln!(out, "  compile kernels   {:>10.1} ms", f.compile_ms);
-            let _ = writeln!(out, "  cached kernels    {:>10.1} ms", f.cached_build_ms);
-            let _ = writeln!(
-                out,
-                "  upload            {:>10.2} GB/s",
-                f.upload_bytes_per_s * 1e-9
-            );
-            let _ = writeln!(
-                out,
-                "  download          {:>10.2} GB/s",
-                f.download_bytes_per_s * 1e-9
-            );
-            let _ = writeln!(
-                out,
-                "  kernels           {:>10.0} M samples/s",
-                f.kernel_samples_per_s * 1e-6
-            );
+            let _ = write!(out, "{}", device_table(f));
         }
         _ if *choice == DeviceChoice::Rust => {}
         _ => {
@@ -73,6 +56,30 @@ pub fn calibrate(choice: &DeviceChoice, json: bool) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// A device's calibrated figures, a line each.
+fn device_table(f: &gblur::backend::cost::DeviceFigures) -> String {
+    [
+        format!("  open context      {:>10.1} ms", f.open_ms),
+        format!("  compile kernels   {:>10.1} ms", f.compile_ms),
+        format!("  cached kernels    {:>10.1} ms", f.cached_build_ms),
+        format!(
+            "  upload            {:>10.2} GB/s",
+            f.upload_bytes_per_s * 1e-9
+        ),
+        format!(
+            "  download          {:>10.2} GB/s",
+            f.download_bytes_per_s * 1e-9
+        ),
+        format!(
+            "  kernels           {:>10.0} M samples/s",
+            f.kernel_samples_per_s * 1e-6
+        ),
+    ]
+    .iter()
+    .map(|line| format!("{line}\n"))
+    .collect()
 }
 
 pub fn print(json: bool) -> anyhow::Result<()> {

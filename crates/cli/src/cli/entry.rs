@@ -238,6 +238,17 @@ fn sigma_hint(kind: clap::error::ErrorKind, args: &[String]) -> Option<String> {
             None => true,
         }
     };
+    match positionals(args, takes_value)[..] {
+        [input, output, number, ..] if number.parse::<f64>().is_ok_and(|v| v.is_finite() && v >= 0.0) => Some(format!(
+            "'{number}' after OUTPUT: the sigma is a flag, as in {prefix}{input} {output} --sigma {number}"
+        )),
+        _ => None,
+    }
+}
+
+/// The arguments that are neither flags nor a flag's value (`takes_value`: whether a flag
+/// reads the next argument as its value).
+fn positionals(args: &[String], takes_value: impl Fn(&str) -> bool) -> Vec<&str> {
     let mut positional = Vec::new();
     let mut value_next = false;
     for a in args {
@@ -251,12 +262,7 @@ fn sigma_hint(kind: clap::error::ErrorKind, args: &[String]) -> Option<String> {
         }
         value_next = false;
     }
-    match positional[..] {
-        [input, output, number, ..] if number.parse::<f64>().is_ok_and(|v| v.is_finite() && v >= 0.0) => Some(format!(
-            "'{number}' after OUTPUT: the sigma is a flag, as in {prefix}{input} {output} --sigma {number}"
-        )),
-        _ => None,
-    }
+    positional
 }
 
 /// Ctrl-C during one image's job: the temporary file being written, if any, is removed before
