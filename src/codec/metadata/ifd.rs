@@ -259,47 +259,48 @@ pub fn read_ifd_in(
         offset.checked_add(count_len)?,
         (n * entry_len + inline) as usize,
     )?;
-    let mut entries = Vec::with_capacity(n as usize);
-    for raw in table.chunks_exact(entry_len as usize) {
-        let (tag, typ) = (order.u16(raw), order.u16(&raw[2..]));
-        let count = match layout.big {
-            false => order.u32(&raw[4..]) as u64,
-            true => order.u64(&raw[4..]),
-        };
-        let value = &raw[entry_len as usize - inline as usize..];
-        let Some(size) = type_size(typ).and_then(|s| s.checked_mul(count)) else {
-            continue;
-        };
-        let Ok(count) = u32::try_from(count) else {
-            continue;
-        };
-        let data = if size <= inline {
-            value[..size as usize].to_vec()
-        } else if size <= MAX_VALUE {
-            let at = match layout.big {
-                false => order.u32(value) as u64,
-                true => order.u64(value),
-            };
-            match src.read_at(at, size as usize) {
-                Some(d) => d,
-                None => continue,
-            }
-        } else {
-            continue;
-        };
-        entries.push(Entry {
-            tag,
-            typ,
-            count,
-            data,
-        });
-    }
+    let entries = table
+        .chunks_exact(entry_len as usize)
+        .filter_map(|raw| read_entry(src, layout, raw))
+        .collect();
     let tail = &table[(n * entry_len) as usize..];
     let next = match layout.big {
         false => order.u32(tail) as u64,
         true => order.u64(tail),
     };
     Some((entries, next))
+}
+
+/// One directory entry from its `raw` bytes, its value read from where it lies; None for an
+/// entry of an unknown type, a count past u32, a value over `MAX_VALUE` or out of the file.
+fn read_entry(src: &mut impl Source, layout: Layout, raw: &[u8]) -> Option<Entry> {
+    let order = layout.order;
+    let (entry_len, _, inline) = layout.sizes();
+    let (tag, typ) = (order.u16(raw), order.u16(&raw[2..]));
+    let count = match layout.big {
+        false => order.u32(&raw[4..]) as u64,
+        true => order.u64(&raw[4..]),
+    };
+    let value = &raw[entry_len as usize - inline as usize..];
+    let size = type_size(typ)?.checked_mul(count)?;
+    let count = u32::try_from(count).ok()?;
+    let data = if size <= inline {
+        value[..size as usize].to_vec()
+    } else if size <= MAX_VALUE {
+        let at = match layout.big {
+            false => order.u32(value) as u64,
+            true => order.u64(value),
+        };
+        src.read_at(at, size as usize)?
+    } else {
+        return None;
+    };
+    Some(Entry {
+        tag,
+        typ,
+        count,
+        data,
+    })
 }
 
 /// Reads the directory at `offset` of a classic TIFF structure with its EXIF, GPS and
