@@ -115,6 +115,25 @@ pub struct ShardLine {
     pub interrupted: bool,
 }
 
+impl ShardLine {
+    /// The table's line for this shard's record, in a set of `shards`: each record is named by
+    /// its own K and N, and one written for another count says so.
+    fn line(&self, shards: usize) -> String {
+        let other_set = match self.shards == shards {
+            true => String::new(),
+            false => format!(" (not of this set of {shards})"),
+        };
+        let interrupted = match self.interrupted {
+            true => format!(", {} not started (interrupted)", self.not_started),
+            false => String::new(),
+        };
+        format!(
+            "shard     {} of {}{other_set}: {} files, {} blurred, {} skipped (output exists), {} failed{interrupted}",
+            self.shard, self.shards, self.files, self.blurred, self.skipped_existing, self.failed
+        )
+    }
+}
+
 /// `gblur batch-report`: every shard's record merged.
 #[derive(Clone, Debug, Serialize)]
 pub struct Report {
@@ -285,27 +304,7 @@ impl Report {
         let of_this_set = self.shards - self.missing.len();
         let _ = writeln!(s, "shards    {of_this_set} of {} present", self.shards);
         for l in &self.present {
-            // Each record is named by its own K and N: one written for another count says so.
-            let other_set = match l.shards == self.shards {
-                true => String::new(),
-                false => format!(" (not of this set of {})", self.shards),
-            };
-            let _ = writeln!(
-                s,
-                "shard     {} of {}{other_set}: {} files, {} blurred, {} skipped (output exists), \
-                 {} failed{}",
-                l.shard,
-                l.shards,
-                l.files,
-                l.blurred,
-                l.skipped_existing,
-                l.failed,
-                if l.interrupted {
-                    format!(", {} not started (interrupted)", l.not_started)
-                } else {
-                    String::new()
-                }
-            );
+            let _ = writeln!(s, "{}", l.line(self.shards));
         }
         let _ = writeln!(
             s,
