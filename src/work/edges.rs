@@ -190,19 +190,7 @@ where
     let (w, h) = (src.width() as i64, src.height() as i64);
     let (kx, ky) = (plan.reach.0 as i64, plan.reach.1 as i64);
     let (pw, ph) = ((w + 2 * kx) as usize, (h + 2 * ky) as usize);
-    let fill = |mode: EdgeMode| -> Vec<S> {
-        let v = match mode {
-            EdgeMode::Constant(v) => v,
-            _ => 0.0,
-        };
-        let alpha = P::HAS_ALPHA;
-        (0..c)
-            .map(|i| match alpha && i == c - 1 {
-                true => opaque,
-                false => S::from_fraction(v, full),
-            })
-            .collect()
-    };
+    let fill = |mode| edge_pixel::<P, S>(mode, opaque, full);
     let (fill_x, fill_y) = (fill(plan.edges.x), fill(plan.edges.y));
     // Along x the constant wins in the corners: the extension then equals blurring along y
     // first and extending along x after, the order scipy.ndimage applies its axes in.
@@ -237,6 +225,26 @@ where
             }
         });
     ImageBuffer::from_raw(pw as u32, ph as u32, out).expect("the buffer has the padded size")
+}
+
+/// The pixel a constant edge extends with (`mode`'s constant, a fraction of `full`, in each
+/// colour channel; alpha `opaque`), zeros for another mode, whose extension copies pixels.
+fn edge_pixel<P, S>(mode: EdgeMode, opaque: S, full: f32) -> Vec<S>
+where
+    P: Pixel<Subpixel = S>,
+    S: Sample + image::Primitive,
+{
+    let c = P::CHANNEL_COUNT as usize;
+    let v = match mode {
+        EdgeMode::Constant(v) => v,
+        _ => 0.0,
+    };
+    (0..c)
+        .map(|i| match P::HAS_ALPHA && i == c - 1 {
+            true => opaque,
+            false => S::from_fraction(v, full),
+        })
+        .collect()
 }
 
 /// The image cropped out of its blurred extension, in place.
