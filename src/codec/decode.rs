@@ -116,10 +116,7 @@ fn decode_from(
         let mut jxl_gray_float = false;
         let webp_lossless = format == ImageFormat::WebP && {
             let lossless = webp::is_lossless(reader);
-            reader.rewind().map_err(|cause| ImageIoError::Open {
-                path: path.into(),
-                cause,
-            })?;
+            rewind(path, reader)?;
             lossless
         };
         let (mut image, quirks) = match (format, whole) {
@@ -341,12 +338,6 @@ fn decode_other(
     max_memory_mib: u64,
     notes: &mut Vec<String>,
 ) -> Result<((DynamicImage, metadata::Metadata), Option<tiff::Quirks>), ImageIoError> {
-    let rewind = |r: &mut dyn Seekable| {
-        r.rewind().map_err(|cause| ImageIoError::Open {
-            path: path.into(),
-            cause,
-        })
-    };
     let quirks = match format {
         ImageFormat::Tiff => Some(tiff_quirks(path, reader, notes)?),
         _ => None,
@@ -364,7 +355,7 @@ fn decode_other(
         Some(q) if q.own_decode() => {
             let from_file = metadata::read_container(format, reader);
             let meta = metadata::Metadata::read(None, from_file).map_err(map)?;
-            rewind(reader)?;
+            rewind(path, reader)?;
             let image =
                 tiff::read_image(reader, q, limit).map_err(|detail| ImageIoError::Decode {
                     path: path.into(),
@@ -385,7 +376,7 @@ fn decode_other(
         tiff::unpremultiply(&mut image);
     }
     if format == ImageFormat::Ico {
-        rewind(reader)?;
+        rewind(path, reader)?;
         ico::keep_alpha_over_mask(reader, &mut image);
     }
     if quirks.as_ref().is_some_and(|q| q.cmyk) && !profile_tried {
@@ -409,10 +400,7 @@ fn cmyk_by_formula(meta: &mut metadata::Metadata) -> Vec<String> {
 /// notes they call for; an error for a TIFF gblur does not read.
 fn tiff_quirks(path: &Path, reader: &mut dyn Seekable, notes: &mut Vec<String>) -> Result<tiff::Quirks, ImageIoError> {
     let quirks = tiff::Quirks::read(reader);
-    reader.rewind().map_err(|cause| ImageIoError::Open {
-        path: path.into(),
-        cause,
-    })?;
+    rewind(path, reader)?;
     if let Some(why) = quirks.refused() {
         return Err(ImageIoError::Unsupported {
             path: path.into(),
@@ -442,15 +430,9 @@ fn plain_inks(
     notes: &mut Vec<String>,
 ) -> Result<((DynamicImage, metadata::Metadata), bool), ImageIoError> {
     let map = |e: ImageError| image_error(path, e, max_memory_mib);
-    let rewind = |r: &mut dyn Seekable| {
-        r.rewind().map_err(|cause| ImageIoError::Open {
-            path: path.into(),
-            cause,
-        })
-    };
     let from_file = metadata::read_container(ImageFormat::Tiff, reader);
     let mut meta = metadata::Metadata::read(None, from_file).map_err(map)?;
-    rewind(reader)?;
+    rewind(path, reader)?;
     let tried = cmyk_profile(&meta).is_some();
     // The inks and their RGB (7 bytes a pixel) within the limit.
     let rgb = match tried {
@@ -465,7 +447,7 @@ fn plain_inks(
     if let Some(rgb) = rgb {
         return Ok(((rgb, meta), tried));
     }
-    rewind(reader)?;
+    rewind(path, reader)?;
     let (decoder, mut read) = open_decoder(path, reader, ImageFormat::Tiff, max_memory_mib)?;
     // The profile `through_profile` could not apply stays out.
     read.icc = meta.icc;
@@ -497,6 +479,14 @@ fn decode_webp(
     }
 }
 
+/// Back to the start of `reader` (the file `path`), for the next reader of it.
+fn rewind(path: &Path, reader: &mut dyn Seekable) -> Result<(), ImageIoError> {
+    reader.rewind().map_err(|cause| ImageIoError::Open {
+        path: path.into(),
+        cause,
+    })
+}
+
 /// The `image` crate's decoder for `reader`, with the header read and checked (size, memory
 /// limit), and the metadata the file holds.
 pub(super) fn open_decoder<'a>(
@@ -508,10 +498,7 @@ pub(super) fn open_decoder<'a>(
     // `image` reads no EXIF from a TIFF (it lives in the file's own directories), nor from a
     // PNG's eXIf after the pixels or legacy text chunks, nor a BMP's ICC profile.
     let from_file = metadata::read_container(format, reader);
-    reader.rewind().map_err(|cause| ImageIoError::Open {
-        path: path.into(),
-        cause,
-    })?;
+    rewind(path, reader)?;
     let map = |e: ImageError| image_error(path, e, max_memory_mib);
     let mut decoder: Box<dyn ImageDecoder + 'a> = match format {
         // libjpeg is gblur's JPEG library; the header and metadata are read without another.

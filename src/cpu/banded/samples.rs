@@ -172,7 +172,7 @@ pub struct Unsharp {
 }
 
 /// Rec. 709 luma weights of red, green and blue.
-pub const LUMA: [f32; 3] = [0.2126, 0.7152, 0.0722];
+const LUMA: [f32; 3] = [0.2126, 0.7152, 0.0722];
 
 /// The Rec. 709 luma of `rgb`.
 #[inline(always)]
