@@ -10,7 +10,7 @@ use super::read::{self, Content, Input};
 use super::source::Seekable;
 use super::{guard, icc, heif, ico, jpeg, jxl, metadata, one_line, tiff, webp, ImageIoError};
 use image::{DynamicImage, ImageDecoder, ImageError, ImageFormat, ImageReader, Limits};
-use std::io::{self, BufReader, Cursor};
+use std::io::{self, Cursor};
 use std::path::Path;
 
 /// A decoded input, already turned the way its orientation says.
@@ -34,18 +34,19 @@ pub struct DecodedFile {
 
 /// Decodes the file at `path` (`-`: stdin) within `max_memory_mib`, everything read counted.
 pub fn decode(path: &Path, max_memory_mib: u64) -> Result<DecodedFile, ImageIoError> {
-    let Input {
-        name,
-        sniffed,
-        content,
-    } = read::open(path, max_memory_mib)?;
-    match content {
-        Content::Bytes(bytes) => decode_bytes(&name, &bytes, max_memory_mib),
-        Content::File(file) => {
-            let format = recognise(&name, sniffed)?;
-            let mut reader = BufReader::new(file);
-            decode_from(&name, &mut reader, format, max_memory_mib, None)
+    decode_input(&read::open(path, max_memory_mib)?, max_memory_mib)
+}
+
+/// Decodes an opened input within `max_memory_mib`: bytes in memory as they are, a JPEG, HEIF
+/// or JPEG XL file read into memory (their decoders take bytes), any other file as it is read.
+pub fn decode_input(input: &Input, max_memory_mib: u64) -> Result<DecodedFile, ImageIoError> {
+    let in_memory = matches!(input.sniffed, Some(ImageFormat::Jpeg | heif::HEIF | jxl::JXL));
+    match &input.content {
+        Content::File { .. } if !in_memory => {
+            let format = recognise(&input.name, input.sniffed)?;
+            decode_from(&input.name, &mut *input.reader(), format, max_memory_mib, None)
         }
+        _ => decode_bytes(&input.name, &input.whole(max_memory_mib)?, max_memory_mib),
     }
 }
 

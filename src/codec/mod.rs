@@ -23,7 +23,7 @@ pub mod tiff;
 pub mod webp;
 mod write;
 
-pub use decode::{decode, decode_bytes, decode_jpeg_planes};
+pub use decode::{decode, decode_bytes, decode_input, decode_jpeg_planes, DecodedFile};
 pub use read::sniff;
 pub use write::{
     check_output, persist_with, temp_beside, write_atomic, write_error, write_output,

@@ -8,9 +8,21 @@ use crate::codec::metadata::{self, Metadata};
 use crate::codec::ImageIoError;
 use crossbeam_channel::{Receiver, Sender};
 use image::{ColorType, ImageDecoder, ImageFormat, ImageResult};
-use std::fs::File;
+use crate::codec::read::{FileAt, Input};
 use std::io::{BufReader, Seek};
 use std::path::Path;
+
+/// The file a row reader streams: the input's one handle, buffered, at a position of its own.
+pub type InputFile = BufReader<FileAt>;
+
+/// A reader of `input`'s file from its start; the strip engine streams files, never bytes
+/// held in memory.
+pub fn file_of(input: &Input) -> Result<InputFile, ImageIoError> {
+    let file = input.file_reader().ok_or_else(|| {
+        decode_error(&input.name, "the strip engine streams a file, and this input is in memory")
+    })?;
+    Ok(BufReader::new(file))
+}
 
 /// Batches of rows one way and their emptied buffers back the other, for the next batch.
 pub type Batches<T> = (Receiver<Vec<T>>, Sender<Vec<T>>);
@@ -133,15 +145,16 @@ pub fn open_error(path: &Path) -> impl Fn(std::io::Error) -> ImageIoError + '_ {
     }
 }
 
-/// The header of `path`, a `format` file that `decoder` reads. `Err(why)` inside the Ok: its
+/// The header of `input`, a `format` file that `decoder` reads. `Err(why)` inside the Ok: its
 /// orientation (EXIF, the TIFF's own tag or XMP) turns the image, which the strip engine does
 /// not do, or its alpha is associated (premultiplied). An image without pixels is an error.
 pub fn read<D: ImageDecoder>(
-    path: &Path,
+    input: &Input,
     format: ImageFormat,
-    decoder: impl FnOnce(BufReader<File>) -> ImageResult<D>,
+    decoder: impl FnOnce(InputFile) -> ImageResult<D>,
 ) -> Result<Result<Header, String>, ImageIoError> {
-    let mut file = BufReader::new(File::open(path).map_err(open_error(path))?);
+    let path = input.name.as_path();
+    let mut file = file_of(input)?;
     let from_file = metadata::read_container(format, &mut file);
     file.rewind().map_err(open_error(path))?;
     let mut head = decoder(file).map_err(|e| decode_error(path, e))?;

@@ -6,6 +6,7 @@
 
 use super::{blurred_on, stdio_name, summary, BlurJob, Destination, JobError};
 use crate::codec::inks::{self, InkImage};
+use crate::codec::read::Input;
 use crate::codec::jpeg::{Chroma, JpegColor};
 use crate::backend::DeviceSet;
 use crate::codec::{self, metadata, tiff};
@@ -25,11 +26,12 @@ pub fn needs_colour(job: &BlurJob) -> bool {
     job.to_srgb || job.linear || job.mask.active() || job.sharpen.as_ref().is_some_and(|s| s.luminance)
 }
 
-/// Blurs a CMYK input into `out_format` keeping its inks, where the input is CMYK (`stdin`:
-/// its bytes, already read) and the output holds CMYK; None where the usual path takes it.
+/// Blurs a CMYK input into `out_format` keeping its inks, where the input is CMYK (a file's
+/// header says it may be, then its bytes do) and the output holds CMYK; None where the usual
+/// path takes it.
 pub fn run(
     job: &BlurJob,
-    stdin: Option<&[u8]>,
+    input: &Input,
     format: Option<ImageFormat>,
     Destination {
         format: out_format,
@@ -42,16 +44,11 @@ pub fn run(
     }
     let name = stdio_name(&job.input, "stdin");
     let t = Instant::now();
-    let read;
-    let bytes = match stdin {
-        Some(bytes) => bytes,
-        None if inks::may_be_cmyk_as(&job.input, format) => {
-            read = super::read_file(job)?;
-            &read[..]
-        }
-        None => return Ok(None),
-    };
-    let Some(ink) = inks::read(name, bytes, job.max_memory_mib).map_err(JobError::failed)? else {
+    if input.is_file() && !inks::may_be_cmyk_as(input, format) {
+        return Ok(None);
+    }
+    let bytes = input.whole(job.max_memory_mib).map_err(JobError::failed)?;
+    let Some(ink) = inks::read(name, &bytes, job.max_memory_mib).map_err(JobError::failed)? else {
         return Ok(None);
     };
     refuse_options(job, out_format)?;

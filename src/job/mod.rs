@@ -13,6 +13,7 @@ use crate::report::{diagnostic, Backend, ImageSummary, Pass, Report, Stage};
 use crate::stream::Engine;
 use crate::work::blur::failure_note;
 use crate::work::edges::Edges;
+use crate::codec::read::Input;
 use crate::work::load::Source;
 use crate::work::save::{save, Output};
 use crate::work::sharpen::Sharpen;
@@ -37,9 +38,12 @@ pub fn blur_inks(job: &BlurJob, replace: codec::Replace) -> Result<Option<Report
     let t_total = Instant::now();
     let format = job.output_format.ok_or_else(|| JobError::setup(anyhow::anyhow!("no output format")))?;
     let mut passes = Vec::new();
-    let sniffed = codec::sniff(&job.input).ok().flatten();
+    // An input that does not open is the usual decode's to report.
+    let Ok(input) = codec::read::open(&job.input, job.max_memory_mib) else {
+        return Ok(None);
+    };
     let destination = Destination { format, replace };
-    let report = inks::run(job, None, sniffed, destination, &mut passes)?;
+    let report = inks::run(job, &input, input.sniffed, destination, &mut passes)?;
     Ok(report.map(|mut r| {
         r.total_ms = t_total.elapsed().as_secs_f64() * 1e3;
         r
@@ -238,14 +242,10 @@ fn summary(
 }
 
 /// The output format, checked before any work: for stdout `job.output_format`, else the
-/// input's own (`stdin`: its bytes, read already) where gblur writes it; for a file also its
-/// folder, and that it is not the input.
-fn output_format(
-    job: &BlurJob,
-    stdin: Option<&[u8]>,
-    sniffed: Option<ImageFormat>,
-) -> Result<ImageFormat, JobError> {
-    let format = stdout_or_file_format(job, stdin, sniffed)?;
+/// input's own (from its head) where gblur writes it; for a file also its folder, and that it
+/// is not the input.
+fn output_format(job: &BlurJob, input: &Input) -> Result<ImageFormat, JobError> {
+    let format = stdout_or_file_format(job, input)?;
     let name = stdio_name(&job.output, "stdout").display();
     if let Some(why) = job.encode.quality_refused(format) {
         return Err(setup_text(why));
@@ -261,13 +261,8 @@ fn output_format(
     Ok(format)
 }
 
-/// `output_format` before the encoder options' checks; `sniffed`: the input's format, from
-/// its head.
-fn stdout_or_file_format(
-    job: &BlurJob,
-    stdin: Option<&[u8]>,
-    sniffed: Option<ImageFormat>,
-) -> Result<ImageFormat, JobError> {
+/// `output_format` before the encoder options' checks.
+fn stdout_or_file_format(job: &BlurJob, input: &Input) -> Result<ImageFormat, JobError> {
     if job.no_clobber && !codec::is_stdio(&job.output) && job.output.symlink_metadata().is_ok() {
         return Err(setup_text(format!(
             "{}: the output exists, and --no-clobber keeps it",
@@ -284,14 +279,10 @@ fn stdout_or_file_format(
             "stdout: gblur cannot write {f:?}"
         ))),
         None => {
-            let input_format = match stdin {
-                Some(bytes) => codec::read::own_format_of(bytes),
-                None => codec::read::own_format(&job.input),
-            };
-            match input_format {
+            match input.own_format() {
                 Some(f) if codec::can_write(f) => Ok(f),
                 // A HEIC file is written back as HEIC to a .heic file; stdout's HEIF is AV1.
-                None if sniffed == Some(codec::heif::HEIF) => Err(setup_text(
+                None if input.sniffed == Some(codec::heif::HEIF) => Err(setup_text(
                     "stdout: a HEIC input is written as HEIC to a .heic file only: pass --format avif (HEIF in AV1), jpg, png, ... or a prefix such as avif:-".into(),
                 )),
                 known => Err(JobError::Setup(anyhow::anyhow!(
@@ -303,43 +294,19 @@ fn stdout_or_file_format(
     }
 }
 
-/// The input file, read whole within `--max-memory` (a stack's pages, a CMYK file's inks).
-fn read_file(job: &BlurJob) -> Result<Vec<u8>, JobError> {
-    let open = |cause| {
-        JobError::failed(ImageIoError::Open {
-            path: job.input.clone(),
-            cause,
-        })
-    };
-    let size = std::fs::metadata(&job.input).map_err(open)?.len();
-    if size > job.max_memory_mib.saturating_mul(1 << 20) {
-        return Err(JobError::failed(ImageIoError::ReadOverLimit {
-            path: job.input.clone(),
-            limit_mib: job.max_memory_mib,
-        }));
-    }
-    std::fs::read(&job.input).map_err(open)
-}
-
-/// The input's content where it is not a regular file (stdin, a named pipe, a device): read
-/// once, within the memory budget, timed as a pass; None for a file, which is decoded as it
-/// is read.
-fn read_in_memory(job: &BlurJob, passes: &mut Vec<Pass>) -> Result<Option<Vec<u8>>, JobError> {
-    let regular = std::fs::metadata(&job.input).is_ok_and(|m| m.is_file() || m.is_dir());
-    if regular && !codec::is_stdio(&job.input) {
-        return Ok(None);
-    }
+/// Opens the job's input once, for every reader of the job: a file stays open; stdin, a named
+/// pipe or a device is read into memory within the budget, timed as a pass.
+fn open_input(job: &BlurJob, passes: &mut Vec<Pass>) -> Result<Input, JobError> {
     let t = Instant::now();
     let input = codec::read::open(&job.input, job.max_memory_mib).map_err(JobError::failed)?;
-    let codec::read::Content::Bytes(bytes) = input.content else {
-        return Ok(None);
-    };
-    let name = match codec::is_stdio(&job.input) {
-        true => "read stdin",
-        false => "read input",
-    };
-    passes.push(Pass::host(Stage::Decode, name, t));
-    Ok(Some(bytes))
+    if !input.is_file() {
+        let name = match codec::is_stdio(&job.input) {
+            true => "read stdin",
+            false => "read input",
+        };
+        passes.push(Pass::host(Stage::Decode, name, t));
+    }
+    Ok(input)
 }
 
 /// A decode over the memory budget, with why the strip engine, which streams such images,
@@ -374,12 +341,10 @@ fn stdio_name<'a>(path: &'a Path, name: &'static str) -> &'a Path {
 }
 
 /// The device and the filter, checked before any work: a wrong `--device` or sigma is a set-up
-/// error. `auto` weighs the paths for the image's size, read from its header (`stdin`: the
-/// bytes read already) in its `format`.
+/// error. `auto` weighs the paths for the image's work, which `work` reads from its header.
 fn choose(
     job: &BlurJob,
-    stdin: Option<&[u8]>,
-    format: Option<ImageFormat>,
+    work: impl FnOnce() -> Option<Work>,
 ) -> Result<(Choice, Blur2d), JobError> {
     let choice = job.device.single().ok_or_else(|| {
         JobError::Setup(anyhow::anyhow!(
@@ -387,7 +352,6 @@ fn choose(
             job.device
         ))
     })?;
-    let work = || probe(&job.input, stdin, format);
     let chosen = backend::choose_device(choice, job.pipeline, work).map_err(JobError::Setup)?;
     let blur = Blur2d::checked(job.method, job.sigma_x, job.sigma_y)
         .map_err(|e| JobError::Setup(anyhow::anyhow!(e)))?
@@ -395,47 +359,40 @@ fn choose(
     Ok((chosen, blur))
 }
 
-/// The work of the input, in `format` (from its head; None: by the file's extension, as a
-/// TGA, which has no signature, is known), as its header describes it; None where the header
+/// The work of `input`, in the format its head says (None: by the file's extension, as a TGA,
+/// which has no signature, is known), as its header describes it; None where the header
 /// cannot be read (the decode then says why, or reads a format the probe does not know).
-fn probe(input: &Path, stdin: Option<&[u8]>, format: Option<ImageFormat>) -> Option<Work> {
+fn probe(input: &Input) -> Option<Work> {
+    let format = input.sniffed;
     // HEIF and JPEG XL have gblur's own decoders: the image crate reads neither header.
     if format.is_some_and(|f| f == codec::heif::HEIF || f == codec::jxl::JXL) {
         return None;
     }
-    fn header(
-        reader: &mut dyn codec::source::Seekable,
-        format: Option<ImageFormat>,
-    ) -> Option<((u32, u32), image::ColorType)> {
-        use image::ImageDecoder;
-        let reader = match format {
-            Some(format) => image::ImageReader::with_format(reader, format),
-            None => image::ImageReader::new(reader).with_guessed_format().ok()?,
-        };
-        let decoder = reader.into_decoder().ok()?;
-        Some((decoder.dimensions(), decoder.color_type()))
-    }
     // A JPEG's frame header, found without reading the file: the `image` crate's JPEG
     // decoder reads the whole file, and anything after the image with it.
     if format == Some(ImageFormat::Jpeg) {
-        let frame = match stdin {
-            Some(bytes) => codec::jpeg::Frame::read(&mut std::io::Cursor::new(bytes)),
-            None => codec::jpeg::Frame::read(&mut std::io::BufReader::new(
-                std::fs::File::open(input).ok()?,
-            )),
-        }?;
+        let frame = codec::jpeg::Frame::read(&mut input.reader())?;
         // Colour JPEGs (YCbCr, CMYK) decode to RGB.
         let channels = frame.components.min(3) as u32;
         return Some(work((frame.width, frame.height), channels, frame.precision == 8));
     }
-    let ((w, h), color) = match stdin {
-        Some(bytes) => header(&mut std::io::Cursor::new(bytes), format)?,
-        // Content that announces no format is taken by the file's extension (a TGA).
-        None => {
-            let format = format.or_else(|| ImageFormat::from_path(input).ok());
-            header(&mut std::io::BufReader::new(std::fs::File::open(input).ok()?), format)?
-        }
+    probe_reader(&mut *input.reader(), &input.name, format)
+}
+
+/// The work of the image `reader` holds, in `format` (None: by `name`'s extension, else
+/// guessed), from its header as the `image` crate reads it.
+fn probe_reader(
+    reader: &mut dyn codec::source::Seekable,
+    name: &Path,
+    format: Option<ImageFormat>,
+) -> Option<Work> {
+    use image::ImageDecoder;
+    let decoder = match format.or_else(|| ImageFormat::from_path(name).ok()) {
+        Some(format) => image::ImageReader::with_format(reader, format).into_decoder(),
+        None => image::ImageReader::new(reader).with_guessed_format().ok()?.into_decoder(),
     };
+    let decoder = decoder.ok()?;
+    let ((w, h), color) = (decoder.dimensions(), decoder.color_type());
     let eight_bit = color.bytes_per_pixel() == color.channel_count();
     Some(work((w, h), color.channel_count() as u32, eight_bit))
 }
@@ -495,39 +452,39 @@ fn run_job(job: &BlurJob) -> Result<Report, JobError> {
     let t_total = Instant::now();
     crate::memory::set_subject(stdio_name(&job.input, "stdin"));
     let mut passes = Vec::new();
-    let stdin = read_in_memory(job, &mut passes)?;
-    let mut header = Header::read(&job.input, stdin.as_deref());
-    let out_format = output_format(job, stdin.as_deref(), header.format)?;
+    let opened = open_input(job, &mut passes)?;
+    let mut header = Header::read(&opened);
+    let out_format = output_format(job, &opened)?;
     let destination = Destination {
         format: out_format,
         replace: job.replace(),
     };
-    let (stdin, held) = match pages::select(job, stdin, &mut header, out_format, &mut passes)? {
-        pages::Selected::One(stdin) => {
-            let held = match stdin.is_some() {
-                true => strips::Held::Read,
-                false => strips::Held::File,
+    let (input, held) = match pages::select(job, opened, &mut header, out_format, &mut passes)? {
+        pages::Selected::One(input) => {
+            let held = match input.is_file() {
+                true => strips::Held::File,
+                false => strips::Held::Read,
             };
-            (stdin, held)
+            (input, held)
         }
-        pages::Selected::Page { bytes, page, count } => {
-            (Some(bytes), strips::Held::Page { page, count })
-        }
+        pages::Selected::Page { input, page, count } => (input, strips::Held::Page { page, count }),
         pages::Selected::Stack(stack) => {
             return pages::run(job, stack, destination, passes, t_total);
         }
     };
-    if let Some(mut report) = inks::run(job, stdin.as_deref(), header.format, destination, &mut passes)? {
+    let input = &input;
+    if let Some(mut report) = inks::run(job, input, header.format, destination, &mut passes)? {
         report.total_ms = t_total.elapsed().as_secs_f64() * 1e3;
         return Ok(report);
     }
-    let (chosen, blur) = choose(job, stdin.as_deref(), header.format)?;
+    let (chosen, blur) = choose(job, || probe(input))?;
     if job.explain {
         explain(job, &chosen);
     }
     let gpu = chosen.target.as_ref().map(|t| t.pipeline);
     let mut declined = None;
     let ends = strips::Ends {
+        source: input,
         input: header.format,
         output: out_format,
         held,
@@ -539,50 +496,50 @@ fn run_job(job: &BlurJob) -> Result<Report, JobError> {
         return strips::run_strips(streamed, job, &blur, target, why, t_total);
     }
     let Choice { target, why, .. } = chosen;
+    let declined = declined.as_deref();
+    let mut report = run_whole(job, input, &blur, (target, declined), out_format, passes)?;
+    report.total_ms = t_total.elapsed().as_secs_f64() * 1e3;
+    report.why = why;
+    Ok(report)
+}
+
+/// The whole-image path: `input` decoded (`declined`: why the strip engine did not take it,
+/// for an error over the budget), blurred on `target`'s device (None: the Rust path) or the
+/// Rust path, and saved as `out_format`; the report's total and reason are the caller's.
+fn run_whole(
+    job: &BlurJob,
+    input: &Input,
+    blur: &Blur2d,
+    (target, declined): (Option<Target>, Option<&str>),
+    out_format: ImageFormat,
+    mut passes: Vec<Pass>,
+) -> Result<Report, JobError> {
     let bar = crate::progress::StageBar::new(&STAGES, job.progress);
     bar.stage(STAGES[0]);
     let mut notes = Vec::new();
-    let plan = ImagePlan::new(job, &blur);
+    let plan = ImagePlan::new(job, blur);
     let keep = plan.keep(target.as_ref().map(|t| t.pipeline), out_format);
     let opening = start_opening(target);
-    let source = match &stdin {
-        Some(bytes) => Source::Memory {
-            name: stdio_name(&job.input, "stdin"),
-            bytes,
-        },
-        None => Source::File(&job.input),
-    };
+    let source = Source::Input(input);
     let log = &mut Log {
         passes: &mut passes,
         notes: &mut notes,
     };
-    let (mut loaded, masked) = load_selected(&plan, source, keep, log)
-        .map_err(|e| not_streamed(e, declined.as_deref()))?;
+    let (mut loaded, masked) =
+        load_selected(&plan, source, keep, log).map_err(|e| not_streamed(e, declined))?;
     let device = join_device(opening, log.passes)?;
-    let device = usable_device(device, &blur, &loaded, log);
+    let device = usable_device(device, blur, &loaded, log);
 
     bar.stage(STAGES[1]);
     let device = device.as_ref();
     let done = blur_selected(&plan, source, out_format, device, &mut loaded, masked, log)?;
     let on_device = device.filter(|_| done.1);
     bar.stage(STAGES[2]);
-    finish(
-        job,
-        loaded,
-        on_device,
-        Ran {
-            method: blur.method_name(),
-            pipeline: done.0,
-        },
-        out_format,
-        passes,
-        notes,
-    )
-    .map(|mut report| {
-        report.total_ms = t_total.elapsed().as_secs_f64() * 1e3;
-        report.why = why;
-        report
-    })
+    let ran = Ran {
+        method: blur.method_name(),
+        pipeline: done.0,
+    };
+    finish(job, loaded, on_device, ran, out_format, passes, notes)
 }
 
 /// Blurs `loaded` (`masked`: its selection) on `device`, or on the Rust path, which a
@@ -730,6 +687,8 @@ fn finish(
 #[cfg(test)]
 mod tests {
     use super::{probe, Header};
+    use crate::codec::{self, read::Input};
+    use std::path::Path;
 
     /// A TGA has no signature: its head says nothing, and the cost model learns its size from
     /// the file's extension, as the decode reads it.
@@ -738,21 +697,22 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("small.tga");
         image::RgbImage::new(7, 5).save(&path).unwrap();
-        let header = Header::read(&path, None);
+        let input = codec::read::open(&path, 64).unwrap();
+        let header = Header::read(&input);
         assert_eq!(header.format, None);
-        let work = probe(&path, None, header.format).expect("probed");
+        let work = probe(&input).expect("probed");
         assert_eq!((work.pixels, work.channels, work.bytes_per_sample), (35, 3, 1));
     }
 
     /// Formats the image crate does not read are not probed by it.
     #[test]
     fn heif_and_jpeg_xl_are_not_probed() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("x.png");
-        image::RgbImage::new(4, 4).save(&path).unwrap();
-        assert!(probe(&path, None, Some(image::ImageFormat::Png)).is_some());
-        for format in [crate::codec::heif::HEIF, crate::codec::jxl::JXL] {
-            assert!(probe(&path, None, Some(format)).is_none());
+        let heic = [&[0, 0, 0, 24][..], b"ftypheic", &[0; 12]].concat();
+        let jxl = vec![0xFF, 0x0A, 0, 0];
+        for (bytes, format) in [(heic, codec::heif::HEIF), (jxl, codec::jxl::JXL)] {
+            let input = Input::from_bytes(Path::new("x"), bytes);
+            assert_eq!(input.sniffed, Some(format));
+            assert!(probe(&input).is_none());
         }
     }
 }

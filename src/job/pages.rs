@@ -11,12 +11,13 @@
 
 use super::{
     Destination,
-    blur_selected, choose, explain, load_selected, prepare_device, setup_text, Header, ImagePlan,
+    blur_selected, choose, explain, probe_reader, load_selected, prepare_device, setup_text, Header, ImagePlan,
     stdio_name, summary, BlurJob, JobError,
 };
 use crate::backend::{self, Choice, Device};
 use crate::codec::metadata::{self, Metadata};
 use crate::codec::tiff::pages::Pages;
+use crate::codec::read::Input;
 use crate::codec::{self, ImageIoError};
 use crate::cpu::axis::{self, AxisFilter, Element};
 use crate::filter::{Blur2d, EdgeMode, LineFilter};
@@ -34,13 +35,13 @@ use std::time::Instant;
 
 /// What the job reads, once the input's pages are known.
 pub(super) enum Selected {
-    /// One image: the input as it was (its bytes where read already), or the page `--page`
-    /// took out of a stack read from stdin, a pipe or a device, as a TIFF of that page alone.
-    One(Option<Vec<u8>>),
+    /// One image: the input as it was, or the page `--page` took out of a stack read from
+    /// stdin, a pipe or a device, as a TIFF of that page alone in memory.
+    One(Input),
     /// The page `--page` took out of a TIFF file of `count` pages, read whole: a TIFF of that
     /// page alone, in memory.
     Page {
-        bytes: Vec<u8>,
+        input: Input,
         page: usize,
         count: usize,
     },
@@ -62,13 +63,13 @@ fn page_flag(job: &BlurJob) -> Option<&'static str> {
     }
 }
 
-/// Looks at the input's pages (`stdin`: its bytes where read already): a TIFF of several
+/// Looks at the input's pages: a TIFF of several
 /// pages is a stack, or the page `--page` names; anything else is one image. `--page` and
 /// `--sigma-z` given for an input without pages to choose from are usage errors, as is a
 /// stack written to a format of one image.
 pub(super) fn select(
     job: &BlurJob,
-    stdin: Option<Vec<u8>>,
+    input: Input,
     header: &mut Header,
     out_format: ImageFormat,
     passes: &mut Vec<Pass>,
@@ -80,7 +81,7 @@ pub(super) fn select(
                 "{flag} applies to a TIFF of several pages, and {} is not a TIFF",
                 name.display()
             ))),
-            None => Ok(Selected::One(stdin)),
+            None => Ok(Selected::One(input)),
         };
     }
     let pages = header.pages.take();
@@ -99,20 +100,18 @@ pub(super) fn select(
                 name.display()
             )));
         }
-        return Ok(Selected::One(stdin));
+        return Ok(Selected::One(input));
     };
     if job.page.is_none() {
         whole_stack_written(job, name, count, out_format)?;
     }
-    let read = stdin.is_some();
-    let bytes = match stdin {
-        Some(bytes) => bytes,
-        None => read_whole(job, passes)?,
-    };
+    let read = !input.is_file();
+    let bytes = read_whole(job, input, passes)?;
+    let page = |bytes, n| Input::from_bytes(name, pages.single(bytes, n));
     Ok(match job.page {
-        Some(n) if read => Selected::One(Some(pages.single(bytes, n))),
+        Some(n) if read => Selected::One(page(bytes, n)),
         Some(n) => Selected::Page {
-            bytes: pages.single(bytes, n),
+            input: page(bytes, n),
             page: n,
             count,
         },
@@ -140,11 +139,15 @@ fn whole_stack_written(job: &BlurJob, name: &Path, count: usize, out_format: Ima
     Ok(())
 }
 
-/// The input file, whole, within the memory budget, timed as a pass.
-fn read_whole(job: &BlurJob, passes: &mut Vec<Pass>) -> Result<Vec<u8>, JobError> {
+/// The input's content, whole, within the memory budget: a file read, timed as a pass;
+/// bytes read already, as they are.
+fn read_whole(job: &BlurJob, input: Input, passes: &mut Vec<Pass>) -> Result<Vec<u8>, JobError> {
     let t = Instant::now();
-    let bytes = super::read_file(job)?;
-    passes.push(Pass::host(Stage::Decode, "read input", t));
+    let file = input.is_file();
+    let bytes = input.into_bytes(job.max_memory_mib).map_err(JobError::failed)?;
+    if file {
+        passes.push(Pass::host(Stage::Decode, "read input", t));
+    }
     Ok(bytes)
 }
 
@@ -171,8 +174,12 @@ struct Blurred {
 pub fn blur_stack(job: &BlurJob, replace: codec::Replace) -> Result<Option<Report>, JobError> {
     let t_total = Instant::now();
     let mut passes = Vec::new();
-    let mut header = Header::read(&job.input, None);
-    match select(job, None, &mut header, ImageFormat::Tiff, &mut passes)? {
+    // An input that does not open is the usual decode's to report.
+    let Ok(input) = codec::read::open(&job.input, job.max_memory_mib) else {
+        return Ok(None);
+    };
+    let mut header = Header::read(&input);
+    match select(job, input, &mut header, ImageFormat::Tiff, &mut passes)? {
         Selected::Stack(stack) => {
             let tiff = Destination {
                 format: ImageFormat::Tiff,
@@ -196,7 +203,11 @@ pub(super) fn run(
     mut passes: Vec<Pass>,
     t_total: Instant,
 ) -> Result<Report, JobError> {
-    let (chosen, blur) = choose(job, Some(&stack.bytes), Some(ImageFormat::Tiff))?;
+    let first_page = || {
+        let mut bytes = std::io::Cursor::new(&stack.bytes[..]);
+        probe_reader(&mut bytes, Path::new("stack.tif"), Some(ImageFormat::Tiff))
+    };
+    let (chosen, blur) = choose(job, first_page)?;
     if job.explain {
         explain(job, &chosen);
     }

@@ -6,7 +6,8 @@
 use super::BlurJob;
 use crate::codec::metadata::ifd::Reader;
 use crate::codec::tiff::pages::Pages;
-use crate::codec::{self, ImageIoError};
+use crate::codec::read::Input;
+use crate::codec::ImageIoError;
 use crate::filter::Blur2d;
 use crate::gpu::plan::Pipeline;
 use crate::mask::{MaskFile, Masked};
@@ -29,17 +30,11 @@ pub struct Header {
 }
 
 impl Header {
-    /// Reads the head of `input` (`stdin`: its bytes, read already).
-    pub fn read(input: &Path, stdin: Option<&[u8]>) -> Header {
-        let format = match stdin {
-            Some(bytes) => codec::read::guess(bytes),
-            None => codec::sniff(input).ok().flatten(),
-        };
-        let pages = match (format, stdin) {
-            (Some(ImageFormat::Tiff), Some(bytes)) => Pages::read(&mut &bytes[..]),
-            (Some(ImageFormat::Tiff), None) => std::fs::File::open(input)
-                .ok()
-                .and_then(|f| Pages::read(&mut Reader(std::io::BufReader::new(f)))),
+    /// Reads the head of `input`.
+    pub fn read(input: &Input) -> Header {
+        let format = input.sniffed;
+        let pages = match format {
+            Some(ImageFormat::Tiff) => Pages::read(&mut Reader(input.reader())),
             _ => None,
         };
         Header { format, pages }

@@ -3,6 +3,7 @@
 
 use super::{blurred_on, setup_text, stdio_name, summary, BlurJob, JobError};
 use crate::backend::{Device, Target};
+use crate::codec::read::Input;
 use crate::filter::Blur2d;
 use crate::gpu::plan::Pipeline;
 use crate::report::{Pass, Report, Stage};
@@ -18,7 +19,9 @@ pub(super) struct Streamed<'a> {
 }
 
 /// The formats a job reads and writes, and where its input is read from.
-pub(super) struct Ends {
+pub(super) struct Ends<'a> {
+    /// The input, opened.
+    pub source: &'a Input,
     /// The input's format, from its head (None: not one gblur reads).
     pub input: Option<ImageFormat>,
     pub output: ImageFormat,
@@ -49,7 +52,7 @@ pub(super) fn strip_input<'a>(
     job: &'a BlurJob,
     gpu: Option<Pipeline>,
     blur: &Blur2d,
-    ends: Ends,
+    ends: Ends<'a>,
     declined: &mut Option<String>,
 ) -> Result<Option<Streamed<'a>>, JobError> {
     let forced = job.engine == Engine::Strips;
@@ -105,9 +108,10 @@ pub(super) fn strip_input<'a>(
 }
 
 /// `job` as the strip engine sees it.
-fn strip_job<'a>(job: &'a BlurJob, gpu: Option<Pipeline>, ends: &Ends) -> StripJob<'a> {
+fn strip_job<'a>(job: &'a BlurJob, gpu: Option<Pipeline>, ends: &Ends<'a>) -> StripJob<'a> {
     StripJob {
         input: &job.input,
+        source: ends.source,
         input_format: ends.input,
         output: &job.output,
         format: ends.output,

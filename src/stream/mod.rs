@@ -151,14 +151,14 @@ pub fn open(job: &StripJob) -> Result<Opened, ImageIoError> {
 }
 
 fn open_rows(job: &StripJob) -> Result<Opened, ImageIoError> {
-    let (path, output, max_memory_mib) = (job.input, job.format, job.max_memory_mib);
+    let (source, output, max_memory_mib) = (job.source, job.format, job.max_memory_mib);
     let rows = match job.input_format {
         // A strip of the file is held while its rows go to the blur: a quarter of the budget
         // at most.
-        Some(ImageFormat::Tiff) => tiff_in::open(path, max_memory_mib.saturating_mul(1 << 20) / 4)?
+        Some(ImageFormat::Tiff) => tiff_in::open(source, max_memory_mib.saturating_mul(1 << 20) / 4)?
             .map(|rows| Rows::Tiff(Box::new(rows))),
-        Some(ImageFormat::Jpeg) => jpeg_in::open(path)?.map(|rows| Rows::Jpeg(Box::new(rows))),
-        _ => png_in::open(path)?.map(|rows| Rows::Png(Box::new(rows))),
+        Some(ImageFormat::Jpeg) => jpeg_in::open(source)?.map(|rows| Rows::Jpeg(Box::new(rows))),
+        _ => png_in::open(source)?.map(|rows| Rows::Png(Box::new(rows))),
     };
     let rows = match rows {
         Ok(rows) => rows,
@@ -233,6 +233,9 @@ impl StreamSample for u16 {
 /// A main-command job as the strip engine sees it.
 pub struct StripJob<'a> {
     pub input: &'a Path,
+    /// The input, opened once: every read of it (header, rows, the two-pass method's second
+    /// read) goes through this handle.
+    pub source: &'a codec::read::Input,
     /// The input's format, from its head (`job::plan::Header`).
     pub input_format: Option<ImageFormat>,
     pub output: &'a Path,

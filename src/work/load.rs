@@ -32,19 +32,20 @@ pub fn load(
     plan: &EdgePlan,
     passes: &mut Vec<Pass>,
 ) -> Result<Loaded, ImageIoError> {
-    let source = Source::File(path);
+    let input = codec::read::open(path, max_memory_mib)?;
     let decoding = Decoding {
         max_memory_mib,
         linear,
         to_srgb: false,
     };
-    load_with(source, decoding, keep, true, plan, passes)
+    load_with(Source::Input(&input), decoding, keep, true, plan, passes)
 }
 
 /// Where an image comes from.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum Source<'a> {
-    File(&'a Path),
+    /// An input opened for the job (`codec::read::open`), read through its one handle.
+    Input(&'a codec::read::Input),
     /// An encoded image already in memory (stdin's content), and what errors call it.
     Memory {
         name: &'a Path,
@@ -75,30 +76,15 @@ pub fn load_with(
         }
     }
     let mut decoded = match source {
-        Source::File(path) => codec::decode(path, max_memory_mib)?,
+        Source::Input(input) => codec::decode_input(input, max_memory_mib)?,
         Source::Memory { name, bytes } => codec::decode_bytes(name, bytes, max_memory_mib)?,
     };
     passes.push(Pass::host(Stage::Decode, "decode", t));
-    let mut notes: Vec<String> = sanitize
-        .then(|| pixels::sanitize_image(&mut decoded.image))
-        .flatten()
-        .into_iter()
-        .collect();
-    notes.append(&mut decoded.meta.unread);
-    notes.append(&mut decoded.notes);
-    if to_srgb {
-        let t = Instant::now();
-        let tagged = decoded.meta.icc.is_some();
-        notes.extend(codec::icc::to_srgb(&mut decoded.image, &mut decoded.meta.icc));
-        if tagged && decoded.meta.icc.is_none() {
-            decoded.meta.exif_in_srgb();
-            passes.push(Pass::host(Stage::Decode, "to sRGB", t));
-        }
-    }
+    let notes = cleaned(&mut decoded, sanitize, to_srgb, passes);
     let mut image = decoded.image;
     let (color, width, height) = (image.color(), image.width(), image.height());
     let name = match source {
-        Source::File(path) => path,
+        Source::Input(input) => &input.name,
         Source::Memory { name, .. } => name,
     };
     let padding = extend(&mut image, plan, max_memory_mib, name, passes)?;
@@ -125,6 +111,34 @@ pub fn load_with(
     Ok(loaded)
 }
 
+/// `decoded` with its non-finite float samples cleaned where `sanitize` says, converted from
+/// its ICC profile to sRGB where `to_srgb` does (timed); returns what the report should say:
+/// the cleaning, the metadata left unread, the decoder's notes, the conversion's.
+fn cleaned(
+    decoded: &mut codec::DecodedFile,
+    sanitize: bool,
+    to_srgb: bool,
+    passes: &mut Vec<Pass>,
+) -> Vec<String> {
+    let mut notes: Vec<String> = sanitize
+        .then(|| pixels::sanitize_image(&mut decoded.image))
+        .flatten()
+        .into_iter()
+        .collect();
+    notes.append(&mut decoded.meta.unread);
+    notes.append(&mut decoded.notes);
+    if to_srgb {
+        let t = Instant::now();
+        let tagged = decoded.meta.icc.is_some();
+        notes.extend(codec::icc::to_srgb(&mut decoded.image, &mut decoded.meta.icc));
+        if tagged && decoded.meta.icc.is_none() {
+            decoded.meta.exif_in_srgb();
+            passes.push(Pass::host(Stage::Decode, "to sRGB", t));
+        }
+    }
+    notes
+}
+
 /// A colour JPEG whose layout `subsampling` writes, loaded as its YCbCr planes, or None where
 /// the source is not one (`codec::decode_jpeg_planes`) and is to be decoded as pixels, as one
 /// that `--to-srgb` converts is (colours are converted as RGB samples). A file is read into
@@ -141,18 +155,18 @@ fn load_planes(
     let read;
     let (name, bytes) = match source {
         Source::Memory { name, bytes } => (name, bytes),
-        Source::File(path) => match codec::read::open(path, max_memory_mib) {
-            Ok(codec::read::Input {
-                content: codec::read::Content::Bytes(bytes),
-                sniffed: Some(ImageFormat::Jpeg),
-                ..
-            }) => {
-                read = bytes;
-                (path, read.as_slice())
+        Source::Input(input) if input.sniffed == Some(ImageFormat::Jpeg) => {
+            match input.whole(max_memory_mib) {
+                Ok(bytes) => {
+                    read = bytes;
+                    (input.name.as_path(), &read[..])
+                }
+                // An error the ordinary decode reports.
+                Err(_) => return Ok(None),
             }
-            // Not a JPEG, or an error the ordinary decode reports.
-            _ => return Ok(None),
-        },
+        }
+        // Not a JPEG.
+        Source::Input(_) => return Ok(None),
     };
     let traits = JpegTraits::read(bytes);
     let Some(chroma) = traits.chroma else {

@@ -35,6 +35,7 @@ mod lossy_webp;
 mod masks;
 mod metadata;
 mod one_axis;
+mod opens_once;
 mod other_writers;
 mod pages;
 mod pipes;

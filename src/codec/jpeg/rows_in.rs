@@ -6,13 +6,13 @@
 use crate::codec::jpeg::libjpeg::{self, header_segments, strict_errors};
 use crate::codec::jpeg::header::is_progressive;
 use crate::codec::jpeg::JpegTraits;
-use crate::codec::rows::{decode_error, Header, RowSample};
+use crate::codec::read::Input;
+use crate::codec::rows::{decode_error, file_of, Header, InputFile, RowSample};
 use crate::codec::ImageIoError;
 use image::{ColorType, ImageFormat};
 use mozjpeg::decompress::DecompressStarted;
 use mozjpeg_sys::J_COLOR_SPACE;
-use std::fs::File;
-use std::io::{self, BufReader};
+use std::io;
 use std::path::{Path, PathBuf};
 
 /// A baseline or progressive 8-bit JPEG being read scanline by scanline.
@@ -27,20 +27,21 @@ pub struct JpegRows {
 }
 
 /// libjpeg's decompressor, started.
-struct Scanlines(DecompressStarted<BufReader<File>>);
+struct Scanlines(DecompressStarted<InputFile>);
 
 // SAFETY: libjpeg keeps a decompressor's whole state in its own structures (no thread-local or
 // global state), and `JpegRows` moves it to the decoder thread whole: it is used by one thread
 // at a time and never shared.
 unsafe impl Send for Scanlines {}
 
-/// Opens `path` (a JPEG) for reading by scanlines. `Err(why)` inside the Ok: a JPEG the strip
+/// Opens `input` (a JPEG file) for reading by scanlines. `Err(why)` inside the Ok: a JPEG the strip
 /// engine does not stream (CMYK or YCCK, or turned by its EXIF orientation), which the
 /// whole-image path reads instead.
-pub fn open(path: &Path) -> Result<Result<JpegRows, String>, ImageIoError> {
+pub fn open(input: &Input) -> Result<Result<JpegRows, String>, ImageIoError> {
+    let path = input.name.as_path();
     let mut traits = JpegTraits::default();
     let mut progressive = false;
-    let read = crate::codec::rows::read(path, ImageFormat::Jpeg, |mut file| {
+    let read = crate::codec::rows::read(input, ImageFormat::Jpeg, |mut file| {
         let head = header_segments(&mut file)?;
         traits = JpegTraits::read(&head);
         progressive = is_progressive(&head);
@@ -50,9 +51,9 @@ pub fn open(path: &Path) -> Result<Result<JpegRows, String>, ImageIoError> {
         Ok(header) => header,
         Err(why) => return Ok(Err(why)),
     };
+    let file = file_of(input)?;
     let started = libjpeg(path, || {
-        let file = File::open(path)?;
-        let decompress = mozjpeg::Decompress::with_err(strict_errors()).from_file(file)?;
+        let decompress = mozjpeg::Decompress::with_err(strict_errors()).from_reader(file)?;
         match (header.color, decompress.color_space()) {
             (ColorType::L8, J_COLOR_SPACE::JCS_GRAYSCALE) => decompress.grayscale().map(Ok),
             (ColorType::Rgb8, J_COLOR_SPACE::JCS_YCbCr | J_COLOR_SPACE::JCS_RGB) => {

@@ -3,30 +3,30 @@
 //! the `png` crate, expanded as the `image` crate expands them (palette and low bit depths to
 //! 8 bits, tRNS to alpha).
 
-use crate::codec::rows::{decode_error, open_error, Header, RowSample};
+use crate::codec::read::Input;
+use crate::codec::rows::{decode_error, file_of, Header, InputFile, RowSample};
 use crate::codec::ImageIoError;
 use image::codecs::png::PngDecoder;
 use image::ImageFormat;
-use std::fs::File;
-use std::io::BufReader;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// A PNG being read row by row.
 pub struct PngRows {
-    reader: png::Reader<BufReader<File>>,
+    reader: png::Reader<InputFile>,
     pub path: PathBuf,
     pub header: Header,
 }
 
-/// Opens `path` (a PNG) for reading by rows. `Err(why)` inside the Ok: a PNG the strip engine
+/// Opens `input` (a PNG file) for reading by rows. `Err(why)` inside the Ok: a PNG the strip engine
 /// does not stream (interlaced, turned by its EXIF orientation, or a layout the banded blur
 /// does not take), which the whole-image path reads instead.
-pub fn open(path: &Path) -> Result<Result<PngRows, String>, ImageIoError> {
-    let header = match crate::codec::rows::read(path, ImageFormat::Png, PngDecoder::new)? {
+pub fn open(input: &Input) -> Result<Result<PngRows, String>, ImageIoError> {
+    let header = match crate::codec::rows::read(input, ImageFormat::Png, PngDecoder::new)? {
         Ok(header) => header,
         Err(why) => return Ok(Err(why)),
     };
-    let file = BufReader::new(File::open(path).map_err(open_error(path))?);
+    let path = input.name.as_path();
+    let file = file_of(input)?;
     let mut decoder = png::Decoder::new(file);
     decoder.set_transformations(png::Transformations::EXPAND);
     let reader = decoder.read_info().map_err(|e| decode_error(path, e))?;

@@ -2,19 +2,18 @@
 //! crate's decoder, with `metadata::read_container`), then the pixels a strip at a time from
 //! the `tiff` crate, so that only one strip of the file is held at once.
 
-use crate::codec::rows::{decode_error, open_error, Header, RowSample};
+use crate::codec::read::Input;
+use crate::codec::rows::{decode_error, file_of, Header, InputFile, RowSample};
 use crate::codec::ImageIoError;
 use image::codecs::tiff::TiffDecoder;
 use image::{ColorType, ImageFormat};
-use std::fs::File;
-use std::io::BufReader;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use tiff::decoder::{ChunkType, Decoder};
 use tiff::tags::{PhotometricInterpretation, PlanarConfiguration, Tag};
 
 /// A strip-organised TIFF being read strip by strip.
 pub struct TiffRows {
-    decoder: Decoder<BufReader<File>>,
+    decoder: Decoder<InputFile>,
     pub path: PathBuf,
     pub header: Header,
     /// The samples of the strip being read, and how many of them were handed out.
@@ -29,13 +28,13 @@ pub struct TiffRows {
     pub compression: u16,
 }
 
-/// Opens `path` (a TIFF) for reading by strips. `Err(why)` inside the Ok: a TIFF the strip
+/// Opens `input` (a TIFF file) for reading by strips. `Err(why)` inside the Ok: a TIFF the strip
 /// engine does not stream (tiles, separate planes, gray float, a colour model or depth the
 /// banded blur does not take here, an EXIF orientation, or strips over `most_strip_bytes`
 /// each), which the whole-image path reads instead.
-pub fn open(path: &Path, most_strip_bytes: u64) -> Result<Result<TiffRows, String>, ImageIoError> {
-    let mut file = BufReader::new(File::open(path).map_err(open_error(path))?);
-    let quirks = super::Quirks::read(&mut file);
+pub fn open(input: &Input, most_strip_bytes: u64) -> Result<Result<TiffRows, String>, ImageIoError> {
+    let path = input.name.as_path();
+    let quirks = super::Quirks::read(&mut file_of(input)?);
     if quirks.gray_float {
         return Ok(Err("it is gray float, which is read whole".into()));
     }
@@ -43,7 +42,7 @@ pub fn open(path: &Path, most_strip_bytes: u64) -> Result<Result<TiffRows, Strin
     if let Some(why) = quirks.refused() {
         return Ok(Err(why));
     }
-    let mut header = match crate::codec::rows::read(path, ImageFormat::Tiff, TiffDecoder::new)? {
+    let mut header = match crate::codec::rows::read(input, ImageFormat::Tiff, TiffDecoder::new)? {
         Ok(header) => header,
         Err(why) => return Ok(Err(why)),
     };
@@ -59,8 +58,7 @@ pub fn open(path: &Path, most_strip_bytes: u64) -> Result<Result<TiffRows, Strin
     ) {
         return Ok(Err(format!("its layout {color:?}")));
     }
-    let file = BufReader::new(File::open(path).map_err(open_error(path))?);
-    let mut decoder = Decoder::new(file).map_err(|e| decode_error(path, e))?;
+    let mut decoder = Decoder::new(file_of(input)?).map_err(|e| decode_error(path, e))?;
     if decoder.get_chunk_type() != ChunkType::Strip {
         return Ok(Err("it is tiled".into()));
     }
@@ -70,23 +68,10 @@ pub fn open(path: &Path, most_strip_bytes: u64) -> Result<Result<TiffRows, Strin
     }
     // Overviews and masks beside the one page are not read; the report says so.
     header.meta.unread.extend(quirks.not_pages.note());
-    let tag = |d: &mut Decoder<_>, t| d.find_tag_unsigned::<u16>(t).ok().flatten();
-    if tag(&mut decoder, Tag::PlanarConfiguration)
-        .is_some_and(|p| p != PlanarConfiguration::Chunky.to_u16())
-    {
-        return Ok(Err("its samples are stored plane by plane".into()));
-    }
-    let compression = tag(&mut decoder, Tag::Compression).unwrap_or(1);
-    let photometric = tag(&mut decoder, Tag::PhotometricInterpretation);
-    let expected = match color.channel_count() {
-        1 => PhotometricInterpretation::BlackIsZero,
-        _ => PhotometricInterpretation::RGB,
+    let compression = match stored_chunky(&mut decoder, color) {
+        Ok(compression) => compression,
+        Err(why) => return Ok(Err(why.into())),
     };
-    if photometric != Some(expected.to_u16()) {
-        return Ok(Err(
-            "its colour model is not gray (black is zero) or RGB".into()
-        ));
-    }
     let row_bytes = width as u64 * color.bytes_per_pixel() as u64;
     let strip_bytes = decoder.chunk_dimensions().1 as u64 * row_bytes;
     if strip_bytes > most_strip_bytes {
@@ -106,6 +91,24 @@ pub fn open(path: &Path, most_strip_bytes: u64) -> Result<Result<TiffRows, Strin
         strip_held: strip_bytes,
         compression,
     }))
+}
+
+/// The Compression tag (1 where none) of a TIFF whose samples lie pixel by pixel as gray
+/// (black is zero) or RGB, as the banded blur takes `color`; why not where they do not.
+fn stored_chunky(decoder: &mut Decoder<InputFile>, color: ColorType) -> Result<u16, &'static str> {
+    let mut tag = |t| decoder.find_tag_unsigned::<u16>(t).ok().flatten();
+    if tag(Tag::PlanarConfiguration).is_some_and(|p| p != PlanarConfiguration::Chunky.to_u16()) {
+        return Err("its samples are stored plane by plane");
+    }
+    let compression = tag(Tag::Compression).unwrap_or(1);
+    let expected = match color.channel_count() {
+        1 => PhotometricInterpretation::BlackIsZero,
+        _ => PhotometricInterpretation::RGB,
+    };
+    if tag(Tag::PhotometricInterpretation) != Some(expected.to_u16()) {
+        return Err("its colour model is not gray (black is zero) or RGB");
+    }
+    Ok(compression)
 }
 
 impl TiffRows {

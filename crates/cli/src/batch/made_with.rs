@@ -132,6 +132,15 @@ impl SettingsLog {
         }
     }
 
+    /// `record` where a log is kept; the note a file's record takes where it fails.
+    pub fn note_written(log: Option<&Self>, output: &Path, input: &Path) -> Option<String> {
+        let e = log?.record(output, input).err()?;
+        Some(format!(
+            "written, but its settings were not recorded ({e}): a later run takes it for another \
+             tool's file"
+        ))
+    }
+
     /// Records that the complete file `output` was written from `input` with this batch's
     /// settings.
     pub fn record(&self, output: &Path, input: &Path) -> io::Result<()> {

@@ -63,16 +63,39 @@ impl Stacks<'_> {
         records
     }
 
-    /// Blurs the stack or the CMYK file `task` names and says how it went.
-    pub fn blur(&self, task: &Task) -> FileRecord {
-        let output = &task.output;
+    /// The main command's job for `task`, on the host's cores, quietly.
+    fn job_of(&self, task: &Task) -> gblur::job::BlurJob {
         let mut job = self.job.blur.clone();
         job.input = task.input.clone();
-        job.output = output.clone();
+        job.output = task.output.clone();
         job.output_format = Some(task.format);
         job.device = DeviceSet::One(DeviceChoice::Rust);
         job.progress = false;
         job.explain = false;
+        job
+    }
+
+    /// `record` of `task`'s output, written as `report` says, with its settings logged.
+    fn written(
+        &self,
+        mut record: FileRecord,
+        report: gblur::report::Report,
+        task: &Task,
+    ) -> FileRecord {
+        record.megapixels = report.megapixels();
+        record.decode_ms = report::stage_ms(&report.passes, Stage::Decode);
+        record.blur_ms = report::stage_ms(&report.passes, Stage::Blur);
+        record.encode_ms = report::stage_ms(&report.passes, Stage::Encode);
+        record.notes = report.notes;
+        let logged = SettingsLog::note_written(self.made, &task.output, &task.input);
+        record.notes.extend(logged);
+        record
+    }
+
+    /// Blurs the stack or the CMYK file `task` names and says how it went.
+    pub fn blur(&self, task: &Task) -> FileRecord {
+        let output = &task.output;
+        let job = self.job_of(task);
         let record_in_journal = |meta: &std::fs::Metadata| match self.journal {
             Some(journal) => journal.record(output, meta),
             None => Ok(()),
@@ -96,20 +119,7 @@ impl Stacks<'_> {
         record.replaced_stale = task.replaces_stale;
         record.device = Some(self.rust_name.to_string());
         let error = match ran {
-            Ok(Some(report)) => {
-                record.megapixels = report.megapixels();
-                record.decode_ms = report::stage_ms(&report.passes, Stage::Decode);
-                record.blur_ms = report::stage_ms(&report.passes, Stage::Blur);
-                record.encode_ms = report::stage_ms(&report.passes, Stage::Encode);
-                record.notes = report.notes;
-                let logged = self.made.map_or(Ok(()), |log| log.record(output, &task.input));
-                if let Err(e) = logged {
-                    record.notes.push(format!(
-                        "written, but its settings were not recorded ({e}): a later run takes it for another tool's file"
-                    ));
-                }
-                return record;
-            }
+            Ok(Some(report)) => return self.written(record, report, task),
             Ok(None) if stack => anyhow::anyhow!(
                 "{}: no longer a TIFF of several pages (it changed while the batch ran)",
                 task.input.display()

@@ -2,7 +2,9 @@
 //! where the batch masks.
 
 use super::{DecodedTask, FileRecord, Shared, Task};
+use gblur::codec::{self, ImageIoError};
 use gblur::gpu::opencl::pinned::{Staging, StagingPool};
+use gblur::job::ImagePlan;
 use gblur::mask::Masked;
 use gblur::report::{Log, Pass};
 use gblur::work::load::Source;
@@ -65,8 +67,9 @@ pub(super) fn load_masked(
         true => plan.with_planes(keep, format),
         false => keep,
     };
+    let opened = codec::read::open(input, plan.job().max_memory_mib).map_err(|e| e.to_string())?;
     let mut loaded = plan
-        .decode(Source::File(input), load_keep, passes)
+        .decode(Source::Input(&opened), load_keep, passes)
         .map_err(|e| e.to_string())?;
     let mut notes = std::mem::take(&mut loaded.notes);
     let log = &mut Log {
@@ -80,4 +83,15 @@ pub(super) fn load_masked(
         plan.fit(&mut loaded, None, keep, passes);
     }
     Ok((loaded, masked))
+}
+
+/// `input` decoded again for the Rust path, with `masked`'s selection: the second decode after
+/// a device could not blur the image.
+pub(super) fn reload(
+    plan: &ImagePlan,
+    (input, format): (&Path, ImageFormat),
+    masked: Option<&Masked>,
+) -> Result<Loaded, ImageIoError> {
+    let opened = codec::read::open(input, plan.job().max_memory_mib)?;
+    plan.reload(Source::Input(&opened), masked, format)
 }

@@ -15,19 +15,17 @@ use super::journal::Journal;
 use super::made_with::{self, SettingsLog};
 use super::plan::{self, Task};
 use super::stacks;
-use super::summary::{FileRecord, Outcome, Summary, WorkerSummary};
+use super::summary::{FileRecord, Summary, WorkerSummary};
 use super::BatchJob;
 use crossbeam_channel::{bounded, unbounded, Receiver, Select, SendError, Sender};
 use gblur::backend::{self, Device, Target};
-use gblur::codec::{self, ImageIoError};
+use gblur::codec;
 use gblur::filter::Blur2d;
 use gblur::gpu::opencl::pinned::{Staging, StagingPool};
 use gblur::gpu::opencl::ClError;
 use gblur::job::{BlurJob, ImagePlan, JobError};
 use gblur::mask::{MaskFile, Masked};
-use gblur::report::{self, Backend, Pass, Stage};
-use gblur::work::load::Source;
-use gblur::work::save::{save, Output};
+use gblur::report::{Backend, Pass};
 use gblur::work::{self, Keep, Loaded, Working};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -36,6 +34,8 @@ use std::time::Instant;
 
 /// Depth of each queue between stages. It stays 2 whatever the number of device workers: each
 /// worker holds the one image it is blurring, so memory grows by one image per device.
+mod encode;
+use encode::encode_task;
 mod load;
 
 const QUEUE: usize = 2;
@@ -566,84 +566,6 @@ fn codec_lane(
     }
 }
 
-/// Writes one blurred image; returns its record.
-fn encode_task(shared: &Shared, b: BlurredTask) -> FileRecord {
-    let (mut passes, mut notes) = (b.passes, b.notes);
-    let output = &b.task.output;
-    let megapixels = b.loaded.width as f64 * b.loaded.height as f64 * 1e-6;
-    let mut loaded = b.loaded;
-    let mut pinned = false;
-    if let (Some(staging), Working::Ycc(planes)) = (&b.staging, &mut loaded.working) {
-        pinned = work::blur::unstage_planes(planes, staging);
-    }
-    // The slot goes back to the codec lanes.
-    drop(b.staging);
-    if let Some(m) = b.masked {
-        m.finish(&mut loaded, &mut passes);
-    }
-    let record_in_journal = |meta: &std::fs::Metadata| match shared.journal {
-        Some(journal) => journal.record(output, meta),
-        None => Ok(()),
-    };
-    let replace = match (shared.journal.is_some(), shared.job.overwrite) {
-        (true, _) => codec::Replace::Recorded(&record_in_journal),
-        (false, true) => codec::Replace::Any,
-        (false, false) if b.task.replaces_stale => codec::Replace::Any,
-        (false, false) => codec::Replace::Never,
-    };
-    let saved = plan::check_inside(shared.out_dir, output)
-        .and_then(|()| plan::create_parent(output))
-        .and_then(|()| {
-            let to = Output {
-                path: output,
-                format: b.task.format,
-                encode: shared.job.blur.encode,
-                metadata: shared.job.blur.metadata,
-                replace,
-                max_memory_mib: None,
-            };
-            save(loaded, to, &mut passes, &mut notes)
-        });
-    let mut record = FileRecord::new(&b.task.input, Outcome::Blurred, output);
-    record.megapixels = megapixels;
-    record.decode_ms = report::stage_ms(&passes, Stage::Decode);
-    record.blur_ms = b.blur_ms;
-    record.encode_ms = report::stage_ms(&passes, Stage::Encode);
-    record.notes = notes;
-    record.device = Some(if b.on_device {
-        shared.names[b.worker].clone()
-    } else {
-        shared.rust_name.to_string()
-    });
-    record.worker = Some(b.worker);
-    record.pinned = pinned;
-    record.replaced_stale = b.task.replaces_stale;
-    match saved {
-        Ok(_) => {
-            let logged = shared
-                .made
-                .map_or(Ok(()), |log| log.record(output, &b.task.input));
-            if let Err(e) = logged {
-                record.notes.push(format!(
-                    "written, but its settings were not recorded ({e}): a later run takes it \
-                     for another tool's file"
-                ));
-            }
-        }
-        // Another writer's file appeared at the output meanwhile: it stays, and counts as an
-        // output that exists.
-        Err(e @ ImageIoError::Appeared { .. }) => {
-            record.outcome = Outcome::SkippedExisting;
-            record.notes.push(report::one_line(&e.to_string()));
-        }
-        Err(e) => {
-            record.outcome = Outcome::Failed;
-            record.error = Some(report::one_line(&e.to_string()));
-        }
-    }
-    record
-}
-
 /// The progress bar's rate and the file being worked on.
 fn show_progress(shared: &Shared, input: &Path) {
     let done_mp = shared.megapixels_done.load(Ordering::Relaxed) as f64 * 1e-6;
@@ -733,7 +655,7 @@ fn blur_task(
     let mut notes = std::mem::take(&mut loaded.notes);
     // Too large for the device, out of device memory and the like: this image goes
     // the Rust way (work::blur).
-    let reload = || plan.reload(Source::File(&task.input), masked.as_ref(), task.format);
+    let reload = || load::reload(plan, (&task.input, task.format), masked.as_ref());
     let done = work::blur::blur(
         device,
         &mut loaded,

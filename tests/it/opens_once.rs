@@ -1,0 +1,94 @@
+//! One open: `gblur IN OUT` opens its input once, whatever reads it (the sniff, a TIFF's pages,
+//! the CMYK check, the cost model's probe of the header, the decoder, the strip engine's rows
+//! and its exact two-pass method's second read), traced with strace: JPEG, PNG, TIFF and HEIC
+//! on the whole-image path, the first three on the strip engine, a CMYK JPEG, a TIFF stack.
+
+use crate::common::fixture;
+use std::path::Path;
+use std::process::Command;
+
+/// How many times `gblur INPUT OUT -s 5 ARGS` opens `input`, with `env` set; the run must
+/// succeed. strace must be installed (`.ci/run` installs it); where the system forbids
+/// tracing, there is nothing to count, and None says so.
+fn opens(input: &Path, out: &Path, args: &[&str], env: &[(&str, &str)]) -> Option<usize> {
+    let trace = out.with_extension("trace");
+    let traced = Command::new("strace")
+        .args(["-f", "-qq", "-e", "trace=open,openat", "-o"])
+        .arg(&trace)
+        .arg(assert_cmd::cargo::cargo_bin("gblur"))
+        .arg(input)
+        .arg(out)
+        .args(["-s", "5", "-q"])
+        .args(args)
+        .envs(env.iter().copied())
+        .output()
+        .expect(
+            "strace is needed for this test (Debian: apt-get install strace; .ci/run installs it)",
+        );
+    let stderr = String::from_utf8_lossy(&traced.stderr);
+    if !traced.status.success() && stderr.contains("ptrace") {
+        eprintln!(
+            "strace cannot trace here ({}): nothing to count",
+            stderr.trim()
+        );
+        return None;
+    }
+    assert!(traced.status.success(), "{stderr}");
+    let quoted = format!("\"{}\"", input.display());
+    let lines = std::fs::read_to_string(&trace).unwrap();
+    Some(lines.lines().filter(|l| l.contains(&quoted)).count())
+}
+
+/// `opens` must be one (or tracing is not allowed here).
+fn assert_once(input: &Path, out: &Path, args: &[&str], env: &[(&str, &str)]) {
+    if let Some(n) = opens(input, out, args, env) {
+        assert_eq!(n, 1, "{} opened {n} times with {args:?}", input.display());
+    }
+}
+
+#[test]
+fn each_format_is_opened_once_on_the_whole_image_path_and_on_the_strip_engine() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = |name: &str| dir.path().join(name);
+    std::fs::copy(fixture("samples/chelsea.jpg"), d("in.jpg")).unwrap();
+    std::fs::copy(fixture("samples/coffee.png"), d("in.png")).unwrap();
+    image::open(d("in.png")).unwrap().save(d("in.tif")).unwrap();
+    for input in ["in.jpg", "in.png", "in.tif"] {
+        let out = d(&format!("whole-{input}"));
+        assert_once(&d(input), &out, &["--engine", "whole"], &[]);
+        let out = d(&format!("auto-{input}"));
+        assert_once(&d(input), &out, &[], &[]);
+        let out = d(&format!("strips-{input}"));
+        assert_once(&d(input), &out, &["--engine", "strips"], &[]);
+    }
+    // The exact two-pass method reads the file twice, through the one handle.
+    let two_pass = [("GBLUR_TWO_PASS", "1")];
+    assert_once(
+        &d("in.png"),
+        &d("two-pass.png"),
+        &["--engine", "strips"],
+        &two_pass,
+    );
+    let heic = d("in.heic");
+    std::fs::copy(fixture("tests/fixtures/heif/photo_exif.heic"), &heic).unwrap();
+    assert_once(&heic, &d("heic.png"), &[], &[]);
+}
+
+#[test]
+fn a_cmyk_jpeg_and_a_tiff_stack_are_opened_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = |name: &str| dir.path().join(name);
+    std::fs::copy(fixture("tests/fixtures/cmyk_64x48.jpg"), d("cmyk.jpg")).unwrap();
+    assert_once(&d("cmyk.jpg"), &d("inks.jpg"), &[], &[]);
+    let stack = d("stack.tif");
+    let mut tiff = tiff::encoder::TiffEncoder::new(std::fs::File::create(&stack).unwrap()).unwrap();
+    for page in 0..3u8 {
+        let samples: Vec<u8> = (0..32 * 24).map(|i| (i % 251) as u8 ^ page).collect();
+        tiff.write_image::<tiff::encoder::colortype::Gray8>(32, 24, &samples)
+            .unwrap();
+    }
+    drop(tiff);
+    assert_once(&stack, &d("pages.tif"), &[], &[]);
+    assert_once(&stack, &d("page1.png"), &["--page", "1"], &[]);
+    assert_once(&stack, &d("volume.tif"), &["--sigma-z", "1"], &[]);
+}
