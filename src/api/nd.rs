@@ -435,6 +435,15 @@ impl Filter {
     /// Each axis's filter; `sixteen_bit`: the output holds 16-bit integers, which `Auto`
     /// gives scipy's own kernel up to `EXACT_16_BIT_SIGMA`.
     fn axis_filters(&self, sixteen_bit: bool) -> Result<Vec<Option<AxisFilter>>, Error> {
+        self.check_settings()?;
+        (0..self.sigma.len())
+            .map(|a| self.axis_filter(a, sixteen_bit))
+            .collect()
+    }
+
+    /// The settings checked against each other: one edge mode, derivative order and radius
+    /// per axis, orders up to `MAX_ORDER`, a truncation and a constant that are numbers.
+    fn check_settings(&self) -> Result<(), Error> {
         let rank = self.sigma.len();
         if self.modes.len() != rank {
             return Err(Error::Shape(format!(
@@ -465,49 +474,48 @@ impl Filter {
         if !self.cval.is_finite() {
             return Err(Error::Constant(self.cval));
         }
-        (0..rank)
-            .map(|a| {
-                let (sigma, order) = (self.sigma[a], self.orders[a]);
-                if sigma == 0.0 {
-                    return Ok(None);
-                }
-                let radius = match &self.radius {
-                    Some(r) if r[a] == 0 => {
-                        return Err(Error::Truncate(format!(
-                            "radius 0 on axis {a}: use sigma 0 to leave an axis alone"
-                        )))
-                    }
-                    Some(r) => r[a],
-                    None => (self.truncate * sigma + 0.5).floor().max(1.0) as usize,
-                };
-                let cut_short = (radius as f64) < SCIPY_TRUNCATE * sigma - 0.5;
-                let fir = match self.method {
-                    Method::Fir => true,
-                    Method::Recursive => false,
-                    Method::Auto => {
-                        sigma < FIR_BELOW_SIGMA
-                            || cut_short
-                            || (sixteen_bit && sigma <= EXACT_16_BIT_SIGMA)
-                    }
-                };
-                if fir && sigma > FIR_MAX_SIGMA {
-                    return Err(Error::FirTooWide {
-                        sigma,
-                        max: FIR_MAX_SIGMA,
-                    });
-                }
-                let filter = match fir {
-                    true => LineFilter::fir(sigma, radius, order),
-                    false => LineFilter::recursive(sigma, order),
-                };
-                Ok(Some(AxisFilter {
-                    filter,
-                    edge: self.modes[a],
-                    cvals: vec![self.cval as f32],
-                    footprint: Some(radius),
-                }))
-            })
-            .collect()
+        Ok(())
+    }
+
+    /// Axis `a`'s filter (None where its sigma is 0), as `axis_filters` says.
+    fn axis_filter(&self, a: usize, sixteen_bit: bool) -> Result<Option<AxisFilter>, Error> {
+        let (sigma, order) = (self.sigma[a], self.orders[a]);
+        if sigma == 0.0 {
+            return Ok(None);
+        }
+        let radius = match &self.radius {
+            Some(r) if r[a] == 0 => {
+                return Err(Error::Truncate(format!(
+                    "radius 0 on axis {a}: use sigma 0 to leave an axis alone"
+                )))
+            }
+            Some(r) => r[a],
+            None => (self.truncate * sigma + 0.5).floor().max(1.0) as usize,
+        };
+        let cut_short = (radius as f64) < SCIPY_TRUNCATE * sigma - 0.5;
+        let fir = match self.method {
+            Method::Fir => true,
+            Method::Recursive => false,
+            Method::Auto => {
+                sigma < FIR_BELOW_SIGMA || cut_short || (sixteen_bit && sigma <= EXACT_16_BIT_SIGMA)
+            }
+        };
+        if fir && sigma > FIR_MAX_SIGMA {
+            return Err(Error::FirTooWide {
+                sigma,
+                max: FIR_MAX_SIGMA,
+            });
+        }
+        let filter = match fir {
+            true => LineFilter::fir(sigma, radius, order),
+            false => LineFilter::recursive(sigma, order),
+        };
+        Ok(Some(AxisFilter {
+            filter,
+            edge: self.modes[a],
+            cvals: vec![self.cval as f32],
+            footprint: Some(radius),
+        }))
     }
 }
 

@@ -7,6 +7,7 @@
 //! passes walk down columns with coalesced accesses. `Pipeline::Direct` is that chapter's
 //! first version: a row pass then a column pass, no transposes.
 
+use crate::filter::gaussian::SECTION_FLOATS;
 use crate::filter::{Blur2d, LineFilter};
 use crate::gpu::defines::{blocked_defines, blocked_tune, overlap_defines, summary_vectors};
 use crate::gpu::format::PixelFormat;
@@ -102,6 +103,23 @@ pub(super) enum Starts {
     },
 }
 
+/// block_overlap's gain table for a chunk `reach` rows from its neighbours: the causal shares
+/// of the rows above a chunk by distance, the head, the anticausal shares of the rows 1 ..=
+/// reach below, the tail.
+fn overlap_gains(coefficients: &[f32; 2 * SECTION_FLOATS], reach: usize) -> Vec<f32> {
+    let causal = crate::filter::gaussian::causal_shares(coefficients, reach);
+    let anticausal = crate::filter::gaussian::anticausal_shares(coefficients, reach);
+    causal
+        .full
+        .iter()
+        .chain(&causal.head[reach - 1..])
+        .chain(&anticausal.full[1..])
+        .chain(&anticausal.tail[reach - 1..])
+        .flatten()
+        .map(|&v| v as f32)
+        .collect()
+}
+
 /// The `Starts` of `f` down columns of `len` rows, for the pipeline's `Blocking`.
 pub(super) fn blocked_starts(
     ctx: &ClContext,
@@ -118,20 +136,7 @@ pub(super) fn blocked_starts(
     // poles', and the transitions the same as any block's.
     let coefficients = &crate::filter::gaussian::pole_block(differences);
     if let Some(reach) = reach {
-        // block_overlap's gain table: the causal shares of the rows above a chunk by distance,
-        // the head, the anticausal shares of the rows 1 ..= reach below, the tail.
-        let causal = crate::filter::gaussian::causal_shares(coefficients, reach);
-        let anticausal = crate::filter::gaussian::anticausal_shares(coefficients, reach);
-        let gains: Vec<f32> = causal
-            .full
-            .iter()
-            .chain(&causal.head[reach - 1..])
-            .chain(&anticausal.full[1..])
-            .chain(&anticausal.tail[reach - 1..])
-            .flatten()
-            .map(|&v| v as f32)
-            .collect();
-        let gains = ctx.constant(&gains)?;
+        let gains = ctx.constant(&overlap_gains(coefficients, reach))?;
         return Ok(Starts::Overlap {
             chunk,
             reach,
@@ -545,25 +550,39 @@ impl<'a> Run<'a> {
                 last
             }
             (LineFilter::Fir { taps, .. }, along) => {
-                let kname = match along {
-                    Along::Columns => "fir_y",
-                    Along::Rows => "fir_x",
-                };
-                let k = self.ctx.kernel(CONVOLUTION, kname, "")?;
-                let args = [
-                    Arg::Buf(src),
-                    Arg::Buf(dst),
-                    Arg::Buf(coef),
-                    Arg::U32((taps.len() / 2) as u32),
-                    Arg::U32(w32),
-                    Arg::U32(h32),
-                    Arg::F32(f.line.input_weight()),
-                ];
-                self.ctx.run(&k, &args, &[w, h, planes], None, name)?
+                let radius = taps.len() / 2;
+                self.fir_pass(f, radius, (src, dst), (w, h, planes), along, name)?
             }
         };
         self.record(t, PassKind::Filter, bytes);
         Ok(())
+    }
+
+    /// `filter`'s pass of an FIR of `radius` taps each side.
+    fn fir_pass(
+        &self,
+        f: &DeviceFilter,
+        radius: usize,
+        (src, dst): (&Buffer<f32>, &Buffer<f32>),
+        (w, h, planes): (usize, usize, usize),
+        along: Along,
+        name: &str,
+    ) -> Result<Timed, ClError> {
+        let kname = match along {
+            Along::Columns => "fir_y",
+            Along::Rows => "fir_x",
+        };
+        let k = self.ctx.kernel(CONVOLUTION, kname, "")?;
+        let args = [
+            Arg::Buf(src),
+            Arg::Buf(dst),
+            Arg::Buf(&f.coef),
+            Arg::U32(radius as u32),
+            Arg::U32(w as u32),
+            Arg::U32(h as u32),
+            Arg::F32(f.line.input_weight()),
+        ];
+        self.ctx.run(&k, &args, &[w, h, planes], None, name)
     }
 
     /// Sets the first and last rows of every block of `lines` in `data` to `value`, where

@@ -133,6 +133,38 @@ pub struct Masked {
     fused: bool,
 }
 
+/// The selection `opts` and the mask `file` make for `loaded` (named `name`), its own size;
+/// an edge mode's extension gets its extension too, so that the padded image and its
+/// selection line up. A mask of another size than an image its EXIF orientation turned says so.
+fn selection(
+    opts: &MaskOptions,
+    file: Option<&MaskFile>,
+    loaded: &Loaded,
+    plan: &EdgePlan,
+    name: &Path,
+) -> Result<Arc<Vec<f32>>, String> {
+    let (width, height) = (loaded.width, loaded.height);
+    let own = select::build(opts, file, (width as usize, height as usize), name).map_err(|e| {
+        match (file, loaded.meta.orientation()) {
+            (Some(f), turn)
+                if turn != image::metadata::Orientation::NoTransforms
+                    && (f.width, f.height) != (width as usize, height as usize) =>
+            {
+                format!(
+                    "{e}: the image was turned upright by its EXIF orientation ({turn:?}) \
+                     before the mask was applied; turn the mask the same way, or remove \
+                     the tag (exiftool -Orientation= FILE) to keep the pixels as stored"
+                )
+            }
+            _ => e,
+        }
+    })?;
+    Ok(match loaded.padding {
+        Some(_) => Arc::new(edges::pad_plane(&own, width, height, plan)),
+        None => own,
+    })
+}
+
 impl Masked {
     /// Builds the selection of `loaded` (decoded, as `MaskOptions::keep` loads it) and takes
     /// its input over (`apply` puts the image to blur back); None, leaving `loaded` as it is,
@@ -159,30 +191,9 @@ impl Masked {
                 image.color()
             ));
         }
-        let select = if opts.selects() {
-            // The selection is the image's own size; an edge mode's extension gets its
-            // extension too, so that the padded image and its selection line up.
-            let (width, height) = (loaded.width, loaded.height);
-            let own = select::build(opts, file, (width as usize, height as usize), name)
-                .map_err(|e| match (file, loaded.meta.orientation()) {
-                    (Some(f), turn)
-                        if turn != image::metadata::Orientation::NoTransforms
-                            && (f.width, f.height) != (width as usize, height as usize) =>
-                    {
-                        format!(
-                            "{e}: the image was turned upright by its EXIF orientation ({turn:?}) \
-                             before the mask was applied; turn the mask the same way, or remove \
-                             the tag (exiftool -Orientation= FILE) to keep the pixels as stored"
-                        )
-                    }
-                    _ => e,
-                })?;
-            Some(match loaded.padding {
-                Some(_) => Arc::new(edges::pad_plane(&own, width, height, plan)),
-                None => own,
-            })
-        } else {
-            None
+        let select = match opts.selects() {
+            true => Some(selection(opts, file, loaded, plan, name)?),
+            false => None,
         };
         let nan = opts.nan == NanPolicy::Ignore && float;
         if select.is_none() && !nan {

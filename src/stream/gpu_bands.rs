@@ -123,17 +123,25 @@ pub fn blur_bands<T: StreamSample>(
         y0 = y1;
     }
     let copies = feed.copies + sink.copies + shared_copies;
-    passes.push(Pass::host_ms(
-        Stage::Blur,
-        "copies in and out",
-        copies.as_secs_f64() * 1e3,
-    ));
+    Ok(bands_report(passes, copies, bands, on_device))
+}
+
+/// The passes of `bands` bands with the host's `copies` added, their busy time, and a note of
+/// the nanoseconds the bands spent `on_device`.
+fn bands_report(
+    mut passes: Vec<Pass>,
+    copies: Duration,
+    bands: usize,
+    on_device: u64,
+) -> (Vec<Pass>, f64, Option<String>) {
+    let ms = copies.as_secs_f64() * 1e3;
+    passes.push(Pass::host_ms(Stage::Blur, "copies in and out", ms));
     let busy = passes.iter().map(|p| p.ms).sum();
     let note = format!(
         "device bands: {bands} bands, each on the device from its upload's start to its download's end, {:.0} ms in all",
         on_device as f64 * 1e-6
     );
-    Ok((passes, busy, Some(note)))
+    (passes, busy, Some(note))
 }
 
 /// Rows `rows` of `pinned` (rows of `row` 8-bit samples) as samples of `T`.

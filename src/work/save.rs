@@ -60,7 +60,6 @@ pub fn save(
     let meta = std::mem::take(&mut blurred.meta).select(output.metadata);
     let icc = meta.icc.as_deref();
     let size = (blurred.width, blurred.height);
-    let gray_float = blurred.gray_float && output.format == ImageFormat::Tiff;
     let (bytes, out_color) = match blurred.working {
         Working::Ycc(planes) if output.format == ImageFormat::Jpeg => {
             let t = Instant::now();
@@ -76,38 +75,14 @@ pub fn save(
         }
         working => {
             let loaded = Loaded { working, ..blurred };
-            let image = to_samples(loaded, output, passes, notes);
-            if let Some(budget) = output.max_memory_mib.filter(|_| output.format == codec::heif::HEIF) {
-                heif_fits(&image, output.path, budget, name)?;
-            }
-            let t = Instant::now();
-            let samples = (&image, gray_float);
-            // AVIF's encoder writes the EXIF and XMP; every other format's go in after.
-            let adjusted = (output.format == codec::heif::HEIF)
-                .then(|| metadata::ForOutput::of(&meta, size));
-            let blobs = adjusted.as_ref().map(|a| a.blobs()).unwrap_or_default();
-            let (bytes, icc_note) = codec::encode(
-                samples,
-                output.format,
-                (icc, blobs),
-                (output.encode, jpeg),
-                name,
-            )?;
-            notes.extend(icc_note);
-            passes.push(Pass::host(Stage::Encode, "encode", t));
-            (bytes, codec::color_name(image.color(), gray_float))
+            encode_samples(loaded, output, (&meta, jpeg), passes, notes)?
         }
     };
     // EXIF and XMP go into the encoded file as a pass of their own, so the report shows what
     // they cost.
-    let bytes = if meta.has_blobs() {
-        let t = Instant::now();
-        let (bytes, lost) = metadata::embed(bytes, output.format, &meta, size, name)?;
-        notes.extend(lost);
-        passes.push(Pass::host(Stage::Encode, "metadata", t));
-        bytes
-    } else {
-        bytes
+    let bytes = match meta.has_blobs() {
+        true => with_metadata(bytes, (&meta, size), output.format, name, (passes, notes))?,
+        false => bytes,
     };
     let t = Instant::now();
     codec::write_output(output.path, &bytes, output.replace)?;
@@ -145,6 +120,83 @@ fn heif_fits(
     })
 }
 
+/// A blurred image held as decoded, cropped out of an edge mode's extension (`padding`) to
+/// `width`×`height`, then converted to `out_color` (dithered where `dither`) where it is not
+/// that already.
+fn decoded_to(
+    mut image: image::DynamicImage,
+    padding: Option<edges::Padding>,
+    (width, height): (u32, u32),
+    (out_color, dither): (image::ColorType, bool),
+    passes: &mut Vec<Pass>,
+) -> pixels::Converted {
+    if let Some(padding) = padding {
+        let t = Instant::now();
+        image = edges::crop_image(image, padding, width, height);
+        passes.push(Pass::host(Stage::Encode, "crop edges", t));
+    }
+    if image.color() == out_color {
+        return pixels::Converted {
+            image,
+            clipped: 0,
+            dithered: false,
+        };
+    }
+    let t = Instant::now();
+    let converted = pixels::convert_with(image, out_color, dither);
+    passes.push(Pass::host(Stage::Encode, "convert", t));
+    converted
+}
+
+/// `bytes` (`format`, named `name` in errors) with `meta`'s EXIF and XMP for an image of
+/// `size` embedded, timed; what could not be kept is noted.
+fn with_metadata(
+    bytes: Vec<u8>,
+    (meta, size): (&metadata::Metadata, (u32, u32)),
+    format: ImageFormat,
+    name: &Path,
+    (passes, notes): (&mut Vec<Pass>, &mut Vec<String>),
+) -> Result<Vec<u8>, ImageIoError> {
+    let t = Instant::now();
+    let (bytes, lost) = metadata::embed(bytes, format, meta, size, name)?;
+    notes.extend(lost);
+    passes.push(Pass::host(Stage::Encode, "metadata", t));
+    Ok(bytes)
+}
+
+/// `save`'s encode of an image held as samples: converted to what `output`'s format holds,
+/// checked against the budget where it is HEIF, encoded with `meta`'s profile (and its EXIF
+/// and XMP where AVIF's encoder writes them) and `jpeg`'s settings; returns the bytes and the
+/// colour written.
+fn encode_samples(
+    loaded: Loaded,
+    output: Output,
+    (meta, jpeg): (&metadata::Metadata, jpeg::JpegSettings),
+    passes: &mut Vec<Pass>,
+    notes: &mut Vec<String>,
+) -> Result<(Vec<u8>, String), ImageIoError> {
+    let name = match codec::is_stdio(output.path) {
+        true => Path::new("stdout"),
+        false => output.path,
+    };
+    let size = (loaded.width, loaded.height);
+    let gray_float = loaded.gray_float && output.format == ImageFormat::Tiff;
+    let image = to_samples(loaded, output, passes, notes);
+    if let Some(budget) = output.max_memory_mib.filter(|_| output.format == codec::heif::HEIF) {
+        heif_fits(&image, output.path, budget, name)?;
+    }
+    let t = Instant::now();
+    let samples = (&image, gray_float);
+    // AVIF's encoder writes the EXIF and XMP; every other format's go in after.
+    let adjusted = (output.format == codec::heif::HEIF).then(|| metadata::ForOutput::of(meta, size));
+    let blobs = adjusted.as_ref().map(|a| a.blobs()).unwrap_or_default();
+    let icc = meta.icc.as_deref();
+    let (bytes, icc_note) = codec::encode(samples, output.format, (icc, blobs), (output.encode, jpeg), name)?;
+    notes.extend(icc_note);
+    passes.push(Pass::host(Stage::Encode, "encode", t));
+    Ok((bytes, codec::color_name(image.color(), gray_float)))
+}
+
 /// The blurred image as samples of the colour type `output`'s format holds: cropped out of
 /// an edge mode's extension, converted from planar f32 or to fewer bits (dithered if asked),
 /// gray float as gray where the format holds gray of that depth, readied for Radiance HDR.
@@ -179,24 +231,9 @@ pub fn to_samples(
             passes.push(Pass::host(Stage::Encode, "YCbCr planes to RGB", t));
             converted
         }
-        Working::Decoded(mut image) => {
-            if let Some(padding) = blurred.padding {
-                let t = Instant::now();
-                image = edges::crop_image(image, padding, width, height);
-                passes.push(Pass::host(Stage::Encode, "crop edges", t));
-            }
-            if image.color() == out_color {
-                pixels::Converted {
-                    image,
-                    clipped: 0,
-                    dithered: false,
-                }
-            } else {
-                let t = Instant::now();
-                let converted = pixels::convert_with(image, out_color, dither);
-                passes.push(Pass::host(Stage::Encode, "convert", t));
-                converted
-            }
+        Working::Decoded(image) => {
+            let size = (width, height);
+            decoded_to(image, blurred.padding, size, (out_color, dither), passes)
         }
     };
     notes.extend(conversion_notes(&converted, dither, out_color));

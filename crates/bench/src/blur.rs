@@ -477,6 +477,18 @@ fn rgba8_format(first: bool) -> PixelFormat {
     }
 }
 
+/// The most `got` (`samples` blurred by `blur`, RGBA8 of `w`×`h`) is off the Rust reference,
+/// in steps.
+fn steps_off_reference(got: &[u8], samples: Vec<u8>, (w, h): (usize, usize), blur: &Blur2d) -> u8 {
+    let input = image::RgbaImage::from_raw(w as u32, h as u32, samples).expect("w×h×4 samples");
+    let want = gblur::cpu::reference::blur_image(&input.into(), blur, false);
+    got.iter()
+        .zip(want.as_bytes())
+        .map(|(a, b)| a.abs_diff(*b))
+        .max()
+        .unwrap_or(0)
+}
+
 /// The RGBA8 rows: the planar noise image's first four planes as 8-bit RGBA (alpha included,
 /// so the premultiplication is exercised), blurred bytes in, bytes out, and checked against
 /// the Rust reference on the same image to one step.
@@ -520,15 +532,7 @@ fn measure_rgba8_row(
             upload::enqueue_u8(ctx, &bytes, &mid, (w, h, 4), &blur, false, chunk)?;
             let mut got = vec![0u8; samples.len()];
             ctx.read(&bytes, &mut got, "download")?;
-            let input =
-                image::RgbaImage::from_raw(w as u32, h as u32, samples).expect("w×h×4 samples");
-            let want = gblur::cpu::reference::blur_image(&input.into(), &blur, false);
-            let worst = got
-                .iter()
-                .zip(want.as_bytes())
-                .map(|(a, b)| a.abs_diff(*b))
-                .max()
-                .unwrap_or(0);
+            let worst = steps_off_reference(&got, samples, (w, h), &blur);
             if worst > 1 {
                 r.fail(format!("{worst} steps off the Rust reference"));
                 return Ok(());

@@ -266,6 +266,50 @@ pub fn check_plot_path(path: &Path) -> anyhow::Result<PlotFormat> {
     }
 }
 
+/// Line `i` of the legend in `area`: a stroke of `color` and the series' `name`.
+fn legend<DB: DrawingBackend>(
+    area: &DrawingArea<DB, plotters::coord::Shift>,
+    i: usize,
+    name: &str,
+    color: RGBAColor,
+) -> anyhow::Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    let y = 40 + 22 * i as i32;
+    area.draw(&PathElement::new(
+        vec![(8, y), (34, y)],
+        color.stroke_width(3),
+    ))?;
+    area.draw(&Text::new(
+        name.to_string(),
+        (42, y - 7),
+        ("sans-serif", 14),
+    ))?;
+    Ok(())
+}
+
+/// The points each name's records of `first`'s channels and sigma give on `axes`, and the
+/// names in the order they first appear.
+#[allow(clippy::type_complexity)]
+fn plotted_series<'a>(
+    records: &'a [Record],
+    first: (Option<usize>, Option<f64>),
+    axes: &PlotAxes,
+) -> (BTreeMap<&'a str, Vec<(f64, f64)>>, Vec<&'a str>) {
+    let mut series: BTreeMap<&str, Vec<(f64, f64)>> = BTreeMap::new();
+    let mut order: Vec<&str> = Vec::new();
+    for r in records.iter().filter(|r| (r.channels, r.sigma) == first) {
+        if let Some(y) = (axes.y)(r) {
+            if !order.contains(&r.name.as_str()) {
+                order.push(&r.name);
+            }
+            series.entry(&r.name).or_default().push(((axes.x)(r), y));
+        }
+    }
+    (series, order)
+}
+
 fn draw<DB: DrawingBackend>(
     root: DrawingArea<DB, plotters::coord::Shift>,
     records: &[Record],
@@ -279,16 +323,7 @@ where
         .first()
         .map(|r| (r.channels, r.sigma))
         .unwrap_or_default();
-    let mut series: BTreeMap<&str, Vec<(f64, f64)>> = BTreeMap::new();
-    let mut order: Vec<&str> = Vec::new();
-    for r in records.iter().filter(|r| (r.channels, r.sigma) == first) {
-        if let Some(y) = (axes.y)(r) {
-            if !order.contains(&r.name.as_str()) {
-                order.push(&r.name);
-            }
-            series.entry(&r.name).or_default().push(((axes.x)(r), y));
-        }
-    }
+    let (series, order) = plotted_series(records, first, axes);
     anyhow::ensure!(
         !series.is_empty(),
         "nothing was measured, so there is nothing to plot"
@@ -324,16 +359,7 @@ where
         let color = Palette99::pick(i).to_rgba();
         chart.draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))?;
         chart.draw_series(pts.into_iter().map(|p| Circle::new(p, 3, color.filled())))?;
-        let y = 40 + 22 * i as i32;
-        right.draw(&PathElement::new(
-            vec![(8, y), (34, y)],
-            color.stroke_width(3),
-        ))?;
-        right.draw(&Text::new(
-            name.to_string(),
-            (42, y - 7),
-            ("sans-serif", 14),
-        ))?;
+        legend(&right, i, name, color)?;
     }
     root.present()?;
     Ok(())

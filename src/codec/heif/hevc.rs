@@ -292,6 +292,29 @@ extern "C" fn decode_image(decoder: *mut c_void, out: *mut *mut Image) -> HeifEr
     HeifError::OK
 }
 
+/// Gives `image` the colour description (primaries, transfer, matrix, range) `picture` signals.
+///
+/// # Safety
+/// `picture` is a picture libde265 decoded and `image` an image libheif made, both alive.
+unsafe fn copy_colour_profile(de265: &De265, heif: &PluginApi, picture: *const De265Image, image: *mut Image) {
+    let nclx = heif.heif_nclx_color_profile_alloc();
+    if !nclx.is_null() {
+        // Values libheif does not know are left at its defaults, as its own decoder leaves them.
+        heif.heif_nclx_color_profile_set_color_primaries(nclx, de265.de265_get_image_colour_primaries(picture) as u16);
+        heif.heif_nclx_color_profile_set_transfer_characteristics(
+            nclx,
+            de265.de265_get_image_transfer_characteristics(picture) as u16,
+        );
+        heif.heif_nclx_color_profile_set_matrix_coefficients(
+            nclx,
+            de265.de265_get_image_matrix_coefficients(picture) as u16,
+        );
+        (*nclx).full_range_flag = u8::from(de265.de265_get_image_full_range_flag(picture) != 0);
+        heif.heif_image_set_nclx_color_profile(image, nclx);
+        heif.heif_nclx_color_profile_free(nclx);
+    }
+}
+
 /// libde265's picture as a libheif image of the same planes, with the bitstream's colour
 /// description, as libheif's own decoder makes it.
 ///
@@ -342,21 +365,6 @@ unsafe fn copy_picture(
             );
         }
     }
-    let nclx = heif.heif_nclx_color_profile_alloc();
-    if !nclx.is_null() {
-        // Values libheif does not know are left at its defaults, as its own decoder leaves them.
-        heif.heif_nclx_color_profile_set_color_primaries(nclx, de265.de265_get_image_colour_primaries(picture) as u16);
-        heif.heif_nclx_color_profile_set_transfer_characteristics(
-            nclx,
-            de265.de265_get_image_transfer_characteristics(picture) as u16,
-        );
-        heif.heif_nclx_color_profile_set_matrix_coefficients(
-            nclx,
-            de265.de265_get_image_matrix_coefficients(picture) as u16,
-        );
-        (*nclx).full_range_flag = u8::from(de265.de265_get_image_full_range_flag(picture) != 0);
-        heif.heif_image_set_nclx_color_profile(*image, nclx);
-        heif.heif_nclx_color_profile_free(nclx);
-    }
+    copy_colour_profile(de265, heif, picture, *image);
     HeifError::OK
 }

@@ -252,6 +252,49 @@ pub fn avif_encoder() -> Result<(), String> {
     encoder(Coding::Av1)
 }
 
+/// How libheif takes `image`'s samples for `coding`: its interleaved chroma, the channels, the
+/// bits a sample and the samples (16-bit ones rescaled to 10 bits, as the little-endian pairs
+/// libheif's deep chroma takes, for HEVC).
+#[allow(clippy::type_complexity)]
+fn interleaved(
+    image: &DynamicImage,
+    coding: Coding,
+) -> Result<(c_int, usize, c_int, std::borrow::Cow<'_, [u8]>), String> {
+    let deep = |s: &[u16]| -> Vec<u8> {
+        let max = ((1u32 << DEEP_BITS) - 1) as f32;
+        s.iter()
+            .flat_map(|&v| ((v as f32 * (max / 65535.0)).round() as u16).to_le_bytes())
+            .collect()
+    };
+    let hevc = coding == Coding::Hevc;
+    Ok(match image {
+        DynamicImage::ImageRgb8(i) => (CHROMA_RGB, 3, 8, i.as_raw().into()),
+        DynamicImage::ImageRgba8(i) => (CHROMA_RGBA, 4, 8, i.as_raw().into()),
+        DynamicImage::ImageRgb16(i) if hevc => (CHROMA_RRGGBB_LE, 3, DEEP_BITS, deep(i.as_raw()).into()),
+        DynamicImage::ImageRgba16(i) if hevc => (CHROMA_RRGGBBAA_LE, 4, DEEP_BITS, deep(i.as_raw()).into()),
+        other => {
+            let name = coding.name();
+            return Err(format!("{name} is written from 8-bit RGB or RGBA here, not {:?}", other.color()));
+        }
+    })
+}
+
+/// Adds `blobs`' EXIF and XMP to the image `owned` encoded.
+///
+/// # Safety
+/// `owned` holds a context and the handle of an image encoded into it.
+unsafe fn add_metadata(api: &WriteApi, owned: &Owned, blobs: Blobs) -> Result<(), String> {
+    let check = |e: HeifError| failure(e).map_or(Ok(()), Err);
+    let size = |b: &[u8]| c_int::try_from(b.len()).map_err(|_| "metadata larger than libheif takes".to_string());
+    if let Some(e) = blobs.exif {
+        check(api.heif_context_add_exif_metadata(owned.ctx, owned.handle, e.as_ptr().cast(), size(e)?))?;
+    }
+    if let Some(x) = blobs.xmp {
+        check(api.heif_context_add_xmp_metadata(owned.ctx, owned.handle, x.as_ptr().cast(), size(x)?))?;
+    }
+    Ok(())
+}
+
 /// `image` (8-bit RGB or RGBA, as `codec::output_color` leaves it for HEIF, or for a HEIC
 /// 16-bit, `deep_heic`, written at 10 bits) as an AVIF or a HEIC (`coding`) at `quality`
 /// (1 to 100), with `icc`, and the EXIF and XMP of `blobs` (adjusted to the output).
@@ -264,21 +307,7 @@ pub fn encode(
 ) -> Result<Vec<u8>, String> {
     let name = coding.names().0;
     let api = api().map_err(|why| format!("{name} is written through libheif ({INSTALL}), and {why}"))?;
-    // 16-bit samples rescaled to 10 bits, as the little-endian pairs libheif's deep chroma takes.
-    let deep = |s: &[u16]| -> Vec<u8> {
-        let max = ((1u32 << DEEP_BITS) - 1) as f32;
-        s.iter()
-            .flat_map(|&v| ((v as f32 * (max / 65535.0)).round() as u16).to_le_bytes())
-            .collect()
-    };
-    let hevc = coding == Coding::Hevc;
-    let (chroma, channels, bits, samples): (_, usize, _, std::borrow::Cow<[u8]>) = match image {
-        DynamicImage::ImageRgb8(i) => (CHROMA_RGB, 3, 8, i.as_raw().into()),
-        DynamicImage::ImageRgba8(i) => (CHROMA_RGBA, 4, 8, i.as_raw().into()),
-        DynamicImage::ImageRgb16(i) if hevc => (CHROMA_RRGGBB_LE, 3, DEEP_BITS, deep(i.as_raw()).into()),
-        DynamicImage::ImageRgba16(i) if hevc => (CHROMA_RRGGBBAA_LE, 4, DEEP_BITS, deep(i.as_raw()).into()),
-        other => return Err(format!("{name} is written from 8-bit RGB or RGBA here, not {:?}", other.color())),
-    };
+    let (chroma, channels, bits, samples) = interleaved(image, coding)?;
     let (w, h) = (image.width() as usize, image.height() as usize);
     if w == 0 || h == 0 {
         return Err(format!("the image has no pixels ({w} × {h})"));
@@ -313,13 +342,7 @@ pub fn encode(
         }
         let options = std::ptr::null();
         check(api.heif_context_encode_image(owned.ctx, owned.image, owned.encoder, options, &mut owned.handle))?;
-        let size = |b: &[u8]| c_int::try_from(b.len()).map_err(|_| "metadata larger than libheif takes".to_string());
-        if let Some(e) = blobs.exif {
-            check(api.heif_context_add_exif_metadata(owned.ctx, owned.handle, e.as_ptr().cast(), size(e)?))?;
-        }
-        if let Some(x) = blobs.xmp {
-            check(api.heif_context_add_xmp_metadata(owned.ctx, owned.handle, x.as_ptr().cast(), size(x)?))?;
-        }
+        add_metadata(api, &owned, blobs)?;
         let mut out: Vec<u8> = Vec::new();
         let writer = Writer {
             writer_api_version: 1,

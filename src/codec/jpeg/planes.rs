@@ -144,13 +144,8 @@ fn turned_by(
     GrayImage::from_raw(ow as u32, oh as u32, out).expect("the turned plane's size")
 }
 
-/// The planes of `bytes`, or None where the file is not an 8-bit YCbCr JPEG in the `chroma`
-/// layout (gblur writes 4:4:4, 4:2:2 and 4:2:0), where libjpeg refuses it or finds its data
-/// damaged (the pixels' decoders then read it, or say what is wrong), or where its planes
-/// and libjpeg's working memory would be over `max_bytes`.
-pub fn decode_planes(bytes: &[u8], chroma: Chroma, max_bytes: u64) -> Option<YccPlanes> {
-    let frame = frame_within(bytes, 3, max_bytes)?;
-    let (h, v) = chroma.factors();
+/// Whether libjpeg reads `bytes` as YCbCr with the luma sampled `(h, v)` times the chroma's.
+fn has_layout(bytes: &[u8], (h, v): (u32, u32)) -> bool {
     let taken = run(|| {
         let decompress = mozjpeg::Decompress::with_err(strict_errors()).from_mem(bytes)?;
         let factors: Vec<(u8, u8)> = decompress
@@ -161,7 +156,31 @@ pub fn decode_planes(bytes: &[u8], chroma: Chroma, max_bytes: u64) -> Option<Ycc
         let want = [(h as u8, v as u8), (1, 1), (1, 1)];
         Ok(decompress.color_space() == J_COLOR_SPACE::JCS_YCbCr && factors == want)
     });
-    if !taken.ok()? {
+    taken.unwrap_or(false)
+}
+
+/// The MCU rows each restart piece decodes (`mcu_height` pixel rows to an MCU row), or all
+/// `mcu_rows` where the file has no pieces.
+fn mcu_spans(pieces: Option<&Pieces>, mcu_rows: usize, mcu_height: usize) -> Vec<(usize, usize)> {
+    match pieces {
+        None => vec![(0, mcu_rows)],
+        Some(p) => (0..p.len())
+            .map(|i| {
+                let rows = p.rows(i);
+                (rows.start / mcu_height, rows.end.div_ceil(mcu_height))
+            })
+            .collect(),
+    }
+}
+
+/// The planes of `bytes`, or None where the file is not an 8-bit YCbCr JPEG in the `chroma`
+/// layout (gblur writes 4:4:4, 4:2:2 and 4:2:0), where libjpeg refuses it or finds its data
+/// damaged (the pixels' decoders then read it, or say what is wrong), or where its planes
+/// and libjpeg's working memory would be over `max_bytes`.
+pub fn decode_planes(bytes: &[u8], chroma: Chroma, max_bytes: u64) -> Option<YccPlanes> {
+    let frame = frame_within(bytes, 3, max_bytes)?;
+    let (h, v) = chroma.factors();
+    if !has_layout(bytes, (h, v)) {
         return None;
     }
     let (width, height) = (frame.width, frame.height);
@@ -187,15 +206,7 @@ pub fn decode_planes(bytes: &[u8], chroma: Chroma, max_bytes: u64) -> Option<Ycc
             return cropped_planes(planes, strides, (width, height), chroma);
         }
     }
-    let spans: Vec<(usize, usize)> = match &pieces {
-        None => vec![(0, mcu_rows)],
-        Some(p) => (0..p.len())
-            .map(|i| {
-                let rows = p.rows(i);
-                (rows.start / (8 * v as usize), rows.end.div_ceil(8 * v as usize))
-            })
-            .collect(),
-    };
+    let spans = mcu_spans(pieces.as_ref(), mcu_rows, 8 * v as usize);
     let [y, cb, cr] = &mut planes[..] else {
         unreachable!("three planes");
     };
@@ -298,16 +309,8 @@ pub(super) fn raw_into(
     while cinfo.output_scanline < cinfo.output_height {
         let row = cinfo.output_scanline as usize;
         for k in 0..3 {
-            let first = row * v[k] / max_v;
-            for (j, pointer) in pointers[k].iter_mut().take(8 * v[k]).enumerate() {
-                let at = (first + j) * strides[k];
-                // Every MCU row of the piece has its rows in the part (whole MCU rows).
-                if at + strides[k] > (planes[k].end as usize - planes[k].start as usize) {
-                    return Err(other("libjpeg hands out more rows than the frame has"));
-                }
-                // SAFETY: `at + stride` is within this plane's part, checked above.
-                *pointer = unsafe { planes[k].start.add(at) };
-            }
+            let rows = &mut pointers[k][..8 * v[k]];
+            point_rows(rows, row * v[k] / max_v, strides[k], &planes[k]).map_err(other)?;
         }
         let image = [pointers[0].as_mut_ptr(), pointers[1].as_mut_ptr(), pointers[2].as_mut_ptr()];
         // SAFETY: every row pointer addresses `stride` samples of this piece's part, as many
@@ -319,6 +322,27 @@ pub(super) fn raw_into(
     }
     // SAFETY: every row is read.
     unsafe { ffi::jpeg_finish_decompress(cinfo) };
+    Ok(())
+}
+
+/// Points `pointers` at rows `first`, `first + 1`, ... of the plane `part` (rows `stride`
+/// apart): where libjpeg writes one MCU row's rows of a component.
+fn point_rows(
+    pointers: &mut [*mut u8],
+    first: usize,
+    stride: usize,
+    part: &std::ops::Range<*mut u8>,
+) -> Result<(), &'static str> {
+    let len = part.end as usize - part.start as usize;
+    for (j, pointer) in pointers.iter_mut().enumerate() {
+        let at = (first + j) * stride;
+        // Every MCU row of the piece has its rows in the part (whole MCU rows).
+        if at + stride > len {
+            return Err("libjpeg hands out more rows than the frame has");
+        }
+        // SAFETY: `at + stride` is within this plane's part, checked above.
+        *pointer = unsafe { part.start.add(at) };
+    }
     Ok(())
 }
 

@@ -36,6 +36,28 @@ fn layout(color: ColorType) -> (png::ColorType, png::BitDepth) {
     (kind, depth)
 }
 
+/// The PNG encoder of `header`'s image into `file`: its layout, ICC profile, compression
+/// and adaptive filtering.
+fn encoder<W: std::io::Write>(
+    file: W,
+    header: &PngHeader,
+) -> Result<png::Encoder<'static, W>, png::EncodingError> {
+    let (w, h) = header.size;
+    let (kind, depth) = layout(header.color);
+    let mut info = png::Info::with_size(w, h);
+    info.color_type = kind;
+    info.bit_depth = depth;
+    info.icc_profile = header.meta.icc.clone().map(Into::into);
+    let mut e = png::Encoder::with_info(file, info)?;
+    match header.compression {
+        CompressionType::Fast => e.set_compression(png::Compression::Fast),
+        CompressionType::Best => e.set_deflate_compression(png::DeflateCompression::Level(9)),
+        _ => e.set_deflate_compression(png::DeflateCompression::Level(6)),
+    }
+    e.set_filter(png::Filter::Adaptive);
+    Ok(e)
+}
+
 /// Writes the rows `rows` delivers (batches of whole rows, top to bottom) as a PNG at `path`,
 /// atomically: nothing is renamed over `path` unless every row arrived and was written, so a
 /// sender that stops early (an error upstream) leaves no output. Returns the time spent
@@ -52,19 +74,8 @@ pub fn write<T: RowSample>(
     let tmp = codec::temp_beside(path)?;
     let _removed_on_ctrl_c = crate::interrupt::writing(tmp.path());
     let (w, h) = header.size;
-    let (kind, depth) = layout(header.color);
-    let mut info = png::Info::with_size(w, h);
-    info.color_type = kind;
-    info.bit_depth = depth;
-    info.icc_profile = header.meta.icc.clone().map(Into::into);
     let file = BufWriter::with_capacity(1 << 20, tmp.as_file());
-    let mut e = png::Encoder::with_info(file, info).map_err(|e| encode_err(e.to_string()))?;
-    match header.compression {
-        CompressionType::Fast => e.set_compression(png::Compression::Fast),
-        CompressionType::Best => e.set_deflate_compression(png::DeflateCompression::Level(9)),
-        _ => e.set_deflate_compression(png::DeflateCompression::Level(6)),
-    }
-    e.set_filter(png::Filter::Adaptive);
+    let e = encoder(file, &header).map_err(|e| encode_err(e.to_string()))?;
     let row_samples = w as usize * header.color.channel_count() as usize;
     let expected = row_samples * h as usize;
     let mut done = 0usize;

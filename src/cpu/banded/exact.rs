@@ -186,19 +186,27 @@ pub fn summarise_streamed<T: Sample, E: From<io::Error>>(
         (top, held) = (top + n, want - n);
     }
     let t = Instant::now();
-    if count > 1 {
-        let mut below = out.get(count - 1)?.to_vec();
-        for b in (0..count - 1).rev() {
-            this.copy_from_slice(out.get(b)?);
-            this.par_chunks_mut(BOUNDARY)
-                .zip(below.par_chunks(BOUNDARY))
-                .for_each(|(z, s)| carry_up(&sums, s, z));
-            out.put(b, &this)?;
-            std::mem::swap(&mut this, &mut below);
-        }
-    }
+    carry_all_up(&mut out, &sums, count, this)?;
     ms += t.elapsed().as_secs_f64() * 1e3;
     Ok((out, ms))
+}
+
+/// Each of the `count` boundaries' states in `out` (a strip's sums, the last one the walk from
+/// the bottom edge) completed by the state below it, bottom to top; `this` is a boundary's room.
+fn carry_all_up(out: &mut ColumnStates, sums: &BandSums, count: usize, mut this: Vec<V>) -> io::Result<()> {
+    if count < 2 {
+        return Ok(());
+    }
+    let mut below = out.get(count - 1)?.to_vec();
+    for b in (0..count - 1).rev() {
+        this.copy_from_slice(out.get(b)?);
+        this.par_chunks_mut(BOUNDARY)
+            .zip(below.par_chunks(BOUNDARY))
+            .for_each(|(z, s)| carry_up(sums, s, z));
+        out.put(b, &this)?;
+        std::mem::swap(&mut this, &mut below);
+    }
+    Ok(())
 }
 
 /// One strip of chunks (from chunk `c0`) of a pass-1 window: into `out` (`BOUNDARY` fields per

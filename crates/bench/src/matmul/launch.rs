@@ -121,51 +121,64 @@ impl Prepared {
                 ];
                 cmds.push(ctx.run(&self.kernel, &args, &global, Some(&local), &name)?);
             }
-            Some(Padded {
-                a: ap,
-                b: bp,
-                c: cp,
-                shape: p,
-                pad,
-                unpad,
-            }) => {
-                let g2 = |cols: usize, rows: usize| {
-                    [cols.next_multiple_of(16), rows.next_multiple_of(16)]
-                };
-                let l2 = Some(&[16usize, 16][..]);
-                let pad_args = [
-                    Arg::Buf(&dev.a),
-                    Arg::Buf(ap),
-                    u(s.m),
-                    u(s.k),
-                    u(p.m),
-                    u(p.k),
-                ];
-                cmds.push(ctx.run(pad, &pad_args, &g2(p.k, p.m), l2, "pad A")?);
-                let pad_args = [
-                    Arg::Buf(&dev.b),
-                    Arg::Buf(bp),
-                    u(s.k),
-                    u(s.n),
-                    u(p.k),
-                    u(p.n),
-                ];
-                cmds.push(ctx.run(pad, &pad_args, &g2(p.n, p.k), l2, "pad B")?);
-                let (global, local) = self.rung.ndrange(*p);
-                let args = [
-                    Arg::Buf(ap),
-                    Arg::Buf(bp),
-                    Arg::Buf(cp),
-                    u(p.m),
-                    u(p.n),
-                    u(p.k),
-                ];
-                cmds.push(ctx.run(&self.kernel, &args, &global, Some(&local), &name)?);
-                let un_args = [Arg::Buf(cp), Arg::Buf(&dev.c), u(s.m), u(s.n), u(p.n)];
-                cmds.push(ctx.run(unpad, &un_args, &g2(s.n, s.m), l2, "unpad C")?);
-            }
+            Some(padded) => self.enqueue_padded(ctx, dev, padded, &mut cmds)?,
         }
         Ok(cmds)
+    }
+
+    /// `enqueue`'s product through `padded`'s copies: A and B padded, the product of the
+    /// padded shape, C cut back out.
+    fn enqueue_padded(
+        &self,
+        ctx: &ClContext,
+        dev: &DeviceOperands,
+        padded: &Padded,
+        cmds: &mut Vec<Timed>,
+    ) -> Result<(), ClError> {
+        let Padded {
+            a: ap,
+            b: bp,
+            c: cp,
+            shape: p,
+            pad,
+            unpad,
+        } = padded;
+        let s = dev.shape;
+        let u = |v: usize| Arg::U32(v as u32);
+        let g2 = |cols: usize, rows: usize| [cols.next_multiple_of(16), rows.next_multiple_of(16)];
+        let l2 = Some(&[16usize, 16][..]);
+        let pad_args = [
+            Arg::Buf(&dev.a),
+            Arg::Buf(ap),
+            u(s.m),
+            u(s.k),
+            u(p.m),
+            u(p.k),
+        ];
+        cmds.push(ctx.run(pad, &pad_args, &g2(p.k, p.m), l2, "pad A")?);
+        let pad_args = [
+            Arg::Buf(&dev.b),
+            Arg::Buf(bp),
+            u(s.k),
+            u(s.n),
+            u(p.k),
+            u(p.n),
+        ];
+        cmds.push(ctx.run(pad, &pad_args, &g2(p.n, p.k), l2, "pad B")?);
+        let (global, local) = self.rung.ndrange(*p);
+        let args = [
+            Arg::Buf(ap),
+            Arg::Buf(bp),
+            Arg::Buf(cp),
+            u(p.m),
+            u(p.n),
+            u(p.k),
+        ];
+        let name = self.rung.name();
+        cmds.push(ctx.run(&self.kernel, &args, &global, Some(&local), &name)?);
+        let un_args = [Arg::Buf(cp), Arg::Buf(&dev.c), u(s.m), u(s.n), u(p.n)];
+        cmds.push(ctx.run(unpad, &un_args, &g2(s.n, s.m), l2, "unpad C")?);
+        Ok(())
     }
 }
 

@@ -5,7 +5,7 @@ use super::journal::Journal;
 use super::made_with::{self, SettingsLog};
 use super::names;
 use super::plan;
-use super::summary::Outcome;
+use super::summary::{FileRecord, Outcome};
 use super::BatchJob;
 use gblur::job::JobError;
 use serde::Serialize;
@@ -49,6 +49,29 @@ fn folders(job: &BatchJob) -> anyhow::Result<(PathBuf, PathBuf)> {
     Ok((in_dir, out_dir))
 }
 
+/// What the batch does with a file its plan set aside (`r`: skipped, or failed already),
+/// its input shown by `shown`.
+fn skipped_file(r: FileRecord, shown: &impl Fn(&str) -> String) -> Planned {
+    let (action, why) = match r.outcome {
+        Outcome::Failed => ("fail", r.error.clone().unwrap_or_default()),
+        Outcome::SkippedExisting => ("skip", "its output exists".into()),
+        Outcome::SkippedStale => (
+            "skip",
+            "its output exists but is stale (--skip-existing keeps it)".into(),
+        ),
+        Outcome::SkippedNotImage => ("skip", "not an image".into()),
+        Outcome::SkippedLink => ("skip", "symbolic link".into()),
+        Outcome::Blurred => ("write", String::new()),
+    };
+    let reason = r.notes.first().cloned().unwrap_or(why);
+    Planned {
+        input: shown(&r.input),
+        output: r.output,
+        action,
+        reason,
+    }
+}
+
 /// Plans the batch and returns what it would do with every file.
 pub fn plan(job: &BatchJob) -> Result<DryRun, JobError> {
     let setup = |e: anyhow::Error| JobError::Setup(e);
@@ -85,26 +108,7 @@ pub fn plan(job: &BatchJob) -> Result<DryRun, JobError> {
             },
         })
         .collect();
-    files.extend(skipped.into_iter().map(|r| {
-        let (action, why) = match r.outcome {
-            Outcome::Failed => ("fail", r.error.clone().unwrap_or_default()),
-            Outcome::SkippedExisting => ("skip", "its output exists".into()),
-            Outcome::SkippedStale => (
-                "skip",
-                "its output exists but is stale (--skip-existing keeps it)".into(),
-            ),
-            Outcome::SkippedNotImage => ("skip", "not an image".into()),
-            Outcome::SkippedLink => ("skip", "symbolic link".into()),
-            Outcome::Blurred => ("write", String::new()),
-        };
-        let reason = r.notes.first().cloned().unwrap_or(why);
-        Planned {
-            input: shown(&r.input),
-            output: r.output,
-            action,
-            reason,
-        }
-    }));
+    files.extend(skipped.into_iter().map(|r| skipped_file(r, &shown)));
     files.sort_by(|a, b| a.input.cmp(&b.input));
     let count = |action: &str| files.iter().filter(|f| f.action == action).count();
     Ok(DryRun {
