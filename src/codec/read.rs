@@ -76,10 +76,20 @@ impl Input {
     }
 
     /// The content in memory, within `max_memory_mib`: bytes held already, or the file read
-    /// (a JPEG up to its end-of-image marker; any other file to its end).
+    /// (a JPEG up to its end-of-image marker; any other file to its end, refused unread where
+    /// its size is over the budget).
     pub fn whole(&self, max_memory_mib: u64) -> Result<Cow<'_, [u8]>, ImageIoError> {
         match &self.content {
             Content::Bytes(bytes) => Ok(Cow::Borrowed(bytes)),
+            Content::File { len, .. }
+                if self.sniffed != Some(ImageFormat::Jpeg)
+                    && *len > max_memory_mib.saturating_mul(1 << 20) =>
+            {
+                Err(ImageIoError::ReadOverLimit {
+                    path: self.name.clone(),
+                    limit_mib: max_memory_mib,
+                })
+            }
             Content::File { file, len } => {
                 let reader = FileAt::new(file, *len);
                 read_within(&self.name, reader, Some(*len), max_memory_mib).map(Cow::Owned)
@@ -319,6 +329,21 @@ mod tests {
         assert_eq!(guess(b"MM\0+\0\x08\0\0"), Some(ImageFormat::Tiff));
         assert_eq!(guess(b"II*\0\x08\0\0\0"), Some(ImageFormat::Tiff));
         assert_eq!(guess(b"II-\0"), None);
+    }
+
+    /// A file over the budget is refused before it is read, but a JPEG, whose end may come
+    /// before the budget does, is read up to its end-of-image marker.
+    #[test]
+    fn a_file_over_the_budget_is_refused_unread_unless_a_jpeg_ends_within_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let big = dir.path().join("big.tif");
+        std::fs::write(&big, [&b"II*\0"[..], &vec![0u8; 2 << 20]].concat()).unwrap();
+        let input = open(&big, 1).unwrap();
+        assert!(matches!(input.whole(1), Err(ImageIoError::ReadOverLimit { limit_mib: 1, .. })));
+        let motion = dir.path().join("motion.jpg");
+        let jpeg = [&[0xFF, 0xD8, 0xFF, 0xE0, 0, 4, 1, 2, 0xFF, 0xD9][..], &vec![0u8; 2 << 20]].concat();
+        std::fs::write(&motion, jpeg).unwrap();
+        assert_eq!(open(&motion, 1).unwrap().whole(1).unwrap().len(), 10);
     }
 
     #[test]
