@@ -131,7 +131,9 @@ fn integers_are_rounded_and_clamped_once() {
 /// items, short lines and lines shorter than the reach.
 #[test]
 fn columns_give_the_samples_of_the_same_lines_as_rows() {
-    for (n, w) in [(1, 16), (5, 37), (40, 70), (300, 130), (7, 16)] {
+    // 2500 rows: columns long enough to be filtered as they are gathered and scattered as
+    // they are finished (`filter_item_impl`), the last item and its last block short.
+    for (n, w) in [(1, 16), (5, 37), (40, 70), (300, 130), (7, 16), (2500, 70)] {
         let data = noise(n * w, (n * w) as u32);
         let transposed: Vec<f32> = (0..w * n).map(|i| data[(i % n) * w + i / n]).collect();
         for edge in EVERY_MODE {
@@ -155,4 +157,27 @@ fn columns_give_the_samples_of_the_same_lines_as_rows() {
             }
         }
     }
+}
+
+/// A NaN in long columns, which are filtered as they are gathered, takes the path that spoils
+/// its footprint alone, as the same lines along rows do.
+#[test]
+fn a_nan_in_long_columns_spoils_its_footprint_as_along_rows() {
+    let (n, w) = (2500, 20);
+    let mut data = noise(n * w, 7);
+    data[1234 * w + 17] = f32::NAN;
+    let transposed: Vec<f32> = (0..w * n).map(|i| data[(i % n) * w + i / n]).collect();
+    let f = AxisFilter {
+        footprint: Some(12),
+        ..filter(3.0, Method::Recursive, EdgeMode::Clamp)
+    };
+    let mut down = vec![0f32; n * w];
+    filter_axis(&data, &mut down, &[n, w], 0, &f);
+    let mut across = vec![0f32; n * w];
+    filter_axis(&transposed, &mut across, &[w, n], 1, &f);
+    let back: Vec<f32> = (0..n * w).map(|i| across[(i % w) * n + i / w]).collect();
+    let same = |a: f32, b: f32| a == b || (a.is_nan() && b.is_nan());
+    assert!(down.iter().zip(&back).all(|(&a, &b)| same(a, b)));
+    assert!(down[1234 * w + 17].is_nan() && !down[1200 * w + 17].is_nan());
+    assert!(down.iter().filter(|v| v.is_nan()).count() == 25, "the footprint alone");
 }
