@@ -174,6 +174,32 @@ impl Report {
             .sum()
     }
 
+    /// The table's image line: the input, its size (and pages), colour and format, and the
+    /// output's.
+    fn image_line(&self) -> String {
+        let pages = match self.pages {
+            Some(n) => format!(" × {n} pages"),
+            None => String::new(),
+        };
+        let (i, o) = (&self.input, &self.output);
+        format!(
+            "image    {} {}×{}{pages} {} ({}) → {} {} ({})\n",
+            i.path, i.width, i.height, i.color, i.format, o.path, o.color, o.format
+        )
+    }
+
+    /// The sigmas as the table names them: one where x and y agree, then z where given.
+    fn sigmas(&self) -> String {
+        let sigma = match self.sigma_x == self.sigma_y {
+            true => format!("sigma {}", self.sigma_x),
+            false => format!("sigma {} (x), {} (y)", self.sigma_x, self.sigma_y),
+        };
+        match self.sigma_z {
+            Some(z) => format!("{sigma}, {z} (z)"),
+            None => sigma,
+        }
+    }
+
     /// The human-readable table.
     pub fn table(&self) -> String {
         let mut s = String::new();
@@ -182,31 +208,8 @@ impl Report {
         if let Some(why) = &self.why {
             let _ = writeln!(s, "chosen   {why}");
         }
-        let pages = match self.pages {
-            Some(n) => format!(" × {n} pages"),
-            None => String::new(),
-        };
-        let _ = writeln!(
-            s,
-            "image    {} {}×{}{pages} {} ({}) → {} {} ({})",
-            self.input.path,
-            self.input.width,
-            self.input.height,
-            self.input.color,
-            self.input.format,
-            self.output.path,
-            self.output.color,
-            self.output.format
-        );
-        let sigma = if self.sigma_x == self.sigma_y {
-            format!("sigma {}", self.sigma_x)
-        } else {
-            format!("sigma {} (x), {} (y)", self.sigma_x, self.sigma_y)
-        };
-        let sigma = match self.sigma_z {
-            Some(z) => format!("{sigma}, {z} (z)"),
-            None => sigma,
-        };
+        s.push_str(&self.image_line());
+        let sigma = self.sigmas();
         let light = if self.linear { ", linear light" } else { "" };
         let _ = writeln!(
             s,
@@ -219,22 +222,7 @@ impl Report {
             "pass", "where", "ms", "MP/s", "GB/s"
         );
         for p in &self.passes {
-            let place = if p.on_host() { "host" } else { "device" };
-            let mpps = if p.ms > 0.0 && p.kind != PassKind::Setup {
-                format!("{:.0}", mp / (p.ms * 1e-3))
-            } else {
-                "-".into()
-            };
-            let gbps = if p.bytes > 0 && p.ms > 0.0 {
-                format!("{:.1}", p.bytes as f64 / (p.ms * 1e-3) * 1e-9)
-            } else {
-                String::new()
-            };
-            let _ = writeln!(
-                s,
-                "{:<29} {:>6} {:>10.3} {:>10} {:>9}",
-                p.name, place, p.ms, mpps, gbps
-            );
+            s.push_str(&pass_line(p, mp));
         }
         if self.backend == Backend::Opencl {
             let d = self.device_ms();
@@ -306,3 +294,17 @@ pub fn diagnostic(line: &str) {
     let _ = writeln!(err, "{line}");
 }
 
+/// One pass's line of the table: its name, where it ran, its time, the image's megapixels
+/// (`mp`) a second through it (none for set-up), and its bytes a second where it counts them.
+fn pass_line(p: &Pass, mp: f64) -> String {
+    let place = if p.on_host() { "host" } else { "device" };
+    let mpps = match p.ms > 0.0 && p.kind != PassKind::Setup {
+        true => format!("{:.0}", mp / (p.ms * 1e-3)),
+        false => "-".into(),
+    };
+    let gbps = match p.bytes > 0 && p.ms > 0.0 {
+        true => format!("{:.1}", p.bytes as f64 / (p.ms * 1e-3) * 1e-9),
+        false => String::new(),
+    };
+    format!("{:<29} {:>6} {:>10.3} {:>10} {:>9}\n", p.name, place, p.ms, mpps, gbps)
+}

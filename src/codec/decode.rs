@@ -201,20 +201,8 @@ fn decode_jpeg(
         }
         match jpeg::decode_inks(&clean, limit) {
             Ok((w, h, inks)) => {
-                let inks = icc::Inks::Eight(inks);
-                if cmyk_profile(&meta).is_some() {
-                    if let Some(rgb) = through_profile(Ok((w, h, &inks)), &mut meta, notes) {
-                        return Ok((rgb, meta));
-                    }
-                }
-                let icc::Inks::Eight(inks) = inks else {
-                    unreachable!("a JPEG's inks are 8-bit")
-                };
-                let rgb = jpeg::inks_by_formula(w, h, &inks).map(DynamicImage::from);
-                return rgb.map(|rgb| (rgb, meta)).ok_or_else(|| ImageIoError::Decode {
-                    path: path.into(),
-                    detail: "libjpeg read fewer inks than the header declares".into(),
-                });
+                let rgb = jpeg_inks_to_rgb(path, (w, h, inks), &mut meta, notes)?;
+                return Ok((rgb, meta));
             }
             Err(damage) => Err(damage),
         }
@@ -232,11 +220,47 @@ fn decode_jpeg(
             Err(damage) => Err(damage),
         }
     };
-    let damage = match first {
-        Ok(image) => return Ok((image, meta)),
-        Err(damage) => damage,
+    match first {
+        Ok(image) => Ok((image, meta)),
+        Err(damage) => Ok((recovered(path, (&clean, limit), (w, h), &damage, notes)?, meta)),
+    }
+}
+
+/// A CMYK JPEG's 8-bit `inks` of `w`×`h` in RGB: through its CMYK profile where `meta` holds
+/// one that converts, else by the formula.
+fn jpeg_inks_to_rgb(
+    path: &Path,
+    (w, h, inks): (u32, u32, Vec<u8>),
+    meta: &mut metadata::Metadata,
+    notes: &mut Vec<String>,
+) -> Result<DynamicImage, ImageIoError> {
+    let inks = icc::Inks::Eight(inks);
+    if cmyk_profile(meta).is_some() {
+        if let Some(rgb) = through_profile(Ok((w, h, &inks)), meta, notes) {
+            return Ok(rgb);
+        }
+    }
+    let icc::Inks::Eight(inks) = inks else {
+        unreachable!("a JPEG's inks are 8-bit")
     };
-    match jpeg::libjpeg::recover(&clean, limit) {
+    let rgb = jpeg::inks_by_formula(w, h, &inks).map(DynamicImage::from);
+    rgb.ok_or_else(|| ImageIoError::Decode {
+        path: path.into(),
+        detail: "libjpeg read fewer inks than the header declares".into(),
+    })
+}
+
+/// The JPEG `clean` of `w`×`h` that the strict decode refused (`damage`), as libjpeg recovers
+/// it within `limit` bytes, with a note of what it warned; an error naming both where it
+/// cannot.
+fn recovered(
+    path: &Path,
+    (clean, limit): (&[u8], u64),
+    (w, h): (u32, u32),
+    damage: &str,
+    notes: &mut Vec<String>,
+) -> Result<DynamicImage, ImageIoError> {
+    match jpeg::libjpeg::recover(clean, limit) {
         Ok((image, warnings)) if (image.width(), image.height()) == (w, h) => {
             // libjpeg read the file cleanly: it was only beyond the first decoder.
             if let Some(first) = warnings.first() {
@@ -247,10 +271,10 @@ fn decode_jpeg(
                     if warnings.len() == 1 { "" } else { "s" }
                 ));
             }
-            Ok((image, meta))
+            Ok(image)
         }
-        Ok(_) => Err(damaged(path, &damage, "libjpeg decoded another size")),
-        Err(e) => Err(damaged(path, &damage, &e)),
+        Ok(_) => Err(damaged(path, damage, "libjpeg decoded another size")),
+        Err(e) => Err(damaged(path, damage, &e)),
     }
 }
 

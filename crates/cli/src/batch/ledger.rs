@@ -236,40 +236,14 @@ pub fn merge(records: &[ShardSummary]) -> Report {
                 r.shard, r.shards, r.not_started
             ));
         }
-        report.present.push(ShardLine {
-            shard: r.shard,
-            shards: r.shards,
-            files: r.files.len(),
-            blurred: r.blurred,
-            skipped_existing: r.skipped_existing,
-            failed: r.failed,
-            not_started: r.not_started,
-            interrupted: r.interrupted,
-        });
+        report.present.push(ShardLine::of(r));
         for f in &r.files {
             let shards = owners.entry(&f.path).or_default();
             shards.push(format!("{}/{}", r.shard, r.shards));
             if shards.len() > 1 {
                 continue;
             }
-            match f.outcome {
-                Outcome::Blurred => report.blurred += 1,
-                Outcome::SkippedExisting | Outcome::SkippedStale => report.skipped_existing += 1,
-                Outcome::SkippedNotImage => report.skipped_not_image += 1,
-                Outcome::SkippedLink => report.skipped_links += 1,
-                Outcome::Failed => report.failed.push(Failure {
-                    shard: r.shard,
-                    path: f.path.clone(),
-                    error: f.error.clone().unwrap_or_default(),
-                }),
-            }
-            let finished = matches!(
-                f.outcome,
-                Outcome::Blurred | Outcome::SkippedExisting | Outcome::SkippedStale
-            );
-            if finished && !names::unescape(&f.output).is_file() {
-                report.outputs_missing.push(f.output.clone());
-            }
+            report.count(r.shard, f);
         }
     }
     report.files = owners.len();
@@ -294,7 +268,46 @@ pub fn merge(records: &[ShardSummary]) -> Report {
     report
 }
 
+impl ShardLine {
+    /// The line of shard summary `r`.
+    fn of(r: &ShardSummary) -> ShardLine {
+        ShardLine {
+            shard: r.shard,
+            shards: r.shards,
+            files: r.files.len(),
+            blurred: r.blurred,
+            skipped_existing: r.skipped_existing,
+            failed: r.failed,
+            not_started: r.not_started,
+            interrupted: r.interrupted,
+        }
+    }
+}
+
 impl Report {
+    /// Counts file `f`'s outcome, as shard `shard` recorded it, and its output where it should
+    /// be there and is not.
+    fn count(&mut self, shard: usize, f: &ShardFile) {
+        match f.outcome {
+            Outcome::Blurred => self.blurred += 1,
+            Outcome::SkippedExisting | Outcome::SkippedStale => self.skipped_existing += 1,
+            Outcome::SkippedNotImage => self.skipped_not_image += 1,
+            Outcome::SkippedLink => self.skipped_links += 1,
+            Outcome::Failed => self.failed.push(Failure {
+                shard,
+                path: f.path.clone(),
+                error: f.error.clone().unwrap_or_default(),
+            }),
+        }
+        let finished = matches!(
+            f.outcome,
+            Outcome::Blurred | Outcome::SkippedExisting | Outcome::SkippedStale
+        );
+        if finished && !names::unescape(&f.output).is_file() {
+            self.outputs_missing.push(f.output.clone());
+        }
+    }
+
     /// The merged report for stderr.
     pub fn table(&self) -> String {
         use std::fmt::Write as _;

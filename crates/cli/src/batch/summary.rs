@@ -198,8 +198,10 @@ impl Summary {
         }
     }
 
-    /// The end-of-batch report for stderr.
-    pub fn table(&self) -> String {
+    /// The table's device lines: the one device, with the images that went through pinned
+    /// memory, or each worker's device with its images, megapixels, blur time, fallbacks and
+    /// why it stopped.
+    fn device_lines(&self) -> String {
         use std::fmt::Write as _;
         let mut s = String::new();
         if let [d] = &self.devices[..] {
@@ -237,6 +239,14 @@ impl Summary {
                 let _ = writeln!(s);
             }
         }
+        s
+    }
+
+    /// The end-of-batch report for stderr.
+    pub fn table(&self) -> String {
+        use std::fmt::Write as _;
+        let mut s = String::new();
+        s += &self.device_lines();
         for n in &self.notes {
             let _ = writeln!(s, "note      {n}");
         }
