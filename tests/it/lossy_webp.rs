@@ -3,7 +3,7 @@
 //! close to the lossless result, alpha kept exactly, the ICC profile and EXIF kept; `--quality
 //! same`, which reads a JPEG input's tables, refused for WebP, `lossless` for other formats.
 
-use crate::common::{blur_to, fixture, gblur, mean_abs_diff};
+use crate::common::{blur_to, fixture, gblur, json_report, mean_abs_diff};
 
 /// The RIFF chunks' names of a WebP file.
 fn chunks(bytes: &[u8]) -> Vec<String> {
@@ -315,16 +315,14 @@ fn a_batch_writes_its_webp_outputs_lossless_and_the_others_at_their_default() {
     let jpeg = fixture("samples/chelsea.jpg");
     std::fs::copy(&jpeg, input.join("a.jpg")).unwrap();
     blur_to(&jpeg, &input.join("b.webp"), &[]);
-    let report = gblur()
-        .arg("batch")
-        .args([&input, &output])
-        .args(["-s", "1.5", "--quality", "lossless", "--json", "-q"])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let v: serde_json::Value = serde_json::from_slice(&report).unwrap();
+    let v = json_report(gblur().arg("batch").args([&input, &output]).args([
+        "-s",
+        "1.5",
+        "--quality",
+        "lossless",
+        "--json",
+        "-q",
+    ]));
     assert_eq!(v["blurred"], 2, "{v}");
     assert!(
         v["notes"]

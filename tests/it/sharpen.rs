@@ -106,24 +106,20 @@ fn luminance_is_within_one_level_of_the_formula_with_an_exact_gaussian_in_place(
     let x: Vec<Vec<f64>> = (0..3).map(|c| channel(&small, c)).collect();
     for (sigma, amount, threshold) in [(2.0, 1.5, 0.0), (6.0, 0.8, 0.02)] {
         let out = dir.path().join("out.png");
-        let report = gblur()
-            .arg("sharpen")
-            .arg(&src)
-            .arg(&out)
-            .args([
-                "--sigma",
-                &sigma.to_string(),
-                "--amount",
-                &amount.to_string(),
-            ])
-            .args(["--threshold", &threshold.to_string(), "--luminance"])
-            .args(["--device", "rust", "--json", "-q"])
-            .assert()
-            .success()
-            .get_output()
-            .stdout
-            .clone();
-        let v: serde_json::Value = serde_json::from_slice(&report).unwrap();
+        let v = common::json_report(
+            gblur()
+                .arg("sharpen")
+                .arg(&src)
+                .arg(&out)
+                .args([
+                    "--sigma",
+                    &sigma.to_string(),
+                    "--amount",
+                    &amount.to_string(),
+                ])
+                .args(["--threshold", &threshold.to_string(), "--luminance"])
+                .args(["--device", "rust", "--json", "-q"]),
+        );
         assert!(v["pipeline"].as_str().unwrap().contains("in place"), "{v}");
         let got = image::open(&out).unwrap().to_rgb8();
         let b: Vec<Vec<f64>> = x.iter().map(|p| exact_blur(p, (w, h), sigma)).collect();
@@ -302,14 +298,13 @@ fn the_device_the_batch_and_the_main_command_agree() {
 fn the_report_names_the_sharpening() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("o.png");
-    let done = gblur()
-        .arg("sharpen")
-        .arg(fixture("samples/coffee.png"))
-        .arg(&out)
-        .args(["--sigma", "2", "--amount", "0.5", "--json", "-q"])
-        .assert()
-        .success();
-    let v: serde_json::Value = serde_json::from_slice(&done.get_output().stdout).unwrap();
+    let v = common::json_report(
+        gblur()
+            .arg("sharpen")
+            .arg(fixture("samples/coffee.png"))
+            .arg(&out)
+            .args(["--sigma", "2", "--amount", "0.5", "--json", "-q"]),
+    );
     let pipeline = v["pipeline"].as_str().unwrap();
     assert!(
         pipeline.contains("sharpened (amount 0.5, threshold 0)"),
@@ -317,14 +312,13 @@ fn the_report_names_the_sharpening() {
     );
     // In place on the Rust path, luma alone too; with alpha, planar f32 and a pass of its own.
     assert!(pipeline.contains("in place"), "{pipeline}");
-    let done = gblur()
-        .arg("sharpen")
-        .arg(fixture("samples/chelsea-rgba.png"))
-        .arg(&out)
-        .args(["--sigma", "2", "--luminance", "--json", "-q"])
-        .assert()
-        .success();
-    let v: serde_json::Value = serde_json::from_slice(&done.get_output().stdout).unwrap();
+    let v = common::json_report(
+        gblur()
+            .arg("sharpen")
+            .arg(fixture("samples/chelsea-rgba.png"))
+            .arg(&out)
+            .args(["--sigma", "2", "--luminance", "--json", "-q"]),
+    );
     let names: Vec<&str> = v["passes"]
         .as_array()
         .unwrap()

@@ -2,7 +2,7 @@
 //! row by row, and the anticausal half writes each finished row straight to the array, so the
 //! scratch (larger than the core's cache for long lines) is walked twice instead of four times.
 
-use super::{load16, prefetch, store16, Block, Element, Item, AHEAD, LANES, V};
+use super::{load16, prefetch, store_block, Block, Element, Item, AHEAD, LANES, V};
 use crate::cpu::banded::sections::{Coef, Sections};
 use crate::cpu::lanes::Isa;
 
@@ -95,21 +95,8 @@ pub(super) unsafe fn anticausal_scatter<D: Element, I: Isa, const G: usize>(
                 0 => V::ZERO,
                 _ => x[j * G + g] - x[(j - 1) * G + g],
             };
-            let Block::Columns { start, lanes } = block else {
-                unreachable!("an item's blocks are of one kind")
-            };
-            if j >= AHEAD {
-                let ahead = dst.add(start + (j - AHEAD) * lines.inner);
-                prefetch(ahead, lanes * std::mem::size_of::<D>());
-            }
-            let p = dst.add(start + j * lines.inner);
-            if lanes == LANES {
-                store16(p, o);
-            } else {
-                for l in 0..lanes {
-                    *p.add(l) = D::store(o.0[l]);
-                }
-            }
+            let ahead = j.checked_sub(AHEAD);
+            store_block(dst, block, lines, (j, ahead), o);
         }
     }
 }

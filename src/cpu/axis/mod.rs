@@ -523,6 +523,35 @@ unsafe fn gather<S: Element, I: Isa, const G: usize>(src: *const S, item: Item<'
     }
 }
 
+/// `v` into row `k` of the column block `block` (its lanes alone), row `ahead` asked for
+/// where given.
+///
+/// # Safety
+/// `dst` holds the array `lines` describes.
+#[inline(always)]
+unsafe fn store_block<D: Element>(
+    dst: *mut D,
+    block: Block,
+    lines: Lines,
+    (k, ahead): (usize, Option<usize>),
+    v: V,
+) {
+    let Block::Columns { start, lanes } = block else {
+        unreachable!("an item's blocks are of one kind")
+    };
+    if let Some(a) = ahead {
+        prefetch(dst.add(start + a * lines.inner), lanes * std::mem::size_of::<D>());
+    }
+    let p = dst.add(start + k * lines.inner);
+    if lanes == LANES {
+        store16(p, v);
+    } else {
+        for l in 0..lanes {
+            *p.add(l) = D::store(v.0[l]);
+        }
+    }
+}
+
 /// Writes the filtered lines back where `gather` read them.
 ///
 /// # Safety
@@ -535,21 +564,8 @@ unsafe fn scatter<D: Element, I: Isa, const G: usize>(dst: *mut D, item: Item<'_
         for k in 0..n {
             let row = &out[k * G..][..G];
             for (&v, &block) in row.iter().zip(blocks) {
-                let Block::Columns { start, lanes } = block else {
-                    unreachable!("an item's blocks are of one kind")
-                };
-                if k + AHEAD < n {
-                    let ahead = dst.add(start + (k + AHEAD) * lines.inner);
-                    prefetch(ahead, lanes * std::mem::size_of::<D>());
-                }
-                let p = dst.add(start + k * lines.inner);
-                if lanes == LANES {
-                    store16(p, v);
-                } else {
-                    for l in 0..lanes {
-                        *p.add(l) = D::store(v.0[l]);
-                    }
-                }
+                let ahead = (k + AHEAD < n).then_some(k + AHEAD);
+                store_block(dst, block, lines, (k, ahead), v);
             }
         }
         return;

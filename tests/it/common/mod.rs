@@ -26,6 +26,12 @@ pub fn blur_to(input: &Path, out: &Path, extra: &[&str]) -> Vec<u8> {
     std::fs::read(out).unwrap()
 }
 
+/// The JSON report a run of `command` (given `--json`) prints on stdout; the run must succeed.
+pub fn json_report(command: &mut assert_cmd::Command) -> serde_json::Value {
+    let out = command.assert().success().get_output().stdout.clone();
+    serde_json::from_slice(&out).unwrap()
+}
+
 /// The mean absolute difference of two images' samples, in levels.
 pub fn mean_abs_diff(a: &[u8], b: &[u8]) -> f64 {
     assert_eq!(a.len(), b.len(), "images of one size");

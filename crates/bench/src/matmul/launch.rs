@@ -147,24 +147,20 @@ impl Prepared {
         let u = |v: usize| Arg::U32(v as u32);
         let g2 = |cols: usize, rows: usize| [cols.next_multiple_of(16), rows.next_multiple_of(16)];
         let l2 = Some(&[16usize, 16][..]);
-        let pad_args = [
-            Arg::Buf(&dev.a),
-            Arg::Buf(ap),
-            u(s.m),
-            u(s.k),
-            u(p.m),
-            u(p.k),
-        ];
-        cmds.push(ctx.run(pad, &pad_args, &g2(p.k, p.m), l2, "pad A")?);
-        let pad_args = [
-            Arg::Buf(&dev.b),
-            Arg::Buf(bp),
-            u(s.k),
-            u(s.n),
-            u(p.k),
-            u(p.n),
-        ];
-        cmds.push(ctx.run(pad, &pad_args, &g2(p.n, p.k), l2, "pad B")?);
+        // `from` (rows × cols) into the zero-padded `to` (prows × pcols).
+        let pad_into = |from, to, (rows, cols), (prows, pcols), name| {
+            let args = [
+                Arg::Buf(from),
+                Arg::Buf(to),
+                u(rows),
+                u(cols),
+                u(prows),
+                u(pcols),
+            ];
+            ctx.run(pad, &args, &g2(pcols, prows), l2, name)
+        };
+        cmds.push(pad_into(&dev.a, ap, (s.m, s.k), (p.m, p.k), "pad A")?);
+        cmds.push(pad_into(&dev.b, bp, (s.k, s.n), (p.k, p.n), "pad B")?);
         let (global, local) = self.rung.ndrange(*p);
         let args = [
             Arg::Buf(ap),
