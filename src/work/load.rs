@@ -70,8 +70,23 @@ pub fn load_with(
     } = decoding;
     let t = Instant::now();
     // Planes have no edge extension: an edge mode other than clamp blurs RGB.
-    if let (Keep::JpegPlanes { subsampling, .. }, true) = (keep, plan.is_none()) {
-        if let Some(loaded) = load_planes(source, subsampling, decoding, passes)? {
+    let planes = match keep {
+        Keep::JpegPlanes { subsampling, .. } if plan.is_none() => Some(subsampling),
+        _ => None,
+    };
+    let read;
+    let source = match (source, planes) {
+        (Source::Input(input), Some(_)) => {
+            read = jpeg_read(input, max_memory_mib)?;
+            read.as_deref().map_or(source, |bytes| Source::Memory {
+                name: &input.name,
+                bytes,
+            })
+        }
+        (source, _) => source,
+    };
+    if let Some(subsampling) = planes {
+        if let Some(loaded) = load_planes(source, subsampling, (decoding, t), passes)? {
             return Ok(loaded);
         }
     }
@@ -81,15 +96,28 @@ pub fn load_with(
     };
     passes.push(Pass::host(Stage::Decode, "decode", t));
     let notes = cleaned(&mut decoded, sanitize, to_srgb, passes);
-    let mut image = decoded.image;
-    let (color, width, height) = (image.color(), image.width(), image.height());
+    let image = &mut decoded.image;
+    let (color, size) = (image.color(), (image.width(), image.height()));
     let name = match source {
         Source::Input(input) => &input.name,
         Source::Memory { name, .. } => name,
     };
-    let padding = extend(&mut image, plan, max_memory_mib, name, passes)?;
-    let mut loaded = Loaded {
-        working: Working::Decoded(image),
+    let padding = extend(image, plan, max_memory_mib, name, passes)?;
+    let mut loaded = decoded_loaded(decoded, (color, size), (notes, padding), linear);
+    loaded.adapt(keep, linear, passes);
+    Ok(loaded)
+}
+
+/// A decoded image (`color`, `width`×`height` before an edge mode's `padding`) as loaded, with
+/// what came with it, in its decoded form.
+fn decoded_loaded(
+    decoded: codec::DecodedFile,
+    (color, (width, height)): (ColorType, (u32, u32)),
+    (notes, padding): (Vec<String>, Option<edges::Padding>),
+    linear: bool,
+) -> Loaded {
+    Loaded {
+        working: Working::Decoded(decoded.image),
         layout: pixels::Layout {
             color,
             linear: linear && pixels::is_integer(color),
@@ -106,9 +134,7 @@ pub fn load_with(
         gray_float: decoded.gray_float,
         padding,
         mix: None,
-    };
-    loaded.adapt(keep, linear, passes);
-    Ok(loaded)
+    }
 }
 
 /// `decoded` with its non-finite float samples cleaned where `sanitize` says, converted from
@@ -139,33 +165,32 @@ fn cleaned(
     notes
 }
 
+/// `input`'s bytes where it is a JPEG file, which the planes may take: read once, for them and
+/// for the decode should they not take it; None for any other input.
+fn jpeg_read(
+    input: &codec::read::Input,
+    max_memory_mib: u64,
+) -> Result<Option<std::borrow::Cow<'_, [u8]>>, ImageIoError> {
+    match input.sniffed == Some(ImageFormat::Jpeg) {
+        true => input.whole(max_memory_mib).map(Some),
+        false => Ok(None),
+    }
+}
+
 /// A colour JPEG whose layout `subsampling` writes, loaded as its YCbCr planes, or None where
 /// the source is not one (`codec::decode_jpeg_planes`) and is to be decoded as pixels, as one
-/// that `--to-srgb` converts is (colours are converted as RGB samples). A file is read into
-/// memory up to its end-of-image marker, within the budget, as `codec::decode` reads every
-/// JPEG.
+/// that `--to-srgb` converts is (colours are converted as RGB samples). `t`: when the load
+/// began, its file's read included.
 fn load_planes(
     source: Source,
     subsampling: Subsampling,
-    decoding: Decoding,
+    (decoding, t): (Decoding, Instant),
     passes: &mut Vec<Pass>,
 ) -> Result<Option<Loaded>, ImageIoError> {
     let max_memory_mib = decoding.max_memory_mib;
-    let t = Instant::now();
-    let read;
     let (name, bytes) = match source {
         Source::Memory { name, bytes } => (name, bytes),
-        Source::Input(input) if input.sniffed == Some(ImageFormat::Jpeg) => {
-            match input.whole(max_memory_mib) {
-                Ok(bytes) => {
-                    read = bytes;
-                    (input.name.as_path(), &read[..])
-                }
-                // An error the ordinary decode reports.
-                Err(_) => return Ok(None),
-            }
-        }
-        // Not a JPEG.
+        // Not a JPEG: `load_with` reads a JPEG file into memory for the planes.
         Source::Input(_) => return Ok(None),
     };
     let traits = JpegTraits::read(bytes);
