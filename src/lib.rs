@@ -74,32 +74,31 @@
 //! # Features
 //!
 //! None is on by default. `progress-bars` draws a progress bar on stderr for a long image, as
-//! the `gblur` command does. `unstable-internals` exposes the crate's internals to the `gblur`
-//! command (`crates/cli`), `gblur bench` (`crates/bench`), the fuzz targets and the benchmark
-//! programs; it is not part of the API and follows no versioning.
+//! the `gblur` command does. `unstable-internals` exposes the crate's internals to `gblur bench`
+//! (`crates/bench`), the fuzz targets and the benchmark programs; it is not part of the API and
+//! follows no versioning. The `gblur` command (`crates/cli`) does without it: what it needs
+//! beyond `blur_file` is [`command`].
 //!
 //! # Layers
 //!
-//! The public API (`api`) over the per-file job (`job`, `work`, `mask`, `stream`) over the
+//! The public API (`api`, [`command`] among it) over the per-file job (`job`, `work`, `mask`, `stream`) over the
 //! engines (`codec`, `cpu`, `gpu`, on `filter` and `pixels`), with `backend` choosing where a
 //! job runs. The `gblur` command (`crates/cli`: the argument parser, `gblur batch`, the device
 //! list) and the GPU tutorial suite behind `gblur bench` (`crates/bench`) are packages of their
 //! own on top. Nothing imports upwards; `tests/it/architecture.rs` fails on an import cycle.
 
 #![deny(missing_docs)]
-// Items only the command line and the tutorial suite use are unused without the internals.
-#![cfg_attr(not(feature = "unstable-internals"), allow(dead_code, unused_imports))]
 
 mod api;
 pub use api::{
-    blur_file, feature_map_file, nd, Device, Error, Feature, FeatureOptions, FeatureReport,
-    FileOptions, FileReport, Gaussian, GaussianBuilder, Layout, PassTime, Sample,
+    blur_file, command, feature_map_file, nd, Device, Error, Feature, FeatureOptions,
+    FeatureReport, FileOptions, FileReport, Gaussian, GaussianBuilder, Layout, PassTime, Sample,
 };
 pub use filter::{EdgeMode, Method};
 
 /// Declares the crate's internal modules: `pub(crate)`, except with the
-/// `unstable-internals` feature, where the `gblur` command, `gblur bench`, the fuzz targets and
-/// the benchmark programs reach them (hidden from the documentation, outside the API and its
+/// `unstable-internals` feature, where `gblur bench`, the fuzz targets and the benchmark
+/// programs reach them (hidden from the documentation, outside the API and its
 /// versioning).
 macro_rules! internal {
     ($($(#[$attr:meta])* $m:ident),* $(,)?) => {$(

@@ -18,6 +18,8 @@ fn show_after() -> Duration {
 }
 
 /// What a sweep of `gblur bench` counts (no unit: its steps are measurements).
+// `gblur bench` alone uses it (crates/bench), through the internals.
+#[cfg(feature = "unstable-internals")]
 pub const SWEEP: &str = "";
 /// What a batch counts.
 pub const FILES: &str = "files";

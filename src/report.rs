@@ -35,7 +35,9 @@ pub enum Stage {
 /// What a job records of one image as it runs: its timed passes, in order, and the notes
 /// its report gives.
 pub struct Log<'a> {
+    /// The job's passes, to add to.
     pub passes: &'a mut Vec<Pass>,
+    /// The job's notes, to add to.
     pub notes: &'a mut Vec<String>,
 }
 
@@ -44,8 +46,11 @@ pub struct Log<'a> {
 pub struct Pass {
     /// What the table shows; never used as a key.
     pub name: String,
+    /// Where it ran and what it moved.
     pub kind: PassKind,
+    /// Which stage of the job it belongs to.
     pub stage: Stage,
+    /// Milliseconds.
     pub ms: f64,
     /// Bytes the pass reads and writes in global memory (nominal: each kernel's accesses).
     pub bytes: u64,
@@ -132,13 +137,20 @@ pub enum Backend {
     Rust,
 }
 
+/// What a job did: the image, the blur, where it ran, every pass, and notes.
 #[derive(Clone, Debug, Serialize)]
 pub struct Report {
+    /// The device that blurred, or the host's path.
     pub device: String,
+    /// OpenCL or the Rust path.
     pub backend: Backend,
+    /// The input image.
     pub input: ImageSummary,
+    /// The output image.
     pub output: ImageSummary,
+    /// Sigma along rows.
     pub sigma_x: f64,
+    /// Sigma along columns.
     pub sigma_y: f64,
     /// Sigma across the pages of a TIFF stack blurred as a volume (`--sigma-z`).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -148,13 +160,18 @@ pub struct Report {
     pub pages: Option<usize>,
     /// Which filter ran: `recursive`, `fir`, or one per axis.
     pub method: String,
+    /// The GPU pipeline, or the host's passes.
     pub pipeline: String,
+    /// Whether it blurred in linear light.
     pub linear: bool,
+    /// Every pass, in order.
     pub passes: Vec<Pass>,
+    /// The whole job's wall time.
     pub total_ms: f64,
     /// Why `--device auto` ran this path (its cost model's prediction where it weighed one);
     /// None where `--device` named the path.
     pub why: Option<String>,
+    /// What the job changed or could not keep.
     pub notes: Vec<String>,
 }
 

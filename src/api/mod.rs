@@ -3,6 +3,7 @@
 //! (opened once, reused); `blur_file` (the command's job for one file); and `Error`.
 
 mod array_cost;
+pub mod command;
 mod device;
 mod error;
 mod feature_map;

@@ -19,6 +19,7 @@ use std::fmt;
 /// `gblur batch`, several, each driven by its own worker.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum DeviceSet {
+    /// One device (or the host's cores).
     One(DeviceChoice),
     /// `all`: every GPU.
     AllGpus,
@@ -81,11 +82,14 @@ impl fmt::Display for DeviceSet {
 /// A device chosen for a job, with the pipeline it runs there.
 #[derive(Clone, Debug)]
 pub struct Target {
+    /// The device.
     pub info: DeviceInfo,
+    /// The pipeline it runs, resolved for it.
     pub pipeline: Pipeline,
 }
 
 impl Target {
+    /// The device with `choice` resolved against it.
     pub fn new(info: DeviceInfo, choice: PipelineChoice) -> Target {
         let pipeline = choice.resolve(&info);
         Target { info, pipeline }
@@ -94,7 +98,9 @@ impl Target {
 
 /// An opened device: its context (queue and built programs) and the pipeline it runs.
 pub struct Device {
+    /// Its context, queue and compiled programs.
     pub ctx: ClContext,
+    /// The pipeline it runs.
     pub pipeline: Pipeline,
 }
 

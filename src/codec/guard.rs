@@ -30,6 +30,7 @@ fn install_hook() {
 
 /// Marks the current thread, for good, as one whose panics a guard on another thread reports
 /// (a decoder's worker pool, whose panics reach the guarded caller): the hook says nothing.
+#[cfg(feature = "jxl")]
 pub fn quiet_thread() {
     install_hook();
     GUARDED.with(|g| g.set(g.get() + 1));

@@ -37,38 +37,99 @@ use std::io::{self, Cursor};
 use std::path::{Path, PathBuf};
 use thiserror::Error;
 
+/// Why an image could not be read or written. Every variant names the file (`path`); its
+/// message is the one line the command prints.
 #[derive(Debug, Error)]
 pub enum ImageIoError {
+    /// The file could not be opened or read.
     #[error("{}: cannot read: {cause}", path.display())]
-    Open { path: PathBuf, cause: io::Error },
-    #[error("{}: gblur does not read this image ({detail})", path.display())]
-    Unsupported { path: PathBuf, detail: String },
-    #[error("{}: cannot decode: {detail}", path.display())]
-    Decode { path: PathBuf, detail: String },
-    /// The format is read through a system library that is not installed.
-    #[error("{}: {detail}", path.display())]
-    NeedsLibrary { path: PathBuf, detail: String },
-    #[error("{}: decoding needs more than the memory limit of {limit_mib} MiB ({})", path.display(), crate::memory::limit_hint(*limit_mib))]
-    OverLimit { path: PathBuf, limit_mib: u64 },
-    #[error("{}: more than the memory limit of {limit_mib} MiB to read ({})", path.display(), crate::memory::limit_hint(*limit_mib))]
-    ReadOverLimit { path: PathBuf, limit_mib: u64 },
-    #[error("{}: cannot encode as {format}: {detail}", path.display())]
-    Encode {
+    Open {
+        /// The input.
         path: PathBuf,
-        format: String,
+        /// The system's error.
+        cause: io::Error,
+    },
+    /// The file is not an image gblur reads (its format, or a feature of it).
+    #[error("{}: gblur does not read this image ({detail})", path.display())]
+    Unsupported {
+        /// The input.
+        path: PathBuf,
+        /// What is not read.
         detail: String,
     },
-    #[error("{}: cannot write: {cause}", path.display())]
-    Write { path: PathBuf, cause: io::Error },
+    /// The decoder failed: a truncated or corrupt file.
+    #[error("{}: cannot decode: {detail}", path.display())]
+    Decode {
+        /// The input.
+        path: PathBuf,
+        /// The decoder's words.
+        detail: String,
+    },
+    /// The format is read through a system library that is not installed.
     #[error("{}: {detail}", path.display())]
-    BadOutput { path: PathBuf, detail: String },
+    NeedsLibrary {
+        /// The input.
+        path: PathBuf,
+        /// Which library, and how to install it.
+        detail: String,
+    },
+    /// The decoded image would not fit in the memory budget.
+    #[error("{}: decoding needs more than the memory limit of {limit_mib} MiB ({})", path.display(), crate::memory::limit_hint(*limit_mib))]
+    OverLimit {
+        /// The input.
+        path: PathBuf,
+        /// The budget, in MiB.
+        limit_mib: u64,
+    },
+    /// The file itself is larger than the memory budget, where it must be read whole.
+    #[error("{}: more than the memory limit of {limit_mib} MiB to read ({})", path.display(), crate::memory::limit_hint(*limit_mib))]
+    ReadOverLimit {
+        /// The input.
+        path: PathBuf,
+        /// The budget, in MiB.
+        limit_mib: u64,
+    },
+    /// The encoder refused the image or failed.
+    #[error("{}: cannot encode as {format}: {detail}", path.display())]
+    Encode {
+        /// The output.
+        path: PathBuf,
+        /// The output's format.
+        format: String,
+        /// The encoder's words.
+        detail: String,
+    },
+    /// The output could not be written or moved into place.
+    #[error("{}: cannot write: {cause}", path.display())]
+    Write {
+        /// The output.
+        path: PathBuf,
+        /// The system's error.
+        cause: io::Error,
+    },
+    /// The output cannot be what was asked (a format gblur does not write, a name taken).
+    #[error("{}: {detail}", path.display())]
+    BadOutput {
+        /// The output.
+        path: PathBuf,
+        /// Why.
+        detail: String,
+    },
     /// A file appeared at the output path after the batch was planned, and is left as it is
     /// (the main command words it for `--no-clobber`: `job::run`).
     #[error("{}: appeared while the batch ran (another writer's?); left as it is (--overwrite replaces it)", path.display())]
-    Appeared { path: PathBuf },
+    Appeared {
+        /// The output.
+        path: PathBuf,
+    },
     /// The extension an edge mode needs is over the memory limit.
     #[error("{}: {detail} (raise it with --max-memory)", path.display())]
-    EdgesOverLimit { path: PathBuf, detail: String },
+    EdgesOverLimit {
+        /// The input.
+        path: PathBuf,
+        /// How much the extension needs.
+        detail: String,
+    },
 }
 
 /// `-`, which stands for stdin as an input and for stdout as an output.
@@ -290,6 +351,7 @@ pub fn output_color(
 pub struct EncodeOptions {
     /// `--quality` and `--subsampling`, resolved per image against its input.
     pub jpeg: jpeg::JpegOptions,
+    /// A PNG's compression level.
     pub png_compression: CompressionType,
     /// Add TPDF dither before rounding to fewer bits than the input has (`pixels::quantise`).
     pub dither: bool,
@@ -305,6 +367,7 @@ pub struct EncodeOptions {
     pub tiff_given: bool,
     /// `--subsampling` and `--png-compression` were given, likewise.
     pub subsampling_given: bool,
+    /// Whether `--png-compression` was given (an output of another format refuses it).
     pub png_given: bool,
 }
 

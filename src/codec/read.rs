@@ -32,6 +32,7 @@ pub struct Input {
     pub sniffed: Option<ImageFormat>,
     /// Its first bytes (at most `HEAD`).
     head: Vec<u8>,
+    /// The open file, or the bytes of an input read into memory.
     pub content: Content,
 }
 

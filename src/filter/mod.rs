@@ -187,10 +187,13 @@ impl LineFilter {
 /// The separable 2D blur: one filter per axis.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Blur2d {
+    /// The filter along rows.
     pub x: LineFilter,
+    /// The filter along columns.
     pub y: LineFilter,
     /// How the filters were asked for, so that `subsampled` can ask again.
     pub method: Method,
+    /// The FIR's radius in sigmas (None: the default).
     pub truncate: Option<f64>,
 }
 
@@ -201,6 +204,7 @@ pub struct Blur2d {
 pub const FIR_MAX_SIGMA: f64 = 1000.0;
 
 impl Blur2d {
+    /// The blur `method` with these sigmas, unchecked (`check_sigma` checks them).
     pub fn new(method: Method, sigma_x: f64, sigma_y: f64) -> Self {
         Self {
             x: LineFilter::new(method, sigma_x),

@@ -3,13 +3,18 @@
 //! pipeline that enqueues them and the reports that name them agree. `GBLUR_BLOCKED_TUNE`
 //! overrides the shapes for tuning sweeps.
 
-use crate::filter::LineFilter;
 use crate::gpu::format::PixelFormat;
-use crate::gpu::plan::{blocked_plan, Blocking};
+#[cfg(feature = "unstable-internals")]
+use crate::{
+    filter::LineFilter,
+    gpu::plan::{blocked_plan, Blocking},
+};
 
 /// The defines a blocked pass over columns of `len` pixels of `format` is built with, as
 /// `blocked_plan` decides for `f` and `blocked`: `block_overlap`'s where the chunks overlap,
 /// the carried kernels' otherwise (for reports such as `gblur bench blur`'s).
+// `gblur bench` alone uses it (crates/bench), through the internals.
+#[cfg(feature = "unstable-internals")]
 pub fn pass_defines(
     f: &LineFilter,
     blocked: Blocking,

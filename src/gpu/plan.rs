@@ -11,14 +11,18 @@ use image::ColorType;
 /// What the user asked for; resolved against the device by `resolve`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PipelineChoice {
+    /// The fastest for the device.
     Auto,
     /// The transpose pipeline; `None` picks the fastest transpose for the device.
     Transpose(Option<TransposeKind>),
+    /// Column passes straight down the columns, no transpose.
     Direct,
+    /// Block-parallel column passes (`Pipeline::Blocked`), chunks started so.
     Blocked(ChunkStart),
 }
 
 impl PipelineChoice {
+    /// The pipeline this choice means on `device`.
     pub fn resolve(self, device: &DeviceInfo) -> Pipeline {
         match self {
             PipelineChoice::Auto => Pipeline::fastest_for(device),
@@ -31,16 +35,21 @@ impl PipelineChoice {
     }
 }
 
+/// A device's blur pipeline: how its column passes run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Pipeline {
+    /// Row passes, a transpose, row passes again, a transpose back.
     Transpose(TransposeKind),
+    /// Column passes straight down the columns, no transpose.
     Direct,
     /// Block-parallel column passes with the transpose fused into their output
     /// (kernels/recursive_blocks.cl): enough work-items to fill a GPU. `chunk` is the rows
     /// per chunk (CHUNK in the kernel); 0 picks it per pass from the column length
     /// (`auto_chunk`). `start` is how each chunk finds its incoming states.
     Blocked {
+        /// Rows per chunk; 0 picks them per pass.
         chunk: usize,
+        /// How each chunk finds its incoming states.
         start: ChunkStart,
     },
 }
@@ -88,6 +97,7 @@ impl Pipeline {
         }
     }
 
+    /// Its name in the report (`transpose (tile32)`, `blocked (carried)`).
     pub fn describe(self) -> String {
         match self {
             Pipeline::Transpose(t) => format!("transpose/{t}"),

@@ -14,16 +14,24 @@ use std::fmt;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum TransposeKind {
+    /// Read rows, write columns.
     Naive,
+    /// Through a tile in local memory.
     Local,
+    /// Through local memory, the tile's columns skewed against bank conflicts.
     Skewed,
+    /// Through local memory, each tile row padded by one against bank conflicts.
     Padded,
+    /// Padded and skewed.
     PaddedSkewed,
+    /// 32×32 tiles, each work-item moving several elements.
     Tile32,
+    /// 32×32 tiles, skewed.
     Tile32Skewed,
 }
 
 impl TransposeKind {
+    /// Every strategy, the simplest first.
     pub const ALL: [TransposeKind; 7] = [
         Self::Naive,
         Self::Local,
@@ -48,6 +56,7 @@ impl TransposeKind {
         }
     }
 
+    /// Its name on the command line (`--transpose`).
     pub fn name(self) -> &'static str {
         match self {
             Self::Naive => "naive",
@@ -60,6 +69,7 @@ impl TransposeKind {
         }
     }
 
+    /// Its kernel in `kernels/transpose.cl`.
     pub fn kernel_name(self) -> &'static str {
         match self {
             Self::Naive => "transpose_naive",

@@ -4,7 +4,7 @@
 
 use crate::filter::Blur2d;
 use crate::gpu::opencl::queue::{Arg, U8Scratch};
-use crate::gpu::opencl::{ClContext, ClError, Enqueued};
+use crate::gpu::opencl::{ClContext, ClError};
 use crate::gpu::pipeline::{blocked_starts, upload_filter, BlockedAxis, Run};
 use crate::gpu::plan::{Blocking, Pipeline, Upload};
 use crate::pixels;
@@ -15,6 +15,8 @@ use opencl3::memory::Buffer;
 /// Enqueues the blur of the 8-bit image in `bytes` (`w`×`h` pixels of `channels` samples), in
 /// place: the y axis reads the bytes and writes the f32 intermediate `mid` transposed, the x
 /// axis reads `mid` and writes the bytes back upright. Both axes must be recursive.
+// `gblur bench` alone uses it (crates/bench), through the internals.
+#[cfg(feature = "unstable-internals")]
 pub fn enqueue_u8(
     ctx: &ClContext,
     bytes: &Buffer<u8>,
@@ -23,7 +25,7 @@ pub fn enqueue_u8(
     blur: &Blur2d,
     linear: bool,
     blocked: Blocking,
-) -> Result<Vec<Enqueued>, ClError> {
+) -> Result<Vec<crate::gpu::opencl::Enqueued>, ClError> {
     let mut run = Run::new(ctx);
     enqueue_u8_on(&mut run, (bytes, mid), dims, blur, linear, blocked)?;
     run.finish()

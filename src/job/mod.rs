@@ -59,19 +59,26 @@ pub struct BlurJob {
     pub output: PathBuf,
     /// The output format; None: OUT's extension's.
     pub output_format: Option<ImageFormat>,
+    /// Sigma along rows, pixels.
     pub sigma_x: f64,
+    /// Sigma along columns, pixels.
     pub sigma_y: f64,
+    /// Which filter: recursive, FIR, or auto per sigma.
     pub method: Method,
+    /// The GPU pipeline (`--pipeline`).
     pub pipeline: PipelineChoice,
     /// One device here; `gblur batch` also takes `all` and lists.
     pub device: DeviceSet,
+    /// Blur in linear light (`--linear`).
     pub linear: bool,
     /// Convert the input from its ICC profile to sRGB before the blur (`--to-srgb`).
     pub to_srgb: bool,
     /// A JPEG → JPEG job on the Rust path blurs the YCbCr planes where it can
     /// (`ImagePlan::with_planes`); false: always RGB (`--jpeg-path rgb`).
     pub jpeg_planes: bool,
+    /// How the output is encoded.
     pub encode: EncodeOptions,
+    /// The memory budget, MiB; larger images stream through the strip engine.
     pub max_memory_mib: u64,
     /// Which of the input's ICC profile, EXIF and XMP the output gets.
     pub metadata: KeepMetadata,
@@ -130,7 +137,9 @@ impl BlurJob {
 /// Why a job failed: set-up problems (exit 2) or the blur itself (exit 1).
 #[derive(Debug)]
 pub enum JobError {
+    /// The job could not start: a bad option, an output that cannot be written (exit 2).
     Setup(anyhow::Error),
+    /// The job failed on its way: a bad input, a failed write (exit 1).
     Failed(anyhow::Error),
 }
 

@@ -50,15 +50,18 @@ pub struct ImagePlan<'a> {
 }
 
 impl<'a> ImagePlan<'a> {
+    /// The plan for the images of `job`, blurred with `blur`.
     pub fn new(job: &'a BlurJob, blur: &'a Blur2d) -> ImagePlan<'a> {
         let edges = EdgePlan::new(job.edges, blur);
         ImagePlan { job, blur, edges }
     }
 
+    /// The job.
     pub fn job(&self) -> &'a BlurJob {
         self.job
     }
 
+    /// The blur.
     pub fn blur(&self) -> &'a Blur2d {
         self.blur
     }

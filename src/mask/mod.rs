@@ -65,7 +65,9 @@ pub struct MaskOptions {
     pub mask: Option<PathBuf>,
     /// Feather width in pixels: the selection is blurred by a Gaussian of sigma `feather / 2`.
     pub feather: f64,
+    /// How the mask's weights mix the blurred and the original image.
     pub mode: MaskMode,
+    /// What a NaN sample does (`--nan`).
     pub nan: NanPolicy,
 }
 

@@ -15,9 +15,13 @@ use std::sync::Arc;
 /// (a box that starts outside the image); `w` and `h` are at least 1.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Region {
+    /// Left edge, pixels (negative: from the right).
     pub x: i64,
+    /// Top edge, pixels (negative: from the bottom).
     pub y: i64,
+    /// Width, pixels.
     pub w: u64,
+    /// Height, pixels.
     pub h: u64,
 }
 
@@ -84,8 +88,11 @@ impl Region {
 
 /// A decoded mask: one value in [0, 1] per pixel.
 pub struct MaskFile {
+    /// The mask image.
     pub path: PathBuf,
+    /// Its width.
     pub width: usize,
+    /// Its height.
     pub height: usize,
     /// Shared with the selections built from it until one changes (`Arc::make_mut`).
     values: Arc<Vec<f32>>,

@@ -24,7 +24,9 @@ use rayon::prelude::*;
 /// The edge mode of each axis.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Edges {
+    /// Left and right.
     pub x: EdgeMode,
+    /// Top and bottom.
     pub y: EdgeMode,
 }
 

@@ -48,7 +48,9 @@ pub enum Source<'a> {
     Input(&'a codec::read::Input),
     /// An encoded image already in memory (stdin's content), and what errors call it.
     Memory {
+        /// The name its errors carry.
         name: &'a Path,
+        /// The encoded image.
         bytes: &'a [u8],
     },
 }

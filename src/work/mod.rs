@@ -29,13 +29,19 @@ pub enum Working {
 
 /// A decoded input, oriented, as the blur will take it.
 pub struct Loaded {
+    /// The samples.
     pub working: Working,
+    /// Their layout.
     pub layout: pixels::Layout,
     /// The input's ICC profile, EXIF and XMP.
     pub meta: crate::codec::metadata::Metadata,
+    /// The input's format.
     pub format: ImageFormat,
+    /// The input's colour type.
     pub color: ColorType,
+    /// Width, pixels.
     pub width: u32,
+    /// Height, pixels.
     pub height: u32,
     /// What decoding changed that the report should say (`pixels::sanitize_image`).
     pub notes: Vec<String>,
@@ -101,7 +107,9 @@ pub enum Keep {
     /// `on_device`): a JPEG → JPEG job on the Rust path or the blocked pipeline
     /// (`job::ImagePlan::with_planes` says when).
     JpegPlanes {
+        /// The output's chroma subsampling.
         subsampling: crate::codec::jpeg::Subsampling,
+        /// Blurred on an OpenCL device (else on the host).
         on_device: bool,
     },
 }
@@ -122,6 +130,7 @@ impl Keep {
         }
     }
 
+    /// Whether an image of `color` keeps its samples in this form.
     pub fn keeps(self, color: ColorType) -> bool {
         match self {
             Keep::Planar => false,

@@ -14,8 +14,11 @@ use std::time::Instant;
 /// the image is fully encoded.
 #[derive(Clone, Copy, Debug)]
 pub struct Output<'a> {
+    /// Where.
     pub path: &'a Path,
+    /// The format.
     pub format: ImageFormat,
+    /// How it is encoded.
     pub encode: EncodeOptions,
     /// Which of the input's ICC profile, EXIF and XMP are written.
     pub metadata: KeepMetadata,

@@ -3,8 +3,8 @@
 //! `crates/bench/src/`): no import cycle between the top-level modules of a crate or between
 //! the files of one folder, no file over 800 lines, nothing below the command line that knows
 //! clap, a library that carries neither the command line nor the tutorial suite, a library
-//! root that exports the API alone, and an API that neither prints, exits nor hands out
-//! `anyhow` errors.
+//! root that exports the API alone, an API that neither prints, exits nor hands out `anyhow`
+//! errors, and a command that uses that API alone.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -359,7 +359,7 @@ fn the_library_carries_neither_the_command_line_nor_the_tutorial_suite() {
 
 /// Everything `src/lib.rs` makes public: the API (`src/api/`), the edge modes and methods;
 /// the internal modules are `pub(crate)` (public only under the `unstable-internals` feature,
-/// for the command, the tutorial suite and the fuzz targets).
+/// for the tutorial suite, the fuzz targets and the benchmark programs).
 #[test]
 fn the_library_root_exports_the_api_alone() {
     let lib = std::fs::read_to_string(root().join("src/lib.rs")).unwrap();
@@ -453,4 +453,103 @@ fn a_name_the_root_re_exports_is_an_import_of_its_module() {
         "{graph:?}"
     );
     assert!(find_cycle(&graph).is_some(), "api → job → api: {graph:?}");
+}
+
+/// The names `src/lib.rs` makes public: those its `pub use` lines list.
+fn public_root_names(lib: &str) -> BTreeSet<String> {
+    let code = code(lib);
+    let mut names = BTreeSet::new();
+    for (at, _) in code.match_indices("pub use ") {
+        let rest = &code[at..];
+        let item = &rest[..rest.find(';').unwrap_or(rest.len())];
+        let listed = match item.find('{') {
+            Some(open) => &item[open + 1..item.rfind('}').unwrap_or(item.len())],
+            None => &item[item.rfind("::").map_or(0, |c| c + 2)..],
+        };
+        for name in listed.split(',') {
+            // `a as b` makes `b` public.
+            let name = name.split(" as ").last().unwrap_or("").trim();
+            if !name.is_empty() {
+                names.insert(name.to_string());
+            }
+        }
+    }
+    names
+}
+
+/// The first name after each `gblur::` in `code` (each name of a `gblur::{a, b}` group).
+fn library_names(code: &str) -> Vec<String> {
+    let ident = |s: &str| -> String {
+        s.trim()
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect()
+    };
+    let mut out = Vec::new();
+    for (at, _) in code.match_indices("gblur::") {
+        let before = code[..at].chars().next_back();
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+            continue;
+        }
+        let rest = &code[at + "gblur::".len()..];
+        match rest.strip_prefix('{') {
+            Some(group) => out.extend(
+                group[..group.find('}').unwrap_or(group.len())]
+                    .split(',')
+                    .map(ident)
+                    .filter(|n| !n.is_empty()),
+            ),
+            None => out.push(ident(rest)),
+        }
+    }
+    out
+}
+
+/// The command is a user of the library: every `gblur::` path in `crates/cli/src` starts with
+/// a name the library's root makes public, and the command's manifest does not turn on
+/// `unstable-internals` (`gblur bench` reaches them through the `gblur-bench` crate alone).
+/// `cargo check -p gblur-cli --no-default-features` builds the command without them.
+#[test]
+fn the_command_uses_the_public_api_alone() {
+    let lib = std::fs::read_to_string(root().join("src/lib.rs")).unwrap();
+    let public = public_root_names(&lib);
+    assert!(
+        ["command", "blur_file", "nd", "Gaussian", "EdgeMode"]
+            .iter()
+            .all(|n| public.contains(*n)),
+        "the scan of src/lib.rs found {public:?}"
+    );
+    let mut internal = Vec::new();
+    for (m, text) in crate_sources("crates/cli/src") {
+        for name in library_names(&code(&text)) {
+            if !public.contains(&name) {
+                internal.push(format!("{}: gblur::{name}", m.join("::")));
+            }
+        }
+    }
+    assert!(
+        internal.is_empty(),
+        "the command names the library's internals: {internal:?}"
+    );
+    let manifest = std::fs::read_to_string(root().join("crates/cli/Cargo.toml")).unwrap();
+    let enabling: Vec<&str> = manifest
+        .lines()
+        .filter(|l| l.starts_with("gblur ") && l.contains("unstable-internals"))
+        .collect();
+    assert!(enabling.is_empty(), "crates/cli/Cargo.toml: {enabling:?}");
+}
+
+#[test]
+fn the_public_api_check_sees_an_internal_path() {
+    let lib = "pub use api::{\n    blur_file, command,\n    Gaussian as G,\n};\npub use filter::EdgeMode;";
+    let public = public_root_names(lib);
+    assert_eq!(
+        public,
+        BTreeSet::from(["blur_file", "command", "G", "EdgeMode"].map(String::from))
+    );
+    let text = "use gblur::command::job::BlurJob;\nuse gblur::{G, EdgeMode};\n\
+                let r = gblur::job::run(&j); // gblur::report\nlet x = ungblur::y;";
+    let names = library_names(&code(text));
+    assert_eq!(names, ["command", "G", "EdgeMode", "job"]);
+    assert!(names.iter().any(|n| !public.contains(n)), "gblur::job is internal");
 }

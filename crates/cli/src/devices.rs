@@ -1,27 +1,25 @@
 //! `gblur devices`: every OpenCL platform and device, and the path that runs without one;
 //! `gblur calibrate`: the figures `--device auto`'s cost model predicts from, measured again.
 
-use gblur::backend::calibrate;
-use gblur::gpu::opencl::{cache, device, ClError, DeviceChoice};
-use gblur::gpu::plan::Pipeline;
+use gblur::command::devices::{self, ClError, DeviceChoice, Pipeline};
 use std::io::Write;
 
 /// Measures the Rust path and the device `choice` names (`auto`: the first GPU, none where
 /// there is no GPU) afresh, keeps the figures in the cache and prints them.
 pub fn calibrate(choice: &DeviceChoice, json: bool) -> anyhow::Result<()> {
-    let root = cache::cache_root();
-    let (rust, rust_src) = calibrate::rust_figures(root.as_deref(), true);
+    let root = devices::cache_root();
+    let (rust, rust_src) = devices::rust_figures(root.as_deref(), true);
     let info = match choice {
-        DeviceChoice::Auto => match device::list() {
+        DeviceChoice::Auto => match devices::list_devices() {
             Ok(devices) => devices.into_iter().find(|d| d.is_gpu()),
             Err(ClError::NoRuntime) => None,
             Err(e) => return Err(e.into()),
         },
         DeviceChoice::Rust => None,
-        named => device::select(named)?,
+        named => devices::select_device(named)?,
     };
     let device = match &info {
-        Some(d) => Some(calibrate::device_figures(
+        Some(d) => Some(devices::device_figures(
             root.as_deref(),
             d,
             Pipeline::fastest_for(d),
@@ -59,7 +57,7 @@ pub fn calibrate(choice: &DeviceChoice, json: bool) -> anyhow::Result<()> {
 }
 
 /// A device's calibrated figures, a line each.
-fn device_table(f: &gblur::backend::cost::DeviceFigures) -> String {
+fn device_table(f: &gblur::command::devices::DeviceFigures) -> String {
     [
         format!("  open context      {:>10.1} ms", f.open_ms),
         format!("  compile kernels   {:>10.1} ms", f.compile_ms),
@@ -83,7 +81,7 @@ fn device_table(f: &gblur::backend::cost::DeviceFigures) -> String {
 }
 
 pub fn print(json: bool) -> anyhow::Result<()> {
-    let devices = match device::list() {
+    let devices = match devices::list_devices() {
         Ok(d) => d,
         Err(ClError::NoRuntime) => Vec::new(),
         Err(e) => return Err(e.into()),
@@ -94,7 +92,7 @@ pub fn print(json: bool) -> anyhow::Result<()> {
         return Ok(());
     }
     if devices.is_empty() {
-        let why = if gblur::gpu::opencl::runtime_available() {
+        let why = if devices::runtime_available() {
             "an OpenCL loader is installed but no platform is registered"
         } else {
             "no OpenCL runtime is installed"
@@ -124,6 +122,6 @@ pub fn print(json: bool) -> anyhow::Result<()> {
             d.local_mem_kib
         );
     }
-    let _ = writeln!(out, "    rust  {}", gblur::backend::rust_device_name());
+    let _ = writeln!(out, "    rust  {}", devices::rust_device_name());
     Ok(())
 }

@@ -3,10 +3,11 @@
 
 /// An allocation that fails is a one-line error, not an abort.
 #[global_allocator]
-static ALLOCATOR: gblur::memory::ReportingAllocator = gblur::memory::ReportingAllocator;
+static ALLOCATOR: gblur::command::process::ReportingAllocator =
+    gblur::command::process::ReportingAllocator;
 
 fn main() -> std::process::ExitCode {
     // Freed blocks leave the process, so that `--max-memory` counts what is alive.
-    gblur::memory::return_freed_blocks();
+    gblur::command::process::return_freed_blocks();
     gblur_cli::cli::main()
 }

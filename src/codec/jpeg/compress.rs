@@ -32,6 +32,7 @@ impl Chroma {
         }
     }
 
+    /// The name the command line takes (`444`, `422`, `420`).
     pub fn name(self) -> &'static str {
         match self {
             Chroma::S444 => "4:4:4",

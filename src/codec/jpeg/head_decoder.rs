@@ -90,6 +90,7 @@ impl JpegHead {
     }
 
     /// Reads the head of a whole file.
+    #[cfg(test)]
     pub fn of_file(bytes: &[u8]) -> ImageResult<JpegHead> {
         JpegHead::read(super::libjpeg::header_segments(&mut &bytes[..])?)
     }

@@ -27,13 +27,16 @@ pub enum Subsampling {
     /// The input's layout; for an input that is not a colour JPEG, 4:2:0 below quality 90
     /// and 4:4:4 from 90 up (as libvips does).
     Same,
+    /// This subsampling.
     Fixed(Chroma),
 }
 
 /// The JPEG output settings asked for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct JpegOptions {
+    /// The quality.
     pub quality: Quality,
+    /// The chroma subsampling.
     pub subsampling: Subsampling,
 }
 

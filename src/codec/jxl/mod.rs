@@ -46,6 +46,7 @@ pub fn decode(
 }
 
 /// The error for a JPEG XL input to a gblur built without the `jxl` feature.
+#[cfg(any(test, not(feature = "jxl")))]
 pub fn not_built(path: &std::path::Path) -> super::ImageIoError {
     super::ImageIoError::NeedsLibrary {
         path: path.into(),

@@ -46,19 +46,25 @@ pub struct Metadata {
 /// Which kinds of metadata a job writes (`--strip`, `--keep`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct KeepMetadata {
+    /// The ICC profile.
     pub icc: bool,
+    /// EXIF.
     pub exif: bool,
+    /// XMP.
     pub xmp: bool,
+    /// IPTC.
     pub iptc: bool,
 }
 
 impl KeepMetadata {
+    /// Everything the output format can hold.
     pub const ALL: KeepMetadata = KeepMetadata {
         icc: true,
         exif: true,
         xmp: true,
         iptc: true,
     };
+    /// Nothing.
     pub const NONE: KeepMetadata = KeepMetadata {
         icc: false,
         exif: false,

@@ -24,8 +24,10 @@ pub const ZSTD_MISSING: &str =
 /// `--tiff-compression`: one compression, or the input's (`Same`, the default).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum TiffCompression {
+    /// The input's compression where it is a TIFF's; else LZW.
     #[default]
     Same,
+    /// This compression.
     Set(Compression),
 }
 

@@ -104,6 +104,8 @@ pub fn blur_in_place<T: Sample>(
 
 /// `blur_in_place` on one channel of f32 samples, compiled in this crate: a caller in another
 /// crate (the benchmark suite) runs this copy of the kernels instead of compiling its own.
+// `gblur bench` alone uses it (crates/bench), through the internals.
+#[cfg(feature = "unstable-internals")]
 pub fn blur_gray_f32_in_place(data: &mut [f32], dims: (usize, usize), kx: Axis, ky: Axis) -> Vec<CpuPass> {
     blur_in_place(data, dims, &Pixels::ONE_CHANNEL, kx, ky)
 }

@@ -14,16 +14,27 @@ use std::sync::OnceLock;
 /// One OpenCL device as the user sees it in `gblur devices`.
 #[derive(Clone, Debug, Serialize)]
 pub struct DeviceInfo {
+    /// Its place in `list_devices`' order (`--device N`).
     pub index: usize,
+    /// The OpenCL platform's name.
     pub platform: String,
+    /// The device's name.
     pub name: String,
+    /// `gpu`, `cpu` or `other`.
     pub kind: &'static str,
+    /// The OpenCL version it reports.
     pub version: String,
+    /// The driver's version.
     pub driver: String,
+    /// Its compute units.
     pub compute_units: u32,
+    /// Its global memory, MiB.
     pub global_mem_mib: u64,
+    /// Its largest single allocation, MiB.
     pub max_alloc_mib: u64,
+    /// Its local memory per work-group, KiB.
     pub local_mem_kib: u64,
+    /// Its largest work-group.
     pub max_work_group: usize,
     /// The `cl_device_id`, kept as an address so the list can be shared between threads.
     #[serde(skip)]
@@ -37,10 +48,12 @@ impl DeviceInfo {
         format!("{} ({}, {})", self.name, self.platform, version.join(" "))
     }
 
+    /// The OpenCL handle.
     pub fn id(&self) -> cl_device_id {
         self.id as cl_device_id
     }
 
+    /// Whether it is a GPU.
     pub fn is_gpu(&self) -> bool {
         self.kind == "gpu"
     }
@@ -70,15 +83,20 @@ impl DeviceInfo {
 pub enum DeviceChoice {
     /// A GPU if there is one, else any OpenCL device, else the Rust path.
     Auto,
+    /// The device at this index of `list_devices`.
     Index(usize),
+    /// The first device whose name contains this (any case).
     Name(String),
+    /// The first GPU.
     Gpu,
+    /// The first CPU device (PoCL's).
     Cpu,
     /// The built-in Rust implementation.
     Rust,
 }
 
 impl DeviceChoice {
+    /// `--device`'s value: `auto`, `rust`, `gpu`, `cpu`, an index or part of a name.
     pub fn parse(s: &str) -> Self {
         match s.to_ascii_lowercase().as_str() {
             "auto" => Self::Auto,

@@ -111,6 +111,7 @@ pub struct StagingPool {
 }
 
 impl StagingPool {
+    /// A pool of at most `slots` buffers of `bytes` each, made as they are first taken.
     pub fn new(slots: usize, bytes: usize) -> Self {
         Self {
             free: bounded(slots),
@@ -166,10 +167,12 @@ pub struct Staging {
 }
 
 impl Staging {
+    /// The staged bytes.
     pub fn bytes(&self) -> &[u8] {
         self.slot.as_ref().expect("held until dropped").as_slice()
     }
 
+    /// The staged bytes, to fill.
     pub fn bytes_mut(&mut self) -> &mut [u8] {
         self.slot
             .as_mut()

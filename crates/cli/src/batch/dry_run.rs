@@ -7,7 +7,7 @@ use super::names;
 use super::plan;
 use super::summary::{FileRecord, Outcome};
 use super::BatchJob;
-use gblur::job::JobError;
+use gblur::command::job::JobError;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
@@ -161,6 +161,6 @@ pub fn emit(plan: &DryRun, json: bool) -> Result<(), JobError> {
         true => serde_json::to_string_pretty(plan).expect("the plan serialises"),
         false => plan.table().trim_end().to_string(),
     };
-    gblur::report::write_out(Some(&text), None)
+    gblur::command::report::write_out(Some(&text), None)
         .map_err(|e| JobError::Failed(anyhow::anyhow!("cannot write the plan: {e}")))
 }

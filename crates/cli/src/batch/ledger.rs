@@ -5,8 +5,8 @@
 
 use super::names;
 use super::summary::{Outcome, Summary};
-use gblur::codec;
-use gblur::job::JobError;
+use gblur::command::formats;
+use gblur::command::job::JobError;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -88,7 +88,7 @@ impl ShardSummary {
             .map_err(|e| anyhow::anyhow!("{}: cannot create: {e}", dir.display()))?;
         let path = dir.join(file_name(self.shard, self.shards));
         let text = serde_json::to_string_pretty(self).expect("shard summary serialises");
-        codec::write_atomic(&path, format!("{text}\n").as_bytes(), codec::Replace::Any)?;
+        formats::write_atomic(&path, format!("{text}\n").as_bytes(), formats::Replace::Any)?;
         Ok(path)
     }
 }
@@ -362,7 +362,7 @@ pub fn report(dir: &Path, json: bool, quiet: bool) -> Result<(), JobError> {
     let report = merge(&records);
     let json = json.then(|| serde_json::to_string_pretty(&report).expect("report serialises"));
     let table = (!quiet).then(|| report.table());
-    gblur::report::write_out(json.as_deref(), table.as_deref())
+    gblur::command::report::write_out(json.as_deref(), table.as_deref())
         .map_err(|e| JobError::Failed(anyhow::anyhow!("cannot write the report: {e}")))?;
     if report.complete {
         return Ok(());

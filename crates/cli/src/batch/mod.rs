@@ -23,7 +23,7 @@ pub mod summary;
 
 pub use run::run;
 
-use gblur::job::{BlurJob, JobError};
+use gblur::command::job::{BlurJob, JobError};
 use image::ImageFormat;
 use std::path::PathBuf;
 use summary::Summary;

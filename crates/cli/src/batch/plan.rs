@@ -8,7 +8,7 @@ use super::journal::Journal;
 use super::made_with::{Made, SettingsLog};
 use super::summary::{FileRecord, Outcome};
 use super::{names, naming, BatchJob};
-use gblur::codec::{self, ImageIoError};
+use gblur::command::formats::{self, ImageIoError};
 use image::ImageFormat;
 use std::path::{Path, PathBuf};
 
@@ -119,9 +119,9 @@ impl Found<'_> {
         if !entry.file_type().is_file() || job.shard.is_some_and(|s| !in_shard(&rel, s)) {
             return Planned::Passed;
         }
-        let Some(in_format) = codec::sniff(&input).ok().flatten() else {
+        let Some(in_format) = formats::sniff(&input).ok().flatten() else {
             if job.verbose {
-                gblur::report::diagnostic(&format!(
+                gblur::command::report::diagnostic(&format!(
                     "gblur: {}: not an image, skipped",
                     input.display()
                 ));
@@ -134,8 +134,9 @@ impl Found<'_> {
             return Planned::Skipped(r);
         };
         let (output, format) = output_of(job, out_dir, &rel, in_format);
-        let refused = unwritable(&input, (in_format, &output, format))
-            .or_else(|| misplaced(job, self.dirs, &output).map(|w| gblur::report::one_line(&w)));
+        let refused = unwritable(&input, (in_format, &output, format)).or_else(|| {
+            misplaced(job, self.dirs, &output).map(|w| gblur::command::report::one_line(&w))
+        });
         if let Some(error) = refused {
             let mut r = record(Outcome::Failed, &output);
             r.error = Some(error);
@@ -184,8 +185,8 @@ fn unwritable(
     input: &Path,
     (in_format, output, format): (ImageFormat, &Path, ImageFormat),
 ) -> Option<String> {
-    if in_format == codec::heif::HEIF {
-        if let Err(e) = codec::heif::readable(input) {
+    if in_format == formats::HEIF {
+        if let Err(e) = formats::heif_readable(input) {
             return Some(e.to_string());
         }
     }
@@ -197,18 +198,18 @@ fn unwritable(
         .unwrap_or_default();
     let named_avif = extension.eq_ignore_ascii_case("avif");
     let writes_heic =
-        codec::is_heic_name(&extension) && codec::heif::encoder(codec::heif::Coding::Hevc).is_ok();
-    let heic = format == codec::heif::HEIF
+        formats::is_heic_name(&extension) && formats::heif_encoder(formats::Coding::Hevc).is_ok();
+    let heic = format == formats::HEIF
         && !named_avif
         && !writes_heic
-        && codec::read::own_format(input).is_none();
-    if codec::can_write(format) && !heic {
+        && formats::own_format(input).is_none();
+    if formats::can_write(format) && !heic {
         return None;
     }
     let name = if heic {
         "HEIC".into()
     } else {
-        codec::format_name(format)
+        formats::format_name(format)
     };
     Some(format!(
         "{}: gblur does not write {name}, the input's format: give --format jpg (or avif, png, tif, ...)",
@@ -226,7 +227,7 @@ pub fn encoder_options_apply(job: &BatchJob, tasks: &[Task]) -> anyhow::Result<V
         return Ok(notes);
     }
     // `same` refuses the outputs it cannot serve; `lossless` applies to the WebP ones alone.
-    let lossless = job.blur.encode.jpeg.quality == codec::jpeg::Quality::Lossless;
+    let lossless = job.blur.encode.jpeg.quality == formats::Quality::Lossless;
     if let Some(why) = tasks
         .iter()
         .filter(|_| !lossless)
@@ -319,11 +320,11 @@ pub fn output_of(
     let output = out_dir.join(template.expand(rel, &ext, &sigma));
     let heic = output
         .extension()
-        .is_some_and(|e| codec::is_heic_name(&e.to_string_lossy()));
+        .is_some_and(|e| formats::is_heic_name(&e.to_string_lossy()));
     let named = ImageFormat::from_path(&output)
         .ok()
-        .or(heic.then_some(codec::heif::HEIF))
-        .filter(|f| codec::can_write(*f));
+        .or(heic.then_some(formats::HEIF))
+        .filter(|f| formats::can_write(*f));
     (output, job.format.or(named).unwrap_or(in_format))
 }
 
@@ -337,7 +338,7 @@ pub fn check_names(job: &BatchJob, in_dir: &Path, out_dir: &Path) -> Result<(), 
     let mut outputs = Vec::new();
     for entry in walker {
         let input = entry.path();
-        let Some(in_format) = codec::sniff(input).ok().flatten() else {
+        let Some(in_format) = formats::sniff(input).ok().flatten() else {
             continue;
         };
         let rel = input.strip_prefix(in_dir).unwrap_or(input);

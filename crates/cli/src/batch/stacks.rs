@@ -10,24 +10,24 @@ use super::made_with::SettingsLog;
 use super::plan::{self, Task};
 use super::summary::{FileRecord, Outcome};
 use super::BatchJob;
-use gblur::backend::DeviceSet;
-use gblur::codec::{self, ImageIoError};
-use gblur::gpu::opencl::device::DeviceChoice;
-use gblur::job::JobError;
-use gblur::report::{self, Stage};
+use gblur::command::devices::DeviceChoice;
+use gblur::command::devices::DeviceSet;
+use gblur::command::formats::{self, ImageIoError};
+use gblur::command::job::JobError;
+use gblur::command::report::{self, Stage};
 use image::ImageFormat;
 
 /// Whether `task` is a TIFF of several pages written as a TIFF.
 pub fn is_stack(task: &Task) -> bool {
-    let pages = |f: std::fs::File| codec::tiff::Quirks::read(&mut std::io::BufReader::new(f)).pages;
+    let pages = |f: std::fs::File| formats::Quirks::read(&mut std::io::BufReader::new(f)).pages;
     task.format == ImageFormat::Tiff && std::fs::File::open(&task.input).is_ok_and(|f| pages(f) > 1)
 }
 
 /// Whether `task` is a CMYK JPEG or TIFF written as a JPEG or TIFF whose inks `job` keeps.
 pub fn is_inks(task: &Task, job: &BatchJob) -> bool {
     matches!(task.format, ImageFormat::Jpeg | ImageFormat::Tiff)
-        && !gblur::job::needs_colour(&job.blur)
-        && codec::inks::may_be_cmyk(&task.input)
+        && !gblur::command::job::needs_colour(&job.blur)
+        && formats::may_be_cmyk(&task.input)
 }
 
 /// Whether `task` goes to a whole-file job (`is_stack` or `is_inks`).
@@ -64,7 +64,7 @@ impl Stacks<'_> {
     }
 
     /// The main command's job for `task`, on the host's cores, quietly.
-    fn job_of(&self, task: &Task) -> gblur::job::BlurJob {
+    fn job_of(&self, task: &Task) -> gblur::command::job::BlurJob {
         let mut job = self.job.blur.clone();
         job.input = task.input.clone();
         job.output = task.output.clone();
@@ -79,7 +79,7 @@ impl Stacks<'_> {
     fn written(
         &self,
         mut record: FileRecord,
-        report: gblur::report::Report,
+        report: gblur::command::report::Report,
         task: &Task,
     ) -> FileRecord {
         record.megapixels = report.megapixels();
@@ -101,10 +101,10 @@ impl Stacks<'_> {
             None => Ok(()),
         };
         let replace = match (self.journal.is_some(), self.job.overwrite) {
-            (true, _) => codec::Replace::Recorded(&record_in_journal),
-            (false, true) => codec::Replace::Any,
-            (false, false) if task.replaces_stale => codec::Replace::Any,
-            (false, false) => codec::Replace::Never,
+            (true, _) => formats::Replace::Recorded(&record_in_journal),
+            (false, true) => formats::Replace::Any,
+            (false, false) if task.replaces_stale => formats::Replace::Any,
+            (false, false) => formats::Replace::Never,
         };
         // Read once: a file that stops being a stack while it runs is told as one that did.
         let stack = is_stack(task);
@@ -112,8 +112,8 @@ impl Stacks<'_> {
             .and_then(|()| plan::create_parent(output))
             .map_err(|e| JobError::Failed(e.into()))
             .and_then(|()| match stack {
-                true => gblur::job::blur_stack(&job, replace),
-                false => gblur::job::blur_inks(&job, replace),
+                true => gblur::command::job::blur_stack(&job, replace),
+                false => gblur::command::job::blur_inks(&job, replace),
             });
         let mut record = FileRecord::new(&task.input, Outcome::Blurred, output);
         record.replaced_stale = task.replaces_stale;

@@ -1,8 +1,8 @@
 //! What a batch reports: a record for every file, a summary per device worker and for the
 //! whole batch, as a table on stderr and as JSON on stdout.
 
-use gblur::job::JobError;
-use gblur::report::{self, Backend, Pass, Stage};
+use gblur::command::job::JobError;
+use gblur::command::report::{self, Backend, Pass, Stage};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -318,7 +318,7 @@ pub fn emit(summary: &Summary, json: bool, quiet: bool) -> Result<(), JobError> 
         false => Some(summary.table()),
         true => Some(summary.failures()).filter(|f| !f.is_empty()),
     };
-    gblur::report::write_out(json.as_deref(), table.as_deref())
+    gblur::command::report::write_out(json.as_deref(), table.as_deref())
         .map_err(|e| JobError::Failed(anyhow::anyhow!("cannot write the summary: {e}")))?;
     if summary.interrupted {
         return Err(JobError::Failed(anyhow::anyhow!(

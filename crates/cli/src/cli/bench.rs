@@ -3,7 +3,7 @@
 
 use super::parse_sigma;
 use clap::{Args, Subcommand, ValueEnum};
-use gblur::gpu::opencl::DeviceChoice;
+use gblur::command::devices::DeviceChoice;
 use gblur_bench::blur::BlurBenchOptions;
 use gblur_bench::{BenchJob, BenchRequest};
 use std::path::PathBuf;

@@ -4,7 +4,7 @@
 
 use super::{Cli, Command};
 use clap::Parser;
-use gblur::job::JobError;
+use gblur::command::job::JobError;
 use std::process::ExitCode;
 
 /// 0: done; 1: the blur failed (bad input, device failure); 2: usage or set-up error.
@@ -15,7 +15,7 @@ pub fn main() -> ExitCode {
         Err(e) => {
             let args: Vec<String> = argv[1..].to_vec();
             if let Some(hint) = sigma_hint(e.kind(), &args) {
-                gblur::report::diagnostic(&format!("gblur: {hint}"));
+                gblur::command::report::diagnostic(&format!("gblur: {hint}"));
                 return ExitCode::from(2);
             }
             e.exit()
@@ -39,6 +39,7 @@ pub fn main() -> ExitCode {
         Some(Command::Calibrate { device, json }) => {
             crate::devices::calibrate(device, *json).map_err(JobError::Setup)
         }
+        #[cfg(feature = "bench")]
         Some(Command::Bench(b)) => gblur_bench::run(&b.to_job(cli.quiet)).map_err(JobError::Failed),
         Some(Command::Batch(b)) => {
             let json = b.settings.json;
@@ -52,12 +53,12 @@ pub fn main() -> ExitCode {
             }
         }
         Some(Command::Formats { json }) => {
-            let rows = gblur::codec::formats::formats();
+            let rows = gblur::command::formats::formats();
             match json {
                 true => print(
                     (serde_json::to_string_pretty(&rows).expect("plain data") + "\n").as_bytes(),
                 ),
-                false => print(gblur::codec::formats::table(&rows).as_bytes()),
+                false => print(gblur::command::formats::table(&rows).as_bytes()),
             }
         }
         Some(Command::Completions { shell }) => print(&super::completions(*shell)),
@@ -141,9 +142,9 @@ fn pool_threads(
 }
 
 /// Runs the main command's `job` (a blur, or `gblur sharpen`) and prints its report.
-fn one_image(job: &gblur::job::BlurJob, json: bool, quiet: bool) -> Result<(), JobError> {
-    let report = gblur::job::run(&job.clone().with_progress(!quiet))?;
-    gblur::report::emit(&report, json, quiet)
+fn one_image(job: &gblur::command::job::BlurJob, json: bool, quiet: bool) -> Result<(), JobError> {
+    let report = gblur::command::job::run(&job.clone().with_progress(!quiet))?;
+    gblur::command::report::emit(&report, json, quiet)
         .map_err(|e| JobError::Failed(anyhow::anyhow!("cannot write the report: {e}")))
 }
 
@@ -158,9 +159,9 @@ fn print(text: &[u8]) -> Result<(), JobError> {
 fn fail(e: &anyhow::Error, verbose: bool, code: u8) -> ExitCode {
     let text = match verbose {
         true => format!("gblur: {e:?}"),
-        false => gblur::report::one_line(&format!("gblur: {e:#}")),
+        false => gblur::command::report::one_line(&format!("gblur: {e:#}")),
     };
-    gblur::report::diagnostic(&text);
+    gblur::command::report::diagnostic(&text);
     ExitCode::from(code)
 }
 
@@ -266,10 +267,10 @@ fn positionals(args: &[String], takes_value: impl Fn(&str) -> bool) -> Vec<&str>
 }
 
 /// Ctrl-C during one image's job: the temporary file being written, if any, is removed before
-/// the process exits with status 130 (`gblur::interrupt`). Installed once per process; a
+/// the process exits with status 130 (`gblur::command::process`). Installed once per process; a
 /// second call changes nothing.
 fn remove_temp_files_on_ctrl_c() {
-    let _ = ctrlc::set_handler(|| gblur::interrupt::remove_temp_files_and_exit());
+    let _ = ctrlc::set_handler(|| gblur::command::process::remove_temp_files_and_exit());
 }
 
 #[cfg(test)]

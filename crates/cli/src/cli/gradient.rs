@@ -2,7 +2,7 @@
 //! an image or of every image in a folder, through the library's `feature_map_file`.
 
 use clap::{Args, ValueEnum};
-use gblur::job::JobError;
+use gblur::command::job::JobError;
 use gblur::{feature_map_file, EdgeMode, Feature, FeatureOptions, FeatureReport};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -161,7 +161,9 @@ impl GradientArgs {
             };
             outcomes.push(done.map_err(|e| {
                 let (JobError::Setup(e) | JobError::Failed(e)) = e;
-                gblur::report::diagnostic(&gblur::report::one_line(&format!("gblur: {e:#}")));
+                gblur::command::report::diagnostic(&gblur::command::report::one_line(&format!(
+                    "gblur: {e:#}"
+                )));
                 (input, format!("{e:#}"))
             }));
         }
@@ -218,7 +220,7 @@ fn map_into_folder(
 
 /// Whether the file's content starts as an image format gblur reads.
 fn is_image(path: &Path) -> bool {
-    matches!(gblur::codec::sniff(path), Ok(Some(_)))
+    matches!(gblur::command::formats::sniff(path), Ok(Some(_)))
 }
 
 /// The library's error as the command's: set-up errors exit 2, failures 1; the message names
@@ -256,7 +258,7 @@ fn emit(outcomes: &[Outcome], json: bool, quiet: bool, folder: bool) -> Result<(
         let _ = writeln!(std::io::stdout().lock(), "{}", text.expect("plain data"));
     } else if !quiet {
         for report in outcomes.iter().flatten() {
-            gblur::report::diagnostic(report.table().trim_end());
+            gblur::command::report::diagnostic(report.table().trim_end());
         }
     }
     Ok(())

@@ -2,30 +2,32 @@
 //! Nothing below this module knows about clap.
 
 mod batch;
+#[cfg(feature = "bench")]
 mod bench;
 mod entry;
 mod gradient;
 mod manual;
 
 pub use batch::BatchArgs;
+#[cfg(feature = "bench")]
 pub use bench::BenchCommand;
 pub use entry::main;
 pub use gradient::GradientArgs;
 pub use manual::{completions, man, man_pages};
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use gblur::backend::DeviceSet;
-use gblur::codec::metadata::KeepMetadata;
-use gblur::codec::{self, jpeg, EncodeOptions};
-use gblur::filter::Method;
-use gblur::gpu::opencl::DeviceChoice;
-use gblur::gpu::plan::{ChunkStart, PipelineChoice};
-use gblur::gpu::transpose::TransposeKind;
-use gblur::job::BlurJob;
-use gblur::mask::{parse_region, MaskMode, MaskOptions, NanPolicy, Region};
-use gblur::stream::Engine;
-use gblur::work::edges::{EdgeMode, Edges};
-use gblur::work::sharpen::Sharpen;
+use gblur::command::devices::DeviceChoice;
+use gblur::command::devices::DeviceSet;
+use gblur::command::devices::TransposeKind;
+use gblur::command::devices::{ChunkStart, PipelineChoice};
+use gblur::command::formats::KeepMetadata;
+use gblur::command::formats::{self, EncodeOptions};
+use gblur::command::job::BlurJob;
+use gblur::command::job::Engine;
+use gblur::command::job::Sharpen;
+use gblur::command::job::{parse_region, MaskMode, MaskOptions, NanPolicy, Region};
+use gblur::command::job::{EdgeMode, Edges};
+use gblur::Method;
 use image::codecs::png::CompressionType;
 use std::path::PathBuf;
 
@@ -88,6 +90,7 @@ pub enum Command {
         json: bool,
     },
     /// Measure the device: peak bandwidth, transposes, blur algorithms.
+    #[cfg(feature = "bench")]
     #[command(subcommand)]
     Bench(BenchCommand),
     /// Blur every image under IN_DIR into the same structure under OUT_DIR.
@@ -364,7 +367,7 @@ pub struct BlurSettings {
     /// (libheif). Given for an output of another format, it is a usage error, never ignored
     /// (a batch: where no output is a JPEG, WebP, AVIF or HEIC).
     #[arg(long, value_parser = parse_quality, value_name = "1-100|same|lossless", help_heading = "Output")]
-    pub quality: Option<jpeg::Quality>,
+    pub quality: Option<formats::Quality>,
     /// JPEG chroma subsampling: `same` (the default) keeps a JPEG input's layout (other inputs
     /// get 4:2:0 below quality 90, 4:4:4 from 90 up). Given for an output that is not a JPEG,
     /// it is a usage error.
@@ -380,8 +383,8 @@ pub struct BlurSettings {
     /// one gblur does not write; none for other inputs); `lzw`, `deflate` and `zstd`
     /// difference samples along rows first (Predictor 2 for integers, 3 for floats). Given for
     /// an output that is not a TIFF, it is a usage error (a batch: where none is a TIFF).
-    #[arg(long, value_parser = codec::tiff::TiffCompression::parse, value_name = "none|lzw|deflate|zstd|same", help_heading = "Output", hide_short_help = true)]
-    pub tiff_compression: Option<codec::tiff::TiffCompression>,
+    #[arg(long, value_parser = formats::TiffCompression::parse, value_name = "none|lzw|deflate|zstd|same", help_heading = "Output", hide_short_help = true)]
+    pub tiff_compression: Option<formats::TiffCompression>,
     /// PNG compression effort, `fast` by default (sizes and times: docs/BENCHMARKS.md). Given
     /// for an output that is not a PNG, it is a usage error.
     #[arg(long, value_enum, help_heading = "Output", hide_short_help = true)]
@@ -397,7 +400,7 @@ pub struct BlurSettings {
     /// within it (the codecs and rows in flight, then the window, or the exact two-pass
     /// method's where a large sigma's window would not fit), and refuses a job that cannot
     /// fit, naming the least budget it needs (--engine).
-    #[arg(long, default_value_t = gblur::memory::DEFAULT_BUDGET_MIB, value_name = "MIB", value_parser = clap::value_parser!(u64).range(1..), help_heading = "Device and speed", hide_short_help = true)]
+    #[arg(long, default_value_t = gblur::command::process::DEFAULT_BUDGET_MIB, value_name = "MIB", value_parser = clap::value_parser!(u64).range(1..), help_heading = "Device and speed", hide_short_help = true)]
     pub max_memory: u64,
     /// Write no metadata: no ICC profile, EXIF (GPS position, camera and dates), XMP or IPTC.
     /// By default all four are carried to the output where its format holds them (IPTC: JPEG
@@ -537,15 +540,15 @@ impl BlurSettings {
     /// The encoders' settings as the flags give them (with which were given).
     fn encode_options(&self) -> EncodeOptions {
         EncodeOptions {
-            jpeg: jpeg::JpegOptions {
+            jpeg: formats::JpegOptions {
                 quality: self
                     .quality
-                    .unwrap_or(jpeg::Quality::Fixed(jpeg::DEFAULT_QUALITY)),
+                    .unwrap_or(formats::Quality::Fixed(formats::DEFAULT_JPEG_QUALITY)),
                 subsampling: match self.subsampling.unwrap_or(SubsamplingArg::Same) {
-                    SubsamplingArg::Same => jpeg::Subsampling::Same,
-                    SubsamplingArg::S444 => jpeg::Subsampling::Fixed(jpeg::Chroma::S444),
-                    SubsamplingArg::S422 => jpeg::Subsampling::Fixed(jpeg::Chroma::S422),
-                    SubsamplingArg::S420 => jpeg::Subsampling::Fixed(jpeg::Chroma::S420),
+                    SubsamplingArg::Same => formats::Subsampling::Same,
+                    SubsamplingArg::S444 => formats::Subsampling::Fixed(formats::Chroma::S444),
+                    SubsamplingArg::S422 => formats::Subsampling::Fixed(formats::Chroma::S422),
+                    SubsamplingArg::S420 => formats::Subsampling::Fixed(formats::Chroma::S420),
                 },
             },
             png_compression: match self.png_compression.unwrap_or(PngCompression::Fast) {
@@ -583,7 +586,7 @@ impl BlurSettings {
                     "PNG is lossless (--png-compression sets its effort)".to_string()
                 }
                 ("--quality", f) => format!("{f:?} is written lossless"),
-                (_, f) => format!("the output is {}", codec::format_name(f)),
+                (_, f) => format!("the output is {}", formats::format_name(f)),
             };
             return Err(format!("{flag} applies to {name} output: {why}"));
         }
@@ -592,14 +595,14 @@ impl BlurSettings {
 }
 
 /// `--quality`: 1-100, `same` or `lossless`.
-fn parse_quality(s: &str) -> Result<jpeg::Quality, String> {
+fn parse_quality(s: &str) -> Result<formats::Quality, String> {
     match s {
-        "same" => return Ok(jpeg::Quality::Same),
-        "lossless" => return Ok(jpeg::Quality::Lossless),
+        "same" => return Ok(formats::Quality::Same),
+        "lossless" => return Ok(formats::Quality::Lossless),
         _ => {}
     }
     match s.parse::<u8>() {
-        Ok(q @ 1..=100) => Ok(jpeg::Quality::Fixed(q)),
+        Ok(q @ 1..=100) => Ok(formats::Quality::Fixed(q)),
         _ => Err(format!(
             "{s:?} is not a quality: give 1 to 100, same or lossless"
         )),
@@ -621,13 +624,13 @@ pub enum PngCompression {
 /// An output format by its extension name (png, jpg, jpeg, tif, tiff, webp, ...), one gblur
 /// writes.
 fn parse_format(s: &str) -> Result<image::ImageFormat, String> {
-    if gblur::codec::is_heic_name(s) {
+    if gblur::command::formats::is_heic_name(s) {
         // HEIC and AVIF are one format to the encoders' table; the output's name picks HEVC.
         return Err(format!("'{s}': HEIC is written where the output file is named .heic (a batch keeps a HEIC input's name without --format); --format names avif for HEIF coded with AV1"));
     }
     image::ImageFormat::from_extension(s)
-        .filter(|f| gblur::codec::can_write(*f))
-        .ok_or_else(|| match gblur::codec::unwritten_name(s) {
+        .filter(|f| gblur::command::formats::can_write(*f))
+        .ok_or_else(|| match gblur::command::formats::unwritten_name(s) {
             Some(why) => format!("'{s}': {why}"),
             None => format!("'{s}' is not a format gblur writes (png, jpg, tif, webp, avif, bmp, tga, gif, qoi, exr, hdr)"),
         })
@@ -646,8 +649,8 @@ fn split_prefix(output: &std::path::Path) -> Result<Option<(image::ImageFormat, 
     match parse_format(prefix) {
         Ok(format) => Ok(Some((format, PathBuf::from(rest)))),
         Err(why)
-            if gblur::codec::unwritten_name(prefix).is_some()
-                || gblur::codec::is_heic_name(prefix) =>
+            if gblur::command::formats::unwritten_name(prefix).is_some()
+                || gblur::command::formats::is_heic_name(prefix) =>
         {
             Err(format!("OUTPUT {}: {why}", output.display()))
         }
@@ -660,13 +663,13 @@ fn parse_sigma(s: &str) -> Result<f64, String> {
     if v == 0.0 {
         return Ok(0.0);
     }
-    gblur::filter::check_sigma(v)
+    gblur::command::job::check_sigma(v)
         .map_err(|e| format!("{e} (or 0: no blur along that axis), got {s}"))
 }
 
 fn parse_truncate(s: &str) -> Result<f64, String> {
     let v: f64 = s.parse().map_err(|_| format!("'{s}' is not a number"))?;
-    gblur::filter::check_truncate(v).map_err(|e| format!("{e}, got {s}"))
+    gblur::command::job::check_truncate(v).map_err(|e| format!("{e}, got {s}"))
 }
 
 impl BlurSettings {
@@ -710,7 +713,7 @@ impl BlurSettings {
             to_srgb: self.to_srgb,
             jpeg_planes: self.jpeg_path == JpegPathArg::Auto,
             encode: self.encode_options(),
-            max_memory_mib: gblur::memory::budget_mib(self.max_memory),
+            max_memory_mib: gblur::command::process::budget_mib(self.max_memory),
             metadata: self.metadata(),
             mask: MaskOptions {
                 regions: self.region.clone(),
@@ -776,7 +779,7 @@ impl BlurArgs {
         };
         let named = format.or_else(|| image::ImageFormat::from_path(&output).ok());
         self.settings.check_encoder_options(named)?;
-        let stdout = gblur::codec::is_stdio(&output);
+        let stdout = gblur::command::formats::is_stdio(&output);
         if stdout && self.settings.json {
             return Err("--json and OUTPUT - (stdout) would both write to stdout: write the image to a file, or leave out --json (the table goes to stderr)".into());
         }

@@ -4,10 +4,10 @@ use super::{BlurredTask, Shared, Task};
 use crate::batch::made_with::SettingsLog;
 use crate::batch::plan;
 use crate::batch::summary::{FileRecord, Outcome};
-use gblur::codec::{self, ImageIoError};
-use gblur::report::{self, Pass, Stage};
-use gblur::work::save::{save, Output};
-use gblur::work::{self, Working};
+use gblur::command::formats::{self, ImageIoError};
+use gblur::command::report::{self, Pass, Stage};
+use gblur::command::stages::{self, Working};
+use gblur::command::stages::{save, Output};
 
 /// The record of `task`, blurred by `worker` (`on_device`: on its device, else on the Rust
 /// path), with its decode and encode times from `passes`.
@@ -37,7 +37,7 @@ pub(super) fn encode_task(shared: &Shared, b: BlurredTask) -> FileRecord {
     let mut loaded = b.loaded;
     let mut pinned = false;
     if let (Some(staging), Working::Ycc(planes)) = (&b.staging, &mut loaded.working) {
-        pinned = work::blur::unstage_planes(planes, staging);
+        pinned = stages::unstage_planes(planes, staging);
     }
     // The slot goes back to the codec lanes.
     drop(b.staging);
@@ -49,10 +49,10 @@ pub(super) fn encode_task(shared: &Shared, b: BlurredTask) -> FileRecord {
         None => Ok(()),
     };
     let replace = match (shared.journal.is_some(), shared.job.overwrite) {
-        (true, _) => codec::Replace::Recorded(&record_in_journal),
-        (false, true) => codec::Replace::Any,
-        (false, false) if b.task.replaces_stale => codec::Replace::Any,
-        (false, false) => codec::Replace::Never,
+        (true, _) => formats::Replace::Recorded(&record_in_journal),
+        (false, true) => formats::Replace::Any,
+        (false, false) if b.task.replaces_stale => formats::Replace::Any,
+        (false, false) => formats::Replace::Never,
     };
     let saved = plan::check_inside(shared.out_dir, output)
         .and_then(|()| plan::create_parent(output))

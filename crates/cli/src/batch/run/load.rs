@@ -2,13 +2,13 @@
 //! where the batch masks.
 
 use super::{DecodedTask, FileRecord, Shared, Task};
-use gblur::codec::{self, ImageIoError};
-use gblur::gpu::opencl::pinned::{Staging, StagingPool};
-use gblur::job::ImagePlan;
-use gblur::mask::Masked;
-use gblur::report::{Log, Pass};
-use gblur::work::load::Source;
-use gblur::work::{self, Keep, Loaded, Working};
+use gblur::command::formats::{self, ImageIoError};
+use gblur::command::report::{Log, Pass};
+use gblur::command::stages::ImagePlan;
+use gblur::command::stages::Masked;
+use gblur::command::stages::Source;
+use gblur::command::stages::{self, Keep, Loaded, Working};
+use gblur::command::stages::{Staging, StagingPool};
 use image::ImageFormat;
 use std::path::Path;
 use std::sync::Arc;
@@ -50,7 +50,7 @@ pub(super) fn stage(pool: &Arc<StagingPool>, loaded: &Loaded) -> Option<Staging>
         return None;
     };
     let mut staging = pool.take(planes.bytes() as usize)?;
-    work::blur::stage_planes(planes, &mut staging).then_some(staging)
+    stages::stage_planes(planes, &mut staging).then_some(staging)
 }
 
 /// Loads `input` as `keep` says (as YCbCr planes where a JPEG goes to JPEG and every worker
@@ -67,7 +67,7 @@ pub(super) fn load_masked(
         true => plan.with_planes(keep, format),
         false => keep,
     };
-    let opened = codec::read::open(input, plan.job().max_memory_mib).map_err(|e| e.to_string())?;
+    let opened = formats::open(input, plan.job().max_memory_mib).map_err(|e| e.to_string())?;
     let mut loaded = plan
         .decode(Source::Input(&opened), load_keep, passes)
         .map_err(|e| e.to_string())?;
@@ -92,6 +92,6 @@ pub(super) fn reload(
     (input, format): (&Path, ImageFormat),
     masked: Option<&Masked>,
 ) -> Result<Loaded, ImageIoError> {
-    let opened = codec::read::open(input, plan.job().max_memory_mib)?;
+    let opened = formats::open(input, plan.job().max_memory_mib)?;
     plan.reload(Source::Input(&opened), masked, format)
 }

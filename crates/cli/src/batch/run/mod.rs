@@ -18,15 +18,16 @@ use super::stacks;
 use super::summary::{FileRecord, Summary, WorkerSummary};
 use super::BatchJob;
 use crossbeam_channel::{bounded, unbounded, Receiver, Select, SendError, Sender};
-use gblur::backend::{self, Device, Target};
-use gblur::codec;
-use gblur::filter::Blur2d;
-use gblur::gpu::opencl::pinned::{Staging, StagingPool};
-use gblur::gpu::opencl::ClError;
-use gblur::job::{BlurJob, ImagePlan, JobError};
-use gblur::mask::{MaskFile, Masked};
-use gblur::report::{Backend, Pass};
-use gblur::work::{self, Keep, Loaded, Working};
+use gblur::command::devices::ClError;
+use gblur::command::devices::{self, OpenedDevice, Target};
+use gblur::command::formats;
+use gblur::command::job::{BlurJob, JobError};
+use gblur::command::report::{Backend, Pass};
+use gblur::command::stages::Blur2d;
+use gblur::command::stages::ImagePlan;
+use gblur::command::stages::{self, Keep, Loaded, Working};
+use gblur::command::stages::{MaskFile, Masked};
+use gblur::command::stages::{Staging, StagingPool};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -94,7 +95,7 @@ struct Worker {
     index: usize,
     target: Option<Target>,
     name: String,
-    /// What its path blurs as decoded (`work::Keep::for_path`).
+    /// What its path blurs as decoded (`stages::Keep::for_path`).
     keep: Keep,
 }
 
@@ -165,14 +166,17 @@ struct Setup {
 fn set_up(job: &BatchJob) -> anyhow::Result<Setup> {
     let (in_dir, out_dir) = (&job.blur.input, &job.blur.output);
     anyhow::ensure!(in_dir.is_dir(), "{}: not a folder", in_dir.display());
-    let (targets, device_note) = backend::choose_devices(&job.blur.device, job.blur.pipeline)?;
+    let (targets, device_note) = devices::choose_devices(&job.blur.device, job.blur.pipeline)?;
     std::fs::create_dir_all(out_dir)
         .map_err(|e| anyhow::anyhow!("{}: cannot create: {e}", out_dir.display()))?;
     let in_dir = in_dir.canonicalize()?;
     let out_dir = out_dir.canonicalize()?;
     plan::check_folders(job, (&in_dir, &out_dir))?;
     if let Some(f) = job.format {
-        anyhow::ensure!(codec::can_write(f), "--format {f:?}: gblur cannot write it");
+        anyhow::ensure!(
+            formats::can_write(f),
+            "--format {f:?}: gblur cannot write it"
+        );
     }
     let blur = Blur2d::checked(job.blur.method, job.blur.sigma_x, job.blur.sigma_y)
         .map_err(|e| anyhow::anyhow!(e))?
@@ -226,7 +230,7 @@ fn workers_for(targets: Vec<Option<Target>>, (blur, job): (&Blur2d, &BlurJob)) -
         .map(|(index, target)| {
             let name = target
                 .as_ref()
-                .map_or_else(backend::rust_device_name, |t| t.info.label());
+                .map_or_else(devices::rust_device_name, |t| t.info.label());
             let keep = ImagePlan::new(job, blur).path_keep(target.as_ref().map(|t| t.pipeline));
             Worker {
                 index,
@@ -267,10 +271,11 @@ pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
     let encoder_notes = plan::encoder_options_apply(job, &tasks).map_err(JobError::Setup)?;
     let total = tasks.len();
     let interrupted = interrupt_flag();
-    let bar = gblur::progress::progress_bar(total, job.quiet, gblur::progress::FILES);
+    let bar =
+        gblur::command::process::progress_bar(total, job.quiet, gblur::command::process::FILES);
     let megapixels_done = AtomicU64::new(0);
     let alive = AtomicUsize::new(workers.len());
-    let rust_name = backend::rust_device_name();
+    let rust_name = devices::rust_device_name();
     let planes = workers
         .iter()
         .all(|w| matches!(w.keep, Keep::Decoded | Keep::Decoded8Bit));
@@ -351,7 +356,7 @@ fn staging_for(workers: &[Worker], planes: bool) -> Option<Arc<StagingPool>> {
 }
 
 /// The form the codec lanes load each image in, once for every worker: as their paths all
-/// keep it (work::Keep) where they agree, else as decoded, and a worker converts to planar
+/// keep it (stages::Keep) where they agree, else as decoded, and a worker converts to planar
 /// f32 what its own path does not keep (`Loaded::adapt`).
 fn lanes_keep(workers: &[Worker]) -> Keep {
     match workers.split_first() {
@@ -367,7 +372,7 @@ fn interrupt_flag() -> Arc<AtomicBool> {
     // Only one handler per process; a second batch in the same process keeps the first.
     let _ = ctrlc::set_handler(move || {
         flag.store(true, Ordering::SeqCst);
-        gblur::interrupt::stop_requested();
+        gblur::command::process::stop_requested();
     });
     interrupted
 }
@@ -586,7 +591,7 @@ fn device_stage(
     enc_tx: Sender<BlurredTask>,
     rec_fail: Sender<FileRecord>,
 ) -> Option<String> {
-    let (device, mut stopped) = match worker.target.clone().map(Device::open).transpose() {
+    let (device, mut stopped) = match worker.target.clone().map(OpenedDevice::open).transpose() {
         Ok(device) => (device, None),
         Err(e) => {
             let (why, last) = stop_device(worker, shared, &format!("it could not be opened ({e})"));
@@ -628,7 +633,7 @@ fn device_stage(
 /// image's failure record.
 fn blur_task(
     Lane { index, keep }: Lane,
-    device: Option<&Device>,
+    device: Option<&OpenedDevice>,
     shared: &Shared,
     d: DecodedTask,
 ) -> Result<(BlurredTask, Option<ClError>), Box<FileRecord>> {
@@ -654,9 +659,9 @@ fn blur_task(
     let t = Instant::now();
     let mut notes = std::mem::take(&mut loaded.notes);
     // Too large for the device, out of device memory and the like: this image goes
-    // the Rust way (work::blur).
+    // the Rust way (stages::blur).
     let reload = || load::reload(plan, (&task.input, task.format), masked.as_ref());
-    let done = work::blur::blur(
+    let done = stages::blur(
         device,
         &mut loaded,
         shared.blur,
@@ -714,9 +719,9 @@ fn stop_device(worker: &Worker, shared: &Shared, what: &str) -> (String, bool) {
         } else {
             "it takes no more images, the other devices go on"
         };
-        shared
-            .bar
-            .suspend(|| gblur::report::diagnostic(&format!("gblur: {who}: {what}; {now}")));
+        shared.bar.suspend(|| {
+            gblur::command::report::diagnostic(&format!("gblur: {who}: {what}; {now}"))
+        });
     }
     (format!("{what}: {then}"), last)
 }

@@ -1,0 +1,85 @@
+//! The parts the `gblur` command is built from, for programs that do what it does over many
+//! files (a batch tool, a server, a notebook's pipeline): a job on one file with every option
+//! the command has ([`job`]), the per-image stages a batch worker runs ([`stages`]), the report
+//! of every pass and how the command prints it ([`report`]), the formats ([`formats`]), the
+//! devices and their figures ([`devices`]) and what belongs to the whole process
+//! ([`process`]). [`crate::blur_file`] and [`crate::Device`] are the short ways in; these are the
+//! long ones, with every setting the command line has.
+
+pub mod job {
+    //! One file in, one blurred file out, with every option of the command line: fill a
+    //! [`BlurJob`] and [`run`] it.
+    pub use crate::filter::{check_sigma, check_truncate, Method};
+    pub use crate::job::{blur_inks, blur_stack, needs_colour, run, BlurJob, JobError};
+    pub use crate::mask::{parse_region, MaskMode, MaskOptions, NanPolicy, Region};
+    pub use crate::stream::Engine;
+    pub use crate::work::edges::{EdgeMode, Edges};
+    pub use crate::work::sharpen::Sharpen;
+}
+
+pub mod stages {
+    //! One image of a batch, stage by stage, so that decoding, blurring and encoding can run
+    //! on different threads: an [`ImagePlan`] decodes a [`Loaded`] image, [`blur`] blurs it
+    //! where the plan says, [`save`] encodes and writes it.
+    pub use crate::filter::Blur2d;
+    pub use crate::gpu::opencl::pinned::{Staging, StagingPool};
+    pub use crate::job::ImagePlan;
+    pub use crate::mask::{MaskFile, Masked};
+    pub use crate::work::blur::{blur, stage_planes, unstage_planes};
+    pub use crate::work::load::Source;
+    pub use crate::work::save::{save, Output};
+    pub use crate::work::{Keep, Loaded, Working};
+}
+
+pub mod report {
+    //! What a job did, pass by pass, and how the command prints it.
+    pub use crate::report::{
+        diagnostic, emit, one_line, stage_ms, write_out, Backend, Log, Pass, Report, Stage,
+    };
+}
+
+pub mod formats {
+    //! The image formats: which are read and written, how a file is sniffed, named and
+    //! written, and each format's settings.
+    pub use crate::codec::formats::{formats, table};
+    pub use crate::codec::heif::{
+        encoder as heif_encoder, readable as heif_readable, Coding, HEIF,
+    };
+    pub use crate::codec::inks::may_be_cmyk;
+    pub use crate::codec::jpeg::{
+        Chroma, JpegOptions, Quality, Subsampling, DEFAULT_QUALITY as DEFAULT_JPEG_QUALITY,
+    };
+    pub use crate::codec::metadata::KeepMetadata;
+    pub use crate::codec::read::{open, own_format, Input};
+    pub use crate::codec::tiff::{Quirks, TiffCompression};
+    pub use crate::codec::{
+        can_write, format_name, is_heic_name, is_stdio, sniff, unwritten_name, write_atomic,
+        EncodeOptions, ImageIoError, Replace,
+    };
+}
+
+pub mod devices {
+    //! Where a job runs: the OpenCL devices, the host's cores, and their measured figures.
+    pub use crate::backend::calibrate::{device_figures, rust_figures};
+    pub use crate::backend::cost::{DeviceFigures, RustFigures};
+    pub use crate::backend::{
+        choose_devices, rust_device_name, Device as OpenedDevice, DeviceSet, Target,
+    };
+    pub use crate::gpu::opencl::cache::cache_root;
+    pub use crate::gpu::opencl::device::{list as list_devices, select as select_device};
+    pub use crate::gpu::opencl::{runtime_available, ClError, DeviceChoice, DeviceInfo};
+    pub use crate::gpu::plan::{ChunkStart, Pipeline, PipelineChoice};
+    pub use crate::gpu::transpose::TransposeKind;
+}
+
+pub mod process {
+    //! What belongs to the whole process: the memory budget and the allocator that reports
+    //! a failed allocation, Ctrl-C's clean-up of half-written outputs, progress bars.
+    pub use crate::interrupt::{remove_temp_files_and_exit, stop_requested};
+    pub use crate::memory::{
+        budget_mib, return_freed_blocks, ReportingAllocator, DEFAULT_BUDGET_MIB,
+    };
+    #[cfg(feature = "progress-bars")]
+    pub use crate::progress::progress_bar;
+    pub use crate::progress::FILES;
+}
