@@ -55,8 +55,8 @@ pub fn blur_image(img: &image::DynamicImage, blur2d: &Blur2d, linear: bool) -> i
 }
 
 /// Largest difference between two images' samples, as fractions of full scale.
-// `gblur bench` alone uses it (crates/bench), through the internals.
-#[cfg(feature = "unstable-internals")]
+// `gblur bench` (crates/bench, through the internals) and the tests use it.
+#[cfg(any(test, feature = "unstable-internals"))]
 pub fn max_difference(a: &image::DynamicImage, b: &image::DynamicImage) -> f32 {
     let (a, b) = (a.to_rgba32f(), b.to_rgba32f());
     a.as_raw()

@@ -4,7 +4,7 @@
 //! `--mask`, `--luminance`), take the usual path, where the inks become sRGB through the
 //! profile and a note says so.
 
-use super::{blurred_on, stdio_name, summary, BlurJob, Destination, JobError};
+use super::{report, stdio_name, summary, BlurJob, Destination, JobError, Outcome};
 use crate::codec::inks::{self, InkImage};
 use crate::codec::read::Input;
 use crate::codec::jpeg::{Chroma, JpegColor};
@@ -68,7 +68,7 @@ pub fn run(
         notes.push("CMYK inks are blurred on the host's cores: --device was not used for them".into());
     }
     let input_color = ink_name(&image);
-    let blur = filter(job).map_err(|e| JobError::setup(anyhow::anyhow!("{e}")))?;
+    let blur = job.filter.clone();
     let t = Instant::now();
     blur_inks(job, &blur, &mut image);
     passes.push(Pass::host(Stage::Blur, if job.sharpen.is_some() { "sharpen (4 inks)" } else { "blur (4 inks)" }, t));
@@ -137,24 +137,19 @@ pub fn run(
         ImageFormat::Jpeg => "CMYK8".to_string(),
         _ => input_color.clone(),
     };
-    let (device, backend) = blurred_on(None);
-    Ok(Some(Report {
-        device,
-        backend,
+    let outcome = Outcome {
+        device: None,
         input: summary(name, format, size, input_color),
         output: summary(out_name, out_format, size, output_color),
-        sigma_x: job.sigma_x,
-        sigma_y: job.sigma_y,
-        sigma_z: None,
-        pages: None,
         method: blur.method_name(),
         pipeline: "CMYK inks, interleaved, on the host".into(),
         linear: false,
+        pages: None,
         passes: std::mem::take(passes),
-        total_ms: 0.0,
         why: None,
         notes,
-    }))
+    };
+    Ok(Some(report(job, outcome)))
 }
 
 /// The options the inks route cannot honour, refused in one line: `--subsampling` (a CMYK
@@ -178,10 +173,6 @@ fn ink_name(image: &DynamicImage) -> String {
     }
 }
 
-/// The job's filter, checked: sigmas, method, truncate.
-fn filter(job: &BlurJob) -> Result<Blur2d, String> {
-    Ok(Blur2d::checked(job.method, job.sigma_x, job.sigma_y)?.with_truncate(job.truncate))
-}
 
 /// Blurs the inks in place as four independent channels (no alpha), or makes them their
 /// unsharp mask. A constant edge's value stands for the same look as on colour (0 black, 1

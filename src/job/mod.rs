@@ -3,7 +3,7 @@
 use crate::backend::{self, Choice, Device, DeviceSet, Target, Work};
 use crate::codec::metadata::KeepMetadata;
 use crate::codec::{self, EncodeOptions, ImageIoError};
-use crate::filter::{Blur2d, Method};
+use crate::filter::Blur2d;
 use crate::gpu::opencl::ClError;
 use crate::gpu::plan::PipelineChoice;
 use crate::gpu::plan::Upload;
@@ -35,7 +35,7 @@ use plan::Header;
 /// Blurs a CMYK JPEG or TIFF file into a JPEG or TIFF keeping its inks (`inks`), its output
 /// replacing what `replace` lets it; None where the input is not CMYK (or the job needs colour).
 pub fn blur_inks(job: &BlurJob, replace: codec::Replace) -> Result<Option<Report>, JobError> {
-    let t_total = Instant::now();
+    let started = Instant::now();
     let format = job.output_format.ok_or_else(|| JobError::setup(anyhow::anyhow!("no output format")))?;
     let mut passes = Vec::new();
     // An input that does not open is the usual decode's to report.
@@ -44,10 +44,59 @@ pub fn blur_inks(job: &BlurJob, replace: codec::Replace) -> Result<Option<Report
     };
     let destination = Destination { format, replace };
     let report = inks::run(job, &input, input.sniffed, destination, &mut passes)?;
-    Ok(report.map(|mut r| {
-        r.total_ms = t_total.elapsed().as_secs_f64() * 1e3;
-        r
-    }))
+    Ok(report.map(|r| timed(r, started)))
+}
+
+/// How one kind of job ended (a whole image, the strip engine, a TIFF's pages, CMYK inks), in
+/// its own words; `report` makes it the job's report.
+pub(crate) struct Outcome {
+    /// The OpenCL device that blurred, by name; None: the host's cores.
+    pub device: Option<String>,
+    pub input: ImageSummary,
+    pub output: ImageSummary,
+    /// The filter that ran: `recursive`, `fir`, or one per axis.
+    pub method: String,
+    pub pipeline: String,
+    /// Whether it blurred in linear light.
+    pub linear: bool,
+    /// Pages blurred, where the input is a TIFF of several.
+    pub pages: Option<usize>,
+    pub passes: Vec<Pass>,
+    /// Why `--device auto` ran this path, where it chose.
+    pub why: Option<String>,
+    pub notes: Vec<String>,
+}
+
+/// The report of `job` from how it ended: the one place a job's `Report` is built. Its total
+/// is set by the entry point that started the job's clock (`timed`).
+pub(crate) fn report(job: &BlurJob, done: Outcome) -> Report {
+    let (device, backend) = match done.device {
+        Some(name) => (name, Backend::Opencl),
+        None => (backend::rust_device_name(), Backend::Rust),
+    };
+    Report {
+        device,
+        backend,
+        input: done.input,
+        output: done.output,
+        sigma_x: job.filter.x.sigma(),
+        sigma_y: job.filter.y.sigma(),
+        sigma_z: done.pages.and(job.sigma_z),
+        pages: done.pages,
+        method: done.method,
+        pipeline: done.pipeline,
+        linear: done.linear,
+        passes: done.passes,
+        total_ms: 0.0,
+        why: done.why,
+        notes: done.notes,
+    }
+}
+
+/// `report` with the job's wall time since `started`.
+fn timed(mut report: Report, started: Instant) -> Report {
+    report.total_ms = started.elapsed().as_secs_f64() * 1e3;
+    report
 }
 
 /// A checked request to blur one file.
@@ -59,12 +108,9 @@ pub struct BlurJob {
     pub output: PathBuf,
     /// The output format; None: OUT's extension's.
     pub output_format: Option<ImageFormat>,
-    /// Sigma along rows, pixels.
-    pub sigma_x: f64,
-    /// Sigma along columns, pixels.
-    pub sigma_y: f64,
-    /// Which filter: recursive, FIR, or auto per sigma.
-    pub method: Method,
+    /// The filter, checked where it was made (`Blur2d::checked`, or a `Gaussian`'s): its
+    /// sigmas, method and FIR radius. The job trusts it.
+    pub filter: Blur2d,
     /// The GPU pipeline (`--pipeline`).
     pub pipeline: PipelineChoice,
     /// One device here; `gblur batch` also takes `all` and lists.
@@ -87,8 +133,6 @@ pub struct BlurJob {
     pub mask: MaskOptions,
     /// What lies beyond each edge (`work::edges`); clamp adds nothing.
     pub edges: Edges,
-    /// The FIR's radius in sigmas (None: `gaussian::fir_radius`'s default).
-    pub truncate: Option<f64>,
     /// Print on stderr why the path was chosen, with the cost model's prediction.
     pub explain: bool,
     /// The whole-image path or the strip engine (`stream`).
@@ -362,10 +406,7 @@ fn choose(
         ))
     })?;
     let chosen = backend::choose_device(choice, job.pipeline, work).map_err(JobError::Setup)?;
-    let blur = Blur2d::checked(job.method, job.sigma_x, job.sigma_y)
-        .map_err(|e| JobError::Setup(anyhow::anyhow!(e)))?
-        .with_truncate(job.truncate);
-    Ok((chosen, blur))
+    Ok((chosen, job.filter.clone()))
 }
 
 /// The work of `input`, in the format its head says (None: by the file's extension, as a TGA,
@@ -444,7 +485,8 @@ const STAGES: [&str; 3] = ["decode", "blur", "encode and write"];
 /// Runs the main command's `job`. An output that another writer put in place while it ran,
 /// which `--no-clobber` keeps, is refused as one there at the start is (exit 2).
 pub fn run(job: &BlurJob) -> Result<Report, JobError> {
-    run_job(job).map_err(|e| match e {
+    let started = Instant::now();
+    run_job(job).map(|r| timed(r, started)).map_err(|e| match e {
         JobError::Failed(e) => match e.downcast_ref::<ImageIoError>() {
             Some(ImageIoError::Appeared { path }) => setup_text(format!(
                 "{}: the output appeared while gblur ran, and --no-clobber keeps it; the \
@@ -458,7 +500,6 @@ pub fn run(job: &BlurJob) -> Result<Report, JobError> {
 }
 
 fn run_job(job: &BlurJob) -> Result<Report, JobError> {
-    let t_total = Instant::now();
     crate::memory::set_subject(stdio_name(&job.input, "stdin"));
     let mut passes = Vec::new();
     let opened = open_input(job, &mut passes)?;
@@ -478,12 +519,11 @@ fn run_job(job: &BlurJob) -> Result<Report, JobError> {
         }
         pages::Selected::Page { input, page, count } => (input, strips::Held::Page { page, count }),
         pages::Selected::Stack(stack) => {
-            return pages::run(job, stack, destination, passes, t_total);
+            return pages::run(job, stack, destination, passes);
         }
     };
     let input = &input;
-    if let Some(mut report) = inks::run(job, input, header.format, destination, &mut passes)? {
-        report.total_ms = t_total.elapsed().as_secs_f64() * 1e3;
+    if let Some(report) = inks::run(job, input, header.format, destination, &mut passes)? {
         return Ok(report);
     }
     let (chosen, blur) = choose(job, || probe(input))?;
@@ -502,12 +542,11 @@ fn run_job(job: &BlurJob) -> Result<Report, JobError> {
     crate::memory::use_huge_pages(streamed.is_none());
     if let Some(streamed) = streamed {
         let Choice { target, why, .. } = chosen;
-        return strips::run_strips(streamed, job, &blur, target, why, t_total);
+        return strips::run_strips(streamed, job, &blur, target, why);
     }
     let Choice { target, why, .. } = chosen;
     let declined = declined.as_deref();
     let mut report = run_whole(job, input, &blur, (target, declined), out_format, passes)?;
-    report.total_ms = t_total.elapsed().as_secs_f64() * 1e3;
     report.why = why;
     Ok(report)
 }
@@ -623,15 +662,6 @@ fn load_selected(
     Ok((loaded, masked))
 }
 
-/// What the report calls the device that blurred an image (None: the Rust path), and its
-/// backend.
-fn blurred_on(device: Option<&Device>) -> (String, Backend) {
-    match device {
-        Some(device) => (device.name(), Backend::Opencl),
-        None => (backend::rust_device_name(), Backend::Rust),
-    }
-}
-
 /// What blurred an image, as the report names it: the filter (`recursive`, `fir`, or one
 /// per axis) and the pipeline.
 struct Ran {
@@ -650,7 +680,6 @@ fn finish(
     mut passes: Vec<Pass>,
     mut notes: Vec<String>,
 ) -> Result<Report, JobError> {
-    let (device_name, backend) = blurred_on(on_device);
     let size = (loaded.width, loaded.height);
     let input = summary(
         stdio_name(&job.input, "stdin"),
@@ -669,28 +698,22 @@ fn finish(
     };
     let out_color = save(loaded, output, &mut passes, &mut notes).map_err(JobError::failed)?;
 
-    Ok(Report {
-        device: device_name,
-        backend,
-        input,
-        output: summary(
-            stdio_name(&job.output, "stdout"),
-            out_format,
-            size,
-            out_color,
-        ),
-        sigma_x: job.sigma_x,
-        sigma_y: job.sigma_y,
-        sigma_z: None,
-        pages: None,
-        method,
-        pipeline,
-        linear,
-        passes,
-        total_ms: 0.0,
-        why: None,
-        notes,
-    })
+    let output = summary(stdio_name(&job.output, "stdout"), out_format, size, out_color);
+    Ok(report(
+        job,
+        Outcome {
+            device: on_device.map(Device::name),
+            input,
+            output,
+            method,
+            pipeline,
+            linear,
+            pages: None,
+            passes,
+            why: None,
+            notes,
+        },
+    ))
 }
 
 #[cfg(test)]

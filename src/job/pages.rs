@@ -14,7 +14,7 @@ use super::{
     blur_selected, choose, explain, probe_reader, load_selected, prepare_device, setup_text, Header, ImagePlan,
     stdio_name, summary, BlurJob, JobError,
 };
-use crate::backend::{self, Choice, Device};
+use crate::backend::{Choice, Device};
 use crate::codec::metadata::{self, Metadata};
 use crate::codec::tiff::pages::Pages;
 use crate::codec::read::Input;
@@ -22,7 +22,7 @@ use crate::codec::{self, ImageIoError};
 use crate::cpu::axis::{self, AxisFilter, Element};
 use crate::filter::{Blur2d, EdgeMode, LineFilter};
 use crate::report::Log;
-use crate::report::{Backend, Pass, Report, Stage};
+use crate::report::{Pass, Report, Stage};
 use crate::stream::Engine;
 use crate::work::blur::failure_note;
 use crate::work::edges::{EdgePlan, Edges};
@@ -172,7 +172,7 @@ struct Blurred {
 /// `gblur IN OUT.tif` blurs them, the output replacing what `replace` lets it (the batch's
 /// rules); None where the input is not a TIFF of several pages.
 pub fn blur_stack(job: &BlurJob, replace: codec::Replace) -> Result<Option<Report>, JobError> {
-    let t_total = Instant::now();
+    let started = Instant::now();
     let mut passes = Vec::new();
     // An input that does not open is the usual decode's to report.
     let Ok(input) = codec::read::open(&job.input, job.max_memory_mib) else {
@@ -185,7 +185,7 @@ pub fn blur_stack(job: &BlurJob, replace: codec::Replace) -> Result<Option<Repor
                 format: ImageFormat::Tiff,
                 replace,
             };
-            run(job, stack, tiff, passes, t_total).map(Some)
+            run(job, stack, tiff, passes).map(|r| Some(super::timed(r, started)))
         }
         Selected::One(_) | Selected::Page { .. } => Ok(None),
     }
@@ -201,7 +201,6 @@ pub(super) fn run(
         replace,
     }: Destination,
     mut passes: Vec<Pass>,
-    t_total: Instant,
 ) -> Result<Report, JobError> {
     let first_page = || {
         let mut bytes = std::io::Cursor::new(&stack.bytes[..]);
@@ -255,29 +254,21 @@ pub(super) fn run(
         notes: &mut notes,
     };
     write(job, &blurred.pages, replace, log)?;
-    let (device, backend) = match blurred.on_device {
-        Some(name) => (name, Backend::Opencl),
-        None => (backend::rust_device_name(), Backend::Rust),
-    };
     let mut seen = std::collections::HashSet::new();
     notes.retain(|note| seen.insert(note.clone()));
-    Ok(Report {
-        device,
-        backend,
+    let outcome = super::Outcome {
+        device: blurred.on_device,
         input,
         output: summary(stdio_name(&job.output, "stdout"), out_format, size, out_color),
-        sigma_x: job.sigma_x,
-        sigma_y: job.sigma_y,
-        sigma_z: job.sigma_z,
-        pages: Some(n),
         method: blur.method_name(),
         pipeline: blurred.pipeline,
         linear: job.linear,
+        pages: Some(n),
         passes,
-        total_ms: t_total.elapsed().as_secs_f64() * 1e3,
         why,
         notes,
-    })
+    };
+    Ok(super::report(job, outcome))
 }
 
 /// The passes of every page, one line per pass with the pages' times added up.
@@ -447,9 +438,9 @@ fn volume(
     log: &mut Log,
 ) -> Result<Blurred, JobError> {
     refuse_for_volume(job)?;
-    let z = Blur2d::checked(job.method, sigma_z, sigma_z)
+    let z = Blur2d::checked(job.filter.method, sigma_z, sigma_z)
         .map_err(|e| setup_text(format!("--sigma-z: {e}")))?
-        .with_truncate(job.truncate)
+        .with_truncate(job.filter.truncate)
         .x;
     let name = stdio_name(&job.input, "stdin");
     let count = stack.pages.count();

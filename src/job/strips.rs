@@ -1,7 +1,7 @@
 //! The main command's jobs the strip engine streams: whether it takes the input (`--engine`,
 //! the memory budget), and the run with its report.
 
-use super::{blurred_on, setup_text, stdio_name, summary, BlurJob, JobError};
+use super::{report, setup_text, stdio_name, summary, BlurJob, JobError, Outcome};
 use crate::backend::{Device, Target};
 use crate::codec::read::Input;
 use crate::filter::Blur2d;
@@ -116,7 +116,7 @@ fn strip_job<'a>(job: &'a BlurJob, gpu: Option<Pipeline>, ends: &Ends<'a>) -> St
         output: &job.output,
         format: ends.output,
         replace: job.replace(),
-        sigma_y: job.sigma_y,
+        sigma_y: job.filter.y.sigma(),
         linear: job.linear,
         max_memory_mib: job.max_memory_mib,
         png_compression: job.encode.png_compression,
@@ -142,7 +142,6 @@ pub(super) fn run_strips(
     blur: &Blur2d,
     target: Option<Target>,
     why: Option<String>,
-    t_total: Instant,
 ) -> Result<Report, JobError> {
     let strip_job = &strip_job;
     let size = rows.size();
@@ -162,22 +161,17 @@ pub(super) fn run_strips(
         stream::StripError::Io(e) => JobError::failed(e),
         e => JobError::failed(e),
     })?;
-    let (device_name, backend) = blurred_on(device.as_ref().filter(|_| done.on_device));
-    Ok(Report {
-        device: device_name,
-        backend,
+    let outcome = Outcome {
+        device: device.as_ref().filter(|_| done.on_device).map(Device::name),
         input,
         output: summary(&job.output, strip_job.format, size, format!("{:?}", done.color)),
-        sigma_x: job.sigma_x,
-        sigma_y: job.sigma_y,
-        sigma_z: None,
-        pages: None,
         method: blur.method_name(),
         pipeline: done.pipeline,
         linear: job.linear,
+        pages: None,
         passes: opened.into_iter().chain(done.passes).collect(),
-        total_ms: t_total.elapsed().as_secs_f64() * 1e3,
         why,
         notes: done.notes,
-    })
+    };
+    Ok(report(job, outcome))
 }

@@ -551,5 +551,8 @@ fn the_public_api_check_sees_an_internal_path() {
                 let r = gblur::job::run(&j); // gblur::report\nlet x = ungblur::y;";
     let names = library_names(&code(text));
     assert_eq!(names, ["command", "G", "EdgeMode", "job"]);
-    assert!(names.iter().any(|n| !public.contains(n)), "gblur::job is internal");
+    assert!(
+        names.iter().any(|n| !public.contains(n)),
+        "gblur::job is internal"
+    );
 }

@@ -57,10 +57,10 @@ pub fn fingerprint(job: &BatchJob) -> String {
     let b = &job.blur;
     let mut text = format!(
         "{:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?}",
-        b.sigma_x,
-        b.sigma_y,
-        b.method,
-        b.truncate,
+        b.filter.x.sigma(),
+        b.filter.y.sigma(),
+        b.filter.method,
+        b.filter.truncate,
         b.edges,
         b.mask,
         b.sharpen,

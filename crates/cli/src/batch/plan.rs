@@ -316,7 +316,7 @@ pub fn output_of(
             .extension()
             .map_or_else(String::new, |e| e.to_string_lossy().into_owned()),
     };
-    let sigma = naming::sigma_text(job.blur.sigma_x, job.blur.sigma_y);
+    let sigma = naming::sigma_text(job.blur.filter.x.sigma(), job.blur.filter.y.sigma());
     let output = out_dir.join(template.expand(rel, &ext, &sigma));
     let heic = output
         .extension()

@@ -125,7 +125,7 @@ impl BatchArgs {
         }
         let mut blur = self
             .settings
-            .to_job(self.in_dir.clone(), self.out_dir.clone());
+            .to_job(self.in_dir.clone(), self.out_dir.clone())?;
         blur.sharpen = self.sharpen_flags.sharpen(self.sharpen)?;
         check_sharpen_mask(&blur)?;
         Ok(BatchJob {

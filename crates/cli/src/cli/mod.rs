@@ -27,6 +27,7 @@ use gblur::command::job::Engine;
 use gblur::command::job::Sharpen;
 use gblur::command::job::{parse_region, MaskMode, MaskOptions, NanPolicy, Region};
 use gblur::command::job::{EdgeMode, Edges};
+use gblur::command::stages::Blur2d;
 use gblur::Method;
 use image::codecs::png::CompressionType;
 use std::path::PathBuf;
@@ -673,8 +674,9 @@ fn parse_truncate(s: &str) -> Result<f64, String> {
 }
 
 impl BlurSettings {
-    /// The checked job. Clap has enforced presence and ranges; nothing else can fail here.
-    pub fn to_job(&self, input: PathBuf, output: PathBuf) -> BlurJob {
+    /// The checked job. Clap has enforced presence and ranges; the filter is checked here
+    /// (`--method fir`'s largest sigma), once for the whole job.
+    pub fn to_job(&self, input: PathBuf, output: PathBuf) -> Result<BlurJob, String> {
         // One axis's sigma alone blurs that axis only.
         let sigma_x = self.sigma_x.or(self.sigma).unwrap_or(0.0);
         let sigma_y = self.sigma_y.or(self.sigma).unwrap_or(0.0);
@@ -687,17 +689,17 @@ impl BlurSettings {
             TransposeArg::Tile32 => TransposeKind::Tile32,
             TransposeArg::Tile32Skewed => TransposeKind::Tile32Skewed,
         });
-        BlurJob {
+        let method = match self.method {
+            MethodArg::Auto => Method::Auto,
+            MethodArg::Recursive => Method::Recursive,
+            MethodArg::Fir => Method::Fir,
+        };
+        let filter = Blur2d::checked(method, sigma_x, sigma_y)?.with_truncate(self.truncate);
+        Ok(BlurJob {
             input,
             output,
             output_format: None,
-            sigma_x,
-            sigma_y,
-            method: match self.method {
-                MethodArg::Auto => Method::Auto,
-                MethodArg::Recursive => Method::Recursive,
-                MethodArg::Fir => Method::Fir,
-            },
+            filter,
             pipeline: match (self.pipeline, transpose) {
                 (PipelineArg::Direct, _) => PipelineChoice::Direct,
                 (PipelineArg::Blocked, _) => PipelineChoice::Blocked(ChunkStart::Auto),
@@ -732,7 +734,6 @@ impl BlurSettings {
                 x: self.edge_x.unwrap_or(self.edge),
                 y: self.edge_y.unwrap_or(self.edge),
             },
-            truncate: self.truncate,
             explain: false,
             engine: Engine::Whole,
             progress: false,
@@ -740,7 +741,7 @@ impl BlurSettings {
             no_clobber: false,
             page: None,
             sigma_z: self.sigma_z,
-        }
+        })
     }
 
     /// What `--strip` and `--keep` leave of the metadata (clap refuses both together).
@@ -783,7 +784,7 @@ impl BlurArgs {
         if stdout && self.settings.json {
             return Err("--json and OUTPUT - (stdout) would both write to stdout: write the image to a file, or leave out --json (the table goes to stderr)".into());
         }
-        let mut job = self.settings.to_job(input, output);
+        let mut job = self.settings.to_job(input, output)?;
         job.output_format = format;
         job.explain = self.explain;
         job.no_clobber = self.no_clobber;

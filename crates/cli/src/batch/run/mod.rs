@@ -178,9 +178,7 @@ fn set_up(job: &BatchJob) -> anyhow::Result<Setup> {
             "--format {f:?}: gblur cannot write it"
         );
     }
-    let blur = Blur2d::checked(job.blur.method, job.blur.sigma_x, job.blur.sigma_y)
-        .map_err(|e| anyhow::anyhow!(e))?
-        .with_truncate(job.blur.truncate);
+    let blur = job.blur.filter.clone();
     let mask_file = job
         .blur
         .mask
