@@ -21,6 +21,40 @@ pub mod stages {
     //! One image of a batch, stage by stage, so that decoding, blurring and encoding can run
     //! on different threads: an [`ImagePlan`] decodes a [`Loaded`] image, [`blur`] blurs it
     //! where the plan says, [`save`] encodes and writes it.
+    //!
+    //! ```
+    //! use gblur::command::formats::{open, ImageFormat, Replace};
+    //! use gblur::command::job::BlurJob;
+    //! use gblur::command::stages::{blur, save, Blur2d, ImagePlan, Output, Source};
+    //! use gblur::Method;
+    //! # let dir = tempfile::tempdir()?;
+    //! # let out = dir.path().join("out.jpg");
+    //!
+    //! let filter = Blur2d::checked(Method::Auto, 4.0, 4.0)?;
+    //! let job = BlurJob::new("samples/chelsea.jpg", &out, filter.clone());
+    //! let plan = ImagePlan::new(&job, &filter);
+    //! let keep = plan.path_keep(None); // the form the host's cores blur
+    //! let (mut passes, mut notes) = (Vec::new(), Vec::new());
+    //!
+    //! // Decode (one thread), blur (another), encode and write (a third).
+    //! let input = open(&job.input, job.max_memory_mib)?;
+    //! let mut image = plan.decode(Source::Input(&input), keep, &mut passes)?;
+    //! let reload = || plan.decode(Source::Input(&input), keep, &mut Vec::new());
+    //! let done = blur(None, &mut image, &filter, None, &mut passes, reload, None)?;
+    //! assert!(!done.on_device);
+    //! let output = Output {
+    //!     path: &job.output,
+    //!     format: ImageFormat::Jpeg,
+    //!     encode: job.encode,
+    //!     metadata: job.metadata,
+    //!     replace: Replace::Any,
+    //!     max_memory_mib: None,
+    //! };
+    //! let colour = save(image, output, &mut passes, &mut notes)?;
+    //! assert_eq!(colour, "Rgb8");
+    //! assert!(out.exists());
+    //! # Ok::<(), Box<dyn std::error::Error>>(())
+    //! ```
     pub use crate::filter::Blur2d;
     pub use crate::gpu::opencl::pinned::{Staging, StagingPool};
     pub use crate::job::ImagePlan;
@@ -45,7 +79,7 @@ pub mod formats {
     pub use crate::codec::heif::{
         encoder as heif_encoder, readable as heif_readable, Coding, HEIF,
     };
-    pub use crate::codec::inks::may_be_cmyk;
+    pub use crate::codec::inks::may_be_cmyk_as;
     pub use crate::codec::jpeg::{
         Chroma, JpegOptions, Quality, Subsampling, DEFAULT_QUALITY as DEFAULT_JPEG_QUALITY,
     };
@@ -56,6 +90,7 @@ pub mod formats {
         can_write, format_name, is_heic_name, is_stdio, sniff, unwritten_name, write_atomic,
         EncodeOptions, ImageIoError, Replace,
     };
+    pub use image::ImageFormat;
 }
 
 pub mod devices {

@@ -4,16 +4,11 @@
 
 use super::{Error, Gaussian};
 use crate::backend::DeviceSet;
-use crate::codec::jpeg::{JpegOptions, Quality};
+use crate::codec::jpeg::Quality;
 use crate::codec::metadata::KeepMetadata;
-use crate::codec::EncodeOptions;
 use crate::gpu::opencl::DeviceChoice;
-use crate::gpu::plan::PipelineChoice;
 use crate::job::{self, BlurJob, JobError};
-use crate::mask::MaskOptions;
 use crate::report::Report;
-use crate::stream::Engine;
-use image::codecs::png::CompressionType;
 use image::ImageFormat;
 use std::path::{Path, PathBuf};
 
@@ -204,47 +199,21 @@ impl FileOptions {
 
     fn job(&self, input: &Path, output: &Path) -> BlurJob {
         let g = &self.gaussian;
-        BlurJob {
-            input: input.into(),
-            output: output.into(),
-            output_format: self.format,
-            filter: g.blur.clone(),
-            pipeline: PipelineChoice::Auto,
-            device: DeviceSet::One(DeviceChoice::parse(self.device.trim())),
-            linear: g.linear,
-            to_srgb: self.to_srgb,
-            jpeg_planes: true,
-            encode: EncodeOptions {
-                jpeg: JpegOptions {
-                    quality: self
-                        .quality
-                        .unwrap_or(Quality::Fixed(crate::codec::jpeg::DEFAULT_QUALITY)),
-                    ..JpegOptions::default()
-                },
-                png_compression: CompressionType::Fast,
-                dither: false,
-                quality_given: self.quality.is_some(),
-                webp_lossless_input: false,
-                tiff: crate::codec::tiff::TiffCompression::Same,
-                tiff_given: false,
-                subsampling_given: false,
-                png_given: false,
-            },
-            max_memory_mib: crate::memory::budget_mib(
-                self.max_memory_mib
-                    .unwrap_or(crate::memory::DEFAULT_BUDGET_MIB),
-            ),
-            metadata: self.keep,
-            mask: MaskOptions::default(),
-            edges: g.edges,
-            explain: false,
-            engine: Engine::Auto,
-            progress: false,
-            sharpen: None,
-            no_clobber: false,
-            page: None,
-            sigma_z: None,
+        let mut job = BlurJob::new(input, output, g.blur.clone());
+        job.output_format = self.format;
+        job.device = DeviceSet::One(DeviceChoice::parse(self.device.trim()));
+        job.linear = g.linear;
+        job.to_srgb = self.to_srgb;
+        if let Some(quality) = self.quality {
+            job.encode.jpeg.quality = quality;
+            job.encode.quality_given = true;
         }
+        if let Some(mib) = self.max_memory_mib {
+            job.max_memory_mib = crate::memory::budget_mib(mib);
+        }
+        job.metadata = self.keep;
+        job.edges = g.edges;
+        job
     }
 }
 

@@ -22,14 +22,8 @@ pub struct InkImage {
     pub notes: Vec<String>,
 }
 
-/// Whether the regular file at `path` is a CMYK JPEG or a one-page CMYK TIFF, from its
-/// header alone: the file is then read whole for `read`.
-pub fn may_be_cmyk(path: &Path) -> bool {
-    // A regular file's content is not read on opening: the budget bounds pipes alone.
-    read::open(path, 0).is_ok_and(|input| may_be_cmyk_as(&input, input.sniffed))
-}
-
-/// `may_be_cmyk` for an opened input whose head says it is in `format`.
+/// Whether the opened `input`, whose head says it is in `format`, is a CMYK JPEG or a one-page
+/// CMYK TIFF, from its header alone: the file is then read whole for `read`.
 pub fn may_be_cmyk_as(input: &read::Input, format: Option<ImageFormat>) -> bool {
     // A header that makes a decoder panic is the usual decode's to refuse, behind its guard.
     guard::catch(|| may_be_cmyk_unguarded(input, format)).unwrap_or(false)

@@ -371,6 +371,24 @@ pub struct EncodeOptions {
     pub png_given: bool,
 }
 
+/// The command line's defaults: JPEG quality 90 and the input's subsampling, WebP lossy at 75
+/// (lossless from a lossless WebP), fast PNG compression, a TIFF's own compression, no dither.
+impl Default for EncodeOptions {
+    fn default() -> Self {
+        EncodeOptions {
+            jpeg: jpeg::JpegOptions::default(),
+            png_compression: CompressionType::Fast,
+            dither: false,
+            quality_given: false,
+            webp_lossless_input: false,
+            tiff: tiff::TiffCompression::default(),
+            tiff_given: false,
+            subsampling_given: false,
+            png_given: false,
+        }
+    }
+}
+
 impl EncodeOptions {
     /// The encoder options the user gave, each with the output formats it applies to and
     /// their names: given for an output of another format, each is refused, never ignored.

@@ -1,35 +1,32 @@
 //! The main command: one file in, one blurred file out, every pass timed into a report.
 
-use crate::backend::{self, Choice, Device, DeviceSet, Target, Work};
-use crate::codec::metadata::KeepMetadata;
-use crate::codec::{self, EncodeOptions, ImageIoError};
+use crate::backend::{self, Choice, Device, Target, Work};
+use crate::codec::read::Input;
+use crate::codec::{self, ImageIoError};
 use crate::filter::Blur2d;
 use crate::gpu::opencl::ClError;
-use crate::gpu::plan::PipelineChoice;
 use crate::gpu::plan::Upload;
-use crate::mask::{MaskOptions, Masked};
+use crate::mask::Masked;
 use crate::report::Log;
 use crate::report::{diagnostic, Backend, ImageSummary, Pass, Report, Stage};
-use crate::stream::Engine;
 use crate::work::blur::failure_note;
-use crate::work::edges::Edges;
-use crate::codec::read::Input;
 use crate::work::load::Source;
 use crate::work::save::{save, Output};
-use crate::work::sharpen::Sharpen;
 use crate::work::{self, Keep, Loaded, Working};
 use image::ImageFormat;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
 
 mod inks;
 mod pages;
 pub mod plan;
+mod request;
 mod strips;
 
 pub use inks::needs_colour;
 pub use pages::blur_stack;
 pub use plan::ImagePlan;
+pub use request::{BlurJob, JobError};
 use plan::Header;
 
 /// Blurs a CMYK JPEG or TIFF file into a JPEG or TIFF keeping its inks (`inks`), its output
@@ -97,104 +94,6 @@ pub(crate) fn report(job: &BlurJob, done: Outcome) -> Report {
 fn timed(mut report: Report, started: Instant) -> Report {
     report.total_ms = started.elapsed().as_secs_f64() * 1e3;
     report
-}
-
-/// A checked request to blur one file.
-#[derive(Clone, Debug)]
-pub struct BlurJob {
-    /// `-`: stdin, read fully into memory.
-    pub input: PathBuf,
-    /// `-`: stdout, written once the image is fully encoded (needs `output_format`).
-    pub output: PathBuf,
-    /// The output format; None: OUT's extension's.
-    pub output_format: Option<ImageFormat>,
-    /// The filter, checked where it was made (`Blur2d::checked`, or a `Gaussian`'s): its
-    /// sigmas, method and FIR radius. The job trusts it.
-    pub filter: Blur2d,
-    /// The GPU pipeline (`--pipeline`).
-    pub pipeline: PipelineChoice,
-    /// One device here; `gblur batch` also takes `all` and lists.
-    pub device: DeviceSet,
-    /// Blur in linear light (`--linear`).
-    pub linear: bool,
-    /// Convert the input from its ICC profile to sRGB before the blur (`--to-srgb`).
-    pub to_srgb: bool,
-    /// A JPEG → JPEG job on the Rust path blurs the YCbCr planes where it can
-    /// (`ImagePlan::with_planes`); false: always RGB (`--jpeg-path rgb`).
-    pub jpeg_planes: bool,
-    /// How the output is encoded.
-    pub encode: EncodeOptions,
-    /// The memory budget, MiB; larger images stream through the strip engine.
-    pub max_memory_mib: u64,
-    /// Which of the input's ICC profile, EXIF and XMP the output gets.
-    pub metadata: KeepMetadata,
-    /// The part of the image to blur and how (`--region`, `--mask`, `--feather`,
-    /// `--mask-mode`), and `--nan`; the default blurs the whole image.
-    pub mask: MaskOptions,
-    /// What lies beyond each edge (`work::edges`); clamp adds nothing.
-    pub edges: Edges,
-    /// Print on stderr why the path was chosen, with the cost model's prediction.
-    pub explain: bool,
-    /// The whole-image path or the strip engine (`stream`).
-    pub engine: Engine,
-    /// A progress bar on stderr for one long image (the strip engine's rows); off with
-    /// `--quiet`.
-    pub progress: bool,
-    /// Sharpen instead of blurring: the unsharp mask with this blur (`gblur sharpen`,
-    /// `gblur batch --sharpen`).
-    pub sharpen: Option<Sharpen>,
-    /// Refuse to replace an existing output (`--no-clobber`); by default it is replaced.
-    pub no_clobber: bool,
-    /// `--page N`: page N (from 0) of a multi-page TIFF alone; None: every page.
-    pub page: Option<usize>,
-    /// `--sigma-z`: a multi-page TIFF's pages blurred as a volume, this sigma across pages.
-    pub sigma_z: Option<f64>,
-}
-
-impl BlurJob {
-    /// How this job decodes its input.
-    pub fn decoding(&self) -> crate::work::load::Decoding {
-        crate::work::load::Decoding {
-            max_memory_mib: self.max_memory_mib,
-            linear: self.linear,
-            to_srgb: self.to_srgb,
-        }
-    }
-
-    /// The job with its progress bar on (`progress`) or off.
-    pub fn with_progress(mut self, progress: bool) -> BlurJob {
-        self.progress = progress;
-        self
-    }
-
-    /// What the final rename of the main command's output may replace: under `--no-clobber`
-    /// nothing, also a file that appeared at the output while the job ran (the rename fails
-    /// where the name is taken, in one step).
-    pub(crate) fn replace(&self) -> codec::Replace<'static> {
-        match self.no_clobber {
-            true => codec::Replace::Never,
-            false => codec::Replace::Any,
-        }
-    }
-}
-
-/// Why a job failed: set-up problems (exit 2) or the blur itself (exit 1).
-#[derive(Debug)]
-pub enum JobError {
-    /// The job could not start: a bad option, an output that cannot be written (exit 2).
-    Setup(anyhow::Error),
-    /// The job failed on its way: a bad input, a failed write (exit 1).
-    Failed(anyhow::Error),
-}
-
-impl JobError {
-    fn setup(e: impl Into<anyhow::Error>) -> JobError {
-        JobError::Setup(e.into())
-    }
-
-    fn failed(e: impl Into<anyhow::Error>) -> JobError {
-        JobError::Failed(e.into())
-    }
 }
 
 /// The device being opened on its own thread while the input decodes.

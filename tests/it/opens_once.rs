@@ -2,24 +2,22 @@
 //! the CMYK check, the cost model's probe of the header, the decoder, the strip engine's rows
 //! and its exact two-pass method's second read), traced with strace: JPEG, PNG, TIFF and HEIC
 //! on the whole-image path, the first three on the strip engine, a CMYK JPEG, a TIFF stack.
+//! `gblur batch` opens each file twice: once to plan it, once to blur it.
 
 use crate::common::fixture;
 use std::path::Path;
 use std::process::Command;
 
-/// How many times `gblur INPUT OUT -s 5 ARGS` opens `input`, with `env` set; the run must
-/// succeed. strace must be installed (`.ci/run` installs it); where the system forbids
-/// tracing, there is nothing to count, and None says so.
-fn opens(input: &Path, out: &Path, args: &[&str], env: &[(&str, &str)]) -> Option<usize> {
-    let trace = out.with_extension("trace");
+/// The trace of `gblur ARGS` with `env` set, as strace writes it; the run must succeed.
+/// strace must be installed (`.ci/run` installs it); where the system forbids tracing, there
+/// is nothing to count, and None says so.
+fn trace(args: &[&std::ffi::OsStr], env: &[(&str, &str)], at: &Path) -> Option<String> {
     let traced = Command::new("strace")
         .args(["-f", "-qq", "-e", "trace=open,openat", "-o"])
-        .arg(&trace)
+        .arg(at)
         .arg(assert_cmd::cargo::cargo_bin("gblur"))
-        .arg(input)
-        .arg(out)
-        .args(["-s", "5", "-q"])
         .args(args)
+        .args(["-s", "5", "-q"])
         .envs(env.iter().copied())
         .output()
         .expect(
@@ -34,9 +32,22 @@ fn opens(input: &Path, out: &Path, args: &[&str], env: &[(&str, &str)]) -> Optio
         return None;
     }
     assert!(traced.status.success(), "{stderr}");
-    let quoted = format!("\"{}\"", input.display());
-    let lines = std::fs::read_to_string(&trace).unwrap();
-    Some(lines.lines().filter(|l| l.contains(&quoted)).count())
+    Some(std::fs::read_to_string(at).unwrap())
+}
+
+/// How many of the trace's lines open `path`.
+fn count(trace: &str, path: &Path) -> usize {
+    let quoted = format!("\"{}\"", path.display());
+    trace.lines().filter(|l| l.contains(&quoted)).count()
+}
+
+/// How many times `gblur INPUT OUT -s 5 ARGS` opens `input`, with `env` set (None: tracing
+/// is not allowed here).
+fn opens(input: &Path, out: &Path, args: &[&str], env: &[(&str, &str)]) -> Option<usize> {
+    let mut all = vec![input.as_os_str(), out.as_os_str()];
+    all.extend(args.iter().map(std::ffi::OsStr::new));
+    let trace = trace(&all, env, &out.with_extension("trace"))?;
+    Some(count(&trace, input))
 }
 
 /// `opens` must be one (or tracing is not allowed here).
@@ -91,4 +102,46 @@ fn a_cmyk_jpeg_and_a_tiff_stack_are_opened_once() {
     assert_once(&stack, &d("pages.tif"), &[], &[]);
     assert_once(&stack, &d("page1.png"), &["--page", "1"], &[]);
     assert_once(&stack, &d("volume.tif"), &["--sigma-z", "1"], &[]);
+}
+
+/// A batch holds no file open between planning and its turn: each input is opened twice, once
+/// when it is planned (recognised, and told a TIFF stack or a CMYK file there) and once when it
+/// is blurred, whichever way it goes.
+#[test]
+fn a_batch_opens_each_file_twice() {
+    let (input, output) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let d = |name: &str| input.path().join(name);
+    std::fs::copy(fixture("samples/chelsea.jpg"), d("photo.jpg")).unwrap();
+    std::fs::copy(fixture("samples/coffee.png"), d("coffee.png")).unwrap();
+    image::open(d("coffee.png"))
+        .unwrap()
+        .save(d("coffee.tif"))
+        .unwrap();
+    std::fs::copy(fixture("tests/fixtures/cmyk_64x48.jpg"), d("cmyk.jpg")).unwrap();
+    let mut tiff =
+        tiff::encoder::TiffEncoder::new(std::fs::File::create(d("stack.tif")).unwrap()).unwrap();
+    for page in 0..3u8 {
+        let samples: Vec<u8> = (0..32 * 24).map(|i| (i % 251) as u8 ^ page).collect();
+        tiff.write_image::<tiff::encoder::colortype::Gray8>(32, 24, &samples)
+            .unwrap();
+    }
+    drop(tiff);
+    let args = [
+        std::ffi::OsStr::new("batch"),
+        input.path().as_os_str(),
+        output.path().as_os_str(),
+    ];
+    let Some(trace) = trace(&args, &[], &output.path().join("batch.trace")) else {
+        return;
+    };
+    for name in [
+        "photo.jpg",
+        "coffee.png",
+        "coffee.tif",
+        "cmyk.jpg",
+        "stack.tif",
+    ] {
+        let n = count(&trace, &d(name));
+        assert_eq!(n, 2, "{name} opened {n} times by the batch");
+    }
 }

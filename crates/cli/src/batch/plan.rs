@@ -8,7 +8,7 @@ use super::journal::Journal;
 use super::made_with::{Made, SettingsLog};
 use super::summary::{FileRecord, Outcome};
 use super::{names, naming, BatchJob};
-use gblur::command::formats::{self, ImageIoError};
+use gblur::command::formats::{self, ImageIoError, Input};
 use image::ImageFormat;
 use std::path::{Path, PathBuf};
 
@@ -24,6 +24,32 @@ pub struct Task {
     pub format: ImageFormat,
     /// Its output exists, made by an earlier batch with other settings: it is replaced.
     pub replaces_stale: bool,
+    /// A TIFF stack or a CMYK file, blurred whole after the rest (`stacks.rs`); None: the
+    /// batch's stages take it. Told from the input's head when it is planned, in the one open
+    /// that recognises it.
+    pub whole: Option<WholeFile>,
+}
+
+/// A file the batch's stages do not take, blurred whole by the main command's job.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WholeFile {
+    /// A TIFF of several pages written as a TIFF: every page kept.
+    Stack,
+    /// A CMYK JPEG or TIFF written as a JPEG or TIFF whose inks the job keeps.
+    Inks,
+}
+
+/// Which whole-file job `input` (opened), written in `format`, goes to, from its head; None:
+/// the batch's stages.
+pub fn whole_file(input: &Input, format: ImageFormat, job: &BatchJob) -> Option<WholeFile> {
+    let pages = || formats::Quirks::read(&mut *input.reader()).pages;
+    if format == ImageFormat::Tiff && input.sniffed == Some(ImageFormat::Tiff) && pages() > 1 {
+        return Some(WholeFile::Stack);
+    }
+    let inks = matches!(format, ImageFormat::Jpeg | ImageFormat::Tiff)
+        && !gblur::command::job::needs_colour(&job.blur)
+        && formats::may_be_cmyk_as(input, input.sniffed);
+    inks.then_some(WholeFile::Inks)
 }
 
 /// Every entry under IN_DIR that `--include`, `--exclude` and `--max-depth` take, in a stable
@@ -119,7 +145,10 @@ impl Found<'_> {
         if !entry.file_type().is_file() || job.shard.is_some_and(|s| !in_shard(&rel, s)) {
             return Planned::Passed;
         }
-        let Some(in_format) = formats::sniff(&input).ok().flatten() else {
+        // Opened once here, to recognise it and to tell a stack or a CMYK file; the decode
+        // opens it again when its turn comes (the batch holds no file open meanwhile).
+        let opened = formats::open(&input, 0).ok();
+        let Some((opened, in_format)) = opened.and_then(|i| i.sniffed.map(|f| (i, f))) else {
             if job.verbose {
                 gblur::command::report::diagnostic(&format!(
                     "gblur: {}: not an image, skipped",
@@ -134,7 +163,7 @@ impl Found<'_> {
             return Planned::Skipped(r);
         };
         let (output, format) = output_of(job, out_dir, &rel, in_format);
-        let refused = unwritable(&input, (in_format, &output, format)).or_else(|| {
+        let refused = unwritable(&opened, (in_format, &output, format)).or_else(|| {
             misplaced(job, self.dirs, &output).map(|w| gblur::command::report::one_line(&w))
         });
         if let Some(error) = refused {
@@ -142,11 +171,14 @@ impl Found<'_> {
             r.error = Some(error);
             return Planned::Skipped(r);
         }
+        let whole = whole_file(&opened, format, job);
+        drop(opened);
         self.unless_done_before(Task {
             input,
             output,
             format,
             replaces_stale: false,
+            whole,
         })
     }
 
@@ -182,11 +214,11 @@ impl Found<'_> {
 /// work so that --dry-run says it too: a HEIF file libheif cannot read, or a format gblur
 /// does not write.
 fn unwritable(
-    input: &Path,
+    input: &Input,
     (in_format, output, format): (ImageFormat, &Path, ImageFormat),
 ) -> Option<String> {
     if in_format == formats::HEIF {
-        if let Err(e) = formats::heif_readable(input) {
+        if let Err(e) = formats::heif_readable(&input.name) {
             return Some(e.to_string());
         }
     }
@@ -199,10 +231,8 @@ fn unwritable(
     let named_avif = extension.eq_ignore_ascii_case("avif");
     let writes_heic =
         formats::is_heic_name(&extension) && formats::heif_encoder(formats::Coding::Hevc).is_ok();
-    let heic = format == formats::HEIF
-        && !named_avif
-        && !writes_heic
-        && formats::own_format(input).is_none();
+    let heic =
+        format == formats::HEIF && !named_avif && !writes_heic && input.own_format().is_none();
     if formats::can_write(format) && !heic {
         return None;
     }
@@ -213,7 +243,7 @@ fn unwritable(
     };
     Some(format!(
         "{}: gblur does not write {name}, the input's format: give --format jpg (or avif, png, tif, ...)",
-        input.display(),
+        input.name.display(),
     ))
 }
 

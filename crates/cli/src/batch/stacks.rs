@@ -7,7 +7,7 @@
 
 use super::journal::Journal;
 use super::made_with::SettingsLog;
-use super::plan::{self, Task};
+use super::plan::{self, Task, WholeFile};
 use super::summary::{FileRecord, Outcome};
 use super::BatchJob;
 use gblur::command::devices::DeviceChoice;
@@ -15,25 +15,6 @@ use gblur::command::devices::DeviceSet;
 use gblur::command::formats::{self, ImageIoError};
 use gblur::command::job::JobError;
 use gblur::command::report::{self, Stage};
-use image::ImageFormat;
-
-/// Whether `task` is a TIFF of several pages written as a TIFF.
-pub fn is_stack(task: &Task) -> bool {
-    let pages = |f: std::fs::File| formats::Quirks::read(&mut std::io::BufReader::new(f)).pages;
-    task.format == ImageFormat::Tiff && std::fs::File::open(&task.input).is_ok_and(|f| pages(f) > 1)
-}
-
-/// Whether `task` is a CMYK JPEG or TIFF written as a JPEG or TIFF whose inks `job` keeps.
-pub fn is_inks(task: &Task, job: &BatchJob) -> bool {
-    matches!(task.format, ImageFormat::Jpeg | ImageFormat::Tiff)
-        && !gblur::command::job::needs_colour(&job.blur)
-        && formats::may_be_cmyk(&task.input)
-}
-
-/// Whether `task` goes to a whole-file job (`is_stack` or `is_inks`).
-pub fn is_whole_file(task: &Task, job: &BatchJob) -> bool {
-    is_stack(task) || is_inks(task, job)
-}
 
 /// What the stacks share with the rest of the batch.
 pub struct Stacks<'a> {
@@ -106,8 +87,9 @@ impl Stacks<'_> {
             (false, false) if task.replaces_stale => formats::Replace::Any,
             (false, false) => formats::Replace::Never,
         };
-        // Read once: a file that stops being a stack while it runs is told as one that did.
-        let stack = is_stack(task);
+        // Told when it was planned: a file that stops being a stack while it runs is told as
+        // one that did.
+        let stack = task.whole == Some(WholeFile::Stack);
         let ran = plan::check_inside(self.out_dir, output)
             .and_then(|()| plan::create_parent(output))
             .map_err(|e| JobError::Failed(e.into()))

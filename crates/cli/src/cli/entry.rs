@@ -23,7 +23,7 @@ pub fn main() -> ExitCode {
     };
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     if let Err(e) = pool_threads(cli.threads, |name| std::env::var(name).ok(), cores) {
-        return fail(&anyhow::anyhow!(e), cli.verbose, 2);
+        return fail(&JobError::Setup(anyhow::anyhow!(e)), cli.verbose);
     }
     if let Some(n) = cli.threads {
         // The first use of the pool would otherwise size it by the cores.
@@ -31,7 +31,10 @@ pub fn main() -> ExitCode {
             .num_threads(n.into())
             .build_global();
         if let Err(e) = built {
-            return fail(&anyhow::anyhow!("--threads {n}: {e}"), cli.verbose, 2);
+            return fail(
+                &JobError::Setup(anyhow::anyhow!("--threads {n}: {e}")),
+                cli.verbose,
+            );
         }
     }
     let result = match &cli.command {
@@ -92,8 +95,7 @@ pub fn main() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
-        Err(JobError::Setup(e)) => fail(&e, cli.verbose, 2),
-        Err(JobError::Failed(e)) => fail(&e, cli.verbose, 1),
+        Err(e) => fail(&e, cli.verbose),
     }
 }
 
@@ -156,13 +158,13 @@ fn print(text: &[u8]) -> Result<(), JobError> {
 }
 
 /// Prints the error (on one line, unless verbose) where stderr takes it, and the exit code.
-fn fail(e: &anyhow::Error, verbose: bool, code: u8) -> ExitCode {
-    let text = match verbose {
-        true => format!("gblur: {e:?}"),
-        false => gblur::command::report::one_line(&format!("gblur: {e:#}")),
+fn fail(e: &JobError, verbose: bool) -> ExitCode {
+    let text = match e {
+        JobError::Setup(e) | JobError::Failed(e) if verbose => format!("gblur: {e:?}"),
+        e => gblur::command::report::one_line(&format!("gblur: {e}")),
     };
     gblur::command::report::diagnostic(&text);
-    ExitCode::from(code)
+    ExitCode::from(e.exit_code())
 }
 
 /// `argv` with the global flags written before a subcommand's name (`gblur -q batch IN OUT`,

@@ -301,9 +301,8 @@ pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
     };
     // TIFF stacks keep every page, CMYK files their inks: each is blurred whole, one at a time
     // after the rest (`stacks`).
-    let (stacks, tasks): (Vec<Task>, Vec<Task>) = tasks
-        .into_iter()
-        .partition(|t| stacks::is_whole_file(t, job));
+    let (stacks, tasks): (Vec<Task>, Vec<Task>) =
+        tasks.into_iter().partition(|t| t.whole.is_some());
     let stopped = run_stages(&shared, tasks, workers, keep, &mut records);
     let stack_cx = stacks::Stacks {
         job,
