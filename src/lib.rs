@@ -76,8 +76,8 @@
 //! None is on by default. `progress-bars` draws a progress bar on stderr for a long image, as
 //! the `gblur` command does. `unstable-internals` exposes the crate's internals to `gblur bench`
 //! (`crates/bench`), the fuzz targets and the benchmark programs; it is not part of the API and
-//! follows no versioning. The `gblur` command (`crates/cli`) does without it: what it needs
-//! beyond `blur_file` is [`command`].
+//! follows no versioning. The `gblur` command's own code (`crates/cli`) uses the public API
+//! alone: what it needs beyond `blur_file` is [`command`].
 //!
 //! # Layers
 //!

@@ -9,8 +9,11 @@ use std::time::Instant;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum PassKind {
+    /// Bytes moved between the host and a device.
     Transfer,
+    /// A filter kernel.
     Filter,
+    /// A transpose kernel.
     Transpose,
     /// Host work on the pixels (decode, conversions, encode, the Rust path's passes).
     Host,
@@ -118,12 +121,18 @@ pub fn stage_ms(passes: &[Pass], stage: Stage) -> f64 {
         .sum()
 }
 
+/// An image as the report names it.
 #[derive(Clone, Debug, Serialize)]
 pub struct ImageSummary {
+    /// Its path (`stdin`, `stdout` for the streams).
     pub path: String,
+    /// Its format's name.
     pub format: String,
+    /// Width, pixels (upright).
     pub width: u32,
+    /// Height, pixels (upright).
     pub height: u32,
+    /// Its colour type's name (`Rgb8`, `CMYK8`, ...).
     pub color: String,
 }
 

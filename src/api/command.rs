@@ -5,6 +5,13 @@
 //! devices and their figures ([`devices`]) and what belongs to the whole process
 //! ([`process`]). [`crate::blur_file`] and [`crate::Device`] are the short ways in; these are the
 //! long ones, with every setting the command line has.
+//!
+//! They are the command's own tools, and keep the command's habits where the rest of the API
+//! does not: a job fails with a [`job::JobError`] (set-up or failure, each an
+//! `anyhow::Error` with its context, and the command's exit status); [`report::emit`] and
+//! [`report::diagnostic`] print as the command prints, [`process::remove_temp_files_and_exit`]
+//! ends the process; a [`job::BlurJob`]'s fields are set freely, and only its filter is
+//! checked, where it is made.
 
 pub mod job {
     //! One file in, one blurred file out, with every option of the command line: fill a
@@ -14,6 +21,7 @@ pub mod job {
     pub use crate::mask::{parse_region, MaskMode, MaskOptions, NanPolicy, Region};
     pub use crate::stream::Engine;
     pub use crate::work::edges::{EdgeMode, Edges};
+    pub use crate::work::load::Decoding;
     pub use crate::work::sharpen::Sharpen;
 }
 
@@ -59,7 +67,7 @@ pub mod stages {
     pub use crate::gpu::opencl::pinned::{Staging, StagingPool};
     pub use crate::job::ImagePlan;
     pub use crate::mask::{MaskFile, Masked};
-    pub use crate::work::blur::{blur, stage_planes, unstage_planes};
+    pub use crate::work::blur::{blur, stage_planes, unstage_planes, BlurOutcome};
     pub use crate::work::load::Source;
     pub use crate::work::save::{save, Output};
     pub use crate::work::{Keep, Loaded, Working};
@@ -68,7 +76,8 @@ pub mod stages {
 pub mod report {
     //! What a job did, pass by pass, and how the command prints it.
     pub use crate::report::{
-        diagnostic, emit, one_line, stage_ms, write_out, Backend, Log, Pass, Report, Stage,
+        diagnostic, emit, one_line, stage_ms, write_out, Backend, ImageSummary, Log, Pass,
+        PassKind, Report, Stage,
     };
 }
 
@@ -84,7 +93,7 @@ pub mod formats {
         Chroma, JpegOptions, Quality, Subsampling, DEFAULT_QUALITY as DEFAULT_JPEG_QUALITY,
     };
     pub use crate::codec::metadata::KeepMetadata;
-    pub use crate::codec::read::{open, own_format, Input};
+    pub use crate::codec::read::{open, own_format, Content, Input};
     pub use crate::codec::tiff::{Quirks, TiffCompression};
     pub use crate::codec::{
         can_write, format_name, is_heic_name, is_stdio, sniff, unwritten_name, write_atomic,

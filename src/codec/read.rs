@@ -18,7 +18,12 @@ use std::sync::Arc;
 /// What gblur reads an input's content from.
 pub enum Content {
     /// A regular file, opened once, of `len` bytes, read at positions (`FileAt`).
-    File { file: Arc<File>, len: u64 },
+    File {
+        /// The file, shared by its readers.
+        file: Arc<File>,
+        /// Its length in bytes when it was opened.
+        len: u64,
+    },
     /// Bytes in memory: stdin, a pipe or device, or a page taken out of a stack.
     Bytes(Vec<u8>),
 }

@@ -292,8 +292,8 @@ fn stdio_name<'a>(path: &'a Path, name: &'static str) -> &'a Path {
     }
 }
 
-/// The device and the filter, checked before any work: a wrong `--device` or sigma is a set-up
-/// error. `auto` weighs the paths for the image's work, which `work` reads from its header.
+/// The device, checked before any work (a wrong `--device` is a set-up error), and the job's
+/// filter. `auto` weighs the paths for the image's work, which `work` reads from its header.
 fn choose(
     job: &BlurJob,
     work: impl FnOnce() -> Option<Work>,

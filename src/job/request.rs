@@ -22,8 +22,10 @@ pub struct BlurJob {
     pub output: PathBuf,
     /// The output format; None: OUT's extension's.
     pub output_format: Option<ImageFormat>,
-    /// The filter, checked where it was made (`Blur2d::checked`, or a `Gaussian`'s): its
-    /// sigmas, method and FIR radius. The job trusts it.
+    /// The filter, made once where the blur is asked for and not checked again: a
+    /// `Gaussian`'s (sigmas checked), or `Blur2d::checked` from sigmas already checked
+    /// (`check_sigma`), which refuses a FIR over `FIR_MAX_SIGMA`. `Blur2d::new` checks
+    /// nothing.
     pub filter: Blur2d,
     /// The GPU pipeline (`--pipeline`).
     pub pipeline: PipelineChoice,

@@ -16,8 +16,11 @@ use std::time::Instant;
 /// light (`--linear`), and converted from its ICC profile to sRGB (`--to-srgb`).
 #[derive(Clone, Copy, Debug)]
 pub struct Decoding {
+    /// The memory budget, MiB.
     pub max_memory_mib: u64,
+    /// Convert to linear light (`--linear`).
     pub linear: bool,
+    /// Convert from the input's ICC profile to sRGB (`--to-srgb`).
     pub to_srgb: bool,
 }
 

@@ -110,6 +110,7 @@ fn a_cmyk_jpeg_and_a_tiff_stack_are_opened_once() {
 #[test]
 fn a_batch_opens_each_file_twice() {
     let (input, output) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let traces = tempfile::tempdir().unwrap();
     let d = |name: &str| input.path().join(name);
     std::fs::copy(fixture("samples/chelsea.jpg"), d("photo.jpg")).unwrap();
     std::fs::copy(fixture("samples/coffee.png"), d("coffee.png")).unwrap();
@@ -126,12 +127,15 @@ fn a_batch_opens_each_file_twice() {
             .unwrap();
     }
     drop(tiff);
+    // The host's cores: a device that fails would decode its image again (a third open).
     let args = [
         std::ffi::OsStr::new("batch"),
         input.path().as_os_str(),
         output.path().as_os_str(),
+        std::ffi::OsStr::new("--device"),
+        std::ffi::OsStr::new("rust"),
     ];
-    let Some(trace) = trace(&args, &[], &output.path().join("batch.trace")) else {
+    let Some(trace) = trace(&args, &[], &traces.path().join("batch.trace")) else {
         return;
     };
     for name in [
@@ -143,5 +147,38 @@ fn a_batch_opens_each_file_twice() {
     ] {
         let n = count(&trace, &d(name));
         assert_eq!(n, 2, "{name} opened {n} times by the batch");
+    }
+    // The stack and the CMYK file went the whole-file way, told apart in the planning open:
+    // every page kept, the inks kept.
+    let pages =
+        tiff::decoder::Decoder::new(std::fs::File::open(output.path().join("stack.tif")).unwrap())
+            .unwrap();
+    assert_eq!(pages_of(pages), 3);
+    let jpeg = std::fs::read(output.path().join("cmyk.jpg")).unwrap();
+    assert_eq!(jpeg_components(&jpeg), Some(4), "the inks are kept");
+}
+
+/// How many pages `decoder`'s TIFF holds.
+fn pages_of<R: std::io::Read + std::io::Seek>(mut decoder: tiff::decoder::Decoder<R>) -> usize {
+    let mut n = 1;
+    while decoder.more_images() {
+        decoder.next_image().unwrap();
+        n += 1;
+    }
+    n
+}
+
+/// The component count in a JPEG's frame header (SOF0 to SOF2), walking its segments.
+fn jpeg_components(jpeg: &[u8]) -> Option<u8> {
+    let mut at = 2;
+    loop {
+        let head: [u8; 4] = jpeg.get(at..at + 4)?.try_into().ok()?;
+        let [0xFF, marker, hi, lo] = head else {
+            return None;
+        };
+        if (0xC0..=0xC2).contains(&marker) {
+            return jpeg.get(at + 9).copied();
+        }
+        at += 2 + u16::from_be_bytes([hi, lo]) as usize;
     }
 }
