@@ -6,8 +6,8 @@ machine, in one process per case, paired rounds alternating the two tools, media
   ``gblur.blur_image(img, 5, workers=n)`` against ``cv2.GaussianBlur`` under
   ``cv2.setNumThreads(n)``.
 - float32 8192^2 noise, sigma 5, 'nearest': ``gblur.gaussian_filter`` against OpenCV.
-- float32 256 x 512 x 512, sigma 3, 'nearest': ``gblur.gaussian_filter`` (OpenCV has no 3-D
-  Gaussian).
+- float32 256 x 512 x 512 (``--volume 512,512,512`` for another shape), sigma 3, 'nearest':
+  ``gblur.gaussian_filter`` (OpenCV has no 3-D Gaussian).
 - With --jpeg FILE and --gblur BINARY: the command on that JPEG into a JPEG at sigma 5
   (``gblur FILE out.jpg -s 5 --threads n``, a process each) against OpenCV's ``imread`` +
   ``GaussianBlur`` + ``imwrite`` in this process.
@@ -17,7 +17,7 @@ cut at about 4 sigma, rounded for 8-bit: the two agree to a few levels, not exac
 Photo-like: sines plus Gaussian noise of sigma 18 levels, not a smooth test card.
 
 usage: cores.py [--threads 1,2,4,8,16] [--rounds 5] [--only rgb8,f32,vol,jpeg]
-                [--jpeg FILE --gblur BINARY]
+                [--volume 256,512,512] [--jpeg FILE --gblur BINARY]
 """
 import argparse
 import os
@@ -63,6 +63,7 @@ def main():
     p.add_argument("--threads", default="1,2,4,8,16")
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--only", default="rgb8,f32,vol,jpeg")
+    p.add_argument("--volume", default="256,512,512")
     p.add_argument("--jpeg")
     p.add_argument("--gblur")
     a = p.parse_args()
@@ -119,14 +120,15 @@ def main():
         table("float32 8192x8192, sigma 5, nearest (OpenCV cuts its kernel at 4 sigma for floats, 3 for 8-bit)", cases)
 
     if "vol" in only:
-        vol = np.random.default_rng(3).random((256, 512, 512), dtype=np.float32)
+        shape = tuple(int(s) for s in a.volume.split(","))
+        vol = np.random.default_rng(3).random(shape, dtype=np.float32)
         out = np.empty_like(vol)
         cases = {}
         for n in threads:
             cases[n] = paired({
                 "gblur": lambda: gblur.gaussian_filter(vol, 3.0, output=out, mode="nearest", workers=n),
             }, a.rounds)
-        table("float32 256x512x512, sigma 3, nearest", cases)
+        table(f"float32 {'x'.join(map(str, shape))}, sigma 3, nearest", cases)
 
     if "jpeg" in only and a.jpeg and a.gblur:
         with tempfile.TemporaryDirectory() as d:

@@ -60,6 +60,8 @@ fn every_axis_of_every_shape_matches_the_extended_reference() {
         vec![5, 3, 40],
         vec![4, 33, 3],
         vec![2, 17, 18],
+        // Items of `WIDE` column blocks, the last one short.
+        vec![3, 9, 130],
     ] {
         let len: usize = shape.iter().product();
         let data = noise(len, len as u32);
