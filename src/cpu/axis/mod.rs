@@ -288,8 +288,9 @@ unsafe fn filter_axis_raw<S: Element, D: Element>(
     // neighbouring samples, and a walk down columns waits on memory, not on its scratch.
     // Where the lanes are rows, four only where their scratch stays in the core's cache.
     let fits = |g: usize| (rows + lines.n) * g * std::mem::size_of::<V>() <= SCRATCH_BYTES;
+    let f32s = as_f32(src, dst);
     let group = match (fits(GROUP), lines.inner >= LANES) {
-        (_, true) if lines.inner * std::mem::size_of::<S>() >= PAGE && fits(WIDE) => WIDE,
+        (_, true) if f32s.is_some() && lines.inner * 4 >= PAGE && fits(WIDE) => WIDE,
         (true, _) | (_, true) => GROUP,
         (false, false) => 1,
     };
@@ -299,7 +300,10 @@ unsafe fn filter_axis_raw<S: Element, D: Element>(
             let _flush = FlushSubnormals::new(true);
             let item = Item { blocks, lines, pad };
             match group {
-                WIDE => filter_wide(src, dst, item, f, coef.as_ref(), x, out),
+                WIDE => {
+                    let (src, dst) = f32s.expect("wide items are chosen for f32 alone");
+                    filter_wide(src, dst, item, f, coef.as_ref(), x, out)
+                }
                 GROUP => filter_four(src, dst, item, f, coef.as_ref(), x, out),
                 _ => filter_one(src, dst, item, f, coef.as_ref(), x, out),
             }
@@ -354,7 +358,7 @@ struct Item<'a> {
 }
 
 simd_dispatch!(fn filter_four<S: Element, D: Element>(src: Shared<S>, dst: Shared<D>, item: Item<'_>, f: &AxisFilter, coef: Option<&Recursion>, x: &mut [V], out: &mut [V]) => filter_item_4);
-simd_dispatch!(fn filter_wide<S: Element, D: Element>(src: Shared<S>, dst: Shared<D>, item: Item<'_>, f: &AxisFilter, coef: Option<&Recursion>, x: &mut [V], out: &mut [V]) => filter_item_wide);
+simd_dispatch!(fn filter_wide<>(src: Shared<f32>, dst: Shared<f32>, item: Item<'_>, f: &AxisFilter, coef: Option<&Recursion>, x: &mut [V], out: &mut [V]) => filter_item_wide);
 simd_dispatch!(fn filter_one<S: Element, D: Element>(src: Shared<S>, dst: Shared<D>, item: Item<'_>, f: &AxisFilter, coef: Option<&Recursion>, x: &mut [V], out: &mut [V]) => filter_item_1);
 
 /// `filter_item_impl` with four blocks side by side.
@@ -371,18 +375,29 @@ fn filter_item_4<S: Element, D: Element, I: Isa>(
     filter_item_impl::<S, D, I, GROUP>(src, dst, item, f, coef, x, out)
 }
 
-/// `filter_item_impl` with `WIDE` blocks side by side.
+/// `filter_item_impl` with `WIDE` blocks side by side, f32 to f32 alone: the arrays that are
+/// volumes, without a copy of it for every pair of sample types to compile.
 #[inline(always)]
-fn filter_item_wide<S: Element, D: Element, I: Isa>(
-    src: Shared<S>,
-    dst: Shared<D>,
+fn filter_item_wide<I: Isa>(
+    src: Shared<f32>,
+    dst: Shared<f32>,
     item: Item<'_>,
     f: &AxisFilter,
     coef: Option<&Recursion>,
     x: &mut [V],
     out: &mut [V],
 ) {
-    filter_item_impl::<S, D, I, WIDE>(src, dst, item, f, coef, x, out)
+    filter_item_impl::<f32, f32, I, WIDE>(src, dst, item, f, coef, x, out)
+}
+
+/// `src` and `dst` as f32 arrays, where both are.
+fn as_f32<S: Element, D: Element>(
+    src: Shared<S>,
+    dst: Shared<D>,
+) -> Option<(Shared<f32>, Shared<f32>)> {
+    use std::any::TypeId;
+    let both = TypeId::of::<S>() == TypeId::of::<f32>() && TypeId::of::<D>() == TypeId::of::<f32>();
+    both.then(|| (Shared(src.get().cast::<f32>()), Shared(dst.get().cast::<f32>())))
 }
 
 /// `filter_item_impl` one block at a time, for lines too long for four in the core's cache.
