@@ -21,9 +21,18 @@ pub fn main() -> ExitCode {
             e.exit()
         }
     };
+    match set_threads(&cli).and_then(|()| run(&cli)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => fail(&e, cli.verbose),
+    }
+}
+
+/// Sizes the thread pool: `--threads`, else `RAYON_NUM_THREADS`, each checked against the
+/// cores (`pool_threads`).
+fn set_threads(cli: &Cli) -> Result<(), JobError> {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     if let Err(e) = pool_threads(cli.threads, |name| std::env::var(name).ok(), cores) {
-        return fail(&JobError::Setup(anyhow::anyhow!(e)), cli.verbose);
+        return Err(JobError::Setup(anyhow::anyhow!(e)));
     }
     if let Some(n) = cli.threads {
         // The first use of the pool would otherwise size it by the cores.
@@ -31,13 +40,15 @@ pub fn main() -> ExitCode {
             .num_threads(n.into())
             .build_global();
         if let Err(e) = built {
-            return fail(
-                &JobError::Setup(anyhow::anyhow!("--threads {n}: {e}")),
-                cli.verbose,
-            );
+            return Err(JobError::Setup(anyhow::anyhow!("--threads {n}: {e}")));
         }
     }
-    let result = match &cli.command {
+    Ok(())
+}
+
+/// Runs the command `cli` names.
+fn run(cli: &Cli) -> Result<(), JobError> {
+    match &cli.command {
         Some(Command::Devices { json }) => crate::devices::print(*json).map_err(JobError::Setup),
         Some(Command::Calibrate { device, json }) => {
             crate::devices::calibrate(device, *json).map_err(JobError::Setup)
@@ -92,10 +103,6 @@ pub fn main() -> ExitCode {
                 .map_err(|e| JobError::Setup(anyhow::anyhow!(e)));
             job.and_then(|job| one_image(&job, cli.blur.settings.json, cli.quiet))
         }
-    };
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => fail(&e, cli.verbose),
     }
 }
 

@@ -7,6 +7,7 @@ mod bench;
 mod entry;
 mod gradient;
 mod manual;
+mod output;
 
 pub use batch::BatchArgs;
 #[cfg(feature = "bench")]
@@ -14,6 +15,7 @@ pub use bench::BenchCommand;
 pub use entry::main;
 pub use gradient::GradientArgs;
 pub use manual::{completions, man, man_pages};
+use output::{parse_format, split_prefix};
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use gblur::command::devices::DeviceChoice;
@@ -622,43 +624,6 @@ pub enum PngCompression {
     Best,
 }
 
-/// An output format by its extension name (png, jpg, jpeg, tif, tiff, webp, ...), one gblur
-/// writes.
-fn parse_format(s: &str) -> Result<image::ImageFormat, String> {
-    if gblur::command::formats::is_heic_name(s) {
-        // HEIC and AVIF are one format to the encoders' table; the output's name picks HEVC.
-        return Err(format!("'{s}': HEIC is written where the output file is named .heic (a batch keeps a HEIC input's name without --format); --format names avif for HEIF coded with AV1"));
-    }
-    image::ImageFormat::from_extension(s)
-        .filter(|f| gblur::command::formats::can_write(*f))
-        .ok_or_else(|| match gblur::command::formats::unwritten_name(s) {
-            Some(why) => format!("'{s}': {why}"),
-            None => format!("'{s}' is not a format gblur writes (png, jpg, tif, webp, avif, bmp, tga, gif, qoi, exr, hdr)"),
-        })
-}
-
-/// `FORMAT:REST` (ImageMagick's `png:-`) split into the format and the path, when the part
-/// before the first colon names a format gblur writes; None where it names no format (a path
-/// with a colon); Err where it names one gblur reads but does not write.
-fn split_prefix(output: &std::path::Path) -> Result<Option<(image::ImageFormat, PathBuf)>, String> {
-    let Some((prefix, rest)) = output.to_str().and_then(|o| o.split_once(':')) else {
-        return Ok(None);
-    };
-    if rest.is_empty() {
-        return Ok(None);
-    }
-    match parse_format(prefix) {
-        Ok(format) => Ok(Some((format, PathBuf::from(rest)))),
-        Err(why)
-            if gblur::command::formats::unwritten_name(prefix).is_some()
-                || gblur::command::formats::is_heic_name(prefix) =>
-        {
-            Err(format!("OUTPUT {}: {why}", output.display()))
-        }
-        Err(_) => Ok(None),
-    }
-}
-
 fn parse_sigma(s: &str) -> Result<f64, String> {
     let v: f64 = s.parse().map_err(|_| format!("'{s}' is not a number"))?;
     if v == 0.0 {
@@ -677,9 +642,40 @@ impl BlurSettings {
     /// The checked job. Clap has enforced presence and ranges; the filter is checked here
     /// (`--method fir`'s largest sigma), once for the whole job.
     pub fn to_job(&self, input: PathBuf, output: PathBuf) -> Result<BlurJob, String> {
-        // One axis's sigma alone blurs that axis only.
+        let mut job = BlurJob::new(input, output, self.filter()?);
+        job.pipeline = self.pipeline();
+        job.device = self.device.clone();
+        job.linear = self.linear;
+        job.to_srgb = self.to_srgb;
+        job.jpeg_planes = self.jpeg_path == JpegPathArg::Auto;
+        job.encode = self.encode_options();
+        job.max_memory_mib = gblur::command::process::budget_mib(self.max_memory);
+        job.metadata = self.metadata();
+        job.mask = self.mask_options();
+        let edge = |axis: Option<EdgeMode>| axis.unwrap_or(self.edge);
+        job.edges = Edges {
+            x: edge(self.edge_x),
+            y: edge(self.edge_y),
+        };
+        job.engine = Engine::Whole; // the main command's `--engine` picks again
+        job.sigma_z = self.sigma_z;
+        Ok(job)
+    }
+
+    /// The blur: one axis's sigma alone blurs that axis only.
+    fn filter(&self) -> Result<Blur2d, String> {
         let sigma_x = self.sigma_x.or(self.sigma).unwrap_or(0.0);
         let sigma_y = self.sigma_y.or(self.sigma).unwrap_or(0.0);
+        let method = match self.method {
+            MethodArg::Auto => Method::Auto,
+            MethodArg::Recursive => Method::Recursive,
+            MethodArg::Fir => Method::Fir,
+        };
+        Ok(Blur2d::checked(method, sigma_x, sigma_y)?.with_truncate(self.truncate))
+    }
+
+    /// `--pipeline` and `--transpose`: a transpose named alone picks the transpose pipeline.
+    fn pipeline(&self) -> PipelineChoice {
         let transpose = self.transpose.map(|t| match t {
             TransposeArg::Naive => TransposeKind::Naive,
             TransposeArg::Local => TransposeKind::Local,
@@ -689,59 +685,33 @@ impl BlurSettings {
             TransposeArg::Tile32 => TransposeKind::Tile32,
             TransposeArg::Tile32Skewed => TransposeKind::Tile32Skewed,
         });
-        let method = match self.method {
-            MethodArg::Auto => Method::Auto,
-            MethodArg::Recursive => Method::Recursive,
-            MethodArg::Fir => Method::Fir,
-        };
-        let filter = Blur2d::checked(method, sigma_x, sigma_y)?.with_truncate(self.truncate);
-        Ok(BlurJob {
-            input,
-            output,
-            output_format: None,
-            filter,
-            pipeline: match (self.pipeline, transpose) {
-                (PipelineArg::Direct, _) => PipelineChoice::Direct,
-                (PipelineArg::Blocked, _) => PipelineChoice::Blocked(ChunkStart::Auto),
-                (PipelineArg::Carried, _) => PipelineChoice::Blocked(ChunkStart::Carried),
-                (PipelineArg::Overlap, _) => PipelineChoice::Blocked(ChunkStart::Overlap),
-                (PipelineArg::Transpose, t) | (PipelineArg::Auto, t @ Some(_)) => {
-                    PipelineChoice::Transpose(t)
-                }
-                (PipelineArg::Auto, None) => PipelineChoice::Auto,
+        match (self.pipeline, transpose) {
+            (PipelineArg::Direct, _) => PipelineChoice::Direct,
+            (PipelineArg::Blocked, _) => PipelineChoice::Blocked(ChunkStart::Auto),
+            (PipelineArg::Carried, _) => PipelineChoice::Blocked(ChunkStart::Carried),
+            (PipelineArg::Overlap, _) => PipelineChoice::Blocked(ChunkStart::Overlap),
+            (PipelineArg::Transpose, t) | (PipelineArg::Auto, t @ Some(_)) => {
+                PipelineChoice::Transpose(t)
+            }
+            (PipelineArg::Auto, None) => PipelineChoice::Auto,
+        }
+    }
+
+    /// `--region`, `--mask`, `--feather`, `--mask-mode` and `--nan`.
+    fn mask_options(&self) -> MaskOptions {
+        MaskOptions {
+            regions: self.region.clone(),
+            mask: self.mask.clone(),
+            feather: self.feather,
+            mode: match self.mask_mode {
+                MaskModeArg::Blend => MaskMode::Blend,
+                MaskModeArg::Exclude => MaskMode::Exclude,
             },
-            device: self.device.clone(),
-            linear: self.linear,
-            to_srgb: self.to_srgb,
-            jpeg_planes: self.jpeg_path == JpegPathArg::Auto,
-            encode: self.encode_options(),
-            max_memory_mib: gblur::command::process::budget_mib(self.max_memory),
-            metadata: self.metadata(),
-            mask: MaskOptions {
-                regions: self.region.clone(),
-                mask: self.mask.clone(),
-                feather: self.feather,
-                mode: match self.mask_mode {
-                    MaskModeArg::Blend => MaskMode::Blend,
-                    MaskModeArg::Exclude => MaskMode::Exclude,
-                },
-                nan: match self.nan {
-                    NanArg::Zero => NanPolicy::Zero,
-                    NanArg::Ignore => NanPolicy::Ignore,
-                },
+            nan: match self.nan {
+                NanArg::Zero => NanPolicy::Zero,
+                NanArg::Ignore => NanPolicy::Ignore,
             },
-            edges: Edges {
-                x: self.edge_x.unwrap_or(self.edge),
-                y: self.edge_y.unwrap_or(self.edge),
-            },
-            explain: false,
-            engine: Engine::Whole,
-            progress: false,
-            sharpen: None,
-            no_clobber: false,
-            page: None,
-            sigma_z: self.sigma_z,
-        })
+        }
     }
 
     /// What `--strip` and `--keep` leave of the metadata (clap refuses both together).
