@@ -40,7 +40,7 @@ pub mod stages {
     //!
     //! let filter = Blur2d::checked(Method::Auto, 4.0, 4.0)?;
     //! let job = BlurJob::new("samples/chelsea.jpg", &out, filter.clone());
-    //! let plan = ImagePlan::new(&job, &filter);
+    //! let plan = ImagePlan::new(&job);
     //! let keep = plan.path_keep(None); // the form the host's cores blur
     //! let (mut passes, mut notes) = (Vec::new(), Vec::new());
     //!

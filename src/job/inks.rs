@@ -68,9 +68,9 @@ pub fn run(
         notes.push("CMYK inks are blurred on the host's cores: --device was not used for them".into());
     }
     let input_color = ink_name(&image);
-    let blur = job.filter.clone();
+    let blur = &job.filter;
     let t = Instant::now();
-    blur_inks(job, &blur, &mut image);
+    blur_inks(job, blur, &mut image);
     passes.push(Pass::host(Stage::Blur, if job.sharpen.is_some() { "sharpen (4 inks)" } else { "blur (4 inks)" }, t));
 
     let out_name = stdio_name(&job.output, "stdout");

@@ -292,20 +292,16 @@ fn stdio_name<'a>(path: &'a Path, name: &'static str) -> &'a Path {
     }
 }
 
-/// The device, checked before any work (a wrong `--device` is a set-up error), and the job's
-/// filter. `auto` weighs the paths for the image's work, which `work` reads from its header.
-fn choose(
-    job: &BlurJob,
-    work: impl FnOnce() -> Option<Work>,
-) -> Result<(Choice, Blur2d), JobError> {
+/// The device, checked before any work (a wrong `--device` is a set-up error). `auto` weighs
+/// the paths for the image's work, which `work` reads from its header.
+fn choose(job: &BlurJob, work: impl FnOnce() -> Option<Work>) -> Result<Choice, JobError> {
     let choice = job.device.single().ok_or_else(|| {
         JobError::Setup(anyhow::anyhow!(
             "--device {}: one image runs on one device; `all` and device lists are for gblur batch",
             job.device
         ))
     })?;
-    let chosen = backend::choose_device(choice, job.pipeline, work).map_err(JobError::Setup)?;
-    Ok((chosen, job.filter.clone()))
+    backend::choose_device(choice, job.pipeline, work).map_err(JobError::Setup)
 }
 
 /// The work of `input`, in the format its head says (None: by the file's extension, as a TGA,
@@ -425,7 +421,8 @@ fn run_job(job: &BlurJob) -> Result<Report, JobError> {
     if let Some(report) = inks::run(job, input, header.format, destination, &mut passes)? {
         return Ok(report);
     }
-    let (chosen, blur) = choose(job, || probe(input))?;
+    let chosen = choose(job, || probe(input))?;
+    let blur = &job.filter;
     if job.explain {
         explain(job, &chosen);
     }
@@ -437,15 +434,15 @@ fn run_job(job: &BlurJob) -> Result<Report, JobError> {
         output: out_format,
         held,
     };
-    let streamed = strips::strip_input(job, gpu, &blur, ends, &mut declined)?;
+    let streamed = strips::strip_input(job, gpu, blur, ends, &mut declined)?;
     crate::memory::use_huge_pages(streamed.is_none());
     if let Some(streamed) = streamed {
         let Choice { target, why, .. } = chosen;
-        return strips::run_strips(streamed, job, &blur, target, why);
+        return strips::run_strips(streamed, job, blur, target, why);
     }
     let Choice { target, why, .. } = chosen;
     let declined = declined.as_deref();
-    let mut report = run_whole(job, input, &blur, (target, declined), out_format, passes)?;
+    let mut report = run_whole(job, input, blur, (target, declined), out_format, passes)?;
     report.why = why;
     Ok(report)
 }
@@ -464,7 +461,7 @@ fn run_whole(
     let bar = crate::progress::StageBar::new(&STAGES, job.progress);
     bar.stage(STAGES[0]);
     let mut notes = Vec::new();
-    let plan = ImagePlan::new(job, blur);
+    let plan = ImagePlan::new(job);
     let keep = plan.keep(target.as_ref().map(|t| t.pipeline), out_format);
     let opening = start_opening(target);
     let source = Source::Input(input);

@@ -206,7 +206,8 @@ pub(super) fn run(
         let mut bytes = std::io::Cursor::new(&stack.bytes[..]);
         probe_reader(&mut bytes, Path::new("stack.tif"), Some(ImageFormat::Tiff))
     };
-    let (chosen, blur) = choose(job, first_page)?;
+    let chosen = choose(job, first_page)?;
+    let blur = &job.filter;
     if job.explain {
         explain(job, &chosen);
     }
@@ -223,7 +224,7 @@ pub(super) fn run(
                 passes: &mut page_passes,
                 notes: &mut notes,
             };
-            volume(job, &mut stack, &blur, sigma_z, log)?
+            volume(job, &mut stack, blur, sigma_z, log)?
         }
         None => {
             let t = Instant::now();
@@ -238,7 +239,7 @@ pub(super) fn run(
                 passes: &mut page_passes,
                 notes: &mut notes,
             };
-            each_page(job, &mut stack, &blur, out_format, device.as_ref(), log)?
+            each_page(job, &mut stack, blur, out_format, device.as_ref(), log)?
         }
     };
     passes.extend(merged(page_passes));
@@ -318,7 +319,7 @@ fn each_page(
     device: Option<&Device>,
     log: &mut Log,
 ) -> Result<Blurred, JobError> {
-    let plan = ImagePlan::new(job, blur);
+    let plan = ImagePlan::new(job);
     let keep = plan.keep(device.map(|d| d.pipeline), out_format);
     let name = stdio_name(&job.input, "stdin");
     let count = stack.pages.count();

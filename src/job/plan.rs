@@ -41,7 +41,7 @@ impl Header {
     }
 }
 
-/// The forms of one job's images, for the filter `blur`.
+/// The forms of one job's images, for its filter.
 pub struct ImagePlan<'a> {
     job: &'a BlurJob,
     blur: &'a Blur2d,
@@ -50,8 +50,9 @@ pub struct ImagePlan<'a> {
 }
 
 impl<'a> ImagePlan<'a> {
-    /// The plan for the images of `job`, blurred with `blur`.
-    pub fn new(job: &'a BlurJob, blur: &'a Blur2d) -> ImagePlan<'a> {
+    /// The plan for the images of `job`, blurred with its filter.
+    pub fn new(job: &'a BlurJob) -> ImagePlan<'a> {
+        let blur = &job.filter;
         let edges = EdgePlan::new(job.edges, blur);
         ImagePlan { job, blur, edges }
     }

@@ -285,12 +285,13 @@ unsafe fn filter_axis_raw<S: Element, D: Element>(
     let (src, dst) = (Shared(src as *mut S), Shared(dst));
     let blocks = lines.blocks();
     // Four blocks side by side where the lanes are columns: a row of the item is then 64
-    // neighbouring samples, and a walk down columns waits on memory, not on its scratch.
-    // Where the lanes are rows, four only where their scratch stays in the core's cache.
+    // neighbouring samples, and a walk down columns waits on memory, not on its scratch
+    // (`WIDE` where f32 columns are a page or more apart). Where the lanes are rows, four only
+    // where their scratch stays in the core's cache.
     let fits = |g: usize| (rows + lines.n) * g * std::mem::size_of::<V>() <= SCRATCH_BYTES;
     let f32s = as_f32(src, dst);
     let group = match (fits(GROUP), lines.inner >= LANES) {
-        (_, true) if f32s.is_some() && lines.inner * 4 >= PAGE && fits(WIDE) => WIDE,
+        (_, true) if f32s.is_some() && lines.inner * size_of::<f32>() >= PAGE && fits(WIDE) => WIDE,
         (true, _) | (_, true) => GROUP,
         (false, false) => 1,
     };

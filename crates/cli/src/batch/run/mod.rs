@@ -23,7 +23,6 @@ use gblur::command::devices::{self, OpenedDevice, Target};
 use gblur::command::formats;
 use gblur::command::job::{BlurJob, JobError};
 use gblur::command::report::{Backend, Pass};
-use gblur::command::stages::Blur2d;
 use gblur::command::stages::ImagePlan;
 use gblur::command::stages::{self, Keep, Loaded, Working};
 use gblur::command::stages::{MaskFile, Masked};
@@ -118,7 +117,6 @@ impl Worker {
 /// What every stage shares.
 struct Shared<'a> {
     job: &'a BatchJob,
-    blur: &'a Blur2d,
     /// The forms of the batch's images, as the main command plans one image's.
     plan: &'a ImagePlan<'a>,
     bar: &'a indicatif::ProgressBar,
@@ -148,11 +146,10 @@ struct Shared<'a> {
     made: Option<&'a SettingsLog>,
 }
 
-/// The checked folders and filter of a batch.
+/// The checked folders, devices and files of a batch.
 struct Setup {
     in_dir: PathBuf,
     out_dir: PathBuf,
-    blur: Blur2d,
     workers: Vec<Worker>,
     device_note: Option<String>,
     mask_file: Option<MaskFile>,
@@ -178,7 +175,6 @@ fn set_up(job: &BatchJob) -> anyhow::Result<Setup> {
             "--format {f:?}: gblur cannot write it"
         );
     }
-    let blur = job.blur.filter.clone();
     let mask_file = job
         .blur
         .mask
@@ -206,11 +202,10 @@ fn set_up(job: &BatchJob) -> anyhow::Result<Setup> {
                 out_dir.display()
             )
         })?;
-    let workers = workers_for(targets, (&blur, &job.blur));
+    let workers = workers_for(targets, &job.blur);
     Ok(Setup {
         in_dir,
         out_dir,
-        blur,
         workers,
         device_note,
         mask_file,
@@ -221,7 +216,7 @@ fn set_up(job: &BatchJob) -> anyhow::Result<Setup> {
 
 /// One worker per target. Each opens its device's context on its own thread as the batch
 /// starts, while the codec lanes decode, and the context stays there.
-fn workers_for(targets: Vec<Option<Target>>, (blur, job): (&Blur2d, &BlurJob)) -> Vec<Worker> {
+fn workers_for(targets: Vec<Option<Target>>, job: &BlurJob) -> Vec<Worker> {
     targets
         .into_iter()
         .enumerate()
@@ -229,7 +224,7 @@ fn workers_for(targets: Vec<Option<Target>>, (blur, job): (&Blur2d, &BlurJob)) -
             let name = target
                 .as_ref()
                 .map_or_else(devices::rust_device_name, |t| t.info.label());
-            let keep = ImagePlan::new(job, blur).path_keep(target.as_ref().map(|t| t.pipeline));
+            let keep = ImagePlan::new(job).path_keep(target.as_ref().map(|t| t.pipeline));
             Worker {
                 index,
                 target,
@@ -246,7 +241,6 @@ pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
     let Setup {
         in_dir,
         out_dir,
-        blur,
         workers,
         device_note,
         mask_file,
@@ -279,10 +273,9 @@ pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
         .all(|w| matches!(w.keep, Keep::Decoded | Keep::Decoded8Bit));
     let selects = mask_file.is_some() || job.blur.mask.active();
     let staging = staging_for(&workers, planes && !selects);
-    let image_plan = ImagePlan::new(&job.blur, &blur);
+    let image_plan = ImagePlan::new(&job.blur);
     let mut shared = Shared {
         job,
-        blur: &blur,
         plan: &image_plan,
         bar: &bar,
         t_total,
@@ -661,7 +654,7 @@ fn blur_task(
     let done = stages::blur(
         device,
         &mut loaded,
-        shared.blur,
+        &shared.job.blur.filter,
         shared.job.blur.sharpen.as_ref(),
         &mut passes,
         reload,
