@@ -96,8 +96,8 @@ pub mod formats {
     pub use crate::codec::read::{open, own_format, Content, Input};
     pub use crate::codec::tiff::{Quirks, TiffCompression};
     pub use crate::codec::{
-        can_write, format_name, is_heic_name, is_stdio, sniff, unwritten_name, write_atomic,
-        EncodeOptions, ImageIoError, Replace,
+        can_write, format_name, holds_inks, holds_pages, is_heic_name, is_stdio, sniff,
+        unwritten_name, write_atomic, EncodeOptions, ImageIoError, Replace,
     };
     pub use image::ImageFormat;
 }

@@ -8,7 +8,8 @@
 
 use super::read::{self, Content, Input};
 use super::source::Seekable;
-use super::{guard, icc, heif, ico, jpeg, jxl, metadata, one_line, tiff, webp, ImageIoError};
+use super::format::Encoded;
+use super::{guard, icc, jpeg, metadata, one_line, tiff, ImageIoError};
 use image::{DynamicImage, ImageDecoder, ImageError, ImageFormat, ImageReader, Limits};
 use std::io::{self, Cursor};
 use std::path::Path;
@@ -32,6 +33,22 @@ pub struct DecodedFile {
     pub notes: Vec<String>,
 }
 
+impl DecodedFile {
+    /// `image` decoded from a file in `format` with `meta`, nothing else to say of it.
+    pub fn new(image: DynamicImage, format: ImageFormat, meta: metadata::Metadata) -> DecodedFile {
+        DecodedFile {
+            image,
+            format,
+            meta,
+            jpeg: None,
+            tiff_compression: None,
+            webp_lossless: false,
+            gray_float: false,
+            notes: Vec::new(),
+        }
+    }
+}
+
 /// Decodes the file at `path` (`-`: stdin) within `max_memory_mib`, everything read counted.
 pub fn decode(path: &Path, max_memory_mib: u64) -> Result<DecodedFile, ImageIoError> {
     decode_input(&read::open(path, max_memory_mib)?, max_memory_mib)
@@ -40,7 +57,7 @@ pub fn decode(path: &Path, max_memory_mib: u64) -> Result<DecodedFile, ImageIoEr
 /// Decodes an opened input within `max_memory_mib`: bytes in memory as they are, a JPEG, HEIF
 /// or JPEG XL file read into memory (their decoders take bytes), any other file as it is read.
 pub fn decode_input(input: &Input, max_memory_mib: u64) -> Result<DecodedFile, ImageIoError> {
-    let in_memory = matches!(input.sniffed, Some(ImageFormat::Jpeg | heif::HEIF | jxl::JXL));
+    let in_memory = input.sniffed.is_some_and(|f| super::of(f).decodes_bytes());
     match &input.content {
         Content::File { .. } if !in_memory => {
             let format = recognise(&input.name, input.sniffed)?;
@@ -77,79 +94,34 @@ pub fn decode_bytes(
         });
     }
     let format = recognise(name, read::guess(bytes))?;
-    if format == ImageFormat::Jpeg {
-        check_jpeg_end(name, bytes)?;
-    }
-    let whole = matches!(format, ImageFormat::Jpeg | heif::HEIF | jxl::JXL).then_some(bytes);
     let left = max_memory_mib.saturating_sub(bytes.len() as u64 >> 20);
-    decode_from(name, &mut Cursor::new(bytes), format, left, whole)
-}
-
-/// The JPEG decoders fill a truncated file's missing rows with gray and report success; gblur
-/// refuses it like every other truncated file (the fault drills check it).
-fn check_jpeg_end(name: &Path, bytes: &[u8]) -> Result<(), ImageIoError> {
-    match super::jpeg_complete(bytes) {
-        true => Ok(()),
-        false => Err(ImageIoError::Decode {
-            path: name.into(),
-            detail: "the file is truncated (no JPEG end-of-image marker)".into(),
-        }),
-    }
+    decode_from(name, &mut Cursor::new(bytes), format, left, Some(bytes))
 }
 
 /// Decodes `reader` as `format` within the memory limit, behind the decoder guard, turned
-/// upright. The whole bytes of a JPEG, HEIF or JPEG XL file, `whole`, go to gblur's JPEG
-/// decoders (the `image` crate's decoder reads a JPEG's header segments only), to libheif or
-/// to jxl-oxide.
+/// upright, by the format's codec; `bytes`: the whole file, where it is in memory (a codec
+/// that `decodes_bytes` is always handed it).
 fn decode_from(
     path: &Path,
     reader: &mut dyn Seekable,
     format: ImageFormat,
     max_memory_mib: u64,
-    whole: Option<&[u8]>,
+    bytes: Option<&[u8]>,
 ) -> Result<DecodedFile, ImageIoError> {
     let decoded = guard::catch(|| {
         if crate::fault::is(crate::fault::Fault::DecoderPanic) {
             panic!("assertion failed: an injected decoder fault");
         }
-        let mut notes = Vec::new();
-        let jpeg = whole.filter(|_| format == ImageFormat::Jpeg);
-        let mut jxl_gray_float = false;
-        let webp_lossless = format == ImageFormat::WebP && {
-            let lossless = webp::is_lossless(reader);
-            rewind(path, reader)?;
-            lossless
+        let file = Encoded {
+            path,
+            reader,
+            bytes,
+            max_memory_mib,
         };
-        let (mut image, quirks) = match (format, whole) {
-            (ImageFormat::Jpeg, Some(bytes)) => {
-                (decode_jpeg(path, bytes, max_memory_mib, &mut notes)?, None)
-            }
-            (heif::HEIF, Some(bytes)) => {
-                let (image, meta, mut heif_notes) = heif::decode(path, bytes, max_memory_mib)?;
-                notes.append(&mut heif_notes);
-                ((image, meta), None)
-            }
-            (jxl::JXL, Some(bytes)) => {
-                let (image, meta, gray_float, mut jxl_notes) = jxl::decode(path, bytes, max_memory_mib)?;
-                notes.append(&mut jxl_notes);
-                jxl_gray_float = gray_float;
-                ((image, meta), None)
-            }
-            _ => decode_other(path, reader, format, max_memory_mib, &mut notes)?,
-        };
-        let (pixels, meta) = (&mut image.0, &mut image.1);
-        pixels.apply_orientation(meta.orientation());
-        notes.extend(cmyk_profile_dropped(meta));
-        Ok(DecodedFile {
-            image: image.0,
-            format,
-            meta: image.1,
-            jpeg: jpeg.map(jpeg::JpegTraits::read),
-            tiff_compression: quirks.map(|q| q.compression()),
-            webp_lossless,
-            gray_float: jxl_gray_float || quirks.is_some_and(|q| q.gray_float),
-            notes,
-        })
+        let mut decoded = super::of(format).decode(file)?;
+        decoded.image.apply_orientation(decoded.meta.orientation());
+        decoded.notes.extend(cmyk_profile_dropped(&mut decoded.meta));
+        Ok(decoded)
     });
     decoded.unwrap_or_else(|panic| {
         Err(ImageIoError::Decode {
@@ -159,141 +131,27 @@ fn decode_from(
     })
 }
 
-/// A JPEG's pixels and metadata, all through libjpeg: 8-bit gray, YCbCr and RGB files as gray or
-/// RGB, CMYK and YCCK files as inks turned to RGB through their ICC profile or by formula,
-/// each with every warning of damaged data an error; a file found damaged goes to libjpeg's
-/// tolerant mode, whose warnings say whether it is (then it recovers what it can, as
-/// libjpeg-based tools do, and a note says so) or was only beyond the strict read. Stray bytes
-/// between header segments, which libjpeg skips, are left out first.
-fn decode_jpeg(
-    path: &Path,
-    bytes: &[u8],
-    max_memory_mib: u64,
-    notes: &mut Vec<String>,
-) -> Result<(DynamicImage, metadata::Metadata), ImageIoError> {
-    let mut scan = bytes;
-    let head = jpeg::libjpeg::header_segments(&mut scan)
+/// A file the `image` crate decodes, with its metadata (`Codec::decode`'s default); a TIFF's
+/// associated alpha divided out.
+pub(super) fn with_image_crate(
+    format: ImageFormat,
+    file: Encoded<'_>,
+) -> Result<DecodedFile, ImageIoError> {
+    let (path, max_memory_mib) = (file.path, file.max_memory_mib);
+    let (decoder, meta) = open_decoder(path, file.reader, format, max_memory_mib)?;
+    let mut image = DynamicImage::from_decoder(decoder)
         .map_err(|e| image_error(path, e, max_memory_mib))?;
-    let clean: std::borrow::Cow<[u8]> = match head.len() + scan.len() == bytes.len() {
-        true => bytes.into(),
-        false => [&head[..], scan].concat().into(),
-    };
-    // The frame as libjpeg reads it (after stray bytes), which says CMYK or not.
-    let frame = jpeg::Frame::read(&mut Cursor::new(&head[..]));
-    let mut head = Cursor::new(head);
-    let ((w, h), mut meta) = {
-        let (decoder, meta) = open_decoder(path, &mut head, ImageFormat::Jpeg, max_memory_mib)?;
-        (decoder.dimensions(), meta)
-    };
-    let limit = max_memory_mib.saturating_mul(1 << 20);
-    let over = || ImageIoError::OverLimit {
-        path: path.into(),
-        limit_mib: max_memory_mib,
-    };
-    let first = if let Some(frame) = frame.filter(|f| f.components == 4) {
-        notes.extend(foreign_profile_dropped(&mut meta, "JPEG"));
-        if meta.icc.is_none() {
-            notes.push(CMYK_BY_FORMULA.replace("{format}", "JPEG"));
-        }
-        // The inks and their RGB, 7 bytes a pixel, and a progressive file's coefficients.
-        if jpeg::working_bytes(&clean, frame, 7) > limit {
-            return Err(over());
-        }
-        match jpeg::decode_inks(&clean, limit) {
-            Ok((w, h, inks)) => {
-                let rgb = jpeg_inks_to_rgb(path, (w, h, inks), &mut meta, notes)?;
-                return Ok((rgb, meta));
-            }
-            Err(damage) => Err(damage),
-        }
-    } else {
-        match jpeg::decode_pixels(&clean, limit) {
-            Ok(Some(image)) if (image.width(), image.height()) == (w, h) => Ok(image),
-            Ok(Some(_)) => Err("the decoder read another size than the header's".to_string()),
-            Ok(None) if jpeg::frame_within(&clean, 3, limit).is_none() => return Err(over()),
-            Ok(None) => {
-                return Err(ImageIoError::Unsupported {
-                    path: path.into(),
-                    detail: "a JPEG whose colour coding libjpeg does not turn to gray or RGB".into(),
-                })
-            }
-            Err(damage) => Err(damage),
-        }
-    };
-    match first {
-        Ok(image) => Ok((image, meta)),
-        Err(damage) => Ok((recovered(path, (&clean, limit), (w, h), &damage, notes)?, meta)),
+    if meta.associated_alpha {
+        tiff::unpremultiply(&mut image);
     }
-}
-
-/// A CMYK JPEG's 8-bit `inks` of `w`×`h` in RGB: through its CMYK profile where `meta` holds
-/// one that converts, else by the formula.
-fn jpeg_inks_to_rgb(
-    path: &Path,
-    (w, h, inks): (u32, u32, Vec<u8>),
-    meta: &mut metadata::Metadata,
-    notes: &mut Vec<String>,
-) -> Result<DynamicImage, ImageIoError> {
-    let inks = icc::Inks::Eight(inks);
-    if cmyk_profile(meta).is_some() {
-        if let Some(rgb) = through_profile(Ok((w, h, &inks)), meta, notes) {
-            return Ok(rgb);
-        }
-    }
-    let icc::Inks::Eight(inks) = inks else {
-        unreachable!("a JPEG's inks are 8-bit")
-    };
-    let rgb = jpeg::inks_by_formula(w, h, &inks).map(DynamicImage::from);
-    rgb.ok_or_else(|| ImageIoError::Decode {
-        path: path.into(),
-        detail: "libjpeg read fewer inks than the header declares".into(),
-    })
-}
-
-/// The JPEG `clean` of `w`×`h` that the strict decode refused (`damage`), as libjpeg recovers
-/// it within `limit` bytes, with a note of what it warned; an error naming both where it
-/// cannot.
-fn recovered(
-    path: &Path,
-    (clean, limit): (&[u8], u64),
-    (w, h): (u32, u32),
-    damage: &str,
-    notes: &mut Vec<String>,
-) -> Result<DynamicImage, ImageIoError> {
-    match jpeg::libjpeg::recover(clean, limit) {
-        Ok((image, warnings)) if (image.width(), image.height()) == (w, h) => {
-            // libjpeg read the file cleanly: it was only beyond the first decoder.
-            if let Some(first) = warnings.first() {
-                notes.push(format!(
-                    "the JPEG data is damaged ({}); libjpeg recovered what it could, as libjpeg-based tools do ({} warning{}), and damaged rows may show gray or smeared",
-                    one_line(first),
-                    warnings.len(),
-                    if warnings.len() == 1 { "" } else { "s" }
-                ));
-            }
-            Ok(image)
-        }
-        Ok(_) => Err(damaged(path, damage, "libjpeg decoded another size")),
-        Err(e) => Err(damaged(path, damage, &e)),
-    }
-}
-
-fn damaged(path: &Path, strict: &str, libjpeg: &str) -> ImageIoError {
-    ImageIoError::Decode {
-        path: path.into(),
-        detail: format!(
-            "the JPEG data is damaged ({}) and libjpeg could not recover it ({})",
-            one_line(strict),
-            one_line(libjpeg)
-        ),
-    }
+    Ok(DecodedFile::new(image, format, meta))
 }
 
 /// The inks read (or why they were not) as sRGB through `meta`'s CMYK profile, which the
 /// output then goes without (its pixels are sRGB), with a note. None where the inks could not
 /// be read or the colour engine refuses the profile: the profile is dropped then too, and the
 /// note says why the decoder's formula converts the colours instead.
-fn through_profile(
+pub(super) fn through_profile(
     inks: Result<(u32, u32, &icc::Inks), String>,
     meta: &mut metadata::Metadata,
     notes: &mut Vec<String>,
@@ -331,13 +189,14 @@ pub(super) fn foreign_profile_dropped(meta: &mut metadata::Metadata, format: &st
     ))
 }
 
-/// The note for a CMYK input without a CMYK profile (`{format}`: JPEG or TIFF).
-const CMYK_BY_FORMULA: &str =
-    "the {format} is CMYK without an ICC profile: its colours were converted to RGB by formula (approximate)";
+/// The note for a CMYK input without a CMYK profile (`format`: JPEG or TIFF).
+pub(super) fn cmyk_by_formula_note(format: &str) -> String {
+    format!("the {format} is CMYK without an ICC profile: its colours were converted to RGB by formula (approximate)")
+}
 
 /// The colour space (`CMYK` or `CMY`) of `meta`'s ICC profile, where it is one of those: the
 /// profile's data colour space field, bytes 16 to 20 of its header.
-fn cmyk_profile(meta: &metadata::Metadata) -> Option<String> {
+pub(super) fn cmyk_profile(meta: &metadata::Metadata) -> Option<String> {
     let space = icc::data_space(meta.icc.as_deref()?)?;
     matches!(space, b"CMYK" | b"CMY ").then(|| String::from_utf8_lossy(space).trim().to_string())
 }
@@ -353,159 +212,8 @@ fn cmyk_profile_dropped(meta: &mut metadata::Metadata) -> Option<String> {
     ))
 }
 
-/// Every other format's pixels and metadata, with what gblur mends after the `image` crate:
-/// a TIFF's tiled planes, gray float, reversed bit order and associated alpha; an icon's
-/// alpha. A TIFF's quirks come with them.
-fn decode_other(
-    path: &Path,
-    reader: &mut dyn Seekable,
-    format: ImageFormat,
-    max_memory_mib: u64,
-    notes: &mut Vec<String>,
-) -> Result<((DynamicImage, metadata::Metadata), Option<tiff::Quirks>), ImageIoError> {
-    let quirks = match format {
-        ImageFormat::Tiff => Some(tiff_quirks(path, reader, notes)?),
-        _ => None,
-    };
-    let limit = max_memory_mib.saturating_mul(1 << 20);
-    let map = |e: ImageError| image_error(path, e, max_memory_mib);
-    // A CMYK profile was tried (`through_profile` said what came of it).
-    let mut profile_tried = false;
-    let (mut image, mut meta) = match &quirks {
-        Some(q) if q.plain_inks => {
-            let (decoded, tried) = plain_inks(path, reader, max_memory_mib, notes)?;
-            profile_tried = tried;
-            decoded
-        }
-        Some(q) if q.own_decode() => {
-            let from_file = metadata::read_container(format, reader);
-            let meta = metadata::Metadata::read(None, from_file).map_err(map)?;
-            rewind(path, reader)?;
-            let image =
-                tiff::read_image(reader, q, limit).map_err(|detail| ImageIoError::Decode {
-                    path: path.into(),
-                    detail,
-                })?;
-            (image, meta)
-        }
-        _ if format == ImageFormat::WebP => decode_webp(path, reader, max_memory_mib)?,
-        _ => {
-            let (decoder, meta) = open_decoder(path, reader, format, max_memory_mib)?;
-            (DynamicImage::from_decoder(decoder).map_err(map)?, meta)
-        }
-    };
-    if let Some(q) = &quirks {
-        q.mend(&mut image);
-    }
-    if meta.associated_alpha {
-        tiff::unpremultiply(&mut image);
-    }
-    if format == ImageFormat::Ico {
-        rewind(path, reader)?;
-        ico::keep_alpha_over_mask(reader, &mut image);
-    }
-    if quirks.as_ref().is_some_and(|q| q.cmyk) && !profile_tried {
-        notes.extend(cmyk_by_formula(&mut meta));
-    }
-    Ok(((image, meta), quirks))
-}
-
-/// The notes for a CMYK TIFF converted by formula, without a CMYK profile (with one,
-/// `through_profile` or `cmyk_profile_dropped` says what was done): a profile for another
-/// space is dropped.
-fn cmyk_by_formula(meta: &mut metadata::Metadata) -> Vec<String> {
-    let mut notes: Vec<String> = foreign_profile_dropped(meta, "TIFF").into_iter().collect();
-    if meta.icc.is_none() {
-        notes.push(CMYK_BY_FORMULA.replace("{format}", "TIFF"));
-    }
-    notes
-}
-
-/// A TIFF's quirks (`tiff::Quirks`), read from its head (the reader rewound after), with the
-/// notes they call for; an error for a TIFF gblur does not read.
-fn tiff_quirks(path: &Path, reader: &mut dyn Seekable, notes: &mut Vec<String>) -> Result<tiff::Quirks, ImageIoError> {
-    let quirks = tiff::Quirks::read(reader);
-    rewind(path, reader)?;
-    if let Some(why) = quirks.refused() {
-        return Err(ImageIoError::Unsupported {
-            path: path.into(),
-            detail: why,
-        });
-    }
-    if quirks.pages > 1 {
-        notes.push(format!(
-            "the TIFF holds {} pages; only the first was blurred and written (gblur IN OUT.tif blurs every page)",
-            match quirks.pages {
-                n if n >= 10_000 => "10000 or more".to_string(),
-                n => n.to_string(),
-            }
-        ));
-    }
-    notes.extend(quirks.not_pages.note());
-    Ok(quirks)
-}
-
-/// A TIFF of plain CMYK inks: through its CMYK profile where it has one, else the `image`
-/// crate's conversion; with whether a profile was tried (`through_profile` said what came of
-/// it).
-fn plain_inks(
-    path: &Path,
-    reader: &mut dyn Seekable,
-    max_memory_mib: u64,
-    notes: &mut Vec<String>,
-) -> Result<((DynamicImage, metadata::Metadata), bool), ImageIoError> {
-    let map = |e: ImageError| image_error(path, e, max_memory_mib);
-    let from_file = metadata::read_container(ImageFormat::Tiff, reader);
-    let mut meta = metadata::Metadata::read(None, from_file).map_err(map)?;
-    rewind(path, reader)?;
-    let tried = cmyk_profile(&meta).is_some();
-    // The inks and their RGB (7 bytes a pixel) within the limit.
-    let rgb = match tried {
-        true => {
-            let limit = max_memory_mib.saturating_mul(1 << 20);
-            let inks = tiff::read_inks(reader, limit / 7 * 4);
-            let inks = inks.as_ref().map(|(w, h, i)| (*w, *h, i)).map_err(String::clone);
-            through_profile(inks, &mut meta, notes)
-        }
-        false => None,
-    };
-    if let Some(rgb) = rgb {
-        return Ok(((rgb, meta), tried));
-    }
-    rewind(path, reader)?;
-    let (decoder, mut read) = open_decoder(path, reader, ImageFormat::Tiff, max_memory_mib)?;
-    // The profile `through_profile` could not apply stays out.
-    read.icc = meta.icc;
-    Ok(((DynamicImage::from_decoder(decoder).map_err(map)?, read), tried))
-}
-
-/// A WebP, read once: the crate's decoder takes the header and metadata from the bytes,
-/// libwebp the pixels of a still image (faster than the crate); an animation (its first
-/// frame) goes to the crate's decoder, which has read its header already.
-fn decode_webp(
-    path: &Path,
-    reader: &mut dyn Seekable,
-    max_memory_mib: u64,
-) -> Result<(DynamicImage, metadata::Metadata), ImageIoError> {
-    let mut bytes = Vec::new();
-    reader.read_to_end(&mut bytes).map_err(|cause| ImageIoError::Open {
-        path: path.into(),
-        cause,
-    })?;
-    let mut file = Cursor::new(&bytes[..]);
-    let (decoder, meta) = open_decoder(path, &mut file, ImageFormat::WebP, max_memory_mib)?;
-    let (size, alpha) = (decoder.dimensions(), decoder.color_type().has_alpha());
-    match webp::decode(&bytes, size, alpha) {
-        Some(image) => Ok((image, meta)),
-        None => Ok((
-            DynamicImage::from_decoder(decoder).map_err(|e| image_error(path, e, max_memory_mib))?,
-            meta,
-        )),
-    }
-}
-
 /// Back to the start of `reader` (the file `path`), for the next reader of it.
-fn rewind(path: &Path, reader: &mut dyn Seekable) -> Result<(), ImageIoError> {
+pub(super) fn rewind(path: &Path, reader: &mut dyn Seekable) -> Result<(), ImageIoError> {
     reader.rewind().map_err(|cause| ImageIoError::Open {
         path: path.into(),
         cause,
@@ -522,7 +230,7 @@ pub(super) fn open_decoder<'a>(
 ) -> Result<(Box<dyn ImageDecoder + 'a>, metadata::Metadata), ImageIoError> {
     // `image` reads no EXIF from a TIFF (it lives in the file's own directories), nor from a
     // PNG's eXIf after the pixels or legacy text chunks, nor a BMP's ICC profile.
-    let from_file = metadata::read_container(format, reader);
+    let from_file = super::of(format).read_metadata(reader);
     rewind(path, reader)?;
     let map = |e: ImageError| image_error(path, e, max_memory_mib);
     let mut decoder: Box<dyn ImageDecoder + 'a> = match format {
@@ -572,7 +280,7 @@ pub fn decode_jpeg_planes(
     if bytes.is_empty() || read::guess(bytes) != Some(ImageFormat::Jpeg) {
         return Ok(None);
     }
-    check_jpeg_end(name, bytes)?;
+    jpeg::check_end(name, bytes)?;
     let planes = guard::catch(|| {
         let head = jpeg::libjpeg::header_segments(&mut &bytes[..])
             .map_err(|e| image_error(name, e, max_memory_mib))?;

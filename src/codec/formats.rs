@@ -2,7 +2,7 @@
 //! written sample types come from the encoders' own table (`writable`), the metadata from the
 //! formats `metadata::embed` writes into, HEIF from whether libheif loads.
 
-use super::{can_write, format_name, heif, jpeg, jxl, webp, writable};
+use super::{can_write, format_name, heif, jpeg, jxl, of, webp, writable};
 use image::{ColorType, ImageFormat};
 use serde::Serialize;
 
@@ -20,15 +20,6 @@ pub struct FormatSupport {
     /// The metadata kinds written into it, where the input has them.
     pub metadata: Vec<String>,
 }
-
-/// The formats whose output holds the ICC profile, EXIF and XMP; every other format's output
-/// holds none, and a note says so when the input had some.
-pub const KEEPS_METADATA: [ImageFormat; 4] = [
-    ImageFormat::Jpeg,
-    ImageFormat::Png,
-    ImageFormat::Tiff,
-    ImageFormat::WebP,
-];
 
 /// The TIFF compressions this build reads.
 fn compressions() -> &'static str {
@@ -98,7 +89,7 @@ pub fn formats() -> Vec<FormatSupport> {
             },
             read,
             writes: written(format),
-            metadata: match KEEPS_METADATA.contains(&format) || (format == heif::HEIF && can_write(format)) {
+            metadata: match of(format).holds_metadata() && can_write(format) {
                 true => ["ICC", "EXIF", "XMP"].map(String::from).to_vec(),
                 false => Vec::new(),
             },
@@ -113,7 +104,7 @@ fn written(format: ImageFormat) -> Vec<String> {
         return Vec::new();
     }
     let mut names: Vec<String> = writable(format).iter().map(|c| sample_name(*c)).collect();
-    if format == ImageFormat::Tiff {
+    if of(format).holds_gray_float() {
         names.extend(["gray 32f".into(), "gray+alpha 32f".into()]);
     }
     // From a CMYK input, whose inks are kept (`job::inks`); a 16-bit image into HEIC.
@@ -205,7 +196,7 @@ mod tests {
         };
         for format in [ImageFormat::Bmp, ImageFormat::Gif, ImageFormat::Qoi, ImageFormat::Tga] {
             let (_, notes) = embed(Vec::new(), format, &meta, (1, 1), Path::new("x")).unwrap();
-            assert!(!KEEPS_METADATA.contains(&format));
+            assert!(!of(format).holds_metadata());
             assert!(notes.iter().any(|n| n.contains("cannot carry")), "{format:?}");
         }
         let rows = formats();

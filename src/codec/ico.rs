@@ -83,6 +83,37 @@ fn entry_alpha(reader: &mut dyn Seekable, w: u32, h: u32) -> Option<Vec<u8>> {
     )
 }
 
+/// ICO: the `image` crate's decoder, the alpha of a 32-bit entry kept over its mask.
+pub struct Ico;
+
+impl super::format::Codec for Ico {
+    fn format(&self) -> image::ImageFormat {
+        image::ImageFormat::Ico
+    }
+
+    fn decode(
+        &self,
+        file: super::format::Encoded<'_>,
+    ) -> Result<super::DecodedFile, super::ImageIoError> {
+        let (path, max_memory_mib) = (file.path, file.max_memory_mib);
+        let reader = file.reader;
+        let encoded = super::format::Encoded {
+            path,
+            reader: &mut *reader,
+            bytes: file.bytes,
+            max_memory_mib,
+        };
+        let mut decoded = super::decode::with_image_crate(image::ImageFormat::Ico, encoded)?;
+        super::decode::rewind(path, reader)?;
+        keep_alpha_over_mask(reader, &mut decoded.image);
+        Ok(decoded)
+    }
+
+    fn encode(&self, _: super::format::Encoding<'_>) -> Result<(Vec<u8>, Option<String>), String> {
+        Err(super::plain::not_written(self))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

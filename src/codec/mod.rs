@@ -7,6 +7,7 @@
 pub mod icc;
 pub mod inks;
 mod decode;
+pub mod format;
 pub mod formats;
 pub mod guard;
 pub mod heif;
@@ -14,6 +15,7 @@ mod ico;
 pub mod jpeg;
 pub mod jxl;
 pub mod metadata;
+mod plain;
 pub mod png;
 pub mod read;
 pub mod rows;
@@ -24,16 +26,16 @@ pub mod webp;
 mod write;
 
 pub use decode::{decode, decode_bytes, decode_input, decode_jpeg_planes, DecodedFile};
+pub use format::Codec;
 pub use read::sniff;
 pub use write::{
     check_output, persist_with, temp_beside, write_atomic, write_error, write_output,
     Replace,
 };
 
-use image::codecs::png::{CompressionType, FilterType, PngEncoder};
-use image::codecs::webp::WebPEncoder;
-use image::{ColorType, DynamicImage, ImageEncoder, ImageError, ImageFormat};
-use std::io::{self, Cursor};
+use image::codecs::png::CompressionType;
+use image::{ColorType, DynamicImage, ImageFormat};
+use std::io;
 use std::path::{Path, PathBuf};
 use thiserror::Error;
 
@@ -132,6 +134,21 @@ pub enum ImageIoError {
     },
 }
 
+/// The codec of `format` (`format::Codec`).
+pub fn of(format: ImageFormat) -> &'static dyn Codec {
+    match format {
+        ImageFormat::Jpeg => &jpeg::Jpeg,
+        ImageFormat::Png => &png::Png,
+        ImageFormat::Tiff => &tiff::Tiff,
+        ImageFormat::WebP => &webp::WebP,
+        heif::HEIF => &heif::Heif,
+        jxl::JXL => &jxl::Jxl,
+        ImageFormat::Ico => &ico::Ico,
+        ImageFormat::Bmp => &plain::Bmp,
+        other => plain::of(other),
+    }
+}
+
 /// `-`, which stands for stdin as an input and for stdout as an output.
 pub fn is_stdio(path: &Path) -> bool {
     path.as_os_str() == "-"
@@ -182,32 +199,15 @@ fn one_line(detail: &str) -> String {
     detail.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// The colour types each writable format's encoder accepts (image 0.25).
+/// The colour types `format`'s encoder takes (`Codec::writable`).
 pub(crate) fn writable(format: ImageFormat) -> &'static [ColorType] {
-    use ColorType::*;
-    match format {
-        ImageFormat::Png => &[L8, La8, Rgb8, Rgba8, L16, La16, Rgb16, Rgba16],
-        ImageFormat::Jpeg => &[L8, Rgb8],
-        ImageFormat::Tiff => &[
-            L8, La8, Rgb8, Rgba8, L16, La16, Rgb16, Rgba16, Rgb32F, Rgba32F,
-        ],
-        ImageFormat::WebP | ImageFormat::Bmp | ImageFormat::Tga => &[L8, La8, Rgb8, Rgba8],
-        ImageFormat::Gif | ImageFormat::Qoi => &[Rgb8, Rgba8],
-        ImageFormat::OpenExr => &[Rgb32F, Rgba32F],
-        ImageFormat::Hdr => &[Rgb32F],
-        heif::HEIF => &[Rgb8, Rgba8],
-        _ => &[],
-    }
+    of(format).writable()
 }
 
 /// What reports call `format`: the `image` crate's name, except for the HEIF family, which
 /// gblur carries under AVIF's (`heif::HEIF`).
 pub fn format_name(format: ImageFormat) -> String {
-    match format {
-        heif::HEIF => heif::NAME.to_string(),
-        jxl::JXL => jxl::NAME.to_string(),
-        f => format!("{f:?}"),
-    }
+    of(format).name()
 }
 
 /// Why a format `name` (an extension, or a prefix such as `heic:`) names is not written, where
@@ -234,9 +234,20 @@ pub fn is_heic_name(extension: &str) -> bool {
     matches!(extension.to_ascii_lowercase().as_str(), "heic" | "heif" | "hif")
 }
 
+/// Whether `format`'s files hold several pages (`Codec::holds_pages`): TIFF.
+pub fn holds_pages(format: ImageFormat) -> bool {
+    of(format).holds_pages()
+}
+
+/// Whether `format`'s files hold CMYK inks, which a CMYK input keeps (`Codec::holds_inks`):
+/// JPEG and TIFF.
+pub fn holds_inks(format: ImageFormat) -> bool {
+    of(format).holds_inks()
+}
+
 /// Whether gblur can write `format`: AVIF where libheif loads with an AV1 encoder.
 pub fn can_write(format: ImageFormat) -> bool {
-    !writable(format).is_empty() && (format != heif::HEIF || heif::avif_encoder().is_ok())
+    of(format).can_write()
 }
 
 /// A colour type as reports name it: gray float held as RGB(A) (`gray_float`) is `L32F` or
@@ -332,7 +343,7 @@ pub fn output_color(
     let written = match gray_float {
         true => match gray_written(best, format) {
             Some(gray) => format!("{gray:?}"),
-            None => color_name(best, format == ImageFormat::Tiff),
+            None => color_name(best, of(format).holds_gray_float()),
         },
         false => format!("{best:?}"),
     };
@@ -473,141 +484,93 @@ pub fn encode(
         format: format_name(format),
         detail,
     };
-    // Gray is written as RGB where the format has no gray (WebP, whose encoders take gray as
-    // RGB; AVIF), gray float as gray.
-    let colour = (image.color().has_color() && !gray_float)
-        || matches!(format, ImageFormat::WebP | heif::HEIF);
+    // Gray is written as RGB where the format's encoders take gray as RGB (WebP, AVIF), gray
+    // float as gray.
+    let codec = of(format);
+    let colour = (image.color().has_color() && !gray_float) || codec.gray_as_colour();
     if let Some(note) = foreign_profile(icc, colour) {
         let (bytes, more) = encode((image, gray_float), format, (None, blobs), (opts, jpeg), path)?;
         let note = more.map_or(note.clone(), |more| format!("{note}; {more}"));
         return Ok((bytes, Some(note)));
     }
-    if format == ImageFormat::WebP && !opts.quality_given && !opts.webp_lossless_input && webp::version().is_err() {
-        // Lossy WebP needs libwebp; a default that cannot be had is written the other way.
-        let lossless = EncodeOptions {
-            webp_lossless_input: true,
-            ..opts
-        };
-        let (bytes, note) = encode((image, gray_float), format, (icc, blobs), (lossless, jpeg), path)?;
-        let missing = format!("libwebp is not installed ({}), so the WebP was written lossless; with it, gblur writes quality {}", webp::INSTALL, webp::DEFAULT_QUALITY);
-        let note = note.map_or(missing.clone(), |n| format!("{n}; {missing}"));
-        return Ok((bytes, Some(note)));
-    }
-    if format == heif::HEIF {
-        // AVIF or HEIC by the output's name.
-        let coding = heif::Coding::for_path(path);
-        return heif::encode(image, coding, opts.avif_quality(), icc, blobs)
-            .map(|bytes| (bytes, None))
-            .map_err(failed);
-    }
-    if let Some(ours) = encode_own(image, gray_float, format, icc, opts, jpeg) {
-        return ours.map(|bytes| (bytes, None)).map_err(failed);
-    }
-    encode_with_image_crate(image, format, icc, opts)
-        .map_err(|e| failed(one_line(&e.to_string())))
-}
-
-/// gblur's own encoders, where they take the image: PNG (filtered and compressed in stripes
-/// on every core, or streamed at `fast`), JPEG (8-bit gray or RGB, stripes joined by restart
-/// markers) and TIFF (`tiff::write`). None for everything else.
-fn encode_own(
-    image: &DynamicImage,
-    gray_float: bool,
-    format: ImageFormat,
-    icc: Option<&[u8]>,
-    opts: EncodeOptions,
-    jpeg: jpeg::JpegSettings,
-) -> Option<Result<Vec<u8>, String>> {
-    match (format, image) {
-        (ImageFormat::Png, _) => match opts.png_compression {
-            CompressionType::Fast => png::encode_fast(image, icc),
-            CompressionType::Best => png::encode(image, 9, icc),
-            _ => png::encode(image, 6, icc),
-        },
-        (ImageFormat::WebP, _) if opts.webp_quality().is_some() => {
-            let quality = opts.webp_quality().expect("matched");
-            Some(webp::encode_lossy(image, quality, icc))
-        }
-        (ImageFormat::Tiff, _) => {
-            let page = tiff::Page {
-                image,
-                icc,
-                gray_float,
-                inks: false,
-            };
-            tiff::encode(page, opts.tiff.compression())
-        }
-        (ImageFormat::Jpeg, _) => {
-            // JPEG holds 8-bit gray or colour: what the output's colour choice leaves as
-            // anything else (never, from the command) is brought to one of them here.
-            let converted;
-            let (bytes, color) = match image {
-                DynamicImage::ImageLuma8(g) => (g.as_raw(), jpeg::JpegColor::Gray),
-                DynamicImage::ImageRgb8(rgb) => (rgb.as_raw(), jpeg::JpegColor::Rgb),
-                other if !other.color().has_color() => {
-                    converted = other.to_luma8().into_raw();
-                    (&converted, jpeg::JpegColor::Gray)
-                }
-                other => {
-                    converted = other.to_rgb8().into_raw();
-                    (&converted, jpeg::JpegColor::Rgb)
-                }
-            };
-            let dims = (image.width(), image.height());
-            Some(jpeg::encode(bytes, dims, color, jpeg, icc))
-        }
-        _ => None,
-    }
-}
-
-/// The `image` crate's encoder for `format`, with the ICC profile where the format carries it.
-fn encode_with_image_crate(
-    image: &DynamicImage,
-    format: ImageFormat,
-    icc: Option<&[u8]>,
-    opts: EncodeOptions,
-) -> Result<(Vec<u8>, Option<String>), ImageError> {
-    let mut out = Cursor::new(Vec::new());
-    let mut note = None;
-    fn with_icc<E: ImageEncoder>(
-        mut e: E,
-        icc: Option<&[u8]>,
-        note: &mut Option<String>,
-        img: &DynamicImage,
-    ) -> Result<(), ImageError> {
-        if let Some(p) = icc {
-            if e.set_icc_profile(p.to_vec()).is_err() {
-                *note = Some(
-                    "the output format cannot carry the input's ICC profile; it was not written"
-                        .into(),
-                );
-            }
-        }
-        img.write_with_encoder(e)
-    }
-    match format {
-        ImageFormat::Png => with_icc(
-            PngEncoder::new_with_quality(&mut out, opts.png_compression, FilterType::Adaptive),
-            icc,
-            &mut note,
-            image,
-        ),
-        ImageFormat::WebP => with_icc(WebPEncoder::new_lossless(&mut out), icc, &mut note, image),
-        other => {
-            if icc.is_some() {
-                note = Some(format!(
-                    "{other:?} cannot carry the input's ICC profile; it was not written"
-                ));
-            }
-            image.write_to(&mut out, other)
-        }
-    }?;
-    Ok((out.into_inner(), note))
+    let encoding = format::Encoding {
+        image,
+        gray_float,
+        icc,
+        blobs,
+        options: opts,
+        jpeg,
+        path,
+    };
+    codec.encode(encoding).map_err(failed)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every format gblur recognises: the `image` crate's, with HEIF and JPEG XL under their
+    /// stand-ins.
+    fn recognised() -> Vec<ImageFormat> {
+        ImageFormat::all().collect()
+    }
+
+    #[test]
+    fn every_format_has_a_codec_of_its_own() {
+        for format in recognised() {
+            let codec = of(format);
+            assert_eq!(codec.format(), format);
+            assert_eq!(codec.name(), format_name(format));
+            // The strip engine's formats read and write rows; a format that holds inks,
+            // pages or IPTC holds metadata at all.
+            assert_eq!(codec.reads_rows(), codec.writes_rows(), "{format:?}");
+            if codec.holds_inks() || codec.holds_pages() || codec.holds_iptc() {
+                assert!(codec.holds_metadata(), "{format:?}");
+            }
+        }
+        let streamed: Vec<_> = recognised().into_iter().filter(|f| of(*f).writes_rows()).collect();
+        assert_eq!(streamed, [ImageFormat::Jpeg, ImageFormat::Png, ImageFormat::Tiff]);
+        assert_eq!(of(heif::HEIF).name(), heif::NAME);
+        assert_eq!(of(jxl::JXL).name(), jxl::NAME);
+    }
+
+    /// What each codec writes, through `encode`, its own codec reads back: the size, and the
+    /// format recognised from the bytes.
+    #[test]
+    fn what_every_codec_writes_it_reads_back() {
+        let gradient = image::RgbImage::from_fn(24, 16, |x, y| image::Rgb([x as u8 * 10, y as u8 * 15, 99]));
+        let mut written = Vec::new();
+        for format in recognised().into_iter().filter(|f| can_write(*f)) {
+            let codec = of(format);
+            let color = match codec.writable().contains(&ColorType::Rgb8) {
+                true => ColorType::Rgb8,
+                false => codec.writable()[0],
+            };
+            let image = crate::pixels::convert(DynamicImage::ImageRgb8(gradient.clone()), color);
+            let jpeg = jpeg::JpegSettings {
+                quality: 90,
+                chroma: jpeg::Chroma::S444,
+            };
+            let path = Path::new("out.avif");
+            let blobs = metadata::Blobs::default();
+            let (bytes, _) = encode((&image, false), format, (None, blobs), (EncodeOptions::default(), jpeg), path)
+                .unwrap_or_else(|e| panic!("{format:?}: {e}"));
+            let name = Path::new("written");
+            let decoded = match read::guess(&bytes) {
+                Some(_) => decode_bytes(name, &bytes, 64),
+                // TGA has no signature: recognised by its name.
+                None => decode_bytes(Path::new("written.tga"), &bytes, 64),
+            };
+            let decoded = decoded.unwrap_or_else(|e| panic!("{format:?}: {e}"));
+            assert_eq!(decoded.format, format);
+            assert_eq!((decoded.image.width(), decoded.image.height()), (24, 16), "{format:?}");
+            written.push(format);
+        }
+        for format in [ImageFormat::Png, ImageFormat::Jpeg, ImageFormat::Tiff, ImageFormat::WebP, ImageFormat::Bmp, ImageFormat::Gif, ImageFormat::Tga, ImageFormat::Qoi, ImageFormat::OpenExr, ImageFormat::Hdr] {
+            assert!(written.contains(&format), "{format:?} was not written");
+        }
+    }
+
 
     #[test]
     fn jpeg_drops_alpha_and_depth_and_says_so() {

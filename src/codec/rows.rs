@@ -4,8 +4,11 @@
 //! decoder reads before the pixels (as the whole-image decode reads them: the `image` crate's
 //! decoder, with `metadata::read_container`), and the errors both directions report.
 
-use crate::codec::metadata::{self, Metadata};
-use crate::codec::ImageIoError;
+use crate::codec::metadata::Metadata;
+use crate::codec::jpeg::{JpegSettings, JpegTraits};
+use crate::codec::tiff::Compression;
+use crate::codec::{ImageIoError, Replace};
+use image::codecs::png::CompressionType;
 use crossbeam_channel::{Receiver, Sender};
 use image::{ColorType, ImageDecoder, ImageFormat, ImageResult};
 use crate::codec::read::{FileAt, Input};
@@ -37,6 +40,10 @@ pub trait RowSample: super::tiff::write::Sample + Send + Sync {
     fn as_bytes(samples: &[Self]) -> Option<&[u8]>;
     fn as_bytes_mut(samples: &mut [Self]) -> Option<&mut [u8]>;
     fn from_bytes_mut(bytes: &mut [u8]) -> Option<&mut [Self]>;
+    /// The next rows of `reader` into `out`.
+    fn read_rows(reader: &mut dyn RowReader, out: &mut [Self]) -> Result<(), ImageIoError>;
+    /// Batches of these samples as a row writer takes them.
+    fn batches(rows: Batches<Self>) -> SampleBatches;
     /// Copies `src` into `out` where its samples are of this type; false where they are not.
     fn from_native<S: Copy + 'static>(src: &[S], out: &mut [Self]) -> bool {
         if std::any::TypeId::of::<S>() != std::any::TypeId::of::<Self>() {
@@ -65,6 +72,12 @@ impl RowSample for u8 {
     fn from_bytes_mut(bytes: &mut [u8]) -> Option<&mut [u8]> {
         Some(bytes)
     }
+    fn read_rows(reader: &mut dyn RowReader, out: &mut [u8]) -> Result<(), ImageIoError> {
+        reader.read_u8(out)
+    }
+    fn batches(rows: Batches<u8>) -> SampleBatches {
+        SampleBatches::U8(rows)
+    }
 }
 
 impl RowSample for u16 {
@@ -84,6 +97,12 @@ impl RowSample for u16 {
     }
     fn from_bytes_mut(_: &mut [u8]) -> Option<&mut [u16]> {
         None
+    }
+    fn read_rows(reader: &mut dyn RowReader, out: &mut [u16]) -> Result<(), ImageIoError> {
+        reader.read_u16(out)
+    }
+    fn batches(rows: Batches<u16>) -> SampleBatches {
+        SampleBatches::U16(rows)
     }
 }
 
@@ -155,7 +174,7 @@ pub fn read<D: ImageDecoder>(
 ) -> Result<Result<Header, String>, ImageIoError> {
     let path = input.name.as_path();
     let mut file = file_of(input)?;
-    let from_file = metadata::read_container(format, &mut file);
+    let from_file = super::of(format).read_metadata(&mut file);
     file.rewind().map_err(open_error(path))?;
     let mut head = decoder(file).map_err(|e| decode_error(path, e))?;
     let meta = Metadata::read(Some(&mut head), from_file).map_err(|e| decode_error(path, e))?;
@@ -179,4 +198,80 @@ pub fn read<D: ImageDecoder>(
         width,
         height,
     }))
+}
+
+/// A file being read row by row.
+pub trait RowReader: Send {
+    /// Its format.
+    fn format(&self) -> ImageFormat;
+    /// What errors call it.
+    fn path(&self) -> &Path;
+    /// Its metadata, sample layout and size.
+    fn header(&self) -> &Header;
+    /// The same, to take the metadata from.
+    fn header_mut(&mut self) -> &mut Header;
+    /// The next rows (whole rows, native order) into `out`, 8-bit samples.
+    fn read_u8(&mut self, out: &mut [u8]) -> Result<(), ImageIoError>;
+    /// The same, 16-bit samples.
+    fn read_u16(&mut self, out: &mut [u16]) -> Result<(), ImageIoError>;
+    /// The bytes the decoder holds besides the rows it hands over.
+    fn held_bytes(&self) -> u64;
+    /// A TIFF's Compression tag, for `--tiff-compression same`.
+    fn stored_compression(&self) -> Option<u16> {
+        None
+    }
+    /// How a JPEG was written, for `--quality same` and the subsampling.
+    fn jpeg_traits(&self) -> Option<JpegTraits> {
+        None
+    }
+}
+
+/// Batches of rows of 8- or 16-bit samples, as a row writer takes them.
+pub enum SampleBatches {
+    /// 8-bit samples.
+    U8(Batches<u8>),
+    /// 16-bit samples.
+    U16(Batches<u16>),
+}
+
+/// Where and how a row writer writes.
+#[derive(Clone, Copy)]
+pub struct RowsTarget<'a> {
+    /// The output.
+    pub path: &'a Path,
+    /// Whether an existing file may be replaced.
+    pub replace: Replace<'a>,
+    /// Width and height.
+    pub size: (u32, u32),
+    /// The samples' layout.
+    pub color: ColorType,
+    /// The metadata kept.
+    pub meta: &'a Metadata,
+    /// The encoders' settings.
+    pub settings: RowSettings,
+}
+
+/// The row writers' settings, resolved against the input.
+#[derive(Clone, Copy)]
+pub struct RowSettings {
+    /// A JPEG's quality and subsampling.
+    pub jpeg: JpegSettings,
+    /// The most JPEG restart stripes held and encoded at once.
+    pub jpeg_stripes: usize,
+    /// A TIFF's compression.
+    pub tiff: Compression,
+    /// A PNG's compression level.
+    pub png: CompressionType,
+}
+
+/// What a row writer's memory depends on.
+pub struct RowsOutCost {
+    /// The bytes of an output row.
+    pub row: u64,
+    /// The bytes of the pieces the blur emits.
+    pub piece: u64,
+    /// The most JPEG restart stripes encoded at once.
+    pub jpeg_stripes: u64,
+    /// A TIFF's compression.
+    pub tiff: Compression,
 }

@@ -12,9 +12,13 @@
 //! -q N` writes), and `WebPDecodeRGB(A)Into` decodes into a buffer gblur owns.
 
 use dlopen2::wrapper::{Container, WrapperApi};
-use image::DynamicImage;
+use super::decode::{image_error, open_decoder, rewind};
+use super::format::{Codec, Encoded, Encoding};
+use super::metadata::{self, Blobs};
 use super::source::Seekable;
-use std::io::SeekFrom;
+use super::{plain, DecodedFile, EncodeOptions, ImageIoError};
+use image::{ColorType, DynamicImage, ImageDecoder, ImageFormat};
+use std::io::{Cursor, SeekFrom};
 use std::os::raw::{c_int, c_void};
 use std::sync::OnceLock;
 
@@ -183,6 +187,84 @@ pub fn is_lossless(reader: &mut dyn Seekable) -> bool {
         }
     }
     false
+}
+
+/// WebP: the `image` crate's decoder for the header and metadata (and an animation's first
+/// frame), libwebp for a still image's pixels and for lossy output; lossless output by the
+/// crate's encoder; EXIF and XMP in their chunks.
+pub struct WebP;
+
+impl Codec for WebP {
+    fn format(&self) -> ImageFormat {
+        ImageFormat::WebP
+    }
+
+    fn decode(&self, file: Encoded<'_>) -> Result<DecodedFile, ImageIoError> {
+        let (path, reader) = (file.path, file.reader);
+        let lossless = is_lossless(reader);
+        rewind(path, reader)?;
+        let mut bytes = Vec::new();
+        reader.read_to_end(&mut bytes).map_err(|cause| ImageIoError::Open {
+            path: path.into(),
+            cause,
+        })?;
+        let max_memory_mib = file.max_memory_mib;
+        let mut whole = Cursor::new(&bytes[..]);
+        let (decoder, meta) = open_decoder(path, &mut whole, ImageFormat::WebP, max_memory_mib)?;
+        let (size, alpha) = (decoder.dimensions(), decoder.color_type().has_alpha());
+        let image = match decode(&bytes, size, alpha) {
+            Some(image) => image,
+            None => DynamicImage::from_decoder(decoder)
+                .map_err(|e| image_error(path, e, max_memory_mib))?,
+        };
+        Ok(DecodedFile {
+            webp_lossless: lossless,
+            ..DecodedFile::new(image, ImageFormat::WebP, meta)
+        })
+    }
+
+    fn writable(&self) -> &'static [ColorType] {
+        use ColorType::*;
+        &[L8, La8, Rgb8, Rgba8]
+    }
+
+    fn gray_as_colour(&self) -> bool {
+        true
+    }
+
+    /// Lossy through libwebp at the quality `EncodeOptions::webp_quality` gives, lossless
+    /// through the `image` crate; a default lossy output that libwebp is missing for is
+    /// written lossless, with a note.
+    fn encode(&self, e: Encoding<'_>) -> Result<(Vec<u8>, Option<String>), String> {
+        let opts = e.options;
+        if !opts.quality_given && !opts.webp_lossless_input && version().is_err() {
+            let options = EncodeOptions {
+                webp_lossless_input: true,
+                ..opts
+            };
+            let (bytes, note) = self.encode(Encoding { options, ..e })?;
+            let missing = format!("libwebp is not installed ({INSTALL}), so the WebP was written lossless; with it, gblur writes quality {DEFAULT_QUALITY}");
+            let note = note.map_or(missing.clone(), |n| format!("{n}; {missing}"));
+            return Ok((bytes, Some(note)));
+        }
+        match opts.webp_quality() {
+            Some(quality) => encode_lossy(e.image, quality, e.icc).map(|bytes| (bytes, None)),
+            None => plain::encode(ImageFormat::WebP, e),
+        }
+    }
+
+    fn holds_metadata(&self) -> bool {
+        true
+    }
+
+    fn write_metadata(
+        &self,
+        bytes: Vec<u8>,
+        blobs: Blobs<'_>,
+        _notes: &mut Vec<String>,
+    ) -> Result<Vec<u8>, String> {
+        metadata::into_webp(bytes, blobs)
+    }
 }
 
 #[cfg(test)]

@@ -39,7 +39,7 @@ pub fn run(
     }: Destination,
     passes: &mut Vec<Pass>,
 ) -> Result<Option<Report>, JobError> {
-    if !matches!(out_format, ImageFormat::Jpeg | ImageFormat::Tiff) || needs_colour(job) {
+    if !codec::holds_inks(out_format) || needs_colour(job) {
         return Ok(None);
     }
     let name = stdio_name(&job.input, "stdin");

@@ -75,7 +75,7 @@ pub(super) fn select(
     passes: &mut Vec<Pass>,
 ) -> Result<Selected, JobError> {
     let name = stdio_name(&job.input, "stdin");
-    if header.format != Some(ImageFormat::Tiff) {
+    if !header.format.is_some_and(codec::holds_pages) {
         return match page_flag(job) {
             Some(flag) => Err(setup_text(format!(
                 "{flag} applies to a TIFF of several pages, and {} is not a TIFF",
@@ -122,7 +122,7 @@ pub(super) fn select(
 /// Whether a stack of `count` pages can be written whole: into a TIFF, on the whole-image
 /// engine.
 fn whole_stack_written(job: &BlurJob, name: &Path, count: usize, out_format: ImageFormat) -> Result<(), JobError> {
-    if out_format != ImageFormat::Tiff {
+    if !codec::holds_pages(out_format) {
         return Err(setup_text(format!(
             "{} is a TIFF of {count} pages, and {} holds one image: take one with --page N (0 to {}), or write a TIFF, which keeps every page",
             name.display(),

@@ -6,7 +6,7 @@
 //! that gives the least budget it needs.
 
 use super::{Rows, StripJob, DECODE_ROWS};
-use image::ImageFormat;
+use crate::codec::rows::RowsOutCost;
 
 /// Decoded batches alive at once: two queued, one being decoded, one being read into the
 /// window, and the spare buffers that come back (up to four).
@@ -15,12 +15,6 @@ const DECODED_BATCHES: u64 = 8;
 /// Pieces of blurred rows alive at once: one queued, one being written, one being filled, and
 /// the two spare buffers that come back.
 const EMITTED_PIECES: u64 = 5;
-
-/// The most rows of a JPEG stripe (16 MCU rows of 16), and what a stripe costs in the
-/// encoder: its rows waiting, and its working copies and output (measured: 1.3 times its
-/// rows' bytes for one stripe of an 8000-pixel RGB row).
-const JPEG_STRIPE_ROWS: u64 = 256;
-const JPEG_STRIPE_COST: u64 = 2;
 
 /// What each codec holds besides rows: zlib's window and tables, libjpeg's and the `tiff`
 /// crate's buffers, buffered file I/O (1 MiB writers), and the allocator's slack.
@@ -35,46 +29,17 @@ pub(super) const PIECE_BYTES: u64 = 1 << 20;
 /// samples `sample_bytes` wide, with `stripes` JPEG stripes encoded at once.
 pub(super) fn beside_window(job: &StripJob, rows: &Rows, sample_bytes: u64, stripes: u64) -> u64 {
     let row = rows.row_samples() as u64 * sample_bytes;
-    let (width, height) = rows.size();
+    let width = rows.size().0;
     let piece = PIECE_BYTES.max(row);
     let in_flight = DECODED_BATCHES * DECODE_ROWS as u64 * row + EMITTED_PIECES * piece;
-    let decoder = match rows {
-        // The previous and current rows, raw and unfiltered.
-        Rows::Png(_) => 4 * row,
-        // The strip's samples and its compressed bytes.
-        Rows::Tiff(r) => 2 * r.strip_held,
-        // A progressive file's coefficients (2 bytes each, per component at its own
-        // resolution), or a baseline file's MCU rows and upsampling buffers.
-        Rows::Jpeg(r) if r.progressive => {
-            let chroma = r.traits.chroma.map_or(0.0, |c| {
-                let (h, v) = c.factors();
-                2.0 / (h * v) as f64
-            });
-            let components = if r.header.color.channel_count() == 1 {
-                1.0
-            } else {
-                1.0 + chroma
-            };
-            (width as f64 * height as f64 * components * 2.0) as u64
-        }
-        // libjpeg's pools beside them: 1 MiB more measured on a 16000-pixel-wide photo.
-        Rows::Jpeg(_) => 3 * 16 * row + (1 << 20),
+    let decoder = rows.0.held_bytes();
+    let cost = RowsOutCost {
+        row: width as u64 * rows.color().channel_count() as u64 * sample_bytes,
+        piece,
+        jpeg_stripes: stripes,
+        tiff: job.tiff.resolve(rows.tiff_compression()).0.compression(),
     };
-    let out_row = width as u64 * rows.color().channel_count() as u64 * sample_bytes;
-    let encoder = match job.format {
-        ImageFormat::Jpeg => stripes * JPEG_STRIPE_COST * JPEG_STRIPE_ROWS * out_row,
-        // A strip, and where it is compressed its predicted bytes, the compressed ones and the
-        // compressor's state (Zstandard's is the largest, about 1.3 MiB at its level 3).
-        ImageFormat::Tiff => {
-            let strip = crate::codec::tiff::write::STRIP_BYTES;
-            match job.tiff.resolve(rows.tiff_compression()).0.compression() {
-                crate::codec::tiff::Compression::None => 2 * strip,
-                _ => 4 * strip + (2 << 20),
-            }
-        }
-        // A piece in PNG's byte order, and the rows the filters compare.
-        _ => piece + 4 * out_row,
-    };
+    let encoder = crate::codec::of(job.format).rows_out_bytes(&cost);
     in_flight + decoder + encoder + 2 * CODEC_FIXED
 }
 

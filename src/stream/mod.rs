@@ -19,13 +19,11 @@ mod stage;
 mod two_pass;
 
 use crate::backend::Device;
-use crate::codec::jpeg::{rows_in as jpeg_in, rows_out as jpeg_out};
-use crate::codec::jpeg::{JpegColor, JpegOptions, JpegSettings};
-use crate::codec::tiff::{Compression, TiffCompression};
+use crate::codec::rows::RowReader;
+use crate::codec::jpeg::JpegOptions;
+use crate::codec::tiff::TiffCompression;
 use crate::codec::metadata::{KeepMetadata, Metadata};
-use crate::codec::png::{rows_in as png_in, rows_out as png_out};
 use crate::codec::rows::{self as header, Batches, RowSample};
-use crate::codec::tiff::{rows_in as tiff_in, rows_out as tiff_out};
 use crate::codec::{self, ImageIoError};
 use crate::cpu::banded::{
     blur_streamed, srgb_table, Axis, ColumnStates, Pixels, Sample, StripPlan,
@@ -38,46 +36,28 @@ use crate::report::{Pass, Stage};
 use crossbeam_channel::{bounded, Receiver, Sender};
 use image::codecs::png::CompressionType;
 use image::{ColorType, ImageFormat};
-pub use jpeg_in::JpegRows;
-pub use png_in::PngRows;
 pub use run::run;
 use crate::progress::RowsBar;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-pub use tiff_in::TiffRows;
 
-/// An input being read row by row: a PNG a row at a time, a TIFF a strip at a time, a JPEG a
-/// scanline at a time.
-pub enum Rows {
-    Png(Box<PngRows>),
-    Tiff(Box<TiffRows>),
-    Jpeg(Box<JpegRows>),
-}
+/// An input being read row by row by its format's reader (`Codec::open_rows`): a PNG a row at
+/// a time, a TIFF a strip at a time, a JPEG a scanline at a time.
+pub struct Rows(Box<dyn RowReader>);
 
 impl Rows {
     /// A TIFF input's Compression tag, for `--tiff-compression same` (None for other formats).
     fn tiff_compression(&self) -> Option<u16> {
-        match self {
-            Rows::Tiff(r) => Some(r.compression),
-            _ => None,
-        }
+        self.0.stored_compression()
     }
 
     /// The input's metadata, sample layout and size.
     fn header(&self) -> &header::Header {
-        match self {
-            Rows::Png(r) => &r.header,
-            Rows::Tiff(r) => &r.header,
-            Rows::Jpeg(r) => &r.header,
-        }
+        self.0.header()
     }
 
     fn header_mut(&mut self) -> &mut header::Header {
-        match self {
-            Rows::Png(r) => &mut r.header,
-            Rows::Tiff(r) => &mut r.header,
-            Rows::Jpeg(r) => &mut r.header,
-        }
+        self.0.header_mut()
     }
 
     pub fn size(&self) -> (u32, u32) {
@@ -89,11 +69,7 @@ impl Rows {
     }
 
     pub fn format(&self) -> ImageFormat {
-        match self {
-            Rows::Png(_) => ImageFormat::Png,
-            Rows::Tiff(_) => ImageFormat::Tiff,
-            Rows::Jpeg(_) => ImageFormat::Jpeg,
-        }
+        self.0.format()
     }
 
     /// Samples per row.
@@ -101,27 +77,20 @@ impl Rows {
         self.header().row_samples()
     }
 
-    /// Fills `out` with the next rows (whole rows).
-    /// The next rows into `out`, behind the decoder guard: a decoder's panic is a decode
-    /// error of the input.
+    /// The next rows (whole rows) into `out`, behind the decoder guard: a decoder's panic is
+    /// a decode error of the input.
     fn read<T: StreamSample>(&mut self, out: &mut [T]) -> Result<(), ImageIoError> {
-        let read = codec::guard::catch(|| match self {
-            _ if crate::fault::is(crate::fault::Fault::DecoderPanic) => {
+        let read = codec::guard::catch(|| {
+            if crate::fault::is(crate::fault::Fault::DecoderPanic) {
                 panic!("assertion failed: an injected decoder fault")
             }
-            Rows::Png(r) => r.read(out),
-            Rows::Tiff(r) => r.read(out),
-            Rows::Jpeg(r) => r.read(out),
+            T::read_rows(&mut *self.0, out)
         });
         read.unwrap_or_else(|panic| Err(decoder_failed(self.path(), &panic)))
     }
 
     fn path(&self) -> &Path {
-        match self {
-            Rows::Png(r) => &r.path,
-            Rows::Tiff(r) => &r.path,
-            Rows::Jpeg(r) => &r.path,
-        }
+        self.0.path()
     }
 }
 
@@ -152,16 +121,9 @@ pub fn open(job: &StripJob) -> Result<Opened, ImageIoError> {
 
 fn open_rows(job: &StripJob) -> Result<Opened, ImageIoError> {
     let (source, output, max_memory_mib) = (job.source, job.format, job.max_memory_mib);
-    let rows = match job.input_format {
-        // A strip of the file is held while its rows go to the blur: a quarter of the budget
-        // at most.
-        Some(ImageFormat::Tiff) => tiff_in::open(source, max_memory_mib.saturating_mul(1 << 20) / 4)?
-            .map(|rows| Rows::Tiff(Box::new(rows))),
-        Some(ImageFormat::Jpeg) => jpeg_in::open(source)?.map(|rows| Rows::Jpeg(Box::new(rows))),
-        _ => png_in::open(source)?.map(|rows| Rows::Png(Box::new(rows))),
-    };
-    let rows = match rows {
-        Ok(rows) => rows,
+    let format = job.input_format.unwrap_or(ImageFormat::Png);
+    let rows = match codec::of(format).open_rows(source, max_memory_mib)? {
+        Ok(reader) => Rows(reader),
         Err(why) => return Ok(Opened::Unsupported(why)),
     };
     if output == ImageFormat::Jpeg && !matches!(rows.color(), ColorType::L8 | ColorType::Rgb8) {
@@ -281,22 +243,14 @@ pub fn unsupported(job: &StripJob, blur: &Blur2d) -> Option<String> {
         "its edge mode is clamp only"
     } else if Axis::of(&blur.x).is_none() || Axis::of(&blur.y).is_none() {
         "it runs the recursive filter only (sigma >= 2 with --method auto, or --method recursive)"
-    } else if !streamed(Some(job.format)) {
+    } else if !codec::of(job.format).writes_rows() {
         "it writes PNG, TIFF and JPEG only"
-    } else if !streamed(job.input_format) {
+    } else if !job.input_format.is_some_and(|f| codec::of(f).reads_rows()) {
         "it reads PNG, TIFF and JPEG only"
     } else {
         return None;
     };
     Some(why.into())
-}
-
-/// Whether the strip engine reads and writes `format`.
-fn streamed(format: Option<ImageFormat>) -> bool {
-    matches!(
-        format,
-        Some(ImageFormat::Png | ImageFormat::Tiff | ImageFormat::Jpeg)
-    )
 }
 
 /// The decoded image's size in bytes, which the whole-image path holds at once.
@@ -311,11 +265,9 @@ pub fn decoded_bytes(rows: &Rows) -> u64 {
 /// video after the end marker is never read).
 pub fn whole_image_bytes(rows: &Rows) -> u64 {
     let decoded = decoded_bytes(rows);
-    let encoded = match rows {
-        Rows::Jpeg(r) => std::fs::metadata(&r.path)
-            .map_or(0, |m| m.len())
-            .min(decoded),
-        _ => 0,
+    let encoded = match codec::of(rows.format()).decodes_bytes() {
+        true => std::fs::metadata(rows.path()).map_or(0, |m| m.len()).min(decoded),
+        false => 0,
     };
     decoded + encoded
 }

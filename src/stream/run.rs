@@ -9,6 +9,7 @@ use super::report::{report, Busy, Held};
 use super::stage::{Feed, Sink};
 use super::two_pass;
 use super::*;
+use crate::codec::rows::{RowSettings, RowsTarget};
 
 /// Blurs `rows` into `job.output` through the strip engine: in bands on `device` (opened for
 /// `job.gpu`) where it takes them, on the Rust path's sliding window otherwise.
@@ -123,7 +124,7 @@ fn output_settings(
     job: &StripJob,
     rows: &mut Rows,
     notes: &mut Vec<String>,
-) -> (Metadata, Settings, Option<String>) {
+) -> (Metadata, RowSettings, Option<String>) {
     let mut meta: Metadata = std::mem::take(&mut rows.header_mut().meta);
     notes.append(&mut meta.unread);
     if job.linear {
@@ -138,18 +139,17 @@ fn output_settings(
         // The JPEG writer's `metadata::embed` says so itself; PNG's chunks are written here.
         notes.extend(meta.iptc_lost(ImageFormat::Png));
     }
-    let traits = match &*rows {
-        Rows::Jpeg(r) => Some(r.traits),
-        _ => None,
-    };
-    let (jpeg, quality_note) = job.jpeg.resolve(traits.as_ref());
+    let (jpeg, quality_note) = job.jpeg.resolve(rows.0.jpeg_traits().as_ref());
     let (tiff, tiff_note) = job.tiff.resolve(rows.tiff_compression());
     if job.format == ImageFormat::Tiff {
         notes.extend(tiff_note);
     }
-    let settings = Settings {
+    let (width, color) = (rows.size().0 as usize, rows.color());
+    let settings = RowSettings {
         jpeg,
+        jpeg_stripes: stripes_at_once(job, width * color.channel_count() as usize),
         tiff: tiff.compression(),
+        png: job.png_compression,
     };
     (meta, settings, quality_note)
 }
@@ -177,7 +177,7 @@ fn pipeline_name(placement: &Placement, two_pass: bool) -> String {
 #[derive(Clone, Copy)]
 struct Written<'a> {
     meta: &'a Metadata,
-    settings: Settings,
+    settings: RowSettings,
 }
 
 /// What the three stages hand back: the blur's passes, busy time and note (or why it
@@ -388,13 +388,7 @@ fn encode<T: StreamSample>(
     })
 }
 
-/// The encoders' settings for one image, resolved against its input.
-#[derive(Clone, Copy)]
-struct Settings {
-    jpeg: JpegSettings,
-    tiff: Compression,
-}
-
+/// The rows into `job.output` through its format's row writer.
 fn encode_rows<T: StreamSample>(
     job: &StripJob,
     Shape {
@@ -402,50 +396,18 @@ fn encode_rows<T: StreamSample>(
         height,
         color,
     }: Shape,
-    Written {
-        meta,
-        settings: Settings { jpeg, tiff },
-    }: Written,
+    Written { meta, settings }: Written,
     rows: Batches<T>,
 ) -> Result<(Duration, Vec<String>), ImageIoError> {
-    let size = (width, height);
-    let busy = match job.format {
-        ImageFormat::Tiff => {
-            let layout = crate::codec::tiff::write::Layout {
-                width,
-                height,
-                channels: color.channel_count() as u16,
-                icc: meta.icc.as_deref(),
-                compression: tiff,
-                inks: false,
-            };
-            tiff_out::write::<T>(job.output, job.replace, layout, rows)
-        }
-        ImageFormat::Jpeg => {
-            let color = match color.channel_count() {
-                1 => JpegColor::Gray,
-                _ => JpegColor::Rgb,
-            };
-            let header = jpeg_out::JpegHeader {
-                size,
-                color,
-                settings: jpeg,
-                meta,
-                stripes_at_once: stripes_at_once(job, width as usize * color.channels()),
-            };
-            return jpeg_out::write::<T>(job.output, job.replace, header, rows);
-        }
-        _ => {
-            let header = png_out::PngHeader {
-                size,
-                color,
-                meta,
-                compression: job.png_compression,
-            };
-            png_out::write::<T>(job.output, job.replace, header, rows)
-        }
+    let target = RowsTarget {
+        path: job.output,
+        replace: job.replace,
+        size: (width, height),
+        color,
+        meta,
+        settings,
     };
-    busy.map(|busy| (busy, Vec::new()))
+    codec::of(job.format).write_rows(target, T::batches(rows))
 }
 
 /// The blur stage, on the calling thread: rows from the decoder through the window to the

@@ -183,7 +183,7 @@ fn encode_samples(
         false => output.path,
     };
     let size = (loaded.width, loaded.height);
-    let gray_float = loaded.gray_float && output.format == ImageFormat::Tiff;
+    let gray_float = loaded.gray_float && codec::of(output.format).holds_gray_float();
     let image = to_samples(loaded, output, passes, notes);
     if let Some(budget) = output.max_memory_mib.filter(|_| output.format == codec::heif::HEIF) {
         heif_fits(&image, output.path, budget, name)?;

@@ -12,8 +12,11 @@
 //! The `image` crate has no HEIF format; of the family it names AVIF alone, and gblur carries
 //! every HEIF file under that name (`HEIF`). AVIF is written through libheif too (`write`).
 
+mod codec;
 mod hevc;
 mod write;
+
+pub use codec::Heif;
 
 pub use write::{avif_encoder, deep_heic, encode, encoder, Coding, DEFAULT_QUALITY};
 

@@ -8,6 +8,7 @@
 //! a file without restart markers decoded on every core, byte for byte as libjpeg decodes
 //! them (a file libjpeg cut at restart markers decodes in `pieces`).
 
+mod codec;
 mod compress;
 mod decode;
 mod encode;
@@ -23,6 +24,8 @@ pub mod rows_out;
 mod settings;
 
 pub use decode::{decode_inks, decode_pixels, frame_within, inks_by_formula, working_bytes};
+pub use codec::Jpeg;
+pub(in crate::codec) use codec::check_end;
 pub use head_decoder::JpegHead;
 pub use compress::{Chroma, JpegColor};
 pub use encode::{encode, encode_stripe, StripePlan};

@@ -13,8 +13,11 @@
 
 use image::ImageFormat;
 
+mod codec;
 #[cfg(feature = "jxl")]
 mod oxide;
+
+pub use codec::Jxl;
 #[cfg(feature = "jxl")]
 pub use oxide::decode;
 

@@ -158,7 +158,7 @@ impl Metadata {
 
     /// The note for IPTC that an output in `format` does not hold (all but JPEG and TIFF).
     pub fn iptc_lost(&self, format: ImageFormat) -> Option<String> {
-        let holds = matches!(format, ImageFormat::Jpeg | ImageFormat::Tiff);
+        let holds = crate::codec::of(format).holds_iptc();
         (self.iptc.is_some() && !holds).then(|| {
             format!("{format:?} holds no IPTC-IIM records (keywords, caption, credit); the input's were not written (photo applications keep the same fields in the XMP too)")
         })
@@ -215,30 +215,67 @@ pub struct Blobs<'a> {
     pub iptc: Option<&'a [u8]>,
 }
 
-/// What `reader`, a file in `format`, holds that `image` does not hand over: a TIFF's EXIF
-/// (gathered from its first directory and the EXIF and GPS directories it points to, as a
-/// TIFF structure of its own), ICC profile, XMP, orientation and alpha kind; a PNG's EXIF in
-/// an eXIf chunk after the pixels or a legacy `Raw profile type exif` text chunk; a BMP's
-/// embedded ICC profile; a TIFF's or JPEG's IPTC-IIM records. The reader is left anywhere:
-/// the caller rewinds it.
+/// What `reader`, a file in `format`, holds that `image` does not hand over (the format's
+/// `Codec::read_metadata`). The reader is left anywhere: the caller rewinds it.
 pub fn read_container(format: ImageFormat, reader: &mut dyn crate::codec::source::Seekable) -> FromFile {
-    let mut src = ifd::Reader(reader);
-    match format {
-        ImageFormat::Tiff => tiff::read(&mut src),
-        ImageFormat::Png => FromFile {
-            exif: png_text::read_exif(&mut src),
-            ..FromFile::default()
-        },
-        ImageFormat::Bmp => FromFile {
-            icc: bmp::read_icc(&mut src),
-            ..FromFile::default()
-        },
-        ImageFormat::Jpeg => FromFile {
-            iptc: containers::jpeg_iptc(&mut src),
-            ..FromFile::default()
-        },
-        _ => FromFile::default(),
+    crate::codec::of(format).read_metadata(reader)
+}
+
+/// A TIFF's EXIF (gathered from its first directory and the EXIF and GPS directories it points
+/// to, as a TIFF structure of its own), ICC profile, XMP, orientation, alpha kind and IPTC.
+pub fn read_tiff(reader: &mut dyn crate::codec::source::Seekable) -> FromFile {
+    tiff::read(&mut ifd::Reader(reader))
+}
+
+/// A PNG's EXIF in an eXIf chunk after the pixels or a legacy `Raw profile type exif` text
+/// chunk.
+pub fn read_png(reader: &mut dyn crate::codec::source::Seekable) -> FromFile {
+    FromFile {
+        exif: png_text::read_exif(&mut ifd::Reader(reader)),
+        ..FromFile::default()
     }
+}
+
+/// A BMP's embedded ICC profile.
+pub fn read_bmp(reader: &mut dyn crate::codec::source::Seekable) -> FromFile {
+    FromFile {
+        icc: bmp::read_icc(&mut ifd::Reader(reader)),
+        ..FromFile::default()
+    }
+}
+
+/// A JPEG's IPTC-IIM records.
+pub fn read_jpeg(reader: &mut dyn crate::codec::source::Seekable) -> FromFile {
+    FromFile {
+        iptc: containers::jpeg_iptc(&mut ifd::Reader(reader)),
+        ..FromFile::default()
+    }
+}
+
+/// A JPEG with `blobs` in its APP segments after the JFIF one.
+pub fn into_jpeg(bytes: Vec<u8>, blobs: Blobs, notes: &mut Vec<String>) -> Result<Vec<u8>, String> {
+    containers::jpeg(bytes, blobs, notes)
+}
+
+/// A PNG with `blobs`' EXIF and XMP in chunks before its pixels.
+pub fn into_png(bytes: Vec<u8>, blobs: Blobs) -> Result<Vec<u8>, String> {
+    match (blobs.exif, blobs.xmp) {
+        (None, None) => Ok(bytes),
+        (exif, xmp) => containers::png(bytes, exif, xmp),
+    }
+}
+
+/// A WebP with `blobs`' EXIF and XMP in their chunks.
+pub fn into_webp(bytes: Vec<u8>, blobs: Blobs) -> Result<Vec<u8>, String> {
+    match (blobs.exif, blobs.xmp) {
+        (None, None) => Ok(bytes),
+        (exif, xmp) => containers::webp(bytes, None, exif, xmp),
+    }
+}
+
+/// A TIFF with `blobs` in its first directory.
+pub fn into_tiff(bytes: Vec<u8>, blobs: Blobs, notes: &mut Vec<String>) -> Result<Vec<u8>, String> {
+    tiff::merge(bytes, blobs, notes)
 }
 
 /// EXIF and XMP adjusted to the pixels written, `size` (width, height): orientation 1 (the
@@ -327,10 +364,9 @@ pub fn embed(
     }
     let adjusted = ForOutput::of(meta, size);
     let blobs = adjusted.blobs();
-    let (exif, xmp) = (blobs.exif, blobs.xmp);
-    let holds = [ImageFormat::Jpeg, ImageFormat::Png, ImageFormat::WebP, ImageFormat::Tiff, ImageFormat::Avif];
-    if !holds.contains(&format) {
-        let what: Vec<_> = [(exif.is_some(), "EXIF"), (xmp.is_some(), "XMP"), (blobs.iptc.is_some(), "IPTC")]
+    let codec = crate::codec::of(format);
+    if !codec.holds_metadata() {
+        let what: Vec<_> = [(blobs.exif.is_some(), "EXIF"), (blobs.xmp.is_some(), "XMP"), (blobs.iptc.is_some(), "IPTC")]
             .into_iter()
             .filter_map(|(held, name)| held.then_some(name))
             .collect();
@@ -341,23 +377,13 @@ pub fn embed(
         return Ok((bytes, notes));
     }
     notes.extend(meta.iptc_lost(format));
-    if format == ImageFormat::Avif {
-        // The AVIF encoder wrote the EXIF and XMP (`codec::encode`).
-        return Ok((bytes, notes));
-    }
-    let bytes = match format {
-        ImageFormat::Jpeg => containers::jpeg(bytes, blobs, &mut notes),
-        ImageFormat::Png if exif.is_none() && xmp.is_none() => Ok(bytes),
-        ImageFormat::Png => containers::png(bytes, exif, xmp),
-        ImageFormat::WebP if exif.is_none() && xmp.is_none() => Ok(bytes),
-        ImageFormat::WebP => containers::webp(bytes, None, exif, xmp),
-        _ => tiff::merge(bytes, blobs, &mut notes),
-    }
-    .map_err(|detail| ImageIoError::Encode {
-        path: path.into(),
-        format: format!("{format:?}"),
-        detail,
-    })?;
+    let bytes = codec
+        .write_metadata(bytes, blobs, &mut notes)
+        .map_err(|detail| ImageIoError::Encode {
+            path: path.into(),
+            format: format!("{format:?}"),
+            detail,
+        })?;
     Ok((bytes, notes))
 }
 

@@ -10,8 +10,11 @@
 //! (`encode_fast`). The strip engine's halves: `rows_in` (rows from a file as they decode)
 //! and `rows_out` (rows into a file as they come).
 
+mod codec;
 pub mod rows_in;
 pub mod rows_out;
+
+pub use codec::Png;
 
 use flate2::{Compress, Compression, FlushCompress};
 use image::DynamicImage;

@@ -5,12 +5,14 @@
 //! and the strip engine's halves: `rows_in` (a strip at a time from a file) and `rows_out`
 //! (strips into a file as the rows come).
 
+mod codec;
 pub mod pages;
 mod read;
 pub mod rows_in;
 pub mod rows_out;
 pub mod write;
 
+pub use codec::Tiff;
 pub use read::{read_image, read_inks, unpremultiply, Quirks};
 pub use write::Compression;
 

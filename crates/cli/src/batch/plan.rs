@@ -43,10 +43,11 @@ pub enum WholeFile {
 /// the batch's stages.
 pub fn whole_file(input: &Input, format: ImageFormat, job: &BatchJob) -> Option<WholeFile> {
     let pages = || formats::Quirks::read(&mut *input.reader()).pages;
-    if format == ImageFormat::Tiff && input.sniffed == Some(ImageFormat::Tiff) && pages() > 1 {
+    let stacks = formats::holds_pages;
+    if stacks(format) && input.sniffed.is_some_and(stacks) && pages() > 1 {
         return Some(WholeFile::Stack);
     }
-    let inks = matches!(format, ImageFormat::Jpeg | ImageFormat::Tiff)
+    let inks = formats::holds_inks(format)
         && !gblur::command::job::needs_colour(&job.blur)
         && formats::may_be_cmyk_as(input, input.sniffed);
     inks.then_some(WholeFile::Inks)
