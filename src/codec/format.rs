@@ -5,7 +5,7 @@
 //! of gblur asks `codec::of(format)` rather than matching on the format, so adding a format
 //! touches its folder and the list in `of`. The row readers' and writers' types are in `rows`.
 
-use super::jpeg::JpegSettings;
+use super::jpeg::{JpegSettings, JpegTraits};
 use super::metadata::{Blobs, FromFile};
 use super::read::Input;
 use super::rows::{RowReader, RowsOutCost, RowsTarget, SampleBatches};
@@ -140,6 +140,12 @@ pub trait Codec: Sync {
         false
     }
 
+    /// Encodes CMYK inks into memory, where the format holds them (`holds_inks`); `notes` say
+    /// what was given up.
+    fn encode_inks(&self, _inks: InkEncoding<'_>, _notes: &mut Vec<String>) -> Result<Vec<u8>, String> {
+        Err(format!("{} holds no CMYK inks", self.name()))
+    }
+
     /// Whether it holds several pages (a stack blurred page by page or as a volume).
     fn holds_pages(&self) -> bool {
         false
@@ -183,3 +189,18 @@ pub struct Encoding<'a> {
     pub path: &'a Path,
 }
 
+
+/// CMYK inks to encode, and what goes with them.
+pub struct InkEncoding<'a> {
+    /// The inks in an RGBA-shaped image (8 or 16 bits a sample): C, M, Y, K for R, G, B, A;
+    /// 0 is no ink.
+    pub inks: DynamicImage,
+    /// The input's CMYK profile.
+    pub icc: Option<&'a [u8]>,
+    /// The command line's encoder settings.
+    pub options: EncodeOptions,
+    /// How a JPEG input was written, for `--quality same` and its Adobe marker.
+    pub jpeg: Option<&'a JpegTraits>,
+    /// A TIFF input's Compression tag, for `--tiff-compression same`.
+    pub tiff_compression: Option<u16>,
+}

@@ -7,17 +7,16 @@
 use super::{report, stdio_name, summary, BlurJob, Destination, JobError, Outcome};
 use crate::codec::inks::{self, InkImage};
 use crate::codec::read::Input;
-use crate::codec::jpeg::{Chroma, JpegColor};
+use crate::codec::format::InkEncoding;
 use crate::backend::DeviceSet;
-use crate::codec::{self, metadata, tiff};
+use crate::codec::{self, metadata};
 use crate::cpu::banded::{self, Unsharp};
 use crate::gpu::opencl::device::DeviceChoice;
-use crate::pixels;
 use crate::cpu::axis::Element;
 use crate::cpu::interleaved::WholeImage;
 use crate::filter::{Blur2d, EdgeMode};
 use crate::report::{Pass, Report, Stage};
-use image::{ColorType, DynamicImage, ImageFormat};
+use image::{DynamicImage, ImageFormat};
 use std::time::Instant;
 
 /// Whether `job` asks for something that needs colour, not inks (`--to-srgb`, `--linear`,
@@ -84,44 +83,14 @@ pub fn run(
             detail,
         })
     };
-    let bytes = match out_format {
-        ImageFormat::Jpeg => {
-            let eight = match image {
-                DynamicImage::ImageRgba8(b) => b.into_raw(),
-                deep => {
-                    let dither = job.encode.dither;
-                    notes.push(format!("JPEG holds 8-bit inks: the 16-bit inks were reduced to 8{}", if dither { ", dithered" } else { "" }));
-                    // As any image is reduced: the four samples alike (black in alpha's place).
-                    pixels::convert_with(deep, ColorType::Rgba8, dither).image.into_bytes()
-                }
-            };
-            let (settings, note) = job.encode.jpeg.resolve(jpeg.as_ref());
-            notes.extend(note);
-            // Stored inverted, as Photoshop writes CMYK JPEGs and every reader takes them;
-            // the Adobe marker that says so, where the input had one (a TIFF input: always).
-            let adobe_marker = jpeg.as_ref().is_none_or(|t| t.adobe.is_some());
-            let stored: Vec<u8> = eight.into_iter().map(|v| 255 - v).collect();
-            let color = JpegColor::Cmyk { adobe_marker };
-            let settings = codec::jpeg::JpegSettings {
-                chroma: Chroma::S444,
-                ..settings
-            };
-            let coded = codec::jpeg::encode(&stored, size, color, settings, meta.icc.as_deref());
-            coded.map_err(failed)?
-        }
-        _ => {
-            let (compression, note) = job.encode.tiff.resolve(tiff_compression);
-            notes.extend(note);
-            let page = tiff::Page {
-                image: &image,
-                icc: meta.icc.as_deref(),
-                gray_float: false,
-                inks: true,
-            };
-            let coded = tiff::encode(page, compression.compression()).expect("RGBA-shaped inks are a TIFF colour type");
-            coded.map_err(failed)?
-        }
+    let encoding = InkEncoding {
+        inks: image,
+        icc: meta.icc.as_deref(),
+        options: job.encode,
+        jpeg: jpeg.as_ref(),
+        tiff_compression,
     };
+    let bytes = codec::of(out_format).encode_inks(encoding, &mut notes).map_err(failed)?;
     passes.push(Pass::host(Stage::Encode, "encode", t));
     let t = Instant::now();
     let (bytes, lost) = metadata::embed(bytes, out_format, &meta, size, out_name).map_err(JobError::failed)?;

@@ -8,7 +8,7 @@ use crate::codec::decode::{
     cmyk_by_formula_note, cmyk_profile, foreign_profile_dropped, image_error, open_decoder,
     through_profile,
 };
-use crate::codec::format::{Codec, Encoded, Encoding};
+use crate::codec::format::{Codec, Encoded, Encoding, InkEncoding};
 use crate::codec::metadata::{self, Blobs, FromFile};
 use crate::codec::read::Input;
 use crate::codec::rows::{Header, RowReader, RowsOutCost, RowsTarget, SampleBatches};
@@ -146,6 +146,37 @@ impl Codec for Jpeg {
 
     fn holds_inks(&self) -> bool {
         true
+    }
+
+    /// 8-bit inks (16-bit ones reduced, as any image is, dithered with `--dither`) at full
+    /// resolution, stored inverted as Photoshop writes CMYK JPEGs and every reader takes them,
+    /// with the Adobe marker that says so where the input had one (a TIFF input: always).
+    fn encode_inks(&self, e: InkEncoding<'_>, notes: &mut Vec<String>) -> Result<Vec<u8>, String> {
+        let size = (e.inks.width(), e.inks.height());
+        let eight = match e.inks {
+            DynamicImage::ImageRgba8(b) => b.into_raw(),
+            deep => {
+                let dither = e.options.dither;
+                notes.push(format!(
+                    "JPEG holds 8-bit inks: the 16-bit inks were reduced to 8{}",
+                    if dither { ", dithered" } else { "" }
+                ));
+                // As any image is reduced: the four samples alike (black in alpha's place).
+                crate::pixels::convert_with(deep, ColorType::Rgba8, dither)
+                    .image
+                    .into_bytes()
+            }
+        };
+        let (settings, note) = e.options.jpeg.resolve(e.jpeg);
+        notes.extend(note);
+        let adobe_marker = e.jpeg.is_none_or(|t| t.adobe.is_some());
+        let stored: Vec<u8> = eight.into_iter().map(|v| 255 - v).collect();
+        let settings = jpeg::JpegSettings {
+            chroma: jpeg::Chroma::S444,
+            ..settings
+        };
+        let color = JpegColor::Cmyk { adobe_marker };
+        jpeg::encode(&stored, size, color, settings, e.icc)
     }
 }
 

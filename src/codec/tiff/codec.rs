@@ -9,7 +9,7 @@ use crate::codec::decode::{
     cmyk_by_formula_note, cmyk_profile, foreign_profile_dropped, image_error, open_decoder,
     rewind, through_profile,
 };
-use crate::codec::format::{Codec, Encoded, Encoding};
+use crate::codec::format::{Codec, Encoded, Encoding, InkEncoding};
 use crate::codec::metadata::{self, Blobs, FromFile};
 use crate::codec::read::Input;
 use crate::codec::rows::{Header, RowReader, RowsOutCost, RowsTarget, SampleBatches};
@@ -164,6 +164,20 @@ impl Codec for Tiff {
 
     fn holds_inks(&self) -> bool {
         true
+    }
+
+    /// 8- or 16-bit inks as they are (Separated, InkSet CMYK), compressed as the input was
+    /// unless `--tiff-compression` says otherwise.
+    fn encode_inks(&self, e: InkEncoding<'_>, notes: &mut Vec<String>) -> Result<Vec<u8>, String> {
+        let (compression, note) = e.options.tiff.resolve(e.tiff_compression);
+        notes.extend(note);
+        let page = Page {
+            image: &e.inks,
+            icc: e.icc,
+            gray_float: false,
+            inks: true,
+        };
+        super::encode(page, compression.compression()).expect("RGBA-shaped inks are a TIFF colour type")
     }
 
     fn holds_pages(&self) -> bool {
