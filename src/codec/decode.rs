@@ -1,15 +1,14 @@
-//! Decoding an input into pixels upright, with its metadata: the `image` crate's decoders for
-//! the header, the metadata and most formats' pixels, behind a guard that turns a decoder's
-//! panic into a one-line error; and gblur's own reading where a decoder is wrong or cannot
-//! read a file, or where gblur has its own library: JPEG (libjpeg for the header, the pixels,
-//! CMYK inks and the recovery of a damaged file), a TIFF's tiled planes, bit order and
-//! associated alpha, an icon's alpha. The orientation comes from the metadata gblur writes (`Metadata::read`), for
-//! every format alike.
+//! Decoding an input into pixels upright, with its metadata: the format recognised by content,
+//! the file handed to its codec (`Codec::decode`) behind a guard that turns a decoder's panic
+//! into a one-line error, and the pixels turned as the metadata says (`Metadata::read`), for
+//! every format alike. Also what the codecs share: the `image` crate's decoder with the
+//! header checked and the metadata read (`open_decoder`, `with_image_crate`), CMYK's notes and
+//! profiles, and the `image` crate's errors in gblur's words.
 
 use super::read::{self, Content, Input};
 use super::source::Seekable;
-use super::format::Encoded;
-use super::{guard, icc, jpeg, metadata, one_line, tiff, ImageIoError};
+use super::format::FileToDecode;
+use super::{guard, icc, jpeg, metadata, one_line, ImageIoError};
 use image::{DynamicImage, ImageDecoder, ImageError, ImageFormat, ImageReader, Limits};
 use std::io::{self, Cursor};
 use std::path::Path;
@@ -112,7 +111,7 @@ fn decode_from(
         if crate::fault::is(crate::fault::Fault::DecoderPanic) {
             panic!("assertion failed: an injected decoder fault");
         }
-        let file = Encoded {
+        let file = FileToDecode {
             path,
             reader,
             bytes,
@@ -131,19 +130,16 @@ fn decode_from(
     })
 }
 
-/// A file the `image` crate decodes, with its metadata (`Codec::decode`'s default); a TIFF's
-/// associated alpha divided out.
+/// A file the `image` crate decodes whole, with its metadata: the codecs' `decode` where
+/// gblur adds nothing to the crate's decoder.
 pub(super) fn with_image_crate(
     format: ImageFormat,
-    file: Encoded<'_>,
+    file: FileToDecode<'_>,
 ) -> Result<DecodedFile, ImageIoError> {
     let (path, max_memory_mib) = (file.path, file.max_memory_mib);
     let (decoder, meta) = open_decoder(path, file.reader, format, max_memory_mib)?;
-    let mut image = DynamicImage::from_decoder(decoder)
+    let image = DynamicImage::from_decoder(decoder)
         .map_err(|e| image_error(path, e, max_memory_mib))?;
-    if meta.associated_alpha {
-        tiff::unpremultiply(&mut image);
-    }
     Ok(DecodedFile::new(image, format, meta))
 }
 
@@ -268,7 +264,7 @@ pub(super) fn open_decoder<'a>(
 }
 
 /// A colour JPEG held in memory as its YCbCr planes in layout `chroma`, turned upright by its
-/// EXIF orientation, with its metadata, after the checks `decode_bytes` makes; None where the
+/// EXIF orientation, with its metadata, after the checks the JPEG codec makes; None where the
 /// file is not plain YCbCr in that layout or its planes are not `YccPlanes::turnable`:
 /// `decode_bytes` then decodes it as pixels.
 pub fn decode_jpeg_planes(

@@ -15,8 +15,8 @@ use image::{ColorType, DynamicImage, ImageFormat};
 use std::path::Path;
 use std::time::Duration;
 
-/// An image format's reading and writing. Every method but `format`, `decode` and `encode` has
-/// a default: a format that gblur does not write, stream or hold metadata in.
+/// An image format's reading and writing. Every method but `format` and `decode` has a
+/// default: a format that gblur does not write, stream or hold metadata in.
 pub trait Codec: Sync {
     /// The format, as the `image` crate names it (HEIF and JPEG XL under stand-ins:
     /// `heif::HEIF`, `jxl::JXL`).
@@ -30,14 +30,14 @@ pub trait Codec: Sync {
     // Decoding whole.
 
     /// Whether its decoder takes the whole file in memory (libjpeg, libheif, jxl-oxide), not a
-    /// reader: `Encoded::bytes` then holds it.
+    /// reader: `FileToDecode::bytes` then holds it.
     fn decodes_bytes(&self) -> bool {
         false
     }
 
     /// Decodes the file's pixels and its metadata within `file.max_memory_mib`; the caller
     /// turns the pixels as `meta.orientation` says (None where the decoder turned them).
-    fn decode(&self, file: Encoded<'_>) -> Result<DecodedFile, ImageIoError>;
+    fn decode(&self, file: FileToDecode<'_>) -> Result<DecodedFile, ImageIoError>;
 
     // Decoding by rows.
 
@@ -56,7 +56,7 @@ pub trait Codec: Sync {
         Ok(Err(format!("it does not stream {}", self.name())))
     }
 
-    // Encoding whole.
+    // ImageToEncode whole.
 
     /// The colour types its encoder takes; empty where gblur does not write the format.
     fn writable(&self) -> &'static [ColorType] {
@@ -75,10 +75,13 @@ pub trait Codec: Sync {
     }
 
     /// Encodes `image` into memory, with its ICC profile where the format carries it (and a
-    /// note where it does not); an error in the encoder's words. Only where `can_write`.
-    fn encode(&self, image: Encoding<'_>) -> Result<(Vec<u8>, Option<String>), String>;
+    /// note where it does not); an error in the encoder's words. Outputs are checked against
+    /// `can_write` before anything is decoded, so the refusal here is never seen.
+    fn encode(&self, _image: ImageToEncode<'_>) -> Result<(Vec<u8>, Option<String>), String> {
+        Err(format!("gblur does not write {}", self.name()))
+    }
 
-    // Encoding by rows.
+    // ImageToEncode by rows.
 
     /// Whether the strip engine writes it row by row (`write_rows`).
     fn writes_rows(&self) -> bool {
@@ -123,7 +126,9 @@ pub trait Codec: Sync {
     }
 
     /// `bytes`, a file `encode` made, with the EXIF, XMP and IPTC in `blobs` added where the
-    /// format holds them; `notes` say what it could not hold. Only where `holds_metadata`.
+    /// format holds them and its encoder did not write them itself (AVIF's and HEIC's do, from
+    /// `ImageToEncode::blobs`); `notes` say what it could not hold. Only where
+    /// `holds_metadata`.
     fn write_metadata(
         &self,
         bytes: Vec<u8>,
@@ -142,7 +147,7 @@ pub trait Codec: Sync {
 
     /// Encodes CMYK inks into memory, where the format holds them (`holds_inks`); `notes` say
     /// what was given up.
-    fn encode_inks(&self, _inks: InkEncoding<'_>, _notes: &mut Vec<String>) -> Result<Vec<u8>, String> {
+    fn encode_inks(&self, _inks: InksToEncode<'_>, _notes: &mut Vec<String>) -> Result<Vec<u8>, String> {
         Err(format!("{} holds no CMYK inks", self.name()))
     }
 
@@ -158,7 +163,7 @@ pub trait Codec: Sync {
 }
 
 /// A file to decode.
-pub struct Encoded<'a> {
+pub struct FileToDecode<'a> {
     /// What errors call it (a path, or `stdin`).
     pub path: &'a Path,
     /// Its bytes from the start.
@@ -171,7 +176,7 @@ pub struct Encoded<'a> {
 
 /// An image to encode, and what goes with it.
 #[derive(Clone, Copy)]
-pub struct Encoding<'a> {
+pub struct ImageToEncode<'a> {
     /// The pixels.
     pub image: &'a DynamicImage,
     /// The image is gray float held as RGB(A) with three equal channels.
@@ -191,7 +196,7 @@ pub struct Encoding<'a> {
 
 
 /// CMYK inks to encode, and what goes with them.
-pub struct InkEncoding<'a> {
+pub struct InksToEncode<'a> {
     /// The inks in an RGBA-shaped image (8 or 16 bits a sample): C, M, Y, K for R, G, B, A;
     /// 0 is no ink.
     pub inks: DynamicImage,

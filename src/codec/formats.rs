@@ -1,6 +1,6 @@
 //! What this build reads and writes, format by format, as `gblur formats` prints it: the
 //! written sample types come from the encoders' own table (`writable`), the metadata from the
-//! formats `metadata::embed` writes into, HEIF from whether libheif loads.
+//! formats whose codecs hold it (`Codec::holds_metadata`), HEIF from whether libheif loads.
 
 use super::{can_write, format_name, heif, jpeg, jxl, of, webp, writable};
 use image::{ColorType, ImageFormat};

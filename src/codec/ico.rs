@@ -93,11 +93,11 @@ impl super::format::Codec for Ico {
 
     fn decode(
         &self,
-        file: super::format::Encoded<'_>,
+        file: super::format::FileToDecode<'_>,
     ) -> Result<super::DecodedFile, super::ImageIoError> {
         let (path, max_memory_mib) = (file.path, file.max_memory_mib);
         let reader = file.reader;
-        let encoded = super::format::Encoded {
+        let encoded = super::format::FileToDecode {
             path,
             reader: &mut *reader,
             bytes: file.bytes,
@@ -109,9 +109,6 @@ impl super::format::Codec for Ico {
         Ok(decoded)
     }
 
-    fn encode(&self, _: super::format::Encoding<'_>) -> Result<(Vec<u8>, Option<String>), String> {
-        Err(super::plain::not_written(self))
-    }
 }
 
 #[cfg(test)]

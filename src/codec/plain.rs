@@ -2,7 +2,7 @@
 //! Radiance HDR, DDS, ...), and BMP, whose embedded ICC profile gblur reads itself: their
 //! `Codec`s, and the `image` crate's encoder that other codecs fall back on.
 
-use super::format::{Codec, Encoded, Encoding};
+use super::format::{Codec, FileToDecode, ImageToEncode};
 use super::metadata::{self, FromFile};
 use super::source::Seekable;
 use super::{decode, heif, jxl, DecodedFile, ImageIoError};
@@ -10,7 +10,7 @@ use image::codecs::png::{FilterType, PngEncoder};
 use image::codecs::webp::WebPEncoder;
 use image::{ColorType, DynamicImage, ImageEncoder, ImageError, ImageFormat};
 use std::io::Cursor;
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock, PoisonError};
 
 /// A format the `image` crate reads (and, for some, writes) with nothing gblur adds.
 pub struct Plain(ImageFormat);
@@ -20,12 +20,15 @@ impl Codec for Plain {
         self.0
     }
 
-    fn decode(&self, file: Encoded<'_>) -> Result<DecodedFile, ImageIoError> {
+    fn decode(&self, file: FileToDecode<'_>) -> Result<DecodedFile, ImageIoError> {
         decode::with_image_crate(self.0, file)
     }
 
-    fn encode(&self, image: Encoding<'_>) -> Result<(Vec<u8>, Option<String>), String> {
-        encode(self.0, image)
+    fn encode(&self, image: ImageToEncode<'_>) -> Result<(Vec<u8>, Option<String>), String> {
+        match self.writable().is_empty() {
+            true => Err(format!("gblur does not write {}", self.name())),
+            false => encode(self.0, image),
+        }
     }
 
     fn writable(&self) -> &'static [ColorType] {
@@ -49,11 +52,19 @@ pub fn of(format: ImageFormat) -> &'static dyn Codec {
         let own = [heif::HEIF, jxl::JXL];
         ImageFormat::all().filter(|f| !own.contains(f)).map(Plain).collect()
     });
-    match plain.iter().find(|p| p.0 == format) {
-        Some(codec) => codec,
-        // A format the crate adds later and gblur does not know yet: read as the crate reads it.
-        None => Box::leak(Box::new(Plain(format))),
+    if let Some(codec) = plain.iter().find(|p| p.0 == format) {
+        return codec;
     }
+    // A format a later `image` crate adds and does not list in `all`: read as the crate reads
+    // it, each such format's codec made once.
+    static LATER: Mutex<Vec<&'static Plain>> = Mutex::new(Vec::new());
+    let mut later = LATER.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(codec) = later.iter().find(|p| p.0 == format) {
+        return *codec;
+    }
+    let codec: &'static Plain = Box::leak(Box::new(Plain(format)));
+    later.push(codec);
+    codec
 }
 
 /// BMP: the `image` crate's decoder and encoder, and the ICC profile a BITMAPV5HEADER embeds,
@@ -65,11 +76,11 @@ impl Codec for Bmp {
         ImageFormat::Bmp
     }
 
-    fn decode(&self, file: Encoded<'_>) -> Result<DecodedFile, ImageIoError> {
+    fn decode(&self, file: FileToDecode<'_>) -> Result<DecodedFile, ImageIoError> {
         decode::with_image_crate(ImageFormat::Bmp, file)
     }
 
-    fn encode(&self, image: Encoding<'_>) -> Result<(Vec<u8>, Option<String>), String> {
+    fn encode(&self, image: ImageToEncode<'_>) -> Result<(Vec<u8>, Option<String>), String> {
         encode(ImageFormat::Bmp, image)
     }
 
@@ -83,17 +94,11 @@ impl Codec for Bmp {
     }
 }
 
-/// The refusal of a codec that does not write its format (never asked: `Codec::can_write` is
-/// false for it, and outputs are checked against it first).
-pub(super) fn not_written(codec: &dyn Codec) -> String {
-    format!("gblur does not write {}", codec.name())
-}
-
 /// The `image` crate's encoder for `format`, with the ICC profile where the format carries it
 /// (PNG and lossless WebP here; every other format's note says it is not written).
 pub(super) fn encode(
     format: ImageFormat,
-    image: Encoding<'_>,
+    image: ImageToEncode<'_>,
 ) -> Result<(Vec<u8>, Option<String>), String> {
     let mut out = Cursor::new(Vec::new());
     let mut note = None;

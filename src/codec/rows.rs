@@ -2,7 +2,7 @@
 //! `rows_out`, which the strip engine drives): the samples a row holds, the channel pairs that
 //! carry batches of rows and bring their buffers back, the header and metadata a streamed
 //! decoder reads before the pixels (as the whole-image decode reads them: the `image` crate's
-//! decoder, with `metadata::read_container`), and the errors both directions report.
+//! decoder, with the codec's `read_metadata`), and the errors both directions report.
 
 use crate::codec::metadata::Metadata;
 use crate::codec::jpeg::{JpegSettings, JpegTraits};

@@ -13,7 +13,7 @@
 
 use dlopen2::wrapper::{Container, WrapperApi};
 use super::decode::{image_error, open_decoder, rewind};
-use super::format::{Codec, Encoded, Encoding};
+use super::format::{Codec, FileToDecode, ImageToEncode};
 use super::metadata::{self, Blobs};
 use super::source::Seekable;
 use super::{plain, DecodedFile, EncodeOptions, ImageIoError};
@@ -199,7 +199,7 @@ impl Codec for WebP {
         ImageFormat::WebP
     }
 
-    fn decode(&self, file: Encoded<'_>) -> Result<DecodedFile, ImageIoError> {
+    fn decode(&self, file: FileToDecode<'_>) -> Result<DecodedFile, ImageIoError> {
         let (path, reader) = (file.path, file.reader);
         let lossless = is_lossless(reader);
         rewind(path, reader)?;
@@ -235,14 +235,14 @@ impl Codec for WebP {
     /// Lossy through libwebp at the quality `EncodeOptions::webp_quality` gives, lossless
     /// through the `image` crate; a default lossy output that libwebp is missing for is
     /// written lossless, with a note.
-    fn encode(&self, e: Encoding<'_>) -> Result<(Vec<u8>, Option<String>), String> {
+    fn encode(&self, e: ImageToEncode<'_>) -> Result<(Vec<u8>, Option<String>), String> {
         let opts = e.options;
         if !opts.quality_given && !opts.webp_lossless_input && version().is_err() {
             let options = EncodeOptions {
                 webp_lossless_input: true,
                 ..opts
             };
-            let (bytes, note) = self.encode(Encoding { options, ..e })?;
+            let (bytes, note) = self.encode(ImageToEncode { options, ..e })?;
             let missing = format!("libwebp is not installed ({INSTALL}), so the WebP was written lossless; with it, gblur writes quality {DEFAULT_QUALITY}");
             let note = note.map_or(missing.clone(), |n| format!("{n}; {missing}"));
             return Ok((bytes, Some(note)));

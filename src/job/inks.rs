@@ -7,7 +7,7 @@
 use super::{report, stdio_name, summary, BlurJob, Destination, JobError, Outcome};
 use crate::codec::inks::{self, InkImage};
 use crate::codec::read::Input;
-use crate::codec::format::InkEncoding;
+use crate::codec::format::InksToEncode;
 use crate::backend::DeviceSet;
 use crate::codec::{self, metadata};
 use crate::cpu::banded::{self, Unsharp};
@@ -83,7 +83,7 @@ pub fn run(
             detail,
         })
     };
-    let encoding = InkEncoding {
+    let encoding = InksToEncode {
         inks: image,
         icc: meta.icc.as_deref(),
         options: job.encode,

@@ -121,7 +121,9 @@ pub fn open(job: &StripJob) -> Result<Opened, ImageIoError> {
 
 fn open_rows(job: &StripJob) -> Result<Opened, ImageIoError> {
     let (source, output, max_memory_mib) = (job.source, job.format, job.max_memory_mib);
-    let format = job.input_format.unwrap_or(ImageFormat::Png);
+    let Some(format) = job.input_format else {
+        return Ok(Opened::Unsupported("its format is not recognised".into()));
+    };
     let rows = match codec::of(format).open_rows(source, max_memory_mib)? {
         Ok(reader) => Rows(reader),
         Err(why) => return Ok(Opened::Unsupported(why)),

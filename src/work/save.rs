@@ -244,7 +244,7 @@ pub fn to_samples(
     if gray_float {
         match codec::gray_of(&image, output.format) {
             Some(gray) => image = gray,
-            None if output.format != ImageFormat::Tiff => notes.push(format!(
+            None if !codec::of(output.format).holds_gray_float() => notes.push(format!(
                 "the input is gray float; {:?} output holds no gray of its depth, so it was written as {:?} with three equal channels",
                 output.format,
                 image.color()

@@ -3,7 +3,7 @@
 //! writes.
 
 use super::{Coding, HEIF, NAME};
-use crate::codec::format::{Codec, Encoded, Encoding};
+use crate::codec::format::{Codec, FileToDecode, ImageToEncode};
 use crate::codec::{DecodedFile, ImageIoError};
 use image::{ColorType, ImageFormat};
 
@@ -23,7 +23,7 @@ impl Codec for Heif {
         true
     }
 
-    fn decode(&self, file: Encoded<'_>) -> Result<DecodedFile, ImageIoError> {
+    fn decode(&self, file: FileToDecode<'_>) -> Result<DecodedFile, ImageIoError> {
         let bytes = file.bytes.expect("a codec that decodes bytes is handed them");
         let (image, meta, notes) = super::decode(file.path, bytes, file.max_memory_mib)?;
         Ok(DecodedFile {
@@ -45,13 +45,13 @@ impl Codec for Heif {
         true
     }
 
-    fn encode(&self, e: Encoding<'_>) -> Result<(Vec<u8>, Option<String>), String> {
+    fn encode(&self, e: ImageToEncode<'_>) -> Result<(Vec<u8>, Option<String>), String> {
         let coding = Coding::for_path(e.path);
         let quality = e.options.avif_quality();
         super::encode(e.image, coding, quality, e.icc, e.blobs).map(|bytes| (bytes, None))
     }
 
-    /// The encoder writes the EXIF and XMP (`Encoding::blobs`); nothing is added after.
+    /// The encoder writes the EXIF and XMP (`ImageToEncode::blobs`); nothing is added after.
     fn holds_metadata(&self) -> bool {
         true
     }

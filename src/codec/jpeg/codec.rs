@@ -8,7 +8,7 @@ use crate::codec::decode::{
     cmyk_by_formula_note, cmyk_profile, foreign_profile_dropped, image_error, open_decoder,
     through_profile,
 };
-use crate::codec::format::{Codec, Encoded, Encoding, InkEncoding};
+use crate::codec::format::{Codec, FileToDecode, ImageToEncode, InksToEncode};
 use crate::codec::metadata::{self, Blobs, FromFile};
 use crate::codec::read::Input;
 use crate::codec::rows::{Header, RowReader, RowsOutCost, RowsTarget, SampleBatches};
@@ -37,15 +37,8 @@ impl Codec for Jpeg {
         true
     }
 
-    fn decode(&self, file: Encoded<'_>) -> Result<DecodedFile, ImageIoError> {
-        let read;
-        let bytes = match file.bytes {
-            Some(bytes) => bytes,
-            None => {
-                read = read_all(file.path, file.reader)?;
-                &read
-            }
-        };
+    fn decode(&self, file: FileToDecode<'_>) -> Result<DecodedFile, ImageIoError> {
+        let bytes = file.bytes.expect("a codec that decodes bytes is handed them");
         check_end(file.path, bytes)?;
         let mut notes = Vec::new();
         let (image, meta) = decode_whole(file.path, bytes, file.max_memory_mib, &mut notes)?;
@@ -72,7 +65,7 @@ impl Codec for Jpeg {
         &[ColorType::L8, ColorType::Rgb8]
     }
 
-    fn encode(&self, e: Encoding<'_>) -> Result<(Vec<u8>, Option<String>), String> {
+    fn encode(&self, e: ImageToEncode<'_>) -> Result<(Vec<u8>, Option<String>), String> {
         // JPEG holds 8-bit gray or colour: what the output's colour choice leaves as anything
         // else (never, from the command) is brought to one of them here.
         let converted;
@@ -151,7 +144,7 @@ impl Codec for Jpeg {
     /// 8-bit inks (16-bit ones reduced, as any image is, dithered with `--dither`) at full
     /// resolution, stored inverted as Photoshop writes CMYK JPEGs and every reader takes them,
     /// with the Adobe marker that says so where the input had one (a TIFF input: always).
-    fn encode_inks(&self, e: InkEncoding<'_>, notes: &mut Vec<String>) -> Result<Vec<u8>, String> {
+    fn encode_inks(&self, e: InksToEncode<'_>, notes: &mut Vec<String>) -> Result<Vec<u8>, String> {
         let size = (e.inks.width(), e.inks.height());
         let eight = match e.inks {
             DynamicImage::ImageRgba8(b) => b.into_raw(),
@@ -221,18 +214,6 @@ impl RowReader for rows_in::JpegRows {
     fn jpeg_traits(&self) -> Option<jpeg::JpegTraits> {
         Some(self.traits)
     }
-}
-
-/// The rest of `reader`, the file `path`.
-fn read_all(path: &Path, reader: &mut dyn Seekable) -> Result<Vec<u8>, ImageIoError> {
-    let mut bytes = Vec::new();
-    reader
-        .read_to_end(&mut bytes)
-        .map_err(|cause| ImageIoError::Open {
-            path: path.into(),
-            cause,
-        })?;
-    Ok(bytes)
 }
 
 /// The JPEG decoders fill a truncated file's missing rows with gray and report success; gblur

@@ -2,8 +2,8 @@
 //! without it, refused in one line that says how to build a gblur that reads it); not written.
 
 use super::{JXL, NAME};
-use crate::codec::format::{Codec, Encoded, Encoding};
-use crate::codec::{plain, DecodedFile, ImageIoError};
+use crate::codec::format::{Codec, FileToDecode};
+use crate::codec::{DecodedFile, ImageIoError};
 use image::ImageFormat;
 
 /// JPEG XL, decoded by jxl-oxide (with the `jxl` feature); not written.
@@ -22,7 +22,7 @@ impl Codec for Jxl {
         true
     }
 
-    fn decode(&self, file: Encoded<'_>) -> Result<DecodedFile, ImageIoError> {
+    fn decode(&self, file: FileToDecode<'_>) -> Result<DecodedFile, ImageIoError> {
         let bytes = file.bytes.expect("a codec that decodes bytes is handed them");
         let (image, meta, gray_float, notes) = super::decode(file.path, bytes, file.max_memory_mib)?;
         Ok(DecodedFile {
@@ -32,7 +32,4 @@ impl Codec for Jxl {
         })
     }
 
-    fn encode(&self, _: Encoding<'_>) -> Result<(Vec<u8>, Option<String>), String> {
-        Err(plain::not_written(self))
-    }
 }

@@ -14,7 +14,7 @@ pub mod rows_in;
 pub mod rows_out;
 
 use flate2::{Compress, Compression, FlushCompress};
-use crate::codec::format::{Codec, Encoded, Encoding};
+use crate::codec::format::{Codec, FileToDecode, ImageToEncode};
 use crate::codec::metadata::{self as meta, Blobs, FromFile};
 use crate::codec::read::Input;
 use crate::codec::rows::{Header, RowReader, RowsOutCost, RowsTarget, SampleBatches};
@@ -326,10 +326,9 @@ fn adler32_combine(a1: u32, a2: u32, len2: usize) -> u32 {
 // PNG's `Codec`: decoded whole by the `image` crate (with an eXIf chunk after the pixels or
 // a legacy EXIF text chunk read here), a row at a time for the strip engine, encoded on every
 // core (or streamed at `fast`) whole or as rows arrive, with EXIF and XMP in chunks before
-// the pixels. It lives beside the encoders rather than in a file of its own: that file changed
-// how the build split the crate into codegen units, LLVM stopped inlining fdeflate's bit
-// writer into its compressor, and `fast` encoding took 18% longer (132 ms against 112 on a
-// 16 MP photo, same bytes).
+// the pixels. It is here beside the encoders, not in a file of its own: there, the build's
+// split of the crate into codegen units leaves fdeflate's bit writer out of line, and `fast`
+// encoding takes 18% longer (132 ms against 112 on a 16 MP photo, the same bytes).
 
 /// PNG.
 pub struct Png;
@@ -339,7 +338,7 @@ impl Codec for Png {
         ImageFormat::Png
     }
 
-    fn decode(&self, file: Encoded<'_>) -> Result<DecodedFile, ImageIoError> {
+    fn decode(&self, file: FileToDecode<'_>) -> Result<DecodedFile, ImageIoError> {
         decode::with_image_crate(ImageFormat::Png, file)
     }
 
@@ -362,7 +361,7 @@ impl Codec for Png {
 
     /// gblur's encoders (stripes on every core, or fdeflate streamed at `fast`), the `image`
     /// crate's for a layout they do not write.
-    fn encode(&self, e: Encoding<'_>) -> Result<(Vec<u8>, Option<String>), String> {
+    fn encode(&self, e: ImageToEncode<'_>) -> Result<(Vec<u8>, Option<String>), String> {
         let ours = match e.options.png_compression {
             CompressionType::Fast => encode_fast(e.image, e.icc),
             CompressionType::Best => encode(e.image, 9, e.icc),

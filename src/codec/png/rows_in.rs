@@ -1,5 +1,5 @@
 //! PNG rows in: the header and metadata as the whole-image decode reads them (the `image`
-//! crate's decoder, with `metadata::read_container`), then the pixels one row at a time from
+//! crate's decoder, with the codec's `read_metadata`), then the pixels one row at a time from
 //! the `png` crate, expanded as the `image` crate expands them (palette and low bit depths to
 //! 8 bits, tRNS to alpha).
 

@@ -9,7 +9,7 @@ use crate::codec::decode::{
     cmyk_by_formula_note, cmyk_profile, foreign_profile_dropped, image_error, open_decoder,
     rewind, through_profile,
 };
-use crate::codec::format::{Codec, Encoded, Encoding, InkEncoding};
+use crate::codec::format::{Codec, FileToDecode, ImageToEncode, InksToEncode};
 use crate::codec::metadata::{self, Blobs, FromFile};
 use crate::codec::read::Input;
 use crate::codec::rows::{Header, RowReader, RowsOutCost, RowsTarget, SampleBatches};
@@ -27,7 +27,7 @@ impl Codec for Tiff {
         ImageFormat::Tiff
     }
 
-    fn decode(&self, file: Encoded<'_>) -> Result<DecodedFile, ImageIoError> {
+    fn decode(&self, file: FileToDecode<'_>) -> Result<DecodedFile, ImageIoError> {
         let (path, reader, max_memory_mib) = (file.path, file.reader, file.max_memory_mib);
         let mut notes = Vec::new();
         let quirks = quirks(path, reader, &mut notes)?;
@@ -93,7 +93,7 @@ impl Codec for Tiff {
         &[L8, La8, Rgb8, Rgba8, L16, La16, Rgb16, Rgba16, Rgb32F, Rgba32F]
     }
 
-    fn encode(&self, e: Encoding<'_>) -> Result<(Vec<u8>, Option<String>), String> {
+    fn encode(&self, e: ImageToEncode<'_>) -> Result<(Vec<u8>, Option<String>), String> {
         let page = Page {
             image: e.image,
             icc: e.icc,
@@ -168,7 +168,7 @@ impl Codec for Tiff {
 
     /// 8- or 16-bit inks as they are (Separated, InkSet CMYK), compressed as the input was
     /// unless `--tiff-compression` says otherwise.
-    fn encode_inks(&self, e: InkEncoding<'_>, notes: &mut Vec<String>) -> Result<Vec<u8>, String> {
+    fn encode_inks(&self, e: InksToEncode<'_>, notes: &mut Vec<String>) -> Result<Vec<u8>, String> {
         let (compression, note) = e.options.tiff.resolve(e.tiff_compression);
         notes.extend(note);
         let page = Page {

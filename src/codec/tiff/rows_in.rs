@@ -1,5 +1,5 @@
 //! TIFF rows in: the header and metadata as the whole-image decode reads them (the `image`
-//! crate's decoder, with `metadata::read_container`), then the pixels a strip at a time from
+//! crate's decoder, with the codec's `read_metadata`), then the pixels a strip at a time from
 //! the `tiff` crate, so that only one strip of the file is held at once.
 
 use crate::codec::read::Input;
