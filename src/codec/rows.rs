@@ -200,6 +200,32 @@ pub fn read<D: ImageDecoder>(
     }))
 }
 
+/// The `RowReader` methods that a reader with `path` and `header` fields and a generic
+/// `read<T: RowSample>` has alike, for a file in `$format`.
+macro_rules! row_reader_basics {
+    ($format:expr) => {
+        fn format(&self) -> image::ImageFormat {
+            $format
+        }
+        fn path(&self) -> &std::path::Path {
+            &self.path
+        }
+        fn header(&self) -> &crate::codec::rows::Header {
+            &self.header
+        }
+        fn header_mut(&mut self) -> &mut crate::codec::rows::Header {
+            &mut self.header
+        }
+        fn read_u8(&mut self, out: &mut [u8]) -> Result<(), crate::codec::ImageIoError> {
+            self.read(out)
+        }
+        fn read_u16(&mut self, out: &mut [u16]) -> Result<(), crate::codec::ImageIoError> {
+            self.read(out)
+        }
+    };
+}
+pub(crate) use row_reader_basics;
+
 /// A file being read row by row.
 pub trait RowReader: Send {
     /// Its format.

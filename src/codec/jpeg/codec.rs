@@ -11,7 +11,7 @@ use crate::codec::decode::{
 use crate::codec::format::{Codec, FileToDecode, ImageToEncode, InksToEncode};
 use crate::codec::metadata::{self, Blobs, FromFile};
 use crate::codec::read::Input;
-use crate::codec::rows::{Header, RowReader, RowsOutCost, RowsTarget, SampleBatches};
+use crate::codec::rows::{RowReader, RowsOutCost, RowsTarget, SampleBatches};
 use crate::codec::source::Seekable;
 use crate::codec::{icc, jpeg, one_line, DecodedFile, ImageIoError};
 use image::{ColorType, DynamicImage, ImageFormat};
@@ -174,24 +174,7 @@ impl Codec for Jpeg {
 }
 
 impl RowReader for rows_in::JpegRows {
-    fn format(&self) -> ImageFormat {
-        ImageFormat::Jpeg
-    }
-    fn path(&self) -> &Path {
-        &self.path
-    }
-    fn header(&self) -> &Header {
-        &self.header
-    }
-    fn header_mut(&mut self) -> &mut Header {
-        &mut self.header
-    }
-    fn read_u8(&mut self, out: &mut [u8]) -> Result<(), ImageIoError> {
-        self.read(out)
-    }
-    fn read_u16(&mut self, out: &mut [u16]) -> Result<(), ImageIoError> {
-        self.read(out)
-    }
+    crate::codec::rows::row_reader_basics!(ImageFormat::Jpeg);
     /// A progressive file's coefficients (2 bytes each, per component at its own resolution),
     /// or a baseline file's MCU rows and upsampling buffers with libjpeg's pools beside them
     /// (1 MiB more measured on a 16000-pixel-wide photo).

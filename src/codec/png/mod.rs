@@ -17,12 +17,11 @@ use flate2::{Compress, Compression, FlushCompress};
 use crate::codec::format::{Codec, FileToDecode, ImageToEncode};
 use crate::codec::metadata::{self as meta, Blobs, FromFile};
 use crate::codec::read::Input;
-use crate::codec::rows::{Header, RowReader, RowsOutCost, RowsTarget, SampleBatches};
+use crate::codec::rows::{RowReader, RowsOutCost, RowsTarget, SampleBatches};
 use crate::codec::source::Seekable;
 use crate::codec::{decode, plain, DecodedFile, ImageIoError};
 use image::codecs::png::CompressionType;
 use image::{ColorType, ImageFormat};
-use std::path::Path;
 use std::time::Duration;
 use image::DynamicImage;
 use rayon::prelude::*;
@@ -420,24 +419,7 @@ impl Codec for Png {
 }
 
 impl RowReader for rows_in::PngRows {
-    fn format(&self) -> ImageFormat {
-        ImageFormat::Png
-    }
-    fn path(&self) -> &Path {
-        &self.path
-    }
-    fn header(&self) -> &Header {
-        &self.header
-    }
-    fn header_mut(&mut self) -> &mut Header {
-        &mut self.header
-    }
-    fn read_u8(&mut self, out: &mut [u8]) -> Result<(), ImageIoError> {
-        self.read(out)
-    }
-    fn read_u16(&mut self, out: &mut [u16]) -> Result<(), ImageIoError> {
-        self.read(out)
-    }
+    crate::codec::rows::row_reader_basics!(ImageFormat::Png);
     /// The previous and current rows, raw and unfiltered.
     fn held_bytes(&self) -> u64 {
         let (width, color) = (self.header.width as u64, self.header.color);

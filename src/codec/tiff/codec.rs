@@ -12,7 +12,7 @@ use crate::codec::decode::{
 use crate::codec::format::{Codec, FileToDecode, ImageToEncode, InksToEncode};
 use crate::codec::metadata::{self, Blobs, FromFile};
 use crate::codec::read::Input;
-use crate::codec::rows::{Header, RowReader, RowsOutCost, RowsTarget, SampleBatches};
+use crate::codec::rows::{RowReader, RowsOutCost, RowsTarget, SampleBatches};
 use crate::codec::source::Seekable;
 use crate::codec::{plain, DecodedFile, ImageIoError};
 use image::{ColorType, DynamicImage, ImageError, ImageFormat};
@@ -190,24 +190,7 @@ impl Codec for Tiff {
 }
 
 impl RowReader for rows_in::TiffRows {
-    fn format(&self) -> ImageFormat {
-        ImageFormat::Tiff
-    }
-    fn path(&self) -> &Path {
-        &self.path
-    }
-    fn header(&self) -> &Header {
-        &self.header
-    }
-    fn header_mut(&mut self) -> &mut Header {
-        &mut self.header
-    }
-    fn read_u8(&mut self, out: &mut [u8]) -> Result<(), ImageIoError> {
-        self.read(out)
-    }
-    fn read_u16(&mut self, out: &mut [u16]) -> Result<(), ImageIoError> {
-        self.read(out)
-    }
+    crate::codec::rows::row_reader_basics!(ImageFormat::Tiff);
     /// The strip's samples and its compressed bytes.
     fn held_bytes(&self) -> u64 {
         2 * self.strip_held
