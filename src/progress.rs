@@ -2,9 +2,56 @@
 //! a rounded rate and the time left. A bar shows on stderr only where stderr is a terminal
 //! (indicatif's check), never with `--quiet`, and, for one image, only once the job has run
 //! a second, so a quick job prints nothing but its report. Without the `progress-bars`
-//! feature nothing is drawn.
+//! feature nothing is drawn. A program that draws its own (a server, a notebook) is told the
+//! same steps through a callback (`OnProgress`), with or without the feature.
 
+use std::sync::Arc;
 use std::time::Duration;
+
+/// How far one job has come, as `OnProgress` is told it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Progress {
+    /// What runs: a stage of the whole-image path (`decode`, `blur`, `encode and write`), the
+    /// strip engine's `rows`, or `done` once the job has written its output.
+    pub stage: &'static str,
+    /// Steps done of `total`: stages finished, rows blurred and handed to the encoder (twice
+    /// the image's height where the exact two-pass method reads it twice), or 1 of 1.
+    pub done: u64,
+    /// The steps of this stage.
+    pub total: u64,
+}
+
+/// A callback told each step of a job's progress, on whichever thread took it. Steps come in
+/// order; the last one of a job that succeeded is `done`.
+#[derive(Clone)]
+pub struct OnProgress(Arc<dyn Fn(Progress) + Send + Sync>);
+
+impl OnProgress {
+    /// The callback `tell`.
+    pub fn new(tell: impl Fn(Progress) + Send + Sync + 'static) -> OnProgress {
+        OnProgress(Arc::new(tell))
+    }
+
+    /// Tells the callback `progress`.
+    pub fn tell(&self, progress: Progress) {
+        (self.0)(progress)
+    }
+
+    /// Tells the callback that the job is done.
+    pub fn done(&self) {
+        self.tell(Progress {
+            stage: "done",
+            done: 1,
+            total: 1,
+        })
+    }
+}
+
+impl std::fmt::Debug for OnProgress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("OnProgress(..)")
+    }
+}
 
 /// A job shorter than this shows no progress bar.
 const SHOW_AFTER: Duration = Duration::from_secs(1);
@@ -92,12 +139,19 @@ pub struct RowsBar {
     show_at: Option<std::time::Instant>,
     /// Samples per row.
     pub stride: usize,
+    /// The program's callback, and the rows it was told of of how many.
+    on: Option<(OnProgress, u64, u64)>,
 }
 
 impl RowsBar {
     /// A bar for `rows` rows of `width` pixels (`stride` samples): the image's height, or
     /// twice it where the exact two-pass method reads the image twice.
-    pub fn new((width, rows): (u32, u64), stride: usize, show: bool) -> RowsBar {
+    pub fn new(
+        (width, rows): (u32, u64),
+        stride: usize,
+        show: bool,
+        on: Option<OnProgress>,
+    ) -> RowsBar {
         #[cfg(not(feature = "progress-bars"))]
         let _ = (width, rows);
         RowsBar {
@@ -110,11 +164,20 @@ impl RowsBar {
             },
             show_at: show.then(|| std::time::Instant::now() + show_after()),
             stride,
+            on: on.map(|on| (on, 0, rows)),
         }
     }
 
     /// Counts the rows in `samples`, and draws the bar from its time on.
     pub fn advance(&mut self, samples: usize) {
+        if let Some((on, done, total)) = &mut self.on {
+            *done += (samples / self.stride.max(1)) as u64;
+            on.tell(Progress {
+                stage: "rows",
+                done: *done,
+                total: *total,
+            });
+        }
         #[cfg(feature = "progress-bars")]
         {
             if self.show_at.is_some_and(|at| std::time::Instant::now() >= at) {
@@ -146,11 +209,13 @@ pub struct StageBar {
     #[cfg(feature = "progress-bars")]
     timer: Option<(std::sync::mpsc::Sender<()>, std::thread::JoinHandle<()>)>,
     stages: &'static [&'static str],
+    /// The program's callback.
+    on: Option<OnProgress>,
 }
 
 impl StageBar {
-    /// A bar over `stages`, shown from a second on where `show`.
-    pub fn new(stages: &'static [&'static str], show: bool) -> StageBar {
+    /// A bar over `stages`, shown from a second on where `show`, each stage told to `on`.
+    pub fn new(stages: &'static [&'static str], show: bool, on: Option<OnProgress>) -> StageBar {
         #[cfg(feature = "progress-bars")]
         {
             let style = drawn::style("stages", None);
@@ -182,18 +247,30 @@ impl StageBar {
                     Some((stop, thread))
                 }
             };
-            StageBar { bar, timer, stages }
+            StageBar {
+                bar,
+                timer,
+                stages,
+                on,
+            }
         }
         #[cfg(not(feature = "progress-bars"))]
         {
             let _ = show;
-            StageBar { stages }
+            StageBar { stages, on }
         }
     }
 
     /// Marks `stage` (one of the bar's) as running.
     pub fn stage(&self, stage: &str) {
         let at = self.stages.iter().position(|s| *s == stage).unwrap_or(0);
+        if let Some(on) = &self.on {
+            on.tell(Progress {
+                stage: self.stages[at],
+                done: at as u64,
+                total: self.stages.len() as u64,
+            });
+        }
         #[cfg(feature = "progress-bars")]
         {
             self.bar.set_position(at as u64);

@@ -15,10 +15,33 @@
 
 pub mod job {
     //! One file in, one blurred file out, with every option of the command line: fill a
-    //! [`BlurJob`] and [`run`] it.
+    //! [`BlurJob`] and [`run`] it. A program that shows its own progress gives the job a
+    //! callback ([`BlurJob::with_progress_callback`]), told each stage or row as it goes.
+    //!
+    //! ```
+    //! use gblur::command::job::{run, BlurJob, Progress};
+    //! use gblur::command::stages::Blur2d;
+    //! use gblur::Method;
+    //! use std::sync::{Arc, Mutex};
+    //! # let dir = tempfile::tempdir()?;
+    //! # let out = dir.path().join("out.png");
+    //!
+    //! let steps = Arc::new(Mutex::new(Vec::<Progress>::new()));
+    //! let told = steps.clone();
+    //! let filter = Blur2d::checked(Method::Auto, 3.0, 3.0)?;
+    //! let job = BlurJob::new("samples/coffee.png", &out, filter)
+    //!     .with_progress_callback(move |step| told.lock().unwrap().push(step));
+    //! let report = run(&job)?;
+    //! let steps = steps.lock().unwrap();
+    //! assert_eq!(steps.first().map(|s| s.stage), Some("decode"));
+    //! assert_eq!(steps.last().map(|s| s.stage), Some("done"));
+    //! assert!(report.total_ms > 0.0);
+    //! # Ok::<(), Box<dyn std::error::Error>>(())
+    //! ```
     pub use crate::filter::{check_sigma, check_truncate, Method};
     pub use crate::job::{blur_inks, blur_stack, needs_colour, run, BlurJob, JobError};
     pub use crate::mask::{parse_region, MaskMode, MaskOptions, NanPolicy, Region};
+    pub use crate::progress::{OnProgress, Progress};
     pub use crate::stream::Engine;
     pub use crate::work::edges::{EdgeMode, Edges};
     pub use crate::work::load::Decoding;

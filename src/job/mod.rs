@@ -41,7 +41,7 @@ pub fn blur_inks(job: &BlurJob, replace: codec::Replace) -> Result<Option<Report
     };
     let destination = Destination { format, replace };
     let report = inks::run(job, &input, input.sniffed, destination, &mut passes)?;
-    Ok(report.map(|r| timed(r, started)))
+    Ok(report.map(|r| timed(job, r, started)))
 }
 
 /// How one kind of job ended (a whole image, the strip engine, a TIFF's pages, CMYK inks), in
@@ -91,8 +91,13 @@ pub(crate) fn report(job: &BlurJob, done: Outcome) -> Report {
 }
 
 /// `report` with the job's wall time since `started`.
-fn timed(mut report: Report, started: Instant) -> Report {
+/// `report` of a job that succeeded, its total time since `started` set; the job's progress
+/// callback is told it is done.
+fn timed(job: &BlurJob, mut report: Report, started: Instant) -> Report {
     report.total_ms = started.elapsed().as_secs_f64() * 1e3;
+    if let Some(on) = &job.on_progress {
+        on.done();
+    }
     report
 }
 
@@ -381,7 +386,7 @@ const STAGES: [&str; 3] = ["decode", "blur", "encode and write"];
 /// which `--no-clobber` keeps, is refused as one there at the start is (exit 2).
 pub fn run(job: &BlurJob) -> Result<Report, JobError> {
     let started = Instant::now();
-    run_job(job).map(|r| timed(r, started)).map_err(|e| match e {
+    run_job(job).map(|r| timed(job, r, started)).map_err(|e| match e {
         JobError::Failed(e) => match e.downcast_ref::<ImageIoError>() {
             Some(ImageIoError::Appeared { path }) => setup_text(format!(
                 "{}: the output appeared while gblur ran, and --no-clobber keeps it; the \
@@ -458,7 +463,7 @@ fn run_whole(
     out_format: ImageFormat,
     mut passes: Vec<Pass>,
 ) -> Result<Report, JobError> {
-    let bar = crate::progress::StageBar::new(&STAGES, job.progress);
+    let bar = crate::progress::StageBar::new(&STAGES, job.progress, job.on_progress.clone());
     bar.stage(STAGES[0]);
     let mut notes = Vec::new();
     let plan = ImagePlan::new(job);

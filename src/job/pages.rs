@@ -185,7 +185,7 @@ pub fn blur_stack(job: &BlurJob, replace: codec::Replace) -> Result<Option<Repor
                 format: ImageFormat::Tiff,
                 replace,
             };
-            run(job, stack, tiff, passes).map(|r| Some(super::timed(r, started)))
+            run(job, stack, tiff, passes).map(|r| Some(super::timed(job, r, started)))
         }
         Selected::One(_) | Selected::Page { .. } => Ok(None),
     }

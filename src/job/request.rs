@@ -56,6 +56,8 @@ pub struct BlurJob {
     /// A progress bar on stderr for one long image (the strip engine's rows); off with
     /// `--quiet`.
     pub progress: bool,
+    /// A program's own progress callback (`with_progress_callback`).
+    pub on_progress: Option<crate::progress::OnProgress>,
     /// Sharpen instead of blurring: the unsharp mask with this blur (`gblur sharpen`,
     /// `gblur batch --sharpen`).
     pub sharpen: Option<Sharpen>,
@@ -110,6 +112,7 @@ impl BlurJob {
             explain: false,
             engine: Engine::Auto,
             progress: false,
+            on_progress: None,
             sharpen: None,
             no_clobber: false,
             page: None,
@@ -129,6 +132,17 @@ impl BlurJob {
     /// The job with its progress bar on (`progress`) or off.
     pub fn with_progress(mut self, progress: bool) -> BlurJob {
         self.progress = progress;
+        self
+    }
+
+    /// The job telling `tell` each step of its progress (`Progress`), whether or not it draws
+    /// a bar: the stages of the whole-image path, the rows of the strip engine, and `done`
+    /// once the output is written (`run`, `blur_stack`, `blur_inks`).
+    pub fn with_progress_callback(
+        mut self,
+        tell: impl Fn(crate::progress::Progress) + Send + Sync + 'static,
+    ) -> BlurJob {
+        self.on_progress = Some(crate::progress::OnProgress::new(tell));
         self
     }
 

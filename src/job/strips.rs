@@ -126,6 +126,7 @@ fn strip_job<'a>(job: &'a BlurJob, gpu: Option<Pipeline>, ends: &Ends<'a>) -> St
         masked: job.mask.active(),
         clamp: job.edges.x == EdgeMode::Clamp && job.edges.y == EdgeMode::Clamp,
         progress: job.progress,
+        on_progress: job.on_progress.clone(),
         metadata: job.metadata,
         to_srgb: job.to_srgb,
     }

@@ -222,6 +222,8 @@ pub struct StripJob<'a> {
     pub clamp: bool,
     /// Show the rows' progress bar once the job has run `PROGRESS_AFTER`.
     pub progress: bool,
+    /// A program's progress callback, told the rows as they go to the encoder.
+    pub on_progress: Option<crate::progress::OnProgress>,
     /// Which kinds of the input's metadata are written (`--strip`, `--keep`).
     pub metadata: KeepMetadata,
     /// The input is to be converted to sRGB (`--to-srgb`), which the whole-image path does

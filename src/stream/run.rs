@@ -213,7 +213,12 @@ fn run_typed<T: StreamSample>(
     let two_pass = placement.vertical != Vertical::Window;
     let passes_over = if two_pass { 2 } else { 1 };
     let stride = rows.row_samples();
-    let mut bar = RowsBar::new((shape.width, passes_over * shape.height as u64), stride, job.progress);
+    let mut bar = RowsBar::new(
+        (shape.width, passes_over * shape.height as u64),
+        stride,
+        job.progress,
+        job.on_progress.clone(),
+    );
     let (rows, mut first) = match two_pass {
         true => {
             let first = first_pass::<T>(job, rows, &placement, &px, ky, &mut bar)?;

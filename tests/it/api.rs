@@ -437,3 +437,54 @@ fn bad_arguments_are_errors_not_panics() {
     g.blur_interleaved(&mut [0u8; 0], Layout::new(0, 5, 3))
         .unwrap();
 }
+
+/// A job's progress callback is told each stage of the whole-image path, or each row of the
+/// strip engine up to the image's height, in order, then `done`.
+#[test]
+fn a_jobs_progress_callback_is_told_every_stage_and_row_then_done() {
+    use gblur::command::devices::{DeviceChoice, DeviceSet};
+    use gblur::command::job::{run, BlurJob, Engine, Progress};
+    use gblur::command::stages::Blur2d;
+    use std::sync::{Arc, Mutex};
+    let dir = tempfile::tempdir().unwrap();
+    let height = image::image_dimensions(fixture("samples/coffee.png"))
+        .unwrap()
+        .1 as u64;
+    let steps_of = |engine: Engine| {
+        let steps = Arc::new(Mutex::new(Vec::<Progress>::new()));
+        let told = steps.clone();
+        let filter = Blur2d::checked(Method::Recursive, 3.0, 3.0).unwrap();
+        let mut job = BlurJob::new(
+            fixture("samples/coffee.png"),
+            dir.path().join("out.png"),
+            filter,
+        )
+        .with_progress_callback(move |step| told.lock().unwrap().push(step));
+        job.engine = engine;
+        job.device = DeviceSet::One(DeviceChoice::Rust);
+        run(&job).unwrap();
+        let steps = steps.lock().unwrap().clone();
+        steps
+    };
+    let stage = |stage, done, total| Progress { stage, done, total };
+    let whole = steps_of(Engine::Whole);
+    assert_eq!(
+        whole,
+        [
+            stage("decode", 0, 3),
+            stage("blur", 1, 3),
+            stage("encode and write", 2, 3),
+            stage("done", 1, 1)
+        ]
+    );
+    let strips = steps_of(Engine::Strips);
+    let (done, rows) = strips.split_last().unwrap();
+    assert_eq!(*done, stage("done", 1, 1));
+    assert!(rows.len() > 1, "{strips:?}");
+    assert!(
+        rows.iter().all(|s| s.stage == "rows" && s.total == height),
+        "{strips:?}"
+    );
+    assert!(rows.windows(2).all(|w| w[0].done < w[1].done), "{strips:?}");
+    assert_eq!(rows.last().unwrap().done, height);
+}
