@@ -120,6 +120,12 @@ pub trait Codec: Sync {
         false
     }
 
+    /// Whether its encoder writes the EXIF and XMP itself, from `ImageToEncode::blobs` (AVIF's
+    /// and HEIC's), not `write_metadata` after it.
+    fn encoder_writes_metadata(&self) -> bool {
+        false
+    }
+
     /// Whether its files hold IPTC-IIM records.
     fn holds_iptc(&self) -> bool {
         false
@@ -183,8 +189,8 @@ pub struct ImageToEncode<'a> {
     pub gray_float: bool,
     /// The ICC profile to carry.
     pub icc: Option<&'a [u8]>,
-    /// The EXIF and XMP, for an encoder that writes them itself (AVIF and HEIC); every other
-    /// format's go in after (`write_metadata`).
+    /// The EXIF and XMP, for an encoder that writes them itself (`encoder_writes_metadata`);
+    /// every other format's go in after (`write_metadata`), and these are empty.
     pub blobs: Blobs<'a>,
     /// The command line's encoder settings.
     pub options: EncodeOptions,

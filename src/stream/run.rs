@@ -135,10 +135,6 @@ fn output_settings(
         meta.icc = None;
         notes.push(note);
     }
-    if job.format == ImageFormat::Png {
-        // The JPEG writer's `metadata::embed` says so itself; PNG's chunks are written here.
-        notes.extend(meta.iptc_lost(ImageFormat::Png));
-    }
     let (jpeg, quality_note) = job.jpeg.resolve(rows.0.jpeg_traits().as_ref());
     let (tiff, tiff_note) = job.tiff.resolve(rows.tiff_compression());
     if job.format == ImageFormat::Tiff {

@@ -191,7 +191,8 @@ fn encode_samples(
     let t = Instant::now();
     let samples = (&image, gray_float);
     // AVIF's encoder writes the EXIF and XMP; every other format's go in after.
-    let adjusted = (output.format == codec::heif::HEIF).then(|| metadata::ForOutput::of(meta, size));
+    let own = codec::of(output.format).encoder_writes_metadata();
+    let adjusted = own.then(|| metadata::ForOutput::of(meta, size));
     let blobs = adjusted.as_ref().map(|a| a.blobs()).unwrap_or_default();
     let icc = meta.icc.as_deref();
     let (bytes, icc_note) = codec::encode(samples, output.format, (icc, blobs), (output.encode, jpeg), name)?;

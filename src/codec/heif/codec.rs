@@ -51,8 +51,12 @@ impl Codec for Heif {
         super::encode(e.image, coding, quality, e.icc, e.blobs).map(|bytes| (bytes, None))
     }
 
-    /// The encoder writes the EXIF and XMP (`ImageToEncode::blobs`); nothing is added after.
     fn holds_metadata(&self) -> bool {
+        true
+    }
+
+    /// libheif writes the EXIF and XMP with the image; nothing is added after.
+    fn encoder_writes_metadata(&self) -> bool {
         true
     }
 }

@@ -388,11 +388,13 @@ impl Codec for Png {
             compression: target.settings.png,
         };
         let (path, replace) = (target.path, target.replace);
+        // PNG's chunks hold the EXIF and XMP; IPTC records are left out, with a note.
+        let notes = target.meta.iptc_lost(ImageFormat::Png).into_iter().collect();
         let busy = match rows {
             SampleBatches::U8(rows) => rows_out::write(path, replace, header, rows),
             SampleBatches::U16(rows) => rows_out::write(path, replace, header, rows),
         };
-        busy.map(|busy| (busy, Vec::new()))
+        busy.map(|busy| (busy, notes))
     }
 
     /// A piece in PNG's byte order, and the rows the filters compare.
