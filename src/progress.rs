@@ -139,7 +139,7 @@ pub struct RowsBar {
     show_at: Option<std::time::Instant>,
     /// Samples per row.
     pub stride: usize,
-    /// The program's callback, and the rows it was told of of how many.
+    /// The program's callback, the rows it has been told of, and the rows in all.
     on: Option<(OnProgress, u64, u64)>,
 }
 
@@ -170,8 +170,9 @@ impl RowsBar {
 
     /// Counts the rows in `samples`, and draws the bar from its time on.
     pub fn advance(&mut self, samples: usize) {
+        let rows = (samples / self.stride.max(1)) as u64;
         if let Some((on, done, total)) = &mut self.on {
-            *done += (samples / self.stride.max(1)) as u64;
+            *done += rows;
             on.tell(Progress {
                 stage: "rows",
                 done: *done,
@@ -185,10 +186,10 @@ impl RowsBar {
                     .set_draw_target(indicatif::ProgressDrawTarget::stderr());
                 self.show_at = None;
             }
-            self.bar.inc((samples / self.stride.max(1)) as u64);
+            self.bar.inc(rows);
         }
         #[cfg(not(feature = "progress-bars"))]
-        let _ = (samples, self.show_at);
+        let _ = (rows, self.show_at);
     }
 
     /// Clears the bar at the end of the job.

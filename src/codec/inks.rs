@@ -127,7 +127,7 @@ fn tiff_inks(name: &Path, bytes: &[u8], max_memory_mib: u64) -> Result<Option<In
         return Ok(None);
     }
     reader.rewind().expect("a cursor rewinds");
-    let from_file = metadata::read_container(ImageFormat::Tiff, &mut reader);
+    let from_file = metadata::read_tiff(&mut reader);
     let map = |e| image_error(name, e, max_memory_mib);
     let mut meta = metadata::Metadata::read(None, from_file).map_err(map)?;
     let mut notes: Vec<String> = foreign_profile_dropped(&mut meta, "TIFF").into_iter().collect();

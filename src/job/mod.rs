@@ -90,7 +90,6 @@ pub(crate) fn report(job: &BlurJob, done: Outcome) -> Report {
     }
 }
 
-/// `report` with the job's wall time since `started`.
 /// `report` of a job that succeeded, its total time since `started` set; the job's progress
 /// callback is told it is done.
 fn timed(job: &BlurJob, mut report: Report, started: Instant) -> Report {

@@ -29,12 +29,11 @@ pub(super) const PIECE_BYTES: u64 = 1 << 20;
 /// samples `sample_bytes` wide, with `stripes` JPEG stripes encoded at once.
 pub(super) fn beside_window(job: &StripJob, rows: &Rows, sample_bytes: u64, stripes: u64) -> u64 {
     let row = rows.row_samples() as u64 * sample_bytes;
-    let width = rows.size().0;
     let piece = PIECE_BYTES.max(row);
     let in_flight = DECODED_BATCHES * DECODE_ROWS as u64 * row + EMITTED_PIECES * piece;
     let decoder = rows.0.held_bytes();
     let cost = RowsOutCost {
-        row: width as u64 * rows.color().channel_count() as u64 * sample_bytes,
+        row,
         piece,
         jpeg_stripes: stripes,
         tiff: job.tiff.resolve(rows.tiff_compression()).0.compression(),

@@ -86,7 +86,7 @@ impl Metadata {
     }
 
     /// Reads what `decoder` offers (where the `image` crate decodes the file), and what
-    /// `read_container` gathered from the file (which `image` reads for no format where it
+    /// the codec's `read_metadata` gathered from the file (which `image` reads for no format where it
     /// reads the same kind itself, but a PNG's eXIf chunk comes before a legacy text chunk).
     /// An unreadable ICC profile fails the decode (as it always has); unreadable EXIF or XMP
     /// is left out and noted.
@@ -213,12 +213,6 @@ pub struct Blobs<'a> {
     pub exif: Option<&'a [u8]>,
     pub xmp: Option<&'a [u8]>,
     pub iptc: Option<&'a [u8]>,
-}
-
-/// What `reader`, a file in `format`, holds that `image` does not hand over (the format's
-/// `Codec::read_metadata`). The reader is left anywhere: the caller rewinds it.
-pub fn read_container(format: ImageFormat, reader: &mut dyn crate::codec::source::Seekable) -> FromFile {
-    crate::codec::of(format).read_metadata(reader)
 }
 
 /// A TIFF's EXIF (gathered from its first directory and the EXIF and GPS directories it points
@@ -434,7 +428,7 @@ pub fn parse_all(bytes: &[u8]) {
     let _ = xmp::for_output(bytes, (3, 5));
     let mut from = Vec::new();
     for format in [ImageFormat::Tiff, ImageFormat::Png, ImageFormat::Bmp] {
-        from.push(read_container(format, &mut std::io::Cursor::new(bytes)));
+        from.push(crate::codec::of(format).read_metadata(&mut std::io::Cursor::new(bytes)));
     }
     let meta = Metadata {
         exif: exif.or(prefixed),
