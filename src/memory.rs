@@ -224,6 +224,29 @@ pub(crate) fn huge_vec<T: Clone + Send + Sync>(n: usize, value: T) -> Vec<T> {
     v
 }
 
+/// Writes `value` over the first sample of every page of `dst` (which the caller overwrites
+/// next), the
+/// pages dealt out over the threads by the 2 MiB a huge page covers. An output fresh from its
+/// allocator (a new numpy array) has no pages yet: the blur writes each band of rows with
+/// every thread at once, and the threads then wait in turn on the same fault, the kernel
+/// zeroing a page for one of them. Mapped here first, they fault on every core at once; pages
+/// already mapped cost a store each (12 MP RGB8 on 16 Xeon threads: the blur into a new array
+/// took 14.3–15.0 ms, into one written before 9.6–10.5).
+pub(crate) fn map_pages_in_parallel<T: Copy + Send + Sync>(dst: &mut [T], value: T) {
+    use rayon::prelude::*;
+    const PAGE: usize = 4096;
+    let size = std::mem::size_of::<T>().max(1);
+    let per_page = (PAGE / size).max(1);
+    dst.par_chunks_mut((HUGE_FROM / size).max(1))
+        .for_each(|part| {
+            for at in (0..part.len()).step_by(per_page) {
+                // SAFETY: `at` is inside `part`; volatile, so that the store is made although
+                // the caller overwrites the sample.
+                unsafe { std::ptr::write_volatile(part.as_mut_ptr().add(at), value) };
+            }
+        });
+}
+
 /// A message written into a fixed buffer: nothing may be allocated once memory ran out.
 struct Line {
     buf: [u8; 1024],

@@ -436,11 +436,11 @@ impl Gaussian {
         layout.check(dst.len())?;
         let row = layout.width * layout.channels;
         let packed = row * layout.height;
-        if layout.row_stride == row
-            && !layout.is_empty()
-            && self.banded(Some(&src[..packed]), &mut dst[..packed], layout)
-        {
-            return Ok(());
+        if layout.row_stride == row && !layout.is_empty() {
+            crate::memory::map_pages_in_parallel(&mut dst[..packed], src[0]);
+            if self.banded(Some(&src[..packed]), &mut dst[..packed], layout) {
+                return Ok(());
+            }
         }
         dst.par_chunks_mut(layout.row_stride)
             .zip(src.par_chunks(layout.row_stride))

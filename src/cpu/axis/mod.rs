@@ -323,6 +323,9 @@ pub(crate) fn filter_axis<S: Element, D: Element>(
     let lines = Lines::along(shape, axis);
     assert_eq!(src.len(), lines.len(), "source size");
     assert_eq!(dst.len(), lines.len(), "destination size");
+    // The destination may be fresh from its allocator (a new array): its pages mapped on
+    // every core at once, not in turn as a walk down columns reaches them on every thread.
+    crate::memory::map_pages_in_parallel(dst, D::store(0.0));
     // SAFETY: both slices hold the array, and `dst` is borrowed mutably, so apart from `src`.
     unsafe { filter_axis_raw(src.as_ptr(), dst.as_mut_ptr(), lines, f) }
 }
