@@ -142,12 +142,13 @@ impl WorkerSummary {
             worker: k,
             backend,
             images: mine.len(),
-            megapixels: mine.iter().map(|r| r.megapixels).sum(),
+            // + 0.0: an empty f64 sum is -0.0, which the summary would print as "-0.0 MP".
+            megapixels: mine.iter().map(|r| r.megapixels).sum::<f64>() + 0.0,
             rust_fallbacks: mine
                 .iter()
                 .filter(|r| r.device.as_ref() != Some(&device))
                 .count(),
-            blur_s: mine.iter().map(|r| r.blur_ms).sum::<f64>() * 1e-3,
+            blur_s: mine.iter().map(|r| r.blur_ms).sum::<f64>() * 1e-3 + 0.0,
             pinned: mine.iter().filter(|r| r.pinned).count(),
             stopped,
             device,
