@@ -388,6 +388,37 @@ pub fn choose_devices(
     }
 }
 
+/// The one device of a batch's `set` that its worker may look for on its own thread as the
+/// batch starts, rather than before: `--device gpu` where a GPU runtime is registered. The
+/// driver's load (about 0.3 s on the H200 host) then overlaps the batch's first images, which
+/// the codec lanes blur on the cores meanwhile; a machine with no GPU runtime at all is still
+/// refused before OUT_DIR is made (`choose_devices`). A GPU runtime that turns out to have no
+/// GPU is a device that cannot be opened: the batch runs on the Rust path and says why. (The
+/// test hook GBLUR_FIND_AS_BATCH_STARTS does the same for any one device named, PoCL's in CI.)
+pub fn found_as_batch_starts(set: &DeviceSet) -> Option<DeviceChoice> {
+    match set {
+        DeviceSet::One(DeviceChoice::Gpu) if device::gpu_runtime_registered() => {
+            Some(DeviceChoice::Gpu)
+        }
+        DeviceSet::One(choice)
+            if crate::fault::hook("GBLUR_FIND_AS_BATCH_STARTS").is_some()
+                && !matches!(choice, DeviceChoice::Auto | DeviceChoice::Rust) =>
+        {
+            Some(choice.clone())
+        }
+        _ => None,
+    }
+}
+
+/// The device `choice` names, with `pipeline` resolved for it: what a worker of
+/// `found_as_batch_starts` looks for. The error says why there is none.
+pub fn find_target(choice: &DeviceChoice, pipeline: PipelineChoice) -> Result<Target, ClError> {
+    match device::select(choice)? {
+        Some(info) => Ok(Target::new(info, pipeline)),
+        None => Err(ClError::NoRuntime),
+    }
+}
+
 /// Every GPU, in `gblur devices` order.
 fn every_gpu() -> Result<Vec<DeviceInfo>, ClError> {
     // Only PoCL registered: it has no GPU to offer, and loading it costs its LLVM (as for auto).

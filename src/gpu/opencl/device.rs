@@ -177,6 +177,23 @@ fn discover() -> Option<Vec<DeviceInfo>> {
     Some(out)
 }
 
+/// Whether an OpenCL runtime other than PoCL's is registered with the ICD loader (in
+/// `/etc/OpenCL/vendors`, or the folder or file OCL_ICD_VENDORS names): a GPU may be behind it,
+/// which only loading the driver tells.
+pub fn gpu_runtime_registered() -> bool {
+    let place = std::env::var_os("OCL_ICD_VENDORS")
+        .map_or_else(|| "/etc/OpenCL/vendors".into(), std::path::PathBuf::from);
+    let files: Vec<std::path::PathBuf> = match std::fs::read_dir(&place) {
+        Ok(entries) => entries.flatten().map(|e| e.path()).collect(),
+        Err(_) => vec![place],
+    };
+    files.iter().any(|f| {
+        f.extension().is_some_and(|x| x == "icd")
+            && std::fs::read_to_string(f)
+                .is_ok_and(|library| !library.to_ascii_lowercase().contains("pocl"))
+    })
+}
+
 /// Whether every OpenCL runtime registered with the ICD loader is PoCL, which (as Debian and
 /// most distributions build it) drives only the CPU. Loading a runtime maps its libraries
 /// (PoCL brings LLVM: about 60 MB), so `auto` skips that when no runtime could offer a GPU.

@@ -21,10 +21,10 @@ fn blurred_record(
     record.decode_ms = report::stage_ms(passes, Stage::Decode);
     record.encode_ms = report::stage_ms(passes, Stage::Encode);
     record.device = Some(match on_device {
-        true => shared.names[worker].clone(),
+        true => shared.names[worker].get().cloned().unwrap_or_default(),
         false => shared.rust_name.to_string(),
     });
-    record.worker = Some(worker);
+    record.worker = (worker != super::WARM_UP).then_some(worker);
     record.replaced_stale = task.replaces_stale;
     record
 }

@@ -15,11 +15,11 @@ use super::journal::Journal;
 use super::made_with::{self, SettingsLog};
 use super::plan::{self, Task};
 use super::stacks;
-use super::summary::{FileRecord, Summary, WorkerSummary};
+use super::summary::{FileRecord, Outcome, Summary, WorkerSummary};
 use super::BatchJob;
 use crossbeam_channel::{bounded, unbounded, Receiver, Select, SendError, Sender};
 use gblur::command::devices::ClError;
-use gblur::command::devices::{self, OpenedDevice, Target};
+use gblur::command::devices::{self, DeviceChoice, OpenedDevice, Pipeline, Target};
 use gblur::command::formats;
 use gblur::command::job::{BlurJob, JobError};
 use gblur::command::report::{Backend, Pass};
@@ -29,15 +29,17 @@ use gblur::command::stages::{MaskFile, Masked};
 use gblur::command::stages::{Staging, StagingPool};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
-/// Depth of each queue between stages. It stays 2 whatever the number of device workers: each
-/// worker holds the one image it is blurring, so memory grows by one image per device.
+mod device;
+use device::device_stage;
 mod encode;
 use encode::encode_task;
 mod load;
 
+/// Depth of each queue between stages. It stays 2 whatever the number of device workers: each
+/// worker holds the one image it is blurring, so memory grows by one image per device.
 const QUEUE: usize = 2;
 
 /// Pinned slots a batch's device worker may stage images in (`StagingPool`), for `threads`
@@ -81,6 +83,10 @@ struct BlurredTask {
     staging: Option<Staging>,
 }
 
+/// The worker index of the images the codec lanes blur themselves while a device is looked for
+/// and opened (`Shared::warming_up`): their records name no worker.
+const WARM_UP: usize = usize::MAX;
+
 /// Which worker blurs an image, and what its path blurs as decoded.
 #[derive(Clone, Copy)]
 struct Lane {
@@ -93,6 +99,9 @@ struct Lane {
 struct Worker {
     index: usize,
     target: Option<Target>,
+    /// The device it looks for on its own thread as the batch starts, where `target` is None
+    /// (`devices::found_as_batch_starts`).
+    find: Option<DeviceChoice>,
     name: String,
     /// What its path blurs as decoded (`stages::Keep::for_path`).
     keep: Keep,
@@ -107,10 +116,15 @@ impl Worker {
     }
 
     fn backend(&self) -> Backend {
-        match self.target {
-            Some(_) => Backend::Opencl,
-            None => Backend::Rust,
+        match self.on_device() {
+            true => Backend::Opencl,
+            false => Backend::Rust,
         }
+    }
+
+    /// Whether it blurs on a device (one it found, or one it looks for as the batch starts).
+    fn on_device(&self) -> bool {
+        self.target.is_some() || self.find.is_some()
     }
 }
 
@@ -127,8 +141,9 @@ struct Shared<'a> {
     workers: usize,
     interrupted: &'a AtomicBool,
     out_dir: &'a Path,
-    /// Each worker's device name, and the Rust path's, for the records.
-    names: &'a [String],
+    /// Each worker's device name, and the Rust path's, for the records (a device looked for
+    /// as the batch starts is named once found).
+    names: &'a [OnceLock<String>],
     rust_name: &'a str,
     /// `--mask`, decoded once for every image.
     mask_file: Option<&'a MaskFile>,
@@ -144,6 +159,9 @@ struct Shared<'a> {
     journal: Option<&'a Journal>,
     /// What settings made each output (every batch but an in-place one).
     made: Option<&'a SettingsLog>,
+    /// True while a worker looks for its device and opens it as the batch starts: the codec
+    /// lanes then blur what they decode on the Rust path themselves.
+    warming_up: &'a AtomicBool,
 }
 
 /// The checked folders, devices and files of a batch.
@@ -163,7 +181,13 @@ struct Setup {
 fn set_up(job: &BatchJob) -> anyhow::Result<Setup> {
     let (in_dir, out_dir) = (&job.blur.input, &job.blur.output);
     anyhow::ensure!(in_dir.is_dir(), "{}: not a folder", in_dir.display());
-    let (targets, device_note) = devices::choose_devices(&job.blur.device, job.blur.pipeline)?;
+    let (workers, device_note) = match devices::found_as_batch_starts(&job.blur.device) {
+        Some(choice) => (vec![Worker::finding(choice, &job.blur)], None),
+        None => {
+            let (targets, note) = devices::choose_devices(&job.blur.device, job.blur.pipeline)?;
+            (workers_for(targets, &job.blur), note)
+        }
+    };
     std::fs::create_dir_all(out_dir)
         .map_err(|e| anyhow::anyhow!("{}: cannot create: {e}", out_dir.display()))?;
     let in_dir = in_dir.canonicalize()?;
@@ -202,7 +226,6 @@ fn set_up(job: &BatchJob) -> anyhow::Result<Setup> {
                 out_dir.display()
             )
         })?;
-    let workers = workers_for(targets, &job.blur);
     Ok(Setup {
         in_dir,
         out_dir,
@@ -228,11 +251,26 @@ fn workers_for(targets: Vec<Option<Target>>, job: &BlurJob) -> Vec<Worker> {
             Worker {
                 index,
                 target,
+                find: None,
                 name,
                 keep,
             }
         })
         .collect()
+}
+
+impl Worker {
+    /// The one worker of a batch whose device is looked for on its thread as the batch starts;
+    /// it blurs as a GPU's path does (`Pipeline::BLOCKED`) until it knows the device's.
+    fn finding(choice: DeviceChoice, job: &BlurJob) -> Worker {
+        Worker {
+            index: 0,
+            target: None,
+            name: format!("--device {choice}"),
+            keep: ImagePlan::new(job).path_keep(Some(Pipeline::BLOCKED)),
+            find: Some(choice),
+        }
+    }
 }
 
 /// Blurs every file under IN_DIR into OUT_DIR and accounts for each one.
@@ -247,7 +285,14 @@ pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
         journal,
         made,
     } = set_up(job).map_err(JobError::Setup)?;
-    let names: Vec<String> = workers.iter().map(|w| w.name.clone()).collect();
+    let asked: Vec<String> = workers.iter().map(|w| w.name.clone()).collect();
+    let names: Vec<OnceLock<String>> = workers
+        .iter()
+        .map(|w| match w.find {
+            None => OnceLock::from(w.name.clone()),
+            Some(_) => OnceLock::new(),
+        })
+        .collect();
     let backends: Vec<Backend> = workers.iter().map(Worker::backend).collect();
     let keep = lanes_keep(&workers);
 
@@ -274,6 +319,8 @@ pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
     let selects = mask_file.is_some() || job.blur.mask.active();
     let staging = staging_for(&workers, planes && !selects);
     let image_plan = ImagePlan::new(&job.blur);
+    let looked_for = workers.iter().any(|w| w.find.is_some());
+    let warming_up = AtomicBool::new(looked_for);
     let mut shared = Shared {
         job,
         plan: &image_plan,
@@ -291,6 +338,7 @@ pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
         staging,
         journal: journal.as_ref(),
         made: made.as_ref(),
+        warming_up: &warming_up,
     };
     // TIFF stacks keep every page, CMYK files their inks: each is blurred whole, one at a time
     // after the rest (`stacks`).
@@ -313,7 +361,34 @@ pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
     let not_started = total.saturating_sub(records.len() - planned);
     let total_s = t_total.elapsed().as_secs_f64();
     let mut summary = Summary::of(records, not_started, total_s, interrupted);
-    let workers = names.into_iter().zip(backends).zip(stopped);
+    let warm_up_note = summarise_workers(
+        &mut summary,
+        (names, asked),
+        (backends, stopped),
+        looked_for,
+    );
+    summary.notes = (device_note.into_iter())
+        .chain(warm_up_note)
+        .chain(encoder_notes)
+        .collect();
+    Ok(summary)
+}
+
+/// The summary's devices, each worker's under the name of the device it found (a device never
+/// found keeps the name it was asked for by, and stderr has said why); returns the note on the
+/// images the codec lanes blurred while a device was looked for (`looked_for`) and opened.
+fn summarise_workers(
+    summary: &mut Summary,
+    (names, asked): (Vec<OnceLock<String>>, Vec<String>),
+    (backends, stopped): (Vec<Backend>, Vec<Option<String>>),
+    looked_for: bool,
+) -> Option<String> {
+    let found = names.iter().all(|n| n.get().is_some());
+    let names = names
+        .into_iter()
+        .zip(asked)
+        .map(|(found, asked)| found.into_inner().unwrap_or(asked));
+    let workers = names.zip(backends).zip(stopped);
     summary.devices = workers
         .enumerate()
         .map(|(k, ((device, backend), stopped))| {
@@ -326,20 +401,24 @@ pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
         .map(|d| d.device.as_str())
         .collect::<Vec<_>>()
         .join(" + ");
-    summary.notes = device_note.into_iter().chain(encoder_notes).collect();
-    Ok(summary)
+    let warm_up = summary
+        .files
+        .iter()
+        .filter(|r| r.outcome == Outcome::Blurred && r.worker.is_none())
+        .count();
+    (looked_for && found && warm_up > 0).then(|| {
+        format!(
+            "{warm_up} of {} images were blurred on the built-in Rust path while {} was \
+             looked for and opened",
+            summary.blurred, summary.device
+        )
+    })
 }
 
 /// Pinned memory for the JPEG planes the codec lanes decode, where one device worker blurs
 /// them alone (`planes`: every worker blurs JPEG planes, and nothing is selected).
 fn staging_for(workers: &[Worker], planes: bool) -> Option<Arc<StagingPool>> {
-    let one_device = matches!(
-        workers,
-        [Worker {
-            target: Some(_),
-            ..
-        }]
-    );
+    let one_device = matches!(workers, [w] if w.on_device());
     let threads = rayon::current_num_threads();
     (planes && one_device)
         .then(|| Arc::new(StagingPool::new(staging_slots(threads), STAGING_BYTES)))
@@ -385,7 +464,12 @@ fn run_stages(
     }
     drop(task_tx);
     let (rec_tx, rec_rx) = unbounded::<FileRecord>();
-    if let [rust @ Worker { target: None, .. }] = &workers[..] {
+    if let [rust @ Worker {
+        target: None,
+        find: None,
+        ..
+    }] = &workers[..]
+    {
         let rust = rust.lane();
         let lanes = threads.min(images).max(1);
         std::thread::scope(|scope| {
@@ -476,7 +560,7 @@ fn staged<'scope, 'env>(
     // with a decoder and an encoder thread per core, the 32 threads of 16 cores kept a GPU
     // batch's device worker waiting for a core at every step.
     // On a few cores a core kept back costs the codecs more than the worker's waits do.
-    let devices = workers.iter().filter(|w| w.target.is_some()).count();
+    let devices = workers.iter().filter(|w| w.on_device()).count();
     let lanes = match threads >= 8 {
         true => threads.saturating_sub(devices).max(1),
         false => threads,
@@ -523,9 +607,10 @@ fn codec_lane(
         };
         let Some(task) = task else { break };
         let decoded = match load::decode_task(shared, keep, task) {
-            Ok(decoded) => decoded,
-            Err(failed) => {
-                let _ = rec_tx.send(*failed);
+            Ok(decoded) if !shared.warming_up.load(Ordering::Acquire) => decoded,
+            // A failure's record, or an image this lane blurs while the device is looked for.
+            done => {
+                let _ = rec_tx.send(done.map_or_else(|failed| *failed, |d| warm_up(shared, d)));
                 continue;
             }
         };
@@ -561,6 +646,17 @@ fn codec_lane(
     }
 }
 
+/// An image a codec lane blurs itself, on the Rust path and its own core, as a Rust-path
+/// batch's lane does, while the device is still being looked for and opened; its record.
+fn warm_up(shared: &Shared, decoded: DecodedTask) -> FileRecord {
+    let rust = Lane {
+        index: WARM_UP,
+        keep: shared.plan.path_keep(None),
+    };
+    blur_task(rust, None, shared, decoded)
+        .map_or_else(|failed| *failed, |(b, _)| encode_task(shared, b))
+}
+
 /// The progress bar's rate and the file being worked on.
 fn show_progress(shared: &Shared, input: &Path) {
     let done_mp = shared.megapixels_done.load(Ordering::Relaxed) as f64 * 1e-6;
@@ -569,53 +665,6 @@ fn show_progress(shared: &Shared, input: &Path) {
     shared
         .bar
         .set_message(format!("{:.1} MP/s  {input}", done_mp / secs));
-}
-
-/// The device stage of one worker: takes decoded images until the queue closes, blurs each
-/// on its device (the Rust path where the device fails on it), and hands it to the codec lanes.
-/// Returns why its device stopped before the end, if it did.
-fn device_stage(
-    worker: &Worker,
-    shared: &Shared,
-    dec_rx: Receiver<DecodedTask>,
-    enc_tx: Sender<BlurredTask>,
-    rec_fail: Sender<FileRecord>,
-) -> Option<String> {
-    let (device, mut stopped) = match worker.target.clone().map(OpenedDevice::open).transpose() {
-        Ok(device) => (device, None),
-        Err(e) => {
-            let (why, last) = stop_device(worker, shared, &format!("it could not be opened ({e})"));
-            if !last {
-                return Some(why);
-            }
-            (None, Some(why))
-        }
-    };
-    let mut device_broken = false;
-    while let Ok(d) = dec_rx.recv() {
-        show_progress(shared, &d.task.input);
-        let device = device.as_ref().filter(|_| !device_broken);
-        let slot = worker.lane();
-        let (blurred, failure) = match blur_task(slot, device, shared, d) {
-            Ok(done) => done,
-            Err(failed) => {
-                let _ = rec_fail.send(*failed);
-                continue;
-            }
-        };
-        let mut leave = false;
-        if let Some(ClError::Build { .. }) = failure {
-            device_broken = true;
-            let (why, last) = stop_device(worker, shared, "the kernels did not build");
-            stopped = Some(why);
-            leave = !last;
-        }
-        let _ = enc_tx.send(blurred);
-        if leave {
-            break;
-        }
-    }
-    stopped
 }
 
 /// Blurs one decoded image for the worker `index`, whose device path keeps `keep`, on `device`
@@ -684,34 +733,4 @@ fn blur_task(
         staging,
     };
     Ok((blurred, done.failure))
-}
-
-/// A device that could not be opened, or whose kernels did not build (they will not build for
-/// the next image either), `what` says which. The device takes no more images while another
-/// worker's device still blurs; the last one whose device breaks goes on on the Rust path.
-/// Says so on stderr; returns the summary's reason and whether this was the last device still
-/// blurring.
-fn stop_device(worker: &Worker, shared: &Shared, what: &str) -> (String, bool) {
-    let last = shared.alive.fetch_sub(1, Ordering::SeqCst) == 1;
-    let then = if last {
-        "it blurred the rest of the batch on the built-in Rust path"
-    } else {
-        "it took no more images, the other devices went on"
-    };
-    if !shared.job.quiet {
-        let who = if shared.workers == 1 {
-            worker.name.clone()
-        } else {
-            format!("{} (device #{})", worker.name, worker.index)
-        };
-        let now = if last {
-            "the rest of the batch runs on the built-in Rust path"
-        } else {
-            "it takes no more images, the other devices go on"
-        };
-        shared.bar.suspend(|| {
-            gblur::command::report::diagnostic(&format!("gblur: {who}: {what}; {now}"))
-        });
-    }
-    (format!("{what}: {then}"), last)
 }
