@@ -225,16 +225,19 @@ pub(crate) fn huge_vec<T: Clone + Send + Sync>(n: usize, value: T) -> Vec<T> {
 }
 
 /// Writes `value` over the first sample of every page of `dst` (which the caller overwrites
-/// next), the
-/// pages dealt out over the threads by the 2 MiB a huge page covers. An output fresh from its
-/// allocator (a new numpy array) has no pages yet: the blur writes each band of rows with
-/// every thread at once, and the threads then wait in turn on the same fault, the kernel
+/// next), the pages dealt out over the threads by the 2 MiB a huge page covers. An output fresh
+/// from its allocator (a new numpy array) has no pages yet: the blur writes each band of rows
+/// with every thread at once, and the threads then wait in turn on the same fault, the kernel
 /// zeroing a page for one of them. Mapped here first, they fault on every core at once; pages
-/// already mapped cost a store each (12 MP RGB8 on 16 Xeon threads: the blur into a new array
-/// took 14.3–15.0 ms, into one written before 9.6–10.5).
+/// already mapped cost a store each (on 16 Xeon threads, `blur_image` of 12 MP RGB8 into a
+/// new array 11.9 against 13.0 ms, `gaussian_filter` of f32 8192² 36.3 against 44.8: see
+/// docs/BENCHMARKS.md). Outputs under two huge pages, and one thread, gain nothing from it.
 pub(crate) fn map_pages_in_parallel<T: Copy + Send + Sync>(dst: &mut [T], value: T) {
     use rayon::prelude::*;
     const PAGE: usize = 4096;
+    if std::mem::size_of_val(dst) < 2 * HUGE_FROM || rayon::current_num_threads() == 1 {
+        return;
+    }
     let size = std::mem::size_of::<T>().max(1);
     let per_page = (PAGE / size).max(1);
     dst.par_chunks_mut((HUGE_FROM / size).max(1))

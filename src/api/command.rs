@@ -131,7 +131,7 @@ pub mod devices {
     pub use crate::backend::cost::{DeviceFigures, RustFigures};
     pub use crate::backend::{
         choose_devices, find_target, found_as_batch_starts, rust_device_name,
-        Device as OpenedDevice, DeviceSet, Target,
+        Device as OpenedDevice, DeviceSet, FoundAsBatchStarts, Target,
     };
     pub use crate::gpu::opencl::cache::cache_root;
     pub use crate::gpu::opencl::device::{list as list_devices, select as select_device};

@@ -322,14 +322,14 @@ fn weigh(d: DeviceInfo, work: Work) -> anyhow::Result<Choice> {
 /// Why a batch's `auto` runs the Rust path where a GPU could be, without loading a driver.
 /// A batch's CPU time goes mostly to the codecs, which every image needs whatever blurs it,
 /// and the Rust lanes blur each image on its own core beside them; a device takes the blur
-/// off the cores but pays the driver's set-up (about 0.3 s) and a worker's per-image cost.
-/// On both GPU hosts measured (an H100 and an H200, 16 cores each: docs/BENCHMARKS.md) the
-/// Rust path made more images per second than the GPU (on the H200, 1.1–1.2× with the GPU's
-/// planes staged in pinned memory), even where the per-image cost model, calibrated,
-/// predicted the GPU faster; so a batch runs a GPU only where `--device` names one.
+/// off the cores but costs a core for its worker and the staging copies. On both GPU hosts
+/// measured (an H100 and an H200, 16 cores each: docs/BENCHMARKS.md) the Rust path made as
+/// many images per second as the GPU or more (on the H200 host level with it, the driver
+/// loaded as the batch starts), even where the per-image cost model, calibrated, predicted
+/// the GPU faster; so a batch runs a GPU only where `--device` names one.
 const BATCH_AUTO_WHY: &str = "--device auto: ran the built-in Rust path without loading a \
      driver: in a batch the codecs take most of the time on every path, and the Rust lanes \
-     outran the GPU on every GPU host measured (--device gpu runs the GPU)";
+     kept up with the GPU on every GPU host measured (--device gpu runs the GPU)";
 
 /// The devices `--device` names for a batch, one per worker in order (None: the Rust path),
 /// and a note for the summary where `auto` or `all` says why.
@@ -367,7 +367,9 @@ pub fn choose_devices(
             // whatever this machine has, so a script written for a GPU host still does its
             // job on a laptop or in CI; `auto` is the documented best choice without a GPU,
             // and the summary names what ran. Who needs a GPU or nothing names one
-            // (`--device gpu`, indices), and that fails with exit 2 where it is missing.
+            // (`--device gpu`, indices), and that fails with exit 2 where it is missing (for
+            // a batch's `--device gpu`, where no runtime but PoCL's is registered:
+            // `found_as_batch_starts`).
             let Choice {
                 target: selected,
                 why,
@@ -388,23 +390,52 @@ pub fn choose_devices(
     }
 }
 
-/// The one device of a batch's `set` that its worker may look for on its own thread as the
-/// batch starts, rather than before: `--device gpu` where a GPU runtime is registered. The
-/// driver's load (about 0.3 s on the H200 host) then overlaps the batch's first images, which
-/// the codec lanes blur on the cores meanwhile; a machine with no GPU runtime at all is still
-/// refused before OUT_DIR is made (`choose_devices`). A GPU runtime that turns out to have no
-/// GPU is a device that cannot be opened: the batch runs on the Rust path and says why. (The
-/// test hook GBLUR_FIND_AS_BATCH_STARTS does the same for any one device named, PoCL's in CI.)
-pub fn found_as_batch_starts(set: &DeviceSet) -> Option<DeviceChoice> {
-    match set {
-        DeviceSet::One(DeviceChoice::Gpu) if device::gpu_runtime_registered() => {
-            Some(DeviceChoice::Gpu)
-        }
-        DeviceSet::One(choice)
-            if crate::fault::hook("GBLUR_FIND_AS_BATCH_STARTS").is_some()
-                && !matches!(choice, DeviceChoice::Auto | DeviceChoice::Rust) =>
+/// How a batch looks for its one device as it starts (`found_as_batch_starts`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FoundAsBatchStarts {
+    /// The device looked for.
+    pub choice: DeviceChoice,
+    /// Where set (the test hook's value), the codec lanes blur exactly this many images on the
+    /// cores, whatever the device's state, and hand it the rest: a test's split, not the
+    /// driver's timing.
+    pub warm_ups: Option<usize>,
+}
+
+/// The one device of a batch that its worker may look for on its own thread as the batch
+/// starts, rather than before: `--device gpu` with the GPUs' pipeline (`auto` or `blocked`)
+/// where an OpenCL runtime other than PoCL's is registered. The driver's load (about 0.3 s on
+/// the H200 host) then overlaps the batch's first images, which the codec lanes blur on the
+/// cores meanwhile. Where no such runtime is registered (PoCL alone, or no OpenCL),
+/// `choose_devices` refuses `--device gpu` before OUT_DIR is made; where one is but its driver
+/// finds no GPU (a GPU container run without its GPU, another vendor's CPU runtime), the
+/// device is one that cannot be opened: the batch runs on the Rust path and says why. The test
+/// hook GBLUR_FIND_AS_BATCH_STARTS=N does the same for any one device named with `--pipeline
+/// blocked` (PoCL's in CI), N images blurred on the cores first.
+pub fn found_as_batch_starts(
+    set: &DeviceSet,
+    pipeline: PipelineChoice,
+) -> Option<FoundAsBatchStarts> {
+    // The codec lanes decode for the blocked pipeline's form before the device is known.
+    let blocked = matches!(pipeline, PipelineChoice::Blocked(_));
+    let hook = crate::fault::hook("GBLUR_FIND_AS_BATCH_STARTS")
+        .and_then(|v| v.into_string().ok()?.parse::<usize>().ok());
+    match (set, hook) {
+        (DeviceSet::One(choice), Some(n))
+            if blocked && !matches!(choice, DeviceChoice::Auto | DeviceChoice::Rust) =>
         {
-            Some(choice.clone())
+            Some(FoundAsBatchStarts {
+                choice: choice.clone(),
+                warm_ups: Some(n),
+            })
+        }
+        (DeviceSet::One(DeviceChoice::Gpu), _)
+            if (blocked || pipeline == PipelineChoice::Auto)
+                && device::gpu_runtime_registered() =>
+        {
+            Some(FoundAsBatchStarts {
+                choice: DeviceChoice::Gpu,
+                warm_ups: None,
+            })
         }
         _ => None,
     }

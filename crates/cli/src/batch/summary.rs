@@ -31,9 +31,12 @@ pub struct FileRecord {
     pub encode_ms: f64,
     pub notes: Vec<String>,
     /// What blurred the file: the device's name, or the Rust path's where the device failed
-    /// on it. Null for a file that was not blurred.
+    /// on it or the codec lanes blurred it while the device was looked for and opened. Null
+    /// for a file that was not blurred.
     pub device: Option<String>,
     /// The device worker that took the file: its position in `--device` (0 for one device).
+    /// Null where none did: a TIFF stack's or CMYK file's record, or an image the codec lanes
+    /// blurred themselves while the device was looked for and opened.
     pub worker: Option<usize>,
     /// Whether its planes went to the device and back through pinned memory.
     pub pinned: bool,
@@ -142,7 +145,7 @@ impl WorkerSummary {
             worker: k,
             backend,
             images: mine.len(),
-            // + 0.0: an empty f64 sum is -0.0, which the summary would print as "-0.0 MP".
+            // + 0.0 as in `Summary::of`.
             megapixels: mine.iter().map(|r| r.megapixels).sum::<f64>() + 0.0,
             rust_fallbacks: mine
                 .iter()
@@ -171,8 +174,9 @@ impl Summary {
         let count = |o: Outcome| records.iter().filter(|r| r.outcome == o).count();
         let blurred = count(Outcome::Blurred);
         let failed = count(Outcome::Failed);
-        let megapixels: f64 = records.iter().map(|r| r.megapixels).sum();
-        let sum = |f: fn(&FileRecord) -> f64| records.iter().map(f).sum::<f64>() * 1e-3;
+        // + 0.0: an empty f64 sum is -0.0, which would print as "-0.0".
+        let megapixels = records.iter().map(|r| r.megapixels).sum::<f64>() + 0.0;
+        let sum = |f: fn(&FileRecord) -> f64| records.iter().map(f).sum::<f64>() * 1e-3 + 0.0;
         Summary {
             device: String::new(),
             blurred,

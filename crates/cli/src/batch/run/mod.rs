@@ -9,7 +9,9 @@
 //! worker per device (`--device all` or a list gives several), which opens its device as the
 //! lanes start; they meet through bounded queues: the device workers all take from one queue of
 //! decoded images, so a faster device takes more of them. At most `2 × threads + 4 + devices`
-//! images are in memory at once, whatever the folder's size.
+//! images are in memory at once, whatever the folder's size. Where the one device is looked for
+//! as the batch starts (`--device gpu`: `devices::found_as_batch_starts`), the lanes blur what
+//! they decode themselves, on the Rust path, until it is open.
 
 use super::journal::Journal;
 use super::made_with::{self, SettingsLog};
@@ -160,8 +162,25 @@ struct Shared<'a> {
     /// What settings made each output (every batch but an in-place one).
     made: Option<&'a SettingsLog>,
     /// True while a worker looks for its device and opens it as the batch starts: the codec
-    /// lanes then blur what they decode on the Rust path themselves.
+    /// lanes then blur what they decode on the Rust path themselves (`warms_up`).
     warming_up: &'a AtomicBool,
+    /// The test hook's split instead (`FoundAsBatchStarts::warm_ups`): the lanes blur this
+    /// many images themselves, counted by `warm_up_claims`, whatever the device's state.
+    warm_up_limit: Option<usize>,
+    warm_up_claims: &'a AtomicUsize,
+    /// The images the lanes blurred themselves.
+    warmed_up: &'a AtomicUsize,
+}
+
+impl Shared<'_> {
+    /// Whether the next image a codec lane takes is one it blurs itself, on the Rust path,
+    /// while the device is looked for and opened.
+    fn warms_up(&self) -> bool {
+        match self.warm_up_limit {
+            Some(n) => self.warm_up_claims.fetch_add(1, Ordering::Relaxed) < n,
+            None => self.warming_up.load(Ordering::Acquire),
+        }
+    }
 }
 
 /// The checked folders, devices and files of a batch.
@@ -170,6 +189,8 @@ struct Setup {
     out_dir: PathBuf,
     workers: Vec<Worker>,
     device_note: Option<String>,
+    /// `FoundAsBatchStarts::warm_ups`, where the batch looks for its device as it starts.
+    warm_up_limit: Option<usize>,
     mask_file: Option<MaskFile>,
     journal: Option<Journal>,
     made: Option<SettingsLog>,
@@ -181,13 +202,7 @@ struct Setup {
 fn set_up(job: &BatchJob) -> anyhow::Result<Setup> {
     let (in_dir, out_dir) = (&job.blur.input, &job.blur.output);
     anyhow::ensure!(in_dir.is_dir(), "{}: not a folder", in_dir.display());
-    let (workers, device_note) = match devices::found_as_batch_starts(&job.blur.device) {
-        Some(choice) => (vec![Worker::finding(choice, &job.blur)], None),
-        None => {
-            let (targets, note) = devices::choose_devices(&job.blur.device, job.blur.pipeline)?;
-            (workers_for(targets, &job.blur), note)
-        }
-    };
+    let (workers, device_note, warm_up_limit) = workers_of(&job.blur)?;
     std::fs::create_dir_all(out_dir)
         .map_err(|e| anyhow::anyhow!("{}: cannot create: {e}", out_dir.display()))?;
     let in_dir = in_dir.canonicalize()?;
@@ -231,10 +246,28 @@ fn set_up(job: &BatchJob) -> anyhow::Result<Setup> {
         out_dir,
         workers,
         device_note,
+        warm_up_limit,
         mask_file,
         journal,
         made,
     })
+}
+
+/// The batch's workers, the note on what `auto` or `all` chose, and the test hook's warm-up
+/// split: one worker that looks for its device as the batch starts
+/// (`devices::found_as_batch_starts`), or one for each device `choose_devices` found.
+type Workers = (Vec<Worker>, Option<String>, Option<usize>);
+
+fn workers_of(job: &BlurJob) -> anyhow::Result<Workers> {
+    if let Some(found) = devices::found_as_batch_starts(&job.device, job.pipeline) {
+        return Ok((
+            vec![Worker::finding(found.choice, job)],
+            None,
+            found.warm_ups,
+        ));
+    }
+    let (targets, note) = devices::choose_devices(&job.device, job.pipeline)?;
+    Ok((workers_for(targets, job), note, None))
 }
 
 /// One worker per target. Each opens its device's context on its own thread as the batch
@@ -260,8 +293,8 @@ fn workers_for(targets: Vec<Option<Target>>, job: &BlurJob) -> Vec<Worker> {
 }
 
 impl Worker {
-    /// The one worker of a batch whose device is looked for on its thread as the batch starts;
-    /// it blurs as a GPU's path does (`Pipeline::BLOCKED`) until it knows the device's.
+    /// The one worker of a batch whose device is looked for on its thread as the batch starts,
+    /// on the blocked pipeline (`devices::found_as_batch_starts`).
     fn finding(choice: DeviceChoice, job: &BlurJob) -> Worker {
         Worker {
             index: 0,
@@ -281,6 +314,7 @@ pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
         out_dir,
         workers,
         device_note,
+        warm_up_limit,
         mask_file,
         journal,
         made,
@@ -319,8 +353,8 @@ pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
     let selects = mask_file.is_some() || job.blur.mask.active();
     let staging = staging_for(&workers, planes && !selects);
     let image_plan = ImagePlan::new(&job.blur);
-    let looked_for = workers.iter().any(|w| w.find.is_some());
-    let warming_up = AtomicBool::new(looked_for);
+    let warming_up = AtomicBool::new(workers.iter().any(|w| w.find.is_some()));
+    let (warm_up_claims, warmed_up) = (AtomicUsize::new(0), AtomicUsize::new(0));
     let mut shared = Shared {
         job,
         plan: &image_plan,
@@ -339,6 +373,9 @@ pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
         journal: journal.as_ref(),
         made: made.as_ref(),
         warming_up: &warming_up,
+        warm_up_limit,
+        warm_up_claims: &warm_up_claims,
+        warmed_up: &warmed_up,
     };
     // TIFF stacks keep every page, CMYK files their inks: each is blurred whole, one at a time
     // after the rest (`stacks`).
@@ -361,12 +398,9 @@ pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
     let not_started = total.saturating_sub(records.len() - planned);
     let total_s = t_total.elapsed().as_secs_f64();
     let mut summary = Summary::of(records, not_started, total_s, interrupted);
-    let warm_up_note = summarise_workers(
-        &mut summary,
-        (names, asked),
-        (backends, stopped),
-        looked_for,
-    );
+    let warmed_up = warmed_up.load(Ordering::Relaxed);
+    let warm_up_note =
+        summarise_workers(&mut summary, (names, asked), (backends, stopped), warmed_up);
     summary.notes = (device_note.into_iter())
         .chain(warm_up_note)
         .chain(encoder_notes)
@@ -376,14 +410,15 @@ pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
 
 /// The summary's devices, each worker's under the name of the device it found (a device never
 /// found keeps the name it was asked for by, and stderr has said why); returns the note on the
-/// images the codec lanes blurred while a device was looked for (`looked_for`) and opened.
+/// `warmed_up` images the codec lanes blurred while the device was looked for and opened,
+/// where it was.
 fn summarise_workers(
     summary: &mut Summary,
     (names, asked): (Vec<OnceLock<String>>, Vec<String>),
     (backends, stopped): (Vec<Backend>, Vec<Option<String>>),
-    looked_for: bool,
+    warmed_up: usize,
 ) -> Option<String> {
-    let found = names.iter().all(|n| n.get().is_some());
+    let opened = names.iter().all(|n| n.get().is_some()) && stopped.iter().all(Option::is_none);
     let names = names
         .into_iter()
         .zip(asked)
@@ -401,14 +436,9 @@ fn summarise_workers(
         .map(|d| d.device.as_str())
         .collect::<Vec<_>>()
         .join(" + ");
-    let warm_up = summary
-        .files
-        .iter()
-        .filter(|r| r.outcome == Outcome::Blurred && r.worker.is_none())
-        .count();
-    (looked_for && found && warm_up > 0).then(|| {
+    (opened && warmed_up > 0).then(|| {
         format!(
-            "{warm_up} of {} images were blurred on the built-in Rust path while {} was \
+            "{warmed_up} of {} images were blurred on the built-in Rust path while {} was \
              looked for and opened",
             summary.blurred, summary.device
         )
@@ -606,11 +636,10 @@ fn codec_lane(
             false => task_rx.try_recv().ok(),
         };
         let Some(task) = task else { break };
-        let decoded = match load::decode_task(shared, keep, task) {
-            Ok(decoded) if !shared.warming_up.load(Ordering::Acquire) => decoded,
-            // A failure's record, or an image this lane blurs while the device is looked for.
-            done => {
-                let _ = rec_tx.send(done.map_or_else(|failed| *failed, |d| warm_up(shared, d)));
+        let decoded = match decode_or_warm_up(shared, keep, task) {
+            Ok(decoded) => decoded,
+            Err(record) => {
+                let _ = rec_tx.send(*record);
                 continue;
             }
         };
@@ -646,6 +675,25 @@ fn codec_lane(
     }
 }
 
+/// A file decoded as its device's path takes it (`keep`), or its record where it failed or the
+/// lane blurred it itself while the device is looked for and opened (`Shared::warms_up`:
+/// decoded as the Rust path takes it).
+fn decode_or_warm_up(
+    shared: &Shared,
+    keep: Keep,
+    task: Task,
+) -> Result<DecodedTask, Box<FileRecord>> {
+    let warm = shared.warms_up();
+    let keep = match warm {
+        true => shared.plan.path_keep(None),
+        false => keep,
+    };
+    match load::decode_task(shared, keep, task) {
+        Ok(decoded) if !warm => Ok(decoded),
+        done => Err(done.map_or_else(|failed| failed, |d| Box::new(warm_up(shared, d)))),
+    }
+}
+
 /// An image a codec lane blurs itself, on the Rust path and its own core, as a Rust-path
 /// batch's lane does, while the device is still being looked for and opened; its record.
 fn warm_up(shared: &Shared, decoded: DecodedTask) -> FileRecord {
@@ -653,8 +701,12 @@ fn warm_up(shared: &Shared, decoded: DecodedTask) -> FileRecord {
         index: WARM_UP,
         keep: shared.plan.path_keep(None),
     };
-    blur_task(rust, None, shared, decoded)
-        .map_or_else(|failed| *failed, |(b, _)| encode_task(shared, b))
+    let record = blur_task(rust, None, shared, decoded)
+        .map_or_else(|failed| *failed, |(b, _)| encode_task(shared, b));
+    if record.outcome == Outcome::Blurred {
+        shared.warmed_up.fetch_add(1, Ordering::Relaxed);
+    }
+    record
 }
 
 /// The progress bar's rate and the file being worked on.
