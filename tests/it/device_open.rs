@@ -169,5 +169,7 @@ fn device_gpu_in_a_batch_is_refused_without_a_gpu_runtime_and_looked_for_with_on
     assert_eq!(v["blurred"], 12, "{v}");
     let stopped = v["devices"][0]["stopped"].as_str().unwrap_or("");
     assert!(stopped.starts_with("no device was found"), "{v}");
+    // The codec lanes blurred every image themselves, none the worker's one thread.
+    assert_eq!(v["devices"][0]["images"], 0, "{v}");
     common::assert_same_files(&looked, rust.path(), "--device gpu, no GPU found");
 }

@@ -20,8 +20,12 @@ pub(super) fn device_stage(
     rec_fail: Sender<FileRecord>,
 ) -> Option<String> {
     let (opened, keep) = open_device(worker, shared);
-    // Whatever came of it, the codec lanes hand their images to the devices from now on.
-    shared.warming_up.store(false, Ordering::Release);
+    // A device looked for as the batch starts and not there: the lanes go on blurring every
+    // image themselves. Else they hand their images to the devices from now on.
+    if opened.is_err() && worker.find.is_some() {
+        shared.warm_up.no_device.store(true, Ordering::Release);
+    }
+    shared.warm_up.looking.store(false, Ordering::Release);
     let (device, mut stopped) = match opened {
         Ok(device) => (device, None),
         Err(what) => {

@@ -17,7 +17,7 @@ use super::journal::Journal;
 use super::made_with::{self, SettingsLog};
 use super::plan::{self, Task};
 use super::stacks;
-use super::summary::{FileRecord, Outcome, Summary, WorkerSummary};
+use super::summary::{FileRecord, Summary, WorkerSummary};
 use super::BatchJob;
 use crossbeam_channel::{bounded, unbounded, Receiver, Select, SendError, Sender};
 use gblur::command::devices::ClError;
@@ -39,6 +39,8 @@ use device::device_stage;
 mod encode;
 use encode::encode_task;
 mod load;
+mod warm_up;
+use warm_up::{decode_or_warm_up, WarmUp, WARM_UP};
 
 /// Depth of each queue between stages. It stays 2 whatever the number of device workers: each
 /// worker holds the one image it is blurring, so memory grows by one image per device.
@@ -84,10 +86,6 @@ struct BlurredTask {
     /// Where the device left the blurred planes, if it used pinned memory.
     staging: Option<Staging>,
 }
-
-/// The worker index of the images the codec lanes blur themselves while a device is looked for
-/// and opened (`Shared::warming_up`): their records name no worker.
-const WARM_UP: usize = usize::MAX;
 
 /// Which worker blurs an image, and what its path blurs as decoded.
 #[derive(Clone, Copy)]
@@ -161,26 +159,8 @@ struct Shared<'a> {
     journal: Option<&'a Journal>,
     /// What settings made each output (every batch but an in-place one).
     made: Option<&'a SettingsLog>,
-    /// True while a worker looks for its device and opens it as the batch starts: the codec
-    /// lanes then blur what they decode on the Rust path themselves (`warms_up`).
-    warming_up: &'a AtomicBool,
-    /// The test hook's split instead (`FoundAsBatchStarts::warm_ups`): the lanes blur this
-    /// many images themselves, counted by `warm_up_claims`, whatever the device's state.
-    warm_up_limit: Option<usize>,
-    warm_up_claims: &'a AtomicUsize,
-    /// The images the lanes blurred themselves.
-    warmed_up: &'a AtomicUsize,
-}
-
-impl Shared<'_> {
-    /// Whether the next image a codec lane takes is one it blurs itself, on the Rust path,
-    /// while the device is looked for and opened.
-    fn warms_up(&self) -> bool {
-        match self.warm_up_limit {
-            Some(n) => self.warm_up_claims.fetch_add(1, Ordering::Relaxed) < n,
-            None => self.warming_up.load(Ordering::Acquire),
-        }
-    }
+    /// The codec lanes' own blurring while a device is looked for as the batch starts.
+    warm_up: &'a WarmUp,
 }
 
 /// The checked folders, devices and files of a batch.
@@ -353,8 +333,7 @@ pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
     let selects = mask_file.is_some() || job.blur.mask.active();
     let staging = staging_for(&workers, planes && !selects);
     let image_plan = ImagePlan::new(&job.blur);
-    let warming_up = AtomicBool::new(workers.iter().any(|w| w.find.is_some()));
-    let (warm_up_claims, warmed_up) = (AtomicUsize::new(0), AtomicUsize::new(0));
+    let warm_up = WarmUp::new(workers.iter().any(|w| w.find.is_some()), warm_up_limit);
     let mut shared = Shared {
         job,
         plan: &image_plan,
@@ -372,10 +351,7 @@ pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
         staging,
         journal: journal.as_ref(),
         made: made.as_ref(),
-        warming_up: &warming_up,
-        warm_up_limit,
-        warm_up_claims: &warm_up_claims,
-        warmed_up: &warmed_up,
+        warm_up: &warm_up,
     };
     // TIFF stacks keep every page, CMYK files their inks: each is blurred whole, one at a time
     // after the rest (`stacks`).
@@ -398,7 +374,7 @@ pub fn run(job: &BatchJob) -> Result<Summary, JobError> {
     let not_started = total.saturating_sub(records.len() - planned);
     let total_s = t_total.elapsed().as_secs_f64();
     let mut summary = Summary::of(records, not_started, total_s, interrupted);
-    let warmed_up = warmed_up.load(Ordering::Relaxed);
+    let warmed_up = warm_up.done.load(Ordering::Relaxed);
     let warm_up_note =
         summarise_workers(&mut summary, (names, asked), (backends, stopped), warmed_up);
     summary.notes = (device_note.into_iter())
@@ -673,40 +649,6 @@ fn codec_lane(
     for b in enc_rx.iter() {
         encode(b);
     }
-}
-
-/// A file decoded as its device's path takes it (`keep`), or its record where it failed or the
-/// lane blurred it itself while the device is looked for and opened (`Shared::warms_up`:
-/// decoded as the Rust path takes it).
-fn decode_or_warm_up(
-    shared: &Shared,
-    keep: Keep,
-    task: Task,
-) -> Result<DecodedTask, Box<FileRecord>> {
-    let warm = shared.warms_up();
-    let keep = match warm {
-        true => shared.plan.path_keep(None),
-        false => keep,
-    };
-    match load::decode_task(shared, keep, task) {
-        Ok(decoded) if !warm => Ok(decoded),
-        done => Err(done.map_or_else(|failed| failed, |d| Box::new(warm_up(shared, d)))),
-    }
-}
-
-/// An image a codec lane blurs itself, on the Rust path and its own core, as a Rust-path
-/// batch's lane does, while the device is still being looked for and opened; its record.
-fn warm_up(shared: &Shared, decoded: DecodedTask) -> FileRecord {
-    let rust = Lane {
-        index: WARM_UP,
-        keep: shared.plan.path_keep(None),
-    };
-    let record = blur_task(rust, None, shared, decoded)
-        .map_or_else(|failed| *failed, |(b, _)| encode_task(shared, b));
-    if record.outcome == Outcome::Blurred {
-        shared.warmed_up.fetch_add(1, Ordering::Relaxed);
-    }
-    record
 }
 
 /// The progress bar's rate and the file being worked on.
