@@ -177,45 +177,47 @@ fn discover() -> Option<Vec<DeviceInfo>> {
     Some(out)
 }
 
-/// Whether an OpenCL runtime other than PoCL's is registered with the ICD loader (in
-/// `/etc/OpenCL/vendors`, or the folder or file OCL_ICD_VENDORS names): a GPU may be behind it,
+/// The ICD loader's folder of registered OpenCL runtimes.
+const VENDORS: &str = "/etc/OpenCL/vendors";
+
+/// The runtimes registered in `place`: the `.icd` files of a vendors folder, or `place` itself
+/// where it is one. Each names a runtime's library.
+fn icd_files(place: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let files = match std::fs::read_dir(place) {
+        Ok(entries) => entries.flatten().map(|e| e.path()).collect(),
+        Err(_) => vec![place.to_path_buf()],
+    };
+    let icd = |f: &std::path::PathBuf| f.extension().is_some_and(|x| x == "icd");
+    files.into_iter().filter(icd).collect()
+}
+
+/// Whether an OpenCL runtime other than PoCL's is registered with the ICD loader (in the
+/// vendors folder, or the folder or file OCL_ICD_VENDORS names): a GPU may be behind it,
 /// which only loading the driver tells.
 pub fn gpu_runtime_registered() -> bool {
-    let place = std::env::var_os("OCL_ICD_VENDORS")
-        .map_or_else(|| "/etc/OpenCL/vendors".into(), std::path::PathBuf::from);
-    let files: Vec<std::path::PathBuf> = match std::fs::read_dir(&place) {
-        Ok(entries) => entries.flatten().map(|e| e.path()).collect(),
-        Err(_) => vec![place],
-    };
-    files.iter().any(|f| {
-        f.extension().is_some_and(|x| x == "icd")
-            && std::fs::read_to_string(f)
-                .is_ok_and(|library| !library.to_ascii_lowercase().contains("pocl"))
+    let place: std::path::PathBuf =
+        std::env::var_os("OCL_ICD_VENDORS").map_or_else(|| VENDORS.into(), Into::into);
+    icd_files(&place).iter().any(|f| {
+        std::fs::read_to_string(f)
+            .is_ok_and(|library| !library.to_ascii_lowercase().contains("pocl"))
     })
 }
 
 /// Whether every OpenCL runtime registered with the ICD loader is PoCL, which (as Debian and
 /// most distributions build it) drives only the CPU. Loading a runtime maps its libraries
 /// (PoCL brings LLVM: about 60 MB), so `auto` skips that when no runtime could offer a GPU.
-/// Unknown layouts (OCL_ICD_VENDORS set, no vendors folder) answer false.
+/// Unknown layouts (OCL_ICD_VENDORS set, no vendors folder) answer false, and so does a
+/// runtime whose file cannot be read.
 pub fn only_cpu_runtimes() -> bool {
     if std::env::var_os("OCL_ICD_VENDORS").is_some() {
         return false;
     }
-    let Ok(entries) = std::fs::read_dir("/etc/OpenCL/vendors") else {
-        return false;
-    };
-    let mut any = false;
-    for e in entries.flatten() {
-        if e.path().extension().is_some_and(|x| x == "icd") {
-            any = true;
-            let library = std::fs::read_to_string(e.path()).unwrap_or_default();
-            if !library.to_ascii_lowercase().contains("pocl") {
-                return false;
-            }
-        }
-    }
-    any
+    let files = icd_files(std::path::Path::new(VENDORS));
+    !files.is_empty()
+        && files.iter().all(|f| {
+            let library = std::fs::read_to_string(f).unwrap_or_default();
+            library.to_ascii_lowercase().contains("pocl")
+        })
 }
 
 /// `GBLUR_MAX_ALLOC_MIB`: a test hook that lowers every device's CL_DEVICE_MAX_MEM_ALLOC_SIZE,
