@@ -56,7 +56,7 @@ pub trait Codec: Sync {
         Ok(Err(format!("it does not stream {}", self.name())))
     }
 
-    // ImageToEncode whole.
+    // Encoding whole.
 
     /// The colour types its encoder takes; empty where gblur does not write the format.
     fn writable(&self) -> &'static [ColorType] {
@@ -81,7 +81,7 @@ pub trait Codec: Sync {
         Err(format!("gblur does not write {}", self.name()))
     }
 
-    // ImageToEncode by rows.
+    // Encoding by rows.
 
     /// Whether the strip engine writes it row by row (`write_rows`).
     fn writes_rows(&self) -> bool {

@@ -108,7 +108,6 @@ impl super::format::Codec for Ico {
         keep_alpha_over_mask(reader, &mut decoded.image);
         Ok(decoded)
     }
-
 }
 
 #[cfg(test)]

@@ -31,5 +31,4 @@ impl Codec for Jxl {
             ..DecodedFile::new(image, JXL, meta)
         })
     }
-
 }

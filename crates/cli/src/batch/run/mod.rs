@@ -116,14 +116,14 @@ impl Worker {
     }
 
     fn backend(&self) -> Backend {
-        match self.on_device() {
+        match self.has_device() {
             true => Backend::Opencl,
             false => Backend::Rust,
         }
     }
 
     /// Whether it blurs on a device (one it found, or one it looks for as the batch starts).
-    fn on_device(&self) -> bool {
+    fn has_device(&self) -> bool {
         self.target.is_some() || self.find.is_some()
     }
 }
@@ -424,7 +424,7 @@ fn summarise_workers(
 /// Pinned memory for the JPEG planes the codec lanes decode, where one device worker blurs
 /// them alone (`planes`: every worker blurs JPEG planes, and nothing is selected).
 fn staging_for(workers: &[Worker], planes: bool) -> Option<Arc<StagingPool>> {
-    let one_device = matches!(workers, [w] if w.on_device());
+    let one_device = matches!(workers, [w] if w.has_device());
     let threads = rayon::current_num_threads();
     (planes && one_device)
         .then(|| Arc::new(StagingPool::new(staging_slots(threads), STAGING_BYTES)))
@@ -566,7 +566,7 @@ fn staged<'scope, 'env>(
     // with a decoder and an encoder thread per core, the 32 threads of 16 cores kept a GPU
     // batch's device worker waiting for a core at every step.
     // On a few cores a core kept back costs the codecs more than the worker's waits do.
-    let devices = workers.iter().filter(|w| w.on_device()).count();
+    let devices = workers.iter().filter(|w| w.has_device()).count();
     let lanes = match threads >= 8 {
         true => threads.saturating_sub(devices).max(1),
         false => threads,
