@@ -29,6 +29,7 @@ mod derived;
 
 use super::gaussian::check_sigma;
 use super::Error;
+use crate::cpu::axis::steps::Step;
 use crate::cpu::axis::{self, AxisFilter};
 use crate::filter::derivative::MAX_ORDER;
 use crate::filter::gaussian::FIR_BELOW_SIGMA;
@@ -319,22 +320,34 @@ impl Filter {
     /// ```
     pub fn apply<T: Element>(&self, data: &mut [T], shape: &[usize]) -> Result<(), Error> {
         let filters = self.checked::<T>(data.len(), data.len(), shape)?;
-        let active: Vec<usize> = (0..filters.len())
-            .filter(|&a| filters[a].is_some())
-            .collect();
-        let f = |a: usize| filters[a].as_ref().expect("active axes have filters");
-        if T::FLOAT || active.len() <= 1 {
-            for &a in &active {
-                axis::filter_axis_in_place(data, shape, a, f(a));
+        let between = if T::FLOAT {
+            size_of::<T>()
+        } else {
+            size_of::<f32>()
+        };
+        let steps = steps(&filters, shape, between);
+        if T::FLOAT || matches!(steps[..], [] | [Step::Axis(_)]) {
+            for step in steps {
+                step.in_place(data, shape, &filters);
             }
             return Ok(());
         }
-        let mut work: Vec<f32> = data.iter().map(|&v| v.load()).collect();
-        let (&last, rest) = active.split_last().expect("more than one axis");
-        for &a in rest {
-            axis::filter_axis_in_place(&mut work, shape, a, f(a));
+        // Integers: the steps in f32, rounded once into `data` by the last.
+        let mut work = vec![0f32; data.len()];
+        let (last, rest) = steps.split_last().expect("a step at least");
+        match rest.split_first() {
+            Some((first, middle)) => {
+                first.run(data, &mut work, shape, &filters);
+                for step in middle {
+                    step.in_place(&mut work, shape, &filters);
+                }
+            }
+            None => work
+                .iter_mut()
+                .zip(data.iter())
+                .for_each(|(w, &v)| *w = v.load()),
         }
-        axis::filter_axis(&work, data, shape, last, f(last));
+        last.out_of(&mut work, data, shape, &filters);
         Ok(())
     }
 
@@ -357,35 +370,34 @@ impl Filter {
         shape: &[usize],
     ) -> Result<(), Error> {
         let filters = self.checked::<D>(input.len(), output.len(), shape)?;
-        let active: Vec<usize> = (0..filters.len())
-            .filter(|&a| filters[a].is_some())
-            .collect();
-        let Some((&first, rest)) = active.split_first() else {
+        let between = if D::FLOAT {
+            size_of::<D>()
+        } else {
+            size_of::<f32>()
+        };
+        let steps = steps(&filters, shape, between);
+        let Some((first, rest)) = steps.split_first() else {
             for (o, &i) in output.iter_mut().zip(input) {
                 *o = D::store(i.load());
             }
             return Ok(());
         };
-        let f = |a: usize| filters[a].as_ref().expect("active axes have filters");
-        if rest.is_empty() {
-            axis::filter_axis(input, output, shape, first, f(first));
-            return Ok(());
-        }
-        if D::FLOAT {
-            // Float output: the first axis from the input, the rest in place.
-            axis::filter_axis(input, output, shape, first, f(first));
-            for &a in rest {
-                axis::filter_axis_in_place(output, shape, a, f(a));
+        if D::FLOAT || rest.is_empty() {
+            // The first step from the input, the rest in place.
+            first.run(input, output, shape, &filters);
+            for step in rest {
+                step.in_place(output, shape, &filters);
             }
             return Ok(());
         }
+        // Integers: the steps in f32, rounded once into `output` by the last.
         let mut work = vec![0f32; input.len()];
-        axis::filter_axis(input, &mut work, shape, first, f(first));
-        let (&last, middle) = rest.split_last().expect("rest is not empty");
-        for &a in middle {
-            axis::filter_axis_in_place(&mut work, shape, a, f(a));
+        first.run(input, &mut work, shape, &filters);
+        let (last, middle) = rest.split_last().expect("rest is not empty");
+        for step in middle {
+            step.in_place(&mut work, shape, &filters);
         }
-        axis::filter_axis(&work, output, shape, last, f(last));
+        last.out_of(&mut work, output, shape, &filters);
         Ok(())
     }
 
@@ -590,4 +602,13 @@ pub(crate) fn crop_into<D: Element>(
                 *o = D::store(v);
             }
         });
+}
+
+/// The steps that filter the axes `filters` names (None: left alone) through an array of
+/// `shape`, held between steps in samples of `between` bytes, on the current pool's threads.
+fn steps(filters: &[Option<AxisFilter>], shape: &[usize], between: usize) -> Vec<Step> {
+    let active: Vec<usize> = (0..filters.len())
+        .filter(|&a| filters[a].is_some())
+        .collect();
+    axis::steps::steps(&active, shape, between, rayon::current_num_threads())
 }

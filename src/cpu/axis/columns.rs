@@ -2,11 +2,11 @@
 //! row by row, and the anticausal half writes each finished row straight to the array, so the
 //! scratch (larger than the core's cache for long lines) is walked twice instead of four times.
 
-use super::{load16, prefetch, store_block, Block, Element, Item, AHEAD, LANES, V};
+use super::{load16, prefetch, store_block, Block, Element, Item, LANES, V};
 use crate::cpu::banded::sections::{Coef, Sections};
 use crate::cpu::lanes::Isa;
 
-/// Row `k` of an item of columns into `row` (one vector per block), the row `AHEAD` of it
+/// Row `k` of an item of columns into `row` (one vector per block), the row `item.ahead` of it
 /// asked for.
 ///
 /// # Safety
@@ -18,8 +18,8 @@ pub(super) unsafe fn load_row<S: Element>(src: *const S, item: Item<'_>, k: usiz
         let Block::Columns { start, lanes } = block else {
             unreachable!("an item's blocks are of one kind")
         };
-        if k + AHEAD < lines.n {
-            let ahead = src.add(start + (k + AHEAD) * lines.inner);
+        if k + item.ahead < lines.n {
+            let ahead = src.add(start + (k + item.ahead) * lines.inner);
             prefetch(ahead, lanes * std::mem::size_of::<S>());
         }
         let p = src.add(start + k * lines.inner);
@@ -95,7 +95,7 @@ pub(super) unsafe fn anticausal_scatter<D: Element, I: Isa, const G: usize>(
                 0 => V::ZERO,
                 _ => x[j * G + g] - x[(j - 1) * G + g],
             };
-            let ahead = j.checked_sub(AHEAD);
+            let ahead = j.checked_sub(item.ahead);
             store_block(dst, block, lines, (j, ahead), o);
         }
     }

@@ -183,3 +183,65 @@ fn a_nan_in_long_columns_spoils_its_footprint_as_along_rows() {
     assert!(down[1234 * w + 17].is_nan() && !down[1200 * w + 17].is_nan());
     assert!(down.iter().filter(|v| v.is_nan()).count() == 25, "the footprint alone");
 }
+
+/// The last two axes plane by plane give bit for bit what the same axes give one after the
+/// other through the whole array: in place, from a source, and through an f32 array into
+/// integers, every mode, both filters, partial blocks of rows and columns in each plane.
+#[test]
+fn planes_give_the_samples_of_one_axis_after_the_other() {
+    use super::planes::{filter_planes, filter_planes_through};
+    for shape in [vec![9, 37, 23], vec![2, 3, 16, 70], vec![4, 5, 130]] {
+        let len: usize = shape.iter().product();
+        let d = shape.len();
+        let data = noise(len, 3 * len as u32);
+        for edge in EVERY_MODE {
+            for (sigma, method) in [(3.0, Method::Auto), (1.2, Method::Auto)] {
+                let (fa, fb) = (filter(sigma, method, edge), filter(sigma + 2.0, method, edge));
+                let mut want = vec![0f32; len];
+                filter_axis(&data, &mut want, &shape, d - 2, &fa);
+                filter_axis_in_place(&mut want, &shape, d - 1, &fb);
+                let mut in_place = data.clone();
+                filter_planes::<f32, f32>(None, &mut in_place, &shape, &fa, &fb);
+                assert!(in_place == want, "{shape:?} {edge:?} σ {sigma} in place");
+                let mut into = vec![0f32; len];
+                filter_planes(Some(&data), &mut into, &shape, &fa, &fb);
+                assert!(into == want, "{shape:?} {edge:?} σ {sigma} from a source");
+
+                let bytes: Vec<u8> = data.iter().map(|v| (v * 255.0) as u8).collect();
+                let mut work = vec![0f32; len];
+                filter_axis(&bytes, &mut work, &shape, d - 2, &fa);
+                let mut want = vec![0u8; len];
+                filter_axis(&work, &mut want, &shape, d - 1, &fb);
+                let mut work = vec![0f32; len];
+                let mut got = vec![0u8; len];
+                filter_planes_through(Some(&bytes), &mut work, &mut got, &shape, (&fa, &fb));
+                assert!(got == want, "{shape:?} {edge:?} σ {sigma} through f32 from u8");
+                let mut work: Vec<f32> = bytes.iter().map(|&v| v as f32).collect();
+                let mut got = vec![0u8; len];
+                filter_planes_through::<f32, u8>(None, &mut work, &mut got, &shape, (&fa, &fb));
+                assert!(got == want, "{shape:?} {edge:?} σ {sigma} through f32 in place");
+            }
+        }
+    }
+}
+
+/// Plane by plane where the planes fit the cache and every thread has several; never for a
+/// single plane (an image), large planes or too few of them.
+#[test]
+fn planes_are_taken_where_they_fit_and_feed_every_thread() {
+    use super::planes::by_planes;
+    use super::steps::{steps, Step};
+    assert!(by_planes(&[256, 512, 512], 4, 16));
+    assert!(by_planes(&[512, 512, 512], 4, 16));
+    assert!(by_planes(&[8, 8, 512, 512], 4, 8));
+    assert!(!by_planes(&[8192, 8192], 4, 1), "one plane");
+    assert!(!by_planes(&[64, 2048, 2048], 4, 2), "planes past the cache");
+    assert!(!by_planes(&[32, 512, 512], 4, 16), "two planes a thread");
+    assert!(!by_planes(&[256, 1024, 1024], 8, 16), "f64 planes past the cache");
+    let shape = [256, 512, 512];
+    assert_eq!(steps(&[0, 1, 2], &shape, 4, 16), [Step::Axis(0), Step::Planes(1, 2)]);
+    assert_eq!(steps(&[1, 2], &shape, 4, 16), [Step::Planes(1, 2)]);
+    assert_eq!(steps(&[0, 2], &shape, 4, 16), [Step::Axis(0), Step::Axis(2)]);
+    assert_eq!(steps(&[0, 1], &shape, 4, 16), [Step::Axis(0), Step::Axis(1)]);
+    assert_eq!(steps(&[0, 1, 2], &shape, 4, 64), [Step::Axis(0), Step::Axis(1), Step::Axis(2)]);
+}
