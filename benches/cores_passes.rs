@@ -147,6 +147,32 @@ fn main() {
             );
             print("banded RGB8 4000x3000 s5", n, &parts);
 
+            let (kx, ky) = (
+                banded::Axis::of(&blur.x).expect("recursive at sigma 5"),
+                banded::Axis::of(&blur.y).expect("recursive at sigma 5"),
+            );
+            let px = banded::Pixels {
+                channels: 3,
+                alpha: false,
+                linear: None,
+                mix: None,
+                sharpen: None,
+            };
+            let src = rgb.as_bytes();
+            let mut out = vec![0u8; src.len()];
+            let parts = timed(
+                rounds,
+                &mut out,
+                |_| {},
+                |o| {
+                    banded::blur_axes_into(src, o, (w, h), &px, (Some(kx), Some(ky)))
+                        .into_iter()
+                        .map(|p| (p.name.to_string(), p.ms))
+                        .collect()
+                },
+            );
+            print("banded RGB8 into another", n, &parts);
+
             let mut p = huge(&plane);
             let k = banded::Axis::of(&blur.x).expect("recursive at sigma 5");
             let parts = timed(

@@ -45,6 +45,7 @@
 mod columns;
 mod columns_only;
 mod exact;
+mod groups;
 mod rows;
 mod samples;
 pub(crate) mod sections;
@@ -57,20 +58,20 @@ pub use exact::{summarise_streamed, ColumnStates};
 pub use samples::{luma, Pixels, Sample, Unsharp};
 pub use window::{blur_streamed, spilled_plan, two_pass_bytes, two_pass_plan, StripPlan};
 
-use crate::cpu::lanes::{LANES, V};
+use crate::cpu::lanes::LANES;
 use crate::cpu::reference::CpuPass;
 use crate::filter::gaussian::SECTION_FLOATS;
 use crate::filter::{Blur2d, LineFilter};
 use crate::pixels::planar::Planar;
 use crate::pixels::srgb_to_linear;
 use crate::pixels::dispatch::{each_buffer};
-use columns::{group_columns, strip_chunks, Strips};
+use columns::{strip_chunks, Strips};
 use image::DynamicImage;
 use rayon::prelude::*;
-use rows::{band_rows, BandScratch};
 use samples::Rows;
 use sections::Coef;
 use std::time::Instant;
+use groups::Groups;
 use summaries::{band_states, BandSums};
 
 /// Vectors per column work item: four independent recurrences per row hide the FMA latency.
@@ -193,49 +194,43 @@ fn blur_axes<T: Sample>(
     };
     let summaries_ms = ms(t);
 
-    let (mut columns_ms, mut rows_ms) = (0.0, 0.0);
-    let mut carry = vec![V::ZERO; chunks * CARRY];
-    // The columns' state is carried from band to band; their rows need no state from
-    // another band. A band holds `band / LANES` work items of rows (8), too few for many
-    // threads: `at_once` bands' columns run into a scratch each (every strip down the bands
-    // in turn, the strips in parallel), then all their rows together. Each parallel loop
-    // waits on its slowest item, so fewer, fuller loops: on 16 threads, 12 MP RGB8, 0.57–0.95
-    // times the time of a loop per band in paired rounds (docs/BENCHMARKS.md). Where one band
-    // has work enough (4 threads or fewer), one band's scratch.
-    let at_once = rayon::current_num_threads()
-        .div_ceil(4)
-        .clamp(1, MOST_BANDS_AT_ONCE)
-        .min(bands);
-    let per_band = chunks * band * VECS;
-    let mut scratch = crate::memory::huge_vec(at_once * per_band, V::ZERO);
-    for first in (0..bands).step_by(at_once) {
-        let last = (first + at_once).min(bands);
-        let t = Instant::now();
+    let groups = Groups {
+        bands,
+        at_once: rayon::current_num_threads()
+            .div_ceil(4)
+            .clamp(1, MOST_BANDS_AT_ONCE)
+            .min(bands),
+        per_band: chunks * band * VECS,
+        strips,
+        width,
+    };
+    let k = (kx.as_ref(), ky.as_ref());
+    // Several bands at once (more than 4 threads), from another buffer: each group's rows
+    // beside the next group's columns (`Groups::overlapped`).
+    if let (Some(src), true) = (src, groups.at_once > 1) {
         let img = Rows {
-            data: src.unwrap_or(&*data),
+            data: src,
             stride,
             height,
         };
-        let rows = ((first * band, (first + 1) * band), last - first);
-        let starts = (&states[..], &mut carry[..]);
-        let scratch = &mut scratch[..(last - first) * per_band];
-        group_columns(img, rows, strips, px, ky.as_ref(), starts, scratch, first == 0);
-        columns_ms += ms(t);
-
-        let t = Instant::now();
-        let rows = &mut data[first * band * stride..(last * band).min(height) * stride];
-        let bands = BandScratch {
-            data: scratch,
-            chunks,
-        };
-        rows_of_bands(rows, bands, (first * band, width), px, kx.as_ref());
-        rows_ms += ms(t);
+        let (columns_ms, rest_ms) = groups.overlapped(img, data, px, k, &states);
+        return vec![
+            CpuPass { name: "column summaries (y)", ms: summaries_ms },
+            CpuPass { name: "columns (y) of the first bands", ms: columns_ms },
+            CpuPass { name: "rows (x), the next bands' columns (y) beside them", ms: rest_ms },
+        ];
     }
-    // A pass that only moves samples is named for what it does.
+    let (columns_ms, rows_ms) = groups.in_turn(src, data, px, k, &states);
+    named_passes(ky.is_some(), kx.is_some(), [summaries_ms, columns_ms, rows_ms])
+}
+
+/// The passes' times, each named for what it did: a pass that only moves samples is named
+/// for that.
+fn named_passes(ky: bool, kx: bool, [summaries, columns, rows]: [f64; 3]) -> Vec<CpuPass> {
     let passes = [
-        (ky.is_some(), "column summaries (y)", summaries_ms),
-        (true, if ky.is_some() { "columns (y)" } else { "bands in (y left alone)" }, columns_ms),
-        (true, if kx.is_some() { "rows (x)" } else { "bands out (x left alone)" }, rows_ms),
+        (ky, "column summaries (y)", summaries),
+        (true, if ky { "columns (y)" } else { "bands in (y left alone)" }, columns),
+        (true, if kx { "rows (x)" } else { "bands out (x left alone)" }, rows),
     ];
     passes
         .into_iter()
@@ -266,35 +261,6 @@ fn one_axis<T: Sample>(
     };
     let ms = t.elapsed().as_secs_f64() * 1e3;
     Some(CpuPass { name, ms })
-}
-
-/// The rows pass of consecutive bands at once, each band (`BAND_ROWS` rows of `rows`, which
-/// start at image row `r0`) from its own part of `scratch`.
-fn rows_of_bands<T: Sample>(
-    rows: &mut [T],
-    scratch: BandScratch,
-    (r0, width): (usize, usize),
-    px: &Pixels,
-    kx: Option<&Coef>,
-) {
-    let stride = width * px.channels;
-    let per_band = scratch.chunks * BAND_ROWS * VECS;
-    rows.par_chunks_mut(BAND_ROWS * stride)
-        .zip(scratch.data.par_chunks(per_band))
-        .enumerate()
-        .for_each(|(i, (rows, data))| {
-            let first = r0 + i * BAND_ROWS;
-            let last = first + rows.len() / stride;
-            let bs = BandScratch {
-                data,
-                chunks: scratch.chunks,
-            };
-            let px = &Pixels {
-                mix: px.mix.map(|s| &s[first * width..last * width]),
-                ..*px
-            };
-            band_rows(bs, rows, width, px, kx);
-        });
 }
 
 /// Both axes' coefficient blocks, where both are recursive (the banded blur runs nothing else).
