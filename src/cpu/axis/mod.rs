@@ -486,7 +486,7 @@ fn filter_scratch<I: Isa, const G: usize>(
 /// is a page or more from the next, which the hardware prefetchers do not follow, and beyond
 /// what the memory controllers queue a request ahead waits or is dropped. On a 16-core Xeon
 /// at 16 threads, 2 KiB a thread (4 rows of 128 f32 columns) took 0.81 times the time of 8 KiB
-/// on the first axis of f32 512³, 0.92 times on f32 8192²; on 2 cores of an EPYC, 8 KiB a
+/// on the first axis of f32 512³, 0.91 times on f32 8192²; on 2 cores of an EPYC, 8 KiB a
 /// thread was the faster (2 KiB: 1.07 times as long).
 const AHEAD_BYTES: usize = 32 << 10;
 
