@@ -60,8 +60,10 @@ fn every_axis_of_every_shape_matches_the_extended_reference() {
         vec![5, 3, 40],
         vec![4, 33, 3],
         vec![2, 17, 18],
-        // Items of `WIDE` column blocks, the last one short.
+        // Items of `WIDEST` column blocks, the last one short; of `WIDE` (columns too long
+        // for `WIDEST`'s scratch).
         vec![3, 9, 130],
+        vec![600, 1100],
     ] {
         let len: usize = shape.iter().product();
         let data = noise(len, len as u32);
@@ -244,4 +246,15 @@ fn planes_are_taken_where_they_fit_and_feed_every_thread() {
     assert_eq!(steps(&[0, 2], &shape, 4, 16), [Step::Axis(0), Step::Axis(2)]);
     assert_eq!(steps(&[0, 1], &shape, 4, 16), [Step::Axis(0), Step::Axis(1)]);
     assert_eq!(steps(&[0, 1, 2], &shape, 4, 64), [Step::Axis(0), Step::Axis(1), Step::Axis(2)]);
+}
+
+/// A walk down columns asks for 2–16 rows ahead: 8 KiB a thread on few threads, 2 KiB on 16.
+#[test]
+fn rows_ahead_shrink_as_the_threads_share_the_memory() {
+    assert_eq!(ahead_rows(512, 16), 4, "128 f32 columns, 16 threads: 2 KiB");
+    assert_eq!(ahead_rows(512, 2), 16, "2 threads: 8 KiB");
+    assert_eq!(ahead_rows(1024, 8), 4, "8 threads: 4 KiB");
+    assert_eq!(ahead_rows(64, 16), 16, "at most 16 rows");
+    assert_eq!(ahead_rows(4096, 16), 2, "at least 2 rows");
+    assert_eq!(ahead_rows(256, 0), 16, "no threads counted as one");
 }
