@@ -63,12 +63,28 @@ impl Groups {
         let band = BAND_ROWS;
         let rows = ((first * band, (first + 1) * band), self.count(first));
         let scratch = &mut scratch[..self.count(first) * self.per_band];
-        group_columns(img, rows, self.strips, px, ky, (states, carry), scratch, first == 0);
+        group_columns(
+            img,
+            rows,
+            self.strips,
+            px,
+            ky,
+            (states, carry),
+            scratch,
+            first == 0,
+        );
     }
 
     /// The group starting at band `first`: its rows from `scratch` into `data` (the image).
-    fn rows<T: Sample>(&self, data: &mut [T], first: usize, px: &Pixels, kx: Option<&Coef>, scratch: &[V]) {
-        let stride = data.len() / self.height(data, px);
+    fn rows<T: Sample>(
+        &self,
+        data: &mut [T],
+        first: usize,
+        px: &Pixels,
+        kx: Option<&Coef>,
+        scratch: &[V],
+    ) {
+        let stride = self.width * px.channels;
         let (band, end) = (BAND_ROWS, (first + self.count(first)) * BAND_ROWS);
         let len = data.len();
         let rows = &mut data[first * band * stride..(end * stride).min(len)];
@@ -177,4 +193,3 @@ pub(super) fn rows_of_bands<T: Sample>(
             band_rows(bs, rows, width, px, kx);
         });
 }
-

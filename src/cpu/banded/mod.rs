@@ -66,12 +66,12 @@ use crate::pixels::planar::Planar;
 use crate::pixels::srgb_to_linear;
 use crate::pixels::dispatch::{each_buffer};
 use columns::{strip_chunks, Strips};
+use groups::Groups;
 use image::DynamicImage;
 use rayon::prelude::*;
 use samples::Rows;
 use sections::Coef;
 use std::time::Instant;
-use groups::Groups;
 use summaries::{band_states, BandSums};
 
 /// Vectors per column work item: four independent recurrences per row hide the FMA latency.
