@@ -9,6 +9,9 @@ use rayon::prelude::*;
 
 /// The most bytes a plane may hold (in the type it is filtered in) to go plane by plane: a
 /// plane and the items' scratch stay in a core's share of the caches between the two axes.
+/// `gaussian_filter` along the last two axes in one call against two (alternating, medians of
+/// 7): 1 MiB planes (f32 512³) 0.74 times the time on 16 threads of a Xeon and 0.79 on 2
+/// cores of an EPYC; 4 MiB planes (256×1024²) 0.98 and 0.90; 16 MiB planes, not taken, level.
 const PLANE_BYTES: usize = 4 << 20;
 
 /// The fewest planes to a thread: the planes are the only split, so fewer leave threads idle
