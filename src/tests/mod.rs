@@ -11,5 +11,6 @@ mod fuzz_regressions;
 mod jpeg_planes;
 mod non_finite;
 mod opencl_vs_reference;
+mod planes;
 mod program_cache;
 mod staged;

@@ -45,8 +45,22 @@ unsafe fn filter_planes_raw<S: Element, M: Element, D: Element>(
 ) {
     let d = shape.len();
     let (rows, cols) = (shape[d - 2], shape[d - 1]);
-    let along_rows = AxisPass::new::<S, M>(Lines { outer: 1, n: rows, inner: cols }, fa);
-    let along_cols = AxisPass::new::<M, D>(Lines { outer: rows, n: cols, inner: 1 }, fb);
+    let along_rows = AxisPass::new::<S, M>(
+        Lines {
+            outer: 1,
+            n: rows,
+            inner: cols,
+        },
+        fa,
+    );
+    let along_cols = AxisPass::new::<M, D>(
+        Lines {
+            outer: rows,
+            n: cols,
+            inner: 1,
+        },
+        fb,
+    );
     let planes: usize = shape[..d - 2].iter().product();
     let (src, mid, dst) = (Shared(src as *mut S), Shared(mid), Shared(dst));
     (0..planes).into_par_iter().for_each_init(

@@ -46,7 +46,9 @@ impl Step {
     pub(crate) fn in_place<T: Element>(self, data: &mut [T], shape: &[usize], filters: &Filters) {
         match self {
             Step::Axis(a) => filter_axis_in_place(data, shape, a, of(filters, a)),
-            Step::Planes(a, b) => filter_planes::<T, T>(None, data, shape, of(filters, a), of(filters, b)),
+            Step::Planes(a, b) => {
+                filter_planes::<T, T>(None, data, shape, of(filters, a), of(filters, b))
+            }
         }
     }
 
@@ -61,10 +63,18 @@ impl Step {
     ) {
         match self {
             Step::Axis(a) => filter_axis(src, dst, shape, a, of(filters, a)),
-            Step::Planes(a, b) if D::FLOAT => filter_planes(Some(src), dst, shape, of(filters, a), of(filters, b)),
+            Step::Planes(a, b) if D::FLOAT => {
+                filter_planes(Some(src), dst, shape, of(filters, a), of(filters, b))
+            }
             Step::Planes(a, b) => {
                 let mut work = vec![0f32; src.len()];
-                filter_planes_through(Some(src), &mut work, dst, shape, (of(filters, a), of(filters, b)))
+                filter_planes_through(
+                    Some(src),
+                    &mut work,
+                    dst,
+                    shape,
+                    (of(filters, a), of(filters, b)),
+                )
             }
         }
     }
@@ -79,7 +89,13 @@ impl Step {
     ) {
         match self {
             Step::Axis(a) => filter_axis(work, dst, shape, a, of(filters, a)),
-            Step::Planes(a, b) => filter_planes_through::<f32, D>(None, work, dst, shape, (of(filters, a), of(filters, b))),
+            Step::Planes(a, b) => filter_planes_through::<f32, D>(
+                None,
+                work,
+                dst,
+                shape,
+                (of(filters, a), of(filters, b)),
+            ),
         }
     }
 }

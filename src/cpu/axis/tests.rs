@@ -251,41 +251,11 @@ fn planes_are_taken_where_they_fit_and_feed_every_thread() {
 /// A walk down columns asks for 2–16 rows ahead: 8 KiB a thread on few threads, 2 KiB on 16.
 #[test]
 fn rows_ahead_shrink_as_the_threads_share_the_memory() {
+    use super::pass::ahead_rows;
     assert_eq!(ahead_rows(512, 16), 4, "128 f32 columns, 16 threads: 2 KiB");
     assert_eq!(ahead_rows(512, 2), 16, "2 threads: 8 KiB");
     assert_eq!(ahead_rows(1024, 8), 4, "8 threads: 4 KiB");
     assert_eq!(ahead_rows(64, 16), 16, "at most 16 rows");
     assert_eq!(ahead_rows(4096, 16), 2, "at least 2 rows");
     assert_eq!(ahead_rows(256, 0), 16, "no threads counted as one");
-}
-
-/// `nd::Filter` gives the same samples whether its last two axes go plane by plane (one
-/// thread: 40 planes are enough) or one after the other (64 threads: too few planes each),
-/// in place and into another type, integers rounded once.
-#[test]
-fn a_filter_gives_the_same_samples_by_planes_or_by_axes() {
-    use crate::nd::Filter;
-    let shape = [40, 21, 35];
-    let len: usize = shape.iter().product();
-    assert!(super::planes::by_planes(&shape, 4, 1) && !super::planes::by_planes(&shape, 4, 64));
-    let data = noise(len, 5);
-    let bytes: Vec<u8> = data.iter().map(|v| (v * 255.0) as u8).collect();
-    let pool = |n| rayon::ThreadPoolBuilder::new().num_threads(n).build().unwrap();
-    for sigma in [[2.0, 2.0, 2.0], [0.0, 3.0, 1.5]] {
-        let filter = Filter::new(&sigma).unwrap();
-        let run = |threads: usize| {
-            pool(threads).install(|| {
-                let mut floats = data.clone();
-                filter.apply(&mut floats, &shape).unwrap();
-                let mut ints = bytes.clone();
-                filter.apply(&mut ints, &shape).unwrap();
-                let mut rounded = vec![0u8; len];
-                filter.apply_into(&data, &mut rounded, &shape).unwrap();
-                let mut widened = vec![0f32; len];
-                filter.apply_into(&bytes, &mut widened, &shape).unwrap();
-                (floats, ints, rounded, widened)
-            })
-        };
-        assert!(run(1) == run(64), "σ {sigma:?}");
-    }
 }
