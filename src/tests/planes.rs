@@ -13,9 +13,16 @@ fn a_filter_gives_the_same_samples_by_planes_or_by_axes() {
     let len: usize = shape.iter().product();
     assert!(by_planes(&shape, 4, 1) && !by_planes(&shape, 4, 64));
     // Scrambled levels in [0, 1): every sample unlike its neighbours.
-    let data: Vec<f32> = (0..len).map(|i| (i * 7919 % 1000) as f32 / 1000.0).collect();
+    let data: Vec<f32> = (0..len)
+        .map(|i| (i * 7919 % 1000) as f32 / 1000.0)
+        .collect();
     let bytes: Vec<u8> = data.iter().map(|v| (v * 255.0) as u8).collect();
-    let pool = |n| rayon::ThreadPoolBuilder::new().num_threads(n).build().unwrap();
+    let pool = |n| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .build()
+            .unwrap()
+    };
     for sigma in [[2.0, 2.0, 2.0], [0.0, 3.0, 1.5]] {
         let filter = Filter::new(&sigma).unwrap();
         let run = |threads: usize| {
