@@ -97,17 +97,9 @@ pub(crate) fn filter_planes<S: Element, D: Element>(
     fb: &AxisFilter,
 ) {
     assert_eq!(dst.len(), shape.iter().product::<usize>(), "array size");
+    let len = dst.len();
     let d = dst.as_mut_ptr();
-    let s = match src {
-        Some(src) => {
-            assert_eq!(src.len(), dst.len(), "source size");
-            src.as_ptr()
-        }
-        None => {
-            assert!(same_type::<S, D>(), "in place: one sample type");
-            d as *const S
-        }
-    };
+    let s = source_or(src, d, len);
     // SAFETY: both hold the array; `src`, where given, is borrowed apart from `dst`, which is
     // borrowed mutably for the call.
     unsafe { filter_planes_raw((s, d, d), shape, fa, fb) }
@@ -126,19 +118,25 @@ pub(crate) fn filter_planes_through<S: Element, D: Element>(
     assert_eq!(work.len(), shape.iter().product::<usize>(), "array size");
     assert_eq!(dst.len(), work.len(), "destination size");
     let w = work.as_mut_ptr();
-    let s = match src {
-        Some(src) => {
-            assert_eq!(src.len(), work.len(), "source size");
-            src.as_ptr()
-        }
-        None => {
-            assert!(same_type::<S, f32>(), "in place: one sample type");
-            w as *const S
-        }
-    };
+    let s = source_or(src, w, dst.len());
     // SAFETY: the three hold the array; `work` and `dst` are borrowed mutably (apart from
     // each other and from `src`) for the call.
     unsafe { filter_planes_raw((s, w, dst.as_mut_ptr()), shape, fa, fb) }
+}
+
+/// Where the first axis reads: `src` (of `len` samples), else `own`, the array it writes, in
+/// place (one sample type).
+fn source_or<S: Element, T: Element>(src: Option<&[S]>, own: *mut T, len: usize) -> *const S {
+    match src {
+        Some(src) => {
+            assert_eq!(src.len(), len, "source size");
+            src.as_ptr()
+        }
+        None => {
+            assert!(same_type::<S, T>(), "in place: one sample type");
+            own as *const S
+        }
+    }
 }
 
 /// Whether `A` and `B` are one type.
