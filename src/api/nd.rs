@@ -333,19 +333,10 @@ impl Filter {
             return Ok(());
         }
         // Integers: the steps in f32, rounded once into `data` by the last.
-        let mut work = vec![0f32; data.len()];
+        let mut work: Vec<f32> = data.iter().map(|&v| v.load()).collect();
         let (last, rest) = steps.split_last().expect("a step at least");
-        match rest.split_first() {
-            Some((first, middle)) => {
-                first.run(data, &mut work, shape, &filters);
-                for step in middle {
-                    step.in_place(&mut work, shape, &filters);
-                }
-            }
-            None => work
-                .iter_mut()
-                .zip(data.iter())
-                .for_each(|(w, &v)| *w = v.load()),
+        for step in rest {
+            step.in_place(&mut work, shape, &filters);
         }
         last.out_of(&mut work, data, shape, &filters);
         Ok(())

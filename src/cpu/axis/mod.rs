@@ -4,17 +4,19 @@
 //! An array of shape `(…, n, …)` seen along axis k is `outer × n × inner`: `outer` the product
 //! of the sizes before k, `inner` of those after it, so line `(o, i)` starts at
 //! `o·n·inner + i` and steps by `inner`. Lines are taken sixteen at a time, one per SIMD lane
-//! (a block), and blocks four at a time (a work item): the item's blocks are gathered side by
-//! side into a scratch of `n + 2·pad` rows of four vectors (converted to f32, the edge mode's
-//! extension written around them), filtered down the scratch as four independent recurrences,
-//! which hide each other's FMA latency, and scattered back. Where `inner ≥ 16` a block's lanes
-//! are neighbouring columns, so every gathered row of an item is 64 neighbouring samples, and
-//! the rows ahead are prefetched (each is a page or more from the last, which the hardware
-//! prefetchers do not follow). Otherwise the lanes are one channel of sixteen neighbouring
+//! (a block), and blocks four at a time (a work item; eight or sixteen for f32 columns a page
+//! or more apart, `WIDE` and `WIDEST`): the item's blocks are gathered side by side into a
+//! scratch of `n + 2·pad` rows of one vector per block (converted to f32, the edge mode's
+//! extension written around them), filtered down the scratch as independent recurrences,
+//! which hide each other's FMA latency, and scattered back (`pass.rs` deals the items out).
+//! Where `inner ≥ 16` a block's lanes are neighbouring columns, so every gathered row of an
+//! item is 64 or more neighbouring samples, and the rows ahead are prefetched (each is a page
+//! or more from the last, which the hardware prefetchers do not follow). Otherwise the lanes are one channel of sixteen neighbouring
 //! rows (the last axis, where `inner` is 1, or the pixels of an interleaved image, `inner` its
 //! channels), moved through 16×16 transposes; there an item of four blocks is taken only where
 //! its scratch stays in the core's L2 cache (`SCRATCH_BYTES`), else an item is one block. Each
-//! pass reads and writes the array once.
+//! pass reads and writes the array once; the last two axes of a stack of small planes go
+//! plane by plane in one pass (`planes.rs`, chosen by `steps.rs`).
 //!
 //! The recursive filter runs in its difference form (`reference::recursive_line`, the same
 //! sections stepped as the banded blur steps them): a constant line stays constant bit for
@@ -180,8 +182,9 @@ const SCRATCH_BYTES: usize = 1 << 20;
 /// than a page (the middle axis) eight were 1.03 times as slow, sixteen 1.2 times.
 const WIDE: usize = 8;
 
-/// `WIDE`'s blocks doubled where the scratch still fits (columns of up to 512 samples: a
-/// volume's first axis up to 512 deep): each row of the item is 256 neighbouring samples, a
+/// `WIDE`'s blocks doubled where the scratch still fits (columns of up to 512 samples with
+/// their extension: a volume's first axis up to 512 deep with clamped edges, less with a mode
+/// that extends the lines): each row of the item is 256 neighbouring samples, a
 /// whole kilobyte of each page visited. The first axis of f32 512³ took 0.89 times the time of
 /// `WIDE` on 16 threads of a Xeon (four alternating rounds), 0.88 on one thread of an EPYC.
 const WIDEST: usize = 16;
@@ -254,8 +257,8 @@ pub(crate) struct Recursion {
     second: Option<Coef>,
 }
 
-/// One work item: up to `GROUP` blocks side by side, row `k` of block `g` at
-/// `x[k·GROUP + g]` in the scratch (the blocks a short last item lacks are filtered as
+/// One work item: up to `G` blocks side by side (`GROUP`, `WIDE` or `WIDEST`), row `k` of
+/// block `g` at `x[k·G + g]` in the scratch (the blocks a short last item lacks are filtered as
 /// whatever the scratch holds and never written back).
 #[derive(Clone, Copy)]
 struct Item<'a> {

@@ -20,8 +20,6 @@ pub(super) struct AxisPass<'a> {
     /// Blocks to an item: `WIDEST`, `WIDE`, `GROUP` or 1.
     group: usize,
     blocks: Vec<Block>,
-    /// Whether the source and the destination are f32 (wide items are compiled for them alone).
-    f32s: bool,
     /// Rows ahead a walk down columns asks for (`ahead_rows`).
     ahead: usize,
 }
@@ -50,8 +48,7 @@ impl<'a> AxisPass<'a> {
         // (`WIDEST` or `WIDE` where f32 columns are a page or more apart). Where the lanes are
         // rows, four only where their scratch stays in the core's cache.
         let fits = |g: usize| (rows + lines.n) * g * std::mem::size_of::<V>() <= SCRATCH_BYTES;
-        let f32s = is_f32::<S>() && is_f32::<D>();
-        let far = f32s && lines.inner * size_of::<f32>() >= PAGE;
+        let far = is_f32::<S>() && is_f32::<D>() && lines.inner * size_of::<f32>() >= PAGE;
         let group = match (fits(GROUP), lines.inner >= LANES) {
             (_, true) if far && fits(WIDEST) => WIDEST,
             (_, true) if far && fits(WIDE) => WIDE,
@@ -66,7 +63,6 @@ impl<'a> AxisPass<'a> {
             coef,
             group,
             blocks: lines.blocks(),
-            f32s,
             ahead: ahead_rows(group * LANES * size_of::<S>(), rayon::current_num_threads()),
         }
     }
@@ -102,6 +98,9 @@ impl<'a> AxisPass<'a> {
         blocks: &[Block],
         (x, out): &mut Scratch,
     ) {
+        // Wide items are compiled for f32 alone: the types of this call, not of `new`'s, say
+        // whether the buffers may be read as f32.
+        let f32s = is_f32::<S>() && is_f32::<D>();
         let _flush = FlushSubnormals::new(true);
         let (f, coef) = (self.f, self.coef.as_ref());
         let item = Item {
@@ -111,14 +110,14 @@ impl<'a> AxisPass<'a> {
             ahead: self.ahead,
         };
         match self.group {
-            WIDEST if self.f32s => {
+            WIDEST if f32s => {
                 let (src, dst) = (
                     Shared(src.get().cast::<f32>()),
                     Shared(dst.get().cast::<f32>()),
                 );
                 filter_widest(src, dst, item, f, coef, x, out)
             }
-            WIDE if self.f32s => {
+            WIDE if f32s => {
                 let (src, dst) = (
                     Shared(src.get().cast::<f32>()),
                     Shared(dst.get().cast::<f32>()),

@@ -41,8 +41,8 @@ fn of(filters: &Filters, a: usize) -> &AxisFilter {
 }
 
 impl Step {
-    /// The step on `data` in place (a float array, or the one step of an integer one: an
-    /// integer array between steps would be rounded each time).
+    /// The step on `data` in place: a float array, or an integer one's single axis (an integer
+    /// array between axes would be rounded each time).
     pub(crate) fn in_place<T: Element>(self, data: &mut [T], shape: &[usize], filters: &Filters) {
         match self {
             Step::Axis(a) => filter_axis_in_place(data, shape, a, of(filters, a)),
@@ -53,7 +53,7 @@ impl Step {
     }
 
     /// The step from `src` into `dst`; where it goes plane by plane into integers, through
-    /// an f32 plane array of its own, so that `dst` is rounded once.
+    /// an f32 array of its own (the whole array's size), so that `dst` is rounded once.
     pub(crate) fn run<S: Element, D: Element>(
         self,
         src: &[S],

@@ -33,7 +33,8 @@
 //! change no rounded output.
 //!
 //! The files follow the passes: `summaries` is pass 1, `columns` and `rows` are pass 2's two
-//! halves (meeting only at `BandScratch`), `sections` is the filter all three step and
+//! halves (meeting only at `BandScratch`), `groups` runs pass 2 over the image's bands several
+//! at a time, `sections` is the filter all three step and
 //! `samples` how all three read the image. `window` runs them over a window of rows sliding
 //! down a streamed image, and `exact` gives it the true states where the window would be too
 //! large.
@@ -87,8 +88,9 @@ const CARRY: usize = 5 * VECS;
 /// took a third longer, 256-row bands longer still (their weighted sums spill).
 const BAND_ROWS: usize = 128;
 
-/// The most bands whose rows are filtered at once (`blur_axes_in_place`), each with a scratch of
-/// its column results (4 bytes a sample of the band).
+/// The most bands whose rows are filtered at once (`groups`), each with a scratch of its column
+/// results (4 bytes a sample of the band; twice that where the next group's columns run beside
+/// them, `Groups::overlapped`).
 const MOST_BANDS_AT_ONCE: usize = 4;
 
 /// Blurs `width`×`height` interleaved pixels in place (mixed into the input by `px.mix`,
@@ -124,9 +126,9 @@ pub fn blur_axes_in_place<T: Sample>(
 }
 
 /// `blur_axes_in_place` of `src`'s samples into `data` (the same size), which holds nothing
-/// needed: where both axes are blurred and nothing is mixed in, the first two passes read
-/// `src` and the last writes `data`, so no copy is made; otherwise `src` is copied into
-/// `data` (on every core) and blurred there.
+/// needed: where both axes are blurred and nothing is mixed in or sharpened, the first two
+/// passes read `src` and the last writes `data`, so no copy is made; otherwise `src` is copied
+/// into `data` (on every core) and blurred there.
 pub fn blur_axes_into<T: Sample>(
     src: &[T],
     data: &mut [T],
@@ -135,7 +137,8 @@ pub fn blur_axes_into<T: Sample>(
     axes: (Option<Axis>, Option<Axis>),
 ) -> Vec<CpuPass> {
     assert_eq!(src.len(), data.len(), "source and image sizes");
-    if axes.0.is_some() && axes.1.is_some() && px.mix.is_none() {
+    // The unsharp mask reads the input back from `data` as it stores, so it takes the copy.
+    if axes.0.is_some() && axes.1.is_some() && px.mix.is_none() && px.sharpen.is_none() {
         return blur_axes(Some(src), data, dims, px, axes);
     }
     data.par_chunks_mut(1 << 16)
