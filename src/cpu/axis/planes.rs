@@ -55,7 +55,10 @@ unsafe fn filter_planes_raw<S: Element, M: Element, D: Element>(
     let d = shape.len();
     let (rows, cols) = (shape[d - 2], shape[d - 1]);
     let divides = |f: &AxisFilter| f.cvals.len() <= 1 || (rows * cols) % f.cvals.len() == 0;
-    debug_assert!(divides(fa) && divides(fb), "a constant's values follow the planes");
+    debug_assert!(
+        divides(fa) && divides(fb),
+        "a constant's values follow the planes"
+    );
     let along_rows = AxisPass::new::<S, M>(
         Lines {
             outer: 1,
