@@ -18,7 +18,7 @@ use super::columns::{group_columns, Strips};
 use super::rows::{band_rows, BandScratch};
 use super::samples::Rows;
 use super::sections::Coef;
-use super::{Pixels, Sample, BAND_ROWS, VECS};
+use super::{ms, Pixels, Sample, BAND_ROWS, VECS};
 use crate::cpu::lanes::V;
 use rayon::prelude::*;
 use std::time::Instant;
@@ -35,10 +35,6 @@ pub(super) struct Groups {
 
 /// Each axis's coefficients, None for an axis left alone: (x, y).
 type Both<'a> = (Option<&'a Coef>, Option<&'a Coef>);
-
-fn ms(t: Instant) -> f64 {
-    t.elapsed().as_secs_f64() * 1e3
-}
 
 impl Groups {
     /// The first band of each group.

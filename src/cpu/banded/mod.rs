@@ -180,7 +180,6 @@ fn blur_axes<T: Sample>(
         strip: strip_chunks(chunks),
         boundaries: (bands - 1) * BOUNDARY,
     };
-    let ms = |t: Instant| t.elapsed().as_secs_f64() * 1e3;
 
     let t = Instant::now();
     let img = Rows {
@@ -262,8 +261,12 @@ fn one_axis<T: Sample>(
         }
         _ => return None,
     };
-    let ms = t.elapsed().as_secs_f64() * 1e3;
-    Some(CpuPass { name, ms })
+    Some(CpuPass { name, ms: ms(t) })
+}
+
+/// Milliseconds since `t`: a pass's time.
+fn ms(t: Instant) -> f64 {
+    t.elapsed().as_secs_f64() * 1e3
 }
 
 /// Both axes' coefficient blocks, where both are recursive (the banded blur runs nothing else).

@@ -29,7 +29,7 @@ use super::rows::{band_rows, BandScratch};
 use super::samples::{Pixels, Rows, Sample};
 use super::sections::Coef;
 use super::summaries::{band_states, BandSums};
-use super::{Axis, BAND_ROWS, BOUNDARY, CARRY, CHUNK, VECS};
+use super::{ms, Axis, BAND_ROWS, BOUNDARY, CARRY, CHUNK, VECS};
 use crate::cpu::lanes::V;
 use crate::cpu::reference::CpuPass;
 use std::time::Instant;
@@ -298,10 +298,6 @@ fn blur_bands<T: Sample>(
         band_rows(bs, &mut data[r0 * stride..r1 * stride], width, px, Some(kx));
         time.rows += ms(t);
     }
-}
-
-fn ms(t: Instant) -> f64 {
-    t.elapsed().as_secs_f64() * 1e3
 }
 
 #[cfg(test)]
