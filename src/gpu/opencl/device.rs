@@ -197,10 +197,15 @@ fn icd_files(place: &std::path::Path) -> Vec<std::path::PathBuf> {
 pub fn gpu_runtime_registered() -> bool {
     let place: std::path::PathBuf =
         std::env::var_os("OCL_ICD_VENDORS").map_or_else(|| VENDORS.into(), Into::into);
-    icd_files(&place).iter().any(|f| {
-        std::fs::read_to_string(f)
-            .is_ok_and(|library| !library.to_ascii_lowercase().contains("pocl"))
-    })
+    icd_files(&place)
+        .iter()
+        .any(|f| names_pocl(f) == Some(false))
+}
+
+/// Whether the `.icd` file `f` names PoCL's library; None where it cannot be read.
+fn names_pocl(f: &std::path::Path) -> Option<bool> {
+    let library = std::fs::read_to_string(f).ok()?;
+    Some(library.to_ascii_lowercase().contains("pocl"))
 }
 
 /// Whether every OpenCL runtime registered with the ICD loader is PoCL, which (as Debian and
@@ -213,11 +218,7 @@ pub fn only_cpu_runtimes() -> bool {
         return false;
     }
     let files = icd_files(std::path::Path::new(VENDORS));
-    !files.is_empty()
-        && files.iter().all(|f| {
-            let library = std::fs::read_to_string(f).unwrap_or_default();
-            library.to_ascii_lowercase().contains("pocl")
-        })
+    !files.is_empty() && files.iter().all(|f| names_pocl(f) == Some(true))
 }
 
 /// `GBLUR_MAX_ALLOC_MIB`: a test hook that lowers every device's CL_DEVICE_MAX_MEM_ALLOC_SIZE,
