@@ -128,6 +128,12 @@ impl FileRecord {
     }
 }
 
+/// The sum of `values`, 0.0 where there are none (an empty f64 sum is -0.0, which would print
+/// as "-0.0").
+fn total(values: impl Iterator<Item = f64>) -> f64 {
+    values.sum::<f64>() + 0.0
+}
+
 impl WorkerSummary {
     /// What worker `k` on `device` did, from the records of `files`.
     pub fn of(
@@ -145,13 +151,12 @@ impl WorkerSummary {
             worker: k,
             backend,
             images: mine.len(),
-            // + 0.0 as in `Summary::of`.
-            megapixels: mine.iter().map(|r| r.megapixels).sum::<f64>() + 0.0,
+            megapixels: total(mine.iter().map(|r| r.megapixels)),
             rust_fallbacks: mine
                 .iter()
                 .filter(|r| r.device.as_ref() != Some(&device))
                 .count(),
-            blur_s: mine.iter().map(|r| r.blur_ms).sum::<f64>() * 1e-3 + 0.0,
+            blur_s: total(mine.iter().map(|r| r.blur_ms)) * 1e-3,
             pinned: mine.iter().filter(|r| r.pinned).count(),
             stopped,
             device,
@@ -174,9 +179,8 @@ impl Summary {
         let count = |o: Outcome| records.iter().filter(|r| r.outcome == o).count();
         let blurred = count(Outcome::Blurred);
         let failed = count(Outcome::Failed);
-        // + 0.0: an empty f64 sum is -0.0, which would print as "-0.0".
-        let megapixels = records.iter().map(|r| r.megapixels).sum::<f64>() + 0.0;
-        let sum = |f: fn(&FileRecord) -> f64| records.iter().map(f).sum::<f64>() * 1e-3 + 0.0;
+        let megapixels = total(records.iter().map(|r| r.megapixels));
+        let sum = |f: fn(&FileRecord) -> f64| total(records.iter().map(f)) * 1e-3;
         Summary {
             device: String::new(),
             blurred,
