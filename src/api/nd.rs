@@ -320,12 +320,7 @@ impl Filter {
     /// ```
     pub fn apply<T: Element>(&self, data: &mut [T], shape: &[usize]) -> Result<(), Error> {
         let filters = self.checked::<T>(data.len(), data.len(), shape)?;
-        let between = if T::FLOAT {
-            size_of::<T>()
-        } else {
-            size_of::<f32>()
-        };
-        let steps = steps(&filters, shape, between);
+        let steps = steps::<T>(&filters, shape);
         if T::FLOAT || matches!(steps[..], [] | [Step::Axis(_)]) {
             for step in steps {
                 step.in_place(data, shape, &filters);
@@ -361,12 +356,7 @@ impl Filter {
         shape: &[usize],
     ) -> Result<(), Error> {
         let filters = self.checked::<D>(input.len(), output.len(), shape)?;
-        let between = if D::FLOAT {
-            size_of::<D>()
-        } else {
-            size_of::<f32>()
-        };
-        let steps = steps(&filters, shape, between);
+        let steps = steps::<D>(&filters, shape);
         let Some((first, rest)) = steps.split_first() else {
             for (o, &i) in output.iter_mut().zip(input) {
                 *o = D::store(i.load());
@@ -596,8 +586,13 @@ pub(crate) fn crop_into<D: Element>(
 }
 
 /// The steps that filter the axes `filters` names (None: left alone) through an array of
-/// `shape`, held between steps in samples of `between` bytes, on the current pool's threads.
-fn steps(filters: &[Option<AxisFilter>], shape: &[usize], between: usize) -> Vec<Step> {
+/// `shape` written in `T`, on the current pool's threads: held between steps in `T` where it
+/// is a float, else in f32.
+fn steps<T: Element>(filters: &[Option<AxisFilter>], shape: &[usize]) -> Vec<Step> {
+    let between = match T::FLOAT {
+        true => size_of::<T>(),
+        false => size_of::<f32>(),
+    };
     let active: Vec<usize> = (0..filters.len())
         .filter(|&a| filters[a].is_some())
         .collect();
