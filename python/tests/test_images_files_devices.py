@@ -45,6 +45,42 @@ def test_blur_image_matches_scipy_nearest_on_gray_and_float():
         gblur.blur_image(gray, -1.0)
 
 
+def test_blur_image_into_output_in_place_and_through_copies():
+    rng = np.random.default_rng(8)
+    rgb = rng.integers(0, 256, (48, 64, 3), dtype=np.uint8)
+    want = gblur.blur_image(rgb, 3.0)
+    out = np.full_like(rgb, 7)
+    assert gblur.blur_image(rgb, 3.0, output=out) is out
+    assert np.array_equal(out, want)
+    # The image itself: blurred in place.
+    inplace = rgb.copy()
+    assert gblur.blur_image(inplace, 3.0, output=inplace) is inplace
+    assert np.array_equal(inplace, want)
+    # An output overlapping the image elsewhere: the image is read before it is overwritten.
+    wide = np.zeros((48, 64 * 2, 3), np.uint8)
+    wide[:, :64] = rgb
+    shifted = wide[:, 32:96]
+    img = wide[:, :64]
+    got = gblur.blur_image(img, 3.0, output=shifted)
+    assert got is shifted and np.array_equal(got, want)
+    # Outputs the library cannot take as they are (strided, or another than the blur's type).
+    strided = np.zeros((48, 128, 3), np.uint8)[:, ::2]
+    assert np.array_equal(gblur.blur_image(rgb, 3.0, output=strided), want)
+    gray = rng.random((40, 30))
+    out64 = np.zeros_like(gray)
+    assert np.array_equal(gblur.blur_image(gray, 2.0, output=out64), gblur.blur_image(gray, 2.0))
+    with pytest.raises(ValueError, match="shape"):
+        gblur.blur_image(rgb, 3.0, output=np.zeros((48, 64), np.uint8))
+    with pytest.raises(ValueError, match="dtype"):
+        gblur.blur_image(rgb, 3.0, output=np.zeros(rgb.shape, np.uint16))
+    frozen = np.zeros_like(rgb)
+    frozen.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only"):
+        gblur.blur_image(rgb, 3.0, output=frozen)
+    with pytest.raises(TypeError):
+        gblur.blur_image(rgb, 3.0, output=[1, 2])
+
+
 def test_blur_file_writes_what_the_command_writes(tmp_path):
     ours, theirs = tmp_path / "py.png", tmp_path / "cli.png"
     report = gblur.blur_file(SAMPLE, ours, 4.0, device="rust")
