@@ -31,17 +31,22 @@ pub enum Fault {
 /// The fault `GBLUR_FAULT` asks for, if any.
 pub fn injected() -> Option<Fault> {
     static FAULT: OnceLock<Option<Fault>> = OnceLock::new();
-    *FAULT.get_or_init(|| match hook("GBLUR_FAULT").and_then(|v| v.into_string().ok()).as_deref() {
-        Some("open") => Some(Fault::Open),
-        Some("build") => Some(Fault::Build),
-        Some("enqueue") => Some(Fault::Enqueue),
-        Some("alloc") => Some(Fault::Alloc),
-        Some("slow-write") => Some(Fault::SlowWrite),
-        Some("decoder-panic") => Some(Fault::DecoderPanic),
-        Some("no-libheif") => Some(Fault::NoLibheif),
-        Some("no-libwebp") => Some(Fault::NoLibwebp),
-        Some("libheif-hevc") => Some(Fault::LibheifHevc),
-        _ => None,
+    *FAULT.get_or_init(|| {
+        match hook("GBLUR_FAULT")
+            .and_then(|v| v.into_string().ok())
+            .as_deref()
+        {
+            Some("open") => Some(Fault::Open),
+            Some("build") => Some(Fault::Build),
+            Some("enqueue") => Some(Fault::Enqueue),
+            Some("alloc") => Some(Fault::Alloc),
+            Some("slow-write") => Some(Fault::SlowWrite),
+            Some("decoder-panic") => Some(Fault::DecoderPanic),
+            Some("no-libheif") => Some(Fault::NoLibheif),
+            Some("no-libwebp") => Some(Fault::NoLibwebp),
+            Some("libheif-hevc") => Some(Fault::LibheifHevc),
+            _ => None,
+        }
     })
 }
 

@@ -96,26 +96,100 @@ pub use api::{
 };
 pub use filter::{EdgeMode, Method};
 
-/// Declares the crate's internal modules: `pub(crate)`, except with the
-/// `unstable-internals` feature, where `gblur bench`, the fuzz targets and the benchmark
-/// programs reach them (hidden from the documentation, outside the API and its
-/// versioning).
-macro_rules! internal {
-    ($($(#[$attr:meta])* $m:ident),* $(,)?) => {$(
-        $(#[$attr])*
-        #[cfg(not(feature = "unstable-internals"))]
-        pub(crate) mod $m;
-        $(#[$attr])*
-        #[cfg(feature = "unstable-internals")]
-        #[doc(hidden)]
-        pub mod $m;
-    )*};
-}
+// The crate's internal modules: `pub(crate)`, except with the `unstable-internals` feature,
+// where `gblur bench`, the fuzz targets and the benchmark programs reach them (hidden from the
+// documentation, outside the API and its versioning). Declared one by one, not by a macro, so
+// that rustfmt (`cargo fmt`) reaches their files.
 
-internal!(
-    backend, codec, cpu, fault, filter, gpu, interrupt, job, mask, memory, pixels, progress,
-    report, stream, work,
-);
+#[cfg(not(feature = "unstable-internals"))]
+pub(crate) mod backend;
+#[cfg(feature = "unstable-internals")]
+#[doc(hidden)]
+pub mod backend;
+
+#[cfg(not(feature = "unstable-internals"))]
+pub(crate) mod codec;
+#[cfg(feature = "unstable-internals")]
+#[doc(hidden)]
+pub mod codec;
+
+#[cfg(not(feature = "unstable-internals"))]
+pub(crate) mod cpu;
+#[cfg(feature = "unstable-internals")]
+#[doc(hidden)]
+pub mod cpu;
+
+#[cfg(not(feature = "unstable-internals"))]
+pub(crate) mod fault;
+#[cfg(feature = "unstable-internals")]
+#[doc(hidden)]
+pub mod fault;
+
+#[cfg(not(feature = "unstable-internals"))]
+pub(crate) mod filter;
+#[cfg(feature = "unstable-internals")]
+#[doc(hidden)]
+pub mod filter;
+
+#[cfg(not(feature = "unstable-internals"))]
+pub(crate) mod gpu;
+#[cfg(feature = "unstable-internals")]
+#[doc(hidden)]
+pub mod gpu;
+
+#[cfg(not(feature = "unstable-internals"))]
+pub(crate) mod interrupt;
+#[cfg(feature = "unstable-internals")]
+#[doc(hidden)]
+pub mod interrupt;
+
+#[cfg(not(feature = "unstable-internals"))]
+pub(crate) mod job;
+#[cfg(feature = "unstable-internals")]
+#[doc(hidden)]
+pub mod job;
+
+#[cfg(not(feature = "unstable-internals"))]
+pub(crate) mod mask;
+#[cfg(feature = "unstable-internals")]
+#[doc(hidden)]
+pub mod mask;
+
+#[cfg(not(feature = "unstable-internals"))]
+pub(crate) mod memory;
+#[cfg(feature = "unstable-internals")]
+#[doc(hidden)]
+pub mod memory;
+
+#[cfg(not(feature = "unstable-internals"))]
+pub(crate) mod pixels;
+#[cfg(feature = "unstable-internals")]
+#[doc(hidden)]
+pub mod pixels;
+
+#[cfg(not(feature = "unstable-internals"))]
+pub(crate) mod progress;
+#[cfg(feature = "unstable-internals")]
+#[doc(hidden)]
+pub mod progress;
+
+#[cfg(not(feature = "unstable-internals"))]
+pub(crate) mod report;
+#[cfg(feature = "unstable-internals")]
+#[doc(hidden)]
+pub mod report;
+
+#[cfg(not(feature = "unstable-internals"))]
+pub(crate) mod stream;
+#[cfg(feature = "unstable-internals")]
+#[doc(hidden)]
+pub mod stream;
+
+#[cfg(not(feature = "unstable-internals"))]
+pub(crate) mod work;
+#[cfg(feature = "unstable-internals")]
+#[doc(hidden)]
+pub mod work;
 
 #[cfg(test)]
 mod tests;

@@ -79,20 +79,30 @@ mod drawn {
     /// The one layout: `0:00:12 [=====>    ] 31/120 files  4.2 files/s  21s left  msg`.
     /// `rate` writes the rate from the steps per second; without one (a bar of stages, whose
     /// steps are not alike) there is no rate and no time left.
-    pub fn style(unit: &str, rate: Option<std::sync::Arc<dyn Fn(f64) -> String + Send + Sync>>) -> ProgressStyle {
+    pub fn style(
+        unit: &str,
+        rate: Option<std::sync::Arc<dyn Fn(f64) -> String + Send + Sync>>,
+    ) -> ProgressStyle {
         let counted = match unit {
             "" => "{pos}/{len}".to_string(),
             unit => format!("{{pos}}/{{len}} {unit}"),
         };
-        let timed = if rate.is_some() { "  {rate}  {eta} left" } else { "" };
+        let timed = if rate.is_some() {
+            "  {rate}  {eta} left"
+        } else {
+            ""
+        };
         let template = format!("{{elapsed_precise}} [{{bar:32}}] {counted}{timed}  {{msg}}");
         let style = ProgressStyle::with_template(&template)
             .expect("valid template")
             .progress_chars("=> ");
         match rate {
-            Some(rate) => style.with_key("rate", move |s: &ProgressState, w: &mut dyn std::fmt::Write| {
-                let _ = w.write_str(&rate(s.per_sec()));
-            }),
+            Some(rate) => style.with_key(
+                "rate",
+                move |s: &ProgressState, w: &mut dyn std::fmt::Write| {
+                    let _ = w.write_str(&rate(s.per_sec()));
+                },
+            ),
             None => style,
         }
     }
@@ -115,7 +125,10 @@ mod drawn {
         }
         let bar = ProgressBar::new(total as u64);
         let rate_unit = if unit.is_empty() { "steps" } else { unit };
-        bar.set_style(style(unit, Some(std::sync::Arc::new(move |r| rounded(r, rate_unit)))));
+        bar.set_style(style(
+            unit,
+            Some(std::sync::Arc::new(move |r| rounded(r, rate_unit))),
+        ));
         bar
     }
 
@@ -181,7 +194,10 @@ impl RowsBar {
         }
         #[cfg(feature = "progress-bars")]
         {
-            if self.show_at.is_some_and(|at| std::time::Instant::now() >= at) {
+            if self
+                .show_at
+                .is_some_and(|at| std::time::Instant::now() >= at)
+            {
                 self.bar
                     .set_draw_target(indicatif::ProgressDrawTarget::stderr());
                 self.show_at = None;

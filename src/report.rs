@@ -332,5 +332,8 @@ fn pass_line(p: &Pass, mp: f64) -> String {
         true => format!("{:.1}", p.bytes as f64 / (p.ms * 1e-3) * 1e-9),
         false => String::new(),
     };
-    format!("{:<29} {:>6} {:>10.3} {:>10} {:>9}\n", p.name, place, p.ms, mpps, gbps)
+    format!(
+        "{:<29} {:>6} {:>10.3} {:>10} {:>9}\n",
+        p.name, place, p.ms, mpps, gbps
+    )
 }

@@ -144,10 +144,7 @@ fuzz_target!(|data: &[u8]| {
         Ok(_) => {
             let back = codec::decode(&output, 4 * LIMIT_MIB + 64)
                 .unwrap_or_else(|e| panic!("gblur wrote a {format:?} it cannot read: {e}"));
-            assert_eq!(
-                (back.image.width(), back.image.height()),
-                size
-            );
+            assert_eq!((back.image.width(), back.image.height()), size);
             let _ = std::fs::remove_file(&output);
         }
         Err(e) => {

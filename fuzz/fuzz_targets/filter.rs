@@ -8,8 +8,8 @@
 #![no_main]
 
 use arbitrary::Arbitrary;
-use gblur::filter::{Blur2d, LineFilter, Method};
 use gblur::filter::gaussian::{self, RecursiveGaussian};
+use gblur::filter::{Blur2d, LineFilter, Method};
 use gblur::pixels::planar::Planar;
 use libfuzzer_sys::fuzz_target;
 

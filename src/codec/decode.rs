@@ -5,9 +5,9 @@
 //! header checked and the metadata read (`open_decoder`, `with_image_crate`), CMYK's notes and
 //! profiles, and the `image` crate's errors in gblur's words.
 
+use super::format::FileToDecode;
 use super::read::{self, Content, Input};
 use super::source::Seekable;
-use super::format::FileToDecode;
 use super::{guard, icc, jpeg, metadata, one_line, ImageIoError};
 use image::{DynamicImage, ImageDecoder, ImageError, ImageFormat, ImageReader, Limits};
 use std::io::{self, Cursor};
@@ -60,7 +60,13 @@ pub fn decode_input(input: &Input, max_memory_mib: u64) -> Result<DecodedFile, I
     match &input.content {
         Content::File { .. } if !in_memory => {
             let format = recognise(&input.name, input.sniffed)?;
-            decode_from(&input.name, &mut *input.reader(), format, max_memory_mib, None)
+            decode_from(
+                &input.name,
+                &mut *input.reader(),
+                format,
+                max_memory_mib,
+                None,
+            )
         }
         _ => decode_bytes(&input.name, &input.whole(max_memory_mib)?, max_memory_mib),
     }
@@ -119,7 +125,9 @@ fn decode_from(
         };
         let mut decoded = super::of(format).decode(file)?;
         decoded.image.apply_orientation(decoded.meta.orientation());
-        decoded.notes.extend(cmyk_profile_dropped(&mut decoded.meta));
+        decoded
+            .notes
+            .extend(cmyk_profile_dropped(&mut decoded.meta));
         Ok(decoded)
     });
     decoded.unwrap_or_else(|panic| {
@@ -138,8 +146,8 @@ pub(super) fn with_image_crate(
 ) -> Result<DecodedFile, ImageIoError> {
     let (path, max_memory_mib) = (file.path, file.max_memory_mib);
     let (decoder, meta) = open_decoder(path, file.reader, format, max_memory_mib)?;
-    let image = DynamicImage::from_decoder(decoder)
-        .map_err(|e| image_error(path, e, max_memory_mib))?;
+    let image =
+        DynamicImage::from_decoder(decoder).map_err(|e| image_error(path, e, max_memory_mib))?;
     Ok(DecodedFile::new(image, format, meta))
 }
 
@@ -173,11 +181,15 @@ pub(super) fn through_profile(
 /// Drops an ICC profile for other colours than CMYK from `meta`, where the pixels are CMYK
 /// (the `format`'s four components): it does not describe them, nor the RGB the formula makes
 /// of them. The note says so.
-pub(super) fn foreign_profile_dropped(meta: &mut metadata::Metadata, format: &str) -> Option<String> {
+pub(super) fn foreign_profile_dropped(
+    meta: &mut metadata::Metadata,
+    format: &str,
+) -> Option<String> {
     if cmyk_profile(meta).is_some() {
         return None;
     }
-    let space = icc::data_space(meta.icc.as_deref()?).map(|s| String::from_utf8_lossy(s).trim().to_string());
+    let space = icc::data_space(meta.icc.as_deref()?)
+        .map(|s| String::from_utf8_lossy(s).trim().to_string());
     meta.icc = None;
     Some(format!(
         "the {format} is CMYK with an ICC profile for other colours ({}): the profile was not kept",
@@ -232,7 +244,8 @@ pub(super) fn open_decoder<'a>(
     let mut decoder: Box<dyn ImageDecoder + 'a> = match format {
         // libjpeg is gblur's JPEG library; the header and metadata are read without another.
         ImageFormat::Jpeg => {
-            let head = jpeg::libjpeg::header_segments(&mut io::BufReader::new(reader)).map_err(map)?;
+            let head =
+                jpeg::libjpeg::header_segments(&mut io::BufReader::new(reader)).map_err(map)?;
             Box::new(jpeg::JpegHead::read(head).map_err(map)?)
         }
         _ => {
@@ -291,7 +304,8 @@ pub fn decode_jpeg_planes(
         // The turn holds a plane and its turned copy at once: the largest, Y, twice.
         let limit = max_memory_mib.saturating_mul(1 << 20);
         let turning = (meta.orientation.is_some() as u64) * w as u64 * h as u64;
-        let Some(mut planes) = jpeg::decode_planes(bytes, chroma, limit.saturating_sub(turning)) else {
+        let Some(mut planes) = jpeg::decode_planes(bytes, chroma, limit.saturating_sub(turning))
+        else {
             return Ok(None);
         };
         // Turned upright as the pixels' decode turns them; the planes then stand for the
@@ -343,7 +357,10 @@ pub fn image_error(path: &Path, e: ImageError, limit_mib: u64) -> ImageIoError {
         ImageError::Unsupported(u) => ImageIoError::Unsupported {
             path: path.into(),
             detail: match (u.format_hint(), u.kind()) {
-                (ImageFormatHint::Exact(ImageFormat::Jpeg), UnsupportedErrorKind::GenericFeature(what)) => what,
+                (
+                    ImageFormatHint::Exact(ImageFormat::Jpeg),
+                    UnsupportedErrorKind::GenericFeature(what),
+                ) => what,
                 _ => one_line(&u.to_string()),
             },
         },
@@ -380,7 +397,17 @@ mod tests {
     fn a_cmyk_jpeg_with_stray_bytes_in_its_header_is_read_as_cmyk() {
         let (w, h) = (32u32, 16u32);
         let stored: Vec<u8> = (0..w * h * 4).map(|i| 255 - (i % 4 * 60) as u8).collect();
-        let jpeg = jpeg::encode(&stored, (w, h), jpeg::JpegColor::Cmyk { adobe_marker: true }, jpeg::JpegSettings { quality: 95, chroma: jpeg::Chroma::S444 }, None).unwrap();
+        let jpeg = jpeg::encode(
+            &stored,
+            (w, h),
+            jpeg::JpegColor::Cmyk { adobe_marker: true },
+            jpeg::JpegSettings {
+                quality: 95,
+                chroma: jpeg::Chroma::S444,
+            },
+            None,
+        )
+        .unwrap();
         let sof = jpeg.windows(2).position(|w| w == [0xFF, 0xC0]).unwrap();
         let stray = [&jpeg[..sof], &[0x00, 0x00, 0x00][..], &jpeg[sof..]].concat();
         for bytes in [&jpeg, &stray] {
@@ -391,7 +418,11 @@ mod tests {
             for (got, want) in px.iter().zip([75u8, 57, 39]) {
                 assert!(got.abs_diff(want) <= 3, "{px:?}");
             }
-            assert!(decoded.notes.iter().any(|n| n.contains("by formula")), "{:?}", decoded.notes);
+            assert!(
+                decoded.notes.iter().any(|n| n.contains("by formula")),
+                "{:?}",
+                decoded.notes
+            );
         }
     }
 
@@ -402,7 +433,13 @@ mod tests {
             p[16..20].copy_from_slice(space);
             p
         };
-        for (space, dropped) in [(b"CMYK", true), (b"CMY ", true), (b"RGB ", false), (b"GRAY", false), (b"\x07\x07\x07\x07", false)] {
+        for (space, dropped) in [
+            (b"CMYK", true),
+            (b"CMY ", true),
+            (b"RGB ", false),
+            (b"GRAY", false),
+            (b"\x07\x07\x07\x07", false),
+        ] {
             let mut meta = metadata::Metadata {
                 icc: Some(profile(space)),
                 ..Default::default()

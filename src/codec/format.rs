@@ -153,7 +153,11 @@ pub trait Codec: Sync {
 
     /// Encodes CMYK inks into memory, where the format holds them (`holds_inks`); `notes` say
     /// what was given up.
-    fn encode_inks(&self, _inks: InksToEncode<'_>, _notes: &mut Vec<String>) -> Result<Vec<u8>, String> {
+    fn encode_inks(
+        &self,
+        _inks: InksToEncode<'_>,
+        _notes: &mut Vec<String>,
+    ) -> Result<Vec<u8>, String> {
         Err(format!("{} holds no CMYK inks", self.name()))
     }
 
@@ -199,7 +203,6 @@ pub struct ImageToEncode<'a> {
     /// The output, whose name tells AVIF from HEIC.
     pub path: &'a Path,
 }
-
 
 /// CMYK inks to encode, and what goes with them.
 pub struct InksToEncode<'a> {

@@ -31,7 +31,9 @@ fn compressions() -> &'static str {
 
 /// Nothing where libheif has the encoder for `coding`, else why not.
 fn written_note(coding: heif::Coding) -> String {
-    heif::encoder(coding).err().map_or_else(String::new, |why| format!(", not here: {why}"))
+    heif::encoder(coding)
+        .err()
+        .map_or_else(String::new, |why| format!(", not here: {why}"))
 }
 
 /// Whether libjpeg, which decodes and encodes every JPEG, has its SIMD code here.
@@ -141,14 +143,25 @@ pub fn table(rows: &[FormatSupport]) -> String {
         false => compact(&r.writes),
     };
     // The widest "written as", and room after it.
-    let width = rows.iter().map(|r| writes(r).chars().count()).max().unwrap_or(0) + 3;
+    let width = rows
+        .iter()
+        .map(|r| writes(r).chars().count())
+        .max()
+        .unwrap_or(0)
+        + 3;
     let line = |cells: [&str; 5]| {
         format!(
             "{:<8}{:<17}{:<5}{:<width$}{}\n",
             cells[0], cells[1], cells[2], cells[3], cells[4]
         )
     };
-    let mut out = line(["format", "extensions", "read", "written as", "metadata written"]);
+    let mut out = line([
+        "format",
+        "extensions",
+        "read",
+        "written as",
+        "metadata written",
+    ]);
     for r in rows {
         let writes = writes(r);
         let metadata = match r.metadata.is_empty() {
@@ -156,7 +169,13 @@ pub fn table(rows: &[FormatSupport]) -> String {
             false => r.metadata.join(", "),
         };
         let reads = if r.reads { "yes" } else { "no" };
-        out += &line([&r.format, &r.extensions.join(" "), reads, &writes, &metadata]);
+        out += &line([
+            &r.format,
+            &r.extensions.join(" "),
+            reads,
+            &writes,
+            &metadata,
+        ]);
     }
     out += "\nwhat is read\n";
     for r in rows {
@@ -194,14 +213,25 @@ mod tests {
             exif: Some(b"MM\0*\0\0\0\x08\0\0\0\0\0\0".to_vec()),
             ..Metadata::default()
         };
-        for format in [ImageFormat::Bmp, ImageFormat::Gif, ImageFormat::Qoi, ImageFormat::Tga] {
+        for format in [
+            ImageFormat::Bmp,
+            ImageFormat::Gif,
+            ImageFormat::Qoi,
+            ImageFormat::Tga,
+        ] {
             let (_, notes) = embed(Vec::new(), format, &meta, (1, 1), Path::new("x")).unwrap();
             assert!(!of(format).holds_metadata());
-            assert!(notes.iter().any(|n| n.contains("cannot carry")), "{format:?}");
+            assert!(
+                notes.iter().any(|n| n.contains("cannot carry")),
+                "{format:?}"
+            );
         }
         let rows = formats();
         let avif = can_write(heif::HEIF) as usize;
-        assert_eq!(rows.iter().filter(|r| !r.metadata.is_empty()).count(), 4 + avif);
+        assert_eq!(
+            rows.iter().filter(|r| !r.metadata.is_empty()).count(),
+            4 + avif
+        );
     }
 
     #[test]
@@ -211,7 +241,14 @@ mod tests {
             compact(&png.writes),
             "gray 8/16, gray+alpha 8/16, RGB 8/16, RGBA 8/16"
         );
-        let heif = formats().into_iter().find(|r| r.format == heif::NAME).unwrap();
-        assert_eq!(heif.writes.is_empty(), !can_write(heif::HEIF), "AVIF where libheif encodes it");
+        let heif = formats()
+            .into_iter()
+            .find(|r| r.format == heif::NAME)
+            .unwrap();
+        assert_eq!(
+            heif.writes.is_empty(),
+            !can_write(heif::HEIF),
+            "AVIF where libheif encodes it"
+        );
     }
 }

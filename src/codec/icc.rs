@@ -39,7 +39,13 @@ pub fn cmyk_to_srgb(
     if source.color_space != DataColorSpace::Cmyk {
         return Err("the profile is not for CMYK".into());
     }
-    let relative = to_srgb_as(width, height, inks, &source, RenderingIntent::RelativeColorimetric);
+    let relative = to_srgb_as(
+        width,
+        height,
+        inks,
+        &source,
+        RenderingIntent::RelativeColorimetric,
+    );
     match relative {
         Ok(image) => Ok((image, "relative colorimetric")),
         Err(_) => to_srgb_as(width, height, inks, &source, RenderingIntent::Perceptual)
@@ -101,7 +107,11 @@ pub fn to_srgb(image: &mut DynamicImage, icc: &mut Option<Vec<u8>>) -> Option<St
     if !crate::pixels::is_integer(image.color()) {
         return Some("--to-srgb converts 8- and 16-bit images: float samples are linear light, which the profile's curves do not describe, and keep the profile".into());
     }
-    let name = p.description.as_ref().and_then(text).unwrap_or_else(|| "no name".into());
+    let name = p
+        .description
+        .as_ref()
+        .and_then(text)
+        .unwrap_or_else(|| "no name".into());
     match rgb_to_srgb(image, &p) {
         Ok(()) => {
             *icc = None;
@@ -129,9 +139,11 @@ fn is_srgb(p: &ColorProfile) -> bool {
     near(p.red_colorant, srgb.red_colorant)
         && near(p.green_colorant, srgb.green_colorant)
         && near(p.blue_colorant, srgb.blue_colorant)
-        && [&p.red_trc, &p.green_trc, &p.blue_trc]
-            .iter()
-            .all(|c| c.as_ref().and_then(linear_off).is_some_and(|off| off < SRGB_CURVE))
+        && [&p.red_trc, &p.green_trc, &p.blue_trc].iter().all(|c| {
+            c.as_ref()
+                .and_then(linear_off)
+                .is_some_and(|off| off < SRGB_CURVE)
+        })
 }
 
 /// `image`'s samples through `source` to sRGB, replacing them.
@@ -150,7 +162,9 @@ fn rgb_to_srgb(image: &mut DynamicImage, source: &ColorProfile) -> Result<(), St
     let n = layout.channels();
     let converted = match image {
         DynamicImage::ImageRgb8(_) | DynamicImage::ImageRgba8(_) => {
-            let t = source.create_transform_8bit(layout, &srgb, layout, options).map_err(fail)?;
+            let t = source
+                .create_transform_8bit(layout, &srgb, layout, options)
+                .map_err(fail)?;
             let out = convert(image.as_bytes(), (n, n), |s, d| t.transform(s, d))?;
             match n {
                 3 => image::RgbImage::from_raw(w, h, out).map(DynamicImage::from),
@@ -158,7 +172,9 @@ fn rgb_to_srgb(image: &mut DynamicImage, source: &ColorProfile) -> Result<(), St
             }
         }
         DynamicImage::ImageRgb16(_) | DynamicImage::ImageRgba16(_) => {
-            let t = source.create_transform_16bit(layout, &srgb, layout, options).map_err(fail)?;
+            let t = source
+                .create_transform_16bit(layout, &srgb, layout, options)
+                .map_err(fail)?;
             let samples: &[u16] = match image {
                 DynamicImage::ImageRgb16(b) => b,
                 DynamicImage::ImageRgba16(b) => b,
@@ -167,7 +183,9 @@ fn rgb_to_srgb(image: &mut DynamicImage, source: &ColorProfile) -> Result<(), St
             let out = convert(samples, (n, n), |s, d| t.transform(s, d))?;
             match n {
                 3 => ImageBuffer::<Rgb<u16>, _>::from_raw(w, h, out).map(DynamicImage::from),
-                _ => ImageBuffer::<image::Rgba<u16>, _>::from_raw(w, h, out).map(DynamicImage::from),
+                _ => {
+                    ImageBuffer::<image::Rgba<u16>, _>::from_raw(w, h, out).map(DynamicImage::from)
+                }
             }
         }
         _ => return Err("a sample type the colour engine does not convert".into()),
@@ -201,7 +219,11 @@ pub fn linear_note(profile: &[u8]) -> Option<String> {
         return None;
     }
     let linear = curve.make_linear_evaluator().ok()?;
-    let name = p.description.as_ref().and_then(text).unwrap_or_else(|| "no name".into());
+    let name = p
+        .description
+        .as_ref()
+        .and_then(text)
+        .unwrap_or_else(|| "no name".into());
     let gamma = linear.evaluate_value(0.5).ln() / 0.5f32.ln();
     Some(match (gamma - 1.0).abs() < 0.05 {
         true => format!(
@@ -267,7 +289,8 @@ mod tests {
         assert!(note.contains("about gamma 2.2"), "{note}");
         let mut linear = ColorProfile::new_srgb();
         let one = moxcms::curve_from_gamma(1.0);
-        (linear.red_trc, linear.green_trc, linear.blue_trc) = (Some(one.clone()), Some(one.clone()), Some(one));
+        (linear.red_trc, linear.green_trc, linear.blue_trc) =
+            (Some(one.clone()), Some(one.clone()), Some(one));
         let note = linear_note(&linear.encode().unwrap()).unwrap();
         assert!(note.contains("linear light already"), "{note}");
         assert_eq!(linear_note(b"not a profile"), None);

@@ -50,7 +50,11 @@ fn may_be_cmyk_unguarded(input: &read::Input, format: Option<ImageFormat>) -> bo
 /// anything else, which the usual decode takes (a damaged CMYK JPEG is recovered there, in
 /// RGB). Inks over the budget are an error, not the usual decode's business. The decoders run
 /// behind the guard that turns a panic into a one-line error.
-pub fn read(name: &Path, bytes: &[u8], max_memory_mib: u64) -> Result<Option<InkImage>, ImageIoError> {
+pub fn read(
+    name: &Path,
+    bytes: &[u8],
+    max_memory_mib: u64,
+) -> Result<Option<InkImage>, ImageIoError> {
     let left = max_memory_mib.saturating_sub(bytes.len() as u64 >> 20);
     guard::catch(|| read_unguarded(name, bytes, left)).unwrap_or_else(|panic| {
         Err(ImageIoError::Decode {
@@ -60,7 +64,11 @@ pub fn read(name: &Path, bytes: &[u8], max_memory_mib: u64) -> Result<Option<Ink
     })
 }
 
-fn read_unguarded(name: &Path, bytes: &[u8], max_memory_mib: u64) -> Result<Option<InkImage>, ImageIoError> {
+fn read_unguarded(
+    name: &Path,
+    bytes: &[u8],
+    max_memory_mib: u64,
+) -> Result<Option<InkImage>, ImageIoError> {
     let read = match read::guess(bytes) {
         Some(ImageFormat::Jpeg) => jpeg_inks(name, bytes, max_memory_mib)?,
         Some(ImageFormat::Tiff) => tiff_inks(name, bytes, max_memory_mib)?,
@@ -83,7 +91,11 @@ fn over(name: &Path, max_memory_mib: u64) -> ImageIoError {
 }
 
 /// `read`'s inks of a CMYK JPEG, as stored (not yet turned upright).
-fn jpeg_inks(name: &Path, bytes: &[u8], max_memory_mib: u64) -> Result<Option<InkImage>, ImageIoError> {
+fn jpeg_inks(
+    name: &Path,
+    bytes: &[u8],
+    max_memory_mib: u64,
+) -> Result<Option<InkImage>, ImageIoError> {
     let limit = max_memory_mib.saturating_mul(1 << 20);
     let traits = jpeg::JpegTraits::read(bytes);
     if !super::jpeg_complete(bytes) {
@@ -94,7 +106,8 @@ fn jpeg_inks(name: &Path, bytes: &[u8], max_memory_mib: u64) -> Result<Option<In
         return Ok(None);
     };
     // The frame as libjpeg reads it, after any stray bytes between segments.
-    let Some(frame) = jpeg::Frame::read(&mut Cursor::new(&head[..])).filter(|f| f.components == 4) else {
+    let Some(frame) = jpeg::Frame::read(&mut Cursor::new(&head[..])).filter(|f| f.components == 4)
+    else {
         return Ok(None);
     };
     let clean = [&head[..], scan].concat();
@@ -104,7 +117,9 @@ fn jpeg_inks(name: &Path, bytes: &[u8], max_memory_mib: u64) -> Result<Option<In
     if jpeg::working_bytes(&clean, frame, 4) + clean.len() as u64 > limit {
         return Err(over(name, max_memory_mib));
     }
-    let notes = foreign_profile_dropped(&mut meta, "JPEG").into_iter().collect();
+    let notes = foreign_profile_dropped(&mut meta, "JPEG")
+        .into_iter()
+        .collect();
     let Ok((w, h, inks)) = jpeg::decode_inks(&clean, limit) else {
         return Ok(None);
     };
@@ -119,7 +134,11 @@ fn jpeg_inks(name: &Path, bytes: &[u8], max_memory_mib: u64) -> Result<Option<In
 }
 
 /// `read`'s inks of a one-page CMYK TIFF, as stored (not yet turned upright).
-fn tiff_inks(name: &Path, bytes: &[u8], max_memory_mib: u64) -> Result<Option<InkImage>, ImageIoError> {
+fn tiff_inks(
+    name: &Path,
+    bytes: &[u8],
+    max_memory_mib: u64,
+) -> Result<Option<InkImage>, ImageIoError> {
     let limit = max_memory_mib.saturating_mul(1 << 20);
     let mut reader = Cursor::new(bytes);
     let quirks = tiff::Quirks::read(&mut reader);
@@ -130,7 +149,9 @@ fn tiff_inks(name: &Path, bytes: &[u8], max_memory_mib: u64) -> Result<Option<In
     let from_file = metadata::read_tiff(&mut reader);
     let map = |e| image_error(name, e, max_memory_mib);
     let mut meta = metadata::Metadata::read(None, from_file).map_err(map)?;
-    let mut notes: Vec<String> = foreign_profile_dropped(&mut meta, "TIFF").into_iter().collect();
+    let mut notes: Vec<String> = foreign_profile_dropped(&mut meta, "TIFF")
+        .into_iter()
+        .collect();
     notes.extend(quirks.not_pages.note());
     reader.rewind().expect("a cursor rewinds");
     let (w, h) = tiff_size(&mut reader).ok_or_else(|| ImageIoError::Decode {
@@ -146,7 +167,9 @@ fn tiff_inks(name: &Path, bytes: &[u8], max_memory_mib: u64) -> Result<Option<In
     };
     let image = match inks {
         super::icc::Inks::Eight(v) => ImageBuffer::from_raw(w, h, v).map(DynamicImage::ImageRgba8),
-        super::icc::Inks::Sixteen(v) => ImageBuffer::from_raw(w, h, v).map(DynamicImage::ImageRgba16),
+        super::icc::Inks::Sixteen(v) => {
+            ImageBuffer::from_raw(w, h, v).map(DynamicImage::ImageRgba16)
+        }
     };
     Ok(image.map(|image| InkImage {
         image,
@@ -160,5 +183,8 @@ fn tiff_inks(name: &Path, bytes: &[u8], max_memory_mib: u64) -> Result<Option<In
 
 /// A TIFF's first image's width and height, from its header.
 fn tiff_size(reader: &mut Cursor<&[u8]>) -> Option<(u32, u32)> {
-    ::tiff::decoder::Decoder::new(reader).ok()?.dimensions().ok()
+    ::tiff::decoder::Decoder::new(reader)
+        .ok()?
+        .dimensions()
+        .ok()
 }

@@ -4,14 +4,14 @@
 //! format can hold; encoding into memory and writing through a temporary file that is renamed
 //! over OUT, so a failure never leaves a partial file or destroys an existing one.
 
-pub mod icc;
-pub mod inks;
 mod decode;
 pub mod format;
 pub mod formats;
 pub mod guard;
 pub mod heif;
+pub mod icc;
 mod ico;
+pub mod inks;
 pub mod jpeg;
 pub mod jxl;
 pub mod metadata;
@@ -29,8 +29,7 @@ pub use decode::{decode, decode_bytes, decode_input, decode_jpeg_planes, Decoded
 pub use format::Codec;
 pub use read::sniff;
 pub use write::{
-    check_output, persist_with, temp_beside, write_atomic, write_error, write_output,
-    Replace,
+    check_output, persist_with, temp_beside, write_atomic, write_error, write_output, Replace,
 };
 
 use image::codecs::png::CompressionType;
@@ -216,13 +215,18 @@ pub fn format_name(format: ImageFormat) -> String {
 pub fn unwritten_name(name: &str) -> Option<String> {
     let lower = name.to_ascii_lowercase();
     if is_heic_name(&lower) {
-        return heif::encoder(heif::Coding::Hevc).err().map(|why| format!("HEIC output: {why}"));
+        return heif::encoder(heif::Coding::Hevc)
+            .err()
+            .map(|why| format!("HEIC output: {why}"));
     }
     if matches!(lower.as_str(), "jxl") {
-        return Some("gblur reads JPEG XL but does not write it: write .avif, .webp, .jpg, .png, ...".into());
+        return Some(
+            "gblur reads JPEG XL but does not write it: write .avif, .webp, .jpg, .png, ...".into(),
+        );
     }
     // The variant JPEG XL is carried as names no format of its own here (`.ff`).
-    let format = ImageFormat::from_extension(&lower).filter(|f| !can_write(*f) && *f != jxl::JXL)?;
+    let format =
+        ImageFormat::from_extension(&lower).filter(|f| !can_write(*f) && *f != jxl::JXL)?;
     Some(format!(
         "gblur reads {} but does not write it: write .png, .jpg, .tif, ...",
         format_name(format)
@@ -231,7 +235,10 @@ pub fn unwritten_name(name: &str) -> Option<String> {
 
 /// Whether an extension names HEIC, which gblur writes as `heif::HEIF` coded with HEVC.
 pub fn is_heic_name(extension: &str) -> bool {
-    matches!(extension.to_ascii_lowercase().as_str(), "heic" | "heif" | "hif")
+    matches!(
+        extension.to_ascii_lowercase().as_str(),
+        "heic" | "heif" | "hif"
+    )
 }
 
 /// Whether `format`'s files hold several pages (`Codec::holds_pages`): TIFF.
@@ -411,7 +418,12 @@ impl EncodeOptions {
             false => (&[Jpeg, WebP, Avif][..], "JPEG, WebP, AVIF or HEIC"),
         };
         [
-            (self.quality_given, "--quality", quality_formats, quality_name),
+            (
+                self.quality_given,
+                "--quality",
+                quality_formats,
+                quality_name,
+            ),
             (self.subsampling_given, "--subsampling", &[Jpeg][..], "JPEG"),
             (self.png_given, "--png-compression", &[Png][..], "PNG"),
             (self.tiff_given, "--tiff-compression", &[Tiff][..], "TIFF"),
@@ -489,7 +501,13 @@ pub fn encode(
     let codec = of(format);
     let colour = (image.color().has_color() && !gray_float) || codec.gray_as_colour();
     if let Some(note) = foreign_profile(icc, colour) {
-        let (bytes, more) = encode((image, gray_float), format, (None, blobs), (opts, jpeg), path)?;
+        let (bytes, more) = encode(
+            (image, gray_float),
+            format,
+            (None, blobs),
+            (opts, jpeg),
+            path,
+        )?;
         let note = more.map_or(note.clone(), |more| format!("{note}; {more}"));
         return Ok((bytes, Some(note)));
     }
@@ -526,8 +544,14 @@ mod tests {
                 assert!(codec.holds_metadata(), "{format:?}");
             }
         }
-        let read: Vec<_> = recognised().into_iter().filter(|f| of(*f).reads_rows()).collect();
-        let written: Vec<_> = recognised().into_iter().filter(|f| of(*f).writes_rows()).collect();
+        let read: Vec<_> = recognised()
+            .into_iter()
+            .filter(|f| of(*f).reads_rows())
+            .collect();
+        let written: Vec<_> = recognised()
+            .into_iter()
+            .filter(|f| of(*f).writes_rows())
+            .collect();
         let streamed = [ImageFormat::Jpeg, ImageFormat::Png, ImageFormat::Tiff];
         assert_eq!((&read[..], &written[..]), (&streamed[..], &streamed[..]));
         assert_eq!(of(heif::HEIF).name(), heif::NAME);
@@ -538,7 +562,8 @@ mod tests {
     /// format recognised from the bytes.
     #[test]
     fn what_every_codec_writes_it_reads_back() {
-        let gradient = image::RgbImage::from_fn(24, 16, |x, y| image::Rgb([x as u8 * 10, y as u8 * 15, 99]));
+        let gradient =
+            image::RgbImage::from_fn(24, 16, |x, y| image::Rgb([x as u8 * 10, y as u8 * 15, 99]));
         let mut written = Vec::new();
         for format in recognised().into_iter().filter(|f| can_write(*f)) {
             let codec = of(format);
@@ -553,8 +578,14 @@ mod tests {
             };
             let path = Path::new("out.avif");
             let blobs = metadata::Blobs::default();
-            let (bytes, _) = encode((&image, false), format, (None, blobs), (EncodeOptions::default(), jpeg), path)
-                .unwrap_or_else(|e| panic!("{format:?}: {e}"));
+            let (bytes, _) = encode(
+                (&image, false),
+                format,
+                (None, blobs),
+                (EncodeOptions::default(), jpeg),
+                path,
+            )
+            .unwrap_or_else(|e| panic!("{format:?}: {e}"));
             let name = Path::new("written");
             let decoded = match read::guess(&bytes) {
                 Some(_) => decode_bytes(name, &bytes, 64),
@@ -563,14 +594,28 @@ mod tests {
             };
             let decoded = decoded.unwrap_or_else(|e| panic!("{format:?}: {e}"));
             assert_eq!(decoded.format, format);
-            assert_eq!((decoded.image.width(), decoded.image.height()), (24, 16), "{format:?}");
+            assert_eq!(
+                (decoded.image.width(), decoded.image.height()),
+                (24, 16),
+                "{format:?}"
+            );
             written.push(format);
         }
-        for format in [ImageFormat::Png, ImageFormat::Jpeg, ImageFormat::Tiff, ImageFormat::WebP, ImageFormat::Bmp, ImageFormat::Gif, ImageFormat::Tga, ImageFormat::Qoi, ImageFormat::OpenExr, ImageFormat::Hdr] {
+        for format in [
+            ImageFormat::Png,
+            ImageFormat::Jpeg,
+            ImageFormat::Tiff,
+            ImageFormat::WebP,
+            ImageFormat::Bmp,
+            ImageFormat::Gif,
+            ImageFormat::Tga,
+            ImageFormat::Qoi,
+            ImageFormat::OpenExr,
+            ImageFormat::Hdr,
+        ] {
             assert!(written.contains(&format), "{format:?} was not written");
         }
     }
-
 
     #[test]
     fn jpeg_drops_alpha_and_depth_and_says_so() {

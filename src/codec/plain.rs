@@ -50,7 +50,10 @@ pub fn of(format: ImageFormat) -> &'static dyn Codec {
         // HEIF and JPEG XL are carried under two of the crate's formats (`heif::HEIF`,
         // `jxl::JXL`), whose codecs are their own.
         let own = [heif::HEIF, jxl::JXL];
-        ImageFormat::all().filter(|f| !own.contains(f)).map(Plain).collect()
+        ImageFormat::all()
+            .filter(|f| !own.contains(f))
+            .map(Plain)
+            .collect()
     });
     if let Some(codec) = plain.iter().find(|p| p.0 == format) {
         return codec;

@@ -155,7 +155,10 @@ impl Seek for FileAt {
             SeekFrom::Current(offset) => (self.pos, offset),
         };
         self.pos = base.checked_add_signed(offset).ok_or_else(|| {
-            io::Error::new(io::ErrorKind::InvalidInput, "a seek before the file's start")
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "a seek before the file's start",
+            )
         })?;
         Ok(self.pos)
     }
@@ -175,7 +178,10 @@ pub fn guess(head: &[u8]) -> Option<ImageFormat> {
         return Some(super::jxl::JXL);
     }
     // The format JPEG XL is carried as names no other file gblur reads.
-    if let Some(format) = image::guess_format(head).ok().filter(|f| *f != super::jxl::JXL) {
+    if let Some(format) = image::guess_format(head)
+        .ok()
+        .filter(|f| *f != super::jxl::JXL)
+    {
         return Some(format);
     }
     match head.get(..4)? {
@@ -196,7 +202,11 @@ pub fn sniff(path: &Path) -> io::Result<Option<ImageFormat>> {
 /// them, is AV1-coded); None otherwise.
 pub fn own_format(path: &Path) -> Option<ImageFormat> {
     let mut head = Vec::with_capacity(HEAD);
-    File::open(path).ok()?.take(HEAD as u64).read_to_end(&mut head).ok()?;
+    File::open(path)
+        .ok()?
+        .take(HEAD as u64)
+        .read_to_end(&mut head)
+        .ok()?;
     own_format_of(&head)
 }
 
@@ -275,10 +285,11 @@ fn read_within(
         Some(size) => size.min(limit + 1) as usize,
         None => (limit + 1) as usize,
     });
-    let within = read_pieces(&mut reader, &mut bytes, limit).map_err(|cause| ImageIoError::Open {
-        path: name.into(),
-        cause,
-    })?;
+    let within =
+        read_pieces(&mut reader, &mut bytes, limit).map_err(|cause| ImageIoError::Open {
+            path: name.into(),
+            cause,
+        })?;
     if !within {
         return Err(ImageIoError::ReadOverLimit {
             path: name.into(),
@@ -345,9 +356,16 @@ mod tests {
         let big = dir.path().join("big.tif");
         std::fs::write(&big, [&b"II*\0"[..], &vec![0u8; 2 << 20]].concat()).unwrap();
         let input = open(&big, 1).unwrap();
-        assert!(matches!(input.whole(1), Err(ImageIoError::ReadOverLimit { limit_mib: 1, .. })));
+        assert!(matches!(
+            input.whole(1),
+            Err(ImageIoError::ReadOverLimit { limit_mib: 1, .. })
+        ));
         let motion = dir.path().join("motion.jpg");
-        let jpeg = [&[0xFF, 0xD8, 0xFF, 0xE0, 0, 4, 1, 2, 0xFF, 0xD9][..], &vec![0u8; 2 << 20]].concat();
+        let jpeg = [
+            &[0xFF, 0xD8, 0xFF, 0xE0, 0, 4, 1, 2, 0xFF, 0xD9][..],
+            &vec![0u8; 2 << 20],
+        ]
+        .concat();
         std::fs::write(&motion, jpeg).unwrap();
         assert_eq!(open(&motion, 1).unwrap().whole(1).unwrap().len(), 10);
     }

@@ -4,14 +4,14 @@
 //! decoder reads before the pixels (as the whole-image decode reads them: the `image` crate's
 //! decoder, with the codec's `read_metadata`), and the errors both directions report.
 
-use crate::codec::metadata::Metadata;
 use crate::codec::jpeg::{JpegSettings, JpegTraits};
+use crate::codec::metadata::Metadata;
+use crate::codec::read::{FileAt, Input};
 use crate::codec::tiff::Compression;
 use crate::codec::{ImageIoError, Replace};
-use image::codecs::png::CompressionType;
 use crossbeam_channel::{Receiver, Sender};
+use image::codecs::png::CompressionType;
 use image::{ColorType, ImageDecoder, ImageFormat, ImageResult};
-use crate::codec::read::{FileAt, Input};
 use std::io::{BufReader, Seek};
 use std::path::Path;
 
@@ -22,7 +22,10 @@ pub type InputFile = BufReader<FileAt>;
 /// held in memory.
 pub fn file_of(input: &Input) -> Result<InputFile, ImageIoError> {
     let file = input.file_reader().ok_or_else(|| {
-        decode_error(&input.name, "the strip engine streams a file, and this input is in memory")
+        decode_error(
+            &input.name,
+            "the strip engine streams a file, and this input is in memory",
+        )
     })?;
     Ok(BufReader::new(file))
 }
@@ -179,7 +182,10 @@ pub fn read<D: ImageDecoder>(
     let mut head = decoder(file).map_err(|e| decode_error(path, e))?;
     let meta = Metadata::read(Some(&mut head), from_file).map_err(|e| decode_error(path, e))?;
     if meta.orientation.is_some() {
-        return Ok(Err("its EXIF orientation turns the image, and the engine streams rows as they are stored".into()));
+        return Ok(Err(
+            "its EXIF orientation turns the image, and the engine streams rows as they are stored"
+                .into(),
+        ));
     }
     if meta.associated_alpha {
         return Ok(Err("its alpha is associated (premultiplied)".into()));

@@ -11,12 +11,12 @@
 //! configuration at the given quality (method 4, alpha at quality 100: exactly what `cwebp
 //! -q N` writes), and `WebPDecodeRGB(A)Into` decodes into a buffer gblur owns.
 
-use dlopen2::wrapper::{Container, WrapperApi};
 use super::decode::{image_error, open_decoder, rewind};
 use super::format::{Codec, FileToDecode, ImageToEncode};
 use super::metadata::{self, Blobs};
 use super::source::Seekable;
 use super::{plain, DecodedFile, EncodeOptions, ImageIoError};
+use dlopen2::wrapper::{Container, WrapperApi};
 use image::{ColorType, DynamicImage, ImageDecoder, ImageFormat};
 use std::io::{Cursor, SeekFrom};
 use std::os::raw::{c_int, c_void};
@@ -90,13 +90,23 @@ pub fn version() -> Result<String, String> {
     let api = api()?;
     // SAFETY: takes nothing, returns a number.
     let v = unsafe { api.encoder_version() };
-    Ok(format!("{}.{}.{}", (v >> 16) & 0xFF, (v >> 8) & 0xFF, v & 0xFF))
+    Ok(format!(
+        "{}.{}.{}",
+        (v >> 16) & 0xFF,
+        (v >> 8) & 0xFF,
+        v & 0xFF
+    ))
 }
 
 /// `image` (8-bit gray, gray with alpha, RGB or RGBA, as `codec::output_color` leaves it for
 /// WebP) as a lossy WebP at `quality` (1 to 100), with `icc` where given.
-pub fn encode_lossy(image: &DynamicImage, quality: u8, icc: Option<&[u8]>) -> Result<Vec<u8>, String> {
-    let api = api().map_err(|why| format!("lossy WebP (--quality) is written through libwebp, and {why}"))?;
+pub fn encode_lossy(
+    image: &DynamicImage,
+    quality: u8,
+    icc: Option<&[u8]>,
+) -> Result<Vec<u8>, String> {
+    let api = api()
+        .map_err(|why| format!("lossy WebP (--quality) is written through libwebp, and {why}"))?;
     let colour;
     let image = match image {
         DynamicImage::ImageLuma8(_) => {
@@ -113,15 +123,30 @@ pub fn encode_lossy(image: &DynamicImage, quality: u8, icc: Option<&[u8]>) -> Re
     let (samples, channels, encode) = match image {
         DynamicImage::ImageRgb8(i) => (i.as_raw(), 3, api.encode_rgb),
         DynamicImage::ImageRgba8(i) => (i.as_raw(), 4, api.encode_rgba),
-        other => return Err(format!("lossy WebP takes 8-bit samples, not {:?}", other.color())),
+        other => {
+            return Err(format!(
+                "lossy WebP takes 8-bit samples, not {:?}",
+                other.color()
+            ))
+        }
     };
     // WebP's sides are at most 16383 pixels; libwebp refuses larger ones itself.
-    let side = |s: u32| c_int::try_from(s).map_err(|_| format!("a side of {s} pixels is beyond WebP"));
+    let side =
+        |s: u32| c_int::try_from(s).map_err(|_| format!("a side of {s} pixels is beyond WebP"));
     let (width, height, stride) = (side(w)?, side(h)?, side(w * channels)?);
     let mut output: *mut u8 = std::ptr::null_mut();
     // SAFETY: `samples` holds `height` rows of `stride` bytes; libwebp allocates `output` and
     // returns its size (0 and no buffer on failure).
-    let size = unsafe { encode(samples.as_ptr(), width, height, stride, quality as f32, &mut output) };
+    let size = unsafe {
+        encode(
+            samples.as_ptr(),
+            width,
+            height,
+            stride,
+            quality as f32,
+            &mut output,
+        )
+    };
     if size == 0 || output.is_null() {
         return Err(format!("libwebp could not encode the {w} × {h} image"));
     }
@@ -143,10 +168,22 @@ pub fn decode(bytes: &[u8], size: (u32, u32), alpha: bool) -> Option<DynamicImag
     let channels = if alpha { 4 } else { 3 };
     let stride = c_int::try_from(w as usize * channels).ok()?;
     let mut pixels = vec![0u8; w as usize * h as usize * channels];
-    let into = if alpha { api.decode_rgba_into } else { api.decode_rgb_into };
+    let into = if alpha {
+        api.decode_rgba_into
+    } else {
+        api.decode_rgb_into
+    };
     // SAFETY: libwebp writes at most `pixels.len()` bytes, `stride` to a row, and returns NULL
     // where the image does not fit that buffer (another size) or does not decode.
-    let done = unsafe { into(bytes.as_ptr(), bytes.len(), pixels.as_mut_ptr(), pixels.len(), stride) };
+    let done = unsafe {
+        into(
+            bytes.as_ptr(),
+            bytes.len(),
+            pixels.as_mut_ptr(),
+            pixels.len(),
+            stride,
+        )
+    };
     if done.is_null() {
         return None;
     }
@@ -204,10 +241,12 @@ impl Codec for WebP {
         let lossless = is_lossless(reader);
         rewind(path, reader)?;
         let mut bytes = Vec::new();
-        reader.read_to_end(&mut bytes).map_err(|cause| ImageIoError::Open {
-            path: path.into(),
-            cause,
-        })?;
+        reader
+            .read_to_end(&mut bytes)
+            .map_err(|cause| ImageIoError::Open {
+                path: path.into(),
+                cause,
+            })?;
         let max_memory_mib = file.max_memory_mib;
         let mut whole = Cursor::new(&bytes[..]);
         let (decoder, meta) = open_decoder(path, &mut whole, ImageFormat::WebP, max_memory_mib)?;
@@ -287,10 +326,22 @@ mod tests {
     fn a_vp8l_image_is_lossless_after_any_chunks_before_it() {
         let lossless = |bytes: Vec<u8>| is_lossless(&mut Cursor::new(bytes));
         assert!(lossless(file(&[(b"VP8L", 10)])));
-        assert!(lossless(file(&[(b"VP8X", 10), (b"ICCP", 3), (b"VP8L", 10)])));
+        assert!(lossless(file(&[
+            (b"VP8X", 10),
+            (b"ICCP", 3),
+            (b"VP8L", 10)
+        ])));
         assert!(!lossless(file(&[(b"VP8 ", 10)])));
-        assert!(!lossless(file(&[(b"VP8X", 10), (b"ALPH", 5), (b"VP8 ", 10)])));
-        assert!(!lossless(file(&[(b"VP8X", 10), (b"ANIM", 6), (b"ANMF", 40)])));
+        assert!(!lossless(file(&[
+            (b"VP8X", 10),
+            (b"ALPH", 5),
+            (b"VP8 ", 10)
+        ])));
+        assert!(!lossless(file(&[
+            (b"VP8X", 10),
+            (b"ANIM", 6),
+            (b"ANMF", 40)
+        ])));
         // An animation whose first frame is lossless (its header, then a VP8L chunk).
         let mut frame = file(&[(b"VP8X", 10), (b"ANIM", 6)]);
         frame.extend_from_slice(b"ANMF\x1c\0\0\0");

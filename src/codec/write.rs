@@ -36,7 +36,11 @@ pub fn check_output(
         })?;
     if format == super::heif::HEIF {
         let coding = super::heif::Coding::for_path(output);
-        let name = if coding == super::heif::Coding::Hevc { "HEIC" } else { "AVIF" };
+        let name = if coding == super::heif::Coding::Hevc {
+            "HEIC"
+        } else {
+            "AVIF"
+        };
         super::heif::encoder(coding).map_err(|why| bad(format!("{name} output: {why}")))?;
     }
     let parent = match output.parent() {

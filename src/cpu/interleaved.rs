@@ -191,7 +191,12 @@ pub(crate) struct WholeImage<'a> {
 impl WholeImage<'_> {
     /// Blurs `data` (`width`×`height` pixels of `channels` samples, rows without gaps) in
     /// place: the banded blur where it runs this filter, otherwise axis by axis.
-    pub(crate) fn blur<T: Sample + Element>(&self, data: &mut [T], dims: (usize, usize, usize), alpha: bool) {
+    pub(crate) fn blur<T: Sample + Element>(
+        &self,
+        data: &mut [T],
+        dims: (usize, usize, usize),
+        alpha: bool,
+    ) {
         if self.banded(None, data, dims, alpha) {
             return;
         }
@@ -221,7 +226,8 @@ impl WholeImage<'_> {
         let (true, Some(axes)) = (clamped, banded::axis_blocks(self.blur)) else {
             return false;
         };
-        let table = (self.linear && T::FULL > 1.0).then(|| banded::srgb_table(T::FULL as usize + 1));
+        let table =
+            (self.linear && T::FULL > 1.0).then(|| banded::srgb_table(T::FULL as usize + 1));
         let px = banded::Pixels {
             channels,
             alpha,

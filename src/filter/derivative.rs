@@ -342,7 +342,10 @@ mod tests {
         for (order, bound) in [(1, 7e-6), (2, 3e-5)] {
             for sigma in [2.0, 3.0, 5.0, 10.0, 40.0, 200.0, 3000.0] {
                 let e = design_error(sigma, order);
-                assert!(e <= bound, "order {order} sigma {sigma}: {e:.2e} of the range");
+                assert!(
+                    e <= bound,
+                    "order {order} sigma {sigma}: {e:.2e} of the range"
+                );
             }
         }
     }
@@ -355,7 +358,11 @@ mod tests {
             let h = impulse(&design(sigma, order), r + 40);
             let peak = h.iter().fold(0.0f64, |m, v| m.max(v.abs()));
             let tail = h[..40].iter().fold(0.0f64, |m, v| m.max(v.abs()));
-            assert!(tail < 5e-5 * peak, "order {order}: {:.2e} beyond the reach", tail / peak);
+            assert!(
+                tail < 5e-5 * peak,
+                "order {order}: {:.2e} beyond the reach",
+                tail / peak
+            );
         }
     }
 }

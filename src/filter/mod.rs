@@ -151,7 +151,9 @@ impl LineFilter {
     pub fn reach(&self) -> usize {
         match self {
             LineFilter::Fir { taps, .. } => taps.len() / 2,
-            LineFilter::Recursive { sigma, order: 0, .. } => gaussian::recursive_reach(*sigma),
+            LineFilter::Recursive {
+                sigma, order: 0, ..
+            } => gaussian::recursive_reach(*sigma),
             LineFilter::Recursive { sigma, order, .. } => derivative::reach(*sigma, *order),
         }
     }

@@ -15,12 +15,7 @@ use crate::{
 /// the carried kernels' otherwise (for reports such as `gblur bench blur`'s).
 // `gblur bench` alone uses it (crates/bench), through the internals.
 #[cfg(feature = "unstable-internals")]
-pub fn pass_defines(
-    f: &LineFilter,
-    blocked: Blocking,
-    len: usize,
-    format: PixelFormat,
-) -> String {
+pub fn pass_defines(f: &LineFilter, blocked: Blocking, len: usize, format: PixelFormat) -> String {
     let plan = blocked_plan(f, blocked, len, format);
     match plan.reach {
         Some(reach) => overlap_defines(plan.chunk, format, reach).0,

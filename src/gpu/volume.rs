@@ -29,7 +29,14 @@ pub fn blur(
     pipeline: Pipeline,
 ) -> Result<Vec<Pass>, ClError> {
     assert_eq!(data.len(), shape.iter().product::<usize>(), "array size");
-    blur_staged(ctx, &mut Same(data), shape, filters, pipeline, SLOT_BYTES / 4)
+    blur_staged(
+        ctx,
+        &mut Same(data),
+        shape,
+        filters,
+        pipeline,
+        SLOT_BYTES / 4,
+    )
 }
 
 /// `blur` of the device's array of `shape` that `host` fills and drains (`opencl::staged`),
@@ -266,6 +273,27 @@ impl HostSide for Slab<'_> {
     }
 }
 
+/// How axis `k` of an array of `shape` (rank 2 or more) is walked on the device: its (width,
+/// height, planes) as the kernels see them, along rows or columns, and the pass's name (the
+/// caller's axis numbers start at `first`).
+fn axis_pass(shape: &[usize], k: usize, first: usize) -> ((usize, usize, usize), Along, String) {
+    let r = shape.len();
+    let plane = (shape[r - 1], shape[r - 2], shape[..r - 2].iter().product());
+    match k {
+        k if k == r - 1 => (plane, Along::Rows, "row pass (axis -1)".into()),
+        k if k == r - 2 => (plane, Along::Columns, "column pass (axis -2)".into()),
+        k => {
+            let dims = (
+                shape[k + 1..].iter().product(),
+                shape[k],
+                shape[..k].iter().product(),
+            );
+            let name = format!("column pass (axis {})", first + k);
+            (dims, Along::Columns, name)
+        }
+    }
+}
+
 /// `blur_staged` of an array the device holds whole.
 fn blur_whole(
     ctx: &ClContext,
@@ -327,18 +355,7 @@ fn blur_whole(
         let Some(f) = filters[k].as_ref().filter(|_| !(planar && k >= r - 2)) else {
             continue;
         };
-        let (dims, along, name) = match k {
-            k if k == r - 1 => ((w, h, planes), Along::Rows, "row pass (axis -1)".into()),
-            k if k == r - 2 => ((w, h, planes), Along::Columns, "column pass (axis -2)".into()),
-            k => {
-                let dims = (
-                    shape[k + 1..].iter().product(),
-                    shape[k],
-                    shape[..k].iter().product(),
-                );
-                (dims, Along::Columns, format!("column pass (axis {})", first + k))
-            }
-        };
+        let (dims, along, name) = axis_pass(&shape, k, first);
         let f = upload_filter(ctx, f)?;
         let (src, dst) = if in_a {
             (&dev.a, &dev.b)

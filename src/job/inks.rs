@@ -5,16 +5,16 @@
 //! profile and a note says so.
 
 use super::{report, stdio_name, summary, BlurJob, Destination, JobError, Outcome};
+use crate::backend::DeviceSet;
+use crate::codec::format::InksToEncode;
 use crate::codec::inks::{self, InkImage};
 use crate::codec::read::Input;
-use crate::codec::format::InksToEncode;
-use crate::backend::DeviceSet;
 use crate::codec::{self, metadata};
-use crate::cpu::banded::{self, Unsharp};
-use crate::gpu::opencl::device::DeviceChoice;
 use crate::cpu::axis::Element;
+use crate::cpu::banded::{self, Unsharp};
 use crate::cpu::interleaved::WholeImage;
 use crate::filter::{Blur2d, EdgeMode};
+use crate::gpu::opencl::device::DeviceChoice;
 use crate::report::{Pass, Report, Stage};
 use image::{DynamicImage, ImageFormat};
 use std::time::Instant;
@@ -22,7 +22,10 @@ use std::time::Instant;
 /// Whether `job` asks for something that needs colour, not inks (`--to-srgb`, `--linear`,
 /// `--region` or `--mask`, `--luminance`): a CMYK input then goes the usual way, to sRGB.
 pub fn needs_colour(job: &BlurJob) -> bool {
-    job.to_srgb || job.linear || job.mask.active() || job.sharpen.as_ref().is_some_and(|s| s.luminance)
+    job.to_srgb
+        || job.linear
+        || job.mask.active()
+        || job.sharpen.as_ref().is_some_and(|s| s.luminance)
 }
 
 /// Blurs a CMYK input into `out_format` keeping its inks, where the input is CMYK (a file's
@@ -63,14 +66,27 @@ pub fn run(
         tiff_compression,
         mut notes,
     } = ink;
-    if !matches!(job.device, DeviceSet::One(DeviceChoice::Auto | DeviceChoice::Rust)) {
-        notes.push("CMYK inks are blurred on the host's cores: --device was not used for them".into());
+    if !matches!(
+        job.device,
+        DeviceSet::One(DeviceChoice::Auto | DeviceChoice::Rust)
+    ) {
+        notes.push(
+            "CMYK inks are blurred on the host's cores: --device was not used for them".into(),
+        );
     }
     let input_color = ink_name(&image);
     let blur = &job.filter;
     let t = Instant::now();
     blur_inks(job, blur, &mut image);
-    passes.push(Pass::host(Stage::Blur, if job.sharpen.is_some() { "sharpen (4 inks)" } else { "blur (4 inks)" }, t));
+    passes.push(Pass::host(
+        Stage::Blur,
+        if job.sharpen.is_some() {
+            "sharpen (4 inks)"
+        } else {
+            "blur (4 inks)"
+        },
+        t,
+    ));
 
     let out_name = stdio_name(&job.output, "stdout");
     let meta = meta.select(job.metadata);
@@ -90,17 +106,28 @@ pub fn run(
         jpeg: jpeg.as_ref(),
         tiff_compression,
     };
-    let bytes = codec::of(out_format).encode_inks(encoding, &mut notes).map_err(failed)?;
+    let bytes = codec::of(out_format)
+        .encode_inks(encoding, &mut notes)
+        .map_err(failed)?;
     passes.push(Pass::host(Stage::Encode, "encode", t));
     let t = Instant::now();
-    let (bytes, lost) = metadata::embed(bytes, out_format, &meta, size, out_name).map_err(JobError::failed)?;
+    let (bytes, lost) =
+        metadata::embed(bytes, out_format, &meta, size, out_name).map_err(JobError::failed)?;
     notes.extend(lost);
     codec::write_output(&job.output, &bytes, replace).map_err(JobError::failed)?;
     passes.push(Pass::host(Stage::Encode, "write", t));
     notes.push(format!(
         "the input is CMYK: its four inks were {} as they are and written as CMYK{}",
-        if job.sharpen.is_some() { "sharpened" } else { "blurred" },
-        if meta.icc.is_some() { " with its ICC profile" } else { "" }
+        if job.sharpen.is_some() {
+            "sharpened"
+        } else {
+            "blurred"
+        },
+        if meta.icc.is_some() {
+            " with its ICC profile"
+        } else {
+            ""
+        }
     ));
     let output_color = match out_format {
         ImageFormat::Jpeg => "CMYK8".to_string(),
@@ -131,7 +158,10 @@ fn refuse_options(job: &BlurJob, out_format: ImageFormat) -> Result<(), JobError
     } else {
         return Ok(());
     };
-    Err(JobError::setup(anyhow::anyhow!("{}: {why}", job.input.display())))
+    Err(JobError::setup(anyhow::anyhow!(
+        "{}: {why}",
+        job.input.display()
+    )))
 }
 
 /// What reports call inks of `image`'s depth.
@@ -141,7 +171,6 @@ fn ink_name(image: &DynamicImage) -> String {
         _ => "CMYK8".into(),
     }
 }
-
 
 /// Blurs the inks in place as four independent channels (no alpha), or makes them their
 /// unsharp mask. A constant edge's value stands for the same look as on colour (0 black, 1

@@ -25,15 +25,17 @@ mod strips;
 
 pub use inks::needs_colour;
 pub use pages::blur_stack;
+use plan::Header;
 pub use plan::ImagePlan;
 pub use request::{BlurJob, JobError};
-use plan::Header;
 
 /// Blurs a CMYK JPEG or TIFF file into a JPEG or TIFF keeping its inks (`inks`), its output
 /// replacing what `replace` lets it; None where the input is not CMYK (or the job needs colour).
 pub fn blur_inks(job: &BlurJob, replace: codec::Replace) -> Result<Option<Report>, JobError> {
     let started = Instant::now();
-    let format = job.output_format.ok_or_else(|| JobError::setup(anyhow::anyhow!("no output format")))?;
+    let format = job
+        .output_format
+        .ok_or_else(|| JobError::setup(anyhow::anyhow!("no output format")))?;
     let mut passes = Vec::new();
     // An input that does not open is the usual decode's to report.
     let Ok(input) = codec::read::open(&job.input, job.max_memory_mib) else {
@@ -323,7 +325,11 @@ fn probe(input: &Input) -> Option<Work> {
         let frame = codec::jpeg::Frame::read(&mut input.reader())?;
         // Colour JPEGs (YCbCr, CMYK) decode to RGB.
         let channels = frame.components.min(3) as u32;
-        return Some(work((frame.width, frame.height), channels, frame.precision == 8));
+        return Some(work(
+            (frame.width, frame.height),
+            channels,
+            frame.precision == 8,
+        ));
     }
     probe_reader(&mut *input.reader(), &input.name, format)
 }
@@ -338,7 +344,10 @@ fn probe_reader(
     use image::ImageDecoder;
     let decoder = match format.or_else(|| ImageFormat::from_path(name).ok()) {
         Some(format) => image::ImageReader::with_format(reader, format).into_decoder(),
-        None => image::ImageReader::new(reader).with_guessed_format().ok()?.into_decoder(),
+        None => image::ImageReader::new(reader)
+            .with_guessed_format()
+            .ok()?
+            .into_decoder(),
     };
     let decoder = decoder.ok()?;
     let ((w, h), color) = (decoder.dimensions(), decoder.color_type());
@@ -385,17 +394,19 @@ const STAGES: [&str; 3] = ["decode", "blur", "encode and write"];
 /// which `--no-clobber` keeps, is refused as one there at the start is (exit 2).
 pub fn run(job: &BlurJob) -> Result<Report, JobError> {
     let started = Instant::now();
-    run_job(job).map(|r| timed(job, r, started)).map_err(|e| match e {
-        JobError::Failed(e) => match e.downcast_ref::<ImageIoError>() {
-            Some(ImageIoError::Appeared { path }) => setup_text(format!(
-                "{}: the output appeared while gblur ran, and --no-clobber keeps it; the \
+    run_job(job)
+        .map(|r| timed(job, r, started))
+        .map_err(|e| match e {
+            JobError::Failed(e) => match e.downcast_ref::<ImageIoError>() {
+                Some(ImageIoError::Appeared { path }) => setup_text(format!(
+                    "{}: the output appeared while gblur ran, and --no-clobber keeps it; the \
                  blurred image was not written",
-                path.display()
-            )),
-            _ => JobError::Failed(e),
-        },
-        e => e,
-    })
+                    path.display()
+                )),
+                _ => JobError::Failed(e),
+            },
+            e => e,
+        })
 }
 
 fn run_job(job: &BlurJob) -> Result<Report, JobError> {
@@ -503,9 +514,11 @@ fn blur_selected(
 ) -> Result<(String, bool), JobError> {
     let (job, blur) = (plan.job(), plan.blur());
     if job.linear && !loaded.layout.linear {
-        log.notes.push("--linear ignored: float images are linear already".into());
+        log.notes
+            .push("--linear ignored: float images are linear already".into());
     } else if job.linear {
-        log.notes.extend(loaded.meta.icc.as_deref().and_then(codec::icc::linear_note));
+        log.notes
+            .extend(loaded.meta.icc.as_deref().and_then(codec::icc::linear_note));
     }
     // A fallback loads the image as `--device rust` would: as planes where that path takes them.
     let reload = || plan.reload(source, masked.as_ref(), out_format);
@@ -535,7 +548,9 @@ fn load_selected(
     let (loaded, mask_file) = std::thread::scope(|s| {
         let mask = s.spawn(|| {
             let t = Instant::now();
-            job.mask.open(job.max_memory_mib).map(|file| (file, t.elapsed()))
+            job.mask
+                .open(job.max_memory_mib)
+                .map(|file| (file, t.elapsed()))
         });
         let loaded = plan.decode(source, keep, log.passes);
         (loaded, mask.join())
@@ -543,7 +558,8 @@ fn load_selected(
     let mask_file = match mask_file.unwrap_or_else(|panic| std::panic::resume_unwind(panic)) {
         Ok((Some(file), took)) => {
             let ms = took.as_secs_f64() * 1e3;
-            log.passes.push(Pass::host_ms(Stage::Decode, "decode mask (overlapped)", ms));
+            log.passes
+                .push(Pass::host_ms(Stage::Decode, "decode mask (overlapped)", ms));
             Some(file)
         }
         Ok((None, _)) => None,
@@ -598,7 +614,12 @@ fn finish(
     };
     let out_color = save(loaded, output, &mut passes, &mut notes).map_err(JobError::failed)?;
 
-    let output = summary(stdio_name(&job.output, "stdout"), out_format, size, out_color);
+    let output = summary(
+        stdio_name(&job.output, "stdout"),
+        out_format,
+        size,
+        out_color,
+    );
     Ok(report(
         job,
         Outcome {
@@ -633,7 +654,10 @@ mod tests {
         let header = Header::read(&input);
         assert_eq!(header.format, None);
         let work = probe(&input).expect("probed");
-        assert_eq!((work.pixels, work.channels, work.bytes_per_sample), (35, 3, 1));
+        assert_eq!(
+            (work.pixels, work.channels, work.bytes_per_sample),
+            (35, 3, 1)
+        );
     }
 
     /// Formats the image crate does not read are not probed by it.

@@ -10,14 +10,13 @@
 //! all within `--max-memory`.
 
 use super::{
-    Destination,
-    blur_selected, choose, explain, probe_reader, load_selected, prepare_device, setup_text, Header, ImagePlan,
-    stdio_name, summary, BlurJob, JobError,
+    blur_selected, choose, explain, load_selected, prepare_device, probe_reader, setup_text,
+    stdio_name, summary, BlurJob, Destination, Header, ImagePlan, JobError,
 };
 use crate::backend::{Choice, Device};
 use crate::codec::metadata::{self, Metadata};
-use crate::codec::tiff::pages::Pages;
 use crate::codec::read::Input;
+use crate::codec::tiff::pages::Pages;
 use crate::codec::{self, ImageIoError};
 use crate::cpu::axis::{self, AxisFilter, Element};
 use crate::filter::{Blur2d, EdgeMode, LineFilter};
@@ -121,7 +120,12 @@ pub(super) fn select(
 
 /// Whether a stack of `count` pages can be written whole: into a TIFF, on the whole-image
 /// engine.
-fn whole_stack_written(job: &BlurJob, name: &Path, count: usize, out_format: ImageFormat) -> Result<(), JobError> {
+fn whole_stack_written(
+    job: &BlurJob,
+    name: &Path,
+    count: usize,
+    out_format: ImageFormat,
+) -> Result<(), JobError> {
     if !codec::holds_pages(out_format) {
         return Err(setup_text(format!(
             "{} is a TIFF of {count} pages, and {} holds one image: take one with --page N (0 to {}), or write a TIFF, which keeps every page",
@@ -144,7 +148,9 @@ fn whole_stack_written(job: &BlurJob, name: &Path, count: usize, out_format: Ima
 fn read_whole(job: &BlurJob, input: Input, passes: &mut Vec<Pass>) -> Result<Vec<u8>, JobError> {
     let t = Instant::now();
     let file = input.is_file();
-    let bytes = input.into_bytes(job.max_memory_mib).map_err(JobError::failed)?;
+    let bytes = input
+        .into_bytes(job.max_memory_mib)
+        .map_err(JobError::failed)?;
     if file {
         passes.push(Pass::host(Stage::Decode, "read input", t));
     }
@@ -260,7 +266,12 @@ pub(super) fn run(
     let outcome = super::Outcome {
         device: blurred.on_device,
         input,
-        output: summary(stdio_name(&job.output, "stdout"), out_format, size, out_color),
+        output: summary(
+            stdio_name(&job.output, "stdout"),
+            out_format,
+            size,
+            out_color,
+        ),
         method: blur.method_name(),
         pipeline: blurred.pipeline,
         linear: job.linear,
@@ -276,7 +287,10 @@ pub(super) fn run(
 fn merged(page_passes: Vec<Pass>) -> Vec<Pass> {
     let mut out: Vec<Pass> = Vec::new();
     for p in page_passes {
-        match out.iter_mut().find(|q| q.name == p.name && q.stage == p.stage) {
+        match out
+            .iter_mut()
+            .find(|q| q.name == p.name && q.stage == p.stage)
+        {
             Some(q) => {
                 q.ms += p.ms;
                 q.bytes += p.bytes;
@@ -335,7 +349,10 @@ fn each_page(
         max_memory_mib: Some(job.max_memory_mib),
     };
     for i in 0..count {
-        let Stack { bytes, pages: chain } = stack;
+        let Stack {
+            bytes,
+            pages: chain,
+        } = stack;
         let page = chain.with_page(bytes, i, |view| {
             let source = Source::Memory { name, bytes: view };
             let (mut loaded, masked) = load_selected(&plan, source, keep, log)?;
@@ -364,11 +381,7 @@ fn each_page(
 }
 
 /// A blurred page as the samples its output holds, with its metadata.
-fn finish_page(
-    mut loaded: Loaded,
-    output: Output,
-    log: &mut Log,
-) -> Page {
+fn finish_page(mut loaded: Loaded, output: Output, log: &mut Log) -> Page {
     let meta = std::mem::take(&mut loaded.meta).select(output.metadata);
     let (input_color, tiff_compression) = (loaded.color, loaded.tiff_compression);
     let gray_float = loaded.gray_float;
@@ -417,8 +430,7 @@ fn write(
         .iter()
         .map(|p| (&p.meta, (p.image.width(), p.image.height())))
         .collect();
-    let (bytes, lost) =
-        metadata::embed_pages(bytes, &metas, out_name).map_err(JobError::failed)?;
+    let (bytes, lost) = metadata::embed_pages(bytes, &metas, out_name).map_err(JobError::failed)?;
     log.notes.extend(lost);
     log.passes.push(Pass::host(Stage::Encode, "metadata", t));
     let t = Instant::now();
@@ -443,52 +455,27 @@ fn volume(
         .map_err(|e| setup_text(format!("--sigma-z: {e}")))?
         .with_truncate(job.filter.truncate)
         .x;
-    let name = stdio_name(&job.input, "stdin");
     let count = stack.pages.count();
-    // No edge extension: the volume's filters take the edges.
-    let plan = EdgePlan::new(Edges::default(), blur);
-    let mut volume: Option<Volume> = None;
-    let mut kept = Vec::with_capacity(count);
-    let mut first = None;
-    for i in 0..count {
-        let Stack { bytes, pages } = stack;
-        let page = pages.with_page(bytes, i, |view| {
-            let source = Source::Memory { name, bytes: view };
-            let sanitize = job.mask.sanitize();
-            let decoding = Decoding {
-                linear: false,
-                ..job.decoding()
-            };
-            load_with(source, decoding, Keep::Decoded, sanitize, &plan, log.passes)
-        });
-        let mut page = page.map_err(|e| on_page(JobError::failed(e), i, count))?;
-        log.notes.append(&mut page.notes);
-        let Working::Decoded(image) = &page.working else {
-            unreachable!("Keep::Decoded without --linear keeps the decoded image")
-        };
-        let this = (image.width(), image.height(), image.color(), page.gray_float);
-        check_page(name, i, this, *first.get_or_insert(this))?;
-        // The file, the volume so far, and this page.
-        let page_bytes = image.as_bytes().len();
-        check_held(job, (bytes.len() + (i + 2) * page_bytes) as u64, i, count)?;
-        volume
-            .get_or_insert_with(|| Volume::with_pages(image, count, page.gray_float))
-            .push(image);
-        kept.push((std::mem::take(&mut page.meta), page.tiff_compression));
-    }
+    let (volume, kept, (w, h, color, gray_float)) = read_volume(job, stack, blur, log)?;
     stack.bytes = Vec::new();
-    let (w, h, color, gray_float) = first.expect("a stack has pages");
     let t = Instant::now();
     // Gray float is filtered as its one channel, and handed back as RGB with three equal ones.
-    let channels = if gray_float { 1 } else { color.channel_count() as usize };
+    let channels = if gray_float {
+        1
+    } else {
+        color.channel_count() as usize
+    };
     let shape = [count, h as usize, w as usize, channels];
-    let volume = volume.expect("a stack has pages");
     // The volume, and an f32 copy for integer samples blurred along more than one axis.
-    let axes: Vec<(usize, AxisFilter)> = [(0, &z, job.edges.y), (1, &blur.y, job.edges.y), (2, &blur.x, job.edges.x)]
-        .into_iter()
-        .filter(|(_, f, _)| !f.is_identity())
-        .map(|(a, f, edge)| (a, axis_filter(f, edge, color)))
-        .collect();
+    let axes: Vec<(usize, AxisFilter)> = [
+        (0, &z, job.edges.y),
+        (1, &blur.y, job.edges.y),
+        (2, &blur.x, job.edges.x),
+    ]
+    .into_iter()
+    .filter(|(_, f, _)| !f.is_identity())
+    .map(|(a, f, edge)| (a, axis_filter(f, edge, color)))
+    .collect();
     let f32_copy = match (&volume, axes.len()) {
         (Volume::F32(..), _) | (_, 0 | 1) => 0,
         (v, _) => 4 * v.len(),
@@ -496,9 +483,15 @@ fn volume(
     // The pages cut from it are held beside it: as large, or three times for gray float
     // (written back as RGB with equal channels).
     let pages_bytes = volume.bytes() * if gray_float { 3 } else { 1 };
-    check_held(job, (volume.bytes() + f32_copy + pages_bytes) as u64, count - 1, count)?;
+    check_held(
+        job,
+        (volume.bytes() + f32_copy + pages_bytes) as u64,
+        count - 1,
+        count,
+    )?;
     let images = volume.blurred(&shape, &axes);
-    log.passes.push(Pass::host(Stage::Blur, "volume (z, y, x)", t));
+    log.passes
+        .push(Pass::host(Stage::Blur, "volume (z, y, x)", t));
     let pages = images
         .into_iter()
         .zip(kept)
@@ -522,10 +515,67 @@ fn volume(
     })
 }
 
+/// A page's kept metadata and TIFF compression.
+type KeptPage = (Metadata, Option<u16>);
+
+/// A page's width, height, colour type and whether it is gray float.
+type PageKind = (u32, u32, ColorType, bool);
+
+/// The stack's pages decoded one by one into a volume, each checked against the first and the
+/// memory held so far: the volume, each page's metadata, and the pages' (width, height, colour
+/// type, gray float).
+fn read_volume(
+    job: &BlurJob,
+    stack: &mut Stack,
+    blur: &Blur2d,
+    log: &mut Log,
+) -> Result<(Volume, Vec<KeptPage>, PageKind), JobError> {
+    let name = stdio_name(&job.input, "stdin");
+    let count = stack.pages.count();
+    // No edge extension: the volume's filters take the edges.
+    let plan = EdgePlan::new(Edges::default(), blur);
+    let mut volume: Option<Volume> = None;
+    let mut kept = Vec::with_capacity(count);
+    let mut first = None;
+    for i in 0..count {
+        let Stack { bytes, pages } = stack;
+        let page = pages.with_page(bytes, i, |view| {
+            let source = Source::Memory { name, bytes: view };
+            let sanitize = job.mask.sanitize();
+            let decoding = Decoding {
+                linear: false,
+                ..job.decoding()
+            };
+            load_with(source, decoding, Keep::Decoded, sanitize, &plan, log.passes)
+        });
+        let mut page = page.map_err(|e| on_page(JobError::failed(e), i, count))?;
+        log.notes.append(&mut page.notes);
+        let Working::Decoded(image) = &page.working else {
+            unreachable!("Keep::Decoded without --linear keeps the decoded image")
+        };
+        let this = (
+            image.width(),
+            image.height(),
+            image.color(),
+            page.gray_float,
+        );
+        check_page(name, i, this, *first.get_or_insert(this))?;
+        // The file, the volume so far, and this page.
+        let page_bytes = image.as_bytes().len();
+        check_held(job, (bytes.len() + (i + 2) * page_bytes) as u64, i, count)?;
+        volume
+            .get_or_insert_with(|| Volume::with_pages(image, count, page.gray_float))
+            .push(image);
+        kept.push((std::mem::take(&mut page.meta), page.tiff_compression));
+    }
+    let volume = volume.expect("a stack has pages");
+    Ok((volume, kept, first.expect("a stack has pages")))
+}
+
 /// A page's size and colour type: `this` is page `i`'s (width, height, colour type, gray
 /// float), `first` page 0's. The volume takes pages of one size and colour type, gray or RGB
 /// without alpha.
-fn check_page(name: &Path, i: usize, this: (u32, u32, ColorType, bool), first: (u32, u32, ColorType, bool)) -> Result<(), JobError> {
+fn check_page(name: &Path, i: usize, this: PageKind, first: PageKind) -> Result<(), JobError> {
     let (w0, h0, color0, gray0) = first;
     if this != first {
         return Err(JobError::failed(anyhow::anyhow!(
@@ -533,7 +583,10 @@ fn check_page(name: &Path, i: usize, this: (u32, u32, ColorType, bool), first: (
             name.display(), this.0, this.1, codec::color_name(this.2, this.3), codec::color_name(color0, gray0)
         )));
     }
-    if matches!(this.2, ColorType::L8 | ColorType::L16 | ColorType::Rgb8 | ColorType::Rgb16 | ColorType::Rgb32F) {
+    if matches!(
+        this.2,
+        ColorType::L8 | ColorType::L16 | ColorType::Rgb8 | ColorType::Rgb16 | ColorType::Rgb32F
+    ) {
         return Ok(());
     }
     let why = match this.2.has_alpha() {
@@ -616,8 +669,12 @@ impl Volume {
             (Volume::U8(v, _), DynamicImage::ImageRgb8(i)) => v.extend_from_slice(i.as_raw()),
             (Volume::U16(v, _), DynamicImage::ImageLuma16(i)) => v.extend_from_slice(i.as_raw()),
             (Volume::U16(v, _), DynamicImage::ImageRgb16(i)) => v.extend_from_slice(i.as_raw()),
-            (Volume::F32(v, true), DynamicImage::ImageRgb32F(i)) => v.extend(i.pixels().map(|p| p.0[0])),
-            (Volume::F32(v, false), DynamicImage::ImageRgb32F(i)) => v.extend_from_slice(i.as_raw()),
+            (Volume::F32(v, true), DynamicImage::ImageRgb32F(i)) => {
+                v.extend(i.pixels().map(|p| p.0[0]))
+            }
+            (Volume::F32(v, false), DynamicImage::ImageRgb32F(i)) => {
+                v.extend_from_slice(i.as_raw())
+            }
             _ => unreachable!("the pages' colour types are checked first"),
         }
     }

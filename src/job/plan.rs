@@ -5,8 +5,8 @@
 
 use super::BlurJob;
 use crate::codec::metadata::ifd::Reader;
-use crate::codec::tiff::pages::Pages;
 use crate::codec::read::Input;
+use crate::codec::tiff::pages::Pages;
 use crate::codec::ImageIoError;
 use crate::filter::Blur2d;
 use crate::gpu::plan::Pipeline;
@@ -126,7 +126,14 @@ impl<'a> ImagePlan<'a> {
     ) -> Result<Loaded, ImageIoError> {
         let mask = &self.job.mask;
         let decoding = self.job.decoding();
-        load_with(source, decoding, mask.keep(keep), mask.sanitize(), &self.edges, passes)
+        load_with(
+            source,
+            decoding,
+            mask.keep(keep),
+            mask.sanitize(),
+            &self.edges,
+            passes,
+        )
     }
 
     /// The selection of a decoded image (`name` in messages) where the job masks, with `mask`

@@ -165,7 +165,12 @@ pub(super) fn run_strips(
     let outcome = Outcome {
         device: device.as_ref().filter(|_| done.on_device).map(Device::name),
         input,
-        output: summary(&job.output, strip_job.format, size, format!("{:?}", done.color)),
+        output: summary(
+            &job.output,
+            strip_job.format,
+            size,
+            format!("{:?}", done.color),
+        ),
         method: blur.method_name(),
         pipeline: done.pipeline,
         linear: job.linear,

@@ -2,9 +2,9 @@
 //! out = in + m · (blurred − in). A selection of exactly 0 copies the input's sample and one
 //! of exactly 1 the blurred sample, bit for bit; integer samples in between are rounded.
 
-use crate::pixels::dispatch::each_buffer_pair;
 use super::MIN_WEIGHT;
 use crate::cpu::banded::Sample;
+use crate::pixels::dispatch::each_buffer_pair;
 use image::DynamicImage;
 use rayon::prelude::*;
 

@@ -146,21 +146,22 @@ fn selection(
     name: &Path,
 ) -> Result<Arc<Vec<f32>>, String> {
     let (width, height) = (loaded.width, loaded.height);
-    let own = select::build(opts, file, (width as usize, height as usize), name).map_err(|e| {
-        match (file, loaded.meta.orientation()) {
-            (Some(f), turn)
-                if turn != image::metadata::Orientation::NoTransforms
-                    && (f.width, f.height) != (width as usize, height as usize) =>
-            {
-                format!(
-                    "{e}: the image was turned upright by its EXIF orientation ({turn:?}) \
+    let own =
+        select::build(opts, file, (width as usize, height as usize), name).map_err(|e| {
+            match (file, loaded.meta.orientation()) {
+                (Some(f), turn)
+                    if turn != image::metadata::Orientation::NoTransforms
+                        && (f.width, f.height) != (width as usize, height as usize) =>
+                {
+                    format!(
+                        "{e}: the image was turned upright by its EXIF orientation ({turn:?}) \
                      before the mask was applied; turn the mask the same way, or remove \
                      the tag (exiftool -Orientation= FILE) to keep the pixels as stored"
-                )
+                    )
+                }
+                _ => e,
             }
-            _ => e,
-        }
-    })?;
+        })?;
     Ok(match loaded.padding {
         Some(_) => Arc::new(edges::pad_plane(&own, width, height, plan)),
         None => own,

@@ -5,8 +5,8 @@
 //! its input either way. A 500×500 region of a 16 MP photo then costs about its own share of
 //! the blur instead of the whole image's.
 
-use crate::pixels::dispatch::{each_buffer, each_buffer_pair};
 use crate::filter::{Blur2d, LineFilter};
+use crate::pixels::dispatch::{each_buffer, each_buffer_pair};
 use crate::work::edges::recursive_reach;
 use image::{DynamicImage, ImageBuffer, Pixel};
 use rayon::prelude::*;

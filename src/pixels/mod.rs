@@ -230,7 +230,11 @@ fn plane_map(channels: usize, source: ColorType, target: ColorType) -> Vec<usize
     let tgt_colour = target.channel_count() as usize - target.has_alpha() as usize;
     let mut map: Vec<usize> = (0..tgt_colour).map(|c| c.min(src_colour - 1)).collect();
     if target.has_alpha() {
-        map.push(if source.has_alpha() { channels - 1 } else { usize::MAX });
+        map.push(if source.has_alpha() {
+            channels - 1
+        } else {
+            usize::MAX
+        });
     }
     map
 }

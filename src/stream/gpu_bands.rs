@@ -149,4 +149,3 @@ fn rows_of<T: StreamSample>(pinned: &mut Pinned, rows: Range<usize>, row: usize)
     let bytes = &mut pinned.as_mut_slice()[rows.start * row..rows.end * row];
     T::from_bytes_mut(bytes).expect("the device takes 8-bit bands only")
 }
-

@@ -19,11 +19,11 @@ mod stage;
 mod two_pass;
 
 use crate::backend::Device;
-use crate::codec::rows::RowReader;
 use crate::codec::jpeg::JpegOptions;
-use crate::codec::tiff::TiffCompression;
 use crate::codec::metadata::{KeepMetadata, Metadata};
+use crate::codec::rows::RowReader;
 use crate::codec::rows::{self as header, Batches, RowSample};
+use crate::codec::tiff::TiffCompression;
 use crate::codec::{self, ImageIoError};
 use crate::cpu::banded::{
     blur_streamed, srgb_table, Axis, ColumnStates, Pixels, Sample, StripPlan,
@@ -32,12 +32,12 @@ use crate::fault::env_number;
 use crate::filter::Blur2d;
 use crate::gpu::opencl::ClError;
 use crate::gpu::plan::{Pipeline, Upload};
+use crate::progress::RowsBar;
 use crate::report::{Pass, Stage};
 use crossbeam_channel::{bounded, Receiver, Sender};
 use image::codecs::png::CompressionType;
 use image::{ColorType, ImageFormat};
 pub use run::run;
-use crate::progress::RowsBar;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -270,7 +270,9 @@ pub fn decoded_bytes(rows: &Rows) -> u64 {
 pub fn whole_image_bytes(rows: &Rows) -> u64 {
     let decoded = decoded_bytes(rows);
     let encoded = match codec::of(rows.format()).decodes_bytes() {
-        true => std::fs::metadata(rows.path()).map_or(0, |m| m.len()).min(decoded),
+        true => std::fs::metadata(rows.path())
+            .map_or(0, |m| m.len())
+            .min(decoded),
         false => 0,
     };
     decoded + encoded

@@ -8,7 +8,10 @@ use std::time::{Duration, Instant};
 
 /// What the blur stage held: the Rust path's window, or the device's bands, with their bytes.
 pub(super) enum Held {
-    Window { plan: StripPlan, bytes: u64 },
+    Window {
+        plan: StripPlan,
+        bytes: u64,
+    },
     /// The exact two-pass method's window and stored states (those in memory), the filter's
     /// reach, the first pass's wall in ms, and whether the states went to a temporary file.
     TwoPass {

@@ -260,7 +260,12 @@ fn run_typed<T: StreamSample>(
     let first_passes = first.map(|f| f.passes).unwrap_or_default();
     let pipeline = pipeline_name(&placement, two_pass);
     let on_device = placement.bands.is_some();
-    let passes = placement.setup.into_iter().chain(first_passes).chain(passes).collect();
+    let passes = placement
+        .setup
+        .into_iter()
+        .chain(first_passes)
+        .chain(passes)
+        .collect();
     notes.insert(0, summary);
     notes.extend(bands_note);
     if job.format == ImageFormat::Jpeg {
@@ -290,7 +295,9 @@ fn first_pass<T: StreamSample>(
         _ => None,
     };
     let strip = placement.plan.strip;
-    Ok(two_pass::first_pass::<T>(job, rows, px, ky, strip, spill, bar)?)
+    Ok(two_pass::first_pass::<T>(
+        job, rows, px, ky, strip, spill, bar,
+    )?)
 }
 
 /// The decoder and encoder threads, with the blur between them on this thread: in

@@ -2,8 +2,8 @@
 //! the blur's own buffers, and `Sink` hands blurred rows to the encoder, each counting its
 //! copies as the stage's busy time (not its waits).
 
-use crate::progress::RowsBar;
 use super::{DecodedBatch, Stop};
+use crate::progress::RowsBar;
 use crossbeam_channel::{Receiver, Sender};
 use std::time::{Duration, Instant};
 

@@ -2,12 +2,12 @@
 //! own thread into the column states from which pass 2, the streamed job itself, starts each
 //! strip's anticausal filter. Then the input is opened again for pass 2.
 
-use crate::progress::RowsBar;
 use super::stage::Feed;
 use super::{decode, join, open, DecodedBatch, Opened, Rows, Shape, Stop, StreamSample, StripJob};
 use crate::codec::metadata::Metadata;
 use crate::codec::ImageIoError;
 use crate::cpu::banded::{summarise_streamed, Axis, ColumnStates, Pixels};
+use crate::progress::RowsBar;
 use crate::report::{Pass, Stage};
 use crossbeam_channel::bounded;
 use std::fs::File;

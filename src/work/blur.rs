@@ -34,6 +34,46 @@ pub struct BlurOutcome {
     pub failure: Option<ClError>,
 }
 
+impl BlurOutcome {
+    /// The Rust path's outcome, asked for: `pipeline` ran.
+    fn on_host(pipeline: String) -> BlurOutcome {
+        BlurOutcome {
+            pipeline,
+            on_device: false,
+            note: None,
+            failure: None,
+        }
+    }
+}
+
+/// On the Rust path (no `device`), an image without alpha, linear light or a selection
+/// sharpened in place by the banded blur's rows pass, the blur never rounded on its own; None
+/// where the image is not one of those.
+fn sharpen_in_place(
+    device: Option<&Device>,
+    loaded: &mut Loaded,
+    blur: &Blur2d,
+    sharpen: &Sharpen,
+    passes: &mut Vec<Pass>,
+) -> Option<BlurOutcome> {
+    let (None, None, false, Working::Decoded(image)) = (
+        device,
+        &loaded.mix,
+        loaded.layout.linear,
+        &mut loaded.working,
+    ) else {
+        return None;
+    };
+    let unsharp = sharpen.unsharp(image.color());
+    let cpu_passes = banded::sharpen_image(image, blur, unsharp)?;
+    passes.extend(host_passes(cpu_passes));
+    let isa = lanes::isa_name();
+    Some(BlurOutcome::on_host(format!(
+        "banded, in place ({isa}), {}",
+        sharpen.describe()
+    )))
+}
+
 /// Blurs `loaded` on `device` when there is one and it can hold the image, else on the Rust
 /// path. A fallback decodes the image again with `reload` (as the Rust path takes it, in place
 /// where it can), so it writes the same bytes as `--device rust`; a device failure has consumed
@@ -57,25 +97,8 @@ pub fn blur(
     let Some(sharpen) = sharpen else {
         return blur_only(device, loaded, blur, passes, reload, staging);
     };
-    // On the Rust path, an image without alpha, linear light or a selection is sharpened in
-    // place by the banded blur's rows pass, the blur never rounded on its own.
-    if let (None, None, false, Working::Decoded(image)) =
-        (device, &loaded.mix, loaded.layout.linear, &mut loaded.working)
-    {
-        let unsharp = sharpen.unsharp(image.color());
-        if let Some(cpu_passes) = banded::sharpen_image(image, blur, unsharp) {
-            passes.extend(host_passes(cpu_passes));
-            return Ok(BlurOutcome {
-                pipeline: format!(
-                    "banded, in place ({}), {}",
-                    lanes::isa_name(),
-                    sharpen.describe()
-                ),
-                on_device: false,
-                note: None,
-                failure: None,
-            });
-        }
+    if let Some(done) = sharpen_in_place(device, loaded, blur, sharpen, passes) {
+        return Ok(done);
     }
     loaded.adapt(Keep::Planar, loaded.layout.linear, passes);
     let t = Instant::now();
@@ -86,12 +109,7 @@ pub fn blur(
     passes.push(Pass::host(Stage::Blur, "keep the input", t));
     let mut done = match device {
         // Planar f32 on the host is this image's own form here: no reload.
-        None => BlurOutcome {
-            pipeline: blur_on_host(loaded, blur, passes),
-            on_device: false,
-            note: None,
-            failure: None,
-        },
+        None => BlurOutcome::on_host(blur_on_host(loaded, blur, passes)),
         Some(_) => blur_only(device, loaded, blur, passes, reload, staging)?,
     };
     // A device that failed left the image to the Rust path, which may blur it as decoded.

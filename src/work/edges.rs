@@ -16,8 +16,8 @@
 
 pub use crate::filter::EdgeMode;
 use crate::filter::{Blur2d, LineFilter};
+use crate::pixels::dispatch::each_buffer;
 use crate::pixels::planar::Planar;
-use crate::pixels::dispatch::{each_buffer};
 use image::{DynamicImage, ImageBuffer, Luma, Pixel};
 use rayon::prelude::*;
 

@@ -161,7 +161,10 @@ fn cleaned(
     if to_srgb {
         let t = Instant::now();
         let tagged = decoded.meta.icc.is_some();
-        notes.extend(codec::icc::to_srgb(&mut decoded.image, &mut decoded.meta.icc));
+        notes.extend(codec::icc::to_srgb(
+            &mut decoded.image,
+            &mut decoded.meta.icc,
+        ));
         if tagged && decoded.meta.icc.is_none() {
             decoded.meta.exif_in_srgb();
             passes.push(Pass::host(Stage::Decode, "to sRGB", t));

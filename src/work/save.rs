@@ -185,7 +185,10 @@ fn encode_samples(
     let size = (loaded.width, loaded.height);
     let gray_float = loaded.gray_float && codec::of(output.format).holds_gray_float();
     let image = to_samples(loaded, output, passes, notes);
-    if let Some(budget) = output.max_memory_mib.filter(|_| output.format == codec::heif::HEIF) {
+    if let Some(budget) = output
+        .max_memory_mib
+        .filter(|_| output.format == codec::heif::HEIF)
+    {
         heif_fits(&image, output.path, budget, name)?;
     }
     let t = Instant::now();
@@ -195,7 +198,13 @@ fn encode_samples(
     let adjusted = own.then(|| metadata::ForOutput::of(meta, size));
     let blobs = adjusted.as_ref().map(|a| a.blobs()).unwrap_or_default();
     let icc = meta.icc.as_deref();
-    let (bytes, icc_note) = codec::encode(samples, output.format, (icc, blobs), (output.encode, jpeg), name)?;
+    let (bytes, icc_note) = codec::encode(
+        samples,
+        output.format,
+        (icc, blobs),
+        (output.encode, jpeg),
+        name,
+    )?;
     notes.extend(icc_note);
     passes.push(Pass::host(Stage::Encode, "encode", t));
     Ok((bytes, codec::color_name(image.color(), gray_float)))
@@ -212,7 +221,13 @@ pub fn to_samples(
 ) -> image::DynamicImage {
     let (layout, gray_float) = (blurred.layout, blurred.gray_float);
     let (out_color, lost) = match codec::heif::deep_heic(layout.color, output.format, output.path) {
-        Some(deep) => (deep, Some("HEIC holds 10 bits a sample here: the 16-bit samples were rounded to 10".to_string())),
+        Some(deep) => (
+            deep,
+            Some(
+                "HEIC holds 10 bits a sample here: the 16-bit samples were rounded to 10"
+                    .to_string(),
+            ),
+        ),
         None => codec::output_color(layout.color, gray_float, output.format),
     };
     notes.extend(lost);

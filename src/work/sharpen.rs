@@ -33,7 +33,6 @@ pub struct Sharpen {
     pub luminance: bool,
 }
 
-
 impl Sharpen {
     /// The banded blur's form of it for samples of `color` (the threshold in levels).
     pub fn unsharp(&self, color: image::ColorType) -> crate::cpu::banded::Unsharp {
@@ -85,44 +84,52 @@ impl Sharpen {
         let straight = |p: f32, a: f32, or: f32| if a > 1e-7 { p / a } else { or };
         const CHUNK: usize = 4096;
         let orig = &original.data;
-        let out_planes: Vec<&mut [f32]> = blurred.data.chunks_mut(plane).collect();
         // Each worker takes pixels `start .. start + CHUNK` of every plane.
-        let mut per_chunk: Vec<Vec<&mut [f32]>> = (0..plane.div_ceil(CHUNK)).map(|_| Vec::new()).collect();
-        for p in out_planes {
-            for (k, chunk) in p.chunks_mut(CHUNK).enumerate() {
-                per_chunk[k].push(chunk);
-            }
-        }
-        per_chunk.into_par_iter().enumerate().for_each(|(k, mut chunk)| {
-            let start = k * CHUNK;
-            let n = chunk[0].len();
-            let at = |c: usize, i: usize| orig[c * plane + start + i];
-            for i in 0..n {
-                let (ao, ab) = match alpha {
-                    true => (at(colour, i), chunk[colour][i]),
-                    false => (1.0, 1.0),
-                };
-                if by_luma {
-                    let o: [f32; 3] = std::array::from_fn(|c| straight(at(c, i), ao, 0.0));
-                    let b: [f32; 3] = std::array::from_fn(|c| straight(chunk[c][i], ab, o[c]));
-                    let dy = sharp(luma(o), luma(b)) - luma(o);
-                    for c in 0..3 {
-                        chunk[c][i] = (o[c] + dy) * ao;
+        pixels_of_planes(&mut blurred.data, plane, CHUNK)
+            .into_par_iter()
+            .enumerate()
+            .for_each(|(k, mut chunk)| {
+                let start = k * CHUNK;
+                let n = chunk[0].len();
+                let at = |c: usize, i: usize| orig[c * plane + start + i];
+                for i in 0..n {
+                    let (ao, ab) = match alpha {
+                        true => (at(colour, i), chunk[colour][i]),
+                        false => (1.0, 1.0),
+                    };
+                    if by_luma {
+                        let o: [f32; 3] = std::array::from_fn(|c| straight(at(c, i), ao, 0.0));
+                        let b: [f32; 3] = std::array::from_fn(|c| straight(chunk[c][i], ab, o[c]));
+                        let dy = sharp(luma(o), luma(b)) - luma(o);
+                        for c in 0..3 {
+                            chunk[c][i] = (o[c] + dy) * ao;
+                        }
+                    } else {
+                        for c in 0..colour {
+                            let o = straight(at(c, i), ao, 0.0);
+                            let b = straight(chunk[c][i], ab, o);
+                            chunk[c][i] = sharp(o, b) * ao;
+                        }
                     }
-                } else {
-                    for c in 0..colour {
-                        let o = straight(at(c, i), ao, 0.0);
-                        let b = straight(chunk[c][i], ab, o);
-                        chunk[c][i] = sharp(o, b) * ao;
+                    if alpha {
+                        // Alpha keeps the input's.
+                        chunk[colour][i] = ao;
                     }
                 }
-                if alpha {
-                    // Alpha keeps the input's.
-                    chunk[colour][i] = ao;
-                }
-            }
-        });
+            });
     }
+}
+
+/// The planes of `plane` samples each in `data` cut into runs of `chunk` pixels: run `k`
+/// holds pixels `k·chunk ..` of every plane, in plane order.
+fn pixels_of_planes(data: &mut [f32], plane: usize, chunk: usize) -> Vec<Vec<&mut [f32]>> {
+    let mut runs: Vec<Vec<&mut [f32]>> = (0..plane.div_ceil(chunk)).map(|_| Vec::new()).collect();
+    for p in data.chunks_mut(plane) {
+        for (k, run) in p.chunks_mut(chunk).enumerate() {
+            runs[k].push(run);
+        }
+    }
+    runs
 }
 
 #[cfg(test)]
@@ -182,7 +189,9 @@ mod tests {
         };
         s.apply(&original, &mut blurred, layout(ColorType::Rgb8));
         for x in 0..3 {
-            let d: Vec<f32> = (0..3).map(|c| blurred.at(x, 0, c) - original.at(x, 0, c)).collect();
+            let d: Vec<f32> = (0..3)
+                .map(|c| blurred.at(x, 0, c) - original.at(x, 0, c))
+                .collect();
             assert!(d.iter().all(|v| (v - 0.1).abs() < 1e-6), "{d:?}");
         }
     }

@@ -35,7 +35,10 @@ fn main() {
         runs = args[1].parse().expect("--runs N");
         args.drain(..2);
     }
-    assert!(!args.is_empty(), "usage: jpeg-codecs-bench [--runs N] FILE.jpg...");
+    assert!(
+        !args.is_empty(),
+        "usage: jpeg-codecs-bench [--runs N] FILE.jpg..."
+    );
     for path in &args {
         let bytes = std::fs::read(path).expect("read the file");
         let d = reference_decode(&bytes);
@@ -59,7 +62,11 @@ fn main() {
         for ((name, job), t) in jobs.iter().zip(&mut times) {
             t.sort_by(f64::total_cmp);
             let out = job();
-            println!("  {name:<58} {:8.1}   (out {:.2} MB)", t[t.len() / 2], out as f64 / 1e6);
+            println!(
+                "  {name:<58} {:8.1}   (out {:.2} MB)",
+                t[t.len() / 2],
+                out as f64 / 1e6
+            );
         }
     }
 }
@@ -73,7 +80,11 @@ fn reference_decode(bytes: &[u8]) -> Decoded {
     let zune = zune_jpeg::JpegDecoder::new(zune_core::bytestream::ZCursor::new(bytes))
         .decode()
         .expect("zune decodes");
-    let worst = zune.iter().zip(&img.data).map(|(a, b)| a.abs_diff(*b)).max();
+    let worst = zune
+        .iter()
+        .zip(&img.data)
+        .map(|(a, b)| a.abs_diff(*b))
+        .max();
     println!("  (zune-jpeg and libjpeg-turbo-rs RGB differ by at most {worst:?})");
     Decoded {
         width: img.width,
@@ -116,14 +127,25 @@ fn jobs<'a>(bytes: &'a [u8], d: &'a Decoded) -> Vec<Job<'a>> {
     for threads in [1, 2] {
         jobs.push((
             format!("encode RGB     jpeg-encoder 0.6, {threads} thread(s)"),
-            Box::new(move || striped(d, threads, |rows, h| jpeg_encoder_rgb(rows, d.width, h, sub420))),
+            Box::new(move || {
+                striped(d, threads, |rows, h| {
+                    jpeg_encoder_rgb(rows, d.width, h, sub420)
+                })
+            }),
         ));
         jobs.push((
             format!("encode RGB     libjpeg-turbo-rs 0.9, {threads} thread(s)"),
             Box::new(move || {
                 striped(d, threads, |rows, h| {
-                    ljt::compress(rows, d.width, h, ljt::PixelFormat::Rgb, QUALITY, d.subsampling)
-                        .unwrap()
+                    ljt::compress(
+                        rows,
+                        d.width,
+                        h,
+                        ljt::PixelFormat::Rgb,
+                        QUALITY,
+                        d.subsampling,
+                    )
+                    .unwrap()
                 })
             }),
         ));
@@ -226,7 +248,9 @@ mod c_codecs {
                             height: h,
                             format: turbojpeg::PixelFormat::RGB,
                         };
-                        turbojpeg::compress(img, QUALITY as i32, tj_sub).unwrap().to_vec()
+                        turbojpeg::compress(img, QUALITY as i32, tj_sub)
+                            .unwrap()
+                            .to_vec()
                     })
                 }),
             ));
@@ -262,7 +286,9 @@ mod c_codecs {
         for threads in [1, 2] {
             jobs.push((
                 format!("encode RGB     mozjpeg 0.10 fastest defaults, {threads} thread(s)"),
-                Box::new(move || striped(d, threads, |rows, h| mozjpeg_rgb(rows, d.width, h, full))),
+                Box::new(move || {
+                    striped(d, threads, |rows, h| mozjpeg_rgb(rows, d.width, h, full))
+                }),
             ));
         }
         let planes = mozjpeg_planes(bytes);

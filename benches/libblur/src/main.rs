@@ -1010,7 +1010,12 @@ fn json_num(x: f64) -> String {
 
 /// gblur's blur in place on `data` (RGB 8-bit or one f32 channel) through its library API: the
 /// banded blur, as `gblur bench cpu` and the main command run it without a GPU.
-fn gblur_blur<T: gblur::Sample>(data: &mut [T], (w, h): (usize, usize), c: usize, g: &gblur::Gaussian) {
+fn gblur_blur<T: gblur::Sample>(
+    data: &mut [T],
+    (w, h): (usize, usize),
+    c: usize,
+    g: &gblur::Gaussian,
+) {
     g.blur_interleaved(data, gblur::Layout::new(w, h, c))
         .expect("a valid layout");
 }

@@ -24,7 +24,9 @@ impl Codec for Heif {
     }
 
     fn decode(&self, file: FileToDecode<'_>) -> Result<DecodedFile, ImageIoError> {
-        let bytes = file.bytes.expect("a codec that decodes bytes is handed them");
+        let bytes = file
+            .bytes
+            .expect("a codec that decodes bytes is handed them");
         let (image, meta, notes) = super::decode(file.path, bytes, file.max_memory_mib)?;
         Ok(DecodedFile {
             notes,

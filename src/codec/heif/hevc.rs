@@ -28,7 +28,8 @@ struct De265 {
     de265_get_version: unsafe extern "C" fn() -> *const c_char,
     de265_init: unsafe extern "C" fn() -> c_int,
     de265_new_decoder: unsafe extern "C" fn() -> *mut De265Context,
-    de265_start_worker_threads: unsafe extern "C" fn(ctx: *mut De265Context, threads: c_int) -> c_int,
+    de265_start_worker_threads:
+        unsafe extern "C" fn(ctx: *mut De265Context, threads: c_int) -> c_int,
     de265_free_decoder: unsafe extern "C" fn(ctx: *mut De265Context) -> c_int,
     #[dlopen2_name = "de265_push_NAL"]
     de265_push_nal: unsafe extern "C" fn(
@@ -47,8 +48,11 @@ struct De265 {
     de265_get_image_width: unsafe extern "C" fn(img: *const De265Image, channel: c_int) -> c_int,
     de265_get_image_height: unsafe extern "C" fn(img: *const De265Image, channel: c_int) -> c_int,
     de265_get_bits_per_pixel: unsafe extern "C" fn(img: *const De265Image, channel: c_int) -> c_int,
-    de265_get_image_plane:
-        unsafe extern "C" fn(img: *const De265Image, channel: c_int, stride: *mut c_int) -> *const u8,
+    de265_get_image_plane: unsafe extern "C" fn(
+        img: *const De265Image,
+        channel: c_int,
+        stride: *mut c_int,
+    ) -> *const u8,
     de265_get_image_colour_primaries: unsafe extern "C" fn(img: *const De265Image) -> c_int,
     de265_get_image_transfer_characteristics: unsafe extern "C" fn(img: *const De265Image) -> c_int,
     de265_get_image_matrix_coefficients: unsafe extern "C" fn(img: *const De265Image) -> c_int,
@@ -84,16 +88,19 @@ struct PluginApi {
         height: c_int,
         bit_depth: c_int,
     ) -> HeifError,
-    heif_image_get_plane: unsafe extern "C" fn(image: *mut Image, channel: c_int, stride: *mut c_int) -> *mut u8,
+    heif_image_get_plane:
+        unsafe extern "C" fn(image: *mut Image, channel: c_int, stride: *mut c_int) -> *mut u8,
     heif_image_release: unsafe extern "C" fn(image: *const Image),
     heif_nclx_color_profile_alloc: unsafe extern "C" fn() -> *mut Nclx,
     heif_nclx_color_profile_free: unsafe extern "C" fn(nclx: *mut Nclx),
-    heif_nclx_color_profile_set_color_primaries: unsafe extern "C" fn(nclx: *mut Nclx, v: u16) -> HeifError,
+    heif_nclx_color_profile_set_color_primaries:
+        unsafe extern "C" fn(nclx: *mut Nclx, v: u16) -> HeifError,
     heif_nclx_color_profile_set_transfer_characteristics:
         unsafe extern "C" fn(nclx: *mut Nclx, v: u16) -> HeifError,
     heif_nclx_color_profile_set_matrix_coefficients:
         unsafe extern "C" fn(nclx: *mut Nclx, v: u16) -> HeifError,
-    heif_image_set_nclx_color_profile: unsafe extern "C" fn(image: *mut Image, nclx: *const Nclx) -> HeifError,
+    heif_image_set_nclx_color_profile:
+        unsafe extern "C" fn(image: *mut Image, nclx: *const Nclx) -> HeifError,
 }
 
 /// heif_plugin.h's `heif_decoder_plugin`, at plugin API version 1 (the functions every
@@ -155,13 +162,21 @@ pub(super) fn register() -> Result<&'static str, String> {
             if crate::fault::is(crate::fault::Fault::LibheifHevc) {
                 return Err("turned off (GBLUR_FAULT=libheif-hevc)".into());
             }
-            let de265 = shared_library::load::<De265>(&["libde265.so.0", "libde265.0.dylib", "libde265.dll"]).map_err(|e| format!("libde265 does not load ({e})"))?;
-            let heif = load::<PluginApi>().map_err(|e| format!("libheif has no plugin API ({e})"))?;
+            let de265 = shared_library::load::<De265>(&[
+                "libde265.so.0",
+                "libde265.0.dylib",
+                "libde265.dll",
+            ])
+            .map_err(|e| format!("libde265 does not load ({e})"))?;
+            let heif =
+                load::<PluginApi>().map_err(|e| format!("libheif has no plugin API ({e})"))?;
             // SAFETY: de265_init has no preconditions and counts its callers; the version is a
             // static NUL-terminated string.
             let version = unsafe {
                 de265.de265_init();
-                CStr::from_ptr(de265.de265_get_version()).to_string_lossy().into_owned()
+                CStr::from_ptr(de265.de265_get_version())
+                    .to_string_lossy()
+                    .into_owned()
             };
             let libraries = LIBRARIES.get_or_init(|| Libraries { de265, heif });
             // SAFETY: PLUGIN is static, as libheif keeps the pointer, and its functions use
@@ -178,7 +193,9 @@ pub(super) fn register() -> Result<&'static str, String> {
 
 fn libraries() -> &'static Libraries {
     // Only reachable through PLUGIN, which is registered after LIBRARIES is set.
-    LIBRARIES.get().expect("set before the plugin is registered")
+    LIBRARIES
+        .get()
+        .expect("set before the plugin is registered")
 }
 
 fn error(code: c_int, subcode: c_int, message: &'static CStr) -> HeifError {
@@ -206,7 +223,11 @@ extern "C" fn new_decoder(decoder: *mut *mut c_void) -> HeifError {
     // SAFETY: allocates a decoder; null only when out of memory.
     let ctx = unsafe { de265.de265_new_decoder() };
     if ctx.is_null() {
-        return error(ERROR_DECODER_PLUGIN, SUBERROR_UNSPECIFIED, c"libde265 could not allocate a decoder");
+        return error(
+            ERROR_DECODER_PLUGIN,
+            SUBERROR_UNSPECIFIED,
+            c"libde265 could not allocate a decoder",
+        );
     }
     let live = LIVE.fetch_add(1, Ordering::Relaxed) + 1;
     let threads = (rayon::current_num_threads() / live).max(1);
@@ -233,15 +254,31 @@ extern "C" fn push_data(decoder: *mut c_void, data: *const c_void, size: usize) 
     let de265 = &libraries().de265;
     while !rest.is_empty() {
         let Some((length, after)) = rest.split_first_chunk::<4>() else {
-            return error(ERROR_DECODER_PLUGIN, SUBERROR_END_OF_DATA, c"a NAL unit's length is cut short");
+            return error(
+                ERROR_DECODER_PLUGIN,
+                SUBERROR_END_OF_DATA,
+                c"a NAL unit's length is cut short",
+            );
         };
         let length = u32::from_be_bytes(*length) as usize;
         if length > after.len() || length > c_int::MAX as usize {
-            return error(ERROR_DECODER_PLUGIN, SUBERROR_END_OF_DATA, c"a NAL unit runs past the data");
+            return error(
+                ERROR_DECODER_PLUGIN,
+                SUBERROR_END_OF_DATA,
+                c"a NAL unit runs past the data",
+            );
         }
         let (nal, after) = after.split_at(length);
         // SAFETY: libde265 copies the unit before returning.
-        unsafe { de265.de265_push_nal(decoder, nal.as_ptr().cast(), length as c_int, 0, std::ptr::null_mut()) };
+        unsafe {
+            de265.de265_push_nal(
+                decoder,
+                nal.as_ptr().cast(),
+                length as c_int,
+                0,
+                std::ptr::null_mut(),
+            )
+        };
         rest = after;
     }
     HeifError::OK
@@ -265,7 +302,11 @@ extern "C" fn decode_image(decoder: *mut c_void, out: *mut *mut Image) -> HeifEr
                 return HeifError {
                     code: ERROR_DECODER_PLUGIN,
                     subcode: SUBERROR_UNSPECIFIED,
-                    message: if text.is_null() { c"libde265 failed".as_ptr() } else { text },
+                    message: if text.is_null() {
+                        c"libde265 failed".as_ptr()
+                    } else {
+                        text
+                    },
                 };
             }
             let picture = de265.de265_get_next_picture(decoder);
@@ -285,7 +326,11 @@ extern "C" fn decode_image(decoder: *mut c_void, out: *mut *mut Image) -> HeifEr
             }
         }
         if image.is_null() {
-            return error(ERROR_DECODER_PLUGIN, SUBERROR_UNSPECIFIED, c"libde265 decoded no picture");
+            return error(
+                ERROR_DECODER_PLUGIN,
+                SUBERROR_UNSPECIFIED,
+                c"libde265 decoded no picture",
+            );
         }
         *out = image;
     }
@@ -296,11 +341,19 @@ extern "C" fn decode_image(decoder: *mut c_void, out: *mut *mut Image) -> HeifEr
 ///
 /// # Safety
 /// `picture` is a picture libde265 decoded and `image` an image libheif made, both alive.
-unsafe fn copy_colour_profile(de265: &De265, heif: &PluginApi, picture: *const De265Image, image: *mut Image) {
+unsafe fn copy_colour_profile(
+    de265: &De265,
+    heif: &PluginApi,
+    picture: *const De265Image,
+    image: *mut Image,
+) {
     let nclx = heif.heif_nclx_color_profile_alloc();
     if !nclx.is_null() {
         // Values libheif does not know are left at its defaults, as its own decoder leaves them.
-        heif.heif_nclx_color_profile_set_color_primaries(nclx, de265.de265_get_image_colour_primaries(picture) as u16);
+        heif.heif_nclx_color_profile_set_color_primaries(
+            nclx,
+            de265.de265_get_image_colour_primaries(picture) as u16,
+        );
         heif.heif_nclx_color_profile_set_transfer_characteristics(
             nclx,
             de265.de265_get_image_transfer_characteristics(picture) as u16,
@@ -329,8 +382,15 @@ unsafe fn copy_picture(
 ) -> HeifError {
     let chroma = de265.de265_get_chroma_format(picture);
     let mono = chroma == CHROMA_MONOCHROME;
-    let (width, height) = (de265.de265_get_image_width(picture, 0), de265.de265_get_image_height(picture, 0));
-    let colorspace = if mono { COLORSPACE_MONOCHROME } else { COLORSPACE_YCBCR };
+    let (width, height) = (
+        de265.de265_get_image_width(picture, 0),
+        de265.de265_get_image_height(picture, 0),
+    );
+    let colorspace = if mono {
+        COLORSPACE_MONOCHROME
+    } else {
+        COLORSPACE_YCBCR
+    };
     let created = heif.heif_image_create(width, height, colorspace, chroma, image);
     if created.code != 0 {
         return created;
@@ -345,7 +405,11 @@ unsafe fn copy_picture(
         if de265.de265_get_bits_per_pixel(picture, channel) != bits || w <= 0 || h <= 0 {
             heif.heif_image_release(*image);
             *image = std::ptr::null_mut();
-            return error(ERROR_DECODER_PLUGIN, SUBERROR_UNSPECIFIED, c"the picture's planes differ in depth or are empty");
+            return error(
+                ERROR_DECODER_PLUGIN,
+                SUBERROR_UNSPECIFIED,
+                c"the picture's planes differ in depth or are empty",
+            );
         }
         let added = heif.heif_image_add_plane(*image, channel, w, h, bits);
         if added.code != 0 {

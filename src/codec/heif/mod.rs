@@ -63,7 +63,9 @@ pub fn is_avif(head: &[u8]) -> bool {
         return false;
     }
     let size = u32::from_be_bytes([head[0], head[1], head[2], head[3]]) as usize;
-    let compatible: Vec<&[u8]> = head[16..size.clamp(16, head.len())].chunks_exact(4).collect();
+    let compatible: Vec<&[u8]> = head[16..size.clamp(16, head.len())]
+        .chunks_exact(4)
+        .collect();
     let hevc = |b: &[u8]| matches!(b, b"heic" | b"heix" | b"hevc" | b"hevx" | b"heim" | b"heis");
     match &head[8..12] {
         b"avif" | b"avis" => true,
@@ -125,7 +127,8 @@ struct Api {
     heif_image_handle_get_height: unsafe extern "C" fn(handle: *const Handle) -> c_int,
     heif_image_handle_has_alpha_channel: unsafe extern "C" fn(handle: *const Handle) -> c_int,
     heif_image_handle_get_luma_bits_per_pixel: unsafe extern "C" fn(handle: *const Handle) -> c_int,
-    heif_image_handle_get_raw_color_profile_size: unsafe extern "C" fn(handle: *const Handle) -> usize,
+    heif_image_handle_get_raw_color_profile_size:
+        unsafe extern "C" fn(handle: *const Handle) -> usize,
     heif_image_handle_get_raw_color_profile:
         unsafe extern "C" fn(handle: *const Handle, out: *mut c_void) -> HeifError,
     heif_image_handle_get_number_of_metadata_blocks:
@@ -141,7 +144,8 @@ struct Api {
         unsafe extern "C" fn(handle: *const Handle, id: u32) -> *const c_char,
     heif_image_handle_get_metadata_content_type:
         unsafe extern "C" fn(handle: *const Handle, id: u32) -> *const c_char,
-    heif_image_handle_get_metadata_size: unsafe extern "C" fn(handle: *const Handle, id: u32) -> usize,
+    heif_image_handle_get_metadata_size:
+        unsafe extern "C" fn(handle: *const Handle, id: u32) -> usize,
     heif_image_handle_get_metadata:
         unsafe extern "C" fn(handle: *const Handle, id: u32, out: *mut c_void) -> HeifError,
     heif_decode_image: unsafe extern "C" fn(
@@ -171,7 +175,8 @@ fn api() -> Result<&'static Container<Api>, &'static str> {
         if crate::fault::is(crate::fault::Fault::NoLibheif) {
             return Err(format!("libheif is not installed ({INSTALL})"));
         }
-        let api = load::<Api>().map_err(|last| format!("libheif is not installed ({INSTALL}; {last})"))?;
+        let api = load::<Api>()
+            .map_err(|last| format!("libheif is not installed ({INSTALL}; {last})"))?;
         // SAFETY: heif_init takes NULL for its defaults and may be called more than once.
         if let Some(init) = api.heif_init {
             unsafe { init(std::ptr::null()) };
@@ -247,26 +252,21 @@ fn failure(e: HeifError) -> Option<String> {
     let message = match e.message.is_null() {
         true => format!("libheif error {}.{}", e.code, e.subcode),
         // SAFETY: libheif's messages are static NUL-terminated strings.
-        false => unsafe { CStr::from_ptr(e.message) }.to_string_lossy().into_owned(),
+        false => unsafe { CStr::from_ptr(e.message) }
+            .to_string_lossy()
+            .into_owned(),
     };
     Some(super::one_line(&message))
 }
 
-/// Decodes the primary image of the HEIF file `bytes` (named `path` in errors) within
-/// `max_memory_mib`, what the decoded image may take (the caller counts the bytes it holds):
-/// upright pixels, its metadata, and notes.
-pub fn decode(
-    path: &Path,
-    bytes: &[u8],
-    max_memory_mib: u64,
-) -> Result<(DynamicImage, Metadata, Vec<String>), ImageIoError> {
-    readable(path)?;
-    let api = api().expect("checked by readable");
-    let bad = |detail: String| ImageIoError::Decode {
-        path: path.into(),
-        detail,
-    };
-    let mut owned = Owned {
+/// A new libheif context that has read the HEIF file `bytes` (borrowed for as long as the
+/// context lives: libheif reads it without a copy); `bad` words a failure.
+fn read_context<'a>(
+    api: &'a Api,
+    bytes: &'a [u8],
+    bad: &dyn Fn(String) -> ImageIoError,
+) -> Result<Owned<'a>, ImageIoError> {
+    let owned = Owned {
         api,
         // SAFETY: allocates a new context; null only when out of memory.
         ctx: unsafe { api.heif_context_alloc() },
@@ -281,7 +281,7 @@ pub fn decode(
         // SAFETY: the context is live; any count is valid.
         unsafe { set_threads(owned.ctx, rayon::current_num_threads().max(1) as c_int) };
     }
-    // SAFETY: `bytes` outlives the context (`owned` is dropped before this function returns).
+    // SAFETY: `bytes` outlives the context (`Owned<'a>` cannot outlive it).
     let read = unsafe {
         api.heif_context_read_from_memory_without_copy(
             owned.ctx,
@@ -298,9 +298,28 @@ pub fn decode(
             false => why,
         }));
     }
+    Ok(owned)
+}
+
+/// Decodes the primary image of the HEIF file `bytes` (named `path` in errors) within
+/// `max_memory_mib`, what the decoded image may take (the caller counts the bytes it holds):
+/// upright pixels, its metadata, and notes.
+pub fn decode(
+    path: &Path,
+    bytes: &[u8],
+    max_memory_mib: u64,
+) -> Result<(DynamicImage, Metadata, Vec<String>), ImageIoError> {
+    readable(path)?;
+    let api = api().expect("checked by readable");
+    let bad = |detail: String| ImageIoError::Decode {
+        path: path.into(),
+        detail,
+    };
+    let mut owned = read_context(api, bytes, &bad)?;
     // SAFETY: the context holds a file that was read.
     let images = unsafe { api.heif_context_get_number_of_top_level_images(owned.ctx) };
-    let primary = unsafe { api.heif_context_get_primary_image_handle(owned.ctx, &mut owned.handle) };
+    let primary =
+        unsafe { api.heif_context_get_primary_image_handle(owned.ctx, &mut owned.handle) };
     if let Some(why) = failure(primary) {
         return Err(bad(why));
     }
@@ -335,14 +354,19 @@ pub fn decode(
     // SAFETY: default decoding options (NULL): libheif applies the container's rotation,
     // mirroring and crop.
     let decode = unsafe {
-        api.heif_decode_image(handle, &mut owned.image, COLORSPACE_RGB, chroma, std::ptr::null())
+        api.heif_decode_image(
+            handle,
+            &mut owned.image,
+            COLORSPACE_RGB,
+            chroma,
+            std::ptr::null(),
+        )
     };
     if let Some(why) = failure(decode) {
         return Err(bad(why));
     }
-    let image = pixels(api, owned.image, alpha, bits).ok_or_else(|| {
-        bad("libheif returned no interleaved plane for the decoded image".into())
-    })?;
+    let image = pixels(api, owned.image, alpha, bits)
+        .ok_or_else(|| bad("libheif returned no interleaved plane for the decoded image".into()))?;
     let mut notes = Vec::new();
     if images > 1 {
         notes.push(format!(
@@ -389,7 +413,10 @@ fn pixels(api: &Api, image: *const Image, alpha: bool, bits: c_int) -> Option<Dy
     let max = ((1u32 << bits.clamp(9, 16)) - 1) as f32;
     let scale = |v: u16| ((v.min(max as u16) as f32) * (65535.0 / max)).round() as u16;
     let samples: Vec<u16> = rows
-        .flat_map(|row| row.chunks_exact(2).map(|b| scale(u16::from_le_bytes([b[0], b[1]]))))
+        .flat_map(|row| {
+            row.chunks_exact(2)
+                .map(|b| scale(u16::from_le_bytes([b[0], b[1]])))
+        })
         .collect();
     match alpha {
         false => ImageBuffer::from_raw(w, h, samples).map(DynamicImage::ImageRgb16),
@@ -404,8 +431,12 @@ fn metadata(api: &Api, handle: *const Handle) -> Metadata {
     let icc = unsafe {
         let n = api.heif_image_handle_get_raw_color_profile_size(handle);
         let mut icc = vec![0u8; n];
-        (n > 0 && failure(api.heif_image_handle_get_raw_color_profile(handle, icc.as_mut_ptr().cast())).is_none())
-            .then_some(icc)
+        (n > 0
+            && failure(
+                api.heif_image_handle_get_raw_color_profile(handle, icc.as_mut_ptr().cast()),
+            )
+            .is_none())
+        .then_some(icc)
     };
     let (mut exif, mut xmp) = (None, None);
     for (id, kind, content) in metadata_blocks(api, handle) {
@@ -492,7 +523,10 @@ mod tests {
         assert!(is_heif(&ftyp(b"heic", &[b"mif1"])));
         assert!(is_heif(&ftyp(b"avif", &[])));
         assert!(is_heif(&ftyp(b"isom", &[b"mif1", b"miaf"])));
-        assert!(!is_heif(&ftyp(b"isom", &[b"mp41", b"avc1"])), "an MP4 video");
+        assert!(
+            !is_heif(&ftyp(b"isom", &[b"mp41", b"avc1"])),
+            "an MP4 video"
+        );
         assert!(!is_heif(&ftyp(b"qt  ", &[])), "a QuickTime movie");
         assert!(!is_heif(b"\x89PNG\r\n\x1a\n"));
     }
@@ -507,7 +541,11 @@ mod tests {
         let mut plain = 0u32.to_be_bytes().to_vec();
         plain.extend_from_slice(&tiff);
         assert_eq!(exif_tiff(plain).unwrap(), tiff);
-        assert_eq!(exif_tiff(vec![0, 0, 1, 0, 1]), None, "an offset past the end");
+        assert_eq!(
+            exif_tiff(vec![0, 0, 1, 0, 1]),
+            None,
+            "an offset past the end"
+        );
     }
 }
 

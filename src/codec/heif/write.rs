@@ -7,7 +7,7 @@
 //! whatever the image: Debian 12's libheif 1.15 with libaom 3.6 aborts the process on a 10-bit
 //! AVIF (an assertion in libaom; `vips copy x.png x.avif[bitdepth=10]` aborts the same way).
 
-use super::{failure, Context, HeifError, Handle, Image, CHANNEL_INTERLEAVED, CHROMA_RGB};
+use super::{failure, Context, Handle, HeifError, Image, CHANNEL_INTERLEAVED, CHROMA_RGB};
 use super::{CHROMA_RGBA, CHROMA_RRGGBBAA_LE, CHROMA_RRGGBB_LE, COLORSPACE_RGB, INSTALL};
 use crate::codec::metadata::Blobs;
 use dlopen2::wrapper::{Container, WrapperApi};
@@ -21,7 +21,11 @@ const DEEP_BITS: c_int = 10;
 /// The 16-bit colour type a HEIC output (`path` named for HEVC, `format` HEIF) of a 16-bit
 /// integer image of `color` is written in, at 10 bits; None for every other output, which
 /// `codec::output_color` decides (AVIF and 8-bit HEIC: 8-bit).
-pub fn deep_heic(color: image::ColorType, format: image::ImageFormat, path: &std::path::Path) -> Option<image::ColorType> {
+pub fn deep_heic(
+    color: image::ColorType,
+    format: image::ImageFormat,
+    path: &std::path::Path,
+) -> Option<image::ColorType> {
     use image::ColorType::*;
     let hevc = format == super::HEIF && Coding::for_path(path) == Coding::Hevc;
     match color {
@@ -47,7 +51,9 @@ impl Coding {
     /// HEVC for an output named `.heic`, `.heif` or `.hif`, AV1 for any other (`.avif`,
     /// stdout).
     pub fn for_path(path: &std::path::Path) -> Coding {
-        let ext = path.extension().map(|e| e.to_string_lossy().to_ascii_lowercase());
+        let ext = path
+            .extension()
+            .map(|e| e.to_string_lossy().to_ascii_lowercase());
         match ext.as_deref() {
             Some("heic" | "heif" | "hif") => Coding::Hevc,
             _ => Coding::Av1,
@@ -102,10 +108,14 @@ type Encoder = c_void;
 struct WriteApi {
     heif_context_alloc: unsafe extern "C" fn() -> *mut Context,
     heif_context_free: unsafe extern "C" fn(ctx: *mut Context),
-    heif_context_get_encoder_for_format:
-        unsafe extern "C" fn(ctx: *mut Context, format: c_int, encoder: *mut *mut Encoder) -> HeifError,
+    heif_context_get_encoder_for_format: unsafe extern "C" fn(
+        ctx: *mut Context,
+        format: c_int,
+        encoder: *mut *mut Encoder,
+    ) -> HeifError,
     heif_encoder_release: unsafe extern "C" fn(encoder: *mut Encoder),
-    heif_encoder_set_lossy_quality: unsafe extern "C" fn(encoder: *mut Encoder, quality: c_int) -> HeifError,
+    heif_encoder_set_lossy_quality:
+        unsafe extern "C" fn(encoder: *mut Encoder, quality: c_int) -> HeifError,
     heif_encoder_set_parameter_integer:
         unsafe extern "C" fn(encoder: *mut Encoder, name: *const c_char, value: c_int) -> HeifError,
     heif_image_create: unsafe extern "C" fn(
@@ -122,7 +132,8 @@ struct WriteApi {
         height: c_int,
         bit_depth: c_int,
     ) -> HeifError,
-    heif_image_get_plane: unsafe extern "C" fn(image: *mut Image, channel: c_int, stride: *mut c_int) -> *mut u8,
+    heif_image_get_plane:
+        unsafe extern "C" fn(image: *mut Image, channel: c_int, stride: *mut c_int) -> *mut u8,
     heif_image_set_raw_color_profile: unsafe extern "C" fn(
         image: *mut Image,
         kind: *const c_char,
@@ -138,23 +149,45 @@ struct WriteApi {
         handle: *mut *mut Handle,
     ) -> HeifError,
     heif_image_handle_release: unsafe extern "C" fn(handle: *const Handle),
-    heif_context_add_exif_metadata:
-        unsafe extern "C" fn(ctx: *mut Context, handle: *const Handle, data: *const c_void, size: c_int) -> HeifError,
+    heif_context_add_exif_metadata: unsafe extern "C" fn(
+        ctx: *mut Context,
+        handle: *const Handle,
+        data: *const c_void,
+        size: c_int,
+    ) -> HeifError,
     #[dlopen2_name = "heif_context_add_XMP_metadata"]
-    heif_context_add_xmp_metadata:
-        unsafe extern "C" fn(ctx: *mut Context, handle: *const Handle, data: *const c_void, size: c_int) -> HeifError,
-    heif_context_write: unsafe extern "C" fn(ctx: *mut Context, writer: *const Writer, userdata: *mut c_void) -> HeifError,
+    heif_context_add_xmp_metadata: unsafe extern "C" fn(
+        ctx: *mut Context,
+        handle: *const Handle,
+        data: *const c_void,
+        size: c_int,
+    ) -> HeifError,
+    heif_context_write: unsafe extern "C" fn(
+        ctx: *mut Context,
+        writer: *const Writer,
+        userdata: *mut c_void,
+    ) -> HeifError,
 }
 
 /// libheif's `heif_writer`: where `heif_context_write` hands the file's bytes.
 #[repr(C)]
 struct Writer {
     writer_api_version: c_int,
-    write: unsafe extern "C" fn(ctx: *mut Context, data: *const c_void, size: usize, userdata: *mut c_void) -> HeifError,
+    write: unsafe extern "C" fn(
+        ctx: *mut Context,
+        data: *const c_void,
+        size: usize,
+        userdata: *mut c_void,
+    ) -> HeifError,
 }
 
 /// Appends what libheif writes to the `Vec<u8>` behind `userdata`.
-unsafe extern "C" fn append(_: *mut Context, data: *const c_void, size: usize, userdata: *mut c_void) -> HeifError {
+unsafe extern "C" fn append(
+    _: *mut Context,
+    data: *const c_void,
+    size: usize,
+    userdata: *mut c_void,
+) -> HeifError {
     // SAFETY: `encode` passes its output Vec as `userdata`, and libheif `size` bytes at
     // `data`, for the duration of `heif_context_write`.
     unsafe {
@@ -222,7 +255,11 @@ impl<'a> Owned<'a> {
         }
         // SAFETY: the context is live; the encoder pointer is written on success.
         let found = unsafe {
-            api.heif_context_get_encoder_for_format(owned.ctx, coding.compression(), &mut owned.encoder)
+            api.heif_context_get_encoder_for_format(
+                owned.ctx,
+                coding.compression(),
+                &mut owned.encoder,
+            )
         };
         let (_, codec, brought) = coding.names();
         match failure(found) {
@@ -241,7 +278,8 @@ pub fn encoder(coding: Coding) -> Result<(), String> {
     FOUND[(coding == Coding::Hevc) as usize]
         .get_or_init(|| {
             let name = coding.names().0;
-            let api = api().map_err(|why| format!("{name} is written through libheif, and {why}"))?;
+            let api =
+                api().map_err(|why| format!("{name} is written through libheif, and {why}"))?;
             Owned::new(api, coding).map(drop)
         })
         .clone()
@@ -270,11 +308,18 @@ fn interleaved(
     Ok(match image {
         DynamicImage::ImageRgb8(i) => (CHROMA_RGB, 3, 8, i.as_raw().into()),
         DynamicImage::ImageRgba8(i) => (CHROMA_RGBA, 4, 8, i.as_raw().into()),
-        DynamicImage::ImageRgb16(i) if hevc => (CHROMA_RRGGBB_LE, 3, DEEP_BITS, deep(i.as_raw()).into()),
-        DynamicImage::ImageRgba16(i) if hevc => (CHROMA_RRGGBBAA_LE, 4, DEEP_BITS, deep(i.as_raw()).into()),
+        DynamicImage::ImageRgb16(i) if hevc => {
+            (CHROMA_RRGGBB_LE, 3, DEEP_BITS, deep(i.as_raw()).into())
+        }
+        DynamicImage::ImageRgba16(i) if hevc => {
+            (CHROMA_RRGGBBAA_LE, 4, DEEP_BITS, deep(i.as_raw()).into())
+        }
         other => {
             let name = coding.name();
-            return Err(format!("{name} is written from 8-bit RGB or RGBA here, not {:?}", other.color()));
+            return Err(format!(
+                "{name} is written from 8-bit RGB or RGBA here, not {:?}",
+                other.color()
+            ));
         }
     })
 }
@@ -285,12 +330,60 @@ fn interleaved(
 /// `owned` holds a context and the handle of an image encoded into it.
 unsafe fn add_metadata(api: &WriteApi, owned: &Owned, blobs: Blobs) -> Result<(), String> {
     let check = |e: HeifError| failure(e).map_or(Ok(()), Err);
-    let size = |b: &[u8]| c_int::try_from(b.len()).map_err(|_| "metadata larger than libheif takes".to_string());
+    let size = |b: &[u8]| {
+        c_int::try_from(b.len()).map_err(|_| "metadata larger than libheif takes".to_string())
+    };
     if let Some(e) = blobs.exif {
-        check(api.heif_context_add_exif_metadata(owned.ctx, owned.handle, e.as_ptr().cast(), size(e)?))?;
+        check(api.heif_context_add_exif_metadata(
+            owned.ctx,
+            owned.handle,
+            e.as_ptr().cast(),
+            size(e)?,
+        ))?;
     }
     if let Some(x) = blobs.xmp {
-        check(api.heif_context_add_xmp_metadata(owned.ctx, owned.handle, x.as_ptr().cast(), size(x)?))?;
+        check(api.heif_context_add_xmp_metadata(
+            owned.ctx,
+            owned.handle,
+            x.as_ptr().cast(),
+            size(x)?,
+        ))?;
+    }
+    Ok(())
+}
+
+/// The pixels `make_image` takes: `w × h`, of `chroma` with `channels` samples of `bits` each,
+/// and the samples (the rows one after another).
+type Pixels<'a> = ((c_int, c_int), (c_int, usize, c_int), &'a [u8]);
+
+/// Creates `owned`'s image of `pixels`, their samples copied into its interleaved plane, with
+/// `icc` as its colour profile.
+///
+/// # Safety
+/// `owned` holds a live context.
+unsafe fn make_image(
+    api: &WriteApi,
+    owned: &mut Owned,
+    ((cw, ch), (chroma, channels, bits), samples): Pixels<'_>,
+    icc: Option<&[u8]>,
+) -> Result<(), String> {
+    let check = |e: HeifError| failure(e).map_or(Ok(()), Err);
+    check(api.heif_image_create(cw, ch, COLORSPACE_RGB, chroma, &mut owned.image))?;
+    check(api.heif_image_add_plane(owned.image, CHANNEL_INTERLEAVED, cw, ch, bits))?;
+    let mut stride: c_int = 0;
+    let plane = api.heif_image_get_plane(owned.image, CHANNEL_INTERLEAVED, &mut stride);
+    let (w, h) = (cw as usize, ch as usize);
+    let row = w * channels * if bits > 8 { 2 } else { 1 };
+    if plane.is_null() || stride <= 0 || (stride as usize) < row || samples.len() < row * h {
+        return Err("libheif gave no plane to write the pixels into".into());
+    }
+    // Exactly `h` rows: the buffer may be longer than the image.
+    for (y, src) in samples[..row * h].chunks_exact(row).enumerate() {
+        std::ptr::copy_nonoverlapping(src.as_ptr(), plane.add(y * stride as usize), row);
+    }
+    if let Some(p) = icc {
+        let kind = c"prof".as_ptr();
+        check(api.heif_image_set_raw_color_profile(owned.image, kind, p.as_ptr().cast(), p.len()))?;
     }
     Ok(())
 }
@@ -306,14 +399,18 @@ pub fn encode(
     blobs: Blobs,
 ) -> Result<Vec<u8>, String> {
     let name = coding.names().0;
-    let api = api().map_err(|why| format!("{name} is written through libheif ({INSTALL}), and {why}"))?;
+    let api =
+        api().map_err(|why| format!("{name} is written through libheif ({INSTALL}), and {why}"))?;
     let (chroma, channels, bits, samples) = interleaved(image, coding)?;
     let (w, h) = (image.width() as usize, image.height() as usize);
     if w == 0 || h == 0 {
         return Err(format!("the image has no pixels ({w} × {h})"));
     }
     let too_big = || format!("{w} × {h} is larger than libheif takes");
-    let (cw, ch) = (c_int::try_from(w).map_err(|_| too_big())?, c_int::try_from(h).map_err(|_| too_big())?);
+    let (cw, ch) = (
+        c_int::try_from(w).map_err(|_| too_big())?,
+        c_int::try_from(h).map_err(|_| too_big())?,
+    );
     let mut owned = Owned::new(api, coding)?;
     let check = |e: HeifError| failure(e).map_or(Ok(()), Err);
     // SAFETY: every call below takes what `owned` holds, live until it is dropped, and
@@ -324,24 +421,16 @@ pub fn encode(
         let threads = rayon::current_num_threads().max(1) as c_int;
         api.heif_encoder_set_parameter_integer(owned.encoder, c"speed".as_ptr(), SPEED);
         api.heif_encoder_set_parameter_integer(owned.encoder, c"threads".as_ptr(), threads);
-        check(api.heif_image_create(cw, ch, COLORSPACE_RGB, chroma, &mut owned.image))?;
-        check(api.heif_image_add_plane(owned.image, CHANNEL_INTERLEAVED, cw, ch, bits))?;
-        let mut stride: c_int = 0;
-        let plane = api.heif_image_get_plane(owned.image, CHANNEL_INTERLEAVED, &mut stride);
-        let row = w * channels * if bits > 8 { 2 } else { 1 };
-        if plane.is_null() || stride <= 0 || (stride as usize) < row || samples.len() < row * h {
-            return Err("libheif gave no plane to write the pixels into".into());
-        }
-        // Exactly `h` rows: the buffer may be longer than the image.
-        for (y, src) in samples[..row * h].chunks_exact(row).enumerate() {
-            std::ptr::copy_nonoverlapping(src.as_ptr(), plane.add(y * stride as usize), row);
-        }
-        if let Some(p) = icc {
-            let kind = c"prof".as_ptr();
-            check(api.heif_image_set_raw_color_profile(owned.image, kind, p.as_ptr().cast(), p.len()))?;
-        }
+        let pixels = ((cw, ch), (chroma, channels, bits), &samples[..]);
+        make_image(api, &mut owned, pixels, icc)?;
         let options = std::ptr::null();
-        check(api.heif_context_encode_image(owned.ctx, owned.image, owned.encoder, options, &mut owned.handle))?;
+        check(api.heif_context_encode_image(
+            owned.ctx,
+            owned.image,
+            owned.encoder,
+            options,
+            &mut owned.handle,
+        ))?;
         add_metadata(api, &owned, blobs)?;
         let mut out: Vec<u8> = Vec::new();
         let writer = Writer {

@@ -38,7 +38,9 @@ impl Codec for Jpeg {
     }
 
     fn decode(&self, file: FileToDecode<'_>) -> Result<DecodedFile, ImageIoError> {
-        let bytes = file.bytes.expect("a codec that decodes bytes is handed them");
+        let bytes = file
+            .bytes
+            .expect("a codec that decodes bytes is handed them");
         check_end(file.path, bytes)?;
         let mut notes = Vec::new();
         let (image, meta) = decode_whole(file.path, bytes, file.max_memory_mib, &mut notes)?;
@@ -259,22 +261,41 @@ fn decode_whole(
             Err(damage) => Err(damage),
         }
     } else {
-        match jpeg::decode_pixels(&clean, limit) {
-            Ok(Some(image)) if (image.width(), image.height()) == (w, h) => Ok(image),
-            Ok(Some(_)) => Err("the decoder read another size than the header's".to_string()),
-            Ok(None) if jpeg::frame_within(&clean, 3, limit).is_none() => return Err(over()),
-            Ok(None) => {
-                return Err(ImageIoError::Unsupported {
-                    path: path.into(),
-                    detail: "a JPEG whose colour coding libjpeg does not turn to gray or RGB".into(),
-                })
-            }
-            Err(damage) => Err(damage),
-        }
+        strict_pixels(path, &clean, (w, h), max_memory_mib)?
     };
     match first {
         Ok(image) => Ok((image, meta)),
-        Err(damage) => Ok((recovered(path, (&clean, limit), (w, h), &damage, notes)?, meta)),
+        Err(damage) => Ok((
+            recovered(path, (&clean, limit), (w, h), &damage, notes)?,
+            meta,
+        )),
+    }
+}
+
+/// A gray, YCbCr or RGB JPEG's pixels (`clean`, of `w`×`h` by its header) through
+/// libjpeg's strict read: `Ok(Err(damage))` where the read found the file damaged, `Err`
+/// where it cannot be read here at all.
+fn strict_pixels(
+    path: &Path,
+    clean: &[u8],
+    (w, h): (u32, u32),
+    max_memory_mib: u64,
+) -> Result<Result<DynamicImage, String>, ImageIoError> {
+    let limit = max_memory_mib.saturating_mul(1 << 20);
+    match jpeg::decode_pixels(clean, limit) {
+        Ok(Some(image)) if (image.width(), image.height()) == (w, h) => Ok(Ok(image)),
+        Ok(Some(_)) => Ok(Err(
+            "the decoder read another size than the header's".to_string()
+        )),
+        Ok(None) if jpeg::frame_within(clean, 3, limit).is_none() => Err(ImageIoError::OverLimit {
+            path: path.into(),
+            limit_mib: max_memory_mib,
+        }),
+        Ok(None) => Err(ImageIoError::Unsupported {
+            path: path.into(),
+            detail: "a JPEG whose colour coding libjpeg does not turn to gray or RGB".into(),
+        }),
+        Err(damage) => Ok(Err(damage)),
     }
 }
 

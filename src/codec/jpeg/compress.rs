@@ -50,7 +50,9 @@ pub enum JpegColor {
     /// Four samples a pixel, stored as given, at full resolution, with Adobe's APP14 marker
     /// (transform 0) where `adobe_marker`. Photoshop and the readers after it take a CMYK
     /// JPEG's samples as inverted (255 is no ink): the caller inverts the inks.
-    Cmyk { adobe_marker: bool },
+    Cmyk {
+        adobe_marker: bool,
+    },
 }
 
 impl JpegColor {
@@ -119,7 +121,10 @@ fn compress_rows(
     let channels = color.channels();
     let row_bytes = width as usize * channels;
     if row_bytes == 0 || rows.is_empty() || !rows.len().is_multiple_of(row_bytes) {
-        return Err(format!("{} bytes are not whole rows of {width} pixels", rows.len()));
+        return Err(format!(
+            "{} bytes are not whole rows of {width} pixels",
+            rows.len()
+        ));
     }
     let height = rows.len() / row_bytes;
     let space = match color {
@@ -142,7 +147,9 @@ fn compress_rows(
                 ffi::jpeg_write_scanlines(&mut c.cinfo, chunk.as_ptr(), chunk.len() as c_uint)
             };
             if done as usize != chunk.len() {
-                return Err(io::Error::other("libjpeg took fewer rows than it was given"));
+                return Err(io::Error::other(
+                    "libjpeg took fewer rows than it was given",
+                ));
             }
         }
         c.finish()
@@ -168,7 +175,12 @@ pub fn compress_planes(
         sources.push(PaddedPlane::new(samples, w, stride, 8 * sv)?);
     }
     run(|| {
-        let mut c = Compressor::new((width, height as usize), ffi::J_COLOR_SPACE::JCS_YCbCr, 3, how)?;
+        let mut c = Compressor::new(
+            (width, height as usize),
+            ffi::J_COLOR_SPACE::JCS_YCbCr,
+            3,
+            how,
+        )?;
         c.cinfo.raw_data_in = 1;
         c.start()?;
         for mcu_row in 0..mcu_rows {
@@ -241,7 +253,8 @@ impl<'a> PaddedPlane<'a> {
             for r in n * self.rows..(n + 1) * self.rows {
                 let row = source(r);
                 self.scratch.extend_from_slice(row);
-                self.scratch.resize(self.scratch.len() + stride - w, row[w - 1]);
+                self.scratch
+                    .resize(self.scratch.len() + stride - w, row[w - 1]);
             }
             self.pointers
                 .extend(self.scratch.chunks_exact(stride).map(<[u8]>::as_ptr));
@@ -285,37 +298,14 @@ impl Compressor {
         // SAFETY: the struct, its error manager and the destination's two words are boxed, so
         // they stay where libjpeg's pointers to them point until `drop` destroys it.
         unsafe {
-            ffi::jpeg_CreateCompress(cinfo, ffi::JPEG_LIB_VERSION, size_of::<ffi::jpeg_compress_struct>());
+            ffi::jpeg_CreateCompress(
+                cinfo,
+                ffi::JPEG_LIB_VERSION,
+                size_of::<ffi::jpeg_compress_struct>(),
+            );
             ffi::jpeg_mem_dest(cinfo, &mut c.out.0, &mut c.out.1);
         }
-        cinfo.image_width = width;
-        cinfo.image_height = height as u32;
-        cinfo.in_color_space = space;
-        cinfo.input_components = components as c_int;
-        // SAFETY: the compressor is created and its input described, as these calls require.
-        unsafe {
-            ffi::jpeg_c_set_int_param(
-                cinfo,
-                ffi::J_INT_PARAM::JINT_COMPRESS_PROFILE,
-                ffi::JINT_COMPRESS_PROFILE_VALUE::JCP_FASTEST as c_int,
-            );
-            ffi::jpeg_set_defaults(cinfo);
-            ffi::jpeg_set_quality(cinfo, how.quality.clamp(1, 100) as c_int, 0);
-        }
-        cinfo.optimize_coding = 0;
-        if space == ffi::J_COLOR_SPACE::JCS_CMYK {
-            cinfo.write_Adobe_marker = how.adobe_marker as ffi::boolean;
-        }
-        if components == 3 {
-            // SAFETY: `jpeg_set_defaults` allocated one `comp_info` per component.
-            let comps = unsafe { std::slice::from_raw_parts_mut(cinfo.comp_info, 3) };
-            comps[0].h_samp_factor = how.luma_factors.0 as c_int;
-            comps[0].v_samp_factor = how.luma_factors.1 as c_int;
-            for chroma in &mut comps[1..] {
-                chroma.h_samp_factor = 1;
-                chroma.v_samp_factor = 1;
-            }
-        }
+        describe(cinfo, (width, height), (space, components), &how);
         Ok(c)
     }
 
@@ -345,6 +335,45 @@ impl Compressor {
         unsafe { ffi::jpeg_finish_compress(&mut self.cinfo) };
         let (buffer, len) = *self.out;
         Ok(unsafe { std::slice::from_raw_parts(buffer, len as usize) }.to_vec())
+    }
+}
+
+/// Tells the created compressor `cinfo` its input (`width`×`height` pixels of `components`
+/// samples in `space`) and how to write it: libjpeg-turbo's fastest profile at `how`'s quality,
+/// without optimised Huffman tables, with `how`'s luma sampling factors for three components.
+fn describe(
+    cinfo: &mut ffi::jpeg_compress_struct,
+    (width, height): (u32, usize),
+    (space, components): (ffi::J_COLOR_SPACE, usize),
+    how: &Written,
+) {
+    cinfo.image_width = width;
+    cinfo.image_height = height as u32;
+    cinfo.in_color_space = space;
+    cinfo.input_components = components as c_int;
+    // SAFETY: the compressor is created and its input described, as these calls require.
+    unsafe {
+        ffi::jpeg_c_set_int_param(
+            cinfo,
+            ffi::J_INT_PARAM::JINT_COMPRESS_PROFILE,
+            ffi::JINT_COMPRESS_PROFILE_VALUE::JCP_FASTEST as c_int,
+        );
+        ffi::jpeg_set_defaults(cinfo);
+        ffi::jpeg_set_quality(cinfo, how.quality.clamp(1, 100) as c_int, 0);
+    }
+    cinfo.optimize_coding = 0;
+    if space == ffi::J_COLOR_SPACE::JCS_CMYK {
+        cinfo.write_Adobe_marker = how.adobe_marker as ffi::boolean;
+    }
+    if components == 3 {
+        // SAFETY: `jpeg_set_defaults` allocated one `comp_info` per component.
+        let comps = unsafe { std::slice::from_raw_parts_mut(cinfo.comp_info, 3) };
+        comps[0].h_samp_factor = how.luma_factors.0 as c_int;
+        comps[0].v_samp_factor = how.luma_factors.1 as c_int;
+        for chroma in &mut comps[1..] {
+            chroma.h_samp_factor = 1;
+            chroma.v_samp_factor = 1;
+        }
     }
 }
 
@@ -410,7 +439,11 @@ mod tests {
         let rows: Vec<u8> = (0..256 * 256 * 3).map(|i| (i * 7919 % 251) as u8).collect();
         let mut c = Compressor::new((256, 256), ffi::J_COLOR_SPACE::JCS_RGB, 3, how).unwrap();
         c.start().unwrap();
-        let pointers: Vec<*const u8> = rows.chunks_exact(256 * 3).take(200).map(<[u8]>::as_ptr).collect();
+        let pointers: Vec<*const u8> = rows
+            .chunks_exact(256 * 3)
+            .take(200)
+            .map(<[u8]>::as_ptr)
+            .collect();
         // SAFETY: 200 rows of 256 RGB pixels, alive for the call.
         let done = unsafe { ffi::jpeg_write_scanlines(&mut c.cinfo, pointers.as_ptr(), 200) };
         assert_eq!(done, 200);

@@ -5,12 +5,12 @@
 //! through the file's ICC profile or a formula to RGB. What libjpeg finds damaged goes to
 //! libjpeg again in its tolerant mode (`libjpeg::recover`).
 
-use super::header::{is_progressive, Frame};
 use super::errors::{run, strict_errors};
+use super::header::{is_progressive, Frame};
 use super::pieces::Pieces;
-use rayon::prelude::*;
 use image::{DynamicImage, GrayImage, RgbImage};
 use mozjpeg_sys::J_COLOR_SPACE;
+use rayon::prelude::*;
 
 /// The 8-bit frame of a gray or three-component JPEG, if libjpeg can decode it within
 /// `max_bytes`: `extra` bytes a pixel beside what libjpeg itself holds, which for a
@@ -43,7 +43,11 @@ pub fn decode_pixels(bytes: &[u8], max_bytes: u64) -> Result<Option<DynamicImage
     let Some(frame) = frame_within(bytes, 3, max_bytes) else {
         return Ok(None);
     };
-    let header = run(|| mozjpeg::Decompress::with_err(strict_errors()).from_mem(bytes).map(|d| d.color_space()));
+    let header = run(|| {
+        mozjpeg::Decompress::with_err(strict_errors())
+            .from_mem(bytes)
+            .map(|d| d.color_space())
+    });
     let gray = match header? {
         J_COLOR_SPACE::JCS_GRAYSCALE => true,
         J_COLOR_SPACE::JCS_YCbCr | J_COLOR_SPACE::JCS_RGB => false,
@@ -84,7 +88,9 @@ fn pixels_into(jpeg: &[u8], gray: bool, out: &mut [u8]) -> std::io::Result<()> {
     };
     let channels = if gray { 1 } else { 3 };
     if started.width() * started.height() * channels != out.len() {
-        return Err(std::io::Error::other("libjpeg reads another size than its header"));
+        return Err(std::io::Error::other(
+            "libjpeg reads another size than its header",
+        ));
     }
     started.read_scanlines_into(out)?;
     started.finish()
@@ -109,7 +115,9 @@ pub fn decode_inks(bytes: &[u8], max_bytes: u64) -> Result<(u32, u32, Vec<u8>), 
         let decompress = mozjpeg::Decompress::with_err(strict_errors()).from_mem(bytes)?;
         let mut started = decompress.to_colorspace(J_COLOR_SPACE::JCS_CMYK)?;
         if started.width() * started.height() * 4 != samples.len() {
-            return Err(std::io::Error::other("libjpeg reads another size than its header"));
+            return Err(std::io::Error::other(
+                "libjpeg reads another size than its header",
+            ));
         }
         started.read_scanlines_into(&mut samples)?;
         started.finish()
@@ -176,7 +184,12 @@ mod tests {
     /// come back as those inks, and the formula makes of them what it says.
     #[test]
     fn inks_come_back_and_the_formula_is_the_stated_one() {
-        let patches: [[u8; 4]; 4] = [[0, 0, 0, 0], [255, 0, 0, 0], [0, 128, 255, 64], [30, 60, 90, 255]];
+        let patches: [[u8; 4]; 4] = [
+            [0, 0, 0, 0],
+            [255, 0, 0, 0],
+            [0, 128, 255, 64],
+            [30, 60, 90, 255],
+        ];
         let (w, h) = (64u32, 16u32);
         let inks: Vec<u8> = (0..w * h)
             .flat_map(|i| patches[(i % w / 16) as usize])
@@ -188,20 +201,37 @@ mod tests {
             adobe_marker: true,
             icc: None,
         };
-        let jpeg = compress_samples(&stored, w, JpegColor::Cmyk { adobe_marker: true }, how).unwrap();
+        let jpeg =
+            compress_samples(&stored, w, JpegColor::Cmyk { adobe_marker: true }, how).unwrap();
         let (dw, dh, back) = decode_inks(&jpeg, 1 << 30).unwrap();
         assert_eq!((dw, dh), (w, h));
-        let worst = back.iter().zip(&inks).map(|(a, b)| a.abs_diff(*b)).max().unwrap();
+        let worst = back
+            .iter()
+            .zip(&inks)
+            .map(|(a, b)| a.abs_diff(*b))
+            .max()
+            .unwrap();
         assert!(worst <= 2, "{worst} levels from the inks written");
         let rgb = inks_by_formula(w, h, &back).unwrap();
-        for (x, want) in [(0, [255, 255, 255]), (16, [0, 255, 255]), (32, [191, 95, 0]), (48, [0, 0, 0])] {
+        for (x, want) in [
+            (0, [255, 255, 255]),
+            (16, [0, 255, 255]),
+            (32, [191, 95, 0]),
+            (48, [0, 0, 0]),
+        ] {
             let got = rgb.get_pixel(x + 8, 8).0;
             for c in 0..3 {
-                assert!(got[c].abs_diff(want[c]) <= 2, "patch at {x}: {got:?} for {want:?}");
+                assert!(
+                    got[c].abs_diff(want[c]) <= 2,
+                    "patch at {x}: {got:?} for {want:?}"
+                );
             }
         }
         assert!(decode_inks(&jpeg, 100).is_err(), "over the memory limit");
-        assert!(decode_inks(&written(&photo(8, 8), 90, (1, 1)), 1 << 30).is_err(), "three components");
+        assert!(
+            decode_inks(&written(&photo(8, 8), 90, (1, 1)), 1 << 30).is_err(),
+            "three components"
+        );
     }
 
     /// The picture that was written, within the error of its quality: libjpeg's IDCT and
@@ -209,19 +239,36 @@ mod tests {
     #[test]
     fn decodes_the_picture_that_was_written() {
         let smooth = |w: u32, h: u32| {
-            RgbImage::from_fn(w, h, |x, y| image::Rgb([(x * 255 / w) as u8, (y * 255 / h) as u8, 128]))
+            RgbImage::from_fn(w, h, |x, y| {
+                image::Rgb([(x * 255 / w) as u8, (y * 255 / h) as u8, 128])
+            })
         };
-        for (w, h, factors) in [(67, 45, (2, 2)), (33, 80, (2, 1)), (16, 16, (2, 2)), (40, 24, (1, 1))] {
+        for (w, h, factors) in [
+            (67, 45, (2, 2)),
+            (33, 80, (2, 1)),
+            (16, 16, (2, 2)),
+            (40, 24, (1, 1)),
+        ] {
             let source = smooth(w, h);
             let jpeg = written(&source, 95, factors);
-            let ours = decode_pixels(&jpeg, 1 << 30).unwrap().expect("a plain JPEG");
+            let ours = decode_pixels(&jpeg, 1 << 30)
+                .unwrap()
+                .expect("a plain JPEG");
             assert_eq!(ours.color(), image::ColorType::Rgb8);
             assert_eq!(ours.dimensions(), (w, h));
-            let errors: Vec<u8> = ours.as_bytes().iter().zip(source.as_raw()).map(|(a, b)| a.abs_diff(*b)).collect();
+            let errors: Vec<u8> = ours
+                .as_bytes()
+                .iter()
+                .zip(source.as_raw())
+                .map(|(a, b)| a.abs_diff(*b))
+                .collect();
             let worst = *errors.iter().max().unwrap();
             let mean = errors.iter().map(|&e| e as f64).sum::<f64>() / errors.len() as f64;
             // 4:2:0 of a 16 × 16 ramp of 16 levels a pixel is the steepest: mean 1.3, worst 10.
-            assert!(mean <= 1.5 && worst <= 12, "{factors:?}: mean {mean:.3}, worst {worst}");
+            assert!(
+                mean <= 1.5 && worst <= 12,
+                "{factors:?}: mean {mean:.3}, worst {worst}"
+            );
         }
     }
 
@@ -234,7 +281,10 @@ mod tests {
         assert_eq!(decoded.color(), image::ColorType::L8);
         for factors in [(1, 1), (2, 1), (2, 2), (4, 1)] {
             let jpeg = written(&rgb, 75, factors);
-            assert!(decode_pixels(&jpeg, 1 << 30).unwrap().is_some(), "{factors:?}");
+            assert!(
+                decode_pixels(&jpeg, 1 << 30).unwrap().is_some(),
+                "{factors:?}"
+            );
         }
     }
 
@@ -267,7 +317,10 @@ mod tests {
                 ((i / 7 % 200) as u64 + seed % 56) as u8
             })
             .collect();
-        let settings = crate::codec::jpeg::JpegSettings { quality: 90, chroma };
+        let settings = crate::codec::jpeg::JpegSettings {
+            quality: 90,
+            chroma,
+        };
         crate::codec::jpeg::encode(&data, (w, h), color, settings, None).unwrap()
     }
 
@@ -287,7 +340,10 @@ mod tests {
             let pieces = Pieces::cut(&file).expect("restart pieces");
             assert_eq!(pieces.blends_rows(), chroma == Chroma::S420);
             let on = |threads| {
-                let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .build()
+                    .unwrap();
                 pool.install(|| decode_pixels(&file, 1 << 30).unwrap().unwrap())
             };
             let cut = on(4);

@@ -29,13 +29,7 @@ pub fn encode(
     assert_eq!(data.len(), row_bytes * height as usize, "image buffer size");
     encode_stripes(&plan, |r0, r1| {
         let rows = &data[r0 * row_bytes..r1 * row_bytes];
-        encode_stripe(
-            rows,
-            width,
-            color,
-            settings,
-            icc.filter(|_| r0 == 0),
-        )
+        encode_stripe(rows, width, color, settings, icc.filter(|_| r0 == 0))
     })
 }
 
@@ -275,7 +269,9 @@ mod tests {
     }
 
     fn decode(jpeg: &[u8]) -> image::DynamicImage {
-        crate::codec::jpeg::decode_pixels(jpeg, u64::MAX).expect("decodes").expect("8-bit")
+        crate::codec::jpeg::decode_pixels(jpeg, u64::MAX)
+            .expect("decodes")
+            .expect("8-bit")
     }
 
     /// The joined file decodes to what one encoder writing the whole image gives.
@@ -302,7 +298,14 @@ mod tests {
     fn low_qualities_keep_the_full_height() {
         let data = pattern(32, 600, 3);
         for q in [1, 7, 20, 30] {
-            let joined = encode(&data, (32, 600), JpegColor::Rgb, settings(q, Chroma::S420), None).unwrap();
+            let joined = encode(
+                &data,
+                (32, 600),
+                JpegColor::Rgb,
+                settings(q, Chroma::S420),
+                None,
+            )
+            .unwrap();
             assert!(joined.windows(2).any(|w| w == [0xFF, 0xDD]), "striped");
             assert_eq!(
                 (decode(&joined).width(), decode(&joined).height()),
@@ -322,7 +325,14 @@ mod tests {
                 .build()
                 .unwrap();
             pool.install(|| {
-                encode(&data, (300, 700), JpegColor::Rgb, settings(90, Chroma::S420), None).unwrap()
+                encode(
+                    &data,
+                    (300, 700),
+                    JpegColor::Rgb,
+                    settings(90, Chroma::S420),
+                    None,
+                )
+                .unwrap()
             })
         };
         let one = on(1);
@@ -352,7 +362,21 @@ mod tests {
 
     #[test]
     fn sides_beyond_jpeg_limits_are_refused() {
-        assert!(encode(&[], (0, 5), JpegColor::Gray, settings(90, Chroma::S444), None).is_err());
-        assert!(encode(&[], (70000, 1), JpegColor::Gray, settings(90, Chroma::S444), None).is_err());
+        assert!(encode(
+            &[],
+            (0, 5),
+            JpegColor::Gray,
+            settings(90, Chroma::S444),
+            None
+        )
+        .is_err());
+        assert!(encode(
+            &[],
+            (70000, 1),
+            JpegColor::Gray,
+            settings(90, Chroma::S444),
+            None
+        )
+        .is_err());
     }
 }

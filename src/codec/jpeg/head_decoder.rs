@@ -26,39 +26,51 @@ pub struct JpegHead {
     xmp: Option<Vec<u8>>,
 }
 
+/// Whether gblur decodes the frame `frame` of `head`: an error for a lossless or hierarchical
+/// process, a precision other than 8 bits, or other than 1, 3 or 4 components.
+fn decoded_here(head: &[u8], frame: &Frame) -> ImageResult<()> {
+    let process = segments(head)
+        .map(|(marker, _)| marker)
+        .find(|m| is_frame(*m));
+    match process {
+        // Baseline, extended and progressive DCT, Huffman or arithmetic coded.
+        Some(0xC0..=0xC2 | 0xC9 | 0xCA) => {}
+        Some(marker) => {
+            return Err(unsupported(format!(
+                "a JPEG of the lossless or hierarchical process (SOF{}), which gblur does not read",
+                marker - 0xC0
+            )))
+        }
+        None => {
+            return Err(decoding(
+                "no frame header (SOF) before the first scan".into(),
+            ))
+        }
+    }
+    if frame.precision != 8 {
+        return Err(unsupported(format!(
+            "a JPEG of {}-bit samples; gblur reads 8-bit JPEG",
+            frame.precision
+        )));
+    }
+    if !matches!(frame.components, 1 | 3 | 4) {
+        return Err(unsupported(format!(
+            "a JPEG of {} components; gblur reads gray, colour (3) and CMYK (4)",
+            frame.components
+        )));
+    }
+    Ok(())
+}
+
 impl JpegHead {
     /// Reads `head`, a JPEG's segments up to its first scan header. An error for a header
     /// without a frame, and for a frame gblur does not decode: a lossless or hierarchical
     /// process, a precision other than 8 bits (libjpeg is built for 8-bit samples), or other
     /// than 1, 3 or 4 components.
     pub fn read(head: Vec<u8>) -> ImageResult<JpegHead> {
-        let frame = Frame::read(&mut std::io::Cursor::new(&head)).ok_or_else(|| {
-            decoding("no frame header (SOF) before the first scan".to_string())
-        })?;
-        let process = segments(&head).map(|(marker, _)| marker).find(|m| is_frame(*m));
-        match process {
-            // Baseline, extended and progressive DCT, Huffman or arithmetic coded.
-            Some(0xC0..=0xC2 | 0xC9 | 0xCA) => {}
-            Some(marker) => {
-                return Err(unsupported(format!(
-                    "a JPEG of the lossless or hierarchical process (SOF{}), which gblur does not read",
-                    marker - 0xC0
-                )))
-            }
-            None => return Err(decoding("no frame header (SOF) before the first scan".into())),
-        }
-        if frame.precision != 8 {
-            return Err(unsupported(format!(
-                "a JPEG of {}-bit samples; gblur reads 8-bit JPEG",
-                frame.precision
-            )));
-        }
-        if !matches!(frame.components, 1 | 3 | 4) {
-            return Err(unsupported(format!(
-                "a JPEG of {} components; gblur reads gray, colour (3) and CMYK (4)",
-                frame.components
-            )));
-        }
+        let frame = Frame::read(&mut std::io::Cursor::new(&head))
+            .ok_or_else(|| decoding("no frame header (SOF) before the first scan".to_string()))?;
+        decoded_here(&head, &frame)?;
         let mut chunks: Vec<(u8, u8, &[u8])> = Vec::new();
         let (mut exif, mut xmp) = (None, None);
         for (marker, body) in segments(&head) {
@@ -111,11 +123,17 @@ fn icc_profile(chunks: &[(u8, u8, &[u8])]) -> Option<Vec<u8>> {
             return None;
         }
     }
-    ordered.into_iter().collect::<Option<Vec<_>>>().map(|parts| parts.concat())
+    ordered
+        .into_iter()
+        .collect::<Option<Vec<_>>>()
+        .map(|parts| parts.concat())
 }
 
 fn decoding(detail: String) -> ImageError {
-    ImageError::Decoding(DecodingError::new(ImageFormatHint::Exact(ImageFormat::Jpeg), detail))
+    ImageError::Decoding(DecodingError::new(
+        ImageFormatHint::Exact(ImageFormat::Jpeg),
+        detail,
+    ))
 }
 
 fn unsupported(detail: String) -> ImageError {
@@ -163,7 +181,9 @@ impl ImageDecoder for JpegHead {
             .map_err(decoding)?
             .ok_or_else(|| decoding("libjpeg does not take this file".into()))?;
         if image.as_bytes().len() != buf.len() {
-            return Err(decoding("libjpeg reads another size than its header".into()));
+            return Err(decoding(
+                "libjpeg reads another size than its header".into(),
+            ));
         }
         buf.copy_from_slice(image.as_bytes());
         Ok(())
@@ -191,7 +211,10 @@ mod tests {
         for s in segments {
             h.extend_from_slice(s);
         }
-        h.extend(segment(0xC0, &[8, 0, 30, 0, 40, 3, 1, 0x22, 0, 2, 0x11, 1, 3, 0x11, 1]));
+        h.extend(segment(
+            0xC0,
+            &[8, 0, 30, 0, 40, 3, 1, 0x22, 0, 2, 0x11, 1, 3, 0x11, 1],
+        ));
         h
     }
 
@@ -212,7 +235,10 @@ mod tests {
         let mut d = JpegHead::read(h).unwrap();
         assert_eq!(d.dimensions(), (40, 30));
         assert_eq!(d.color_type(), ColorType::Rgb8);
-        assert_eq!(d.icc_profile().unwrap().as_deref(), Some(&b"hello world"[..]));
+        assert_eq!(
+            d.icc_profile().unwrap().as_deref(),
+            Some(&b"hello world"[..])
+        );
         assert_eq!(d.exif_metadata().unwrap().as_deref(), Some(&b"II*\0"[..]));
         assert_eq!(d.xmp_metadata().unwrap().as_deref(), Some(&b"<x/>"[..]));
     }
@@ -241,7 +267,10 @@ mod tests {
         two[sof + 9] = 2;
         let e = JpegHead::read(two).err().unwrap().to_string();
         assert!(e.contains("2 components"), "{e}");
-        let e = JpegHead::read(vec![0xFF, 0xD8, 0xFF, 0xDA, 0, 2]).err().unwrap().to_string();
+        let e = JpegHead::read(vec![0xFF, 0xD8, 0xFF, 0xDA, 0, 2])
+            .err()
+            .unwrap()
+            .to_string();
         assert!(e.contains("no frame header"), "{e}");
         let mut lossless = head(&[]);
         lossless[sof + 1] = 0xC3;
@@ -249,6 +278,9 @@ mod tests {
         assert!(e.contains("lossless or hierarchical process (SOF3)"), "{e}");
         let mut arithmetic = head(&[]);
         arithmetic[sof + 1] = 0xC9;
-        assert!(JpegHead::read(arithmetic).is_ok(), "libjpeg decodes arithmetic coding");
+        assert!(
+            JpegHead::read(arithmetic).is_ok(),
+            "libjpeg decodes arithmetic coding"
+        );
     }
 }

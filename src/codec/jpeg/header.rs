@@ -254,7 +254,11 @@ mod tests {
     #[test]
     fn reads_the_quality_and_layout_a_file_was_written_with() {
         for q in [1, 7, 10, 24, 49, 50, 51, 75, 85, 90, 95, 100] {
-            for (sub, chroma) in [(S444, Chroma::S444), (S422, Chroma::S422), (S420, Chroma::S420)] {
+            for (sub, chroma) in [
+                (S444, Chroma::S444),
+                (S422, Chroma::S422),
+                (S420, Chroma::S420),
+            ] {
                 let traits = JpegTraits::read(&written(q, sub));
                 assert_eq!(traits.chroma, Some(chroma), "q{q} {sub:?}");
                 let got = traits.quality.unwrap();
@@ -301,13 +305,20 @@ mod tests {
             precision: 8,
         };
         assert_eq!(frame, expected);
-        assert!(reader.position() < scan as u64, "read to {}", reader.position());
+        assert!(
+            reader.position() < scan as u64,
+            "read to {}",
+            reader.position()
+        );
         let frame = Frame::read(&mut std::io::Cursor::new(&gray()[..])).unwrap();
         assert_eq!((frame.width, frame.components), (8, 1));
         for cut in [0, 3, 10, 30] {
             let bytes = written(80, S420);
             assert_eq!(Frame::read(&mut std::io::Cursor::new(&bytes[..cut])), None);
         }
-        assert_eq!(Frame::read(&mut std::io::Cursor::new(&b"not a jpeg"[..])), None);
+        assert_eq!(
+            Frame::read(&mut std::io::Cursor::new(&b"not a jpeg"[..])),
+            None
+        );
     }
 }

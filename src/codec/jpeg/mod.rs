@@ -23,12 +23,12 @@ pub mod rows_in;
 pub mod rows_out;
 mod settings;
 
-pub use decode::{decode_inks, decode_pixels, frame_within, inks_by_formula, working_bytes};
-pub use codec::Jpeg;
 pub(in crate::codec) use codec::check_end;
-pub use head_decoder::JpegHead;
+pub use codec::Jpeg;
 pub use compress::{Chroma, JpegColor};
+pub use decode::{decode_inks, decode_pixels, frame_within, inks_by_formula, working_bytes};
 pub use encode::{encode, encode_stripe, StripePlan};
+pub use head_decoder::JpegHead;
 pub use header::{Frame, JpegTraits};
 pub use planes::{decode_planes, encode_planes, YccPlanes};
 pub use settings::{JpegOptions, JpegSettings, Quality, Subsampling, DEFAULT_QUALITY};

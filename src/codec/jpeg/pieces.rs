@@ -229,7 +229,10 @@ fn frame_of(body: &[u8]) -> Option<FrameOf> {
     let width = u16::from_be_bytes([*body.get(3)?, *body.get(4)?]) as usize;
     let components = *body.get(5)? as usize;
     let factors: Vec<(usize, usize)> = (0..components)
-        .map(|c| body.get(7 + 3 * c).map(|&hv| ((hv >> 4) as usize, (hv & 15) as usize)))
+        .map(|c| {
+            body.get(7 + 3 * c)
+                .map(|&hv| ((hv >> 4) as usize, (hv & 15) as usize))
+        })
         .collect::<Option<_>>()?;
     let h = factors.iter().map(|f| f.0).max()?;
     let v = factors.iter().map(|f| f.1).max()?;
@@ -282,7 +285,14 @@ mod tests {
             quality: 85,
             chroma,
         };
-        encode(&noisy(w, h, color.channels()), (w, h), color, settings, None).unwrap()
+        encode(
+            &noisy(w, h, color.channels()),
+            (w, h),
+            color,
+            settings,
+            None,
+        )
+        .unwrap()
     }
 
     #[test]

@@ -5,18 +5,18 @@
 //! subsampling factor) gives the picture that blurring RGB gives, apart from rounding and
 //! the chroma resampling the RGB route adds (docs/ALGORITHMS.md, "JPEG in YCbCr planes").
 
+use super::compress::Chroma;
 use super::compress::{compress_planes, Written};
 use super::decode::frame_within;
-use super::entropy;
 use super::encode::{encode_stripes, StripePlan};
-use super::compress::Chroma;
+use super::entropy;
 use super::errors::{run, strict_errors};
 use super::pieces::Pieces;
-use rayon::prelude::*;
 use image::metadata::Orientation;
 use image::{GrayImage, RgbImage};
 use mozjpeg_sys as ffi;
 use mozjpeg_sys::J_COLOR_SPACE;
+use rayon::prelude::*;
 
 /// The three planes of a YCbCr JPEG, each cropped to its own size: Y `width`×`height`, Cb and
 /// Cr `ceil(width / h)`×`ceil(height / v)` for the layout's factors (h, v).
@@ -48,7 +48,8 @@ impl YccPlanes {
             Orientation::FlipVertical | Orientation::Rotate90 => (false, true),
         };
         let (fh, fv) = chroma.factors();
-        let odd_backwards = (back_x && fh == 2 && width % 2 == 1) || (back_y && fv == 2 && height % 2 == 1);
+        let odd_backwards =
+            (back_x && fh == 2 && width % 2 == 1) || (back_y && fv == 2 && height % 2 == 1);
         let quarter_of_422 = transposes(orientation) && chroma == Chroma::S422;
         !(quarter_of_422 || odd_backwards)
     }
@@ -96,7 +97,10 @@ impl YccPlanes {
 fn transposes(orientation: Orientation) -> bool {
     matches!(
         orientation,
-        Orientation::Rotate90 | Orientation::Rotate270 | Orientation::Rotate90FlipH | Orientation::Rotate270FlipH
+        Orientation::Rotate90
+            | Orientation::Rotate270
+            | Orientation::Rotate90FlipH
+            | Orientation::Rotate270FlipH
     )
 }
 
@@ -197,7 +201,8 @@ pub fn decode_planes(bytes: &[u8], chroma: Chroma, max_bytes: u64) -> Option<Ycc
     // without them on every core too, where there are several (`entropy`).
     let pieces = Pieces::cut(bytes);
     // The parallel decode holds a copy of the scan's data (at most the file) besides.
-    let copy_fits = super::working_bytes(bytes, frame, 3).saturating_add(bytes.len() as u64) <= max_bytes;
+    let copy_fits =
+        super::working_bytes(bytes, frame, 3).saturating_add(bytes.len() as u64) <= max_bytes;
     if pieces.is_none() && copy_fits && rayon::current_num_threads() > 1 {
         let [y, cb, cr] = &mut planes[..] else {
             unreachable!("three planes");
@@ -222,29 +227,45 @@ pub fn decode_planes(bytes: &[u8], chroma: Chroma, max_bytes: u64) -> Option<Ycc
             })
         })
         .collect();
-    let decoded: Result<(), String> = parts.into_par_iter().enumerate().try_for_each(|(i, part)| {
-        let (jpeg, rows) = match &pieces {
-            None => (std::borrow::Cow::Borrowed(bytes), height as usize),
-            Some(p) => (std::borrow::Cow::Owned(p.jpeg(i)), p.rows(i).len()),
-        };
-        run(|| raw_into(&jpeg, (width, rows), part, strides))
-    });
+    let decoded: Result<(), String> =
+        parts.into_par_iter().enumerate().try_for_each(|(i, part)| {
+            let (jpeg, rows) = match &pieces {
+                None => (std::borrow::Cow::Borrowed(bytes), height as usize),
+                Some(p) => (std::borrow::Cow::Owned(p.jpeg(i)), p.rows(i).len()),
+            };
+            run(|| raw_into(&jpeg, (width, rows), part, strides))
+        });
     decoded.ok()?;
     cropped_planes(planes, strides, (width, height), chroma)
 }
 
 /// The planes decoded whole blocks at a time, cropped to the picture's `width` × `height`.
-fn cropped_planes(planes: Vec<Vec<u8>>, strides: [usize; 3], (width, height): (u32, u32), chroma: Chroma) -> Option<YccPlanes> {
+fn cropped_planes(
+    planes: Vec<Vec<u8>>,
+    strides: [usize; 3],
+    (width, height): (u32, u32),
+    chroma: Chroma,
+) -> Option<YccPlanes> {
     let (h, v) = chroma.factors();
     let sizes = [
         (width as usize, height as usize),
-        ((width as usize).div_ceil(h as usize), (height as usize).div_ceil(v as usize)),
-        ((width as usize).div_ceil(h as usize), (height as usize).div_ceil(v as usize)),
+        (
+            (width as usize).div_ceil(h as usize),
+            (height as usize).div_ceil(v as usize),
+        ),
+        (
+            (width as usize).div_ceil(h as usize),
+            (height as usize).div_ceil(v as usize),
+        ),
     ];
-    let mut cropped = planes.into_iter().zip(strides).zip(sizes).map(|((data, stride), size)| {
-        let plane = crop(data, stride, size)?;
-        GrayImage::from_raw(size.0 as u32, size.1 as u32, plane)
-    });
+    let mut cropped = planes
+        .into_iter()
+        .zip(strides)
+        .zip(sizes)
+        .map(|((data, stride), size)| {
+            let plane = crop(data, stride, size)?;
+            GrayImage::from_raw(size.0 as u32, size.1 as u32, plane)
+        });
     Some(YccPlanes {
         width,
         height,
@@ -260,9 +281,37 @@ struct Decompressor {
     _errors: Box<ffi::jpeg_error_mgr>,
 }
 
+impl Decompressor {
+    /// A decompressor reading `jpeg`, its header read.
+    ///
+    /// # Safety
+    /// `jpeg` outlives the decompressor: libjpeg reads it in place.
+    unsafe fn reading(jpeg: &[u8]) -> Decompressor {
+        let mut d = Decompressor {
+            // SAFETY: a zeroed struct is what `jpeg_CreateDecompress` expects to initialise.
+            cinfo: Box::new(unsafe { std::mem::zeroed() }),
+            _errors: Box::new(strict_errors()),
+        };
+        d.cinfo.common.err = &mut *d._errors;
+        let cinfo = &mut *d.cinfo;
+        // SAFETY: the struct and its error manager are boxed and outlive the decompressor; the
+        // source bytes outlive it too (the caller's promise).
+        unsafe {
+            ffi::jpeg_CreateDecompress(
+                cinfo,
+                ffi::JPEG_LIB_VERSION,
+                size_of::<ffi::jpeg_decompress_struct>(),
+            );
+            ffi::jpeg_mem_src(cinfo, jpeg.as_ptr(), jpeg.len() as _);
+            ffi::jpeg_read_header(cinfo, 1);
+        }
+        d
+    }
+}
+
 impl Drop for Decompressor {
     fn drop(&mut self) {
-        // SAFETY: created in `raw_into`.
+        // SAFETY: created in `reading`.
         unsafe { ffi::jpeg_destroy_decompress(&mut self.cinfo) };
     }
 }
@@ -276,22 +325,16 @@ pub(super) fn raw_into(
     planes: [&mut [u8]; 3],
     strides: [usize; 3],
 ) -> std::io::Result<()> {
-    let mut d = Decompressor {
-        // SAFETY: a zeroed struct is what `jpeg_CreateDecompress` expects to initialise.
-        cinfo: Box::new(unsafe { std::mem::zeroed() }),
-        _errors: Box::new(strict_errors()),
-    };
-    d.cinfo.common.err = &mut *d._errors;
+    // SAFETY: `jpeg` outlives `d`, dropped before this function returns.
+    let mut d = unsafe { Decompressor::reading(jpeg) };
     let cinfo = &mut *d.cinfo;
-    // SAFETY: the struct and its error manager are boxed and outlive the decompressor; the
-    // source bytes outlive it too.
-    unsafe {
-        ffi::jpeg_CreateDecompress(cinfo, ffi::JPEG_LIB_VERSION, size_of::<ffi::jpeg_decompress_struct>());
-        ffi::jpeg_mem_src(cinfo, jpeg.as_ptr(), jpeg.len() as _);
-        ffi::jpeg_read_header(cinfo, 1);
-    }
     let other = |why: &str| std::io::Error::other(why.to_string());
-    if (cinfo.image_width, cinfo.image_height as usize, cinfo.num_components) != (width, rows, 3) {
+    if (
+        cinfo.image_width,
+        cinfo.image_height as usize,
+        cinfo.num_components,
+    ) != (width, rows, 3)
+    {
         return Err(other("libjpeg reads another size than its header"));
     }
     cinfo.raw_data_out = 1;
@@ -301,7 +344,11 @@ pub(super) fn raw_into(
     let comps = unsafe { std::slice::from_raw_parts(cinfo.comp_info, 3) };
     let max_v = cinfo.max_v_samp_factor as usize;
     let v: Vec<usize> = comps.iter().map(|c| c.v_samp_factor as usize).collect();
-    if comps.iter().zip(strides).any(|(c, s)| c.width_in_blocks as usize * 8 != s) {
+    if comps
+        .iter()
+        .zip(strides)
+        .any(|(c, s)| c.width_in_blocks as usize * 8 != s)
+    {
         return Err(other("libjpeg pads the planes otherwise"));
     }
     let mut pointers = [[std::ptr::null_mut::<u8>(); 32]; 3];
@@ -312,7 +359,11 @@ pub(super) fn raw_into(
             let rows = &mut pointers[k][..8 * v[k]];
             point_rows(rows, row * v[k] / max_v, strides[k], &planes[k]).map_err(other)?;
         }
-        let image = [pointers[0].as_mut_ptr(), pointers[1].as_mut_ptr(), pointers[2].as_mut_ptr()];
+        let image = [
+            pointers[0].as_mut_ptr(),
+            pointers[1].as_mut_ptr(),
+            pointers[2].as_mut_ptr(),
+        ];
         // SAFETY: every row pointer addresses `stride` samples of this piece's part, as many
         // rows per plane as one MCU row holds.
         let read = unsafe { ffi::jpeg_read_raw_data(cinfo, image.as_ptr() as _, (8 * max_v) as _) };
@@ -432,15 +483,29 @@ mod tests {
                     width: w,
                     height: h,
                     chroma,
-                    planes: [plane(w, h), plane(w.div_ceil(fh), h.div_ceil(fv)), plane(w.div_ceil(fh), h.div_ceil(fv))],
+                    planes: [
+                        plane(w, h),
+                        plane(w.div_ceil(fh), h.div_ceil(fv)),
+                        plane(w.div_ceil(fh), h.div_ceil(fv)),
+                    ],
                 };
-                let quarter = matches!(o, Orientation::Rotate90 | Orientation::Rotate270 | Orientation::Rotate90FlipH | Orientation::Rotate270FlipH);
+                let quarter = matches!(
+                    o,
+                    Orientation::Rotate90
+                        | Orientation::Rotate270
+                        | Orientation::Rotate90FlipH
+                        | Orientation::Rotate270FlipH
+                );
                 // 67 × 45 is odd both ways: a turn that reads a subsampled axis backwards
                 // would move the chroma against the luma.
                 let refused = match chroma {
                     Chroma::S444 => false,
-                    Chroma::S420 => !matches!(o, Orientation::NoTransforms | Orientation::Rotate90FlipH),
-                    Chroma::S422 => quarter || matches!(o, Orientation::Rotate180 | Orientation::FlipHorizontal),
+                    Chroma::S420 => {
+                        !matches!(o, Orientation::NoTransforms | Orientation::Rotate90FlipH)
+                    }
+                    Chroma::S422 => {
+                        quarter || matches!(o, Orientation::Rotate180 | Orientation::FlipHorizontal)
+                    }
                 };
                 if refused {
                     assert!(!p.turn(o), "{chroma:?} {o:?}");
@@ -451,7 +516,11 @@ mod tests {
                 let (tw, th) = if quarter { (h, w) } else { (w, h) };
                 assert_eq!((p.width, p.height), (tw, th));
                 assert_eq!(p.planes[0].dimensions(), (tw, th));
-                assert_eq!(p.planes[1].dimensions(), (tw.div_ceil(fh), th.div_ceil(fv)), "{chroma:?} {o:?}");
+                assert_eq!(
+                    p.planes[1].dimensions(),
+                    (tw.div_ceil(fh), th.div_ceil(fv)),
+                    "{chroma:?} {o:?}"
+                );
             }
         }
     }
@@ -569,7 +638,9 @@ mod tests {
                 quality: 90,
                 chroma,
             };
-            let file = crate::codec::jpeg::encode(&photo(w, h), (w, h), JpegColor::Rgb, settings, None).unwrap();
+            let file =
+                crate::codec::jpeg::encode(&photo(w, h), (w, h), JpegColor::Rgb, settings, None)
+                    .unwrap();
             assert!(Pieces::cut(&file).is_some_and(|p| p.len() >= 3));
             let joined = decode_planes(&file, chroma, 1 << 30).unwrap();
             // The same pixels in one stripe: the same coefficients, decoded whole.

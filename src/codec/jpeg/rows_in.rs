@@ -3,8 +3,8 @@
 //! whole), then the pixels a scanline at a time from libjpeg through the `mozjpeg` crate
 //! (the `image` crate's decoder hands out no row before the last one is decoded).
 
-use crate::codec::jpeg::libjpeg::{self, header_segments, strict_errors};
 use crate::codec::jpeg::header::is_progressive;
+use crate::codec::jpeg::libjpeg::{self, header_segments, strict_errors};
 use crate::codec::jpeg::JpegTraits;
 use crate::codec::read::Input;
 use crate::codec::rows::{decode_error, file_of, Header, InputFile, RowSample};

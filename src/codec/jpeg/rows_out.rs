@@ -38,7 +38,8 @@ pub fn write<T: RowSample>(
     let t = Instant::now();
     let (width, height) = header.size;
     let settings = header.settings;
-    let plan = StripePlan::new(header.size, header.color.mcu(settings.chroma)).map_err(&encode_err)?;
+    let plan =
+        StripePlan::new(header.size, header.color.mcu(settings.chroma)).map_err(&encode_err)?;
     let tmp = codec::temp_beside(path)?;
     let _removed_on_ctrl_c = crate::interrupt::writing(tmp.path());
     let mut joiner = plan.joiner(BufWriter::with_capacity(1 << 20, tmp.as_file()));

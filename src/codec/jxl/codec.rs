@@ -23,8 +23,11 @@ impl Codec for Jxl {
     }
 
     fn decode(&self, file: FileToDecode<'_>) -> Result<DecodedFile, ImageIoError> {
-        let bytes = file.bytes.expect("a codec that decodes bytes is handed them");
-        let (image, meta, gray_float, notes) = super::decode(file.path, bytes, file.max_memory_mib)?;
+        let bytes = file
+            .bytes
+            .expect("a codec that decodes bytes is handed them");
+        let (image, meta, gray_float, notes) =
+            super::decode(file.path, bytes, file.max_memory_mib)?;
         Ok(DecodedFile {
             gray_float,
             notes,

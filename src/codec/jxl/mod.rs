@@ -30,7 +30,9 @@ pub const NAME: &str = "JPEG XL";
 
 /// A bare codestream's signature, and the container's first box (`JXL `).
 const CODESTREAM: [u8; 2] = [0xFF, 0x0A];
-const CONTAINER: [u8; 12] = [0, 0, 0, 12, b'J', b'X', b'L', b' ', b'\r', b'\n', 0x87, b'\n'];
+const CONTAINER: [u8; 12] = [
+    0, 0, 0, 12, b'J', b'X', b'L', b' ', b'\r', b'\n', 0x87, b'\n',
+];
 
 /// Whether `head` starts a JPEG XL file, bare codestream or container.
 pub fn is_jxl(head: &[u8]) -> bool {
@@ -44,7 +46,15 @@ pub fn decode(
     path: &std::path::Path,
     _bytes: &[u8],
     _max_memory_mib: u64,
-) -> Result<(image::DynamicImage, super::metadata::Metadata, bool, Vec<String>), super::ImageIoError> {
+) -> Result<
+    (
+        image::DynamicImage,
+        super::metadata::Metadata,
+        bool,
+        Vec<String>,
+    ),
+    super::ImageIoError,
+> {
     Err(not_built(path))
 }
 
@@ -77,6 +87,9 @@ mod tests {
     fn a_build_without_the_decoder_names_the_file_and_the_feature_in_one_line() {
         let said = not_built(std::path::Path::new("dir/photo.jxl")).to_string();
         assert!(said.starts_with("dir/photo.jxl: a JPEG XL file"), "{said}");
-        assert!(said.contains("--features jxl") && !said.contains('\n'), "{said}");
+        assert!(
+            said.contains("--features jxl") && !said.contains('\n'),
+            "{said}"
+        );
     }
 }

@@ -5,7 +5,9 @@ use crate::codec::ImageIoError;
 use image::{DynamicImage, ImageBuffer};
 use jxl_oxide::color::{ColourEncoding, ColourSpace, Primaries, TransferFunction, WhitePoint};
 use jxl_oxide::image::BitDepth;
-use jxl_oxide::{AllocTracker, EnumColourEncoding, JxlImage, JxlThreadPool, PixelFormat, RenderingIntent};
+use jxl_oxide::{
+    AllocTracker, EnumColourEncoding, JxlImage, JxlThreadPool, PixelFormat, RenderingIntent,
+};
 use std::path::Path;
 
 /// Decodes the JPEG XL file `bytes` (named `path` in errors) within `max_memory_mib` (what the
@@ -90,7 +92,10 @@ fn rendered_pixels(
 ) -> Result<DynamicImage, String> {
     let mut stream = render.stream();
     if stream.channels() as usize != format.channels() {
-        return Err(format!("the decoder gave {} channels for {format:?}", stream.channels()));
+        return Err(format!(
+            "the decoder gave {} channels for {format:?}",
+            stream.channels()
+        ));
     }
     let (sw, sh) = (stream.width(), stream.height());
     let n = sw as usize * sh as usize * stream.channels() as usize;
@@ -105,20 +110,36 @@ fn rendered_pixels(
             let mut samples = vec![0u16; n];
             stream.write_to_buffer(&mut samples);
             match (gray, alpha) {
-                (true, false) => ImageBuffer::from_raw(sw, sh, samples).map(DynamicImage::ImageLuma16),
-                (true, true) => ImageBuffer::from_raw(sw, sh, samples).map(DynamicImage::ImageLumaA16),
-                (false, false) => ImageBuffer::from_raw(sw, sh, samples).map(DynamicImage::ImageRgb16),
-                (false, true) => ImageBuffer::from_raw(sw, sh, samples).map(DynamicImage::ImageRgba16),
+                (true, false) => {
+                    ImageBuffer::from_raw(sw, sh, samples).map(DynamicImage::ImageLuma16)
+                }
+                (true, true) => {
+                    ImageBuffer::from_raw(sw, sh, samples).map(DynamicImage::ImageLumaA16)
+                }
+                (false, false) => {
+                    ImageBuffer::from_raw(sw, sh, samples).map(DynamicImage::ImageRgb16)
+                }
+                (false, true) => {
+                    ImageBuffer::from_raw(sw, sh, samples).map(DynamicImage::ImageRgba16)
+                }
             }
         }
         (false, false) => {
             let mut samples = vec![0u8; n];
             stream.write_to_buffer(&mut samples);
             match (gray, alpha) {
-                (true, false) => ImageBuffer::from_raw(sw, sh, samples).map(DynamicImage::ImageLuma8),
-                (true, true) => ImageBuffer::from_raw(sw, sh, samples).map(DynamicImage::ImageLumaA8),
-                (false, false) => ImageBuffer::from_raw(sw, sh, samples).map(DynamicImage::ImageRgb8),
-                (false, true) => ImageBuffer::from_raw(sw, sh, samples).map(DynamicImage::ImageRgba8),
+                (true, false) => {
+                    ImageBuffer::from_raw(sw, sh, samples).map(DynamicImage::ImageLuma8)
+                }
+                (true, true) => {
+                    ImageBuffer::from_raw(sw, sh, samples).map(DynamicImage::ImageLumaA8)
+                }
+                (false, false) => {
+                    ImageBuffer::from_raw(sw, sh, samples).map(DynamicImage::ImageRgb8)
+                }
+                (false, true) => {
+                    ImageBuffer::from_raw(sw, sh, samples).map(DynamicImage::ImageRgba8)
+                }
             }
         }
     };
@@ -138,7 +159,10 @@ fn metadata(image: &JxlImage, cmyk: bool, untagged: bool) -> Metadata {
         _ => image.rendered_icc(),
     });
     let exif = match image.aux_boxes().first_exif() {
-        Ok(jxl_oxide::AuxBoxData::Data(exif)) => exif.payload().get(exif.tiff_header_offset() as usize..).map(<[u8]>::to_vec),
+        Ok(jxl_oxide::AuxBoxData::Data(exif)) => exif
+            .payload()
+            .get(exif.tiff_header_offset() as usize..)
+            .map(<[u8]>::to_vec),
         _ => None,
     };
     let xmp = match image.aux_boxes().first_xml() {
@@ -216,7 +240,10 @@ fn float_image(w: u32, h: u32, samples: Vec<f32>, format: PixelFormat) -> Option
             ImageBuffer::from_raw(w, h, rgb).map(DynamicImage::ImageRgb32F)
         }
         PixelFormat::Graya => {
-            let rgba = samples.chunks_exact(2).flat_map(|p| [p[0], p[0], p[0], p[1]]).collect();
+            let rgba = samples
+                .chunks_exact(2)
+                .flat_map(|p| [p[0], p[0], p[0], p[1]])
+                .collect();
             ImageBuffer::from_raw(w, h, rgba).map(DynamicImage::ImageRgba32F)
         }
         // CMYK is rendered as sRGB (`decode`).

@@ -117,7 +117,9 @@ fn photoshop_resource(mut rest: &[u8], id: u16) -> Option<Vec<u8>> {
         if &rest[..4] == b"8BIM" && this == id {
             return Some(data.to_vec());
         }
-        rest = rest.get((at + 4 + size).next_multiple_of(2)..).unwrap_or_default();
+        rest = rest
+            .get((at + 4 + size).next_multiple_of(2)..)
+            .unwrap_or_default();
     }
     None
 }
@@ -342,7 +344,10 @@ mod tests {
         irb.extend_from_slice(b"8BIM\x04\x04\x00\x00");
         irb.extend_from_slice(&5u32.to_be_bytes());
         irb.extend_from_slice(b"\x1C\x02\x00\x00\x00");
-        assert_eq!(photoshop_resource(&irb, IPTC_RESOURCE).as_deref(), Some(&b"\x1C\x02\x00\x00\x00"[..]));
+        assert_eq!(
+            photoshop_resource(&irb, IPTC_RESOURCE).as_deref(),
+            Some(&b"\x1C\x02\x00\x00\x00"[..])
+        );
         assert_eq!(photoshop_resource(&irb, 0x040C), None);
         // A size past the end is no resource.
         irb.truncate(irb.len() - 1);
@@ -366,8 +371,15 @@ mod tests {
             let mut notes = Vec::new();
             let out = super::jpeg(b"\xFF\xD8\xFF\xD9".to_vec(), blobs, &mut notes).unwrap();
             assert!(notes.is_empty(), "{notes:?}");
-            let read = jpeg_iptc(&mut super::super::ifd::Reader(&mut std::io::Cursor::new(&out)));
-            assert_eq!(read.as_deref(), Some(&records[..]), "{} bytes", records.len());
+            let read = jpeg_iptc(&mut super::super::ifd::Reader(&mut std::io::Cursor::new(
+                &out,
+            )));
+            assert_eq!(
+                read.as_deref(),
+                Some(&records[..]),
+                "{} bytes",
+                records.len()
+            );
         }
     }
 }

@@ -448,8 +448,16 @@ const MAX_CHAIN: usize = 16;
 fn numbers(e: &Entry, order: Order) -> Vec<u64> {
     match e.typ {
         1 => e.data.iter().map(|&b| b as u64).collect(),
-        3 => e.data.chunks_exact(2).map(|c| order.u16(c) as u64).collect(),
-        4 | 13 => e.data.chunks_exact(4).map(|c| order.u32(c) as u64).collect(),
+        3 => e
+            .data
+            .chunks_exact(2)
+            .map(|c| order.u16(c) as u64)
+            .collect(),
+        4 | 13 => e
+            .data
+            .chunks_exact(4)
+            .map(|c| order.u32(c) as u64)
+            .collect(),
         _ => Vec::new(),
     }
 }
@@ -479,7 +487,9 @@ fn extent(b: &[u8], order: Order, ifd: u32) -> Option<(Vec<std::ops::Range<usize
             ranges.push(span(order.u32(&row[8..]) as u64, size));
         }
     }
-    let entries = read_ifd(&mut &b[..], order, ifd).map(|(e, _)| e).unwrap_or_default();
+    let entries = read_ifd(&mut &b[..], order, ifd)
+        .map(|(e, _)| e)
+        .unwrap_or_default();
     let values = |tag: u16| {
         entries
             .iter()

@@ -360,10 +360,14 @@ pub fn embed(
     let blobs = adjusted.blobs();
     let codec = crate::codec::of(format);
     if !codec.holds_metadata() {
-        let what: Vec<_> = [(blobs.exif.is_some(), "EXIF"), (blobs.xmp.is_some(), "XMP"), (blobs.iptc.is_some(), "IPTC")]
-            .into_iter()
-            .filter_map(|(held, name)| held.then_some(name))
-            .collect();
+        let what: Vec<_> = [
+            (blobs.exif.is_some(), "EXIF"),
+            (blobs.xmp.is_some(), "XMP"),
+            (blobs.iptc.is_some(), "IPTC"),
+        ]
+        .into_iter()
+        .filter_map(|(held, name)| held.then_some(name))
+        .collect();
         notes.push(format!(
             "{format:?} cannot carry the input's {}; it was not written",
             what.join(" or ")
@@ -400,12 +404,13 @@ pub fn embed_pages(
             continue;
         }
         let adjusted = ForOutput::of(meta, size);
-        bytes = tiff::merge_page(bytes, page, adjusted.blobs(), &mut notes)
-            .map_err(|detail| ImageIoError::Encode {
+        bytes = tiff::merge_page(bytes, page, adjusted.blobs(), &mut notes).map_err(|detail| {
+            ImageIoError::Encode {
                 path: path.into(),
                 format: "Tiff".into(),
                 detail,
-            })?;
+            }
+        })?;
     }
     notes.dedup();
     Ok((bytes, notes))
@@ -421,7 +426,10 @@ pub fn parse_all(bytes: &[u8]) {
     let exif = normalise_exif(bytes.to_vec());
     let prefixed = normalise_exif([b"Exif\0\0".as_slice(), bytes].concat());
     let _ = exif_orientation(bytes);
-    for mut blob in [exif.clone(), prefixed.clone(), Some(bytes.to_vec())].into_iter().flatten() {
+    for mut blob in [exif.clone(), prefixed.clone(), Some(bytes.to_vec())]
+        .into_iter()
+        .flatten()
+    {
         without_thumbnail(&mut blob);
     }
     let _ = xmp::orientation(bytes);

@@ -153,7 +153,9 @@ fn iim_len(data: &[u8]) -> usize {
             _ => {
                 let n = size & 0x7FFF;
                 let bytes = data.get(at + 5..at + 5 + n).unwrap_or_default();
-                let len = bytes.iter().fold(0usize, |v, &b| v.saturating_mul(256) | b as usize);
+                let len = bytes
+                    .iter()
+                    .fold(0usize, |v, &b| v.saturating_mul(256) | b as usize);
                 (5 + n, len)
             }
         };

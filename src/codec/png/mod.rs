@@ -13,19 +13,19 @@
 pub mod rows_in;
 pub mod rows_out;
 
-use flate2::{Compress, Compression, FlushCompress};
 use crate::codec::format::{Codec, FileToDecode, ImageToEncode};
 use crate::codec::metadata::{self as meta, Blobs, FromFile};
 use crate::codec::read::Input;
 use crate::codec::rows::{RowReader, RowsOutCost, RowsTarget, SampleBatches};
 use crate::codec::source::Seekable;
 use crate::codec::{decode, plain, DecodedFile, ImageIoError};
+use flate2::{Compress, Compression, FlushCompress};
 use image::codecs::png::CompressionType;
-use image::{ColorType, ImageFormat};
-use std::time::Duration;
 use image::DynamicImage;
+use image::{ColorType, ImageFormat};
 use rayon::prelude::*;
 use std::borrow::Cow;
+use std::time::Duration;
 
 /// The `png` crate's colour type and bit depth of `image`; None for one this module does not
 /// write (the caller falls back to the `image` crate's encoder) or an empty image.
@@ -389,7 +389,11 @@ impl Codec for Png {
         };
         let (path, replace) = (target.path, target.replace);
         // PNG's chunks hold the EXIF and XMP; IPTC records are left out, with a note.
-        let notes = target.meta.iptc_lost(ImageFormat::Png).into_iter().collect();
+        let notes = target
+            .meta
+            .iptc_lost(ImageFormat::Png)
+            .into_iter()
+            .collect();
         let busy = match rows {
             SampleBatches::U8(rows) => rows_out::write(path, replace, header, rows),
             SampleBatches::U16(rows) => rows_out::write(path, replace, header, rows),

@@ -6,8 +6,8 @@
 
 use super::{rows_in, rows_out, Page, Quirks};
 use crate::codec::decode::{
-    cmyk_by_formula_note, cmyk_profile, foreign_profile_dropped, image_error, open_decoder,
-    rewind, through_profile,
+    cmyk_by_formula_note, cmyk_profile, foreign_profile_dropped, image_error, open_decoder, rewind,
+    through_profile,
 };
 use crate::codec::format::{Codec, FileToDecode, ImageToEncode, InksToEncode};
 use crate::codec::metadata::{self, Blobs, FromFile};
@@ -90,7 +90,9 @@ impl Codec for Tiff {
 
     fn writable(&self) -> &'static [ColorType] {
         use ColorType::*;
-        &[L8, La8, Rgb8, Rgba8, L16, La16, Rgb16, Rgba16, Rgb32F, Rgba32F]
+        &[
+            L8, La8, Rgb8, Rgba8, L16, La16, Rgb16, Rgba16, Rgb32F, Rgba32F,
+        ]
     }
 
     fn encode(&self, e: ImageToEncode<'_>) -> Result<(Vec<u8>, Option<String>), String> {
@@ -177,7 +179,8 @@ impl Codec for Tiff {
             gray_float: false,
             inks: true,
         };
-        super::encode(page, compression.compression()).expect("RGBA-shaped inks are a TIFF colour type")
+        super::encode(page, compression.compression())
+            .expect("RGBA-shaped inks are a TIFF colour type")
     }
 
     fn holds_pages(&self) -> bool {
@@ -247,7 +250,10 @@ fn plain_inks(
         true => {
             let limit = max_memory_mib.saturating_mul(1 << 20);
             let inks = super::read_inks(reader, limit / 7 * 4);
-            let inks = inks.as_ref().map(|(w, h, i)| (*w, *h, i)).map_err(String::clone);
+            let inks = inks
+                .as_ref()
+                .map(|(w, h, i)| (*w, *h, i))
+                .map_err(String::clone);
             through_profile(inks, &mut meta, notes)
         }
         false => None,
@@ -259,5 +265,8 @@ fn plain_inks(
     let (decoder, mut read) = open_decoder(path, reader, ImageFormat::Tiff, max_memory_mib)?;
     // The profile `through_profile` could not apply stays out.
     read.icc = meta.icc;
-    Ok(((DynamicImage::from_decoder(decoder).map_err(map)?, read), tried))
+    Ok((
+        (DynamicImage::from_decoder(decoder).map_err(map)?, read),
+        tried,
+    ))
 }

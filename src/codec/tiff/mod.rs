@@ -16,8 +16,8 @@ pub use codec::Tiff;
 pub use read::{read_image, read_inks, unpremultiply, Quirks};
 pub use write::Compression;
 
+use crate::pixels::dispatch::each_buffer;
 use image::DynamicImage;
-use crate::pixels::dispatch::{each_buffer};
 
 /// What a gblur built without the `zstd` feature says of Zstandard in a TIFF.
 pub const ZSTD_MISSING: &str =
@@ -123,7 +123,9 @@ pub fn encode_pages(pages: &[Page], compression: Compression) -> Option<Result<V
     let pixel_bytes: u64 = pages.iter().map(|p| p.image.as_bytes().len() as u64).sum();
     // Room for the uncompressed pixels and the directories, so that the buffer is not copied
     // as it grows (pages a compressor leaves unused are never touched).
-    let room = usize::try_from(pixel_bytes).unwrap_or(usize::MAX).saturating_add(1 << 16);
+    let room = usize::try_from(pixel_bytes)
+        .unwrap_or(usize::MAX)
+        .saturating_add(1 << 16);
     let mut out = std::io::Cursor::new(Vec::with_capacity(room));
     let written = if pixel_bytes > write::BIG_OVER {
         tiff::encoder::TiffEncoder::new_big(&mut out)
@@ -132,7 +134,11 @@ pub fn encode_pages(pages: &[Page], compression: Compression) -> Option<Result<V
         tiff::encoder::TiffEncoder::new(&mut out)
             .and_then(|mut e| write_pages(&mut e, pages, compression))
     };
-    Some(written.map(|()| out.into_inner()).map_err(|e| e.to_string()))
+    Some(
+        written
+            .map(|()| out.into_inner())
+            .map_err(|e| e.to_string()),
+    )
 }
 
 /// Samples per pixel of a colour type TIFF output takes.
@@ -174,7 +180,11 @@ fn write_pages<W: std::io::Write + std::io::Seek, K: tiff::encoder::TiffKind>(
             channels: channels(image).expect("checked by encode_pages"),
             icc,
             compression,
-            inks: inks && matches!(image, DynamicImage::ImageRgba8(_) | DynamicImage::ImageRgba16(_)),
+            inks: inks
+                && matches!(
+                    image,
+                    DynamicImage::ImageRgba8(_) | DynamicImage::ImageRgba16(_)
+                ),
         };
         if let Some(gray) = gray_float.then(|| gray_samples(image)).flatten() {
             let channels = if image.color().has_alpha() { 2 } else { 1 };
@@ -197,7 +207,10 @@ mod tests {
             Ok(TiffCompression::Set(Compression::Zstd))
         );
         let said = TiffCompression::parse_in("zstd", false).unwrap_err();
-        assert!(said.starts_with("zstd: ") && said.contains("--features zstd"), "{said}");
+        assert!(
+            said.starts_with("zstd: ") && said.contains("--features zstd"),
+            "{said}"
+        );
         assert_eq!(
             TiffCompression::parse_in("lzw", false),
             Ok(TiffCompression::Set(Compression::Lzw))

@@ -34,7 +34,11 @@ impl NotPages {
     /// The report's note where there are any: they were not kept.
     pub fn note(&self) -> Option<String> {
         let kinds = [
-            (self.overviews, "reduced-resolution image (overview)", "reduced-resolution images (overviews)"),
+            (
+                self.overviews,
+                "reduced-resolution image (overview)",
+                "reduced-resolution images (overviews)",
+            ),
             (self.masks, "transparency mask", "transparency masks"),
         ];
         let held: Vec<String> = kinds
@@ -339,7 +343,12 @@ mod tests {
 
     #[test]
     fn overviews_and_masks_are_no_pages() {
-        let level = |size, fill, new, old| Level { size, fill, new, old };
+        let level = |size, fill, new, old| Level {
+            size,
+            fill,
+            new,
+            old,
+        };
         let levels = [
             level((8, 6), 10, None, None),
             // Overviews of the first page, by the new tag and the old.
@@ -363,7 +372,14 @@ mod tests {
             let mut file = out.into_inner();
             let pages = Pages::read(&mut &file[..]).unwrap();
             assert_eq!(pages.count(), 3, "big {big}");
-            assert_eq!(pages.not_pages(), NotPages { overviews: 3, masks: 1 }, "big {big}");
+            assert_eq!(
+                pages.not_pages(),
+                NotPages {
+                    overviews: 3,
+                    masks: 1
+                },
+                "big {big}"
+            );
             for (i, fill) in [10u8, 14, 16].into_iter().enumerate() {
                 let (v, more) = pages.with_page(&mut file, i, pixels);
                 assert_eq!(v, vec![fill; 48], "page {i}, big {big}");
@@ -372,7 +388,10 @@ mod tests {
         }
         // The first directory is the image every decoder reads, whatever it says.
         let mut out = Cursor::new(Vec::new());
-        let first = [level((4, 3), 1, Some(1), None), level((4, 3), 2, Some(1), None)];
+        let first = [
+            level((4, 3), 1, Some(1), None),
+            level((4, 3), 2, Some(1), None),
+        ];
         write_levels(&mut TiffEncoder::new(&mut out).unwrap(), &first);
         let pages = Pages::read(&mut &out.get_ref()[..]).unwrap();
         assert_eq!((pages.count(), pages.not_pages().overviews), (1, 1));
@@ -381,9 +400,22 @@ mod tests {
     #[test]
     fn the_note_names_what_was_not_kept() {
         assert_eq!(NotPages::default().note(), None);
-        let one = NotPages { overviews: 1, masks: 0 }.note().unwrap();
-        assert!(one.contains("1 reduced-resolution image (overview) beside"), "{one}");
-        let both = NotPages { overviews: 4, masks: 2 }.note().unwrap();
+        let one = NotPages {
+            overviews: 1,
+            masks: 0,
+        }
+        .note()
+        .unwrap();
+        assert!(
+            one.contains("1 reduced-resolution image (overview) beside"),
+            "{one}"
+        );
+        let both = NotPages {
+            overviews: 4,
+            masks: 2,
+        }
+        .note()
+        .unwrap();
         assert!(
             both.contains("4 reduced-resolution images (overviews) and 2 transparency masks"),
             "{both}"

@@ -55,7 +55,8 @@ impl Quirks {
     pub fn read(reader: &mut dyn Seekable) -> Quirks {
         // Pages as the main command counts them (`Pages`): overviews and masks are none.
         let chain = Pages::read(&mut Reader(&mut *reader));
-        let (pages, not_pages) = chain.map_or((1, NotPages::default()), |c| (c.count(), c.not_pages()));
+        let (pages, not_pages) =
+            chain.map_or((1, NotPages::default()), |c| (c.count(), c.not_pages()));
         if reader.rewind().is_err() {
             return Quirks::default();
         }
@@ -79,8 +80,12 @@ impl Quirks {
         let cmyk_inks = matches!(tag(Tag::Unknown(INK_SET)), None | Some(1));
         let bits32 = first_bits == Some(32);
         let planar_tiles = planar && d.get_chunk_type() == ChunkType::Tile;
-        let plain_inks =
-            photometric == Some(5) && four && cmyk_inks && matches!(first_bits, Some(8 | 16)) && !float && !planar;
+        let plain_inks = photometric == Some(5)
+            && four
+            && cmyk_inks
+            && matches!(first_bits, Some(8 | 16))
+            && !float
+            && !planar;
 
         Quirks {
             pages,
@@ -178,7 +183,11 @@ impl Quirks {
 
 /// The first value of a tag that may hold one per sample (BitsPerSample, SampleFormat).
 fn first_of<R: std::io::Read + Seek>(d: &mut Decoder<R>, tag: Tag) -> Option<u16> {
-    d.find_tag_unsigned_vec::<u16>(tag).ok().flatten()?.first().copied()
+    d.find_tag_unsigned_vec::<u16>(tag)
+        .ok()
+        .flatten()?
+        .first()
+        .copied()
 }
 
 /// A TIFF the `image` crate does not read (`Quirks::own_decode`), read with the `tiff` crate:
@@ -214,7 +223,10 @@ pub fn read_image(
 }
 
 /// The first page's size and samples as the `tiff` crate reads them, within `max_bytes`.
-fn read_whole(reader: &mut dyn Seekable, max_bytes: u64) -> Result<(u32, u32, DecodingResult), String> {
+fn read_whole(
+    reader: &mut dyn Seekable,
+    max_bytes: u64,
+) -> Result<(u32, u32, DecodingResult), String> {
     let e = |e: tiff::TiffError| e.to_string();
     let mut limits = Limits::default();
     limits.decoding_buffer_size = usize::try_from(max_bytes).unwrap_or(usize::MAX);
@@ -240,7 +252,10 @@ pub fn read_inks(reader: &mut dyn Seekable, max_bytes: u64) -> Result<(u32, u32,
 fn gray_float_as_rgb(w: u32, h: u32, samples: &[f32], alpha: bool) -> Option<DynamicImage> {
     let pixels = w as usize * h as usize;
     if alpha {
-        let rgba = samples.get(..2 * pixels)?.chunks_exact(2).flat_map(|p| [p[0], p[0], p[0], p[1]]);
+        let rgba = samples
+            .get(..2 * pixels)?
+            .chunks_exact(2)
+            .flat_map(|p| [p[0], p[0], p[0], p[1]]);
         ImageBuffer::<Rgba<f32>, _>::from_raw(w, h, rgba.collect()).map(Into::into)
     } else {
         let rgb = samples.get(..pixels)?.iter().flat_map(|&g| [g, g, g]);
@@ -357,7 +372,8 @@ impl PlanarLayout {
         let tag = |d: &mut Decoder<R>, t| d.find_tag_unsigned::<u16>(t).ok().flatten();
         let compression = tag(d, Tag::Compression).unwrap_or(1);
         let predictor = tag(d, Tag::Predictor).unwrap_or(1);
-        if !matches!(compression, 1 | 5 | 8 | 32773 | 32946 | 50000) || !matches!(predictor, 1 | 2) {
+        if !matches!(compression, 1 | 5 | 8 | 32773 | 32946 | 50000) || !matches!(predictor, 1 | 2)
+        {
             return Ok(Err(format!(
                 "separate planes with compression {compression} and predictor {predictor}, which gblur does not read"
             )));
@@ -597,8 +613,12 @@ impl Planes {
             Planes::U16(d, dims @ (_, _, 2)) => build::<LumaA<u16>>(dims, d)?.into(),
             Planes::U16(d, dims @ (_, _, 3)) => build::<Rgb<u16>>(dims, d)?.into(),
             Planes::U16(d, dims) => build::<Rgba<u16>>(dims, d)?.into(),
-            Planes::F32(d, (w, h, 1)) => gray_float_as_rgb(w, h, &d, false).ok_or("a buffer of the wrong size")?,
-            Planes::F32(d, (w, h, 2)) => gray_float_as_rgb(w, h, &d, true).ok_or("a buffer of the wrong size")?,
+            Planes::F32(d, (w, h, 1)) => {
+                gray_float_as_rgb(w, h, &d, false).ok_or("a buffer of the wrong size")?
+            }
+            Planes::F32(d, (w, h, 2)) => {
+                gray_float_as_rgb(w, h, &d, true).ok_or("a buffer of the wrong size")?
+            }
             Planes::F32(d, dims @ (_, _, 3)) => build::<Rgb<f32>>(dims, d)?.into(),
             Planes::F32(d, dims) => build::<Rgba<f32>>(dims, d)?.into(),
         })
@@ -769,7 +789,10 @@ mod tests {
             ..Quirks::default()
         };
         let said = zstd.refused_in(false).unwrap();
-        assert!(said.contains("Zstandard") && said.contains("--features zstd"), "{said}");
+        assert!(
+            said.contains("Zstandard") && said.contains("--features zstd"),
+            "{said}"
+        );
         assert!(zstd.refused_in(true).is_none());
     }
 }

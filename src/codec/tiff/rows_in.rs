@@ -28,11 +28,24 @@ pub struct TiffRows {
     pub compression: u16,
 }
 
+/// The colour types the strip engine streams from a TIFF (the banded blur's).
+const STREAMED_COLORS: [ColorType; 6] = [
+    ColorType::L8,
+    ColorType::Rgb8,
+    ColorType::Rgba8,
+    ColorType::L16,
+    ColorType::Rgb16,
+    ColorType::Rgba16,
+];
+
 /// Opens `input` (a TIFF file) for reading by strips. `Err(why)` inside the Ok: a TIFF the strip
 /// engine does not stream (tiles, separate planes, gray float, a colour model or depth the
 /// banded blur does not take here, an EXIF orientation, or strips over `most_strip_bytes`
 /// each), which the whole-image path reads instead.
-pub fn open(input: &Input, most_strip_bytes: u64) -> Result<Result<TiffRows, String>, ImageIoError> {
+pub fn open(
+    input: &Input,
+    most_strip_bytes: u64,
+) -> Result<Result<TiffRows, String>, ImageIoError> {
     let path = input.name.as_path();
     let quirks = super::Quirks::read(&mut file_of(input)?);
     if quirks.gray_float {
@@ -47,15 +60,7 @@ pub fn open(input: &Input, most_strip_bytes: u64) -> Result<Result<TiffRows, Str
         Err(why) => return Ok(Err(why)),
     };
     let (color, width) = (header.color, header.width);
-    if !matches!(
-        color,
-        ColorType::L8
-            | ColorType::Rgb8
-            | ColorType::Rgba8
-            | ColorType::L16
-            | ColorType::Rgb16
-            | ColorType::Rgba16
-    ) {
+    if !STREAMED_COLORS.contains(&color) {
         return Ok(Err(format!("its layout {color:?}")));
     }
     let mut decoder = Decoder::new(file_of(input)?).map_err(|e| decode_error(path, e))?;

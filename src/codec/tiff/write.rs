@@ -139,17 +139,22 @@ impl Compression {
         let bytes = &predicted[..];
         let failed = |e: String| tiff::TiffError::from(std::io::Error::other(e));
         let compressed = match self {
-            Compression::Lzw => weezl::encode::Encoder::with_tiff_size_switch(weezl::BitOrder::Msb, 8)
-                .encode(bytes)
-                .map_err(|e| failed(format!("LZW: {e}"))),
+            Compression::Lzw => {
+                weezl::encode::Encoder::with_tiff_size_switch(weezl::BitOrder::Msb, 8)
+                    .encode(bytes)
+                    .map_err(|e| failed(format!("LZW: {e}")))
+            }
             Compression::Deflate => {
                 use std::io::Write;
-                let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::new(6));
+                let mut z =
+                    flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::new(6));
                 z.write_all(bytes)?;
                 Ok(z.finish()?)
             }
             #[cfg(feature = "zstd")]
-            Compression::Zstd => zstd::bulk::compress(bytes, 3).map_err(|e| failed(format!("Zstandard: {e}"))),
+            Compression::Zstd => {
+                zstd::bulk::compress(bytes, 3).map_err(|e| failed(format!("Zstandard: {e}")))
+            }
             // `TiffCompression::parse` and `from_tag` give no Zstandard without the feature.
             #[cfg(not(feature = "zstd"))]
             Compression::Zstd => Err(failed(super::ZSTD_MISSING.into())),
@@ -230,7 +235,9 @@ impl<'a, W: Write + Seek, K: TiffKind, T: Sample> Strips<'a, W, K, T> {
     /// Writes the next strip: `next_strip_samples` samples.
     pub fn write(&mut self, strip: &[T]) -> TiffResult<()> {
         let l = self.layout;
-        let stored = l.compression.encode(strip, (l.row(), l.channels as usize))?;
+        let stored = l
+            .compression
+            .encode(strip, (l.row(), l.channels as usize))?;
         self.write_stored(&stored, strip.len())
     }
 
@@ -405,8 +412,16 @@ mod tests {
             };
             let check = |file: Vec<u8>, predictor: Option<u32>| {
                 let mut d = Decoder::new(std::io::Cursor::new(file)).unwrap();
-                assert_eq!(d.get_tag_u32(Tag::Compression).unwrap(), compression.tag() as u32);
-                assert_eq!(d.find_tag(Tag::Predictor).unwrap().map(|v| v.into_u32().unwrap()), predictor);
+                assert_eq!(
+                    d.get_tag_u32(Tag::Compression).unwrap(),
+                    compression.tag() as u32
+                );
+                assert_eq!(
+                    d.find_tag(Tag::Predictor)
+                        .unwrap()
+                        .map(|v| v.into_u32().unwrap()),
+                    predictor
+                );
                 d.read_image().unwrap()
             };
             let predictor = (compression != Compression::None).then_some(2);

@@ -47,7 +47,9 @@ impl Spoiled {
         if active.is_empty() || active.iter().any(|(_, a)| a.footprint.is_none()) {
             return None;
         }
-        let edges_finite = active.iter().all(|(_, a)| a.cvals.iter().all(|c| c.is_finite()));
+        let edges_finite = active
+            .iter()
+            .all(|(_, a)| a.cvals.iter().all(|c| c.is_finite()));
         if edges_finite && (!S::FLOAT || input.par_iter().all(|s| s.load().is_finite())) {
             return None;
         }
@@ -74,7 +76,10 @@ impl Spoiled {
     pub fn zeroed_axes(axes: &[Option<AxisFilter>]) -> Vec<Option<AxisFilter>> {
         let mut axes = axes.to_vec();
         for a in axes.iter_mut().flatten() {
-            a.cvals.iter_mut().filter(|c| !c.is_finite()).for_each(|c| *c = 0.0);
+            a.cvals
+                .iter_mut()
+                .filter(|c| !c.is_finite())
+                .for_each(|c| *c = 0.0);
             if let crate::filter::EdgeMode::Constant(c) = &mut a.edge {
                 if !c.is_finite() {
                     *c = 0.0;
@@ -122,11 +127,10 @@ fn dilate(kinds: &mut [u8], lines: Lines, axis: &AxisFilter) {
                 continue;
             }
             extended.clear();
-            extended.extend((-r..n as i64 + r).map(|j| {
-                axis.edge
-                    .source(j, n as i64)
-                    .map_or(outside, |s| line[s])
-            }));
+            extended.extend(
+                (-r..n as i64 + r)
+                    .map(|j| axis.edge.source(j, n as i64).map_or(outside, |s| line[s])),
+            );
             // A sliding window of 2r + 1 samples: a count per kind.
             let mut count = [0usize; 3];
             let tally = |count: &mut [usize; 3], v: u8, add: bool| {
@@ -142,10 +146,11 @@ fn dilate(kinds: &mut [u8], lines: Lines, axis: &AxisFilter) {
             }
             for i in 0..n {
                 tally(&mut count, extended[i + width - 1], true);
-                block[i * inner + c] = count
-                    .iter()
-                    .enumerate()
-                    .fold(0, |k, (b, &c)| if c > 0 { k | (1 << b) } else { k });
+                block[i * inner + c] =
+                    count
+                        .iter()
+                        .enumerate()
+                        .fold(0, |k, (b, &c)| if c > 0 { k | (1 << b) } else { k });
                 tally(&mut count, extended[i], false);
             }
         }

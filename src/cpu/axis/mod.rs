@@ -27,11 +27,11 @@
 //! scratch with reads clamped to it.
 
 use super::banded::sections::{Coef, Sections};
+use super::lanes::{Isa, LANES, V};
+use crate::cpu::lanes::simd_dispatch;
+use crate::filter::{EdgeMode, LineFilter};
 use columns::{anticausal_scatter, gather_causal, load_row};
 use non_finite::Spoilers;
-use super::lanes::{Isa, LANES, V};
-use crate::filter::{EdgeMode, LineFilter};
-use crate::cpu::lanes::simd_dispatch;
 use rayon::prelude::*;
 
 pub use element::Element;
@@ -448,7 +448,9 @@ unsafe fn store16<D: Element>(p: *mut D, v: V) {
 /// `src` holds the array `item.lines` describes.
 #[inline(always)]
 unsafe fn gather<S: Element, I: Isa, const G: usize>(src: *const S, item: Item<'_>, x: &mut [V]) {
-    let Item { blocks, lines, pad, .. } = item;
+    let Item {
+        blocks, lines, pad, ..
+    } = item;
     let n = lines.n;
     if let Block::Columns { .. } = blocks[0] {
         for k in 0..n {
@@ -501,7 +503,10 @@ unsafe fn store_block<D: Element>(
         unreachable!("an item's blocks are of one kind")
     };
     if let Some(a) = ahead {
-        prefetch(dst.add(start + a * lines.inner), lanes * std::mem::size_of::<D>());
+        prefetch(
+            dst.add(start + a * lines.inner),
+            lanes * std::mem::size_of::<D>(),
+        );
     }
     let p = dst.add(start + k * lines.inner);
     if lanes == LANES {
@@ -560,7 +565,9 @@ unsafe fn scatter<D: Element, I: Isa, const G: usize>(dst: *mut D, item: Item<'_
 /// Writes the `pad` rows before and after the item's lines in `x` as the edge mode extends
 /// them.
 fn extend<const G: usize>(x: &mut [V], item: Item<'_>, f: &AxisFilter) {
-    let Item { blocks, lines, pad, .. } = item;
+    let Item {
+        blocks, lines, pad, ..
+    } = item;
     if pad == 0 {
         return;
     }
@@ -685,9 +692,9 @@ fn fir_impl<I: Isa, const G: usize>(x: &[V], out: &mut [V], taps: &[f32], input:
 
 mod columns;
 mod element;
-mod pass;
 pub(crate) mod footprint;
 mod non_finite;
+mod pass;
 pub(crate) mod planes;
 pub(crate) mod steps;
 #[cfg(test)]

@@ -58,7 +58,14 @@ impl Spoilers {
     /// Sets the outputs in `out` (rows `0..n` of `g` vectors, which are scratch rows
     /// `pad..pad + n`) within `footprint` rows of a non-finite input to what scipy's sum gives
     /// there; `signed` where the weights are all positive (the Gaussian itself).
-    pub(super) fn spoil(&self, out: &mut [V], g: usize, pad: usize, footprint: usize, signed: bool) {
+    pub(super) fn spoil(
+        &self,
+        out: &mut [V],
+        g: usize,
+        pad: usize,
+        footprint: usize,
+        signed: bool,
+    ) {
         let n = out.len() / g;
         for (lane, kinds) in self.lanes.iter().enumerate() {
             if kinds.iter().all(Vec::is_empty) {

@@ -6,8 +6,8 @@
 use super::samples::{Pixels, Rows, Sample};
 use super::sections::{Coef, Sections};
 use super::{BOUNDARY, CARRY, CHUNK, VECS};
-use crate::cpu::lanes::{Isa, LANES, V};
 use crate::cpu::lanes::simd_dispatch;
+use crate::cpu::lanes::{Isa, LANES, V};
 use rayon::prelude::*;
 
 /// Rows a column walk takes per visit of a chunk. A strip's chunks are visited in turn, so
@@ -321,7 +321,16 @@ pub(super) fn band_columns<T: Sample>(
     scratch: &mut [V],
 ) {
     let band = (rows.0, rows.1);
-    group_columns(img, (band, 1), strips, px, k, (states, carry), scratch, rows.2);
+    group_columns(
+        img,
+        (band, 1),
+        strips,
+        px,
+        k,
+        (states, carry),
+        scratch,
+        rows.2,
+    );
 }
 
 /// Pass 2's columns for `count` bands of `rows.1 - rows.0` rows from row `rows.0` on (the last
@@ -348,8 +357,9 @@ pub(super) fn group_columns<T: Sample>(
     let (band, per_band) = (r1 - r0, scratch.len() / count);
     // Each strip's tiles in every group of every band: disjoint pieces of the scratch.
     let tile = TILE_ROWS * VECS;
-    let mut pieces: Vec<Vec<Vec<&mut [V]>>> =
-        (0..chunks.div_ceil(strip)).map(|_| (0..count).map(|_| vec![]).collect()).collect();
+    let mut pieces: Vec<Vec<Vec<&mut [V]>>> = (0..chunks.div_ceil(strip))
+        .map(|_| (0..count).map(|_| vec![]).collect())
+        .collect();
     for (b, band_scratch) in scratch.chunks_mut(per_band).enumerate() {
         for group in band_scratch.chunks_mut(chunks * tile) {
             for (s, piece) in group.chunks_mut(strip * tile).enumerate() {

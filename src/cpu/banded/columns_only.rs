@@ -94,8 +94,13 @@ fn chunk_impl<T: Sample, I: Isa>(
     let h = img.height;
     let j = |c: usize| (c0 + c) * CHUNK;
     // SAFETY (every `chunk` call below): this walk alone takes chunks c0 .. c0 + n.
-    let first: [[V; VECS]; WALKED] =
-        std::array::from_fn(|c| if c < n { load(unsafe { img.chunk(0, j(c)) }, px) } else { [V::ZERO; VECS] });
+    let first: [[V; VECS]; WALKED] = std::array::from_fn(|c| {
+        if c < n {
+            load(unsafe { img.chunk(0, j(c)) }, px)
+        } else {
+            [V::ZERO; VECS]
+        }
+    });
     let mut st = [[Sections::ZERO; VECS]; WALKED];
     let mut x1 = [[V::ZERO; VECS]; WALKED];
     for c in 0..n {
@@ -150,7 +155,9 @@ fn chunk_impl<T: Sample, I: Isa>(
                 if T::EXACT {
                     x0[v] = x[v];
                 }
-                done[v] = st[v].output::<I>(k.causal(), buf[(r * WALKED + c) * VECS + v]).0;
+                done[v] = st[v]
+                    .output::<I>(k.causal(), buf[(r * WALKED + c) * VECS + v])
+                    .0;
             }
             let done = done.as_flattened_mut();
             finish::<T>(done, px);
@@ -197,7 +204,12 @@ fn finish<T: Sample>(done: &mut [f32], px: &Pixels) {
 /// Writes a finished chunk of a row over the input samples in `dst`: the blur, or mixed into
 /// them by the row's selection, or the unsharp mask of them.
 #[inline(always)]
-fn store<T: Sample>(dst: &mut [T], done: &[f32], (px, select): (&Pixels, Option<&[f32]>), j0: usize) {
+fn store<T: Sample>(
+    dst: &mut [T],
+    done: &[f32],
+    (px, select): (&Pixels, Option<&[f32]>),
+    j0: usize,
+) {
     if let Some(u) = px.sharpen {
         for (d, &blurred) in dst.iter_mut().zip(done) {
             *d = T::from_f32(u.apply(d.to_f32(), blurred));
@@ -257,7 +269,13 @@ pub(super) fn blur_columns<T: Sample>(
             buf = crate::memory::huge_vec(n, V::ZERO);
         }
         buf.resize(n, V::ZERO);
-        walk_chunks(img, (c0, (chunks - c0).min(walked)), (px, width), k, &mut buf);
+        walk_chunks(
+            img,
+            (c0, (chunks - c0).min(walked)),
+            (px, width),
+            k,
+            &mut buf,
+        );
         COLUMN_BUFFER.set(buf);
     });
 }

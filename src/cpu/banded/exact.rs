@@ -27,8 +27,8 @@ use super::samples::{Pixels, Rows, Sample};
 use super::sections::{Coef, Sections};
 use super::summaries::{weighted_sums, BandSums};
 use super::{Axis, BOUNDARY, CARRY, CHUNK, VECS};
-use crate::cpu::lanes::{Isa, V};
 use crate::cpu::lanes::simd_dispatch;
+use crate::cpu::lanes::{Isa, V};
 use rayon::prelude::*;
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom, Write};
@@ -193,7 +193,12 @@ pub fn summarise_streamed<T: Sample, E: From<io::Error>>(
 
 /// Each of the `count` boundaries' states in `out` (a strip's sums, the last one the walk from
 /// the bottom edge) completed by the state below it, bottom to top; `this` is a boundary's room.
-fn carry_all_up(out: &mut ColumnStates, sums: &BandSums, count: usize, mut this: Vec<V>) -> io::Result<()> {
+fn carry_all_up(
+    out: &mut ColumnStates,
+    sums: &BandSums,
+    count: usize,
+    mut this: Vec<V>,
+) -> io::Result<()> {
     if count < 2 {
         return Ok(());
     }

@@ -63,9 +63,9 @@ use crate::cpu::lanes::LANES;
 use crate::cpu::reference::CpuPass;
 use crate::filter::gaussian::SECTION_FLOATS;
 use crate::filter::{Blur2d, LineFilter};
+use crate::pixels::dispatch::each_buffer;
 use crate::pixels::planar::Planar;
 use crate::pixels::srgb_to_linear;
-use crate::pixels::dispatch::{each_buffer};
 use columns::{strip_chunks, Strips};
 use groups::Groups;
 use image::DynamicImage;
@@ -109,7 +109,12 @@ pub fn blur_in_place<T: Sample>(
 /// crate (the benchmark suite) runs this copy of the kernels instead of compiling its own.
 // `gblur bench` alone uses it (crates/bench), through the internals.
 #[cfg(feature = "unstable-internals")]
-pub fn blur_gray_f32_in_place(data: &mut [f32], dims: (usize, usize), kx: Axis, ky: Axis) -> Vec<CpuPass> {
+pub fn blur_gray_f32_in_place(
+    data: &mut [f32],
+    dims: (usize, usize),
+    kx: Axis,
+    ky: Axis,
+) -> Vec<CpuPass> {
     blur_in_place(data, dims, &Pixels::ONE_CHANNEL, kx, ky)
 }
 
@@ -217,13 +222,26 @@ fn blur_axes<T: Sample>(
         };
         let (columns_ms, rest_ms) = groups.overlapped(img, data, px, k, &states);
         return vec![
-            CpuPass { name: "column summaries (y)", ms: summaries_ms },
-            CpuPass { name: "columns (y) of the first bands", ms: columns_ms },
-            CpuPass { name: "rows (x), the next bands' columns (y) beside them", ms: rest_ms },
+            CpuPass {
+                name: "column summaries (y)",
+                ms: summaries_ms,
+            },
+            CpuPass {
+                name: "columns (y) of the first bands",
+                ms: columns_ms,
+            },
+            CpuPass {
+                name: "rows (x), the next bands' columns (y) beside them",
+                ms: rest_ms,
+            },
         ];
     }
     let (columns_ms, rows_ms) = groups.in_turn(src, data, px, k, &states);
-    named_passes(ky.is_some(), kx.is_some(), [summaries_ms, columns_ms, rows_ms])
+    named_passes(
+        ky.is_some(),
+        kx.is_some(),
+        [summaries_ms, columns_ms, rows_ms],
+    )
 }
 
 /// The passes' times, each named for what it did: a pass that only moves samples is named
@@ -231,8 +249,24 @@ fn blur_axes<T: Sample>(
 fn named_passes(ky: bool, kx: bool, [summaries, columns, rows]: [f64; 3]) -> Vec<CpuPass> {
     let passes = [
         (ky, "column summaries (y)", summaries),
-        (true, if ky { "columns (y)" } else { "bands in (y left alone)" }, columns),
-        (true, if kx { "rows (x)" } else { "bands out (x left alone)" }, rows),
+        (
+            true,
+            if ky {
+                "columns (y)"
+            } else {
+                "bands in (y left alone)"
+            },
+            columns,
+        ),
+        (
+            true,
+            if kx {
+                "rows (x)"
+            } else {
+                "bands out (x left alone)"
+            },
+            rows,
+        ),
     ];
     passes
         .into_iter()
@@ -366,7 +400,11 @@ pub fn blur_image_mixed(
 /// pass stores `in + amount·(in − blur)` (`Pixels::sharpen`). None where the banded blur does
 /// not apply or the image has alpha, and for luma on a blur along y alone (that pass stores
 /// runs of samples that split pixels; luma needs whole ones).
-pub fn sharpen_image(img: &mut DynamicImage, blur: &Blur2d, unsharp: Unsharp) -> Option<Vec<CpuPass>> {
+pub fn sharpen_image(
+    img: &mut DynamicImage,
+    blur: &Blur2d,
+    unsharp: Unsharp,
+) -> Option<Vec<CpuPass>> {
     let colour = img.color();
     let luma_by_columns = unsharp.luminance && colour.channel_count() == 3 && blur.x.is_identity();
     if colour.has_alpha() || luma_by_columns {

@@ -7,9 +7,9 @@ use super::samples::Rows;
 use super::samples::{luma, Pixels, Sample, Unsharp};
 use super::sections::{Coef, Sections};
 use super::VECS;
+use crate::cpu::lanes::simd_dispatch;
 use crate::cpu::lanes::{Isa, LANES, V};
 use crate::pixels::linear_to_srgb;
-use crate::cpu::lanes::simd_dispatch;
 use rayon::prelude::*;
 use std::cell::RefCell;
 
@@ -369,7 +369,13 @@ pub(super) fn rows_only<T: Sample>(data: &mut [T], width: usize, px: &Pixels, k:
                 stride,
                 height: out.len() / stride,
             };
-            copy_columns(img, (0, img.height), (0, chunks), px, &mut [&mut scratch[..]]);
+            copy_columns(
+                img,
+                (0, img.height),
+                (0, chunks),
+                px,
+                &mut [&mut scratch[..]],
+            );
             let group_scratch = BandScratch {
                 data: scratch,
                 chunks,

@@ -6,9 +6,9 @@ use super::columns::{tiles, Strips, Walk, PREFETCH_ROWS, STRIP};
 use super::samples::{Pixels, Rows, Sample};
 use super::sections::{Coef, Sections};
 use super::{BOUNDARY, CARRY, CHUNK, VECS};
+use crate::cpu::lanes::simd_dispatch;
 use crate::cpu::lanes::{Isa, V};
 use crate::filter::gaussian::SECTION_FLOATS;
-use crate::cpu::lanes::simd_dispatch;
 use rayon::prelude::*;
 
 /// A weight this far below its component's largest moves no f32 state: with the decay past

@@ -234,7 +234,10 @@ fn mixing_as_the_rows_are_written_is_the_blend_of_the_blur_bit_for_bit() {
             let src = image_of(color, w, h, (i * 17 + j) as u64);
             let select = selection(w as usize, h as usize, j as u64);
             let blurs = [(6.0, 9.0), (0.0, 9.0), (6.0, 0.0)];
-            for (linear, (sx, sy)) in [false, true].into_iter().flat_map(|l| blurs.map(|b| (l, b))) {
+            for (linear, (sx, sy)) in [false, true]
+                .into_iter()
+                .flat_map(|l| blurs.map(|b| (l, b)))
+            {
                 let blur = Blur2d::checked(Method::Recursive, sx, sy).unwrap();
                 let mut blurred = src.clone();
                 blur_image(&mut blurred, &blur, linear).unwrap();
@@ -275,10 +278,23 @@ fn mixing_as_the_rows_are_written_is_the_blend_of_the_blur_bit_for_bit() {
 /// and without a selection mixed in.
 #[test]
 fn bands_at_once_on_many_threads_give_the_samples_of_one_band_at_a_time() {
-    let pool = |n| rayon::ThreadPoolBuilder::new().num_threads(n).build().unwrap();
+    let pool = |n| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .build()
+            .unwrap()
+    };
     let blur = Blur2d::checked(Method::Recursive, 3.0, 2.0).unwrap();
-    for (w, h) in [(37, 3 * BAND_ROWS + 5), (64, 9 * BAND_ROWS), (5, BAND_ROWS - 3)] {
-        for (color, seed) in [(ColorType::Rgb8, 1), (ColorType::Rgba16, 2), (ColorType::Rgb32F, 3)] {
+    for (w, h) in [
+        (37, 3 * BAND_ROWS + 5),
+        (64, 9 * BAND_ROWS),
+        (5, BAND_ROWS - 3),
+    ] {
+        for (color, seed) in [
+            (ColorType::Rgb8, 1),
+            (ColorType::Rgba16, 2),
+            (ColorType::Rgb32F, 3),
+        ] {
             let src = image_of(color, w, h as u32, seed);
             let run = |threads| {
                 let mut got = src.clone();
@@ -287,13 +303,19 @@ fn bands_at_once_on_many_threads_give_the_samples_of_one_band_at_a_time() {
             };
             let one = run(1);
             for threads in [9, 17, 40] {
-                assert!(run(threads) == one, "{color:?} {w}×{h} on {threads} threads");
+                assert!(
+                    run(threads) == one,
+                    "{color:?} {w}×{h} on {threads} threads"
+                );
             }
         }
     }
     let (w, h) = (40usize, 5 * BAND_ROWS + 7);
     let mix = selection(w, h, 4);
-    let src: Vec<u8> = noise(w * h * 3, 5).iter().map(|v| (v * 255.0) as u8).collect();
+    let src: Vec<u8> = noise(w * h * 3, 5)
+        .iter()
+        .map(|v| (v * 255.0) as u8)
+        .collect();
     let px = Pixels {
         channels: 3,
         alpha: false,
@@ -316,8 +338,18 @@ fn bands_at_once_on_many_threads_give_the_samples_of_one_band_at_a_time() {
 /// one axis, or a selection, through the copy.
 #[test]
 fn blurred_into_another_buffer_gives_the_samples_blurred_in_place() {
-    fn check<T: Sample + PartialEq + std::fmt::Debug>(src: &[T], (w, h): (usize, usize), channels: usize, alpha: bool) {
-        let pool = |n| rayon::ThreadPoolBuilder::new().num_threads(n).build().unwrap();
+    fn check<T: Sample + PartialEq + std::fmt::Debug>(
+        src: &[T],
+        (w, h): (usize, usize),
+        channels: usize,
+        alpha: bool,
+    ) {
+        let pool = |n| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(n)
+                .build()
+                .unwrap()
+        };
         let blur = Blur2d::checked(Method::Recursive, 3.0, 2.0).unwrap();
         let (kx, ky) = recursive_blocks(&blur).unwrap();
         let mix = selection(w, h, 9);
@@ -362,7 +394,10 @@ fn columns_alone_on_many_threads_give_the_samples_of_one_thread() {
         let src = image_of(ColorType::L16, w, h, seed);
         let run = |threads| {
             let mut got = src.clone();
-            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
             pool.install(|| blur_image(&mut got, &blur, false).expect("applies"));
             got
         };

@@ -295,10 +295,7 @@ mod tests {
         let mut bytes = std::fs::read(&path).unwrap();
         *bytes.last_mut().unwrap() ^= 1;
         std::fs::write(&path, bytes).unwrap();
-        assert!(matches!(
-            cache.load("f.cl", "src", "-O"),
-            Lookup::Rejected
-        ));
+        assert!(matches!(cache.load("f.cl", "src", "-O"), Lookup::Rejected));
         assert!(!path.exists());
     }
 }

@@ -60,9 +60,16 @@ impl Chunked {
     pub fn into_pass(self, ctx: &ClContext) -> Result<Pass, ClError> {
         let mut ms = 0.0;
         for c in &self.chunks {
-            ms += c.device_ms().map_err(|e| ctx.api_error("reading profiling counters", e))?;
+            ms += c
+                .device_ms()
+                .map_err(|e| ctx.api_error("reading profiling counters", e))?;
         }
-        Ok(Pass::device(self.name.into(), PassKind::Transfer, ms, self.bytes))
+        Ok(Pass::device(
+            self.name.into(),
+            PassKind::Transfer,
+            ms,
+            self.bytes,
+        ))
     }
 }
 

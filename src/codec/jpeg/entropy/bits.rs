@@ -44,7 +44,11 @@ impl<'a> Bits<'a> {
     /// Loads whole bytes until at least 56 bits are loaded.
     #[inline(always)]
     fn refill(&mut self) {
-        let word = u64::from_be_bytes(self.data[self.next..self.next + 8].try_into().expect("eight bytes"));
+        let word = u64::from_be_bytes(
+            self.data[self.next..self.next + 8]
+                .try_into()
+                .expect("eight bytes"),
+        );
         self.word |= word >> self.loaded;
         self.next += ((63 - self.loaded) >> 3) as usize;
         self.loaded |= 56;
@@ -74,7 +78,10 @@ impl<'a> Bits<'a> {
             let code = (self.word >> (64 - len)) as i32;
             if code <= table.max_code[len] {
                 self.take(len as u32);
-                return table.symbols.get((table.offset[len] + code) as usize).copied();
+                return table
+                    .symbols
+                    .get((table.offset[len] + code) as usize)
+                    .copied();
             }
         }
         None

@@ -117,9 +117,16 @@ pub fn islow(block: &[i16; 64], ac: bool, quant: &[u16; 64], out: &mut [[u8; 8];
     let columns = one_dimension(&x, 13 - 2, &mut exact);
     exact &= columns.iter().flatten().fold(true, |ok, &v| ok & fits(v));
     // Then rows: lane r of row k is the first pass's value (r, k).
-    let samples = transposed(&one_dimension(&transposed(&columns), 13 + 2 + 3, &mut exact));
+    let samples = transposed(&one_dimension(
+        &transposed(&columns),
+        13 + 2 + 3,
+        &mut exact,
+    ));
     // libjpeg's C code wraps samples beyond 512 levels from mid-gray; its SIMD code saturates.
-    exact &= samples.iter().flatten().fold(true, |ok, &v| ok & (-512..512).contains(&v));
+    exact &= samples
+        .iter()
+        .flatten()
+        .fold(true, |ok, &v| ok & (-512..512).contains(&v));
     for (line, row) in out.iter_mut().zip(&samples) {
         for (o, &v) in line.iter_mut().zip(row) {
             *o = (v.clamp(-128, 127) + 128) as u8;

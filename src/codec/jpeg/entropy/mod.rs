@@ -87,11 +87,18 @@ pub fn decode_into(file: &[u8], planes: [&mut [u8]; 3], strides: [usize; 3]) -> 
 }
 
 /// `decode_into` with chunks of at least `least_chunk_bytes` of data.
-fn decode_in_chunks(file: &[u8], planes: [&mut [u8]; 3], strides: [usize; 3], least_chunk_bytes: usize) -> Option<()> {
+fn decode_in_chunks(
+    file: &[u8],
+    planes: [&mut [u8]; 3],
+    strides: [usize; 3],
+    least_chunk_bytes: usize,
+) -> Option<()> {
     let scan = Scan::read(file)?;
     for c in &scan.components {
         let rows = scan.mcus_down * c.v * 8;
-        if strides[c.plane] != c.width_in_blocks * 8 || planes[c.plane].len() < strides[c.plane] * rows {
+        if strides[c.plane] != c.width_in_blocks * 8
+            || planes[c.plane].len() < strides[c.plane] * rows
+        {
             return None;
         }
     }
@@ -152,7 +159,10 @@ fn unstuffed(file: &[u8], start: usize) -> Option<Data> {
         let end = ((i + 1) * piece).min(marker);
         copy_kept(scan, i * piece, end, out);
     });
-    Some(Data { bytes, bits: 8 * len })
+    Some(Data {
+        bytes,
+        bits: 8 * len,
+    })
 }
 
 /// Whether a word holds a 0xFF byte.
@@ -169,7 +179,9 @@ fn kept(scan: &[u8], from: usize, len: usize) -> (usize, Option<usize>) {
     let mut i = from;
     let end = from + len;
     while i < end {
-        if i + 8 <= end && i > from && !has_ff(u64::from_le_bytes(scan[i..i + 8].try_into().expect("8")))
+        if i + 8 <= end
+            && i > from
+            && !has_ff(u64::from_le_bytes(scan[i..i + 8].try_into().expect("8")))
             && scan[i - 1] != 0xFF
         {
             kept += 8;
@@ -196,7 +208,9 @@ fn copy_kept(scan: &[u8], from: usize, end: usize, out: &mut [u8]) {
     let mut o = 0;
     let mut i = from;
     while i < end {
-        if i + 8 <= end && i > from && !has_ff(u64::from_le_bytes(scan[i..i + 8].try_into().expect("8")))
+        if i + 8 <= end
+            && i > from
+            && !has_ff(u64::from_le_bytes(scan[i..i + 8].try_into().expect("8")))
             && scan[i - 1] != 0xFF
         {
             out[o..o + 8].copy_from_slice(&scan[i..i + 8]);
@@ -217,7 +231,13 @@ fn copy_kept(scan: &[u8], from: usize, end: usize, out: &mut [u8]) {
 /// Step 1: chunk `i` read from its first bit, as if an MCU began there (for chunk 0 one
 /// does), to the start of the next chunk; None where chunk 0, whose start is true, finds a
 /// code that does not exist or runs past the data's end, or a reader fails too often.
-fn first_reading(scan: &Scan, data: &Data, chunk_starts: &[usize], i: usize, total: usize) -> Option<Chunk> {
+fn first_reading(
+    scan: &Scan,
+    data: &Data,
+    chunk_starts: &[usize],
+    i: usize,
+    total: usize,
+) -> Option<Chunk> {
     let end = chunk_starts.get(i + 1).copied().unwrap_or(data.bits);
     let mut at = Start {
         pos: chunk_starts[i],
@@ -263,10 +283,44 @@ fn first_reading(scan: &Scan, data: &Data, chunk_starts: &[usize], i: usize, tot
     })
 }
 
+/// The later chunk whose kept starts could hold the bit position `pos`, searched from chunk
+/// `next`'s kept start `k` on (both only move forward as a reader reads on): that chunk and
+/// its first kept start not before `pos`, or `chunks.len()` where no chunk can.
+#[inline]
+fn later_chunk(
+    pos: usize,
+    chunk_starts: &[usize],
+    chunks: &[Chunk],
+    (mut next, mut k): (usize, usize),
+) -> (usize, usize) {
+    while next < chunks.len() {
+        match chunks[next].starts.last() {
+            _ if pos < chunk_starts[next] => break,
+            Some(last) if pos <= last.pos => break,
+            _ => {
+                next += 1;
+                k = 0;
+            }
+        }
+    }
+    if let Some(chunk) = chunks.get(next) {
+        while k < chunk.starts.len() && chunk.starts[k].pos < pos {
+            k += 1;
+        }
+    }
+    (next, k)
+}
+
 /// Step 2: chunk `i`'s reader, from where step 1 left it (its last kept start: its state at
 /// the end of its chunk), read on until it starts an MCU at a start a later chunk
 /// kept.
-fn meet(scan: &Scan, data: &Data, chunk_starts: &[usize], chunks: &[Chunk], i: usize) -> Option<Chunk> {
+fn meet(
+    scan: &Scan,
+    data: &Data,
+    chunk_starts: &[usize],
+    chunks: &[Chunk],
+    i: usize,
+) -> Option<Chunk> {
     let starts = chunks[i].starts.clone();
     let mut at = *starts.last()?;
     let mut blocks = [[0i16; 64]; 10];
@@ -278,25 +332,11 @@ fn meet(scan: &Scan, data: &Data, chunk_starts: &[usize], chunks: &[Chunk], i: u
         if at.pos > data.bits {
             return Some(Chunk { starts, met: None });
         }
-        // The later chunk whose kept starts could hold `at`.
-        while next < chunks.len() {
-            let kept = &chunks[next].starts;
-            match kept.last() {
-                _ if at.pos < chunk_starts[next] => break,
-                Some(last) if at.pos <= last.pos => break,
-                _ => {
-                    next += 1;
-                    k = 0;
-                }
-            }
-        }
+        (next, k) = later_chunk(at.pos, chunk_starts, chunks, (next, k));
         if next == chunks.len() {
             return Some(Chunk { starts, met: None });
         }
         let kept = &chunks[next].starts;
-        while k < kept.len() && kept[k].pos < at.pos {
-            k += 1;
-        }
         if k < kept.len() && kept[k].pos == at.pos {
             return Some(Chunk {
                 starts,
@@ -345,7 +385,8 @@ fn chained(chunks: &[Chunk], total: usize) -> Option<Vec<Segment>> {
             return Some(segments);
         };
         let mcus = there.mcus.checked_sub(own.mcus)?;
-        let dc: [i32; 3] = std::array::from_fn(|c| first.dc[c].wrapping_add(there.dc[c].wrapping_sub(own.dc[c])));
+        let dc: [i32; 3] =
+            std::array::from_fn(|c| first.dc[c].wrapping_add(there.dc[c].wrapping_sub(own.dc[c])));
         let start = Start {
             pos: there.pos,
             mcus: first.mcus + mcus,
@@ -374,7 +415,13 @@ fn decode_segment(scan: &Scan, data: &Data, s: &Segment, total: usize, out: &Pla
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
         #[target_feature(enable = "avx2")]
-        unsafe fn wide(scan: &Scan, data: &Data, s: &Segment, total: usize, out: &Planes) -> Option<()> {
+        unsafe fn wide(
+            scan: &Scan,
+            data: &Data,
+            s: &Segment,
+            total: usize,
+            out: &Planes,
+        ) -> Option<()> {
             segment_body(scan, data, s, total, out)
         }
         // SAFETY: the CPU has AVX2.

@@ -11,10 +11,10 @@ use super::super::header::segments;
 /// block, row by row. Sixteen extra entries catch a run that steps past the last
 /// coefficient (a damaged block), as libjpeg's table does.
 pub const NATURAL: [u8; 80] = [
-    0, 1, 8, 16, 9, 2, 3, 10, 17, 24, 32, 25, 18, 11, 4, 5, 12, 19, 26, 33, 40, 48, 41, 34, 27,
-    20, 13, 6, 7, 14, 21, 28, 35, 42, 49, 56, 57, 50, 43, 36, 29, 22, 15, 23, 30, 37, 44, 51,
-    58, 59, 52, 45, 38, 31, 39, 46, 53, 60, 61, 54, 47, 55, 62, 63, 63, 63, 63, 63, 63, 63, 63,
-    63, 63, 63, 63, 63, 63, 63, 63, 63,
+    0, 1, 8, 16, 9, 2, 3, 10, 17, 24, 32, 25, 18, 11, 4, 5, 12, 19, 26, 33, 40, 48, 41, 34, 27, 20,
+    13, 6, 7, 14, 21, 28, 35, 42, 49, 56, 57, 50, 43, 36, 29, 22, 15, 23, 30, 37, 44, 51, 58, 59,
+    52, 45, 38, 31, 39, 46, 53, 60, 61, 54, 47, 55, 62, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63,
+    63, 63, 63, 63, 63, 63,
 ];
 
 /// Code lengths up to this many bits are looked up in one step.
@@ -88,7 +88,9 @@ impl Huffman {
             code <<= 1;
         }
         if !dc {
-            table.coefficient = (0..1u32 << LOOKUP_BITS).map(|bits| table.coefficient_at(bits)).collect();
+            table.coefficient = (0..1u32 << LOOKUP_BITS)
+                .map(|bits| table.coefficient_at(bits))
+                .collect();
         }
         Some(table)
     }
@@ -107,7 +109,11 @@ impl Huffman {
             return Coefficient::default();
         }
         let raw = ((bits >> (LOOKUP_BITS - len - size)) & ((1 << size) - 1)) as i32;
-        let value = if raw < 1 << (size - 1) { raw - (1 << size) + 1 } else { raw };
+        let value = if raw < 1 << (size - 1) {
+            raw - (1 << size) + 1
+        } else {
+            raw
+        };
         Coefficient {
             value: value as i16,
             run,
@@ -199,17 +205,30 @@ fn frame_of(body: &[u8]) -> Option<FrameParts> {
     let [precision, h1, h0, w1, w0, count, rest @ ..] = body else {
         return None;
     };
-    let (height, width) = (u16::from_be_bytes([*h1, *h0]) as usize, u16::from_be_bytes([*w1, *w0]) as usize);
+    let (height, width) = (
+        u16::from_be_bytes([*h1, *h0]) as usize,
+        u16::from_be_bytes([*w1, *w0]) as usize,
+    );
     if *precision != 8 || *count != 3 || height == 0 || width == 0 || rest.len() < 9 {
         return None;
     }
     let comps: Vec<_> = rest
         .chunks_exact(3)
         .take(3)
-        .map(|c| (c[0], (c[1] >> 4) as usize, (c[1] & 15) as usize, c[2] as usize))
+        .map(|c| {
+            (
+                c[0],
+                (c[1] >> 4) as usize,
+                (c[1] & 15) as usize,
+                c[2] as usize,
+            )
+        })
         .collect();
     let fits = |f: usize| (1..=4).contains(&f);
-    if comps.iter().any(|&(_, h, v, q)| !fits(h) || !fits(v) || q > 3) {
+    if comps
+        .iter()
+        .any(|&(_, h, v, q)| !fits(h) || !fits(v) || q > 3)
+    {
         return None;
     }
     Some((width, height, comps))
@@ -269,7 +288,9 @@ fn scan_of(
     let [count, rest @ ..] = body else {
         return None;
     };
-    if *count as usize != frame.len() || rest.get(2 * frame.len()..2 * frame.len() + 3)? != [0, 63, 0] {
+    if *count as usize != frame.len()
+        || rest.get(2 * frame.len()..2 * frame.len() + 3)? != [0, 63, 0]
+    {
         return None;
     }
     let max_h = frame.iter().map(|c| c.1).max()?;

@@ -13,7 +13,11 @@ fn photo(w: u32, h: u32, seed: u32) -> Vec<u8> {
     (0..h)
         .flat_map(|y| (0..w).map(move |x| (x, y)))
         .flat_map(|(x, y)| {
-            let base = [(x * 255 / w) as i32, (y * 255 / h) as i32, ((x * 7 + y * 13) % 256) as i32];
+            let base = [
+                (x * 255 / w) as i32,
+                (y * 255 / h) as i32,
+                ((x * 7 + y * 13) % 256) as i32,
+            ];
             base.map(|b| b)
         })
         .map(|b| (b + noise()).clamp(0, 255) as u8)
@@ -34,14 +38,23 @@ fn both(file: &[u8], least: usize) -> (Option<Planes3>, Option<Planes3>) {
     }
     let fresh = || -> Vec<Vec<u8>> { (0..3).map(|k| vec![0u8; strides[k] * rows[k]]).collect() };
     let mut want = fresh();
-    let [y, cb, cr] = &mut want[..] else { unreachable!() };
+    let [y, cb, cr] = &mut want[..] else {
+        unreachable!()
+    };
     let frame = crate::codec::jpeg::Frame::read(&mut std::io::Cursor::new(file));
     let libjpeg = crate::codec::jpeg::errors::run(|| {
         let frame = frame.ok_or_else(|| std::io::Error::other("no frame header"))?;
-        crate::codec::jpeg::planes::raw_into(file, (frame.width, frame.height as usize), [y, cb, cr], strides)
+        crate::codec::jpeg::planes::raw_into(
+            file,
+            (frame.width, frame.height as usize),
+            [y, cb, cr],
+            strides,
+        )
     });
     let mut got = fresh();
-    let [y, cb, cr] = &mut got[..] else { unreachable!() };
+    let [y, cb, cr] = &mut got[..] else {
+        unreachable!()
+    };
     let ok = decode_in_chunks(file, [y, cb, cr], strides, least);
     (libjpeg.ok().map(|()| want), ok.map(|()| got))
 }
@@ -55,7 +68,10 @@ fn file(w: u32, h: u32, chroma: Chroma, quality: u8, seed: u32) -> Vec<u8> {
 /// odd sizes decode to libjpeg's planes byte for byte.
 #[test]
 fn chunks_started_blind_join_into_libjpegs_planes() {
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(4).build().unwrap();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(4)
+        .build()
+        .unwrap();
     for chroma in [Chroma::S420, Chroma::S422, Chroma::S444] {
         for (w, h) in [(1, 1), (17, 33), (67, 45), (300, 97), (64, 700), (517, 301)] {
             for quality in [30, 90, 100] {
@@ -63,8 +79,13 @@ fn chunks_started_blind_join_into_libjpegs_planes() {
                 for least in [64, 700, 1 << 20] {
                     let (want, got) = pool.install(|| both(&f, least));
                     let want = want.expect("libjpeg decodes it");
-                    let got = got.unwrap_or_else(|| panic!("{chroma:?} {w}x{h} q{quality} chunks of {least}: refused"));
-                    assert!(want == got, "{chroma:?} {w}x{h} q{quality} chunks of {least}");
+                    let got = got.unwrap_or_else(|| {
+                        panic!("{chroma:?} {w}x{h} q{quality} chunks of {least}: refused")
+                    });
+                    assert!(
+                        want == got,
+                        "{chroma:?} {w}x{h} q{quality} chunks of {least}"
+                    );
                 }
             }
         }
@@ -78,12 +99,19 @@ fn chunks_started_blind_join_into_libjpegs_planes() {
 #[ignore = "reads a folder of JPEG files named by GBLUR_JPEG_DIR"]
 fn a_folder_of_jpegs_decodes_as_libjpeg_decodes_it() {
     let dir = std::env::var("GBLUR_JPEG_DIR").expect("GBLUR_JPEG_DIR");
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(4).build().unwrap();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(4)
+        .build()
+        .unwrap();
     let (mut same, mut refused) = (0, 0);
     for entry in walkdir::WalkDir::new(dir) {
         let path = entry.unwrap().into_path();
-        let Ok(bytes) = std::fs::read(&path) else { continue };
-        let Some(scan) = Scan::read(&bytes) else { continue };
+        let Ok(bytes) = std::fs::read(&path) else {
+            continue;
+        };
+        let Some(scan) = Scan::read(&bytes) else {
+            continue;
+        };
         // The test needs libjpeg's planes: files it refuses, or too large, are left out.
         if scan.mcus_across * scan.mcus_down > 1 << 20 {
             continue;
@@ -91,12 +119,20 @@ fn a_folder_of_jpegs_decodes_as_libjpeg_decodes_it() {
         for least in [64, 4096] {
             let (want, got) = pool.install(|| both(&bytes, least));
             let Some(want) = want else {
-                assert!(got.is_none(), "{}: libjpeg refuses what this decoder takes", path.display());
+                assert!(
+                    got.is_none(),
+                    "{}: libjpeg refuses what this decoder takes",
+                    path.display()
+                );
                 continue;
             };
             match got {
                 Some(got) => {
-                    assert!(want == got, "{}: other planes in chunks of {least}", path.display());
+                    assert!(
+                        want == got,
+                        "{}: other planes in chunks of {least}",
+                        path.display()
+                    );
                     same += 1;
                 }
                 None => {
@@ -173,5 +209,8 @@ fn over_full_huffman_tables_are_refused() {
     assert!(tables::Huffman::new_for_test(&counts, &[1, 2, 3, 4], false).is_none());
     counts[1] = 3;
     assert!(tables::Huffman::new_for_test(&counts, &[1, 2, 3], true).is_some());
-    assert!(tables::Huffman::new_for_test(&counts, &[1, 2, 16], true).is_none(), "a DC size over 15");
+    assert!(
+        tables::Huffman::new_for_test(&counts, &[1, 2, 16], true).is_none(),
+        "a DC size over 15"
+    );
 }
