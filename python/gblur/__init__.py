@@ -312,7 +312,8 @@ def gaussian_filter(input, sigma, order=0, output=None, mode="reflect", cval=0.0
     filter would be up to 10-17 levels of 65535 off at a sharp edge; above sigma 50 the
     recursive filter runs (within 1.5e-4 of the data's range).
 
-    Memory: float arrays take the input, the output and a few kilobytes of scratch per thread.
+    Memory: float arrays take the input, the output and a few kilobytes of scratch per thread;
+    with the input as ``output`` they are filtered where they lie, with no second array.
     Integer arrays filtered along more than one axis also take a float32 copy, so that they
     are rounded once.
 
@@ -360,10 +361,17 @@ def gaussian_filter(input, sigma, order=0, output=None, mode="reflect", cval=0.0
     # block unpickled from a network message) is copied once, as a non-contiguous one is.
     src = np.require(input if input.dtype in _NATIVE else input.astype(np.float64), None,
                      ["C_CONTIGUOUS", "ALIGNED"])
+    orders = orders if any(orders) else None
+    if native_out and _same_array(src, output):
+        # The input is the output: filtered where it lies, no second array.
+        _gblur.gaussian_filter_in_place(output, *args, dev, threads, orders)
+        if scale != 1.0:
+            output *= scale
+        return output
     direct = (native_out and output.flags.c_contiguous and output.flags.aligned
               and not np.shares_memory(src, output))
     dst = output if direct else np.empty(input.shape, output.dtype if native_out else np.float64)
-    _gblur.gaussian_filter_into(src, dst, *args, dev, threads, orders if any(orders) else None)
+    _gblur.gaussian_filter_into(src, dst, *args, dev, threads, orders)
     if scale != 1.0:
         dst *= scale
     if dst is not output:
@@ -372,6 +380,14 @@ def gaussian_filter(input, sigma, order=0, output=None, mode="reflect", cval=0.0
         else:
             _round_into(output, dst)
     return output
+
+
+def _same_array(a, b):
+    """Whether ``b`` is ``a`` itself (the same elements at the same places, C-contiguous and
+    writable): the array a filter may run in place on."""
+    return (a.dtype == b.dtype and a.shape == b.shape and a.strides == b.strides
+            and a.ctypes.data == b.ctypes.data and b.flags.c_contiguous and b.flags.aligned
+            and b.flags.writeable)
 
 
 def gaussian_filter1d(input, sigma, axis=-1, order=0, output=None, mode="reflect", cval=0.0,

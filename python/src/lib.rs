@@ -275,6 +275,45 @@ fn gaussian_filter_into(
     with_type!(kind(input)?, into_from, &job)
 }
 
+/// Filters `array` (C-contiguous) in place, as `gaussian_filter_into` filters into another:
+/// `gaussian_filter` with its input as its output, without a second array.
+#[pyfunction]
+#[pyo3(signature = (array, sigma, modes, cval, truncate, radius, method, device=None, workers=None, order=None))]
+#[allow(clippy::too_many_arguments)]
+fn gaussian_filter_in_place(
+    array: &Bound<'_, PyUntypedArray>,
+    sigma: Vec<f64>,
+    modes: Vec<String>,
+    cval: f64,
+    truncate: f64,
+    radius: Option<Vec<usize>>,
+    method: &str,
+    device: Option<&PyDevice>,
+    workers: Option<usize>,
+    order: Option<Vec<u8>>,
+) -> PyResult<()> {
+    let filter = nd_filter(&sigma, &modes, cval, truncate, radius, method, order)?;
+    let on = (device.map(|d| &d.inner), workers);
+    with_type!(kind(array)?, in_place_typed, array, &filter, on)
+}
+
+fn in_place_typed<T: Element + NumpyElement>(
+    array: &Bound<'_, PyUntypedArray>,
+    filter: &Filter,
+    (device, workers): (Option<&Device>, Option<usize>),
+) -> PyResult<()> {
+    let py = array.py();
+    let shape = array.shape().to_vec();
+    let array = array.cast::<PyArrayDyn<T>>()?;
+    let mut array = array.try_readwrite().map_err(borrow_error)?;
+    let data = array.as_slice_mut()?;
+    on_workers(py, workers, || match device {
+        Some(d) => d.blur_nd(filter, data, &shape),
+        None => filter.apply(data, &shape),
+    })?
+    .map_err(to_py)
+}
+
 /// Which filter runs along each axis (None where sigma is 0), and how far each reaches: the
 /// samples beyond which an input moves no output by more than 5e-5 of its range.
 #[pyfunction]
@@ -622,6 +661,7 @@ fn blur_file(
 fn _gblur(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyDevice>()?;
     m.add_function(wrap_pyfunction!(gaussian_filter_into, m)?)?;
+    m.add_function(wrap_pyfunction!(gaussian_filter_in_place, m)?)?;
     m.add_function(wrap_pyfunction!(plan, m)?)?;
     m.add_function(wrap_pyfunction!(add_squares, m)?)?;
     m.add_function(wrap_pyfunction!(carry_summarize, m)?)?;

@@ -64,6 +64,27 @@ def test_gauss04_output_dtype():
     assert sumsq(input, output) > 1.0
 
 
+def test_an_output_that_is_the_input_is_filtered_in_place():
+    rng = np.random.default_rng(11)
+    for dtype, shape, sigma, order in ((np.float32, (40, 50), 3.0, 0),
+                                       (np.float64, (12, 20, 30), (1.5, 2.0, 4.0), 0),
+                                       (np.uint8, (40, 50), 2.5, 0),
+                                       (np.uint16, (30, 40), 3.0, 0),
+                                       (np.float32, (40, 50), 2.0, (1, 0))):
+        x = (rng.random(shape) * 200).astype(dtype)
+        want = gblur.gaussian_filter(x, sigma, order, mode="nearest")
+        got = gblur.gaussian_filter(x, sigma, order, output=x, mode="nearest")
+        assert got is x and np.array_equal(x, want), (dtype, shape, sigma, order)
+    x = rng.random((30, 40)).astype(np.float32)
+    want = gblur.gaussian_filter1d(x, 2.0, axis=0)
+    assert gblur.gaussian_filter1d(x, 2.0, axis=0, output=x) is x and np.array_equal(x, want)
+    # A view of the input's own elements elsewhere is not the input: filtered through a copy.
+    flat = rng.random(30 * 40 + 20).astype(np.float32)
+    x, out = flat[:1200].reshape(30, 40), flat[20:].reshape(30, 40)
+    want = gblur.gaussian_filter(x.copy(), 2.0)
+    assert gblur.gaussian_filter(x, 2.0, output=out) is out and np.array_equal(out, want)
+
+
 def test_a_read_only_output_is_refused_as_scipy_refuses_it():
     input = np.arange(40 * 30, dtype=np.float32).reshape(40, 30)
     for dtype in (np.float32, np.float64, np.uint8):
