@@ -133,6 +133,13 @@ def test_an_opencl_device_opened_once_gives_the_host_result():
     img = (rng.random((50, 60, 3)) * 255).astype(np.uint8)
     assert np.abs(gblur.blur_image(img, 3.0, device=device).astype(int)
                   - gblur.blur_image(img, 3.0)).max() <= 1
+    # In place on the device: the input is the output.
+    same = vol.copy()
+    assert gblur.gaussian_filter(same, 2.0, output=same, device=device) is same
+    assert np.abs(same - gblur.gaussian_filter(vol, 2.0)).max() < 1e-4
+    into = np.zeros_like(img)
+    assert gblur.blur_image(img, 3.0, device=device, output=into) is into
+    assert np.abs(into.astype(int) - gblur.blur_image(img, 3.0)).max() <= 1
     assert "Device" in repr(device)
     with pytest.raises(RuntimeError):
         gblur.Device("no such device")
