@@ -313,7 +313,8 @@ def gaussian_filter(input, sigma, order=0, output=None, mode="reflect", cval=0.0
     recursive filter runs (within 1.5e-4 of the data's range).
 
     Memory: float arrays take the input, the output and a few kilobytes of scratch per thread;
-    with the input as ``output`` they are filtered where they lie, with no second array.
+    on the host, with the input as ``output``, they are filtered where they lie, with no second
+    array.
     Integer arrays filtered along more than one axis also take a float32 copy, so that they
     are rounded once.
 
@@ -364,7 +365,7 @@ def gaussian_filter(input, sigma, order=0, output=None, mode="reflect", cval=0.0
     orders = orders if any(orders) else None
     if native_out and _same_array(src, output):
         # The input is the output: filtered where it lies, no second array.
-        _gblur.gaussian_filter_in_place(output, *args, dev, threads, orders)
+        _gblur.gaussian_filter_into(output, None, *args, dev, threads, orders)
         if scale != 1.0:
             output *= scale
         return output
@@ -469,7 +470,7 @@ def _image_output(output, image):
         raise ValueError(f"output must be an array of the image's shape {image.shape} and "
                          f"dtype {image.dtype}, not {output.shape} {output.dtype}")
     if not output.flags.writeable:
-        raise ValueError("output is read-only")
+        raise ValueError("output array is read-only.")
     return output
 
 
@@ -484,10 +485,9 @@ def _image_work(image, dtype, output):
             return output, None  # in place
         return output, np.array(image, dtype=dtype, order="C", copy=True)
     if takes:
-        if direct:
-            return output, image
-        np.copyto(output, image)
-        return output, None
+        # A strided image is read from a contiguous copy, not copied into `output` first:
+        # `output` stays as it was where the library refuses the call.
+        return output, image if direct else np.array(image, dtype=dtype, order="C", copy=True)
     if direct:
         # The library blurs from the image into the new array (no copy on the host path).
         return np.empty(image.shape, dtype), image

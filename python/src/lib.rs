@@ -245,7 +245,8 @@ fn into_from<S: Element + NumpyElement>(job: &Job) -> PyResult<()> {
     }
 }
 
-/// Filters `input` into `output` (C-contiguous, the same shape, no shared memory) with one
+/// Filters `input` into `output` (C-contiguous, the same shape, no shared memory), or where it
+/// lies where `output` is None (`gaussian_filter` with its input as its output), with one
 /// sigma, mode, radius and derivative order per axis, on `device` (None: the host's cores)
 /// with `workers` threads (None: one per core).
 #[pyfunction]
@@ -253,7 +254,7 @@ fn into_from<S: Element + NumpyElement>(job: &Job) -> PyResult<()> {
 #[allow(clippy::too_many_arguments)]
 fn gaussian_filter_into(
     input: &Bound<'_, PyUntypedArray>,
-    output: &Bound<'_, PyUntypedArray>,
+    output: Option<&Bound<'_, PyUntypedArray>>,
     sigma: Vec<f64>,
     modes: Vec<String>,
     cval: f64,
@@ -265,36 +266,19 @@ fn gaussian_filter_into(
     order: Option<Vec<u8>>,
 ) -> PyResult<()> {
     let filter = nd_filter(&sigma, &modes, cval, truncate, radius, method, order)?;
+    let device = device.map(|d| &d.inner);
+    let Some(output) = output else {
+        let on = (device, workers);
+        return with_type!(kind(input)?, in_place_typed, input, &filter, on);
+    };
     let job = Job {
         input,
         output,
         filter: &filter,
-        device: device.map(|d| &d.inner),
+        device,
         workers,
     };
     with_type!(kind(input)?, into_from, &job)
-}
-
-/// Filters `array` (C-contiguous) in place, as `gaussian_filter_into` filters into another:
-/// `gaussian_filter` with its input as its output, without a second array.
-#[pyfunction]
-#[pyo3(signature = (array, sigma, modes, cval, truncate, radius, method, device=None, workers=None, order=None))]
-#[allow(clippy::too_many_arguments)]
-fn gaussian_filter_in_place(
-    array: &Bound<'_, PyUntypedArray>,
-    sigma: Vec<f64>,
-    modes: Vec<String>,
-    cval: f64,
-    truncate: f64,
-    radius: Option<Vec<usize>>,
-    method: &str,
-    device: Option<&PyDevice>,
-    workers: Option<usize>,
-    order: Option<Vec<u8>>,
-) -> PyResult<()> {
-    let filter = nd_filter(&sigma, &modes, cval, truncate, radius, method, order)?;
-    let on = (device.map(|d| &d.inner), workers);
-    with_type!(kind(array)?, in_place_typed, array, &filter, on)
 }
 
 fn in_place_typed<T: Element + NumpyElement>(
@@ -661,7 +645,6 @@ fn blur_file(
 fn _gblur(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyDevice>()?;
     m.add_function(wrap_pyfunction!(gaussian_filter_into, m)?)?;
-    m.add_function(wrap_pyfunction!(gaussian_filter_in_place, m)?)?;
     m.add_function(wrap_pyfunction!(plan, m)?)?;
     m.add_function(wrap_pyfunction!(add_squares, m)?)?;
     m.add_function(wrap_pyfunction!(carry_summarize, m)?)?;

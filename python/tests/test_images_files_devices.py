@@ -69,6 +69,12 @@ def test_blur_image_into_output_in_place_and_through_copies():
     gray = rng.random((40, 30))
     out64 = np.zeros_like(gray)
     assert np.array_equal(gblur.blur_image(gray, 2.0, output=out64), gblur.blur_image(gray, 2.0))
+    # A call the library refuses leaves the output as it was, from a strided image too.
+    kept = np.full_like(rgb, 9)
+    for image in (rgb, np.zeros((48, 128, 3), np.uint8)[:, ::2]):
+        with pytest.raises(ValueError):
+            gblur.blur_image(image, -1.0, output=kept)
+        assert (kept == 9).all()
     with pytest.raises(ValueError, match="shape"):
         gblur.blur_image(rgb, 3.0, output=np.zeros((48, 64), np.uint8))
     with pytest.raises(ValueError, match="dtype"):

@@ -274,28 +274,27 @@ fn cropped_planes(
     })
 }
 
-/// A libjpeg decompressor reading from memory, destroyed when dropped, also when an error
-/// unwinds through it.
-struct Decompressor {
+/// A libjpeg decompressor reading from memory (borrowed for as long as it lives: libjpeg
+/// reads it in place), destroyed when dropped, also when an error unwinds through it.
+struct Decompressor<'a> {
     cinfo: Box<ffi::jpeg_decompress_struct>,
     _errors: Box<ffi::jpeg_error_mgr>,
+    _source: std::marker::PhantomData<&'a [u8]>,
 }
 
-impl Decompressor {
+impl<'a> Decompressor<'a> {
     /// A decompressor reading `jpeg`, its header read.
-    ///
-    /// # Safety
-    /// `jpeg` outlives the decompressor: libjpeg reads it in place.
-    unsafe fn reading(jpeg: &[u8]) -> Decompressor {
+    fn reading(jpeg: &'a [u8]) -> Decompressor<'a> {
         let mut d = Decompressor {
             // SAFETY: a zeroed struct is what `jpeg_CreateDecompress` expects to initialise.
             cinfo: Box::new(unsafe { std::mem::zeroed() }),
             _errors: Box::new(strict_errors()),
+            _source: std::marker::PhantomData,
         };
         d.cinfo.common.err = &mut *d._errors;
         let cinfo = &mut *d.cinfo;
         // SAFETY: the struct and its error manager are boxed and outlive the decompressor; the
-        // source bytes outlive it too (the caller's promise).
+        // source bytes outlive it too (it borrows them).
         unsafe {
             ffi::jpeg_CreateDecompress(
                 cinfo,
@@ -309,7 +308,7 @@ impl Decompressor {
     }
 }
 
-impl Drop for Decompressor {
+impl Drop for Decompressor<'_> {
     fn drop(&mut self) {
         // SAFETY: created in `reading`.
         unsafe { ffi::jpeg_destroy_decompress(&mut self.cinfo) };
@@ -325,8 +324,7 @@ pub(super) fn raw_into(
     planes: [&mut [u8]; 3],
     strides: [usize; 3],
 ) -> std::io::Result<()> {
-    // SAFETY: `jpeg` outlives `d`, dropped before this function returns.
-    let mut d = unsafe { Decompressor::reading(jpeg) };
+    let mut d = Decompressor::reading(jpeg);
     let cinfo = &mut *d.cinfo;
     let other = |why: &str| std::io::Error::other(why.to_string());
     if (
