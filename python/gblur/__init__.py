@@ -365,14 +365,14 @@ def gaussian_filter(input, sigma, order=0, output=None, mode="reflect", cval=0.0
     orders = orders if any(orders) else None
     if native_out and _same_array(src, output):
         # The input is the output: filtered where it lies, no second array.
+        dst = output
         _gblur.gaussian_filter_into(output, None, *args, dev, threads, orders)
-        if scale != 1.0:
-            output *= scale
-        return output
-    direct = (native_out and output.flags.c_contiguous and output.flags.aligned
-              and not np.shares_memory(src, output))
-    dst = output if direct else np.empty(input.shape, output.dtype if native_out else np.float64)
-    _gblur.gaussian_filter_into(src, dst, *args, dev, threads, orders)
+    else:
+        direct = (native_out and output.flags.c_contiguous and output.flags.aligned
+                  and not np.shares_memory(src, output))
+        dst = output if direct else np.empty(input.shape,
+                                             output.dtype if native_out else np.float64)
+        _gblur.gaussian_filter_into(src, dst, *args, dev, threads, orders)
     if scale != 1.0:
         dst *= scale
     if dst is not output:
@@ -480,14 +480,15 @@ def _image_work(image, dtype, output):
     direct = image.dtype == dtype and image.flags.c_contiguous and image.flags.aligned
     takes = (output is not None and output.dtype == dtype and output.flags.c_contiguous
              and output.flags.aligned)
-    if takes and np.shares_memory(output, image):
-        if (output.ctypes.data, output.strides) == (image.ctypes.data, image.strides):
-            return output, None  # in place
-        return output, np.array(image, dtype=dtype, order="C", copy=True)
+    if takes and _same_array(image, output):
+        return output, None  # in place
     if takes:
-        # A strided image is read from a contiguous copy, not copied into `output` first:
-        # `output` stays as it was where the library refuses the call.
-        return output, image if direct else np.array(image, dtype=dtype, order="C", copy=True)
+        # An image that overlaps `output`, or is strided, is read from a contiguous copy (not
+        # copied into `output` first: `output` stays as it was where the library refuses the
+        # call).
+        if direct and not np.shares_memory(output, image):
+            return output, image
+        return output, np.array(image, dtype=dtype, order="C", copy=True)
     if direct:
         # The library blurs from the image into the new array (no copy on the host path).
         return np.empty(image.shape, dtype), image
