@@ -270,8 +270,9 @@ pub fn isa_name() -> &'static str {
 
 /// Defines `pub fn $name<generics>(args)` that runs `$imp::<generics, I>(args)` compiled for
 /// the best instruction set the CPU has: AVX-512, AVX2 + FMA, or the build's baseline.
+/// `=> $imp[C, ...]` passes const arguments after `I`: `$imp::<generics, I, C, ...>`.
 macro_rules! simd_dispatch {
-    ($vis:vis fn $name:ident<$($g:ident: $b:path),*>($($a:ident: $t:ty),* $(,)?) => $imp:ident) => {
+    ($vis:vis fn $name:ident<$($g:ident: $b:path),*>($($a:ident: $t:ty),* $(,)?) => $imp:ident $([$($c:expr),*])?) => {
         #[allow(clippy::too_many_arguments)]
         $vis fn $name<$($g: $b),*>($($a: $t),*) {
             #[cfg(target_arch = "x86_64")]
@@ -279,12 +280,12 @@ macro_rules! simd_dispatch {
                 #[allow(clippy::too_many_arguments)]
                 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma")]
                 unsafe fn wide<$($g: $b),*>($($a: $t),*) {
-                    $imp::<$($g,)* $crate::cpu::lanes::Avx512>($($a),*)
+                    $imp::<$($g,)* $crate::cpu::lanes::Avx512 $($(, { $c })*)?>($($a),*)
                 }
                 #[allow(clippy::too_many_arguments)]
                 #[target_feature(enable = "avx2,fma")]
                 unsafe fn narrow<$($g: $b),*>($($a: $t),*) {
-                    $imp::<$($g,)* $crate::cpu::lanes::Fused>($($a),*)
+                    $imp::<$($g,)* $crate::cpu::lanes::Fused $($(, { $c })*)?>($($a),*)
                 }
                 if std::arch::is_x86_feature_detected!("avx512f")
                     && std::arch::is_x86_feature_detected!("avx512bw")
@@ -301,7 +302,7 @@ macro_rules! simd_dispatch {
                     return unsafe { narrow::<$($g),*>($($a),*) };
                 }
             }
-            $imp::<$($g,)* $crate::cpu::lanes::Plain>($($a),*)
+            $imp::<$($g,)* $crate::cpu::lanes::Plain $($(, { $c })*)?>($($a),*)
         }
     };
 }

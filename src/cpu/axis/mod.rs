@@ -269,72 +269,17 @@ struct Item<'a> {
     ahead: usize,
 }
 
-simd_dispatch!(fn filter_four<S: Element, D: Element>(src: Shared<S>, dst: Shared<D>, item: Item<'_>, f: &AxisFilter, coef: Option<&Recursion>, x: &mut [V], out: &mut [V]) => filter_item_4);
-simd_dispatch!(fn filter_wide<>(src: Shared<f32>, dst: Shared<f32>, item: Item<'_>, f: &AxisFilter, coef: Option<&Recursion>, x: &mut [V], out: &mut [V]) => filter_item_wide);
-simd_dispatch!(fn filter_one<S: Element, D: Element>(src: Shared<S>, dst: Shared<D>, item: Item<'_>, f: &AxisFilter, coef: Option<&Recursion>, x: &mut [V], out: &mut [V]) => filter_item_1);
-
-/// `filter_item_impl` with four blocks side by side.
-#[inline(always)]
-fn filter_item_4<S: Element, D: Element, I: Isa>(
-    src: Shared<S>,
-    dst: Shared<D>,
-    item: Item<'_>,
-    f: &AxisFilter,
-    coef: Option<&Recursion>,
-    x: &mut [V],
-    out: &mut [V],
-) {
-    filter_item_impl::<S, D, I, GROUP>(src, dst, item, f, coef, x, out)
-}
-
-simd_dispatch!(fn filter_widest<>(src: Shared<f32>, dst: Shared<f32>, item: Item<'_>, f: &AxisFilter, coef: Option<&Recursion>, x: &mut [V], out: &mut [V]) => filter_item_widest);
-
-/// `filter_item_impl` with `WIDEST` blocks side by side, f32 to f32 alone.
-#[inline(always)]
-fn filter_item_widest<I: Isa>(
-    src: Shared<f32>,
-    dst: Shared<f32>,
-    item: Item<'_>,
-    f: &AxisFilter,
-    coef: Option<&Recursion>,
-    x: &mut [V],
-    out: &mut [V],
-) {
-    filter_item_impl::<f32, f32, I, WIDEST>(src, dst, item, f, coef, x, out)
-}
-
-/// `filter_item_impl` with `WIDE` blocks side by side, f32 to f32 alone: the arrays that are
-/// volumes, without a copy of it for every pair of sample types to compile.
-#[inline(always)]
-fn filter_item_wide<I: Isa>(
-    src: Shared<f32>,
-    dst: Shared<f32>,
-    item: Item<'_>,
-    f: &AxisFilter,
-    coef: Option<&Recursion>,
-    x: &mut [V],
-    out: &mut [V],
-) {
-    filter_item_impl::<f32, f32, I, WIDE>(src, dst, item, f, coef, x, out)
-}
+// `filter_item_impl` with `GROUP`, `WIDE`, `WIDEST` or one block side by side. The wide items
+// are called with f32 alone (the arrays that are volumes), so that they are not compiled for
+// every pair of sample types.
+simd_dispatch!(fn filter_four<S: Element, D: Element>(src: Shared<S>, dst: Shared<D>, item: Item<'_>, f: &AxisFilter, coef: Option<&Recursion>, x: &mut [V], out: &mut [V]) => filter_item_impl[GROUP]);
+simd_dispatch!(fn filter_wide<S: Element, D: Element>(src: Shared<S>, dst: Shared<D>, item: Item<'_>, f: &AxisFilter, coef: Option<&Recursion>, x: &mut [V], out: &mut [V]) => filter_item_impl[WIDE]);
+simd_dispatch!(fn filter_widest<S: Element, D: Element>(src: Shared<S>, dst: Shared<D>, item: Item<'_>, f: &AxisFilter, coef: Option<&Recursion>, x: &mut [V], out: &mut [V]) => filter_item_impl[WIDEST]);
+simd_dispatch!(fn filter_one<S: Element, D: Element>(src: Shared<S>, dst: Shared<D>, item: Item<'_>, f: &AxisFilter, coef: Option<&Recursion>, x: &mut [V], out: &mut [V]) => filter_item_impl[1]);
 
 /// Whether `T` is f32.
 fn is_f32<T: 'static>() -> bool {
     std::any::TypeId::of::<T>() == std::any::TypeId::of::<f32>()
-}
-
-/// `filter_item_impl` one block at a time, for lines too long for four in the core's cache.
-#[inline(always)]
-fn filter_item_1<S: Element, D: Element, I: Isa>(
-    src: Shared<S>,
-    dst: Shared<D>,
-    item: Item<'_>,
-    f: &AxisFilter,
-    coef: Option<&Recursion>,
-    x: &mut [V],
-    out: &mut [V],
-) {
-    filter_item_impl::<S, D, I, 1>(src, dst, item, f, coef, x, out)
 }
 
 /// A work item's lines gathered into `x`, extended by the edge mode, filtered into `out` and
