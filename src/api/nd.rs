@@ -34,7 +34,6 @@ use crate::cpu::axis::{self, AxisFilter};
 use crate::filter::derivative::MAX_ORDER;
 use crate::filter::gaussian::FIR_BELOW_SIGMA;
 use crate::filter::{EdgeMode, LineFilter, Method, FIR_MAX_SIGMA, MAX_TRUNCATE};
-#[cfg(test)]
 use rayon::prelude::*;
 
 mod private {
@@ -328,7 +327,7 @@ impl Filter {
             return Ok(());
         }
         // Integers: the steps in f32, rounded once into `data` by the last.
-        let mut work: Vec<f32> = data.iter().map(|&v| v.load()).collect();
+        let mut work: Vec<f32> = data.par_iter().map(|&v| v.load()).collect();
         let (last, rest) = steps.split_last().expect("a step at least");
         for step in rest {
             step.in_place(&mut work, shape, &filters);
