@@ -629,32 +629,48 @@ block_final(__global const src_t *src, __global dst_t *dst, __global const float
 #define OVER_ANTI_W(i) (gain + 4 * (REACH + (i)))
 #define OVER_ANTI_TAIL_W (gain + 4 * (2 * REACH + 1))
 
-// Adds the weighted rows ROW(r) (an expression in r) for r = 0 .. REACH - 1 into the summary S,
-// WEIGHT(r) their weights: BATCH rows loaded before they are summed.
-#define REACH_SUM(S, ROW, WEIGHT)                                                           \
-    for (uint r0 = 0; r0 < REACH; r0 += BATCH) {                                            \
-        pixel v[BATCH];                                                                     \
-        for (uint j = 0; j < BATCH; j++)                                                    \
-            if (r0 + j < REACH) {                                                           \
-                const uint r = r0 + j;                                                      \
-                v[j] = DIFF_AT(ROW);                                                        \
-            }                                                                               \
-        for (uint j = 0; j < BATCH; j++)                                                    \
-            if (r0 + j < REACH)                                                             \
-                SHARE(S, WEIGHT(r0 + j), v[j])                                              \
+// Row R of the column, clamped to its last.
+#define ROW_AT(R) load_src(src, base + (size_t)min((uint)(R), height - 1) * width, lut)
+
+// Adds REACH weighted differences into the summary S, WEIGHT(r) their weights: difference r is
+// DIFF(M(r), M(r + 1)) of the rows M(0) .. M(REACH) (an expression in i), each row loaded once
+// and BATCH of them loaded before they are summed. Neighbouring differences share a row, so
+// this reads REACH + 1 rows where DIFF_AT would read 2 × REACH, the same values subtracted in
+// the same order.
+#define REACH_SUM(S, M, DIFF, WEIGHT)                                                       \
+    {                                                                                       \
+        pixel m0 = ROW_AT(M(0));                                                            \
+        for (uint r0 = 0; r0 < REACH; r0 += BATCH) {                                        \
+            pixel v[BATCH];                                                                 \
+            for (uint j = 0; j < BATCH; j++)                                                \
+                if (r0 + j < REACH) {                                                       \
+                    const uint i = r0 + j + 1;                                              \
+                    v[j] = ROW_AT(M(i));                                                    \
+                }                                                                           \
+            for (uint j = 0; j < BATCH; j++)                                                \
+                if (r0 + j < REACH) {                                                       \
+                    SHARE(S, WEIGHT(r0 + j), DIFF(m0, v[j]))                                \
+                    m0 = v[j];                                                              \
+                }                                                                           \
+        }                                                                                   \
     }
 
-// A walk's incoming state (ya, da, yb, db): the REACH rows ROW(r) weighted by WEIGHT(r) (the
+// A walk's incoming state (ya, da, yb, db): REACH_SUM's differences of the rows M(i) (the
 // poles alone read no row past them: the table's head and tail weigh nothing).
-#define STATE_FROM_REACH(ROW, WEIGHT)                                                       \
+#define STATE_FROM_REACH(M, DIFF, WEIGHT)                                                   \
     {                                                                                       \
         pixel s[4] = {0.0f, 0.0f, 0.0f, 0.0f};                                              \
-        REACH_SUM(s, ROW, WEIGHT)                                                           \
+        REACH_SUM(s, M, DIFF, WEIGHT)                                                       \
         ya = s[0];                                                                          \
         da = s[1];                                                                          \
         yb = s[2];                                                                          \
         db = s[3];                                                                          \
     }
+
+// Upward, difference r is row ABOVE(r) less the row above it, ABOVE(r + 1) (0 less 0 once
+// the column's first row is reached); downward, row BELOW(r + 1) less the row above it.
+#define UPWARD(A, B) ((A) - (B))
+#define DOWNWARD(A, B) ((B) - (A))
 
 __kernel __attribute__((reqd_work_group_size(TILE, GROUP_CHUNKS, 1))) void
 block_overlap(__global const src_t *src, __global dst_t *dst, __constant float *coef,
@@ -672,12 +688,12 @@ block_overlap(__global const src_t *src, __global dst_t *dst, __constant float *
 #define ABOVE(r) (y0 > (r) ? y0 - 1 - (r) : 0)
 #define BELOW(i) (end + (i))
         pixel ya, da, yb, db;
-        STATE_FROM_REACH(ABOVE(r), OVER_CAUSAL_W)
+        STATE_FROM_REACH(ABOVE, UPWARD, OVER_CAUSAL_W)
         pixel xr = load_src(src, base + (size_t)ABOVE(0) * width, lut);
         CAUSAL_WALK(CAUSAL_TO_TILE)
 
 #define ANTI_ROW_W(r) OVER_ANTI_W((r) + 1)
-        STATE_FROM_REACH(BELOW(r + 1), ANTI_ROW_W)
+        STATE_FROM_REACH(BELOW, DOWNWARD, ANTI_ROW_W)
         xr = load_src(src, base + (size_t)min(end, height - 1) * width, lut);
         ANTICAUSAL_WALK(ANTICAUSAL_TO_TILE)
     }
