@@ -340,8 +340,16 @@ impl Device {
         let Some(device) = self.runs_array(&axes, shape) else {
             return filter.apply_into(input, output, shape);
         };
+        // Where only the samples can spoil outputs, they are looked at as the staging slots are
+        // filled (no pass over the input of its own); the rare array with a NaN or an infinity
+        // is then filtered again with them as 0.
+        if Spoiled::from_samples_alone::<S>(&axes)
+            && blur_staged_on(&device, &axes, input, output, shape)? == Staged::Finite
+        {
+            return Ok(());
+        }
         match Spoiled::find(input, shape, &axes) {
-            None => blur_staged_on(&device, &axes, input, output, shape),
+            None => blur_staged_on(&device, &axes, input, output, shape).map(drop),
             Some(spoiled) => {
                 let input = Spoiled::zeroed(input);
                 blur_spoilt_on(&device, &axes, spoiled, &input, output, shape)
@@ -408,7 +416,7 @@ fn blur_axes_on<T: Element>(
         }
     }
     let input = data.to_vec();
-    blur_staged_on(device, axes, &input, data, shape)
+    blur_staged_on(device, axes, &input, data, shape).map(drop)
 }
 
 /// `zeroed` (an input with its non-finite samples as 0) filtered into `output` on an OpenCL
@@ -423,22 +431,31 @@ fn blur_spoilt_on<S: Element, D: Element>(
     shape: &[usize],
 ) -> Result<(), Error> {
     blur_staged_on(device, &Spoiled::zeroed_axes(axes), zeroed, output, shape)?;
+    // The zeroed input and axes stage no NaN or infinity: every one is set here.
     spoiled.apply(output);
     Ok(())
 }
 
+/// Whether the samples a staged blur sent to the device were all finite.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Staged {
+    Finite,
+    NonFinite,
+}
+
 /// `input` filtered into `output` along each axis that has a filter, on an OpenCL device:
 /// extended as each axis's edge mode says and converted to f32 as the staging slots are filled,
-/// cropped and rounded as they are drained (`host_array::Extended`).
+/// cropped and rounded as they are drained (`host_array::Extended`). Says whether a staged
+/// sample was NaN or infinite.
 fn blur_staged_on<S: Element, D: Element>(
     device: &backend::Device,
     axes: &[Option<AxisFilter>],
     input: &[S],
     output: &mut [D],
     shape: &[usize],
-) -> Result<(), Error> {
+) -> Result<Staged, Error> {
     if input.is_empty() {
-        return Ok(());
+        return Ok(Staged::Finite);
     }
     let pads: Vec<Pad> = axes.iter().map(|a| Pad::of(a.as_ref())).collect();
     // A derivative takes the constant edges of the axes filtered after it to 0: those are set
@@ -461,8 +478,11 @@ fn blur_staged_on<S: Element, D: Element>(
         device.pipeline,
         SLOT_BYTES / 4,
     )
-    .map(drop)
-    .map_err(|e| Error::Device(e.to_string()))
+    .map_err(|e| Error::Device(e.to_string()))?;
+    Ok(match host.staged_non_finite() {
+        true => Staged::NonFinite,
+        false => Staged::Finite,
+    })
 }
 
 /// `Gaussian::blur_image` on an OpenCL device: the 8-bit kernels where the image goes up as

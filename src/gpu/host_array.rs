@@ -6,9 +6,11 @@
 //! crops and rounds, so no extended copy is made on the host.
 
 use super::opencl::staged::{HostSide, PIECE};
+use crate::cpu::axis::footprint::piece_finite;
 use crate::cpu::axis::{AxisFilter, Element};
 use crate::filter::EdgeMode;
 use rayon::prelude::*;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// A host array of `shape` and the device's extension of it.
 pub struct Extended<'a, S, D> {
@@ -19,6 +21,9 @@ pub struct Extended<'a, S, D> {
     pads: Vec<Pad>,
     /// The device's shape.
     padded: Vec<usize>,
+    /// Whether a sample staged so far was NaN or infinite (`fill` looks at every piece it
+    /// writes, in the core's cache, instead of a pass over the input of its own).
+    non_finite: AtomicBool,
 }
 
 /// One axis's extension on the device: `by` samples at both ends (0: none) as `mode` says,
@@ -66,7 +71,13 @@ impl<'a, S: Element, D: Element> Extended<'a, S, D> {
             shape: shape.to_vec(),
             pads,
             padded,
+            non_finite: AtomicBool::new(false),
         }
+    }
+
+    /// Whether a staged sample was NaN or infinite: an input sample, or an edge constant.
+    pub fn staged_non_finite(&self) -> bool {
+        self.non_finite.load(Ordering::Relaxed)
     }
 
     /// The device's shape.
@@ -124,6 +135,20 @@ impl<'a, S: Element, D: Element> Extended<'a, S, D> {
 
 impl<S: Element, D: Element> HostSide for Extended<'_, S, D> {
     fn fill(&self, first: usize, out: &mut [f32]) {
+        self.fill_extended(first, out);
+        if !piece_finite(out) {
+            self.non_finite.store(true, Ordering::Relaxed);
+        }
+    }
+
+    fn drain(&mut self, first: usize, samples: &[f32]) {
+        self.drain_cropped(first, samples)
+    }
+}
+
+impl<S: Element, D: Element> Extended<'_, S, D> {
+    /// `HostSide::fill`: the device's samples `first..` from the host's, extended.
+    fn fill_extended(&self, first: usize, out: &mut [f32]) {
         if self.padded == self.shape {
             for (d, s) in out.iter_mut().zip(&self.input[first..]) {
                 *d = s.load();
@@ -169,7 +194,8 @@ impl<S: Element, D: Element> HostSide for Extended<'_, S, D> {
         }
     }
 
-    fn drain(&mut self, first: usize, samples: &[f32]) {
+    /// `HostSide::drain`: the device's samples `first..` into the host's, cropped.
+    fn drain_cropped(&mut self, first: usize, samples: &[f32]) {
         if self.padded == self.shape {
             self.output[first..first + samples.len()]
                 .par_chunks_mut(PIECE)

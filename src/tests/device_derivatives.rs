@@ -181,3 +181,31 @@ fn non_finite_inputs_spoil_the_same_outputs_on_a_device_as_on_the_host() {
         );
     }
 }
+
+/// The samples are looked at as the staging slots are filled: a NaN that reaches the device
+/// in the second slot of a transfer, after the first slot's samples were sent, still spoils
+/// the outputs it spoils on the host, and only those.
+#[test]
+fn a_nan_in_a_later_staging_slot_spoils_its_footprint() {
+    common::require_opencl();
+    let device = Device::open("cpu").expect("PoCL");
+    // 4.4 M samples: more than one 16 MiB slot of f32.
+    let shape = [1100, 4000];
+    let mut input = volume_noise(&shape, 6);
+    input[1090 * 4000 + 2000] = f32::NAN;
+    let filter = Filter::new(&[0.0, 2.0]).unwrap().mode(EdgeMode::Clamp);
+    let mut want = vec![0f32; input.len()];
+    filter.apply_into(&input, &mut want, &shape).unwrap();
+    let mut got = vec![0f32; input.len()];
+    device
+        .blur_nd_into(&filter, &input, &mut got, &shape)
+        .expect("device");
+    let nans = |v: &[f32]| -> Vec<usize> { (0..v.len()).filter(|&i| v[i].is_nan()).collect() };
+    let spoiled = nans(&want);
+    assert!(
+        !spoiled.is_empty() && spoiled.len() < 40,
+        "{}",
+        spoiled.len()
+    );
+    assert_eq!(nans(&got), spoiled);
+}
