@@ -633,7 +633,7 @@ block_final(__global const src_t *src, __global dst_t *dst, __global const float
 #define ROW_AT(R) load_src(src, base + (size_t)min((uint)(R), height - 1) * width, lut)
 
 // Adds REACH weighted differences into the summary S, WEIGHT(r) their weights: difference r is
-// DIFF(M(r), M(r + 1)) of the rows M(0) .. M(REACH) (an expression in i), each row loaded once
+// DIFF(M(r), M(r + 1)) of the rows M(0) .. M(REACH) (M a macro of one row index), each loaded once
 // and BATCH of them loaded before they are summed. Neighbouring differences share a row, so
 // this reads REACH + 1 rows where DIFF_AT would read 2 × REACH, the same values subtracted in
 // the same order.
@@ -667,8 +667,9 @@ block_final(__global const src_t *src, __global dst_t *dst, __global const float
         db = s[3];                                                                          \
     }
 
-// Upward, difference r is row ABOVE(r) less the row above it, ABOVE(r + 1) (0 less 0 once
-// the column's first row is reached); downward, row BELOW(r + 1) less the row above it.
+// Upward, difference r is row ABOVE(r) less the row above it, ABOVE(r + 1) (row 0 less
+// itself once the column's first row is reached); downward, row BELOW(r + 1) less the row
+// above it.
 #define UPWARD(A, B) ((A) - (B))
 #define DOWNWARD(A, B) ((B) - (A))
 
@@ -683,8 +684,8 @@ block_overlap(__global const src_t *src, __global dst_t *dst, __constant float *
     if (x < width && k < chunks) {
         COLUMN_START
         const uint n = min((uint)CHUNK, height - y0), end = y0 + n;
-        // Rows above the column read as its first (whose input, DIFF_AT(0), is 0); rows
-        // below it DIFF_AT clamps itself.
+        // Rows above the column read as its first (whose difference from itself is 0); rows
+        // below it ROW_AT clamps to its last.
 #define ABOVE(r) (y0 > (r) ? y0 - 1 - (r) : 0)
 #define BELOW(i) (end + (i))
         pixel ya, da, yb, db;

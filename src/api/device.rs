@@ -308,7 +308,9 @@ impl Device {
     }
 
     /// Blurs `input` into `output` on this device (see [`Filter::apply_into`]); the input
-    /// is left as it is.
+    /// is left as it is. NaN and infinity spoil the outputs they spoil on the host: they are
+    /// looked for as the array is staged, and an array that holds one is filtered a second
+    /// time with them as 0 (about twice the time of a finite array).
     ///
     /// ```
     /// use gblur::{nd::Filter, Device};
