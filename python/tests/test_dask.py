@@ -123,8 +123,17 @@ def test_random_shapes_and_chunkings(case):
         got = result.compute()
     whole = gblur.gaussian_filter(x, sigma, mode=modes, cval=0.25)
     if np.issubdtype(dtype, np.integer):
+        top = np.iinfo(dtype).max
+        if x.dtype.itemsize == 2:
+            # 16 bits: up to sigma 50 the whole array takes scipy's kernel, where an axis
+            # carried between chunks keeps the recursive filter (within 1.5e-4 of the range of
+            # scipy's result, as gblur.dask says): each is held to scipy's result.
+            want = ndi.gaussian_filter(x.astype(np.float64), sigma, mode=modes, cval=0.25)
+            for result in (got, whole):
+                assert np.abs(result - want).max() <= 1 + 1.5e-4 * top
+            return
         # Both round once, from values within 1e-4 of the type's range of each other.
-        assert np.abs(got.astype(np.int64) - whole).max() <= 1 + 1e-4 * np.iinfo(dtype).max
+        assert np.abs(got.astype(np.int64) - whole).max() <= 1 + 1e-4 * top
         return
     scale = max(float(np.ptp(x)), 0.25)
     assert np.abs(got - whole).max() <= 1e-4 * scale

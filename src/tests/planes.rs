@@ -41,3 +41,24 @@ fn a_filter_gives_the_same_samples_by_planes_or_by_axes() {
         assert!(run(1) == run(64), "σ {sigma:?}");
     }
 }
+
+/// A plane's rows are filtered before its columns (the first step writes another array, and
+/// rows write it in order), except where an axis extends by a constant: a derivative's pass
+/// does not keep the constant, so there scipy's order decides the samples.
+#[test]
+fn a_plane_takes_its_rows_first_unless_an_edge_is_a_constant() {
+    use crate::cpu::axis::steps::Step;
+    use crate::filter::EdgeMode;
+    let shape = [64, 48];
+    let steps = |mode| {
+        let filter = Filter::new(&[2.0, 3.0]).unwrap().mode(mode);
+        let axes = filter.checked_axes::<f32>(64 * 48, &shape).unwrap();
+        crate::nd::steps::<f32>(&axes, &shape)
+    };
+    assert_eq!(steps(EdgeMode::Reflect), [Step::Axis(1), Step::Axis(0)]);
+    assert_eq!(steps(EdgeMode::Clamp), [Step::Axis(1), Step::Axis(0)]);
+    assert_eq!(
+        steps(EdgeMode::Constant(0.5)),
+        [Step::Axis(0), Step::Axis(1)]
+    );
+}
