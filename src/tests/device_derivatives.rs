@@ -12,6 +12,28 @@ use crate::gpu::volume;
 use crate::nd::Filter;
 use crate::Device;
 
+/// PoCL's device, opened by name (so every array goes to it).
+fn pocl() -> Device {
+    common::require_opencl();
+    Device::open("cpu").expect("PoCL")
+}
+
+/// `input` of `shape` filtered by `filter` on the host and on `device`: (host, device).
+fn host_and_device(
+    device: &Device,
+    filter: &Filter,
+    input: &[f32],
+    shape: &[usize],
+) -> (Vec<f32>, Vec<f32>) {
+    let mut want = vec![0f32; input.len()];
+    filter.apply_into(input, &mut want, shape).unwrap();
+    let mut got = vec![0f32; input.len()];
+    device
+        .blur_nd_into(filter, input, &mut got, shape)
+        .expect("device");
+    (want, got)
+}
+
 /// `data` of `shape` filtered by the reference along every axis with a filter.
 fn reference_along_axes(data: &[f32], shape: &[usize], filters: &[Option<LineFilter>]) -> Vec<f32> {
     let mut data = data.to_vec();
@@ -86,8 +108,7 @@ fn derivative_kernels_match_the_reference() {
 
 #[test]
 fn derivatives_on_a_device_match_the_host_in_every_mode() {
-    common::require_opencl();
-    let device = Device::open("cpu").expect("PoCL");
+    let device = pocl();
     let shape = [5, 40, 53];
     let input = volume_noise(&shape, 11);
     let modes = [
@@ -110,12 +131,7 @@ fn derivatives_on_a_device_match_the_host_in_every_mode() {
                 .order(order)
                 .mode(mode)
                 .cval(0.5);
-            let mut want = vec![0f32; input.len()];
-            filter.apply_into(&input, &mut want, &shape).unwrap();
-            let mut got = vec![0f32; input.len()];
-            device
-                .blur_nd_into(&filter, &input, &mut got, &shape)
-                .expect("device");
+            let (want, got) = host_and_device(&device, &filter, &input, &shape);
             let err = relative_error(&got, &want);
             assert!(err < 1e-5, "{mode:?} {sigma:?} {order:?}: {err}");
             // In place, as the same.
@@ -128,8 +144,7 @@ fn derivatives_on_a_device_match_the_host_in_every_mode() {
 
 #[test]
 fn non_finite_inputs_spoil_the_same_outputs_on_a_device_as_on_the_host() {
-    common::require_opencl();
-    let device = Device::open("cpu").expect("PoCL");
+    let device = pocl();
     let shape = [60, 80];
     let mut input = volume_noise(&shape, 5);
     input[30 * 80 + 40] = f32::NAN;
@@ -144,12 +159,7 @@ fn non_finite_inputs_spoil_the_same_outputs_on_a_device_as_on_the_host() {
     ];
     for (sigma, order, mode) in cases {
         let filter = Filter::new(sigma).unwrap().order(order).mode(mode);
-        let mut want = vec![0f32; input.len()];
-        filter.apply_into(&input, &mut want, &shape).unwrap();
-        let mut got = vec![0f32; input.len()];
-        device
-            .blur_nd_into(&filter, &input, &mut got, &shape)
-            .expect("device");
+        let (want, got) = host_and_device(&device, &filter, &input, &shape);
         let kinds = |v: &[f32]| -> Vec<u8> {
             v.iter()
                 .map(|x| match x {
@@ -187,19 +197,13 @@ fn non_finite_inputs_spoil_the_same_outputs_on_a_device_as_on_the_host() {
 /// the outputs it spoils on the host, and only those.
 #[test]
 fn a_nan_in_a_later_staging_slot_spoils_its_footprint() {
-    common::require_opencl();
-    let device = Device::open("cpu").expect("PoCL");
+    let device = pocl();
     // 4.4 M samples: more than one 16 MiB slot of f32.
     let shape = [1100, 4000];
     let mut input = volume_noise(&shape, 6);
     input[1090 * 4000 + 2000] = f32::NAN;
     let filter = Filter::new(&[0.0, 2.0]).unwrap().mode(EdgeMode::Clamp);
-    let mut want = vec![0f32; input.len()];
-    filter.apply_into(&input, &mut want, &shape).unwrap();
-    let mut got = vec![0f32; input.len()];
-    device
-        .blur_nd_into(&filter, &input, &mut got, &shape)
-        .expect("device");
+    let (want, got) = host_and_device(&device, &filter, &input, &shape);
     let nans = |v: &[f32]| -> Vec<usize> { (0..v.len()).filter(|&i| v[i].is_nan()).collect() };
     let spoiled = nans(&want);
     assert!(
