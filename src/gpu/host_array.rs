@@ -142,7 +142,48 @@ impl<S: Element, D: Element> HostSide for Extended<'_, S, D> {
     }
 
     fn drain(&mut self, first: usize, samples: &[f32]) {
-        self.drain_cropped(first, samples)
+        if self.padded == self.shape {
+            self.output[first..first + samples.len()]
+                .par_chunks_mut(PIECE)
+                .zip(samples.par_chunks(PIECE))
+                .for_each(|(d, s)| store(d, s));
+            return;
+        }
+        let (m, n) = (self.row_len(), *self.shape.last().expect("rank ≥ 1"));
+        let pad = self.pads.last().expect("rank ≥ 1").by;
+        // The device rows this chunk touches, each as (host sample, chunk samples): disjoint
+        // and in order, so the output splits into their pieces for every core.
+        let mut pieces: Vec<(usize, &[f32])> = Vec::new();
+        let mut at = 0;
+        while at < samples.len() {
+            let (q, c0) = ((first + at) / m, (first + at) % m);
+            let take = (m - c0).min(samples.len() - at);
+            let chunk = &samples[at..at + take];
+            at += take;
+            let Some(row) = self.own_row(q) else {
+                continue;
+            };
+            // Columns pad..pad + n of the device row are the host's.
+            let (a, b) = (c0.max(pad), (c0 + take).min(pad + n));
+            if a < b {
+                pieces.push((row * n + a - pad, &chunk[a - c0..b - c0]));
+            }
+        }
+        let mut rest: &mut [D] = &mut self.output[..];
+        let mut offset = 0;
+        let mut outs: Vec<(&mut [D], &[f32])> = Vec::with_capacity(pieces.len());
+        for (start, src) in pieces {
+            let (_, tail) = std::mem::take(&mut rest).split_at_mut(start - offset);
+            let (dst, tail) = tail.split_at_mut(src.len());
+            outs.push((dst, src));
+            rest = tail;
+            offset = start + src.len();
+        }
+        // Rows of a few samples each would be work items too small to pay for themselves.
+        let rows_per_item = (PIECE / n.max(1)).max(1);
+        outs.into_par_iter()
+            .with_min_len(rows_per_item)
+            .for_each(|(dst, src)| store(dst, src));
     }
 }
 
@@ -192,52 +233,6 @@ impl<S: Element, D: Element> Extended<'_, S, D> {
                 };
             }
         }
-    }
-
-    /// `HostSide::drain`: the device's samples `first..` into the host's, cropped.
-    fn drain_cropped(&mut self, first: usize, samples: &[f32]) {
-        if self.padded == self.shape {
-            self.output[first..first + samples.len()]
-                .par_chunks_mut(PIECE)
-                .zip(samples.par_chunks(PIECE))
-                .for_each(|(d, s)| store(d, s));
-            return;
-        }
-        let (m, n) = (self.row_len(), *self.shape.last().expect("rank ≥ 1"));
-        let pad = self.pads.last().expect("rank ≥ 1").by;
-        // The device rows this chunk touches, each as (host sample, chunk samples): disjoint
-        // and in order, so the output splits into their pieces for every core.
-        let mut pieces: Vec<(usize, &[f32])> = Vec::new();
-        let mut at = 0;
-        while at < samples.len() {
-            let (q, c0) = ((first + at) / m, (first + at) % m);
-            let take = (m - c0).min(samples.len() - at);
-            let chunk = &samples[at..at + take];
-            at += take;
-            let Some(row) = self.own_row(q) else {
-                continue;
-            };
-            // Columns pad..pad + n of the device row are the host's.
-            let (a, b) = (c0.max(pad), (c0 + take).min(pad + n));
-            if a < b {
-                pieces.push((row * n + a - pad, &chunk[a - c0..b - c0]));
-            }
-        }
-        let mut rest: &mut [D] = &mut self.output[..];
-        let mut offset = 0;
-        let mut outs: Vec<(&mut [D], &[f32])> = Vec::with_capacity(pieces.len());
-        for (start, src) in pieces {
-            let (_, tail) = std::mem::take(&mut rest).split_at_mut(start - offset);
-            let (dst, tail) = tail.split_at_mut(src.len());
-            outs.push((dst, src));
-            rest = tail;
-            offset = start + src.len();
-        }
-        // Rows of a few samples each would be work items too small to pay for themselves.
-        let rows_per_item = (PIECE / n.max(1)).max(1);
-        outs.into_par_iter()
-            .with_min_len(rows_per_item)
-            .for_each(|(dst, src)| store(dst, src));
     }
 }
 

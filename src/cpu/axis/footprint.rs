@@ -34,6 +34,13 @@ pub(crate) fn piece_finite<S: Element>(piece: &[S]) -> bool {
         .fold(true, |finite, s| finite & s.load().is_finite())
 }
 
+/// Whether some axis is filtered and every filtered axis has a footprint: the filters whose
+/// outputs non-finite inputs spoil only near them.
+fn footprints_everywhere(axes: &[Option<AxisFilter>]) -> bool {
+    let mut active = axes.iter().flatten().peekable();
+    active.peek().is_some() && active.all(|a| a.footprint.is_some())
+}
+
 /// Whether the constants of every active axis's edges are finite.
 fn edges_finite(axes: &[Option<AxisFilter>]) -> bool {
     axes.iter()
@@ -64,7 +71,7 @@ impl Spoiled {
             .enumerate()
             .filter_map(|(k, a)| a.as_ref().map(|a| (k, a)))
             .collect();
-        if active.is_empty() || active.iter().any(|(_, a)| a.footprint.is_none()) {
+        if !footprints_everywhere(axes) {
             return None;
         }
         if edges_finite(axes) && (!S::FLOAT || all_finite(input)) {
@@ -83,11 +90,7 @@ impl Spoiled {
     /// samples may be looked at as they are read for another purpose (an OpenCL device's
     /// staging), `find` called only where one is not finite.
     pub fn from_samples_alone<S: Element>(axes: &[Option<AxisFilter>]) -> bool {
-        let mut active = axes.iter().flatten().peekable();
-        S::FLOAT
-            && active.peek().is_some()
-            && active.all(|a| a.footprint.is_some())
-            && edges_finite(axes)
+        S::FLOAT && footprints_everywhere(axes) && edges_finite(axes)
     }
 
     /// `input` with its non-finite samples as 0.
