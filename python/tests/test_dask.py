@@ -107,7 +107,7 @@ def chunked_arrays(draw):
     return shape, chunks, sigma, modes, dtype, seed
 
 
-@settings(max_examples=60)
+@settings(max_examples=60, deadline=None)
 @given(chunked_arrays())
 def test_random_shapes_and_chunkings(case):
     shape, chunks, sigma, modes, dtype, seed = case
