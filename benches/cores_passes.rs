@@ -1,8 +1,12 @@
 //! Where the time of an in-memory blur goes at 1, 2, 4, 8, 16 ... threads: each pass of the
 //! banded blur on a 12 MP RGB8 photo-like image, each axis of the N-D engine on an f32 8192²
 //! plane and a 512³ volume, and a plain parallel copy of the same bytes as the
-//! machine's memory yardstick. Medians of ROUNDS runs in a rayon pool of each size. The table
-//! `benches/cores.py` prints is the product's; this one says which pass keeps it from scaling.
+//! machine's memory yardstick, and an arithmetic one: how much FMA work every thread of the
+//! pool gets done against one thread alone, with the FMA units kept full (ten independent
+//! chains, as the blur's walks keep them) and with one dependent chain (the clock alone). On a
+//! host whose vCPUs share cores, the first is the most a SIMD-bound blur can scale. Medians of
+//! ROUNDS runs in a rayon pool of each size. The table `benches/cores.py` prints is the
+//! product's; this one says which pass keeps it from scaling.
 //!
 //! usage: [ONLY=TEXT] cargo run --release --features unstable-internals --example cores_passes -- [THREADS,..] [ROUNDS]
 
@@ -79,6 +83,70 @@ fn timed<S>(
         .collect()
 }
 
+/// `n` rounds of `CHAINS` independent FMA chains in the widest vectors the CPU has (AVX-512,
+/// else AVX2): full FMA units with ten chains, the FMA latency alone with one.
+#[cfg(target_arch = "x86_64")]
+fn fma_chains<const CHAINS: usize>(n: u64) -> f32 {
+    #[target_feature(enable = "avx512f")]
+    unsafe fn wide<const CHAINS: usize>(n: u64) -> f32 {
+        use std::arch::x86_64::*;
+        let (m, c) = (_mm512_set1_ps(0.999_999), _mm512_set1_ps(1e-7));
+        let mut a = [_mm512_set1_ps(1.0); CHAINS];
+        for _ in 0..n {
+            for v in a.iter_mut() {
+                *v = _mm512_fmadd_ps(*v, m, c);
+            }
+        }
+        a.iter().map(|&v| _mm512_reduce_add_ps(v)).sum()
+    }
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn narrow<const CHAINS: usize>(n: u64) -> f32 {
+        use std::arch::x86_64::*;
+        let (m, c) = (_mm256_set1_ps(0.999_999), _mm256_set1_ps(1e-7));
+        let mut a = [_mm256_set1_ps(1.0); CHAINS];
+        for _ in 0..2 * n {
+            for v in a.iter_mut() {
+                *v = _mm256_fmadd_ps(*v, m, c);
+            }
+        }
+        a.iter().map(|&v| _mm256_cvtss_f32(v)).sum()
+    }
+    if std::arch::is_x86_feature_detected!("avx512f") {
+        // SAFETY: the CPU has AVX-512F (checked above).
+        unsafe { wide::<CHAINS>(n) }
+    } else if std::arch::is_x86_feature_detected!("avx2")
+        && std::arch::is_x86_feature_detected!("fma")
+    {
+        // SAFETY: the CPU has AVX2 and FMA (checked above).
+        unsafe { narrow::<CHAINS>(n) }
+    } else {
+        0.0
+    }
+}
+
+/// The arithmetic yardstick in the current pool: the medians of one thread's run of `work`
+/// alone and of every thread's at once (`broadcast`), and how many times one thread's work
+/// the pool did in the time of one.
+#[cfg(target_arch = "x86_64")]
+fn fma_yardstick(rounds: usize, work: fn(u64) -> f32, n: u64) -> Vec<(String, f64)> {
+    let (mut one, mut all) = (Vec::new(), Vec::new());
+    for _ in 0..rounds.max(3) {
+        let t = Instant::now();
+        std::hint::black_box(work(n));
+        one.push(t.elapsed().as_secs_f64() * 1e3);
+        let t = Instant::now();
+        std::hint::black_box(rayon::broadcast(|_| work(n)));
+        all.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    let (one, all) = (median(one), median(all));
+    let threads = rayon::current_num_threads() as f64;
+    vec![
+        ("one thread".into(), one),
+        ("every thread".into(), all),
+        ("times one thread's work".into(), threads * one / all),
+    ]
+}
+
 fn print(case: &str, threads: usize, parts: &[(String, f64)]) {
     let cols: Vec<String> = parts.iter().map(|(n, ms)| format!("{n} {ms:.2}")).collect();
     println!("{case:<28} {threads:>3} threads | {}", cols.join(" | "));
@@ -131,6 +199,13 @@ fn main() {
                 },
             );
             print("copy 256 MiB", n, &parts);
+            #[cfg(target_arch = "x86_64")]
+            {
+                let full = fma_yardstick(rounds, fma_chains::<10>, 20_000_000);
+                print("FMA, 10 chains (units full)", n, &full);
+                let clock = fma_yardstick(rounds, fma_chains::<1>, 50_000_000);
+                print("FMA, 1 chain (latency)", n, &clock);
+            }
 
             let mut img = rgb.clone();
             let parts = timed(
