@@ -8,7 +8,10 @@
 //! ROUNDS runs in a rayon pool of each size. The table `benches/cores.py` prints is the
 //! product's; this one says which pass keeps it from scaling.
 //!
-//! usage: [ONLY=TEXT] cargo run --release --features unstable-internals --example cores_passes -- [THREADS,..] [ROUNDS]
+//! KEEP_SCRATCH=MIB keeps the banded blur's scratch between runs as the Python package does
+//! (`gblur::keep_scratch`); without it every run allocates its own, as the command's.
+//!
+//! usage: [ONLY=TEXT] [KEEP_SCRATCH=MIB] cargo run --release --features unstable-internals --example cores_passes -- [THREADS,..] [ROUNDS]
 
 use gblur::cpu::banded;
 use gblur::filter::{Blur2d, Method};
@@ -155,6 +158,9 @@ fn print(case: &str, threads: usize, parts: &[(String, f64)]) {
 fn main() {
     // ONLY=TEXT: of the N-D cases, those whose name holds TEXT.
     let only = std::env::var("ONLY").unwrap_or_default();
+    if let Ok(mib) = std::env::var("KEEP_SCRATCH") {
+        gblur::keep_scratch(mib.parse::<usize>().expect("KEEP_SCRATCH in MiB") << 20);
+    }
     let args: Vec<String> = std::env::args().collect();
     let threads: Vec<usize> = args
         .get(1)

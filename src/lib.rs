@@ -95,6 +95,7 @@ pub use api::{
     FeatureReport, FileOptions, FileReport, Gaussian, GaussianBuilder, Layout, PassTime, Sample,
 };
 pub use filter::{EdgeMode, Method};
+pub use memory::keep_scratch;
 
 // The crate's internal modules: `pub(crate)`, except with the `unstable-internals` feature,
 // where `gblur bench`, the fuzz targets and the benchmark programs reach them (hidden from the

@@ -13,6 +13,7 @@ does not grow with sigma: it runs Deriche's 4th-order recursive Gaussian (two pa
 - :func:`blur_file`: what the ``gblur`` command does to one file (streamed, metadata kept).
 - :class:`Device`: an OpenCL device (or the host's cores) opened once and reused.
 - :mod:`gblur.dask`: the same filter over Dask arrays larger than one machine's memory.
+- :func:`keep_scratch`: how much of the host blur's scratch stays allocated between calls.
 """
 
 import json
@@ -27,7 +28,7 @@ from ._gblur import Device
 
 __all__ = ["gaussian_filter", "gaussian_filter1d", "gaussian_gradient_magnitude",
            "gaussian_laplace", "difference_of_gaussians", "gaussian", "hessian_matrix",
-           "structure_tensor", "blur_image", "blur_file", "Device"]
+           "structure_tensor", "blur_image", "blur_file", "Device", "keep_scratch"]
 
 # scipy.ndimage's names for the edge modes of filters, and gblur's for the same extension.
 _MODES = {
@@ -551,6 +552,25 @@ def blur_file(input, output, sigma, *, sigma_y=None, mode="nearest", linear=Fals
                               lossless, bool(strip_metadata),
                               max_memory_mib, format, bool(to_srgb))
     return json.loads(report)
+
+
+def keep_scratch(max_bytes):
+    """Sets how many bytes of the host blur's scratch stay allocated from one call to the next.
+
+    The package keeps the largest scratch buffer of an image's blur (``blur_image`` on the
+    host), up to 256 MiB by default, so that the next call does not wait for fresh memory's
+    pages to be faulted in and zeroed: on a 16-core host, 48 MiB of a 12 MP RGB8 image's 9 ms.
+    ``keep_scratch(0)`` frees the buffer kept and keeps none from then on.
+
+    Parameters
+    ----------
+    max_bytes : int
+        The largest buffer kept, in bytes; 0 keeps none.
+    """
+    n = operator.index(max_bytes)
+    if n < 0:
+        raise ValueError(f"max_bytes must not be negative, not {n}")
+    _gblur.keep_scratch(n)
 
 
 from .derivatives import (  # noqa: E402  (they build on gaussian_filter above)

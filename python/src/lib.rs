@@ -641,9 +641,22 @@ fn blur_file(
     Ok(report.to_json())
 }
 
+/// Keeps the host blur's largest scratch buffer, up to `max_bytes`, between calls (0 frees it
+/// and keeps none): `gblur.keep_scratch`.
+#[pyfunction]
+fn keep_scratch(max_bytes: usize) {
+    gblur::keep_scratch(max_bytes);
+}
+
+/// The bytes of scratch the package keeps between calls until told otherwise
+/// (`gblur.keep_scratch`): a 12 MP RGB8 image's on 16 threads takes 48 MiB.
+const KEPT_SCRATCH: usize = 256 << 20;
+
 #[pymodule]
 fn _gblur(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    gblur::keep_scratch(KEPT_SCRATCH);
     m.add_class::<PyDevice>()?;
+    m.add_function(wrap_pyfunction!(keep_scratch, m)?)?;
     m.add_function(wrap_pyfunction!(gaussian_filter_into, m)?)?;
     m.add_function(wrap_pyfunction!(plan, m)?)?;
     m.add_function(wrap_pyfunction!(add_squares, m)?)?;

@@ -9,6 +9,7 @@ mod derivatives;
 mod device_derivatives;
 mod fuzz_regressions;
 mod jpeg_planes;
+mod kept_scratch;
 mod non_finite;
 mod opencl_vs_reference;
 mod planes;

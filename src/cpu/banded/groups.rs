@@ -108,7 +108,8 @@ impl Groups {
     ) -> (f64, f64) {
         let (stride, height) = (self.width * px.channels, self.height(data, px));
         let mut carry = vec![V::ZERO; self.strips.chunks * super::CARRY];
-        let mut scratch = crate::memory::huge_vec(self.at_once * self.per_band, V::ZERO);
+        let mut kept = crate::memory::scratch_vec(self.at_once * self.per_band, V::ZERO);
+        let scratch = &mut kept[..self.at_once * self.per_band];
         let (mut columns_ms, mut rows_ms) = (0.0, 0.0);
         for first in self.firsts() {
             let t = Instant::now();
@@ -117,12 +118,13 @@ impl Groups {
                 stride,
                 height,
             };
-            self.columns(img, first, (px, ky), (states, &mut carry), &mut scratch);
+            self.columns(img, first, (px, ky), (states, &mut carry), scratch);
             columns_ms += ms(t);
             let t = Instant::now();
-            self.rows(data, first, px, kx, &scratch);
+            self.rows(data, first, px, kx, scratch);
             rows_ms += ms(t);
         }
+        crate::memory::give_back_scratch(kept);
         (columns_ms, rows_ms)
     }
 
@@ -137,7 +139,8 @@ impl Groups {
         states: &[V],
     ) -> (f64, f64) {
         let mut carry = vec![V::ZERO; self.strips.chunks * super::CARRY];
-        let mut scratch = crate::memory::huge_vec(2 * self.at_once * self.per_band, V::ZERO);
+        let mut kept = crate::memory::scratch_vec(2 * self.at_once * self.per_band, V::ZERO);
+        let scratch = &mut kept[..2 * self.at_once * self.per_band];
         let (mut this, mut next) = scratch.split_at_mut(self.at_once * self.per_band);
         let t = Instant::now();
         self.columns(img, 0, (px, ky), (states, &mut carry), this);
@@ -157,6 +160,7 @@ impl Groups {
             );
             std::mem::swap(&mut this, &mut next);
         }
+        crate::memory::give_back_scratch(kept);
         (columns_ms, ms(t))
     }
 }
