@@ -91,11 +91,10 @@
 
 mod api;
 pub use api::{
-    blur_file, command, feature_map_file, nd, Device, Error, Feature, FeatureOptions,
+    blur_file, command, feature_map_file, keep_scratch, nd, Device, Error, Feature, FeatureOptions,
     FeatureReport, FileOptions, FileReport, Gaussian, GaussianBuilder, Layout, PassTime, Sample,
 };
 pub use filter::{EdgeMode, Method};
-pub use memory::keep_scratch;
 
 // The crate's internal modules: `pub(crate)`, except with the `unstable-internals` feature,
 // where `gblur bench`, the fuzz targets and the benchmark programs reach them (hidden from the

@@ -288,13 +288,7 @@ impl Kept {
 /// The host blur's scratch kept between calls (`keep_scratch`).
 static SCRATCH: Kept = Kept::new();
 
-/// Keeps the host blur's largest scratch buffer, up to `max_bytes`, from one call to the next,
-/// or (0, the default) keeps none and frees the one kept. A fresh buffer's pages are faulted
-/// in and zeroed by the kernel on their first write: on the 16-vCPU H200 host the 48 MiB that
-/// the banded blur of a 12 MP RGB8 image into another buffer takes on 16 threads cost 1.7–2 ms
-/// of its 9 (docs/BENCHMARKS.md). A program that blurs many images keeps it; the `gblur`
-/// command, which blurs one image under a budget counted in resident memory, does not; the
-/// Python package keeps up to 256 MiB.
+/// Keeps the host blur's scratch up to `max_bytes` between calls (`gblur::keep_scratch`).
 pub fn keep_scratch(max_bytes: usize) {
     SCRATCH.keep_up_to(max_bytes);
 }

@@ -246,3 +246,29 @@ def test_blur_image_takes_a_misaligned_array():
     image = np.frombuffer(raw.tobytes(), np.uint16, offset=1).reshape(30, 40)
     assert not image.flags.aligned
     np.testing.assert_array_equal(gblur.blur_image(image, 2.0), np.zeros((30, 40), np.uint16))
+
+
+def test_a_kept_scratch_gives_the_same_images_and_is_let_go_on_request():
+    rng = np.random.default_rng(12)
+    images = [(rng.random((700, 900, 3)) * 255).astype(np.uint8),
+              (rng.random((301, 517, 4)) * 65535).astype(np.uint16),
+              rng.random((259, 333)).astype(np.float32)]
+
+    def blur_all():
+        # The largest image first: the smaller ones then take its kept scratch; 8 workers
+        # filter several bands at once, into two scratches.
+        return [gblur.blur_image(im, 4.0, workers=w) for im in images for w in (1, 8)]
+
+    try:
+        gblur.keep_scratch(0)
+        fresh = blur_all()
+        gblur.keep_scratch(256 << 20)
+        kept = blur_all()
+    finally:
+        gblur.keep_scratch(256 << 20)
+    for a, b in zip(fresh, kept):
+        np.testing.assert_array_equal(a, b)
+    with pytest.raises(ValueError, match="must not be negative"):
+        gblur.keep_scratch(-1)
+    with pytest.raises(TypeError):
+        gblur.keep_scratch(1.5)

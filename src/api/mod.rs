@@ -17,4 +17,4 @@ pub use error::Error;
 pub use feature_map::{feature_map_file, Feature, FeatureOptions, FeatureReport};
 pub use file::{blur_file, FileOptions, FileReport, PassTime};
 pub use gaussian::{Gaussian, GaussianBuilder};
-pub use image::{Layout, Sample};
+pub use image::{keep_scratch, Layout, Sample};
