@@ -9,12 +9,14 @@
 //! product's; this one says which pass keeps it from scaling.
 //!
 //! KEEP_SCRATCH=MIB keeps the banded blur's scratch between runs as the Python package does
-//! (`gblur::keep_scratch`); without it every run allocates its own, as the command's.
+//! (`gblur::keep_scratch`, the blur called as `Gaussian::blur_interleaved` calls it); without
+//! it every run allocates its own, as the command's.
 //!
 //! usage: [ONLY=TEXT] [KEEP_SCRATCH=MIB] cargo run --release --features unstable-internals --example cores_passes -- [THREADS,..] [ROUNDS]
 
 use gblur::cpu::banded;
 use gblur::filter::{Blur2d, Method};
+use gblur::memory::keeping_scratch;
 use gblur::{nd, EdgeMode};
 use image::{DynamicImage, ImageBuffer};
 use rayon::prelude::*;
@@ -219,7 +221,7 @@ fn main() {
                 &mut img,
                 |i| i.clone_from(&rgb),
                 |i| {
-                    banded::blur_image(i, &blur, false)
+                    keeping_scratch(|| banded::blur_image(i, &blur, false))
                         .unwrap()
                         .into_iter()
                         .map(|p| (p.name.to_string(), p.ms))
@@ -246,10 +248,12 @@ fn main() {
                 &mut out,
                 |_| {},
                 |o| {
-                    banded::blur_axes_into(src, o, (w, h), &px, (Some(kx), Some(ky)))
-                        .into_iter()
-                        .map(|p| (p.name.to_string(), p.ms))
-                        .collect()
+                    keeping_scratch(|| {
+                        banded::blur_axes_into(src, o, (w, h), &px, (Some(kx), Some(ky)))
+                    })
+                    .into_iter()
+                    .map(|p| (p.name.to_string(), p.ms))
+                    .collect()
                 },
             );
             print("banded RGB8 into another", n, &parts);

@@ -7,7 +7,7 @@
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 /// The machine's memory and swap, in MiB (`/proc/meminfo`); None where it cannot be read.
@@ -225,31 +225,40 @@ pub(crate) fn huge_vec<T: Clone + Send + Sync>(n: usize, value: T) -> Vec<T> {
 }
 
 /// A scratch buffer kept from one call to the next, up to a size (`keep_scratch`).
-pub(crate) struct Kept {
+pub(crate) struct Kept(Mutex<KeptSlot>);
+
+/// The limit and the buffer kept, under one lock: a buffer handed back while the limit
+/// changes is kept only where the new limit allows it.
+struct KeptSlot {
     /// The most bytes kept; 0 keeps none.
-    up_to: AtomicUsize,
-    /// The buffer the last call handed back.
-    block: Mutex<Option<Box<dyn std::any::Any + Send>>>,
+    up_to: usize,
+    /// The buffer the last call handed back, and its size in bytes.
+    block: Option<(Box<dyn std::any::Any + Send>, usize)>,
 }
 
 impl Kept {
     pub(crate) const fn new() -> Self {
-        Kept {
-            up_to: AtomicUsize::new(0),
-            block: Mutex::new(None),
-        }
+        Kept(Mutex::new(KeptSlot {
+            up_to: 0,
+            block: None,
+        }))
     }
 
-    fn block(&self) -> std::sync::MutexGuard<'_, Option<Box<dyn std::any::Any + Send>>> {
-        self.block.lock().unwrap_or_else(|e| e.into_inner())
+    fn slot(&self) -> std::sync::MutexGuard<'_, KeptSlot> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Keeps buffers of up to `max_bytes` from now on; 0 frees the one kept.
+    /// Keeps buffers of up to `max_bytes` from now on, and frees a kept one larger than that
+    /// (0 frees it whatever its size).
     pub(crate) fn keep_up_to(&self, max_bytes: usize) {
-        self.up_to.store(max_bytes, Ordering::Relaxed);
-        let mut block = self.block();
-        if max_bytes == 0 {
-            *block = None;
+        let mut slot = self.slot();
+        slot.up_to = max_bytes;
+        if slot
+            .block
+            .as_ref()
+            .is_some_and(|(_, bytes)| *bytes > max_bytes)
+        {
+            slot.block = None;
         }
     }
 
@@ -257,50 +266,94 @@ impl Kept {
     /// enough (holding whatever the last call left: the caller writes before it reads), else
     /// `huge_vec(n, value)`.
     pub(crate) fn take<T: Clone + Send + Sync + 'static>(&self, n: usize, value: T) -> Vec<T> {
-        if self.up_to.load(Ordering::Relaxed) > 0 {
-            let mut block = self.block();
-            if let Some(kept) = block.take() {
-                match kept.downcast::<Vec<T>>() {
-                    Ok(v) if v.len() >= n => return *v,
-                    Ok(v) => *block = Some(v),
-                    Err(other) => *block = Some(other),
-                }
+        let kept = {
+            let mut slot = self.slot();
+            match slot.block.take() {
+                Some((block, bytes)) => match block.downcast::<Vec<T>>() {
+                    Ok(v) if v.len() >= n => Some(*v),
+                    Ok(v) => {
+                        slot.block = Some((v, bytes));
+                        None
+                    }
+                    Err(other) => {
+                        slot.block = Some((other, bytes));
+                        None
+                    }
+                },
+                None => None,
             }
-        }
-        huge_vec(n, value)
+        };
+        kept.unwrap_or_else(|| huge_vec(n, value))
     }
 
     /// Keeps `buffer` for the next `take` where it fits the limit and is larger than the one
     /// kept (or of another type); else frees it.
     pub(crate) fn give_back<T: Send + 'static>(&self, buffer: Vec<T>) {
         let bytes = std::mem::size_of_val(buffer.as_slice());
-        if bytes == 0 || bytes > self.up_to.load(Ordering::Relaxed) {
+        let mut slot = self.slot();
+        if bytes == 0 || bytes > slot.up_to {
             return;
         }
-        let mut block = self.block();
-        let kept = block.as_ref().and_then(|k| k.downcast_ref::<Vec<T>>());
+        let kept = slot
+            .block
+            .as_ref()
+            .and_then(|(k, _)| k.downcast_ref::<Vec<T>>());
         if kept.is_none_or(|k| buffer.len() > k.len()) {
-            *block = Some(Box::new(buffer));
+            slot.block = Some((Box::new(buffer), bytes));
         }
     }
 }
 
-/// The host blur's scratch kept between calls (`keep_scratch`).
+/// The scratch `Gaussian::blur_interleaved(_into)` keep between calls (`keep_scratch`).
 static SCRATCH: Kept = Kept::new();
 
-/// Keeps the host blur's scratch up to `max_bytes` between calls (`gblur::keep_scratch`).
+thread_local! {
+    /// Where this thread's blur takes its scratch from and hands it back to, while a call
+    /// that keeps scratch runs on it (`keeping_in`); None: fresh scratch, freed after.
+    static KEEPER: std::cell::Cell<Option<&'static Kept>> = const { std::cell::Cell::new(None) };
+}
+
+/// Keeps the scratch of `Gaussian::blur_interleaved(_into)` up to `max_bytes` between calls
+/// (`gblur::keep_scratch`).
 pub fn keep_scratch(max_bytes: usize) {
     SCRATCH.keep_up_to(max_bytes);
 }
 
-/// `Kept::take` of the host blur's kept scratch.
-pub(crate) fn scratch_vec<T: Clone + Send + Sync + 'static>(n: usize, value: T) -> Vec<T> {
-    SCRATCH.take(n, value)
+/// Runs `work` with this thread's blur taking its scratch from `kept` and handing it back
+/// there (`scratch_vec`, `give_back_scratch`). The blur takes and hands back its scratch on
+/// the thread that calls it, so a call scoped here keeps scratch and a job on a file, whose
+/// memory budget counts resident memory, never does.
+pub(crate) fn keeping_in<R>(kept: &'static Kept, work: impl FnOnce() -> R) -> R {
+    struct Restore(Option<&'static Kept>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            KEEPER.set(self.0);
+        }
+    }
+    let _restore = Restore(KEEPER.replace(Some(kept)));
+    work()
 }
 
-/// `Kept::give_back` to the host blur's kept scratch.
+/// `keeping_in` the scratch `keep_scratch` sets the size of.
+pub fn keeping_scratch<R>(work: impl FnOnce() -> R) -> R {
+    keeping_in(&SCRATCH, work)
+}
+
+/// A scratch buffer of at least `n` elements: the kept one where this thread's call keeps
+/// scratch (`keeping_in`, `Kept::take`), else `huge_vec(n, value)`.
+pub(crate) fn scratch_vec<T: Clone + Send + Sync + 'static>(n: usize, value: T) -> Vec<T> {
+    match KEEPER.get() {
+        Some(kept) => kept.take(n, value),
+        None => huge_vec(n, value),
+    }
+}
+
+/// Hands `buffer` back where this thread's call keeps scratch (`Kept::give_back`); else
+/// frees it.
 pub(crate) fn give_back_scratch<T: Send + 'static>(buffer: Vec<T>) {
-    SCRATCH.give_back(buffer)
+    if let Some(kept) = KEEPER.get() {
+        kept.give_back(buffer);
+    }
 }
 
 /// Writes `value` over the first sample of every page of `dst` (which the caller overwrites

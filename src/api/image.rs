@@ -401,11 +401,8 @@ impl Gaussian {
             return Ok(());
         }
         let data = &mut data[..row * layout.height];
-        self.whole_image().blur(
-            data,
-            (layout.width, layout.height, layout.channels),
-            layout.alpha,
-        );
+        let dims = (layout.width, layout.height, layout.channels);
+        crate::memory::keeping_scratch(|| self.whole_image().blur(data, dims, layout.alpha));
         Ok(())
     }
 
@@ -452,7 +449,7 @@ impl Gaussian {
     /// runs this filter; false, nothing done, where it does not.
     fn banded<T: Sample>(&self, src: Option<&[T]>, data: &mut [T], layout: Layout) -> bool {
         let dims = (layout.width, layout.height, layout.channels);
-        self.whole_image().banded(src, data, dims, layout.alpha)
+        crate::memory::keeping_scratch(|| self.whole_image().banded(src, data, dims, layout.alpha))
     }
 
     /// This filter as the CPU's whole-image blur takes it.
@@ -533,14 +530,14 @@ fn check_extension(plan: &EdgePlan, w: u32, h: u32) -> Result<(), Error> {
     Ok(())
 }
 
-/// Keeps the largest scratch buffer of `Gaussian`'s in-memory blurs on the host (of images,
-/// interleaved samples and planes), up to `max_bytes`, from one call to the next, or (0, the
-/// default) keeps none and frees the one kept. A fresh buffer's pages are faulted
-/// in and zeroed by the kernel on their first write: on the 16-vCPU H200 host the 48 MiB that
-/// the banded blur of a 12 MP RGB8 image into another buffer takes on 16 threads cost 1.7–2 ms
-/// of its 9 (docs/BENCHMARKS.md). A program that blurs many images keeps it; the `gblur`
-/// command, which blurs one image under a budget counted in resident memory, does not; the
-/// Python package keeps up to 256 MiB.
+/// Keeps the largest scratch buffer of [`Gaussian::blur_interleaved`] and
+/// [`Gaussian::blur_interleaved_into`] on the host, up to `max_bytes`, from one call to the
+/// next, or (0, the default) keeps none and frees the one kept. A fresh buffer's pages are
+/// faulted in and zeroed by the kernel on their first write: on the 16-vCPU H200 host the 47
+/// MiB that the banded blur of a 12 MP RGB8 image into another buffer takes on 16 threads cost
+/// 1.7–2 ms of its 9 (docs/BENCHMARKS.md). A program that blurs many images keeps it; a job on
+/// a file ([`blur_file`](crate::blur_file), the `gblur` command), whose memory budget counts
+/// resident memory, never does. The Python package keeps up to 256 MiB.
 ///
 /// ```
 /// gblur::keep_scratch(64 << 20);

@@ -4,7 +4,7 @@
 use crate::cpu::banded::{self, Axis, Pixels};
 use crate::cpu::lanes::{LANES, V};
 use crate::filter::{Blur2d, Method};
-use crate::memory::Kept;
+use crate::memory::{self, Kept};
 
 #[test]
 fn a_kept_buffer_goes_to_the_next_call_that_fits_it() {
@@ -55,12 +55,25 @@ fn rgb(width: usize, height: usize) -> Vec<u8> {
         .collect()
 }
 
+/// A buffer of NaN put into `kept`, which it keeps; its address.
+fn poison(kept: &Kept) -> *const V {
+    // The buffer kept before, if any, goes first.
+    kept.keep_up_to(0);
+    kept.keep_up_to(1 << 30);
+    let buffer = vec![V([f32::NAN; LANES]); 1 << 20];
+    let at = buffer.as_ptr();
+    kept.give_back(buffer);
+    at
+}
+
 /// Every sample the rows pass reads, the columns pass wrote in the same call: a kept scratch
-/// full of NaN from an earlier call gives the same bytes as fresh scratch, in place (the
-/// bands in turn) and into another buffer (several bands at once, two scratches), on an
-/// image whose last band and last chunk are partial.
+/// full of NaN gives the same bytes as fresh scratch, in place (the bands in turn) and into
+/// another buffer (several bands at once, two scratches), on an image whose last band, tile
+/// and chunk are partial. The scratch is this test's own (no other test's blur takes it), and
+/// each call is checked to have taken it.
 #[test]
 fn a_kept_scratch_full_of_nan_changes_no_result() {
+    static POISONED: Kept = Kept::new();
     let (w, h) = (1001, 300);
     let src = rgb(w, h);
     let blur = Blur2d::new(Method::Auto, 3.0, 4.0);
@@ -73,21 +86,37 @@ fn a_kept_scratch_full_of_nan_changes_no_result() {
         .num_threads(8)
         .build()
         .unwrap();
-    let blur_both = || {
-        let mut in_place = src.clone();
-        banded::blur_axes_in_place(&mut in_place, (w, h), &px, axes);
-        let mut into = vec![0u8; src.len()];
-        banded::blur_axes_into(&src, &mut into, (w, h), &px, axes);
-        (in_place, into)
+    let in_place = || {
+        let mut out = src.clone();
+        banded::blur_axes_in_place(&mut out, (w, h), &px, axes);
+        out
     };
-    let fresh = pool.install(blur_both);
+    let into = || {
+        let mut out = vec![0u8; src.len()];
+        banded::blur_axes_into(&src, &mut out, (w, h), &px, axes);
+        out
+    };
+    let fresh = (pool.install(in_place), pool.install(into));
     assert_ne!(fresh.0, src, "blurred");
     assert_eq!(fresh.0, fresh.1, "in place as into another");
 
-    crate::memory::keep_scratch(1 << 30);
-    crate::memory::give_back_scratch(vec![V([f32::NAN; LANES]); 1 << 20]);
-    let kept = pool.install(blur_both);
-    crate::memory::keep_scratch(0);
-    assert!(kept.0 == fresh.0, "in place, with a kept scratch");
-    assert!(kept.1 == fresh.1, "into another, with a kept scratch");
+    for (name, blur, want) in [
+        (
+            "in place",
+            &in_place as &(dyn Fn() -> Vec<u8> + Sync),
+            &fresh.0,
+        ),
+        ("into another", &into, &fresh.1),
+    ] {
+        let at = poison(&POISONED);
+        let kept = pool.install(|| memory::keeping_in(&POISONED, blur));
+        let taken = POISONED.take(1, V::ZERO);
+        assert_eq!(
+            taken.as_ptr(),
+            at,
+            "{name}: the call took the NaN scratch and gave it back"
+        );
+        assert!(kept == *want, "{name}, with a kept scratch full of NaN");
+    }
+    POISONED.keep_up_to(0);
 }
