@@ -42,13 +42,12 @@ def plane_cases(size, s, n):
 
 
 def rgb8_cases(_size, s, n):
-    """blur_image of a 12 MP photo-like RGB8 image: into a new array and the caller's."""
+    """blur_image of a 12 MP photo-like RGB8 image (``cores.py``'s): into a new array and the
+    caller's."""
+    from cores import photo  # beside this script; it needs OpenCV, as this case does
+
     h, w = 3000, 4000
-    y, x = np.mgrid[0:h, 0:w].astype(np.float32)
-    base = np.stack([128 + 60 * np.sin(x / 97 + c) + 40 * np.cos(y / 61 - c)
-                     for c in range(3)], -1)
-    noise = np.random.default_rng(1).normal(0, 18, (h, w, 3))
-    img = np.clip(base + noise, 0, 255).astype(np.uint8)
+    img = photo(h, w)
     out = np.zeros_like(img)
     return {
         "source": img,
