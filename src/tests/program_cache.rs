@@ -114,6 +114,40 @@ fn a_binary_the_driver_refuses_is_compiled_again() {
     assert_eq!(fresh.builds().cached, 1);
 }
 
+/// A binary shorter than the driver's header, ending where the process's memory ends, is
+/// refused without a read past its end: PoCL read past such a binary (a segfault) before it
+/// was handed a copy with zeros after it.
+#[test]
+fn a_short_binary_at_the_end_of_mapped_memory_is_refused_not_read_past() {
+    let info = device::select(&DeviceChoice::Cpu).unwrap().expect("PoCL");
+    let ctx = ClContext::with_cache(info, None).unwrap();
+    const PAGE: usize = 4096;
+    let bytes = b"not a program binary";
+    // SAFETY: two fresh anonymous pages, the second made unreadable; the slice lies inside
+    // the first and is dropped before the pages are unmapped.
+    unsafe {
+        let base = libc::mmap(
+            std::ptr::null_mut(),
+            2 * PAGE,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        );
+        assert_ne!(base, libc::MAP_FAILED);
+        let base = base.cast::<u8>();
+        assert_eq!(
+            libc::mprotect(base.add(PAGE).cast(), PAGE, libc::PROT_NONE),
+            0
+        );
+        let at = base.add(PAGE - bytes.len());
+        std::ptr::copy_nonoverlapping(bytes.as_ptr(), at, bytes.len());
+        let binary = std::slice::from_raw_parts(at, bytes.len());
+        assert!(ctx.program_from_binary(binary, "").is_none());
+        libc::munmap(base.cast(), 2 * PAGE);
+    }
+}
+
 /// Two define sets of one source are two entries; building either again loads its own.
 #[test]
 fn each_define_set_has_its_own_entry() {

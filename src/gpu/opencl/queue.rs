@@ -20,6 +20,10 @@ use std::collections::HashMap;
 use std::ptr;
 use std::sync::Arc;
 
+/// Zeros after a cached binary handed to the driver (`ClContext::program_from_binary`): more
+/// than the header PoCL reads before it checks a binary's length.
+const PAST_BINARY: usize = 4096;
+
 /// How many distinct constant tables (`ClContext::constant`) a context keeps: a batch of one
 /// sigma and size needs a handful (the two axes' coefficients and start tables, per plane
 /// size, and the 8-bit table); past this the oldest go.
@@ -205,12 +209,7 @@ impl ClContext {
                 return None;
             }
         };
-        let device = [self.info.id()];
-        // SAFETY: the binary is one this driver produced for this device (its key names both)
-        // and passed its checksum; the driver still validates it in clBuildProgram.
-        let built = unsafe { Program::create_from_binary(&self.context, &device, &[&binary]) }
-            .ok()
-            .and_then(|mut p| p.build(&device, options).ok().map(|_| p));
+        let built = self.program_from_binary(&binary, options);
         if built.is_none() {
             cache.remove(source.file, source.text, options);
             self.count(|b| b.rejected += 1);
@@ -218,6 +217,24 @@ impl ClContext {
             self.count(|b| b.cached += 1);
         }
         built
+    }
+
+    /// `binary` loaded and built with `options` for this context's device, or None where the
+    /// driver refuses it. The driver reads it from a copy with `PAST_BINARY` zeros after it:
+    /// PoCL 2.10 reads a binary's header before it looks at the length it was given, and read
+    /// past a 20-byte binary (a segfault in libpocl where the bytes ended a mapping; with 64
+    /// zeros after them it refuses them).
+    pub(crate) fn program_from_binary(&self, binary: &[u8], options: &str) -> Option<Program> {
+        let mut padded = Vec::with_capacity(binary.len() + PAST_BINARY);
+        padded.extend_from_slice(binary);
+        padded.resize(binary.len() + PAST_BINARY, 0);
+        let device = [self.info.id()];
+        // SAFETY: the binary passed its checksum under a key that names this driver and this
+        // device, so it is one the driver produced; the driver validates it here and in
+        // clBuildProgram, and reads no further than the zeros after it.
+        unsafe { Program::create_from_binary(&self.context, &device, &[&padded[..binary.len()]]) }
+            .ok()
+            .and_then(|mut p| p.build(&device, options).ok().map(|_| p))
     }
 
     /// `source` compiled with `options`, kept in the cache for the next process.
