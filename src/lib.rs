@@ -92,7 +92,8 @@
 mod api;
 pub use api::{
     blur_file, command, feature_map_file, keep_scratch, nd, Device, Error, Feature, FeatureOptions,
-    FeatureReport, FileOptions, FileReport, Gaussian, GaussianBuilder, Layout, PassTime, Sample,
+    FeatureReport, FileOptions, FileReport, Gaussian, GaussianBuilder, Layout, PageLocked,
+    PassTime, Sample,
 };
 pub use filter::{EdgeMode, Method};
 

@@ -3,6 +3,7 @@
 
 use super::array_cost::{self, ArrayFigures};
 use super::nd::{Element, Filter};
+use super::page_locked;
 use super::{Error, Gaussian, Layout, Sample};
 use crate::backend::{self, calibrate, cost};
 use crate::cpu::axis::footprint::Spoiled;
@@ -122,7 +123,7 @@ impl Device {
 
     /// The opened device, for one call at a time (a call that panicked leaves it usable: its
     /// queue was finished or dropped with the call).
-    fn lock(&self) -> Option<MutexGuard<'_, backend::Device>> {
+    pub(super) fn lock(&self) -> Option<MutexGuard<'_, backend::Device>> {
         let m = self.opened.as_ref()?;
         Some(m.lock().unwrap_or_else(|poisoned| poisoned.into_inner()))
     }
@@ -342,6 +343,9 @@ impl Device {
         let Some(device) = self.runs_array(&axes, shape) else {
             return filter.apply_into(input, output, shape);
         };
+        if page_locked::blur_direct_into(&device, &axes, (input, &mut *output), shape)? {
+            return Ok(());
+        }
         // Where only the samples can spoil outputs, they are looked at as the staging slots are
         // filled (no pass over the input of its own); the rare array with a NaN or an infinity
         // is then filtered again with them as 0.
@@ -409,6 +413,9 @@ fn blur_axes_on<T: Element>(
     data: &mut [T],
     shape: &[usize],
 ) -> Result<(), Error> {
+    if page_locked::blur_direct_in_place(device, axes, data, shape)? {
+        return Ok(());
+    }
     // f32 arrays with nothing to extend go up and come back from their own memory.
     if pads(axes).iter().all(|&p| p == 0) {
         if let Some(samples) = T::as_f32_mut(data) {

@@ -11,6 +11,7 @@ mod file;
 mod gaussian;
 mod image;
 pub mod nd;
+mod page_locked;
 
 pub use device::Device;
 pub use error::Error;
@@ -18,3 +19,4 @@ pub use feature_map::{feature_map_file, Feature, FeatureOptions, FeatureReport};
 pub use file::{blur_file, FileOptions, FileReport, PassTime};
 pub use gaussian::{Gaussian, GaussianBuilder};
 pub use image::{keep_scratch, Layout, Sample};
+pub use page_locked::PageLocked;

@@ -377,6 +377,17 @@ impl<'a> Run<'a> {
         self.finish_now()
     }
 
+    /// `finish` for a run whose commands have completed (its owner waited for them): the
+    /// queue is not waited for again.
+    pub(super) fn finish_done(mut self) -> Vec<Enqueued> {
+        self.finished = true;
+        self.keep.clear();
+        for s in self.scratch.drain(..) {
+            self.ctx.spare_f32(s);
+        }
+        std::mem::take(&mut self.timed)
+    }
+
     /// `finish` for an owner that has more to do with the run's context before it goes.
     pub(super) fn finish_now(&mut self) -> Result<Vec<Enqueued>, ClError> {
         self.ctx.finish()?;
@@ -702,6 +713,32 @@ impl DeviceImage {
         })
     }
 
+    /// `new` from the context's kept scratch buffers (`ClContext::scratch_f32`), for arrays
+    /// of a size seen before to allocate nothing; hand them back with `keep`.
+    pub fn from_kept(
+        ctx: &ClContext,
+        width: usize,
+        height: usize,
+        channels: usize,
+    ) -> Result<(Self, [usize; 2]), ClError> {
+        let n = width * height * channels;
+        let ((la, a), (lb, b)) = (ctx.scratch_f32(n)?, ctx.scratch_f32(n)?);
+        let img = Self {
+            a,
+            b,
+            width,
+            height,
+            channels,
+        };
+        Ok((img, [la, lb]))
+    }
+
+    /// Hands the buffers of `from_kept` back to the context, once no command uses them.
+    pub fn keep(self, ctx: &ClContext, [la, lb]: [usize; 2]) {
+        ctx.spare_f32((la, self.a));
+        ctx.spare_f32((lb, self.b));
+    }
+
     // Never empty: a buffer of the size asked for (public only as an internal).
     #[allow(clippy::len_without_is_empty)]
     pub fn len(&self) -> usize {
@@ -716,10 +753,23 @@ pub fn enqueue(
     blur: &Blur2d,
     pipeline: Pipeline,
 ) -> Result<Vec<Enqueued>, ClError> {
+    let mut run = Run::new(ctx);
+    enqueue_on(&mut run, img, blur, pipeline)?;
+    // The coefficient and scratch buffers must live until their kernels ran.
+    run.finish()
+}
+
+/// `enqueue` onto `run`, which keeps what the kernels need until it is finished.
+pub(super) fn enqueue_on(
+    run: &mut Run,
+    img: &DeviceImage,
+    blur: &Blur2d,
+    pipeline: Pipeline,
+) -> Result<(), ClError> {
+    let ctx = run.ctx();
     let (w, h, c) = (img.width, img.height, img.channels);
     let (a, b) = (&img.a, &img.b);
     let (fx, fy) = (upload_filter(ctx, &blur.x)?, upload_filter(ctx, &blur.y)?);
-    let mut run = Run::new(ctx);
     match pipeline {
         Pipeline::Transpose(kind) => {
             run.filter(&fy, (a, b), (w, h, c), Along::Columns, "column pass 1 (y)")?;
@@ -735,8 +785,7 @@ pub fn enqueue(
             run.blocked_planar(img, [&fy, &fx], Blocking { chunk, start })?;
         }
     }
-    // The coefficient and scratch buffers must live until their kernels ran.
-    run.finish()
+    Ok(())
 }
 
 /// Blurs `img` on the device; returns the result and every pass with its device time. The

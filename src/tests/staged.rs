@@ -271,3 +271,122 @@ fn an_empty_array_on_a_device_is_left_empty() {
         device.blur_nd(&filter, &mut data, &shape).unwrap();
     }
 }
+
+/// The largest difference between two arrays of samples.
+fn worst(a: &[f32], b: &[f32]) -> f32 {
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0, f32::max)
+}
+
+/// An array in the context's page-locked memory goes up and comes down by the copy engines
+/// alone (`volume::blur_direct`), in overlapped slabs where asked, seams anywhere: it gives
+/// what the staged route gives, into another array and in place, derivatives included; a
+/// NaN anywhere leaves every sample as it was and says so.
+#[test]
+fn page_locked_arrays_give_what_the_staged_route_gives() {
+    let info = common::require_opencl();
+    let pipeline = Pipeline::fastest_for(&info);
+    let ctx = common::context();
+    let recursive = |s: f64| (s > 0.0).then(|| LineFilter::new(Method::Recursive, s));
+    let cases: [(&[usize], Vec<Option<LineFilter>>); 5] = [
+        (
+            &[300, 40, 50],
+            vec![recursive(2.0), recursive(1.5), recursive(3.0)],
+        ),
+        (&[1, 2000, 90], vec![None, recursive(4.0), recursive(2.5)]),
+        (&[3000, 120], vec![recursive(4.0), None]),
+        (&[400, 30, 20], vec![None, recursive(2.0), None]),
+        (
+            &[600, 40, 25],
+            vec![
+                Some(LineFilter::recursive(3.0, 1)),
+                Some(LineFilter::recursive(2.0, 2)),
+                recursive(1.5),
+            ],
+        ),
+    ];
+    for (shape, lines) in cases {
+        let n: usize = shape.iter().product();
+        let input = samples(n, 9);
+        let mut want = input.clone();
+        volume::blur(&ctx, &mut want, shape, &lines, pipeline).expect("staged");
+        let range = want.iter().fold(0f32, |m, v| m.max(v.abs()));
+        for (overlap_from, slabs) in [(0, true), (usize::MAX, false)] {
+            ctx.overlap_from(overlap_from);
+            let mut src = ctx.page_locked(n).expect("page-locked memory");
+            src.as_mut_slice().copy_from_slice(&input);
+            let mut dst = ctx.page_locked(n).expect("page-locked memory");
+            let into = volume::Direct::Into(src.as_slice(), dst.as_mut_slice());
+            let passes = volume::blur_direct(&ctx, into, shape, &lines, pipeline)
+                .expect("direct")
+                .expect("finite");
+            let copied = passes.iter().any(|p| p.name == "slab copy");
+            assert_eq!(copied, slabs, "{shape:?} {lines:?}: slabs");
+            let err = worst(dst.as_slice(), &want);
+            assert!(
+                err < 1e-5 * range,
+                "{shape:?} {lines:?} slabs {slabs}: {err}"
+            );
+            assert!(src.as_slice() == input, "{shape:?}: the input was written");
+            let in_place = volume::Direct::InPlace(src.as_mut_slice());
+            volume::blur_direct(&ctx, in_place, shape, &lines, pipeline)
+                .expect("direct")
+                .expect("finite");
+            let err = worst(src.as_slice(), &want);
+            assert!(
+                err < 1e-5 * range,
+                "in place {shape:?} slabs {slabs}: {err}"
+            );
+        }
+    }
+    // A NaN in the last slab of an input blurred into another array: the call says so, for
+    // its caller to blur the array again the way that treats it as the host does.
+    ctx.overlap_from(0);
+    let (shape, lines) = ([300, 40, 50], vec![recursive(2.0); 3]);
+    let n = 300 * 40 * 50;
+    let mut src = ctx.page_locked(n).expect("page-locked memory");
+    src.as_mut_slice().copy_from_slice(&samples(n, 3));
+    src.as_mut_slice()[n - 77] = f32::NAN;
+    let mut dst = ctx.page_locked(n).expect("page-locked memory");
+    let into = volume::Direct::Into(src.as_slice(), dst.as_mut_slice());
+    let done = volume::blur_direct(&ctx, into, &shape, &lines, pipeline).expect("direct");
+    assert!(done.is_none(), "a NaN not seen");
+}
+
+/// `Device::page_locked` arrays blur as any other array, in every route: clamped ones by
+/// the copy engines alone, other modes and non-finite samples by the staged route; a
+/// `Device` on the host's cores has none to give.
+#[test]
+fn a_device_blurs_its_page_locked_arrays_as_it_blurs_any_other() {
+    common::require_opencl();
+    let device = crate::Device::open("cpu").expect("PoCL");
+    let shape = [60, 70];
+    let n = 60 * 70;
+    let mut input = samples(n, 2);
+    for mode in [EdgeMode::Clamp, EdgeMode::Reflect] {
+        for nan in [false, true] {
+            if nan {
+                input[1234] = f32::NAN;
+            }
+            let filter = nd::Filter::new(&[2.0, 3.0]).unwrap().mode(mode);
+            let mut want = vec![0f32; n];
+            device
+                .blur_nd_into(&filter, &input, &mut want, &shape)
+                .expect("ordinary memory");
+            let mut a = device.page_locked(n).expect("page-locked memory");
+            a.copy_from_slice(&input);
+            let mut b = device.page_locked(n).expect("page-locked memory");
+            device
+                .blur_nd_into(&filter, &a, &mut b, &shape)
+                .expect("page-locked memory");
+            let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&b), bits(&want), "{mode:?} nan {nan}: into");
+            device.blur_nd(&filter, &mut a, &shape).expect("in place");
+            assert_eq!(bits(&a), bits(&want), "{mode:?} nan {nan}: in place");
+        }
+    }
+    let host = crate::Device::open("rust").expect("the host");
+    assert!(host.page_locked(16).is_err());
+}

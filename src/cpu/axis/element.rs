@@ -14,6 +14,10 @@ pub trait Element: Copy + Send + Sync + 'static {
     fn as_f32_mut(_data: &mut [Self]) -> Option<&mut [f32]> {
         None
     }
+    /// `as_f32_mut` of samples read only.
+    fn as_f32(_data: &[Self]) -> Option<&[f32]> {
+        None
+    }
 }
 
 /// An integer sample from a filtered value: rounded half away from zero, clamped to the
@@ -50,6 +54,9 @@ integer_element!(u8, u16, i16);
 impl Element for f32 {
     const FLOAT: bool = true;
     fn as_f32_mut(data: &mut [f32]) -> Option<&mut [f32]> {
+        Some(data)
+    }
+    fn as_f32(data: &[f32]) -> Option<&[f32]> {
         Some(data)
     }
     #[inline(always)]

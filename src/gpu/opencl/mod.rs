@@ -3,6 +3,7 @@
 
 pub mod cache;
 pub mod device;
+pub mod lanes;
 pub mod pinned;
 pub mod program;
 pub mod queue;

@@ -1,4 +1,5 @@
-//! A context on one device with an in-order, profiling-enabled queue. Programs are built once
+//! A context on one device with an in-order, profiling-enabled queue for its kernels (and two
+//! more for transfers beside them, `lanes`). Programs are built once
 //! per (source, options) and kept; every enqueue returns its event so the caller can read the
 //! device time of each pass.
 
@@ -15,7 +16,7 @@ use opencl3::kernel::{ExecuteKernel, Kernel};
 use opencl3::memory::{Buffer, CL_MEM_READ_ONLY, CL_MEM_READ_WRITE};
 use opencl3::program::Program;
 use opencl3::types::{CL_BLOCKING, CL_NON_BLOCKING};
-use std::cell::{Cell, RefCell};
+use std::cell::{Cell, OnceCell, RefCell};
 use std::collections::HashMap;
 use std::ptr;
 use std::sync::Arc;
@@ -30,8 +31,9 @@ const PAST_BINARY: usize = 4096;
 const CONSTANTS_KEPT: usize = 48;
 
 /// How many f32 scratch buffers (`ClContext::scratch_f32`) a context keeps for reuse: the
-/// carried starts' summaries need one per axis of each plane in flight.
-const SCRATCH_KEPT: usize = 8;
+/// carried starts' summaries need one per axis of each plane in flight, an array's two
+/// buffers two more, and an array in slabs (`gpu::volume::direct`) seven.
+const SCRATCH_KEPT: usize = 12;
 
 /// A kernel argument.
 #[derive(Clone, Copy)]
@@ -80,6 +82,12 @@ pub struct ClContext {
     spare: RefCell<Vec<(usize, Buffer<f32>)>>,
     /// Pinned slots for arrays' chunked transfers (`staged`), made on first use.
     pub(super) staging: RefCell<Vec<super::pinned::Pinned>>,
+    /// The upload and download queues beside `queue` (`lanes`), made on first use.
+    pub(super) lanes: OnceCell<[CommandQueue; 2]>,
+    /// Arrays of at least this many bytes go through in overlapped slabs (`lanes`).
+    pub(super) overlap_from: Cell<usize>,
+    /// The page-locked blocks handed out for callers' arrays (`lanes`).
+    pub(super) locked: super::lanes::Locked,
 }
 
 /// The 8-bit path's device memory for images of up to `len` samples: the bytes going up and
@@ -130,6 +138,7 @@ impl ClContext {
             CommandQueue::create_default_with_properties(&context, CL_QUEUE_PROFILING_ENABLE, 0)
                 .map_err(|e| api(&info, "creating a profiling queue", e))?;
         Ok(Self {
+            overlap_from: Cell::new(super::lanes::overlap_default(&info)),
             info,
             context,
             queue,
@@ -140,6 +149,8 @@ impl ClContext {
             constants: RefCell::new(Vec::new()),
             spare: RefCell::new(Vec::new()),
             staging: RefCell::new(Vec::new()),
+            lanes: OnceCell::new(),
+            locked: super::lanes::Locked::default(),
         })
     }
 

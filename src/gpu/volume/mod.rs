@@ -12,12 +12,16 @@
 
 use super::host_array::Same;
 use super::opencl::staged::{fill_in_pieces, HostSide, SLOT_BYTES};
-use super::opencl::{ClContext, ClError, Enqueued};
+use super::opencl::{ClContext, ClError};
 use super::pipeline::{self, upload_filter, Along, DeviceImage, Run};
+
+mod direct;
+
 use super::plan::Pipeline;
 use crate::cpu::axis::Lines;
 use crate::filter::{Blur2d, LineFilter, Method};
 use crate::report::Pass;
+pub use direct::{blur_direct, Direct};
 
 /// Blurs `data`, an array of `shape`, on the device, `filters[k]` along axis k (None: left
 /// alone); returns every pass with its device time.
@@ -278,7 +282,7 @@ impl HostSide for Slab<'_> {
 /// caller's axis numbers start at `first`).
 fn axis_pass(shape: &[usize], k: usize, first: usize) -> ((usize, usize, usize), Along, String) {
     let r = shape.len();
-    let plane = (shape[r - 1], shape[r - 2], shape[..r - 2].iter().product());
+    let plane = plane_dims(shape);
     match k {
         k if k == r - 1 => (plane, Along::Rows, "row pass (axis -1)".into()),
         k if k == r - 2 => (plane, Along::Columns, "column pass (axis -2)".into()),
@@ -303,9 +307,8 @@ fn blur_whole(
     pipeline: Pipeline,
     chunk: usize,
 ) -> Result<Vec<Pass>, ClError> {
-    let (filters, first) = (axes.filters, axes.first);
     let len: usize = shape.iter().product();
-    if filters.iter().all(Option::is_none) {
+    if axes.filters.iter().all(Option::is_none) {
         // Nothing to filter: the host's side takes its own samples back.
         let mut same = vec![0f32; len];
         fill_in_pieces(0, &mut same, |f, p| host.fill(f, p));
@@ -313,22 +316,55 @@ fn blur_whole(
         return Ok(Vec::new());
     }
     // Rank 1 is one row of a single plane.
-    let (mut shape, mut filters) = (shape.to_vec(), filters.to_vec());
+    let (mut shape, mut filters) = (shape.to_vec(), axes.filters.to_vec());
     let mut constants = axes.constants.to_vec();
     if shape.len() == 1 {
         shape.insert(0, 1);
         filters.insert(0, None);
         constants.insert(0, None);
     }
-    let r = shape.len();
-    let (w, h) = (shape[r - 1], shape[r - 2]);
-    let planes: usize = shape[..r - 2].iter().product();
-    let mut dev = DeviceImage::new(ctx, w, h, planes)?;
+    let axes = Axes {
+        filters: &filters,
+        constants: &constants,
+        first: axes.first,
+    };
+    let (w, h, planes) = plane_dims(&shape);
+    let (mut dev, kept) = DeviceImage::from_kept(ctx, w, h, planes)?;
     let upload = ctx.upload_staged(&mut dev.a, len, host, chunk)?;
-    let mut commands: Vec<Enqueued> = Vec::new();
+    let mut run = Run::new(ctx);
+    let in_a = enqueue_axes(&mut run, &dev, &shape, axes, pipeline)?;
+    let result = if in_a { &dev.a } else { &dev.b };
+    let download = ctx.download_staged(result, len, host, chunk)?;
+    let commands = run.finish()?;
+    dev.keep(ctx, kept);
+    let mut passes = vec![upload.into_pass(ctx)?];
+    for c in commands {
+        passes.push(c.into_pass(ctx)?);
+    }
+    passes.push(download.into_pass(ctx)?);
+    Ok(passes)
+}
+
+/// An array of `shape` (rank 2 or more) as the kernels see it: its planes' width and height,
+/// and how many planes.
+fn plane_dims(shape: &[usize]) -> (usize, usize, usize) {
+    let r = shape.len();
+    (shape[r - 1], shape[r - 2], shape[..r - 2].iter().product())
+}
+
+/// Enqueues on `run` every pass of the array of `shape` (rank 2 or more) that `dev.a`
+/// holds; returns whether the result is in `dev.a` (else in `dev.b`).
+fn enqueue_axes(
+    run: &mut Run,
+    dev: &DeviceImage,
+    shape: &[usize],
+    axes: Axes,
+    pipeline: Pipeline,
+) -> Result<bool, ClError> {
+    let (filters, constants, first) = (axes.filters, axes.constants, axes.first);
+    let r = shape.len();
     // The planes: the pipeline's own 2-D blur where both of their axes are filtered.
     let (fy, fx) = (&filters[r - 2], &filters[r - 1]);
-    let mut in_a = true;
     // A derivative's planes go pass by pass (the pipelines' blocked kernels take the Gaussian),
     // and so do the planes of an array whose constant edges are set afresh before each pass.
     let fresh = constants.iter().any(Option::is_some);
@@ -341,9 +377,8 @@ fn blur_whole(
             method: Method::Auto,
             truncate: None,
         };
-        commands.extend(pipeline::enqueue(ctx, &dev, &blur, pipeline)?);
+        pipeline::enqueue_on(run, dev, &blur, pipeline)?;
     }
-    let mut run = Run::new(ctx);
     // One axis at a time: the planes' (unless blurred together above), then the earlier
     // axes; in the axes' own order where constant edges are set afresh, scipy's order, which
     // a derivative does not commute with there.
@@ -351,30 +386,23 @@ fn blur_whole(
     if fresh {
         order.sort_unstable();
     }
+    let mut in_a = true;
     for k in order {
         let Some(f) = filters[k].as_ref().filter(|_| !(planar && k >= r - 2)) else {
             continue;
         };
-        let (dims, along, name) = axis_pass(&shape, k, first);
-        let f = upload_filter(ctx, f)?;
+        let (dims, along, name) = axis_pass(shape, k, first);
+        let f = upload_filter(run.ctx(), f)?;
         let (src, dst) = if in_a {
             (&dev.a, &dev.b)
         } else {
             (&dev.b, &dev.a)
         };
         if let Some(c) = constants[k] {
-            run.constant_edges(src, c.value, Lines::along(&shape, k), (c.start, c.end))?;
+            run.constant_edges(src, c.value, Lines::along(shape, k), (c.start, c.end))?;
         }
         run.filter(&f, (src, dst), dims, along, &name)?;
         in_a = !in_a;
     }
-    let result = if in_a { &dev.a } else { &dev.b };
-    let download = ctx.download_staged(result, len, host, chunk)?;
-    commands.extend(run.finish()?);
-    let mut passes = vec![upload.into_pass(ctx)?];
-    for c in commands {
-        passes.push(c.into_pass(ctx)?);
-    }
-    passes.push(download.into_pass(ctx)?);
-    Ok(passes)
+    Ok(in_a)
 }
