@@ -6,6 +6,7 @@
 use gblur::nd::carry::{Carry, INCOMING, SUMMARY};
 use gblur::nd::{Element, Filter};
 use gblur::{Device, EdgeMode, Error, FileOptions, Gaussian, Layout, Method};
+use numpy::ndarray::{ArrayViewD, IxDyn};
 use numpy::{
     dtype, Element as NumpyElement, PyArrayDescrMethods, PyArrayDyn, PyArrayMethods,
     PyReadonlyArrayDyn, PyUntypedArray, PyUntypedArrayMethods,
@@ -74,6 +75,36 @@ impl PyDevice {
     fn __repr__(&self) -> String {
         format!("gblur.Device({:?})", self.inner.name())
     }
+
+    /// A float32 array of ``shape``, zeros, in this OpenCL device's page-locked host memory.
+    /// Blurred on this device with mode 'nearest' (into another such array, or in place), it
+    /// goes up and comes back by the device's copy engines alone, at the bus's rate, with no
+    /// copy on the host's cores; other modes and dtypes take the usual route. The memory
+    /// goes back to the driver with the last array that uses it. RuntimeError on the host's
+    /// cores, or where the driver cannot pin that much memory.
+    fn zeros_pinned<'py>(
+        &self,
+        py: Python<'py>,
+        shape: Vec<usize>,
+    ) -> PyResult<Bound<'py, PyArrayDyn<f32>>> {
+        let len = shape.iter().try_fold(1usize, |n, &d| n.checked_mul(d));
+        let len = len.ok_or_else(|| PyValueError::new_err("the shape is too large"))?;
+        let mut memory = self.inner.page_locked(len).map_err(to_py)?;
+        let start = memory.as_mut_ptr();
+        let owner = Bound::new(py, PinnedMemory { _memory: memory })?;
+        // SAFETY: `start` holds `len` samples of page-locked memory that `owner` keeps
+        // mapped at the same address until it is dropped; the array holds `owner` as its
+        // base object, so the memory lives as long as the array and every view of it.
+        let view = unsafe { ArrayViewD::from_shape_ptr(IxDyn(&shape), start.cast_const()) };
+        // SAFETY: as above.
+        Ok(unsafe { PyArrayDyn::borrow_from_array(&view, owner.into_any()) })
+    }
+}
+
+/// The page-locked memory under an array of `Device.zeros_pinned` (its base object).
+#[pyclass(name = "PinnedMemory", module = "gblur", frozen)]
+struct PinnedMemory {
+    _memory: gblur::PageLocked,
 }
 
 /// The sample types the library filters.
@@ -656,6 +687,7 @@ const KEPT_SCRATCH: usize = 256 << 20;
 fn _gblur(m: &Bound<'_, PyModule>) -> PyResult<()> {
     gblur::keep_scratch(KEPT_SCRATCH);
     m.add_class::<PyDevice>()?;
+    m.add_class::<PinnedMemory>()?;
     m.add_function(wrap_pyfunction!(keep_scratch, m)?)?;
     m.add_function(wrap_pyfunction!(gaussian_filter_into, m)?)?;
     m.add_function(wrap_pyfunction!(plan, m)?)?;

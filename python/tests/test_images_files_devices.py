@@ -1,6 +1,7 @@
 """blur_image, blur_file and Device: the command's own filter on images, its job on files,
 and an OpenCL device (PoCL's CPU device in CI) opened once and reused."""
 
+import gc
 import json
 import os
 import pathlib
@@ -149,6 +150,33 @@ def test_an_opencl_device_opened_once_gives_the_host_result():
     assert "Device" in repr(device)
     with pytest.raises(RuntimeError):
         gblur.Device("no such device")
+
+
+def test_arrays_in_a_devices_pinned_memory_blur_as_any_other():
+    device = gblur.Device("cpu")
+    vol = np.random.default_rng(8).random((30, 40, 36)).astype(np.float32)
+    a = device.zeros_pinned(vol.shape)
+    assert a.dtype == np.float32 and a.shape == vol.shape and not a.any()
+    a[...] = vol
+    b = device.zeros_pinned(list(vol.shape))
+    for mode in ["nearest", "reflect"]:
+        want = gblur.gaussian_filter(vol, (1.5, 3.0, 2.5), mode=mode, device=device)
+        got = gblur.gaussian_filter(a, (1.5, 3.0, 2.5), mode=mode, output=b, device=device)
+        assert got is b and np.array_equal(b, want), mode
+        assert np.array_equal(a, vol)
+    # In place, and a NaN (the usual route then, as for any array).
+    a[5, 6, 7] = np.nan
+    vol[5, 6, 7] = np.nan
+    assert gblur.gaussian_filter(a, 2.0, mode="nearest", output=a, device=device) is a
+    want = gblur.gaussian_filter(vol, 2.0, mode="nearest", device=device)
+    assert np.array_equal(a, want, equal_nan=True) and np.isnan(a).sum() > 1
+    # The memory lives as long as any view of it.
+    row, kept = got[3], got[3].copy()
+    del b, got
+    gc.collect()
+    assert np.array_equal(row, kept)
+    with pytest.raises(RuntimeError, match="OpenCL device"):
+        gblur.Device("rust").zeros_pinned((4,))
 
 
 def _png_with_profile(path, profile):
