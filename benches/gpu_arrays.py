@@ -2,9 +2,10 @@
 """numpy in, numpy out on a GPU: gblur on the host's cores, gblur on the GPU (`Device("gpu")`
 and `Device("auto")`), and the GPU peers that are installed (CuPy's `cupyx.scipy.ndimage`,
 cuCIM's `skimage.filters.gaussian`, pyclesperanto's `gaussian_blur`), each from numpy and
-back and, where it can, on data already on the GPU. float32, mode nearest, paired rounds in
-one process (the order reversed every other round), medians; every result is checked against
-gblur's host result before it is timed.
+back and, where it can, on data already on the GPU; gblur and CuPy also from arrays in their
+own page-locked memory (`Device.zeros_pinned`, `cupyx.zeros_pinned`). float32, mode nearest,
+paired rounds in one process (the order reversed every other round), medians; every result is
+checked against gblur's host result before it is timed.
 
 usage: gpu_arrays.py [--rounds N] [--cases 8192x8192:5,512x512x512:3] [--auto] [--no-peers] [--device gpu]
 
@@ -60,6 +61,16 @@ def peers(x, sigma, want):
         check("cupyx", cupy_numpy(), want)
         tools["CuPy cupyx (from numpy)"] = cupy_numpy
         tools["CuPy cupyx (on the GPU)"] = cupy_gpu
+        import cupyx
+        pinned_in = cupyx.zeros_pinned(x.shape, np.float32)
+        pinned_in[...] = x
+        pinned_out = cupyx.zeros_pinned(x.shape, np.float32)
+
+        def cupy_pinned():
+            g = cndi.gaussian_filter(cp.asarray(pinned_in), sigma, mode="nearest")
+            return cp.asnumpy(g, out=pinned_out)
+        check("cupyx, CuPy's pinned arrays", cupy_pinned(), want)
+        tools["CuPy cupyx (CuPy's pinned arrays)"] = cupy_pinned
         try:
             from cucim.skimage.filters import gaussian as cu_gaussian
 
@@ -109,6 +120,17 @@ def table(cases, rounds, gpu, with_peers=True):
         }
         check("gblur Device(gpu)", gblur.gaussian_filter(x, sigma, mode="nearest", device=gpu),
               want)
+        if gpu.is_opencl and hasattr(gpu, "zeros_pinned"):  # (builds before it: none)
+            pinned_in, pinned_out = gpu.zeros_pinned(shape), gpu.zeros_pinned(shape)
+            pinned_in[...] = x
+            tools["gblur Device(gpu), pinned arrays"] = (
+                lambda: gblur.gaussian_filter(pinned_in, sigma, mode="nearest",
+                                              output=pinned_out, device=gpu))
+            tools["gblur Device(gpu), pinned, in place"] = (
+                lambda: gblur.gaussian_filter(pinned_out, sigma, mode="nearest",
+                                              output=pinned_out, device=gpu))
+            check("gblur Device(gpu), pinned arrays", tools["gblur Device(gpu), pinned arrays"](),
+                  want)
         if with_peers:
             tools.update(peers(x, sigma, want))
         med, _ = pair(tools, rounds)

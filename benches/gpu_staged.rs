@@ -1,7 +1,9 @@
 //! An f32 array through the device's staged transfers (`gpu::opencl::staged`) at several chunk
-//! sizes: the wall time of the whole call beside the device's time in its uploads, kernels and
-//! downloads, so that what the host adds (filling and draining the pinned slots where the bus
-//! does not hide it) shows as the difference. Paired rounds, the chunk sizes in turn, medians.
+//! sizes, and from the context's page-locked memory (`gpu::volume::blur_direct`) whole and in
+//! overlapped slabs: the wall time of the whole call beside the device's time in its uploads,
+//! kernels and downloads. Staged, what the host adds (filling and draining the pinned slots
+//! where the bus does not hide it) shows as the difference; in slabs the wall is under the
+//! sum. Paired rounds, the variants in turn, medians.
 //!
 //! Usage: cargo run --release -p gblur --features unstable-internals --example gpu_staged -- [DEVICE] [SHAPE,..] [ROUNDS]
 //! (DEVICE as `--device` takes it, default gpu; SHAPE like 8192x8192 or 512x512x512.)
@@ -12,7 +14,7 @@ use gblur::gpu::opencl::staged::HostSide;
 use gblur::gpu::opencl::staged::SLOT_BYTES;
 use gblur::gpu::opencl::DeviceChoice;
 use gblur::gpu::plan::PipelineChoice;
-use gblur::gpu::volume;
+use gblur::gpu::volume::{self, Direct};
 use gblur::report::PassKind;
 use std::time::Instant;
 
@@ -37,7 +39,7 @@ fn main() -> anyhow::Result<()> {
         device.ctx.device_name(),
         rayon::current_num_threads()
     );
-    let chunks = [SLOT_BYTES / 8, SLOT_BYTES / 4, SLOT_BYTES / 2, SLOT_BYTES];
+    let chunks = [SLOT_BYTES / 8, SLOT_BYTES / 4, SLOT_BYTES / 2];
     for shape in shapes {
         let len: usize = shape.iter().product();
         let input: Vec<f32> = (0..len).map(|i| (i % 1021) as f32 / 1021.0).collect();
@@ -45,24 +47,31 @@ fn main() -> anyhow::Result<()> {
         let lines = vec![Some(LineFilter::new(Method::Recursive, sigma)); shape.len()];
         let mut data = input.clone();
         let mut out = input.clone();
-        // In place through `Same`, or through `Extended` (numpy's route: an input and an
-        // output, nothing extended).
-        let mut run = |(chunk, same): (usize, bool)| -> anyhow::Result<[f64; 4]> {
+        let mut locked = (device.ctx.page_locked(len)?, device.ctx.page_locked(len)?);
+        locked.0.as_mut_slice().copy_from_slice(&input);
+        // Staged: in place through `Same`, or through `Extended` (numpy's route: an input
+        // and an output, nothing extended). Page-locked: into another page-locked array.
+        let mut run = |variant: Variant| -> anyhow::Result<[f64; 4]> {
             data.copy_from_slice(&input);
             let t = Instant::now();
-            let pads = vec![Pad::NONE; shape.len()];
-            let mut host: Box<dyn HostSide> = match same {
-                true => Box::new(Same(&mut data)),
-                false => Box::new(Extended::new(&input, &mut out, &shape, pads)),
+            let passes = match variant {
+                Variant::Staged { chunk, same } => {
+                    let pads = vec![Pad::NONE; shape.len()];
+                    let mut host: Box<dyn HostSide> = match same {
+                        true => Box::new(Same(&mut data)),
+                        false => Box::new(Extended::new(&input, &mut out, &shape, pads)),
+                    };
+                    let ctx = &device.ctx;
+                    volume::blur_staged(ctx, &mut *host, &shape, &lines, device.pipeline, chunk)?
+                }
+                Variant::PageLocked { slabs } => {
+                    let ctx = &device.ctx;
+                    ctx.overlap_from(if slabs { 0 } else { usize::MAX });
+                    let arrays = Direct::Into(locked.0.as_slice(), locked.1.as_mut_slice());
+                    volume::blur_direct(ctx, arrays, &shape, &lines, device.pipeline)?
+                        .ok_or_else(|| anyhow::anyhow!("a non-finite sample"))?
+                }
             };
-            let passes = volume::blur_staged(
-                &device.ctx,
-                &mut *host,
-                &shape,
-                &lines,
-                device.pipeline,
-                chunk,
-            )?;
             let wall = t.elapsed().as_secs_f64() * 1e3;
             let ms = |f: &dyn Fn(&gblur::report::Pass) -> bool| {
                 passes.iter().filter(|p| f(p)).map(|p| p.ms).sum::<f64>()
@@ -74,11 +83,14 @@ fn main() -> anyhow::Result<()> {
                 ms(&|p| p.name == "download"),
             ])
         };
-        let chunks: Vec<(usize, bool)> = chunks
+        let mut chunks: Vec<Variant> = chunks
             .iter()
-            .flat_map(|&c| [(c, false), (c, true)])
+            .flat_map(|&chunk| [false, true].map(|same| Variant::Staged { chunk, same }))
             .collect();
-        run(chunks[2])?;
+        chunks.extend([false, true].map(|slabs| Variant::PageLocked { slabs }));
+        for &v in &chunks {
+            run(v)?;
+        }
         let mut times = vec![Vec::new(); chunks.len()];
         for round in 0..rounds {
             let mut order: Vec<usize> = (0..chunks.len()).collect();
@@ -90,7 +102,7 @@ fn main() -> anyhow::Result<()> {
             }
         }
         println!("{shape:?} sigma {sigma}: wall / device upload + kernels + download, ms (medians of {rounds})");
-        for ((chunk, same), t) in chunks.iter().zip(&mut times) {
+        for (variant, t) in chunks.iter().zip(&mut times) {
             let median = |f: usize| {
                 let mut v: Vec<f64> = t.iter().map(|x| x[f]).collect();
                 v.sort_by(f64::total_cmp);
@@ -98,9 +110,7 @@ fn main() -> anyhow::Result<()> {
             };
             let gb = len as f64 * 4.0 / 1e6;
             println!(
-                "  {} chunks of {:>3} MiB: {:7.2} / {:6.2} + {:6.2} + {:6.2}  (up {:.1} GB/s, down {:.1} GB/s on the bus)",
-                if *same { "in place, " } else { "into another," },
-                (chunk * 4) >> 20,
+                "  {variant:<40} {:7.2} / {:6.2} + {:6.2} + {:6.2}  (up {:.1} GB/s, down {:.1} GB/s on the bus)",
                 median(0),
                 median(1),
                 median(2),
@@ -111,4 +121,26 @@ fn main() -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// How the array goes to the device: staged in chunks (`chunk` samples), in place or into
+/// another array; or from page-locked memory, whole or in overlapped slabs.
+#[derive(Clone, Copy)]
+enum Variant {
+    Staged { chunk: usize, same: bool },
+    PageLocked { slabs: bool },
+}
+
+impl std::fmt::Display for Variant {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let text = match *self {
+            Variant::Staged { chunk, same } => {
+                let how = if same { "in place" } else { "into another" };
+                format!("staged, {how}, chunks of {} MiB:", (chunk * 4) >> 20)
+            }
+            Variant::PageLocked { slabs: true } => "page-locked, in slabs:".into(),
+            Variant::PageLocked { slabs: false } => "page-locked, whole:".into(),
+        };
+        f.pad(&text)
+    }
 }
