@@ -3,7 +3,7 @@
 
 use super::array_cost::{self, ArrayFigures};
 use super::nd::{Element, Filter};
-use super::page_locked;
+use super::page_locked::{self, PageLocked};
 use super::{Error, Gaussian, Layout, Sample};
 use crate::backend::{self, calibrate, cost};
 use crate::cpu::axis::footprint::Spoiled;
@@ -123,9 +123,25 @@ impl Device {
 
     /// The opened device, for one call at a time (a call that panicked leaves it usable: its
     /// queue was finished or dropped with the call).
-    pub(super) fn lock(&self) -> Option<MutexGuard<'_, backend::Device>> {
+    fn lock(&self) -> Option<MutexGuard<'_, backend::Device>> {
         let m = self.opened.as_ref()?;
         Some(m.lock().unwrap_or_else(|poisoned| poisoned.into_inner()))
+    }
+
+    /// `len` f32 samples of page-locked host memory of this device, for arrays that go to
+    /// it and back at the bus's rate ([`PageLocked`]). Fails on a `Device` that runs on the
+    /// host's cores, and where the driver cannot pin that much memory.
+    pub fn page_locked(&self, len: usize) -> Result<PageLocked, Error> {
+        let device = self.lock().ok_or_else(|| {
+            Error::Device(
+                "page-locked memory needs an OpenCL device; this one is the host's cores".into(),
+            )
+        })?;
+        device
+            .ctx
+            .page_locked(len)
+            .map(PageLocked::new)
+            .map_err(|e| Error::Device(e.to_string()))
     }
 
     /// Whether an OpenCL device was opened (false: the host's cores).

@@ -3,7 +3,6 @@
 //! the result back by the copy engines alone, with no staging copy on the host's cores
 //! (`gpu::opencl::lanes`, `gpu::volume::direct`).
 
-use super::device::Device;
 use super::error::Error;
 use crate::backend;
 use crate::cpu::axis::footprint::Spoiled;
@@ -13,7 +12,7 @@ use crate::gpu::volume::{self, Direct};
 use std::ops::{Deref, DerefMut};
 
 /// f32 samples, zeros at first, in page-locked host memory of an opened OpenCL device
-/// ([`Device::page_locked`]). An f32 array held here, blurred on that device with mode
+/// ([`Device::page_locked`](crate::Device::page_locked)). An f32 array held here, blurred on that device with mode
 /// clamp (scipy's 'nearest') along every axis it filters, goes up and comes back by the
 /// device's copy engines alone: on the H200 host that moved 54 GB/s each way, where an
 /// array in ordinary memory is copied through staging memory on the host's cores first
@@ -53,21 +52,9 @@ impl std::fmt::Debug for PageLocked {
     }
 }
 
-impl Device {
-    /// `len` f32 samples of page-locked host memory of this device, for arrays that go to
-    /// it and back at the bus's rate ([`PageLocked`]). Fails on a `Device` that runs on the
-    /// host's cores, and where the driver cannot pin that much memory.
-    pub fn page_locked(&self, len: usize) -> Result<PageLocked, Error> {
-        let device = self.lock().ok_or_else(|| {
-            Error::Device(
-                "page-locked memory needs an OpenCL device; this one is the host's cores".into(),
-            )
-        })?;
-        device
-            .ctx
-            .page_locked(len)
-            .map(PageLocked)
-            .map_err(|e| Error::Device(e.to_string()))
+impl PageLocked {
+    pub(super) fn new(memory: lanes::PageLocked) -> Self {
+        PageLocked(memory)
     }
 }
 
