@@ -12,12 +12,12 @@ use crate::gpu::volume::{self, Direct};
 use std::ops::{Deref, DerefMut};
 
 /// f32 samples, zeros at first, in page-locked host memory of an opened OpenCL device
-/// ([`Device::page_locked`](crate::Device::page_locked)). An f32 array held here, blurred on that device with mode
-/// clamp (scipy's 'nearest') along every axis it filters, goes up and comes back by the
-/// device's copy engines alone: on the H200 host that moved 54 GB/s each way, where an
-/// array in ordinary memory is copied through staging memory on the host's cores first
-/// (about 50 GB/s on 16 of them). Other arrays, modes and devices take the staged route.
-/// Dropping it gives the memory back to the driver.
+/// ([`Device::page_locked`](crate::Device::page_locked)). An f32 array held here, blurred on
+/// that device with mode clamp (scipy's 'nearest') along every axis it filters, goes up and
+/// comes back by the device's copy engines alone: on the H200 host that moved 54 GB/s each
+/// way, where an array in ordinary memory is copied through staging memory on the host's
+/// cores first (about 50 GB/s on 16 of them). Other arrays, modes and devices take the staged
+/// route. Dropping it gives the memory back to the driver.
 ///
 /// ```no_run
 /// use gblur::{nd::Filter, Device};
@@ -27,7 +27,7 @@ use std::ops::{Deref, DerefMut};
 /// let mut image = device.page_locked(len)?;
 /// let mut blurred = device.page_locked(len)?;
 /// image[len / 2 + 2048] = 1.0;
-/// let filter = Filter::new(&[5.0])?.mode(gblur::EdgeMode::Clamp);
+/// let filter = Filter::new(&[5.0, 5.0])?.mode(gblur::EdgeMode::Clamp);
 /// device.blur_nd_into(&filter, &image, &mut blurred, &shape)?;
 /// # Ok::<(), gblur::Error>(())
 /// ```
