@@ -52,10 +52,6 @@ impl Direct<'_> {
         }
     }
 
-    fn src(&self) -> *const f32 {
-        self.input().as_ptr()
-    }
-
     fn dst(&mut self) -> *mut f32 {
         match self {
             Direct::Into(_, output) => output.as_mut_ptr(),
@@ -212,14 +208,19 @@ impl<'c> Slabs<'c> {
         })
     }
 
-    /// Enqueues every upload, the first slabs' kernels, then (the input found finite) every
-    /// download, each slab's kernels once the slab whose buffers they take has come down.
+    /// Enqueues, slab by slab, its upload, its kernels and the download of the slab before
+    /// it; looks at an input blurred into another array for NaN and infinity while the
+    /// queues run; None where it holds one.
     fn run(
         &mut self,
         arrays: &mut Direct,
         pipeline: Pipeline,
     ) -> Result<Option<Vec<Pass>>, ClError> {
-        let (src, dst) = (arrays.src(), arrays.dst());
+        let dst = arrays.dst();
+        let src = match arrays {
+            Direct::Into(input, _) => input.as_ptr(),
+            Direct::InPlace(_) => dst.cast_const(),
+        };
         let slabs = self.rows.len();
         let (mut ups, mut sent) = (Vec::with_capacity(slabs), 0);
         let mut runs = Vec::with_capacity(slabs);
