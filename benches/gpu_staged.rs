@@ -50,7 +50,8 @@ fn main() -> anyhow::Result<()> {
         let mut locked = (device.ctx.page_locked(len)?, device.ctx.page_locked(len)?);
         locked.0.as_mut_slice().copy_from_slice(&input);
         // Staged: in place through `Same`, or through `Extended` (numpy's route: an input
-        // and an output, nothing extended). Page-locked: into another page-locked array.
+        // and an output, nothing extended). Page-locked: into another page-locked array, or in
+        // place (the other one, blurred again each round).
         let mut run = |variant: Variant| -> anyhow::Result<[f64; 4]> {
             data.copy_from_slice(&input);
             let t = Instant::now();
@@ -64,10 +65,13 @@ fn main() -> anyhow::Result<()> {
                     let ctx = &device.ctx;
                     volume::blur_staged(ctx, &mut *host, &shape, &lines, device.pipeline, chunk)?
                 }
-                Variant::PageLocked { slabs } => {
+                Variant::PageLocked { slabs, same } => {
                     let ctx = &device.ctx;
                     ctx.overlap_from(if slabs { 0 } else { usize::MAX });
-                    let arrays = Direct::Into(locked.0.as_slice(), locked.1.as_mut_slice());
+                    let arrays = match same {
+                        true => Direct::InPlace(locked.1.as_mut_slice()),
+                        false => Direct::Into(locked.0.as_slice(), locked.1.as_mut_slice()),
+                    };
                     volume::blur_direct(ctx, arrays, &shape, &lines, device.pipeline)?
                         .ok_or_else(|| anyhow::anyhow!("a non-finite sample"))?
                 }
@@ -87,7 +91,9 @@ fn main() -> anyhow::Result<()> {
             .iter()
             .flat_map(|&chunk| [false, true].map(|same| Variant::Staged { chunk, same }))
             .collect();
-        chunks.extend([false, true].map(|slabs| Variant::PageLocked { slabs }));
+        for same in [false, true] {
+            chunks.extend([false, true].map(|slabs| Variant::PageLocked { slabs, same }));
+        }
         for &v in &chunks {
             run(v)?;
         }
@@ -124,11 +130,12 @@ fn main() -> anyhow::Result<()> {
 }
 
 /// How the array goes to the device: staged in chunks (`chunk` samples), in place or into
-/// another array; or from page-locked memory, whole or in overlapped slabs.
+/// another array; or from page-locked memory, whole or in overlapped slabs, into another
+/// page-locked array or in place.
 #[derive(Clone, Copy)]
 enum Variant {
     Staged { chunk: usize, same: bool },
-    PageLocked { slabs: bool },
+    PageLocked { slabs: bool, same: bool },
 }
 
 impl std::fmt::Display for Variant {
@@ -138,8 +145,11 @@ impl std::fmt::Display for Variant {
                 let how = if same { "in place" } else { "into another" };
                 format!("staged, {how}, chunks of {} MiB:", (chunk * 4) >> 20)
             }
-            Variant::PageLocked { slabs: true } => "page-locked, in slabs:".into(),
-            Variant::PageLocked { slabs: false } => "page-locked, whole:".into(),
+            Variant::PageLocked { slabs, same } => {
+                let how = if same { "in place" } else { "into another" };
+                let whole = if slabs { "in slabs" } else { "whole" };
+                format!("page-locked, {how}, {whole}:")
+            }
         };
         f.pad(&text)
     }

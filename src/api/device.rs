@@ -294,6 +294,8 @@ impl Device {
     /// device the array goes up as f32 in chunks through page-locked memory (extended as it
     /// goes for edge modes other than clamp; in slabs where the device cannot hold it whole),
     /// every axis is filtered there, and the result comes back rounded as the host rounds it.
+    /// An f32 array in the device's own page-locked memory ([`Device::page_locked`]), clamped
+    /// on every axis it filters, goes up and comes back by the copy engines alone.
     ///
     /// ```
     /// use gblur::{nd::Filter, Device};
@@ -315,8 +317,13 @@ impl Device {
         let Some(device) = self.runs_array(&axes, shape) else {
             return filter.apply(data, shape);
         };
+        // An array in page-locked memory is looked at on the device (and left as it was where
+        // it holds a NaN or an infinity), with no pass over it on the host.
+        if page_locked::blur_direct_in_place(&device, &axes, data, shape)? {
+            return Ok(());
+        }
         match Spoiled::find(data, shape, &axes) {
-            None => blur_axes_on(&device, &axes, data, shape),
+            None => blur_staged_axes_on(&device, &axes, data, shape),
             Some(spoiled) => {
                 let input = Spoiled::zeroed(data);
                 blur_spoilt_on(&device, &axes, spoiled, &input, data, shape)
@@ -397,7 +404,7 @@ impl Device {
         let active = axes.iter().flatten().count();
         let extended: usize = shape
             .iter()
-            .zip(pads(axes))
+            .zip(AxisFilter::pads(axes))
             .map(|(n, p)| n + 2 * p)
             .product();
         figures
@@ -407,22 +414,10 @@ impl Device {
     }
 }
 
-/// Each axis's extension on the device: its filter's pad (0 where it has none).
-fn pads(axes: &[Option<AxisFilter>]) -> Vec<usize> {
-    axes.iter()
-        .map(|a| a.as_ref().map_or(0, AxisFilter::pad))
-        .collect()
-}
-
-/// Each axis's filter for the device (None where it is left alone).
-fn lines(axes: &[Option<AxisFilter>]) -> Vec<Option<crate::filter::LineFilter>> {
-    axes.iter()
-        .map(|a| a.as_ref().map(|a| a.filter.clone()))
-        .collect()
-}
-
-/// Filters `data` along each axis that has a filter, on an OpenCL device: extended on the
-/// host where an axis's edge mode is not clamp, up as f32, down cropped and rounded.
+/// Filters `data` along each axis that has a filter, on an OpenCL device: by the copy engines
+/// alone where it lies in the device's page-locked memory and is clamped, else staged,
+/// extended on the host where an axis's edge mode is not clamp, up as f32, down cropped and
+/// rounded.
 fn blur_axes_on<T: Element>(
     device: &backend::Device,
     axes: &[Option<AxisFilter>],
@@ -432,12 +427,29 @@ fn blur_axes_on<T: Element>(
     if page_locked::blur_direct_in_place(device, axes, data, shape)? {
         return Ok(());
     }
+    blur_staged_axes_on(device, axes, data, shape)
+}
+
+/// `blur_axes_on` for arrays not in page-locked memory, or that it found non-finite: through
+/// the staging slots.
+fn blur_staged_axes_on<T: Element>(
+    device: &backend::Device,
+    axes: &[Option<AxisFilter>],
+    data: &mut [T],
+    shape: &[usize],
+) -> Result<(), Error> {
     // f32 arrays with nothing to extend go up and come back from their own memory.
-    if pads(axes).iter().all(|&p| p == 0) {
+    if AxisFilter::pads(axes).iter().all(|&p| p == 0) {
         if let Some(samples) = T::as_f32_mut(data) {
-            return volume::blur(&device.ctx, samples, shape, &lines(axes), device.pipeline)
-                .map(drop)
-                .map_err(|e| Error::Device(e.to_string()));
+            return volume::blur(
+                &device.ctx,
+                samples,
+                shape,
+                &AxisFilter::lines(axes),
+                device.pipeline,
+            )
+            .map(drop)
+            .map_err(|e| Error::Device(e.to_string()));
         }
     }
     let input = data.to_vec();
@@ -499,7 +511,7 @@ fn blur_staged_on<S: Element, D: Element>(
         &device.ctx,
         &mut host,
         &padded,
-        (&lines(axes), &constants),
+        (&AxisFilter::lines(axes), &constants),
         device.pipeline,
         SLOT_BYTES / 4,
     )

@@ -76,7 +76,7 @@ pub(super) fn blur_direct_into<S: Element, D: Element>(
     }
 }
 
-/// `blur_direct_into` in place.
+/// `blur_direct_into` in place; where it is false, `data` is as it was.
 pub(super) fn blur_direct_in_place<T: Element>(
     device: &backend::Device,
     axes: &[Option<AxisFilter>],
@@ -99,14 +99,11 @@ fn direct(
     arrays: Direct,
     shape: &[usize],
 ) -> Result<bool, Error> {
-    let clamped = axes.iter().flatten().all(|a| a.pad() == 0);
+    let clamped = AxisFilter::pads(axes).iter().all(|&p| p == 0);
     if !clamped || !Spoiled::from_samples_alone::<f32>(axes) {
         return Ok(false);
     }
-    let lines: Vec<_> = axes
-        .iter()
-        .map(|a| a.as_ref().map(|a| a.filter.clone()))
-        .collect();
+    let lines = AxisFilter::lines(axes);
     volume::blur_direct(&device.ctx, arrays, shape, &lines, device.pipeline)
         .map(|done| done.is_some())
         .map_err(|e| Error::Device(e.to_string()))

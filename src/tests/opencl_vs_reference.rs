@@ -393,3 +393,43 @@ fn a_context_keeps_its_tables_and_scratch_for_the_next_image() {
     let (bigger, _) = ctx.scratch_f32(101).expect("scratch");
     assert_eq!(bigger, 101);
 }
+
+/// `flag_non_finite` (kernels/finite.cl) says what the host's `is_finite` says of any stretch
+/// of a buffer: NaN and both infinities found wherever they lie, the largest finite values
+/// and the samples just outside the stretch not taken for them.
+#[test]
+fn the_device_finds_nan_and_infinity_where_the_host_does() {
+    let ctx = common::context();
+    let len = 70_000;
+    let mut data: Vec<f32> = (0..len).map(|i| (i % 97) as f32 - 48.0).collect();
+    data[10] = f32::MAX;
+    data[11] = f32::MIN;
+    data[12] = f32::MIN_POSITIVE / 2.0;
+    let (at, n) = (1000, 50_000);
+    let cases = [
+        (None, f32::NAN),
+        (Some(at), f32::NAN),
+        (Some(at + n - 1), f32::INFINITY),
+        (Some(at + 31_337), f32::NEG_INFINITY),
+        (Some(at - 1), f32::NAN),
+        (Some(at + n), f32::INFINITY),
+    ];
+    for (spot, value) in cases {
+        let mut samples = data.clone();
+        if let Some(i) = spot {
+            samples[i] = value;
+        }
+        let mut buf = ctx.buffer::<f32>(len, false).expect("buffer");
+        ctx.write_blocking(&mut buf, &samples, "samples")
+            .expect("upload");
+        for (from, count) in [(at, n), (0, len), (at + 5, 1)] {
+            let flag = ctx.clear_flag().expect("flag");
+            ctx.flag_non_finite((&buf, from), count, &flag)
+                .expect("enqueue");
+            ctx.finish().expect("finish");
+            let want = samples[from..from + count].iter().any(|v| !v.is_finite());
+            let found = ctx.flag_raised(&flag, None).expect("read");
+            assert_eq!(found, want, "{value} at {spot:?}, looked at {from}+{count}");
+        }
+    }
+}

@@ -341,18 +341,45 @@ fn page_locked_arrays_give_what_the_staged_route_gives() {
             );
         }
     }
-    // A NaN in the last slab of an input blurred into another array: the call says so, for
-    // its caller to blur the array again the way that treats it as the host does.
-    ctx.overlap_from(0);
+    non_finite_inputs_are_reported_and_left_as_they_were(&ctx, pipeline);
+}
+
+/// A NaN or an infinity anywhere in a page-locked input, in slabs or whole: the call says so,
+/// for its caller to blur the array again the way that treats them as the host does, and in
+/// place the array is left as it was, bit for bit.
+fn non_finite_inputs_are_reported_and_left_as_they_were(
+    ctx: &crate::gpu::opencl::ClContext,
+    pipeline: Pipeline,
+) {
+    let recursive = |s: f64| Some(LineFilter::new(Method::Recursive, s));
     let (shape, lines) = ([300, 40, 50], vec![recursive(2.0); 3]);
     let n = 300 * 40 * 50;
-    let mut src = ctx.page_locked(n).expect("page-locked memory");
-    src.as_mut_slice().copy_from_slice(&samples(n, 3));
-    src.as_mut_slice()[n - 77] = f32::NAN;
-    let mut dst = ctx.page_locked(n).expect("page-locked memory");
-    let into = volume::Direct::Into(src.as_slice(), dst.as_mut_slice());
-    let done = volume::blur_direct(&ctx, into, &shape, &lines, pipeline).expect("direct");
-    assert!(done.is_none(), "a NaN not seen");
+    let input = samples(n, 3);
+    let spots = [
+        (0, f32::NAN),
+        (n / 2 + 7, f32::INFINITY),
+        (n - 77, f32::NEG_INFINITY),
+    ];
+    for (overlap_from, (spot, value)) in [0, usize::MAX]
+        .into_iter()
+        .flat_map(|o| spots.map(|s| (o, s)))
+    {
+        ctx.overlap_from(overlap_from);
+        let mut src = ctx.page_locked(n).expect("page-locked memory");
+        src.as_mut_slice().copy_from_slice(&input);
+        src.as_mut_slice()[spot] = value;
+        let before: Vec<u32> = src.as_slice().iter().map(|v| v.to_bits()).collect();
+        let mut dst = ctx.page_locked(n).expect("page-locked memory");
+        let into = volume::Direct::Into(src.as_slice(), dst.as_mut_slice());
+        let done = volume::blur_direct(ctx, into, &shape, &lines, pipeline).expect("direct");
+        let case = format!("{value} at {spot}, slabs from {overlap_from}");
+        assert!(done.is_none(), "{case}: not seen into another array");
+        let in_place = volume::Direct::InPlace(src.as_mut_slice());
+        let done = volume::blur_direct(ctx, in_place, &shape, &lines, pipeline).expect("direct");
+        assert!(done.is_none(), "{case}: not seen in place");
+        let after: Vec<u32> = src.as_slice().iter().map(|v| v.to_bits()).collect();
+        assert!(after == before, "{case}: the array was not left as it was");
+    }
 }
 
 /// `Device::page_locked` arrays blur as any other array, in every route: clamped ones by

@@ -62,6 +62,20 @@ impl AxisFilter {
             _ => self.filter.reach(),
         }
     }
+
+    /// Each axis's extension: its filter's pad (0 where it has none).
+    pub fn pads(axes: &[Option<AxisFilter>]) -> Vec<usize> {
+        axes.iter()
+            .map(|a| a.as_ref().map_or(0, AxisFilter::pad))
+            .collect()
+    }
+
+    /// Each axis's line filter (None where the axis is left alone).
+    pub fn lines(axes: &[Option<AxisFilter>]) -> Vec<Option<LineFilter>> {
+        axes.iter()
+            .map(|a| a.as_ref().map(|a| a.filter.clone()))
+            .collect()
+    }
 }
 
 /// `outer × n × inner`: the array seen along one axis.

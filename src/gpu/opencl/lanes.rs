@@ -12,14 +12,17 @@
 //! own, downloads on another, the kernels on the context's queue, ordered by events (the
 //! kernel queue waits for the upload of the rows a slab needs, `kernels_after`; a download
 //! waits for the marker after its slab's kernels, `kernels_marker`), so that one slab comes
-//! down while the next ones go up.
+//! down while the next ones go up. The host never reads such an array, so the device looks
+//! for NaN and infinity in it (`flag_non_finite`).
 
 use super::pinned::Pinned;
+use super::program::FINITE;
+use super::queue::Arg;
 use super::{ClContext, ClError, Timed};
 use opencl3::command_queue::{CommandQueue, CL_QUEUE_PROFILING_ENABLE};
 use opencl3::event::Event;
-use opencl3::memory::{Buffer, ClMem};
-use opencl3::types::{cl_event, CL_NON_BLOCKING};
+use opencl3::memory::{Buffer, ClMem, CL_MEM_COPY_HOST_PTR, CL_MEM_READ_WRITE};
+use opencl3::types::{cl_event, CL_BLOCKING, CL_NON_BLOCKING};
 use std::sync::{Arc, Mutex, PoisonError};
 
 /// Arrays of at least this many bytes go through in overlapped slabs where their shape
@@ -256,6 +259,48 @@ impl ClContext {
             name: name.into(),
             event: Event::new(event),
         })
+    }
+
+    /// A flag on the device, clear, for `flag_non_finite` to set.
+    pub fn clear_flag(&self) -> Result<Buffer<u32>, ClError> {
+        let mut clear = [0u32];
+        let flags = CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR;
+        // SAFETY: the buffer is made from one u32, copied before the call returns.
+        unsafe { Buffer::<u32>::create(self.context(), flags, 1, clear.as_mut_ptr().cast()) }
+            .map_err(|e| self.api_error("creating a flag", e))
+    }
+
+    /// Enqueues on the kernel queue a look at `len` samples of `data` from sample `at`, which
+    /// sets `flag` where one is NaN or infinite (kernels/finite.cl).
+    pub fn flag_non_finite(
+        &self,
+        (data, at): (&Buffer<f32>, usize),
+        len: usize,
+        flag: &Buffer<u32>,
+    ) -> Result<Timed, ClError> {
+        let kernel = self.kernel(FINITE, "flag_non_finite", "")?;
+        let args = [
+            Arg::Buf(data),
+            Arg::U64(at as u64),
+            Arg::U64(len as u64),
+            Arg::Words(flag),
+        ];
+        // Up to 4 Mi work-items (more than any device runs at once), each taking every
+        // global-size-th sample: a 64 Mi-sample slab is 16 reads each.
+        let global = len.div_ceil(256).clamp(1, 1 << 14) * 256;
+        self.run(&kernel, &args, &[global], None, "finite check")
+    }
+
+    /// Whether `flag` is set, read once `after` (a flushed command, if any) has completed.
+    /// The read goes on the download queue, so the kernels after `after` keep running.
+    pub fn flag_raised(&self, flag: &Buffer<u32>, after: Option<&Event>) -> Result<bool, ClError> {
+        let queue = &self.lanes()?[DOWN];
+        let wait: Vec<cl_event> = after.iter().map(|e| e.get()).collect();
+        let mut value = [0u32];
+        // SAFETY: a blocking read into a local of the flag's one element.
+        unsafe { queue.enqueue_read_buffer(flag, CL_BLOCKING, 0, &mut value, &wait) }
+            .map_err(|e| self.api_error("reading a flag", e))?;
+        Ok(value[0] != 0)
     }
 
     /// Waits for the kernel queue and both transfer queues: once they are done, no command

@@ -32,8 +32,14 @@ pub const EDGES: KernelSource = KernelSource {
     text: include_str!("../../../kernels/edges.cl"),
 };
 
+pub const FINITE: KernelSource = KernelSource {
+    file: "finite.cl",
+    text: include_str!("../../../kernels/finite.cl"),
+};
+
 #[cfg(test)]
-pub const ALL_SOURCES: [KernelSource; 5] = [RECURSIVE, TRANSPOSE, CONVOLUTION, BLOCKS, EDGES];
+pub const ALL_SOURCES: [KernelSource; 6] =
+    [RECURSIVE, TRANSPOSE, CONVOLUTION, BLOCKS, EDGES, FINITE];
 
 /// Every (source, kernel) pair the Rust side enqueues.
 #[cfg(test)]
@@ -46,6 +52,7 @@ pub const KERNELS: &[(KernelSource, &str)] = &[
     (CONVOLUTION, "fir_x"),
     (CONVOLUTION, "fir_y"),
     (EDGES, "constant_edges"),
+    (FINITE, "flag_non_finite"),
     (TRANSPOSE, "transpose_naive"),
     (TRANSPOSE, "transpose_local"),
     (TRANSPOSE, "transpose_skewed"),

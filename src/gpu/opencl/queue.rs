@@ -41,7 +41,10 @@ pub enum Arg<'a> {
     Buf(&'a Buffer<f32>),
     /// A buffer of 8-bit samples.
     Bytes(&'a Buffer<u8>),
+    /// A buffer of 32-bit flags or counts.
+    Words(&'a Buffer<u32>),
     U32(u32),
+    U64(u64),
     F32(f32),
 }
 
@@ -462,7 +465,9 @@ impl ClContext {
                 match a {
                     Arg::Buf(b) => exec.set_arg(*b),
                     Arg::Bytes(b) => exec.set_arg(*b),
+                    Arg::Words(b) => exec.set_arg(*b),
                     Arg::U32(v) => exec.set_arg(v),
+                    Arg::U64(v) => exec.set_arg(v),
                     Arg::F32(v) => exec.set_arg(v),
                 };
             }

@@ -12,9 +12,12 @@
 //! clamped margin instead of the rows beyond moves its own samples by under `SEAM_WEIGHT` of
 //! the range. Each row goes up once: the margins are copied on the device.
 //!
-//! While the array goes up and comes down, the host looks at the input for NaN and infinity;
-//! where it finds one, the caller blurs it again by the staged route, which treats them as the
-//! host does (in place, the caller looks first: the input is gone once a slab comes down).
+//! The host never reads the array, so the device looks at each slab's own rows for NaN and
+//! infinity as they arrive (kernels/finite.cl, a read of them beside the passes); where it
+//! finds one, the caller blurs the array again by the staged route, which treats them as the
+//! host does. In place, the input must then still be there: with several slabs the whole
+//! input is on the device and goes back down over the results; one slab's input is
+//! overwritten by its own passes, so its result comes down only once the device has looked.
 
 use super::{enqueue_axes, margin, plane_dims, room, Axes};
 use crate::filter::LineFilter;
@@ -24,7 +27,6 @@ use crate::gpu::plan::Pipeline;
 use crate::report::{Pass, PassKind};
 use opencl3::event::Event;
 use opencl3::memory::Buffer;
-use rayon::prelude::*;
 
 /// Slabs an array is cut into at most: enough that the first upload and the last download,
 /// which nothing overlaps, are short.
@@ -63,10 +65,9 @@ impl Direct<'_> {
 /// Blurs `arrays`, of `shape`, `filters[k]` along axis k and clamped at every edge, with the
 /// copy engines reading and writing the caller's memory, which must be the context's
 /// page-locked memory (`ClContext::page_locked`) for the transfers to run at the bus's
-/// rate. An input blurred into another array is looked at for NaN and infinity on the host
-/// while it goes up and comes down: where it holds one, the result is None and the output's
-/// samples are left undefined, for the caller to blur it again the way that treats them as
-/// the host does. In place, the caller looks first: NaN and infinity spread as they would.
+/// rate. Where the input holds a NaN or an infinity the result is None, for the caller to
+/// blur it again the way that treats them as the host does: in place, the array is as it was;
+/// into another array, the output's samples are left undefined.
 pub fn blur_direct(
     ctx: &ClContext,
     mut arrays: Direct,
@@ -132,12 +133,14 @@ fn cut(ctx: &ClContext, (n, inner): (usize, usize), reach: usize) -> Vec<Rows> {
 }
 
 /// A slab whose kernels are enqueued: what they keep alive, the marker after them, its
-/// buffers and which of them holds the result.
+/// buffers and which of them holds the result, and where asked a marker after the look at
+/// its own rows for NaN and infinity.
 struct Filtering<'c> {
     run: Run<'c>,
     marker: Event,
     set: usize,
     in_a: bool,
+    looked: Option<Event>,
 }
 
 struct Slabs<'c> {
@@ -209,21 +212,26 @@ impl<'c> Slabs<'c> {
     }
 
     /// Enqueues, slab by slab, its upload, its kernels and the download of the slab before
-    /// it; looks at an input blurred into another array for NaN and infinity while the
-    /// queues run; None where it holds one.
+    /// it; None where the device finds a NaN or an infinity in the input, with an array
+    /// blurred in place as it was.
     fn run(
         &mut self,
         arrays: &mut Direct,
         pipeline: Pipeline,
     ) -> Result<Option<Vec<Pass>>, ClError> {
+        let in_place = matches!(arrays, Direct::InPlace(_));
         let dst = arrays.dst();
         let src = match arrays {
             Direct::Into(input, _) => input.as_ptr(),
             Direct::InPlace(_) => dst.cast_const(),
         };
         let slabs = self.rows.len();
+        // One slab in place: its passes overwrite its input, so the host waits for the look
+        // at it (on the download queue, the passes running meanwhile) before it comes down.
+        let wait = in_place && self.whole.is_none();
+        let flag = self.ctx.clear_flag()?;
         let (mut ups, mut sent) = (Vec::with_capacity(slabs), 0);
-        let mut runs = Vec::with_capacity(slabs);
+        let mut runs: Vec<Filtering> = Vec::with_capacity(slabs);
         let mut downs: Vec<Timed> = Vec::with_capacity(slabs);
         // In the order the device takes them: a slab's upload, its kernels (once the slab
         // that had its buffers has come down), the download of the slab before it.
@@ -232,21 +240,21 @@ impl<'c> Slabs<'c> {
                 self.upload_slab(k, src, &mut sent, &mut ups)?;
                 let up = &ups.last().expect("the first slab's upload").event;
                 let after = k.checked_sub(SETS).map(|j| &downs[j].event);
-                runs.push(self.enqueue_slab(k, up, after, pipeline)?);
+                runs.push(self.enqueue_slab(k, (up, after), &flag, wait, pipeline)?);
+                if wait && self.ctx.flag_raised(&flag, runs[k].looked.as_ref())? {
+                    self.ctx.finish_lanes()?;
+                    return Ok(None);
+                }
             }
             if k >= 1 {
                 downs.push(self.download(k - 1, &runs[k - 1], dst)?);
             }
         }
-        // The host looks at the input while the queues run (in place, the caller did first).
-        let finite = match arrays {
-            Direct::Into(input, _) => input
-                .par_chunks(1 << 16)
-                .all(|c| c.iter().all(|v| v.is_finite())),
-            Direct::InPlace(_) => true,
-        };
         self.ctx.finish_lanes()?;
-        if !finite {
+        if self.ctx.flag_raised(&flag, None)? {
+            if let (true, Some((_, whole))) = (in_place, &self.whole) {
+                self.restore(whole, dst)?;
+            }
             return Ok(None);
         }
         let mut passes = vec![self.transfer("upload", &ups)?];
@@ -257,6 +265,16 @@ impl<'c> Slabs<'c> {
         }
         passes.push(self.transfer("download", &downs)?);
         Ok(Some(passes))
+    }
+
+    /// Brings the input, whole on the device, back down into `dst` over the results.
+    fn restore(&self, whole: &Buffer<f32>, dst: *mut f32) -> Result<(), ClError> {
+        let now = self.ctx.kernels_marker()?;
+        let len = self.shape.iter().product::<usize>();
+        // SAFETY: `dst` holds the array's `len` samples, which nothing else reads or writes
+        // until the queues are finished below.
+        unsafe { self.ctx.download_to(whole, 0, (dst, len), &now) }?;
+        self.ctx.finish_lanes()
     }
 
     /// Enqueues the upload of slab `k`'s rows not yet sent (those from `sent` on), from `src`.
@@ -281,13 +299,16 @@ impl<'c> Slabs<'c> {
         Ok(())
     }
 
-    /// Enqueues slab `k`'s copy out of the whole array and its passes, once `up` (the upload
-    /// of its last rows) and `after` (the download of the slab that had its buffers) are done.
+    /// Enqueues slab `k`'s copy out of the whole array, the look at its own rows that sets
+    /// `flag` at a NaN or an infinity (with a marker after it where `mark`) and its passes,
+    /// once `up` (the upload of its last rows) and `after` (the download of the slab that had
+    /// its buffers) are done.
     fn enqueue_slab(
         &mut self,
         k: usize,
-        up: &Event,
-        after: Option<&Event>,
+        (up, after): (&Event, Option<&Event>),
+        flag: &Buffer<u32>,
+        mark: bool,
         pipeline: Pipeline,
     ) -> Result<Filtering<'c>, ClError> {
         let (ctx, inner, rows, set) = (self.ctx, self.inner, self.rows[k], k % SETS);
@@ -305,6 +326,14 @@ impl<'c> Slabs<'c> {
             let copy = ctx.copy_at((whole, rows.lo * inner), (&dev.a, 0), len, "slab copy")?;
             run.transfer(copy, len as u64 * 8);
         }
+        let own = (rows.b - rows.a) * inner;
+        let look = ctx.flag_non_finite((&dev.a, (rows.a - rows.lo) * inner), own, flag)?;
+        run.transfer(look, own as u64 * 4);
+        let looked = if mark {
+            Some(ctx.kernels_marker()?)
+        } else {
+            None
+        };
         let constants = vec![None; part.len()];
         let axes = Axes {
             filters: &self.filters,
@@ -318,6 +347,7 @@ impl<'c> Slabs<'c> {
             marker,
             set,
             in_a,
+            looked,
         })
     }
 
