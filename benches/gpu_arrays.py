@@ -3,7 +3,8 @@
 and `Device("auto")`), and the GPU peers that are installed (CuPy's `cupyx.scipy.ndimage`,
 cuCIM's `skimage.filters.gaussian`, pyclesperanto's `gaussian_blur`), each from numpy and
 back and, where it can, on data already on the GPU; gblur and CuPy also from arrays in their
-own page-locked memory (`Device.zeros_pinned`, `cupyx.zeros_pinned`). float32, mode nearest,
+own page-locked memory (`Device.zeros_pinned`, `cupyx.zeros_pinned`), gblur also with one side
+there and the other in ordinary numpy memory. float32, mode nearest,
 paired rounds in one process (the order reversed every other round), medians; every result is
 checked against gblur's host result before it is timed.
 
@@ -129,6 +130,15 @@ def table(cases, rounds, gpu, with_peers=True):
             tools["gblur Device(gpu), pinned, in place"] = (
                 lambda: gblur.gaussian_filter(pinned_out, sigma, mode="nearest",
                                               output=pinned_out, device=gpu))
+            # One side page-locked, the other ordinary numpy memory.
+            tools["gblur Device(gpu), pinned input"] = (
+                lambda: gblur.gaussian_filter(pinned_in, sigma, mode="nearest", output=out,
+                                              device=gpu))
+            tools["gblur Device(gpu), pinned input, new output"] = (
+                lambda: gblur.gaussian_filter(pinned_in, sigma, mode="nearest", device=gpu))
+            tools["gblur Device(gpu), pinned output"] = (
+                lambda: gblur.gaussian_filter(x, sigma, mode="nearest", output=pinned_out,
+                                              device=gpu))
             check("gblur Device(gpu), pinned arrays", tools["gblur Device(gpu), pinned arrays"](),
                   want)
         if with_peers:

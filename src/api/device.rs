@@ -505,7 +505,12 @@ fn blur_staged_on<S: Element, D: Element>(
                 .then_some(p.cval)
         })
         .collect();
-    let mut host = Extended::new(input, output, shape, pads);
+    let ctx = &device.ctx;
+    let locked = (
+        S::as_f32(input).is_some_and(|s| ctx.is_page_locked(s)),
+        D::as_f32_mut(output).is_some_and(|d| ctx.is_page_locked(d)),
+    );
+    let mut host = Extended::new(input, output, shape, pads).locked(locked.0, locked.1);
     let padded = host.padded_shape().to_vec();
     volume::blur_staged_with_constants(
         &device.ctx,

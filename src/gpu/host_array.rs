@@ -24,6 +24,8 @@ pub struct Extended<'a, S, D> {
     /// Whether a sample staged so far was NaN or infinite (`fill` looks at every piece it
     /// writes, in the core's cache, instead of a pass over the input of its own).
     non_finite: AtomicBool,
+    /// Whether the input and the output lie in the context's page-locked memory (`locked`).
+    locked: (bool, bool),
 }
 
 /// One axis's extension on the device: `by` samples at both ends (0: none) as `mode` says,
@@ -72,7 +74,16 @@ impl<'a, S: Element, D: Element> Extended<'a, S, D> {
             pads,
             padded,
             non_finite: AtomicBool::new(false),
+            locked: (false, false),
         }
+    }
+
+    /// Says that the input, the output, or both lie in page-locked memory of the context
+    /// (`ClContext::is_page_locked`): where that one is f32 and nothing is extended, the copy
+    /// engines read it or write it themselves (`HostSide::locked_source`, `locked_target`).
+    pub fn locked(mut self, input: bool, output: bool) -> Self {
+        self.locked = (input, output);
+        self
     }
 
     /// Whether a staged sample was NaN or infinite: an input sample, or an edge constant.
@@ -139,6 +150,20 @@ impl<S: Element, D: Element> HostSide for Extended<'_, S, D> {
         if !piece_finite(out) {
             self.non_finite.store(true, Ordering::Relaxed);
         }
+    }
+
+    fn locked_source(&self) -> Option<&[f32]> {
+        let whole = self.locked.0 && self.padded == self.shape;
+        whole.then(|| S::as_f32(self.input)).flatten()
+    }
+
+    fn locked_target(&mut self) -> Option<&mut [f32]> {
+        let whole = self.locked.1 && self.padded == self.shape;
+        whole.then(|| D::as_f32_mut(self.output)).flatten()
+    }
+
+    fn found_non_finite(&self) {
+        self.non_finite.store(true, Ordering::Relaxed);
     }
 
     fn drain(&mut self, first: usize, samples: &[f32]) {

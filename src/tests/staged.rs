@@ -383,8 +383,9 @@ fn non_finite_inputs_are_reported_and_left_as_they_were(
 }
 
 /// `Device::page_locked` arrays blur as any other array, in every route: clamped ones by
-/// the copy engines alone, other modes and non-finite samples by the staged route; a
-/// `Device` on the host's cores has none to give.
+/// the copy engines alone (one side alone where the other is ordinary memory), other modes
+/// and non-finite samples by the staged route; a `Device` on the host's cores has none to
+/// give.
 #[test]
 fn a_device_blurs_its_page_locked_arrays_as_it_blurs_any_other() {
     common::require_opencl();
@@ -410,10 +411,89 @@ fn a_device_blurs_its_page_locked_arrays_as_it_blurs_any_other() {
                 .expect("page-locked memory");
             let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
             assert_eq!(bits(&b), bits(&want), "{mode:?} nan {nan}: into");
+            let mut ordinary = vec![0f32; n];
+            device
+                .blur_nd_into(&filter, &a, &mut ordinary, &shape)
+                .expect("from page-locked memory");
+            assert_eq!(bits(&ordinary), bits(&want), "{mode:?} nan {nan}: from");
+            b.fill(0.0);
+            device
+                .blur_nd_into(&filter, &input, &mut b, &shape)
+                .expect("into page-locked memory");
+            assert_eq!(bits(&b), bits(&want), "{mode:?} nan {nan}: into only");
             device.blur_nd(&filter, &mut a, &shape).expect("in place");
             assert_eq!(bits(&a), bits(&want), "{mode:?} nan {nan}: in place");
         }
     }
     let host = crate::Device::open("rust").expect("the host");
     assert!(host.page_locked(16).is_err());
+}
+
+/// A host side whose input and output lie in the context's page-locked memory: the staged
+/// transfers must hand them to the copy engine whole, never filling or draining a slot.
+struct LockedSides<'a> {
+    input: &'a [f32],
+    output: &'a mut [f32],
+    found: std::sync::atomic::AtomicBool,
+}
+
+impl HostSide for LockedSides<'_> {
+    fn fill(&self, _: usize, _: &mut [f32]) {
+        panic!("a page-locked input was filled into a slot");
+    }
+    fn drain(&mut self, _: usize, _: &[f32]) {
+        panic!("a page-locked output was drained from a slot");
+    }
+    fn locked_source(&self) -> Option<&[f32]> {
+        Some(self.input)
+    }
+    fn locked_target(&mut self) -> Option<&mut [f32]> {
+        Some(self.output)
+    }
+    fn found_non_finite(&self) {
+        self.found.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// The staged route takes a side in page-locked memory up or down in one command (an input
+/// in small chunks otherwise), with the same samples as the slots give, and the device tells
+/// the host side of a NaN or an infinity in an input it never filled.
+#[test]
+fn page_locked_sides_of_a_staged_array_skip_the_slots() {
+    let info = common::require_opencl();
+    let ctx = common::context();
+    let pipeline = Pipeline::fastest_for(&info);
+    let (shape, n) = ([70, 90], 70 * 90);
+    let lines = vec![Some(LineFilter::new(Method::Recursive, 2.0)); 2];
+    let input = samples(n, 5);
+    let mut want = input.clone();
+    volume::blur_staged(&ctx, &mut Same(&mut want), &shape, &lines, pipeline, 1000)
+        .expect("staged");
+    for (spot, value) in [
+        (None, 0.0),
+        (Some(n - 1), f32::NAN),
+        (Some(0), f32::INFINITY),
+    ] {
+        let mut src = ctx.page_locked(n).expect("page-locked memory");
+        src.as_mut_slice().copy_from_slice(&input);
+        if let Some(i) = spot {
+            src.as_mut_slice()[i] = value;
+        }
+        let mut dst = ctx.page_locked(n).expect("page-locked memory");
+        let mut host = LockedSides {
+            input: src.as_slice(),
+            output: dst.as_mut_slice(),
+            found: false.into(),
+        };
+        volume::blur_staged(&ctx, &mut host, &shape, &lines, pipeline, 1000).expect("staged");
+        assert_eq!(
+            host.found.into_inner(),
+            spot.is_some(),
+            "{value} at {spot:?}"
+        );
+        if spot.is_none() {
+            let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(dst.as_slice()), bits(&want));
+        }
+    }
 }

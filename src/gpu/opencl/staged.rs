@@ -6,7 +6,10 @@
 //! with the next chunk (converting, extending: `HostSide::fill`) while the copy engine moves
 //! the previous slot; it comes down the same way, each chunk's slot emptied on every core
 //! (`HostSide::drain`) while the next chunks are on the bus. The context keeps its slots
-//! between calls, so only its first array pays for pinning them.
+//! between calls, so only its first array pays for pinning them. A side that already lies in
+//! the context's page-locked memory (`lanes`), sample for sample, skips the slots: the copy
+//! engine reads or writes it whole, and the device looks for NaN and infinity in an input
+//! that no fill looked at.
 
 use super::pinned::Pinned;
 use super::{ClContext, ClError, Timed};
@@ -37,6 +40,20 @@ pub trait HostSide: Sync {
     /// Takes samples `first..first + samples.len()` of the device's array as they arrive,
     /// a chunk a call, in order (spreading its work over the cores itself).
     fn drain(&mut self, first: usize, samples: &[f32]);
+    /// The device's whole array where it already lies, sample for sample, in page-locked
+    /// memory of the context (`ClContext::page_locked`): the copy engine reads it there,
+    /// with no fill (and the device looks for NaN and infinity in it). None: filled.
+    fn locked_source(&self) -> Option<&[f32]> {
+        None
+    }
+    /// Where the device's whole array lands, sample for sample, where that is page-locked
+    /// memory of the context: the copy engine writes it there, with no drain. None: drained.
+    fn locked_target(&mut self) -> Option<&mut [f32]> {
+        None
+    }
+    /// The device found a NaN or an infinity in the `locked_source` array, which no fill
+    /// looked at.
+    fn found_non_finite(&self) {}
 }
 
 /// A transfer made of chunks: their commands, for the report.
@@ -120,6 +137,11 @@ impl ClContext {
     ) -> Result<Chunked, ClError> {
         let chunk = chunk.clamp(1, LARGEST_SLOT / 4).min(len.max(1));
         let mut sent = Chunked::new("upload", len);
+        if let Some(samples) = host.locked_source() {
+            sent.chunks
+                .push(self.upload_locked(buf, &samples[..len], host)?);
+            return Ok(sent);
+        }
         let Some(mut slots) = self.slots(chunk * 4) else {
             let mut whole = vec![0f32; len];
             fill_in_pieces(0, &mut whole, |f, p| host.fill(f, p));
@@ -181,6 +203,11 @@ impl ClContext {
     ) -> Result<Chunked, ClError> {
         let chunk = chunk.clamp(1, LARGEST_SLOT / 4).min(len.max(1));
         let mut got = Chunked::new("download", len);
+        if let Some(samples) = host.locked_target() {
+            got.chunks
+                .push(self.read(buf, &mut samples[..len], "download")?);
+            return Ok(got);
+        }
         let Some(mut slots) = self.slots(chunk * 4) else {
             let mut whole = vec![0f32; len];
             got.chunks.push(self.read(buf, &mut whole, "download")?);
@@ -221,6 +248,27 @@ impl ClContext {
             }
         }
         Ok(got)
+    }
+}
+
+impl ClContext {
+    /// Uploads `samples`, in the context's page-locked memory, into `buf` in one command,
+    /// and has the device look for NaN and infinity in them (which no fill did), telling
+    /// `host` where it finds one. Returns once both are done.
+    fn upload_locked(
+        &self,
+        buf: &mut Buffer<f32>,
+        samples: &[f32],
+        host: &dyn HostSide,
+    ) -> Result<Timed, ClError> {
+        let up = self.write_blocking(buf, samples, "upload")?;
+        let flag = self.clear_flag()?;
+        self.flag_non_finite((buf, 0), samples.len(), &flag)?;
+        self.finish()?;
+        if self.flag_raised(&flag, None)? {
+            host.found_non_finite();
+        }
+        Ok(up)
     }
 }
 
