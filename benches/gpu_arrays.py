@@ -11,7 +11,7 @@ checked against gblur's host result before it is timed.
 usage: gpu_arrays.py [--rounds N] [--cases 8192x8192:5,512x512x512:3] [--auto] [--no-peers] [--device gpu]
 
 --auto adds the table of `device="auto"` against the faster of host and GPU at 256², 1024²,
-4096², 128³ and 512³.
+4096², 128³ and 512³, from ordinary numpy arrays and from each device's page-locked ones.
 """
 import argparse
 import os
@@ -153,16 +153,31 @@ def table(cases, rounds, gpu, with_peers=True):
 def auto_table(rounds, gpu):
     host, auto = gblur.Device("rust"), gblur.Device("auto")
     print(f"\nauto opened {auto.name}")
-    print("| array | host ms | GPU ms | auto ms | auto / faster |")
+    pinned = auto.is_opencl and gpu.is_opencl and hasattr(gpu, "zeros_pinned")
+    head = "| array | host ms | GPU ms | auto ms | auto / faster |"
+    if pinned:
+        head += " GPU ms, page-locked | auto ms, page-locked | auto / faster, page-locked |"
+    print(head)
     for shape in [(256, 256), (1024, 1024), (4096, 4096), (128,) * 3, (512,) * 3]:
         x = np.random.default_rng(2).random(shape, dtype=np.float32)
         out = np.empty_like(x)
         tools = {d.name if d is not auto else "auto": (lambda d=d: gblur.gaussian_filter(
             x, 3.0, mode="nearest", output=out, device=d)) for d in (host, gpu, auto)}
+        if pinned:
+            # Each device's own page-locked arrays (another device's are ordinary memory to it).
+            for name, d in (("gpu pinned", gpu), ("auto pinned", auto)):
+                a, b = d.zeros_pinned(shape), d.zeros_pinned(shape)
+                a[...] = x
+                tools[name] = (lambda a=a, b=b, d=d: gblur.gaussian_filter(
+                    a, 3.0, mode="nearest", output=b, device=d))
         med, _ = pair(tools, rounds)
         h, g, a = (med[host.name], med[gpu.name], med["auto"])
-        print(f"| {'×'.join(map(str, shape))} | {h * 1e3:.2f} | {g * 1e3:.2f} | {a * 1e3:.2f} "
-              f"| {a / min(h, g):.2f} |")
+        row = (f"| {'×'.join(map(str, shape))} | {h * 1e3:.2f} | {g * 1e3:.2f} | {a * 1e3:.2f} "
+               f"| {a / min(h, g):.2f} |")
+        if pinned:
+            gp, ap = med["gpu pinned"], med["auto pinned"]
+            row += f" {gp * 1e3:.2f} | {ap * 1e3:.2f} | {ap / min(h, gp):.2f} |"
+        print(row)
 
 
 def main():

@@ -15,6 +15,8 @@ pub enum PassKind {
     Filter,
     /// A transpose kernel.
     Transpose,
+    /// A kernel that looks at the samples and changes none (for NaN and infinity).
+    Check,
     /// Host work on the pixels (decode, conversions, encode, the Rust path's passes).
     Host,
     /// Host work independent of the pixels (context creation, kernel builds).

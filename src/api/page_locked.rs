@@ -8,7 +8,7 @@ use crate::backend;
 use crate::cpu::axis::footprint::Spoiled;
 use crate::cpu::axis::{AxisFilter, Element};
 use crate::gpu::opencl::lanes;
-use crate::gpu::volume::{self, Direct};
+use crate::gpu::volume::{self, Direct as Arrays};
 use std::ops::{Deref, DerefMut};
 
 /// f32 samples, zeros at first, in page-locked host memory of an opened OpenCL device
@@ -58,53 +58,65 @@ impl PageLocked {
     }
 }
 
+/// What became of an array offered to the copy engines alone.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Direct {
+    /// Blurred.
+    Done,
+    /// Not theirs (ordinary memory, another mode or sample type): nothing written.
+    NotTaken,
+    /// Its input holds a NaN or an infinity, which the staged route treats as the host does:
+    /// an output is left undefined, an array blurred in place as it was.
+    NonFinite,
+}
+
 /// `input` filtered into `output` by the copy engines alone, where both lie in `device`'s
-/// page-locked memory (`direct`); false where the staged route must take them (nothing
-/// written).
+/// page-locked memory (`direct`).
 pub(super) fn blur_direct_into<S: Element, D: Element>(
     device: &backend::Device,
     axes: &[Option<AxisFilter>],
     (input, output): (&[S], &mut [D]),
     shape: &[usize],
-) -> Result<bool, Error> {
+) -> Result<Direct, Error> {
     let ctx = &device.ctx;
     let src = S::as_f32(input).filter(|s| ctx.is_page_locked(s));
     let dst = D::as_f32_mut(output).filter(|d| ctx.is_page_locked(d));
     match (src, dst) {
-        (Some(src), Some(dst)) => direct(device, axes, Direct::Into(src, dst), shape),
-        _ => Ok(false),
+        (Some(src), Some(dst)) => direct(device, axes, Arrays::Into(src, dst), shape),
+        _ => Ok(Direct::NotTaken),
     }
 }
 
-/// `blur_direct_into` in place; where it is false, `data` is as it was.
+/// `blur_direct_into` in place.
 pub(super) fn blur_direct_in_place<T: Element>(
     device: &backend::Device,
     axes: &[Option<AxisFilter>],
     data: &mut [T],
     shape: &[usize],
-) -> Result<bool, Error> {
+) -> Result<Direct, Error> {
     let ctx = &device.ctx;
     match T::as_f32_mut(data).filter(|d| ctx.is_page_locked(d)) {
-        Some(data) => direct(device, axes, Direct::InPlace(data), shape),
-        None => Ok(false),
+        Some(data) => direct(device, axes, Arrays::InPlace(data), shape),
+        None => Ok(Direct::NotTaken),
     }
 }
 
 /// `arrays` filtered by the copy engines alone where every filtered axis is clamped (nothing
-/// to extend) and only the samples themselves can spoil outputs; false where the staged
-/// route must take them: another mode, or a NaN or an infinity in the input.
+/// to extend) and only the samples themselves can spoil outputs.
 fn direct(
     device: &backend::Device,
     axes: &[Option<AxisFilter>],
-    arrays: Direct,
+    arrays: Arrays,
     shape: &[usize],
-) -> Result<bool, Error> {
+) -> Result<Direct, Error> {
     let clamped = AxisFilter::pads(axes).iter().all(|&p| p == 0);
     if !clamped || !Spoiled::from_samples_alone::<f32>(axes) {
-        return Ok(false);
+        return Ok(Direct::NotTaken);
     }
     let lines = AxisFilter::lines(axes);
-    volume::blur_direct(&device.ctx, arrays, shape, &lines, device.pipeline)
-        .map(|done| done.is_some())
-        .map_err(|e| Error::Device(e.to_string()))
+    match volume::blur_direct(&device.ctx, arrays, shape, &lines, device.pipeline) {
+        Ok(Some(_)) => Ok(Direct::Done),
+        Ok(None) => Ok(Direct::NonFinite),
+        Err(e) => Err(Error::Device(e.to_string())),
+    }
 }

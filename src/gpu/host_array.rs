@@ -6,6 +6,7 @@
 //! crops and rounds, so no extended copy is made on the host.
 
 use super::opencl::staged::{HostSide, PIECE};
+use super::opencl::ClContext;
 use crate::cpu::axis::footprint::piece_finite;
 use crate::cpu::axis::{AxisFilter, Element};
 use crate::filter::EdgeMode;
@@ -78,11 +79,15 @@ impl<'a, S: Element, D: Element> Extended<'a, S, D> {
         }
     }
 
-    /// Says that the input, the output, or both lie in page-locked memory of the context
-    /// (`ClContext::is_page_locked`): where that one is f32 and nothing is extended, the copy
-    /// engines read it or write it themselves (`HostSide::locked_source`, `locked_target`).
-    pub fn locked(mut self, input: bool, output: bool) -> Self {
-        self.locked = (input, output);
+    /// Notes which of the input and the output lie in page-locked memory of `ctx`
+    /// (`ClContext::is_page_locked`): where such a side is f32 and nothing is extended, the
+    /// copy engine reads or writes it there itself (`HostSide::locked_source`,
+    /// `locked_target`).
+    pub fn locked_in(mut self, ctx: &ClContext) -> Self {
+        self.locked = (
+            S::as_f32(self.input).is_some_and(|s| ctx.is_page_locked(s)),
+            D::as_f32_mut(self.output).is_some_and(|d| ctx.is_page_locked(d)),
+        );
         self
     }
 

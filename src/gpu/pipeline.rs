@@ -414,6 +414,11 @@ impl<'a> Run<'a> {
         self.record(timed, PassKind::Transfer, bytes);
     }
 
+    /// A kernel of the run's that looks at `bytes` of samples and changes none.
+    pub(super) fn check(&mut self, timed: Timed, bytes: u64) {
+        self.record(timed, PassKind::Check, bytes);
+    }
+
     fn record(&mut self, timed: Timed, kind: PassKind, bytes: u64) {
         self.finished = false;
         self.timed.push(Enqueued { timed, kind, bytes });

@@ -367,6 +367,15 @@ fn non_finite_inputs_are_reported_and_left_as_they_were(
         ctx.overlap_from(overlap_from);
         let mut src = ctx.page_locked(n).expect("page-locked memory");
         src.as_mut_slice().copy_from_slice(&input);
+        // Both ways of leaving the array as it was: several slabs (the input restored from the
+        // device) and one (its result held back).
+        let in_place = volume::Direct::InPlace(src.as_mut_slice());
+        let passes = volume::blur_direct(ctx, in_place, &shape, &lines, pipeline)
+            .expect("direct")
+            .expect("finite");
+        let slabs = passes.iter().any(|p| p.name == "slab copy");
+        assert_eq!(slabs, overlap_from == 0, "slabs from {overlap_from}");
+        src.as_mut_slice().copy_from_slice(&input);
         src.as_mut_slice()[spot] = value;
         let before: Vec<u32> = src.as_slice().iter().map(|v| v.to_bits()).collect();
         let mut dst = ctx.page_locked(n).expect("page-locked memory");
@@ -496,4 +505,35 @@ fn page_locked_sides_of_a_staged_array_skip_the_slots() {
             assert_eq!(bits(dst.as_slice()), bits(&want));
         }
     }
+}
+
+/// `Extended::locked_in` offers the copy engine exactly the sides that are f32 in the
+/// context's page-locked memory with nothing extended, and no other.
+#[test]
+fn only_whole_f32_sides_in_page_locked_memory_skip_the_slots() {
+    common::require_opencl();
+    let ctx = common::context();
+    let (shape, n) = ([8, 9], 72);
+    let mut locked = (ctx.page_locked(n).unwrap(), ctx.page_locked(n).unwrap());
+    let (plain, mut plain_out) = (vec![0f32; n], vec![0f32; n]);
+    let bytes = vec![0u8; n];
+    let none = vec![Pad::NONE; 2];
+    let (src, dst) = (locked.0.as_slice(), locked.1.as_mut_slice());
+    let mut host = Extended::new(src, dst, &shape, none.clone()).locked_in(&ctx);
+    assert!(host.locked_source().is_some() && host.locked_target().is_some());
+    let mut host = Extended::new(src, &mut plain_out, &shape, none.clone()).locked_in(&ctx);
+    assert!(host.locked_source().is_some() && host.locked_target().is_none());
+    let dst = locked.1.as_mut_slice();
+    let mut host = Extended::new(&plain, dst, &shape, none.clone()).locked_in(&ctx);
+    assert!(host.locked_source().is_none() && host.locked_target().is_some());
+    let dst = locked.1.as_mut_slice();
+    let mut host = Extended::new(&bytes, dst, &shape, none).locked_in(&ctx);
+    assert!(host.locked_source().is_none() && host.locked_target().is_some());
+    let pads = vec![
+        Pad::NONE,
+        Pad::of(axes_of(&shape, EdgeMode::Reflect, &[true, true])[1].as_ref()),
+    ];
+    let dst = locked.1.as_mut_slice();
+    let mut host = Extended::new(src, dst, &shape, pads).locked_in(&ctx);
+    assert!(host.locked_source().is_none() && host.locked_target().is_none());
 }

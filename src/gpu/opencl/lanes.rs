@@ -306,13 +306,17 @@ impl ClContext {
     /// Waits for the kernel queue and both transfer queues: once they are done, no command
     /// still reads or writes a caller's memory or a buffer about to be freed.
     pub fn finish_lanes(&self) -> Result<(), ClError> {
-        let kernels = self.finish();
+        // Every queue is finished, even after one fails: none may still be moving a caller's
+        // samples once this returns.
+        let mut done = self.finish();
         if let Some(lanes) = self.lanes.get() {
             for q in lanes {
-                q.finish()
-                    .map_err(|e| self.api_error("finishing a transfer queue", e))?;
+                let lane = q
+                    .finish()
+                    .map_err(|e| self.api_error("finishing a transfer queue", e));
+                done = done.and(lane);
             }
         }
-        kernels
+        done
     }
 }

@@ -40,14 +40,16 @@ pub trait HostSide: Sync {
     /// Takes samples `first..first + samples.len()` of the device's array as they arrive,
     /// a chunk a call, in order (spreading its work over the cores itself).
     fn drain(&mut self, first: usize, samples: &[f32]);
-    /// The device's whole array where it already lies, sample for sample, in page-locked
-    /// memory of the context (`ClContext::page_locked`): the copy engine reads it there,
-    /// with no fill (and the device looks for NaN and infinity in it). None: filled.
+    /// The device's whole array (every sample from the first, in order) where it already
+    /// lies in page-locked memory of the context (`ClContext::page_locked`): the copy engine
+    /// reads it there, with no fill (and the device looks for NaN and infinity in it). None:
+    /// filled. A side that is a part of another array's (`volume`'s slabs) keeps None.
     fn locked_source(&self) -> Option<&[f32]> {
         None
     }
-    /// Where the device's whole array lands, sample for sample, where that is page-locked
-    /// memory of the context: the copy engine writes it there, with no drain. None: drained.
+    /// Where the device's whole array lands (every sample from the first, in order), where
+    /// that is page-locked memory of the context: the copy engine writes it there, with no
+    /// drain. None: drained.
     fn locked_target(&mut self) -> Option<&mut [f32]> {
         None
     }
@@ -138,8 +140,8 @@ impl ClContext {
         let chunk = chunk.clamp(1, LARGEST_SLOT / 4).min(len.max(1));
         let mut sent = Chunked::new("upload", len);
         if let Some(samples) = host.locked_source() {
-            sent.chunks
-                .push(self.upload_locked(buf, &samples[..len], host)?);
+            assert_eq!(samples.len(), len, "a locked source is the whole array");
+            sent.chunks.extend(self.upload_locked(buf, samples, host)?);
             return Ok(sent);
         }
         let Some(mut slots) = self.slots(chunk * 4) else {
@@ -204,8 +206,8 @@ impl ClContext {
         let chunk = chunk.clamp(1, LARGEST_SLOT / 4).min(len.max(1));
         let mut got = Chunked::new("download", len);
         if let Some(samples) = host.locked_target() {
-            got.chunks
-                .push(self.read(buf, &mut samples[..len], "download")?);
+            assert_eq!(samples.len(), len, "a locked target is the whole array");
+            got.chunks.push(self.read(buf, samples, "download")?);
             return Ok(got);
         }
         let Some(mut slots) = self.slots(chunk * 4) else {
@@ -254,21 +256,23 @@ impl ClContext {
 impl ClContext {
     /// Uploads `samples`, in the context's page-locked memory, into `buf` in one command,
     /// and has the device look for NaN and infinity in them (which no fill did), telling
-    /// `host` where it finds one. Returns once both are done.
+    /// `host` where it finds one. Returns once both are done, with both commands (the look
+    /// is part of the upload's time in the report: the slots' fills look as they copy).
     fn upload_locked(
         &self,
         buf: &mut Buffer<f32>,
         samples: &[f32],
         host: &dyn HostSide,
-    ) -> Result<Timed, ClError> {
+    ) -> Result<[Timed; 2], ClError> {
         let up = self.write_blocking(buf, samples, "upload")?;
         let flag = self.clear_flag()?;
-        self.flag_non_finite((buf, 0), samples.len(), &flag)?;
-        self.finish()?;
-        if self.flag_raised(&flag, None)? {
+        let look = self.flag_non_finite((buf, 0), samples.len(), &flag)?;
+        let mut found = [0u32];
+        self.read(&flag, &mut found, "finite check")?;
+        if found[0] != 0 {
             host.found_non_finite();
         }
-        Ok(up)
+        Ok([up, look])
     }
 }
 

@@ -243,7 +243,7 @@ impl<'c> Slabs<'c> {
                 runs.push(self.enqueue_slab(k, (up, after), &flag, wait, pipeline)?);
                 if wait && self.ctx.flag_raised(&flag, runs[k].looked.as_ref())? {
                     self.ctx.finish_lanes()?;
-                    return Ok(None);
+                    return Ok(Self::discard(runs));
                 }
             }
             if k >= 1 {
@@ -255,7 +255,7 @@ impl<'c> Slabs<'c> {
             if let (true, Some((_, whole))) = (in_place, &self.whole) {
                 self.restore(whole, dst)?;
             }
-            return Ok(None);
+            return Ok(Self::discard(runs));
         }
         let mut passes = vec![self.transfer("upload", &ups)?];
         for f in runs {
@@ -265,6 +265,14 @@ impl<'c> Slabs<'c> {
         }
         passes.push(self.transfer("download", &downs)?);
         Ok(Some(passes))
+    }
+
+    /// None, once the slabs' runs (finished) have handed their scratch back.
+    fn discard(runs: Vec<Filtering>) -> Option<Vec<Pass>> {
+        for f in runs {
+            drop(f.run.finish_done());
+        }
+        None
     }
 
     /// Brings the input, whole on the device, back down into `dst` over the results.
@@ -328,7 +336,7 @@ impl<'c> Slabs<'c> {
         }
         let own = (rows.b - rows.a) * inner;
         let look = ctx.flag_non_finite((&dev.a, (rows.a - rows.lo) * inner), own, flag)?;
-        run.transfer(look, own as u64 * 4);
+        run.check(look, own as u64 * 4);
         let looked = if mark {
             Some(ctx.kernels_marker()?)
         } else {
