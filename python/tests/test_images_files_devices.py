@@ -164,12 +164,22 @@ def test_arrays_in_a_devices_pinned_memory_blur_as_any_other():
         got = gblur.gaussian_filter(a, (1.5, 3.0, 2.5), mode=mode, output=b, device=device)
         assert got is b and np.array_equal(b, want), mode
         assert np.array_equal(a, vol)
+        # One side pinned, the other ordinary memory (a new array, or the caller's).
+        assert np.array_equal(gblur.gaussian_filter(a, (1.5, 3.0, 2.5), mode=mode,
+                                                    device=device), want), mode
+        b[...] = 0
+        gblur.gaussian_filter(vol, (1.5, 3.0, 2.5), mode=mode, output=b, device=device)
+        assert np.array_equal(b, want), mode
     # In place, and a NaN (the usual route then, as for any array).
     a[5, 6, 7] = np.nan
     vol[5, 6, 7] = np.nan
     assert gblur.gaussian_filter(a, 2.0, mode="nearest", output=a, device=device) is a
     want = gblur.gaussian_filter(vol, 2.0, mode="nearest", device=device)
     assert np.array_equal(a, want, equal_nan=True) and np.isnan(a).sum() > 1
+    # A NaN in a pinned input blurred into ordinary memory is seen on the device.
+    a[...] = vol
+    assert np.array_equal(gblur.gaussian_filter(a, 2.0, mode="nearest", device=device), want,
+                          equal_nan=True)
     # The memory lives as long as any view of it.
     row, kept = got[3], got[3].copy()
     del b, got

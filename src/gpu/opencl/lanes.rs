@@ -17,8 +17,7 @@
 
 use super::pinned::Pinned;
 use super::program::FINITE;
-use super::queue::Arg;
-use super::{ClContext, ClError, Timed};
+use super::{Arg, ClContext, ClError, Timed};
 use opencl3::command_queue::{CommandQueue, CL_QUEUE_PROFILING_ENABLE};
 use opencl3::event::Event;
 use opencl3::memory::{Buffer, ClMem, CL_MEM_COPY_HOST_PTR, CL_MEM_READ_WRITE};

@@ -10,7 +10,7 @@ pub mod queue;
 pub mod staged;
 
 pub use device::{DeviceChoice, DeviceInfo};
-pub use queue::{ClContext, Enqueued, Timed};
+pub use queue::{Arg, ClContext, Enqueued, Timed};
 
 use thiserror::Error;
 
