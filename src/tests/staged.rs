@@ -80,37 +80,48 @@ fn filling_and_draining_in_any_pieces_extend_and_crop_as_the_whole_array_does() 
     ];
     for (shape, filtered) in cases {
         let n: usize = shape.iter().product();
+        // 16-bit samples (converted as they go), and f32 ones (copied as memory).
         let input: Vec<u16> = samples(n, 7).iter().map(|v| (v * 60000.0) as u16).collect();
-        for mode in MODES {
-            let axes = axes_of(shape, mode, filtered);
-            let pads: Vec<usize> = axes
-                .iter()
-                .map(|a| a.as_ref().map_or(0, AxisFilter::pad))
-                .collect();
-            let (want, padded) = nd::extend(&input, shape, &axes, &pads);
-            // Something to crop that is not the input itself: the extension scaled.
-            let back: Vec<f32> = want.iter().map(|v| v * 0.5 + 3.7).collect();
-            let mut want_out = vec![0u16; n];
-            nd::crop_into(&back, &padded, &pads, &mut want_out);
-            for piece in [1, 7, 64, 1000, want.len()] {
-                let mut out = vec![0u16; n];
-                let mut host = extended(&input, &mut out, shape, &axes);
-                assert_eq!(host.padded_shape(), &padded[..]);
-                let got = fill_all(&host, want.len(), piece);
-                assert!(
-                    got.iter()
-                        .zip(&want)
-                        .all(|(a, b)| a.to_bits() == b.to_bits()),
-                    "{shape:?} {mode:?} pieces of {piece}: filled"
-                );
-                for (i, p) in back.chunks(piece).enumerate() {
-                    host.drain(i * piece, p);
-                }
-                assert_eq!(
-                    out, want_out,
-                    "{shape:?} {mode:?} pieces of {piece}: drained"
-                );
+        fill_and_drain(&input, shape, filtered);
+        fill_and_drain(&samples(n, 8), shape, filtered);
+    }
+}
+
+/// `Extended` over `input` in every mode, filled and drained in pieces of several sizes,
+/// against the whole array extended and cropped at once.
+fn fill_and_drain<T>(input: &[T], shape: &[usize], filtered: &[bool])
+where
+    T: nd::Element + PartialEq + std::fmt::Debug,
+{
+    for mode in MODES {
+        let axes = axes_of(shape, mode, filtered);
+        let pads: Vec<usize> = axes
+            .iter()
+            .map(|a| a.as_ref().map_or(0, AxisFilter::pad))
+            .collect();
+        let (want, padded) = nd::extend(input, shape, &axes, &pads);
+        // Something to crop that is not the input itself: the extension scaled.
+        let back: Vec<f32> = want.iter().map(|v| v * 0.5 + 3.7).collect();
+        let mut want_out = vec![T::store(0.0); input.len()];
+        nd::crop_into(&back, &padded, &pads, &mut want_out);
+        for piece in [1, 7, 64, 1000, want.len()] {
+            let mut out = vec![T::store(0.0); input.len()];
+            let mut host = extended(input, &mut out, shape, &axes);
+            assert_eq!(host.padded_shape(), &padded[..]);
+            let got = fill_all(&host, want.len(), piece);
+            assert!(
+                got.iter()
+                    .zip(&want)
+                    .all(|(a, b)| a.to_bits() == b.to_bits()),
+                "{shape:?} {mode:?} pieces of {piece}: filled"
+            );
+            for (i, p) in back.chunks(piece).enumerate() {
+                host.drain(i * piece, p);
             }
+            assert_eq!(
+                out, want_out,
+                "{shape:?} {mode:?} pieces of {piece}: drained"
+            );
         }
     }
 }
