@@ -114,6 +114,16 @@ fn probe(device: &backend::Device, shape: &[usize]) -> Option<(f64, f64)> {
 }
 
 impl ArrayFigures {
+    /// Figures by which the host's cores always win, for tests of what `auto` does besides
+    /// weighing.
+    #[cfg(test)]
+    pub(crate) const HOST_ALWAYS: ArrayFigures = ArrayFigures {
+        host_fixed: 0.0,
+        host_per_sample_axis: 0.0,
+        device_fixed: 1.0,
+        device_per_sample: 1.0,
+    };
+
     /// Whether the device is predicted faster for `samples` samples filtered along `axes`
     /// axes, extended to `extended` samples for the device (as many where nothing is
     /// extended).

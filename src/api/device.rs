@@ -91,6 +91,15 @@ impl Device {
         })
     }
 
+    /// This device, weighing each array as one opened by `auto` does, by figures that send
+    /// every array to the host's cores (for tests on PoCL, where `auto` opens the cores).
+    #[cfg(test)]
+    pub(crate) fn weighing_for_the_host(mut self) -> Device {
+        self.weighs = self.opened.is_some();
+        let _ = self.array_figures.set(Some(ArrayFigures::HOST_ALWAYS));
+        self
+    }
+
     /// The host's cores.
     ///
     /// ```

@@ -548,3 +548,48 @@ fn only_whole_f32_sides_in_page_locked_memory_skip_the_slots() {
     let mut host = Extended::new(src, dst, &shape, pads).locked_in(&ctx);
     assert!(host.locked_source().is_none() && host.locked_target().is_none());
 }
+
+/// A `Device` that weighs each array (as `auto` opens one) sends an array in its own
+/// page-locked memory to the device, even where its figures send every other to the cores.
+#[test]
+fn a_weighing_device_sends_its_page_locked_arrays_to_the_device() {
+    common::require_opencl();
+    let device = crate::Device::open("cpu").expect("PoCL");
+    let weighing = crate::Device::open("cpu")
+        .expect("PoCL")
+        .weighing_for_the_host();
+    let shape = [24, 40];
+    let n = 24 * 40;
+    let input = samples(n, 4);
+    let filter = nd::Filter::new(&[2.5, 1.5]).unwrap().mode(EdgeMode::Clamp);
+    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    let mut on_device = vec![0f32; n];
+    device
+        .blur_nd_into(&filter, &input, &mut on_device, &shape)
+        .unwrap();
+    let mut on_host = vec![0f32; n];
+    crate::Device::host()
+        .blur_nd_into(&filter, &input, &mut on_host, &shape)
+        .unwrap();
+    assert_ne!(
+        bits(&on_host),
+        bits(&on_device),
+        "the two routes are told apart"
+    );
+    let mut ordinary = vec![0f32; n];
+    weighing
+        .blur_nd_into(&filter, &input, &mut ordinary, &shape)
+        .unwrap();
+    assert_eq!(
+        bits(&ordinary),
+        bits(&on_host),
+        "ordinary memory: the cores"
+    );
+    let mut a = weighing.page_locked(n).expect("page-locked memory");
+    a.copy_from_slice(&input);
+    let mut b = weighing.page_locked(n).expect("page-locked memory");
+    weighing.blur_nd_into(&filter, &a, &mut b, &shape).unwrap();
+    assert_eq!(bits(&b), bits(&on_device), "into another array");
+    weighing.blur_nd(&filter, &mut a, &shape).unwrap();
+    assert_eq!(bits(&a), bits(&on_device), "in place");
+}
