@@ -414,8 +414,8 @@ impl Device {
         if !self.weighs {
             return Some(device);
         }
-        let clamped = AxisFilter::pads(axes).iter().all(|&p| p == 0);
-        if clamped && input.is_some_and(|s| device.ctx.is_page_locked(s)) {
+        let locked = input.is_some_and(|s| device.ctx.is_page_locked(s));
+        if locked && AxisFilter::nothing_to_extend(axes) {
             return Some(device);
         }
         let figures = self
@@ -459,7 +459,7 @@ fn blur_staged_axes_on<T: Element>(
     shape: &[usize],
 ) -> Result<(), Error> {
     // f32 arrays with nothing to extend go up and come back from their own memory.
-    if AxisFilter::pads(axes).iter().all(|&p| p == 0) {
+    if AxisFilter::nothing_to_extend(axes) {
         if let Some(samples) = T::as_f32_mut(data) {
             return volume::blur(
                 &device.ctx,

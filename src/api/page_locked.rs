@@ -109,8 +109,7 @@ fn direct(
     arrays: Arrays,
     shape: &[usize],
 ) -> Result<Direct, Error> {
-    let clamped = AxisFilter::pads(axes).iter().all(|&p| p == 0);
-    if !clamped || !Spoiled::from_samples_alone::<f32>(axes) {
+    if !AxisFilter::nothing_to_extend(axes) || !Spoiled::from_samples_alone::<f32>(axes) {
         return Ok(Direct::NotTaken);
     }
     let lines = AxisFilter::lines(axes);

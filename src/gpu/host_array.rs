@@ -25,7 +25,8 @@ pub struct Extended<'a, S, D> {
     /// Whether a sample staged so far was NaN or infinite (`fill` looks at every piece it
     /// writes, in the core's cache, instead of a pass over the input of its own).
     non_finite: AtomicBool,
-    /// Whether the input and the output lie in the context's page-locked memory (`locked`).
+    /// Whether the input and the output are f32 in the context's page-locked memory with
+    /// nothing extended: the copy engine reads or writes them there (`locked_in`).
     locked: (bool, bool),
 }
 
@@ -84,9 +85,10 @@ impl<'a, S: Element, D: Element> Extended<'a, S, D> {
     /// copy engine reads or writes it there itself (`HostSide::locked_source`,
     /// `locked_target`).
     pub fn locked_in(mut self, ctx: &ClContext) -> Self {
+        let whole = self.padded == self.shape;
         self.locked = (
-            S::as_f32(self.input).is_some_and(|s| ctx.is_page_locked(s)),
-            D::as_f32_mut(self.output).is_some_and(|d| ctx.is_page_locked(d)),
+            whole && S::as_f32(self.input).is_some_and(|s| ctx.is_page_locked(s)),
+            whole && D::as_f32_mut(self.output).is_some_and(|d| ctx.is_page_locked(d)),
         );
         self
     }
@@ -158,13 +160,11 @@ impl<S: Element, D: Element> HostSide for Extended<'_, S, D> {
     }
 
     fn locked_source(&self) -> Option<&[f32]> {
-        let whole = self.locked.0 && self.padded == self.shape;
-        whole.then(|| S::as_f32(self.input)).flatten()
+        self.locked.0.then(|| S::as_f32(self.input)).flatten()
     }
 
     fn locked_target(&mut self) -> Option<&mut [f32]> {
-        let whole = self.locked.1 && self.padded == self.shape;
-        whole.then(|| D::as_f32_mut(self.output)).flatten()
+        self.locked.1.then(|| D::as_f32_mut(self.output)).flatten()
     }
 
     fn found_non_finite(&self) {
@@ -173,15 +173,6 @@ impl<S: Element, D: Element> HostSide for Extended<'_, S, D> {
 
     fn drain(&mut self, first: usize, samples: &[f32]) {
         if self.padded == self.shape {
-            // f32 into f32 as a memory copy (`copy_from_slice`): on the H200 host the downloads
-            // beside it moved 54 GB/s at 512³ against 46–48 beside the element loop.
-            if let Some(output) = D::as_f32_mut(self.output) {
-                output[first..first + samples.len()]
-                    .par_chunks_mut(PIECE)
-                    .zip(samples.par_chunks(PIECE))
-                    .for_each(|(d, s)| d.copy_from_slice(s));
-                return;
-            }
             self.output[first..first + samples.len()]
                 .par_chunks_mut(PIECE)
                 .zip(samples.par_chunks(PIECE))
@@ -230,13 +221,7 @@ impl<S: Element, D: Element> Extended<'_, S, D> {
     /// `HostSide::fill`: the device's samples `first..` from the host's, extended.
     fn fill_extended(&self, first: usize, out: &mut [f32]) {
         if self.padded == self.shape {
-            if let Some(input) = S::as_f32(self.input) {
-                out.copy_from_slice(&input[first..first + out.len()]);
-                return;
-            }
-            for (d, s) in out.iter_mut().zip(&self.input[first..]) {
-                *d = s.load();
-            }
+            load(out, &self.input[first..first + out.len()]);
             return;
         }
         let (m, n) = (self.row_len(), *self.shape.last().expect("rank ≥ 1"));
@@ -264,9 +249,7 @@ impl<S: Element, D: Element> Extended<'_, S, D> {
             let (a, b) = (c0.max(pad).min(c0 + take), (c0 + take).min(pad + n).max(c0));
             let (a, b) = (a, b.max(a));
             if a < b {
-                for (d, s) in dst[a - c0..b - c0].iter_mut().zip(&src[a - pad..]) {
-                    *d = s.load();
-                }
+                load(&mut dst[a - c0..b - c0], &src[a - pad..b - pad]);
             }
             let outside = (c0..a).chain(b..c0 + take);
             for c in outside {
@@ -279,10 +262,27 @@ impl<S: Element, D: Element> Extended<'_, S, D> {
     }
 }
 
-/// `src` rounded into `dst` as the host rounds it.
+/// `src` rounded into `dst` as the host rounds it; f32 into f32 as a memory copy
+/// (`copy_from_slice`): on the H200 host the downloads beside the slots' drain moved 54 GB/s
+/// at 512³ against 46–48 beside the element loop.
 fn store<D: Element>(dst: &mut [D], src: &[f32]) {
+    if let Some(dst) = D::as_f32_mut(dst) {
+        dst.copy_from_slice(src);
+        return;
+    }
     for (d, &v) in dst.iter_mut().zip(src) {
         *d = D::store(v);
+    }
+}
+
+/// `src` as f32 into `dst` (of the same length); f32 as a memory copy.
+fn load<S: Element>(dst: &mut [f32], src: &[S]) {
+    if let Some(src) = S::as_f32(src) {
+        dst.copy_from_slice(src);
+        return;
+    }
+    for (d, s) in dst.iter_mut().zip(src) {
+        *d = s.load();
     }
 }
 

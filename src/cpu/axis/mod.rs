@@ -70,6 +70,11 @@ impl AxisFilter {
             .collect()
     }
 
+    /// Whether no axis needs an extension (every filtered one clamped).
+    pub fn nothing_to_extend(axes: &[Option<AxisFilter>]) -> bool {
+        axes.iter().flatten().all(|a| a.pad() == 0)
+    }
+
     /// Each axis's line filter (None where the axis is left alone).
     pub fn lines(axes: &[Option<AxisFilter>]) -> Vec<Option<LineFilter>> {
         axes.iter()
