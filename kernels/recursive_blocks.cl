@@ -310,7 +310,8 @@ typedef float dst_t;
 // With PREFETCH the walks are double-buffered: the next BATCH rows are loaded before the
 // current ones are stepped through, so loads stay in flight during the steps too (H100, 16 MP,
 // 1 ch f32 with BATCH 32: the final passes 0.079 / 0.075 -> 0.073 / 0.069 ms per axis). It
-// holds 2 × BATCH pixels in registers; the host sets it for 1-channel f32 and 8-bit sources.
+// holds 2 × BATCH pixels in registers; the host sets it for the carried final walks of
+// 1-channel f32 and 8-bit sources, not for block_overlap's (faster without it on an H200).
 // Causal: down rows y0 .. y0 + n - 1, with xr the sample above the first. Anticausal: up rows
 // y0 + n - 1 .. y0, with xr the sample below the last.
 #ifdef PREFETCH

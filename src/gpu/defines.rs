@@ -33,7 +33,7 @@ pub fn overlap_defines(
     reach: usize,
 ) -> (String, [usize; 2], usize) {
     let samples = format.channels > 1;
-    let (defines, shape, _) = layout_defines(chunk, format, samples);
+    let (defines, shape, _) = layout_defines(chunk, format, Walks::Overlapped);
     let lanes = if samples { format.channels } else { 1 };
     (format!("{defines} -DREACH={reach}"), shape, lanes)
 }
@@ -48,17 +48,25 @@ pub fn overlap_defines(
 /// takes (`summary_vectors`), for tuning sweeps with `gblur bench blur`; normal use never
 /// sets it.
 pub fn blocked_defines(chunk: usize, format: PixelFormat) -> (String, [usize; 2], [usize; 2]) {
-    layout_defines(chunk, format, false)
+    layout_defines(chunk, format, Walks::Carried)
 }
 
-/// `blocked_defines`, or with `samples` those of `block_overlap` walking one sample column
-/// per work-item (-DSAMPLES, for pixels of several channels): TILE counts sample columns,
-/// whole pixels of them (32, or 96 for 3 channels), and the walks are those of 1-channel f32.
+/// Which kernels the defines are for: the carried ones, or `block_overlap`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Walks {
+    Carried,
+    Overlapped,
+}
+
+/// `blocked_defines`, or those of `block_overlap`, which walks one sample column per
+/// work-item for pixels of several channels (-DSAMPLES): TILE counts sample columns, whole
+/// pixels of them (32, or 96 for 3 channels), and the walks are those of 1-channel f32.
 fn layout_defines(
     chunk: usize,
     format: PixelFormat,
-    samples: bool,
+    walks: Walks,
 ) -> (String, [usize; 2], [usize; 2]) {
+    let samples = walks == Walks::Overlapped && format.channels > 1;
     let bytes = format.local_bytes();
     let tune = blocked_tune();
     let (tile, column_bytes, stride) = if samples {
@@ -96,7 +104,12 @@ fn layout_defines(
     if let Some(batch) = batch {
         defines.push_str(&format!(" -DBATCH={batch}"));
     }
-    if tune.prefetch.unwrap_or(f32_1 || format.in_u8) {
+    // block_overlap's walks load without it: H200 host, 8192² σ 5, c128, three runs, 1 ch
+    // f32 0.585 / 0.610 / 0.619 ms against 0.627 / 0.635 / 0.638 with it, 4 f32 planes 2.29
+    // against 2.51, RGBA8 in and out 3.54 against 3.79; level at σ 2. The carried final
+    // passes keep it (0.684 against 0.718 ms).
+    let prefetch = (f32_1 || format.in_u8) && walks == Walks::Carried;
+    if tune.prefetch.unwrap_or(prefetch) {
         defines.push_str(" -DPREFETCH");
     }
     for (on, flag) in [

@@ -142,12 +142,14 @@ fn every_pipeline_matches_the_reference() {
     // Large sigmas: poles near 1, where the summaries' anticausal shares (gains T^j (1, 1)
     // summed down a chunk) carry the most rounding.
     // Overlapped, they reach past both ends of every column (settle_rows finds no reach
-    // shorter than the column) and start on the clamped edges themselves.
+    // shorter than the column) and start on the clamped edges themselves, four chunks to a
+    // work-group (c64) or one (c256).
     let big = common::noise(300, 700, 1, 5);
     for (chunk, start) in [
         (32, ChunkStart::Carried),
         (128, ChunkStart::Carried),
         (64, ChunkStart::Overlap),
+        (256, ChunkStart::Overlap),
     ] {
         check(
             &ctx,
