@@ -58,6 +58,25 @@ enum Walks {
     Overlapped,
 }
 
+impl Walks {
+    /// Bytes of local memory a work-group's tile is sized to. block_overlap's work-groups hold
+    /// half the carried final pass's: two c64 chunks of 1-channel f32 where the carried pass
+    /// holds four (H200 host, 8192², c64, walks loading 8 rows at a time, two rounds: 0.550 /
+    /// 0.551 ms at σ 5 against 0.572 / 0.574, 0.664 / 0.665 at σ 10 against 0.684).
+    fn local_budget(self) -> usize {
+        match self {
+            Walks::Carried => 34 * 1024,
+            Walks::Overlapped => 17 * 1024,
+        }
+    }
+}
+
+/// Rows block_overlap's walks load before stepping through them. Fewer rows in registers
+/// leave room for more work-items at once: H200 host, 8192² 1 ch f32, c64, two rounds, 0.498
+/// ms at σ 2, 0.572 at σ 5 and 0.684 at σ 10 with 8 rows, against 0.567, 0.649–0.655 and
+/// 1.043–1.051 with 32 (4: 0.608, 0.699, 0.884; 12: 0.546, 0.651–0.658, 0.723–0.729).
+const OVERLAP_BATCH: usize = 8;
+
 /// `blocked_defines`, or those of `block_overlap`, which walks one sample column per
 /// work-item for pixels of several channels (-DSAMPLES): TILE counts sample columns, whole
 /// pixels of them (32, or 96 for 3 channels), and the walks are those of 1-channel f32.
@@ -78,7 +97,7 @@ fn layout_defines(
     };
     let group_chunks = tune
         .group
-        .unwrap_or((34 * 1024 / (chunk * stride * column_bytes)).clamp(1, 8));
+        .unwrap_or((walks.local_budget() / (chunk * stride * column_bytes)).clamp(1, 8));
     // SPLIT must divide the chunk; the partial sums (8 pixels per work-item) stay within
     // 32 KB of local memory.
     let split = tune
@@ -94,13 +113,25 @@ fn layout_defines(
          -DSPLIT={split} -DSUM_LANES={sum_lanes}",
         format.channels
     );
+    defines.push_str(&walk_defines(format, walks, samples, &tune));
+    (defines, [tile, group_chunks], [sum_lanes, split])
+}
+
+/// The defines of how the walks load their rows (BATCH, PREFETCH) and read and write their
+/// pixels (SAMPLES, IN_U8, OUT_U8, U8_LUT, LINEAR), each starting with a space.
+fn walk_defines(format: PixelFormat, walks: Walks, samples: bool, tune: &BlockedTune) -> String {
     // The walks of 1-channel f32 pixels load 32 rows ahead, double-buffered (PREFETCH): on an
     // H100, 16 MP, the final passes went from 0.079 / 0.075 to 0.073 / 0.069 ms per axis; 32
     // rows alone gave 0.077 / 0.073, 8 rows double-buffered 0.091 / 0.087. Wider pixels keep 16
     // rows, double-buffered only where they are read as 8-bit samples: RGBA8's y final went
     // from 0.296-0.301 to 0.275-0.283 ms, while its x final (reading f32 RGBA) lost up to 0.009.
+    // block_overlap's walks load OVERLAP_BATCH rows at a time.
+    let mut defines = String::new();
     let f32_1 = format == PixelFormat::F32 || samples;
-    let batch = tune.batch.or(f32_1.then_some(32));
+    let batch = tune.batch.or(match walks {
+        Walks::Carried => f32_1.then_some(32),
+        Walks::Overlapped => Some(OVERLAP_BATCH),
+    });
     if let Some(batch) = batch {
         defines.push_str(&format!(" -DBATCH={batch}"));
     }
@@ -123,7 +154,7 @@ fn layout_defines(
             defines.push_str(flag);
         }
     }
-    (defines, [tile, group_chunks], [sum_lanes, split])
+    defines
 }
 
 /// How many neighbouring columns one work-item of the summaries takes, as one column of

@@ -136,14 +136,22 @@ pub fn auto_chunk(len: usize, format: PixelFormat) -> usize {
     }
 }
 
-/// The chunk length a `Pipeline::Blocked { chunk }` pass over columns of `len` rows uses.
-fn chunk_for(chunk: usize, len: usize, format: PixelFormat) -> usize {
-    if chunk == 0 {
-        auto_chunk(len, format)
-    } else {
-        chunk
+/// The chunk length a `Pipeline::Blocked { chunk }` pass over columns of `len` rows uses,
+/// overlapped or carried.
+fn chunk_for(chunk: usize, len: usize, format: PixelFormat, overlapped: bool) -> usize {
+    match chunk {
+        0 if overlapped => auto_chunk(len, format).min(OVERLAP_CHUNK),
+        0 => auto_chunk(len, format),
+        chunk => chunk,
     }
 }
+
+/// The longest chunk of the overlapped passes `auto` runs. Shorter chunks need less local
+/// memory per work-item, so more of them run at once, and with walks that load 8 rows at a
+/// time (`defines::overlap_defines`) that outweighs summing their reaches twice as often: H200
+/// host, 8192² 1 ch f32, c64 0.470 ms at σ 2 and 0.595 at σ 5 against c128's 0.617 and 0.694
+/// (docs/BENCHMARKS.md).
+const OVERLAP_CHUNK: usize = 64;
 
 /// What a blocked pass down columns of `len` rows does: its chunk length, and the reach of
 /// its overlapped chunks' sums (`ChunkStart::Overlap`), or `None` for carried states.
@@ -169,7 +177,6 @@ pub fn blocked_plan(
     len: usize,
     format: PixelFormat,
 ) -> BlockedPlan {
-    let chunk = chunk_for(chunk, len, format);
     let LineFilter::Recursive { differences, .. } = f else {
         unreachable!("blocked passes are recursive")
     };
@@ -189,6 +196,7 @@ pub fn blocked_plan(
         ChunkStart::Overlap => Some(settle()).filter(|&reach| reach <= MAX_REACH),
         ChunkStart::Auto => Some(settle()).filter(|&reach| overlap_pays(reach, format)),
     };
+    let chunk = chunk_for(chunk, len, format, reach.is_some());
     BlockedPlan { chunk, reach }
 }
 
@@ -198,13 +206,13 @@ pub fn blocked_plan(
 /// and 0.5× at sigma 20, whatever the chunk: the sums' rows cost more than the carried
 /// pipeline's second read once they are twice the reach of sigma 5. 8-bit RGB walked as
 /// sample columns gained too (both passes 0.57 against 0.72 ms), and 8-bit gray more (0.17–
-/// 0.18 against 0.25 ms, 8-bit decoding), while 8-bit RGBA lost (overlapped c128 0.93 ms against
-/// carried c64's 0.86, even with its samples decoded without a table). Gray+alpha was not
-/// timed, so it stays carried. The H200 agrees (8192², f32, c128, each sum's rows loaded once):
-/// overlapped 0.49 ms against carried 0.69 at sigma 2, 0.64 against 0.69 at sigma 5, 0.84
-/// against 0.69 at sigma 10.
+/// 0.18 against 0.25 ms, 8-bit decoding). On the H200 host (8192², c64 chunks walking 8 rows
+/// at a time, `overlap_defines`), 8-bit RGBA in and out as well: 2.12 ms against the carried
+/// c64's 3.00 at sigma 2, 2.64 against 2.99 at sigma 5. Gray+alpha was not timed, so it stays
+/// carried. f32 on the H200 (c128, each sum's rows loaded once): overlapped 0.49 ms against
+/// carried 0.69 at sigma 2, 0.64 against 0.69 at sigma 5, 0.84 against 0.69 at sigma 10.
 fn overlap_pays(reach: usize, format: PixelFormat) -> bool {
-    reach <= AUTO_REACH && (format.channels == 1 || format.channels == 3)
+    reach <= AUTO_REACH && format.channels != 2
 }
 
 const AUTO_REACH: usize = 64;
@@ -272,5 +280,52 @@ pub fn u8_channels(color: ColorType) -> Option<usize> {
         ColorType::Rgb8 => Some(3),
         ColorType::Rgba8 => Some(4),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(sigma: f64, start: ChunkStart, chunk: usize, format: PixelFormat) -> BlockedPlan {
+        let f = LineFilter::recursive(sigma, 0);
+        blocked_plan(&f, Blocking { chunk, start }, 8192, format)
+    }
+
+    fn rgba8(in_u8: bool) -> PixelFormat {
+        PixelFormat {
+            channels: 4,
+            in_u8,
+            out_u8: !in_u8,
+            linear: false,
+        }
+    }
+
+    /// `auto` overlaps short reaches in chunks of at most 64 rows, and carries long reaches
+    /// and gray+alpha in chunks of the column's length; a chunk asked for is kept.
+    #[test]
+    fn auto_overlaps_short_reaches_in_short_chunks() {
+        let auto = ChunkStart::Auto;
+        for format in [PixelFormat::F32, rgba8(true), rgba8(false)] {
+            let short = plan(5.0, auto, 0, format);
+            assert!(short.reach.is_some_and(|r| r <= AUTO_REACH));
+            assert_eq!(short.chunk, OVERLAP_CHUNK);
+            let long = plan(20.0, auto, 0, format);
+            assert_eq!(long.reach, None);
+            assert_eq!(long.chunk, auto_chunk(8192, format));
+        }
+        let gray_alpha = PixelFormat {
+            channels: 2,
+            in_u8: true,
+            out_u8: false,
+            linear: false,
+        };
+        assert_eq!(plan(5.0, auto, 0, gray_alpha).reach, None);
+        assert_eq!(
+            plan(5.0, ChunkStart::Carried, 0, PixelFormat::F32).chunk,
+            128
+        );
+        let asked = plan(5.0, ChunkStart::Overlap, 128, PixelFormat::F32);
+        assert_eq!((asked.chunk, asked.reach.is_some()), (128, true));
     }
 }

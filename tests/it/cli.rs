@@ -160,8 +160,8 @@ fn json_report_names_every_pass() {
     }
 }
 
-/// `blocked` chooses how chunks start per image: overlapped for gray and RGB at sigma 5,
-/// carried for RGBA and for a long reach (`plan::overlap_pays`).
+/// `blocked` chooses how chunks start per image: overlapped for gray, RGB and RGBA at sigma
+/// 5, carried for a long reach (`plan::overlap_pays`).
 #[test]
 fn blocked_overlaps_where_it_measured_faster() {
     common::require_opencl();
@@ -172,7 +172,12 @@ fn blocked_overlaps_where_it_measured_faster() {
             "block overlap + transpose (y)",
         ),
         ("samples/coffee.png", "5", "block overlap + transpose (y)"),
-        ("samples/chelsea-rgba.png", "5", "block summaries (y)"),
+        (
+            "samples/chelsea-rgba.png",
+            "5",
+            "block overlap + transpose (y)",
+        ),
+        ("samples/chelsea-rgba.png", "20", "block summaries (y)"),
         ("samples/camera-gray.png", "20", "block summaries (y)"),
     ] {
         let sigmas = ["--sigma-x", sigma, "--sigma-y", sigma];
