@@ -6,6 +6,7 @@ import json
 import os
 import pathlib
 import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -187,6 +188,37 @@ def test_arrays_in_a_devices_pinned_memory_blur_as_any_other():
     assert np.array_equal(row, kept)
     with pytest.raises(RuntimeError, match="OpenCL device"):
         gblur.Device("rust").zeros_pinned((4,))
+
+
+SLABS = """
+import numpy as np, gblur
+device, host = gblur.Device("cpu"), gblur.Device("rust")
+x = np.random.default_rng(9).random((600, 40, 36), dtype=np.float32)  # 3.3 MiB
+for mode in ["nearest", "reflect"]:
+    want = gblur.gaussian_filter(x, (3.0, 1.5, 2.0), mode=mode, device=host)
+    got = gblur.gaussian_filter(x, (3.0, 1.5, 2.0), mode=mode, device=device)
+    assert np.abs(got - want).max() < 1e-5 * np.ptp(want), mode
+pinned = device.zeros_pinned(x.shape)
+pinned[...] = x
+want = gblur.gaussian_filter(x, 3.0, mode="nearest", device=host)
+assert gblur.gaussian_filter(pinned, 3.0, mode="nearest", output=pinned, device=device) is pinned
+assert np.abs(pinned - want).max() < 1e-5 * np.ptp(want)
+try:
+    gblur.gaussian_filter(np.zeros((4, 400, 400), np.float32), 2.0, device=device)
+except RuntimeError as e:
+    print(e)
+"""
+
+
+def test_an_array_over_the_devices_allocation_goes_through_in_slabs():
+    # The allocation limit is read as the devices are first listed: a process of its own.
+    env = dict(os.environ, GBLUR_MAX_ALLOC_MIB="1")
+    run = subprocess.run([sys.executable, "-c", SLABS], env=env, capture_output=True,
+                         text=True, cwd="/")
+    assert run.returncode == 0, run.stderr
+    # An array whose every slab would still be over the limit is refused in one line.
+    refusal = run.stdout.strip()
+    assert "\n" not in refusal and "cannot hold" in refusal and "1 MiB" in refusal, refusal
 
 
 def _png_with_profile(path, profile):

@@ -100,6 +100,24 @@ impl Device {
         self
     }
 
+    /// This device with its allocation limit lowered to `mib` (as `GBLUR_MAX_ALLOC_MIB` sets it
+    /// for a whole process), so that tests hand it arrays larger than it may hold.
+    #[cfg(test)]
+    pub(crate) fn allocating_at_most(self, mib: u64) -> Device {
+        let opened = self.opened.expect("an OpenCL device").into_inner().unwrap();
+        let mut info = opened.ctx.info.clone();
+        info.max_alloc_mib = mib;
+        let target = backend::Target {
+            info,
+            pipeline: opened.pipeline,
+        };
+        let device = backend::Device::open(target).expect("the device again");
+        Device {
+            opened: Some(Mutex::new(device)),
+            ..Device::host()
+        }
+    }
+
     /// The host's cores.
     ///
     /// ```

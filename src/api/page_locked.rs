@@ -102,14 +102,16 @@ pub(super) fn blur_direct_in_place<T: Element>(
 }
 
 /// `arrays` filtered by the copy engines alone where every filtered axis is clamped (nothing
-/// to extend) and only the samples themselves can spoil outputs.
+/// to extend), only the samples themselves can spoil outputs and the device holds the array
+/// whole (the staged route takes larger ones in slabs).
 fn direct(
     device: &backend::Device,
     axes: &[Option<AxisFilter>],
     arrays: Arrays,
     shape: &[usize],
 ) -> Result<Direct, Error> {
-    if !AxisFilter::nothing_to_extend(axes) || !Spoiled::from_samples_alone::<f32>(axes) {
+    let held = volume::holds_whole(&device.ctx, shape.iter().product());
+    if !held || !AxisFilter::nothing_to_extend(axes) || !Spoiled::from_samples_alone::<f32>(axes) {
         return Ok(Direct::NotTaken);
     }
     let lines = AxisFilter::lines(axes);

@@ -449,6 +449,58 @@ fn a_device_blurs_its_page_locked_arrays_as_it_blurs_any_other() {
     assert!(host.page_locked(16).is_err());
 }
 
+/// Page-locked arrays larger than the device may allocate go through in slabs, as ordinary
+/// ones do: into another page-locked array, in place, and with one side in ordinary memory,
+/// within 1e-5 of the range of the whole array's result on a device that holds it.
+#[test]
+fn page_locked_arrays_larger_than_the_device_go_through_in_slabs() {
+    common::require_opencl();
+    let whole = crate::Device::open("cpu").expect("PoCL");
+    let small = crate::Device::open("cpu")
+        .expect("PoCL")
+        .allocating_at_most(1);
+    let shape = [600, 24, 24];
+    let n = 600 * 24 * 24;
+    assert!(n * 4 > 1 << 20, "it fits the device whole");
+    let input = samples(n, 6);
+    let filter = nd::Filter::new(&[3.0, 1.5, 2.0])
+        .unwrap()
+        .mode(EdgeMode::Clamp);
+    let mut want = vec![0f32; n];
+    whole
+        .blur_nd_into(&filter, &input, &mut want, &shape)
+        .unwrap();
+    let range =
+        want.iter().fold(f32::MIN, |a, &b| a.max(b)) - want.iter().fold(f32::MAX, |a, &b| a.min(b));
+    let close = |got: &[f32], case: &str| {
+        let worst = got
+            .iter()
+            .zip(&want)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f32::max);
+        assert!(worst < 1e-5 * range, "{case}: {worst}");
+    };
+    let mut a = small.page_locked(n).expect("page-locked memory");
+    a.copy_from_slice(&input);
+    let mut b = small.page_locked(n).expect("page-locked memory");
+    small
+        .blur_nd_into(&filter, &a, &mut b, &shape)
+        .expect("into another");
+    close(&b, "into another");
+    let mut ordinary = vec![0f32; n];
+    small
+        .blur_nd_into(&filter, &a, &mut ordinary, &shape)
+        .expect("from page-locked memory");
+    close(&ordinary, "from page-locked memory");
+    b.fill(0.0);
+    small
+        .blur_nd_into(&filter, &input, &mut b, &shape)
+        .expect("into page-locked memory");
+    close(&b, "into page-locked memory");
+    small.blur_nd(&filter, &mut a, &shape).expect("in place");
+    close(&a, "in place");
+}
+
 /// A host side whose input and output lie in the context's page-locked memory: the staged
 /// transfers must hand them to the copy engine whole, never filling or draining a slot.
 struct LockedSides<'a> {

@@ -95,6 +95,13 @@ pub fn blur_direct(
     Ok(passes)
 }
 
+/// Whether `blur_direct` takes an array of `len` samples: the device must hold it whole (its
+/// slabs' buffers beside it where it is cut, else `cut` leaves it whole). A larger array goes
+/// by the staged route, which sends it up in slabs with their margins.
+pub fn holds_whole(ctx: &ClContext, len: usize) -> bool {
+    len <= room(ctx)
+}
+
 /// A slab's rows along the first axis: its own `a..b` and, with its margins, `lo..hi`.
 #[derive(Clone, Copy, Debug)]
 struct Rows {

@@ -21,7 +21,7 @@ use super::plan::Pipeline;
 use crate::cpu::axis::Lines;
 use crate::filter::{Blur2d, LineFilter, Method};
 use crate::report::Pass;
-pub use direct::{blur_direct, Direct};
+pub use direct::{blur_direct, holds_whole, Direct};
 
 /// Blurs `data`, an array of `shape`, on the device, `filters[k]` along axis k (None: left
 /// alone); returns every pass with its device time.
