@@ -96,7 +96,7 @@ impl Device {
     #[cfg(test)]
     pub(crate) fn weighing_for_the_host(mut self) -> Device {
         self.weighs = self.opened.is_some();
-        let _ = self.array_figures.set(Some(ArrayFigures::HOST_ALWAYS));
+        let _ = self.array_figures.set(Some(ArrayFigures::host_always()));
         self
     }
 
@@ -439,7 +439,6 @@ impl Device {
         let figures = self
             .array_figures
             .get_or_init(|| array_cost::measure(&device));
-        let samples: usize = shape.iter().product();
         let active = axes.iter().flatten().count();
         let extended: usize = shape
             .iter()
@@ -448,7 +447,7 @@ impl Device {
             .product();
         figures
             .as_ref()?
-            .device_wins(samples, active, extended)
+            .device_wins(shape, active, extended)
             .then_some(device)
     }
 }
