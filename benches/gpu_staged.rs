@@ -6,7 +6,9 @@
 //! sum. Paired rounds, the variants in turn, medians.
 //!
 //! Usage: cargo run --release -p gblur --features unstable-internals --example gpu_staged -- [DEVICE] [SHAPE,..] [ROUNDS]
-//! (DEVICE as `--device` takes it, default gpu; SHAPE like 8192x8192 or 512x512x512.)
+//! (DEVICE as `--device` takes it, default gpu; SHAPE like 8192x8192 or 512x512x512.) With
+//! `GBLUR_MAX_ALLOC_MIB` set below the array's size, the staged route goes in slabs and the
+//! page-locked one, which keeps the array whole on the device, is left out.
 use gblur::backend::{self, Device};
 use gblur::filter::{LineFilter, Method};
 use gblur::gpu::host_array::{Extended, Pad, Same};
@@ -47,8 +49,16 @@ fn main() -> anyhow::Result<()> {
         let lines = vec![Some(LineFilter::new(Method::Recursive, sigma)); shape.len()];
         let mut data = input.clone();
         let mut out = input.clone();
-        let mut locked = (device.ctx.page_locked(len)?, device.ctx.page_locked(len)?);
-        locked.0.as_mut_slice().copy_from_slice(&input);
+        // The copy engines' route keeps the whole array on the device: one larger than the
+        // device may hold (`GBLUR_MAX_ALLOC_MIB` lowers that) goes staged alone, in slabs.
+        let whole = volume::holds_whole(&device.ctx, len);
+        let mut locked = match whole {
+            true => Some((device.ctx.page_locked(len)?, device.ctx.page_locked(len)?)),
+            false => None,
+        };
+        if let Some(locked) = &mut locked {
+            locked.0.as_mut_slice().copy_from_slice(&input);
+        }
         // Staged: in place through `Same`, or through `Extended` (numpy's route: an input
         // and an output, nothing extended). Page-locked: into another page-locked array, or in
         // place (the other one, blurred again each round).
@@ -67,6 +77,9 @@ fn main() -> anyhow::Result<()> {
                 }
                 Variant::PageLocked { slabs, same } => {
                     let ctx = &device.ctx;
+                    let locked = locked
+                        .as_mut()
+                        .expect("page-locked variants where it holds");
                     ctx.overlap_from(if slabs { 0 } else { usize::MAX });
                     let arrays = match same {
                         true => Direct::InPlace(locked.1.as_mut_slice()),
@@ -91,8 +104,10 @@ fn main() -> anyhow::Result<()> {
             .iter()
             .flat_map(|&chunk| [false, true].map(|same| Variant::Staged { chunk, same }))
             .collect();
-        for same in [false, true] {
-            chunks.extend([false, true].map(|slabs| Variant::PageLocked { slabs, same }));
+        if whole {
+            for same in [false, true] {
+                chunks.extend([false, true].map(|slabs| Variant::PageLocked { slabs, same }));
+            }
         }
         for &v in &chunks {
             run(v)?;
