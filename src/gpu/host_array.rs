@@ -171,6 +171,12 @@ impl<S: Element, D: Element> HostSide for Extended<'_, S, D> {
         self.non_finite.store(true, Ordering::Relaxed);
     }
 
+    /// The input and the output are two arrays (borrowed apart): a drain never lands on
+    /// samples a fill is still to read.
+    fn drains_over_its_input(&self) -> bool {
+        false
+    }
+
     fn drain(&mut self, first: usize, samples: &[f32]) {
         if self.padded == self.shape {
             self.output[first..first + samples.len()]

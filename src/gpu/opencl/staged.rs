@@ -56,6 +56,18 @@ pub trait HostSide: Sync {
     /// The device found a NaN or an infinity in the `locked_source` array, which no fill
     /// looked at.
     fn found_non_finite(&self) {}
+    /// The samples of the device's array of `len` that come back (`drain` takes these
+    /// alone): all of them, unless the side is a part of a larger array whose margins only
+    /// feed its own samples (`volume`'s slabs).
+    fn wanted(&self, len: usize) -> std::ops::Range<usize> {
+        0..len
+    }
+    /// Whether `drain` writes where `fill` reads (an array blurred in place): a slab's own
+    /// samples then land over the margin the next slab has still to read, which `volume`
+    /// keeps first.
+    fn drains_over_its_input(&self) -> bool {
+        true
+    }
 }
 
 /// A transfer made of chunks: their commands, for the report.
@@ -183,8 +195,9 @@ impl ClContext {
         Ok(sent)
     }
 
-    /// Downloads `len` f32 samples of `buf` from its start, handing each chunk to
-    /// `host.drain` as it arrives, while the next chunks are on the bus. Returns when every sample has been drained.
+    /// Downloads the samples of `buf` (of `len`) that `host` wants back, handing each chunk
+    /// to `host.drain` as it arrives, while the next chunks are on the bus. Returns when every
+    /// sample has been drained.
     pub fn download_staged(
         &self,
         buf: &Buffer<f32>,
@@ -203,23 +216,26 @@ impl ClContext {
         host: &mut dyn HostSide,
         chunk: usize,
     ) -> Result<Chunked, ClError> {
-        let chunk = chunk.clamp(1, LARGEST_SLOT / 4).min(len.max(1));
-        let mut got = Chunked::new("download", len);
+        let wanted = host.wanted(len);
+        let chunk = chunk.clamp(1, LARGEST_SLOT / 4).min(wanted.len().max(1));
+        let mut got = Chunked::new("download", wanted.len());
         if let Some(samples) = host.locked_target() {
             assert_eq!(samples.len(), len, "a locked target is the whole array");
+            assert_eq!(wanted, 0..len, "a locked target takes every sample");
             got.chunks.push(self.read(buf, samples, "download")?);
             return Ok(got);
         }
         let Some(mut slots) = self.slots(chunk * 4) else {
             let mut whole = vec![0f32; len];
             got.chunks.push(self.read(buf, &mut whole, "download")?);
-            host.drain(0, &whole);
+            host.drain(wanted.start, &whole[wanted]);
             return Ok(got);
         };
-        let starts: Vec<usize> = (0..len).step_by(chunk).collect();
+        let end = wanted.end;
+        let starts: Vec<usize> = wanted.step_by(chunk).collect();
         let enqueue = |slots: &mut Vec<Pinned>, i: usize| -> Result<Timed, ClError> {
             let first = starts[i];
-            let slot = &mut slots[i % SLOTS].as_f32_mut()[..chunk.min(len - first)];
+            let slot = &mut slots[i % SLOTS].as_f32_mut()[..chunk.min(end - first)];
             // SAFETY: the slot is not read before this command's event has completed
             // (waited on below), and not refilled before it has been drained.
             let event = unsafe {
@@ -242,7 +258,7 @@ impl ClContext {
                 .wait()
                 .map_err(|e| self.api_error("downloading", e))?;
             let first = starts[i];
-            let n = chunk.min(len - first);
+            let n = chunk.min(end - first);
             host.drain(first, &slots[i % SLOTS].as_f32()[..n]);
             if i + SLOTS < starts.len() {
                 let t = enqueue(&mut slots, i + SLOTS)?;

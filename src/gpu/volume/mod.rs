@@ -183,15 +183,21 @@ fn blur_in_slabs(
     let mut passes: Vec<Pass> = Vec::new();
     // A host blurred in place has its own samples written back slab by slab, over the margin
     // the next slab still has to read: that margin's samples are kept before each drain.
-    let mut kept = Kept::default();
+    // Two buffers take turns (the margin kept for this slab, and the next one's), so that
+    // their pages are faulted in once, not for every slab.
+    let in_place = host.drains_over_its_input();
+    let (mut kept, mut spare) = (Kept::default(), Vec::new());
     for a in (0..n).step_by(own) {
         let b = (a + own).min(n);
         let (lo, hi) = (a.saturating_sub(reach), (b + reach).min(n));
-        let next_margin = b.saturating_sub(reach) * inner..b * inner;
-        let next = Kept {
-            samples: kept.read(&*host, next_margin.clone()),
-            from: next_margin.start,
+        let mut next = Kept {
+            from: b.saturating_sub(reach) * inner,
+            samples: std::mem::take(&mut spare),
         };
+        if in_place {
+            next.samples.resize(b * inner - next.from, 0.0);
+            fill_in_pieces(next.from, &mut next.samples, |f, p| kept.fill(&*host, f, p));
+        }
         let mut slab = Slab {
             host: &mut *host,
             offset: lo * inner,
@@ -210,7 +216,7 @@ fn blur_in_slabs(
         };
         let done = blur_whole(ctx, &mut slab, &part, part_axes, pipeline, chunk)?;
         crate::report::add_up(&mut passes, done);
-        kept = next;
+        spare = std::mem::replace(&mut kept, next).samples;
     }
     Ok(passes)
 }
@@ -242,12 +248,6 @@ impl Kept {
             host.fill(b, &mut out[b - first..]);
         }
     }
-
-    fn read(&self, host: &dyn HostSide, range: std::ops::Range<usize>) -> Vec<f32> {
-        let mut out = vec![0f32; range.len()];
-        fill_in_pieces(range.start, &mut out, |f, p| self.fill(host, f, p));
-        out
-    }
 }
 
 /// A slab of the host's array: its samples from `offset` on go up (as they were before an
@@ -274,6 +274,15 @@ impl HostSide for Slab<'_> {
             self.host
                 .drain(self.offset + a, &samples[a - first..b - first]);
         }
+    }
+
+    /// Only the slab's own samples come down: its margins were the neighbours' own.
+    fn wanted(&self, _len: usize) -> std::ops::Range<usize> {
+        self.own.clone()
+    }
+
+    fn drains_over_its_input(&self) -> bool {
+        self.host.drains_over_its_input()
     }
 }
 
