@@ -182,22 +182,15 @@ fn blur_in_slabs(
     let own = rows - 2 * reach;
     let mut passes: Vec<Pass> = Vec::new();
     // A host blurred in place has its own samples written back slab by slab, over the margin
-    // the next slab still has to read: that margin's samples are kept before each drain.
-    // Two buffers take turns (the margin kept for this slab, and the next one's), so that
-    // their pages are faulted in once, not for every slab.
+    // the next slab still has to read: that margin's samples are kept before each drain, in
+    // two buffers that take turns.
     let in_place = host.drains_over_its_input();
     let (mut kept, mut spare) = (Kept::default(), Vec::new());
     for a in (0..n).step_by(own) {
         let b = (a + own).min(n);
         let (lo, hi) = (a.saturating_sub(reach), (b + reach).min(n));
-        let mut next = Kept {
-            from: b.saturating_sub(reach) * inner,
-            samples: std::mem::take(&mut spare),
-        };
-        if in_place {
-            next.samples.resize(b * inner - next.from, 0.0);
-            fill_in_pieces(next.from, &mut next.samples, |f, p| kept.fill(&*host, f, p));
-        }
+        let margin = b.saturating_sub(reach) * inner..b * inner;
+        let next = kept.next(&*host, margin, std::mem::take(&mut spare), in_place);
         let mut slab = Slab {
             host: &mut *host,
             offset: lo * inner,
@@ -229,6 +222,26 @@ struct Kept {
 }
 
 impl Kept {
+    /// The host's samples `range` as they are now (this one's where it holds them), in
+    /// `buffer`, which is reused so that its pages are faulted in once and not for every
+    /// slab; none where the host is not blurred in place.
+    fn next(
+        &self,
+        host: &dyn HostSide,
+        range: std::ops::Range<usize>,
+        mut buffer: Vec<f32>,
+        in_place: bool,
+    ) -> Kept {
+        if in_place {
+            buffer.resize(range.len(), 0.0);
+            fill_in_pieces(range.start, &mut buffer, |f, p| self.fill(host, f, p));
+        }
+        Kept {
+            from: range.start,
+            samples: buffer,
+        }
+    }
+
     /// Host samples `first..first + out.len()` as they were: kept ones from here, the rest
     /// from the host.
     fn fill(&self, host: &dyn HostSide, first: usize, out: &mut [f32]) {
