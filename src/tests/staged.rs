@@ -188,8 +188,8 @@ fn an_array_in_many_chunks_gives_the_samples_of_one_chunk() {
 
 /// A device that may allocate 1 MiB a buffer takes a 2.4 MB volume, a long row and a tall
 /// plane in slabs along their first axis, margins and all (up, not down), from an input into
-/// an output and in place: the result agrees with the host's engine as the whole array's does (the seams
-/// weigh under `SEAM_WEIGHT`).
+/// an output and in place: the result agrees with the host's engine as the whole array's
+/// does (the seams weigh under `SEAM_WEIGHT`).
 #[test]
 fn arrays_larger_than_the_device_go_through_in_slabs() {
     let mut info = common::require_opencl();

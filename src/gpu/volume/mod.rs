@@ -278,15 +278,10 @@ impl HostSide for Slab<'_> {
         self.kept.fill(&*self.host, self.offset + first, out);
     }
 
+    /// Takes the slab's own samples alone (`wanted`), which are the host's from `offset` on.
     fn drain(&mut self, first: usize, samples: &[f32]) {
-        let (a, b) = (
-            self.own.start.max(first),
-            self.own.end.min(first + samples.len()),
-        );
-        if a < b {
-            self.host
-                .drain(self.offset + a, &samples[a - first..b - first]);
-        }
+        debug_assert!(self.own.start <= first && first + samples.len() <= self.own.end);
+        self.host.drain(self.offset + first, samples);
     }
 
     /// Only the slab's own samples come down: its margins were the neighbours' own.
